@@ -1,0 +1,40 @@
+// A read-only memory mapping of a whole file. Move-only; the spans it hands out live as
+// long as it does. An empty file maps to an empty span (mmap refuses length 0).
+#pragma once
+
+#include <onnxstream/result.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <span>
+
+namespace onnxstream::io {
+
+class mapped_file {
+public:
+    mapped_file();
+    mapped_file(mapped_file&&) noexcept;
+    mapped_file& operator=(mapped_file&&) noexcept;
+    mapped_file(const mapped_file&) = delete;
+    mapped_file& operator=(const mapped_file&) = delete;
+    ~mapped_file();
+
+    /// Maps the file open at `fd` (whose size is `size`), through /proc/self/fd so that
+    /// the mapping is of exactly the file that was opened and checked, not whatever the
+    /// path names by now. `display` names the file in errors.
+    [[nodiscard]] static result<mapped_file> map(int fd, std::uint64_t size, const std::filesystem::path& display);
+
+    [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
+
+    /// Tells the kernel the pages of [offset, offset + length) will not be needed again,
+    /// so reading a model's metadata does not keep its weights resident.
+    void release(std::uint64_t offset, std::uint64_t length) const noexcept;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+    std::span<const std::byte> bytes_;
+};
+
+}  // namespace onnxstream::io

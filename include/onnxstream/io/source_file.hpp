@@ -1,0 +1,56 @@
+// An input file opened read-only: its descriptor (for pread and copy_file_range), its
+// size, its identity (device and inode, to tell that an output would overwrite it) and,
+// when asked for, a read-only mapping of its bytes. Move-only.
+#pragma once
+
+#include <onnxstream/io/mapped_file.hpp>
+#include <onnxstream/result.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+
+namespace onnxstream::io {
+
+struct file_identity {
+    std::uint64_t device = 0;
+    std::uint64_t inode = 0;
+    friend bool operator==(const file_identity&, const file_identity&) = default;
+};
+
+class source_file {
+public:
+    source_file() = default;
+    source_file(source_file&&) noexcept;
+    source_file& operator=(source_file&&) noexcept;
+    source_file(const source_file&) = delete;
+    source_file& operator=(const source_file&) = delete;
+    ~source_file();
+
+    /// Opens a regular file read-only (never blocking on a FIFO, never making it the
+    /// controlling terminal). Directories, devices, sockets and FIFOs are refused.
+    [[nodiscard]] static result<source_file> open(const std::filesystem::path& path, bool map_bytes);
+
+    [[nodiscard]] int descriptor() const noexcept { return fd_; }
+    [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+    [[nodiscard]] file_identity identity() const noexcept { return identity_; }
+    /// The mapped bytes; empty unless opened with `map_bytes`.
+    [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return mapping_.bytes(); }
+    [[nodiscard]] const mapped_file& mapping() const noexcept { return mapping_; }
+
+    /// Reads exactly `out.size()` bytes at `offset` (handles short reads and EINTR).
+    [[nodiscard]] result<void> read_at(std::uint64_t offset, std::span<std::byte> out) const;
+
+private:
+    int fd_ = -1;
+    std::uint64_t size_ = 0;
+    file_identity identity_;
+    std::filesystem::path path_;
+    mapped_file mapping_;
+};
+
+/// The identity of an existing path (following links), if it exists.
+[[nodiscard]] std::optional<file_identity> identity_of(const std::filesystem::path& path) noexcept;
+
+}  // namespace onnxstream::io

@@ -1,0 +1,55 @@
+// The external data of one model: every data file its tensors reference, found (see
+// data_resolver.hpp), opened read-only and checked, and for each external tensor the
+// slice of the file that holds its bytes. Problems are collected, not thrown: inspect
+// and verify report them all, merge refuses to start while any remains.
+#pragma once
+
+#include <onnxstream/io/source_file.hpp>
+#include <onnxstream/onnx/data_resolver.hpp>
+#include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/result.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace onnxstream::onnx {
+
+struct data_file {
+    std::string location;  // as written in the model
+    std::optional<resolved_location> found;
+    std::optional<io::source_file> file;  // open when found and readable
+    std::uint64_t size = 0;
+    std::uint64_t tensor_count = 0;
+    std::uint64_t bytes_needed = 0;  // the largest offset + length any tensor needs
+    std::uint64_t bytes_referenced = 0;  // sum of the tensors' lengths
+};
+
+struct external_tensor {
+    std::uint32_t tensor = no_index;  // index into model_file::tensors
+    std::uint32_t file = no_index;    // index into external_data::files
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    bool usable = false;  // found, in bounds (a size mismatch alone keeps it usable)
+};
+
+struct data_problem {
+    std::uint32_t tensor = no_index;  // index into model_file::tensors, or no_index
+    std::uint32_t file = no_index;
+    error what;
+};
+
+struct external_data {
+    std::vector<data_file> files;
+    std::vector<external_tensor> tensors;
+    std::vector<data_problem> problems;  // size mismatches included (code size_mismatch)
+
+    /// Resolves, opens and bounds-checks every external reference of `model`.
+    [[nodiscard]] static external_data bind(const model_file& model, data_resolver& resolver);
+
+    /// The first problem that must stop a rewrite (size mismatches only when not allowed).
+    [[nodiscard]] const data_problem* blocking_problem(bool allow_size_mismatch) const;
+};
+
+}  // namespace onnxstream::onnx

@@ -1,0 +1,56 @@
+// One TensorProto read from the message tree: name, type, dims, and where its bytes are
+// (raw_data, typed fields, external data, or nowhere). Reading validates what later steps
+// rely on: dims are non-negative and their product fits in 64 bits; external_data keys
+// are well formed (offset and length are decimal numbers, a location is present).
+#pragma once
+
+#include <onnxstream/onnx/message_tree.hpp>
+#include <onnxstream/result.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace onnxstream::onnx {
+
+enum class tensor_storage : std::uint8_t {
+    empty,     // no values at all (a zero-element tensor, or values elsewhere)
+    raw,       // raw_data
+    typed,     // float_data / int32_data / int64_data / double_data / uint64_data
+    strings,   // string_data
+    external,  // data_location = EXTERNAL
+};
+
+[[nodiscard]] const char* to_string(tensor_storage storage) noexcept;
+
+struct external_reference {
+    std::string_view location;
+    std::optional<std::uint64_t> offset;  // absent: 0
+    std::optional<std::uint64_t> length;  // absent: to the end of the file
+    std::optional<std::string_view> checksum;
+};
+
+struct tensor_info {
+    std::uint32_t message = no_index;
+    std::string_view name;
+    std::int32_t data_type = 0;
+    std::vector<std::int64_t> dims;
+    std::uint64_t element_count = 1;
+    /// Bytes the values take in raw form (dims x element size); empty for strings and
+    /// unknown types.
+    std::optional<std::uint64_t> expected_bytes;
+    tensor_storage storage = tensor_storage::empty;
+    std::uint32_t raw_field = no_index;  // field index of raw_data, when raw
+    std::vector<std::uint32_t> typed_fields;  // field indices of the typed values, in order
+    std::optional<external_reference> external;
+    bool has_segment = false;
+};
+
+/// Reads tensor message `message_index`. Errors: `invalid_tensor` naming the field path.
+[[nodiscard]] result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_index);
+
+/// Parses a decimal external_data number ("offset", "length"): digits only, no sign, fits 64 bits.
+[[nodiscard]] std::optional<std::uint64_t> parse_decimal(std::string_view text) noexcept;
+
+}  // namespace onnxstream::onnx

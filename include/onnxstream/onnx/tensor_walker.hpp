@@ -1,0 +1,50 @@
+// Finding every tensor of a model, wherever it lives: graph initializers and sparse
+// initializers, node attributes (t, tensors, sparse_tensor(s): Constant nodes), the
+// bodies of If / Loop / Scan at any depth, FunctionProtos, and both graphs of every
+// TrainingInfoProto. The message tree already descends into exactly these places, so a
+// tensor site is any tensor message plus what encloses it.
+#pragma once
+
+#include <onnxstream/onnx/message_tree.hpp>
+
+#include <cstdint>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace onnxstream::onnx {
+
+enum class tensor_role : std::uint8_t {
+    initializer,         // GraphProto.initializer
+    sparse_initializer,  // values or indices of GraphProto.sparse_initializer
+    attribute,           // AttributeProto.t / tensors
+    sparse_attribute,    // values or indices of AttributeProto.sparse_tensor(s)
+};
+
+[[nodiscard]] const char* to_string(tensor_role role) noexcept;
+
+struct tensor_site {
+    std::uint32_t message = no_index;  // the TensorProto
+    tensor_role role = tensor_role::initializer;
+    std::uint32_t graph = no_index;    // the enclosing GraphProto or FunctionProto
+    std::uint32_t node = no_index;     // for attribute tensors: the NodeProto
+};
+
+/// Every tensor message of the model, in file order.
+[[nodiscard]] std::vector<tensor_site> find_tensors(const message_tree& tree);
+
+/// Every NodeProto of the model (all graphs, subgraphs, functions), in file order.
+[[nodiscard]] std::vector<std::uint32_t> find_nodes(const message_tree& tree);
+
+/// Names of values that some node reads as a shape-like input (the shape of Reshape,
+/// Expand, Tile, ConstantOfShape; the starts/ends/axes/steps of Slice; roi/scales/sizes
+/// of Resize; axes of Squeeze/Unsqueeze/Reduce*; pads of Pad, ...). ONNX Runtime resolves
+/// these while loading a model and refuses them as external data, so they stay embedded.
+/// The views point into the tree's bytes.
+[[nodiscard]] std::unordered_set<std::string_view> shape_like_values(const message_tree& tree);
+
+/// The name a tensor is known by in the graph: its own name, or for a Constant node's
+/// attribute tensor, the node's first output.
+[[nodiscard]] std::string_view value_name(const message_tree& tree, const tensor_site& site);
+
+}  // namespace onnxstream::onnx

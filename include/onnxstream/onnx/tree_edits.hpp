@@ -1,0 +1,78 @@
+// Edits over a message tree: drop a field, insert a new field before a position in a
+// message (replace = drop + insert at the same place). The tree itself never changes; the
+// planner reads the tree and its edits together. Untouched fields stay slices of the
+// input and are copied verbatim, in their original order.
+//
+// A new field's payload is a varint, bytes owned by the edits (new strings, computed
+// tensors, new nodes encoded in memory), or a slice of a source file (external weights)
+// that the writer copies without the bytes passing through the heap.
+#pragma once
+
+#include <onnxstream/io/write_operation.hpp>
+#include <onnxstream/onnx/message_tree.hpp>
+#include <onnxstream/proto/varint.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace onnxstream::onnx {
+
+struct new_field {
+    enum class payload_kind : std::uint8_t { varint, bytes, slice };
+
+    std::uint32_t number = 0;
+    payload_kind kind = payload_kind::bytes;
+    std::uint64_t value = 0;         // varint
+    std::uint64_t offset = 0;        // bytes: offset in the edits' pool; slice: in the source
+    std::uint64_t length = 0;        // bytes, slice
+    std::uint32_t source = 0;        // slice: index into the writer's source table
+    std::uint32_t check = io::no_check;  // slice: index into tree_edits::checks()
+
+    /// Bytes this field takes in the output (tag, length prefix, payload).
+    [[nodiscard]] std::uint64_t encoded_size() const noexcept;
+};
+
+class tree_edits {
+public:
+    void drop(std::uint32_t field_index);
+    /// Inserts before the field at `position` of `message_index` (0..field_count;
+    /// field_count appends). Several insertions at one position keep their call order.
+    void insert(std::uint32_t message_index, std::uint32_t position, new_field field);
+
+    [[nodiscard]] new_field varint(std::uint32_t number, std::uint64_t value) const;
+    [[nodiscard]] new_field bytes(std::uint32_t number, std::span<const std::byte> payload);
+    [[nodiscard]] new_field text(std::uint32_t number, std::string_view payload);
+    [[nodiscard]] new_field slice(std::uint32_t number, std::uint32_t source, std::uint64_t offset, std::uint64_t length,
+                                  std::uint32_t check = io::no_check) const;
+    /// A stream check to attach to a slice (see io::stream_check).
+    [[nodiscard]] std::uint32_t add_check(io::stream_check value);
+
+    [[nodiscard]] bool dropped(std::uint32_t field_index) const noexcept {
+        return field_index < dropped_.size() && dropped_[field_index];
+    }
+    struct insertion {
+        std::uint32_t message = 0;
+        std::uint32_t position = 0;
+        std::uint32_t order = 0;
+        new_field field;
+    };
+    /// Insertions sorted by (message, position, call order).
+    [[nodiscard]] std::span<const insertion> insertions() const;
+    [[nodiscard]] std::span<const std::uint32_t> dropped_fields() const noexcept { return drop_list_; }
+    [[nodiscard]] std::span<const std::byte> pool() const noexcept { return pool_; }
+    [[nodiscard]] std::span<const io::stream_check> checks() const noexcept { return checks_; }
+    [[nodiscard]] bool empty() const noexcept { return drop_list_.empty() && insertions_.empty(); }
+
+private:
+    std::vector<bool> dropped_;
+    std::vector<std::uint32_t> drop_list_;
+    mutable std::vector<insertion> insertions_;
+    mutable bool sorted_ = true;
+    std::vector<std::byte> pool_;
+    std::vector<io::stream_check> checks_;
+};
+
+}  // namespace onnxstream::onnx

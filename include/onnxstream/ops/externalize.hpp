@@ -1,0 +1,67 @@
+// split and repack: one engine that moves tensor bytes out of the .onnx into fresh data
+// files beside the output, from wherever they are (raw_data, typed fields, any number of
+// existing data files), with aligned offsets so runtimes can map them. What stays
+// embedded: tensors under the threshold, strings, and shape-like int32/int64 tensors (ONNX
+// Runtime resolves shapes while loading and refuses external ones). A tensor that was
+// external but stays embedded is inlined, so the output never points at the old files.
+//
+// split and repack differ only in defaults (output suffix, checksums, sharding).
+#pragma once
+
+#include <onnxstream/ops/merge.hpp>
+#include <onnxstream/ops/rewrite_options.hpp>
+#include <onnxstream/result.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace onnxstream::ops {
+
+inline constexpr std::uint64_t default_threshold = 1024;
+inline constexpr std::uint64_t default_alignment = 4096;
+inline constexpr std::uint64_t aligned_tensor_minimum = 1ULL << 20;  // tensors this large get the default alignment
+
+struct externalize_options : rewrite_options {
+    std::string output_suffix = "split";    // default output <stem>.<suffix>.onnx
+    std::string data_name;                  // empty: <output file name>.data
+    std::uint64_t threshold = default_threshold;
+    std::optional<std::uint64_t> alignment; // empty: 4096 for tensors >= 1 MiB, dense below
+    std::uint64_t shard_size = 0;           // 0: one data file
+    bool dedupe = false;                    // store identical tensors once
+    bool write_checksums = false;           // write each tensor's SHA-1 into `checksum`
+};
+
+struct written_data_file {
+    std::filesystem::path path;
+    std::uint64_t size = 0;
+    std::uint64_t tensors = 0;
+};
+
+struct externalize_report {
+    std::filesystem::path input;
+    std::filesystem::path output;
+    std::uint64_t output_size = 0;
+    std::vector<written_data_file> data_files;
+    std::uint64_t tensors_external = 0;
+    std::uint64_t bytes_external = 0;
+    std::uint64_t kept_small = 0;
+    std::uint64_t kept_shape_like = 0;
+    std::uint64_t kept_other = 0;     // strings, unknown types, empty tensors
+    std::uint64_t converted_typed = 0;
+    std::uint64_t inlined = 0;        // external in the input, embedded in the output
+    std::uint64_t deduplicated = 0;   // tensors sharing another's bytes
+    std::uint64_t bytes_saved = 0;
+    std::vector<error> warnings;
+    const char* writer = "";
+};
+
+/// The data file name of shard `index` (0-based) of `count`: `name-00001-of-00003.data`.
+[[nodiscard]] std::string shard_name(const std::string& data_name, std::uint64_t index, std::uint64_t count);
+
+[[nodiscard]] result<externalize_report> externalize(const std::filesystem::path& model,
+                                                     const externalize_options& options);
+
+}  // namespace onnxstream::ops

@@ -1,0 +1,51 @@
+// merge: one self-contained .onnx from a model and its external data. Every external
+// tensor is found, bounds-checked and size-checked before anything is written; the exact
+// output size is computed first and a model that would pass protobuf's 2 GB limit is
+// refused before any file is created. The bytes are copied from the data files straight
+// into the output (SHA-1 `checksum` keys verified on the way). A model without external
+// data is rewritten byte for byte.
+#pragma once
+
+#include <onnxstream/onnx/external_data.hpp>
+#include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/onnx/tree_edits.hpp>
+#include <onnxstream/ops/rewrite_options.hpp>
+#include <onnxstream/result.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace onnxstream::ops {
+
+struct used_data_file {
+    std::string location;
+    std::filesystem::path path;
+    std::string how;  // how it was found
+    std::uint64_t tensors = 0;
+    std::uint64_t bytes = 0;
+};
+
+struct merge_report {
+    std::filesystem::path input;
+    std::filesystem::path output;
+    std::uint64_t output_size = 0;
+    std::uint64_t tensors_inlined = 0;
+    std::uint64_t bytes_inlined = 0;
+    std::vector<used_data_file> data_files;
+    std::vector<error> warnings;  // checksum mismatches, tolerated size mismatches
+    const char* writer = "";
+};
+
+/// Edits that inline every usable external tensor of `model`: drop data_location and
+/// external_data, add raw_data as a slice of the data file. Data file f is source
+/// `first_data_source + f`. Expected SHA-1 checksums become stream checks; a checksum
+/// that is not 40 hex digits becomes a warning in `warnings`.
+void inline_external_tensors(const onnx::model_file& model, const onnx::external_data& data,
+                             std::uint32_t first_data_source, onnx::tree_edits& edits, std::vector<error>& warnings);
+
+/// Errors: everything data_resolver, external_data and the writer report, plus
+/// `too_large`, `output_exists`, `output_is_input`, `checksum_mismatch` (with --strict).
+[[nodiscard]] result<merge_report> merge(const std::filesystem::path& model, const rewrite_options& options);
+
+}  // namespace onnxstream::ops

@@ -1,0 +1,37 @@
+// Options every rewriting operation shares: where the output goes, how to run the writer,
+// how to report progress and how to be stopped.
+#pragma once
+
+#include <onnxstream/io/plan_writer.hpp>
+#include <onnxstream/onnx/data_resolver.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+namespace onnxstream::ops {
+
+struct progress_event {
+    std::string stage;           // "merge model.onnx", "write model.split.onnx.data"
+    std::uint64_t done = 0;      // bytes written so far in this stage
+    std::uint64_t total = 0;     // bytes this stage will write
+};
+
+struct rewrite_options {
+    std::filesystem::path output;          // empty: the command's default beside the input
+    onnx::resolve_options data;            // --data, --data-dir
+    bool force = false;                    // replace an existing output
+    bool allow_size_mismatch = false;
+    bool strict = false;                   // a checksum mismatch is an error, not a warning
+    unsigned threads = 0;                  // 0: the number of cores
+    io::writer_backend backend = io::writer_backend::automatic;
+    const std::atomic<bool>* cancel = nullptr;
+    std::function<void(const progress_event&)> on_progress;
+};
+
+/// `<dir>/<stem>.<suffix>.onnx` beside `model` (`model.onnx` -> `model.merged.onnx`).
+[[nodiscard]] std::filesystem::path default_output(const std::filesystem::path& model, const std::string& suffix);
+
+}  // namespace onnxstream::ops

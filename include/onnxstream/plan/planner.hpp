@@ -1,0 +1,38 @@
+// The planner: from a message tree and its edits, the exact bytes of the rewritten model
+// as a write plan. It works in two passes: sizes bottom-up (every message's new size and
+// so its length prefix is known before anything is laid out; no backpatching), then the
+// operations top-down. It is pure: no I/O, no hashing.
+//
+// A message with no edit inside it is one copy of its original bytes. A message whose
+// size did not change keeps its original header bytes, so a rewrite with no change (or
+// with changes that cancel out) reproduces the input byte for byte, even if the input
+// used non-minimal varints.
+#pragma once
+
+#include <onnxstream/onnx/message_tree.hpp>
+#include <onnxstream/onnx/tree_edits.hpp>
+#include <onnxstream/plan/write_plan.hpp>
+#include <onnxstream/result.hpp>
+
+#include <cstdint>
+
+namespace onnxstream::plan {
+
+/// protobuf refuses messages of 2 GiB and more (sizes are signed 32-bit).
+inline constexpr std::uint64_t protobuf_limit = (1ULL << 31) - 1;
+
+struct plan_options {
+    std::uint32_t tree_source = 0;            // source index of the file the tree was parsed from
+    std::uint64_t max_size = protobuf_limit;  // larger outputs fail with too_large
+};
+
+/// The size the rewritten model will have.
+[[nodiscard]] std::uint64_t planned_size(const onnx::message_tree& tree, const onnx::tree_edits& edits);
+
+/// Plans the rewritten model. Errors: `too_large` when the output would exceed
+/// `max_size` (nothing else is computed then). The plan's checks are the edits' checks,
+/// at the same indices.
+[[nodiscard]] result<write_plan> plan_rewrite(const onnx::message_tree& tree, const onnx::tree_edits& edits,
+                                              const plan_options& options = {});
+
+}  // namespace onnxstream::plan

@@ -1,0 +1,61 @@
+// The write plan: what one output file will hold, as data. A list of operations, in
+// output order, each either `emit` (bytes the planner computed: tags, length prefixes,
+// new fields) or `copy` (a slice of a source file: weights, untouched metadata). Every
+// operation knows its output offset, so the total size is known before the first byte is
+// written and a writer may execute operations in any order.
+//
+// Holes are allowed between operations (alignment padding): the output file is created
+// at its full size, so they read as zeros.
+#pragma once
+
+#include <onnxstream/io/write_operation.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace onnxstream::plan {
+
+using io::no_check;
+using io::operation_kind;
+using operation = io::write_operation;
+
+class write_plan {
+public:
+    /// Appends bytes at the end of the plan (merged with a preceding emit).
+    void emit(std::span<const std::byte> bytes);
+    /// Appends a copy of `length` bytes of `source` at `offset` (merged with a preceding
+    /// copy that ends where this one starts, unless either carries a check).
+    void copy(std::uint32_t source, std::uint64_t offset, std::uint64_t length, std::uint32_t check_index = no_check);
+    /// Leaves `length` zero bytes (a hole) at the end.
+    void skip(std::uint64_t length) { size_ += length; }
+    /// Pads with a hole until the size is a multiple of `alignment` (0 or 1: nothing).
+    void align(std::uint64_t alignment);
+    /// Registers a check; attach it to a copy with the returned index.
+    [[nodiscard]] std::uint32_t add_check(io::stream_check value);
+
+    [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+    [[nodiscard]] std::span<const operation> operations() const noexcept { return operations_; }
+    [[nodiscard]] std::span<const std::byte> pool() const noexcept { return pool_; }
+    [[nodiscard]] std::span<const io::stream_check> checks() const noexcept { return checks_; }
+    [[nodiscard]] std::span<const std::byte> emitted(const operation& op) const noexcept {
+        return std::span(pool_).subspan(op.input_offset, op.length);
+    }
+    /// Total bytes that come from copies.
+    [[nodiscard]] std::uint64_t copied_bytes() const noexcept;
+
+    /// One line per operation (`emit @0 +12` / `copy @12 +4096 from 1:0`), for tests.
+    [[nodiscard]] std::string describe() const;
+
+private:
+    std::vector<operation> operations_;
+    std::vector<std::byte> pool_;
+    std::vector<io::stream_check> checks_;
+    std::uint64_t size_ = 0;
+};
+
+}  // namespace onnxstream::plan

@@ -1,0 +1,100 @@
+#include "arguments.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
+namespace onnxstream::cli {
+
+std::optional<std::string> parsed_arguments::value(std::string_view name) const {
+    const auto it = values_.find(std::string(name));
+    if (it == values_.end() || it->second.empty()) return std::nullopt;
+    return it->second.back();
+}
+
+std::vector<std::string> parsed_arguments::values(std::string_view name) const {
+    const auto it = values_.find(std::string(name));
+    return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+namespace {
+
+failure usage(std::string message) { return failure(error_code::invalid_argument, std::move(message)); }
+
+}  // namespace
+
+result<parsed_arguments> parse_arguments(std::span<const std::string> args, std::span<const option_spec> options) {
+    parsed_arguments parsed;
+    bool options_done = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& word = args[i];
+        if (options_done || word.size() < 2 || word[0] != '-') {
+            parsed.positionals.push_back(word);
+            continue;
+        }
+        if (word == "--") {
+            options_done = true;
+            continue;
+        }
+        std::string name = word;
+        std::optional<std::string> inline_value;
+        if (const auto equals = word.find('='); word.starts_with("--") && equals != std::string::npos) {
+            name = word.substr(0, equals);
+            inline_value = word.substr(equals + 1);
+        }
+        const auto spec = std::find_if(options.begin(), options.end(), [&](const option_spec& o) {
+            return o.name == name || (!o.short_name.empty() && o.short_name == name);
+        });
+        if (spec == options.end()) return usage("unknown option '" + name + "'");
+        const std::string canonical(spec->name);
+        if (!spec->repeatable && parsed.flag(canonical)) return usage("option " + canonical + " is given twice");
+        if (!spec->takes_value) {
+            if (inline_value) return usage("option " + canonical + " takes no value");
+            parsed.add(canonical, "");
+            continue;
+        }
+        if (inline_value) {
+            parsed.add(canonical, *inline_value);
+            continue;
+        }
+        if (i + 1 >= args.size()) return usage("option " + canonical + " needs a value");
+        parsed.add(canonical, args[++i]);
+    }
+    return parsed;
+}
+
+result<std::uint64_t> parse_size(std::string_view text, std::string_view option) {
+    auto bad = [&] {
+        return usage("invalid size '" + std::string(text) + "' for " + std::string(option) +
+                     " (use a number of bytes, optionally with K, M or G: 4096, 64K, 1M, 2G)");
+    };
+    std::size_t digits = 0;
+    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+    if (digits == 0 || digits > 19) return bad();
+    std::uint64_t value = 0;
+    for (std::size_t i = 0; i < digits; ++i) value = value * 10 + static_cast<std::uint64_t>(text[i] - '0');
+    std::string suffix(text.substr(digits));
+    std::transform(suffix.begin(), suffix.end(), suffix.begin(), [](unsigned char c) { return std::toupper(c); });
+    std::uint64_t scale = 1;
+    if (suffix.empty() || suffix == "B") scale = 1;
+    else if (suffix == "K" || suffix == "KB" || suffix == "KIB") scale = 1ULL << 10;
+    else if (suffix == "M" || suffix == "MB" || suffix == "MIB") scale = 1ULL << 20;
+    else if (suffix == "G" || suffix == "GB" || suffix == "GIB") scale = 1ULL << 30;
+    else if (suffix == "T" || suffix == "TB" || suffix == "TIB") scale = 1ULL << 40;
+    else return bad();
+    if (value > std::numeric_limits<std::uint64_t>::max() / scale) return bad();
+    return value * scale;
+}
+
+result<unsigned> parse_count(std::string_view text, std::string_view option) {
+    unsigned value = 0;
+    if (text.empty() || text.size() > 6) return usage("invalid number '" + std::string(text) + "' for " + std::string(option));
+    for (const char c : text) {
+        if (c < '0' || c > '9') return usage("invalid number '" + std::string(text) + "' for " + std::string(option));
+        value = value * 10 + static_cast<unsigned>(c - '0');
+    }
+    if (value == 0) return usage(std::string(option) + " must be at least 1");
+    return value;
+}
+
+}  // namespace onnxstream::cli

@@ -1,0 +1,48 @@
+// Command-line parsing for onnxstream's subcommands: a small declarative table of
+// options per command, `--name value`, `--name=value`, `-o value`, `--` to end options.
+// Errors are usage errors (exit status 2).
+#pragma once
+
+#include <onnxstream/result.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace onnxstream::cli {
+
+struct option_spec {
+    std::string_view name;        // "--threshold"
+    std::string_view short_name;  // "-o" or empty
+    bool takes_value = false;
+    bool repeatable = false;
+};
+
+class parsed_arguments {
+public:
+    std::vector<std::string> positionals;
+
+    [[nodiscard]] bool flag(std::string_view name) const { return values_.contains(std::string(name)); }
+    [[nodiscard]] std::optional<std::string> value(std::string_view name) const;
+    [[nodiscard]] std::vector<std::string> values(std::string_view name) const;
+    void add(std::string_view name, std::string value) { values_[std::string(name)].push_back(std::move(value)); }
+
+private:
+    std::map<std::string, std::vector<std::string>> values_;
+};
+
+/// Parses `args` (the words after the command name). Errors are usage errors.
+[[nodiscard]] result<parsed_arguments> parse_arguments(std::span<const std::string> args,
+                                                       std::span<const option_spec> options);
+
+/// Parses a size: `4096`, `64K`, `1M`, `2G` (also `KiB`/`MB`-style suffixes; powers of 1024).
+[[nodiscard]] result<std::uint64_t> parse_size(std::string_view text, std::string_view option);
+
+/// Parses a positive count such as --threads.
+[[nodiscard]] result<unsigned> parse_count(std::string_view text, std::string_view option);
+
+}  // namespace onnxstream::cli

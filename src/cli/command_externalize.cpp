@@ -1,0 +1,146 @@
+#include "cli_common.hpp"
+
+#include <onnxstream/ops/externalize.hpp>
+
+#include <array>
+#include <cstdio>
+
+namespace onnxstream::cli {
+namespace {
+
+// ---------------------------------------------------------------- split and repack
+
+constexpr std::string_view split_help =
+    "usage: onnxstream split MODEL [-o OUT] [--data-name NAME] [--threshold BYTES] [--align BYTES] [--force]\n"
+    "\n"
+    "Moves tensors of at least --threshold bytes out of the model into one data file beside\n"
+    "the output (default output <stem>.split.onnx, data file <output file name>.data).\n"
+    "Strings and shape-like integer tensors (Reshape shapes, Slice bounds...) stay embedded:\n"
+    "ONNX Runtime needs them while loading.\n"
+    "\n"
+    "  -o, --output OUT      the output model\n"
+    "  --data-name NAME      the data file's name (beside the output)\n"
+    "  --threshold BYTES     smallest tensor to move out (default 1024; sizes take K, M, G)\n"
+    "  --align BYTES         offset alignment (default 4096 for tensors >= 1 MiB; 0 = dense)\n"
+    "  --data FILE, --data-dir DIR   where the input's own external data is, if any\n"
+    "  -f, --force           replace existing outputs\n"
+    "  --json, --quiet       as everywhere\n";
+
+constexpr std::string_view repack_help =
+    "usage: onnxstream repack MODEL [-o OUT] [--data-name NAME] [--threshold BYTES] [--align BYTES]\n"
+    "                         [--shard-size BYTES] [--dedupe] [--write-checksums] [--threads N] [--force]\n"
+    "\n"
+    "Rewrites every tensor of at least --threshold bytes, wherever it is (embedded, one data\n"
+    "file, a file per tensor, any mix), into a fresh aligned data file beside the output\n"
+    "(default output <stem>.repacked.onnx, data <output file name>.data). Orphaned bytes are\n"
+    "dropped. Works far past 2 GB: only the .onnx must stay under it.\n"
+    "\n"
+    "  -o, --output OUT      the output model\n"
+    "  --data-name NAME      the data file's name (beside the output)\n"
+    "  --threshold BYTES     smallest tensor to move out (default 1024)\n"
+    "  --align BYTES         offset alignment (default 4096 for tensors >= 1 MiB; 0 = dense;\n"
+    "                        65536 suits Windows mapping)\n"
+    "  --shard-size BYTES    several data files <name>-00001-of-0000N.data of at most BYTES\n"
+    "  --dedupe              store identical tensors (same type and bytes) once\n"
+    "  --write-checksums     write each tensor's SHA-1 into its 'checksum' key\n"
+    "  --data FILE, --data-dir DIR   where the input's external data is\n"
+    "  -j, --threads N       worker threads (default: the number of cores)\n"
+    "  -f, --force           replace existing outputs\n"
+    "  --json, --quiet       as everywhere\n";
+
+constexpr std::array split_options{opt_help, opt_quiet, opt_json, opt_output, opt_data, opt_data_dir, opt_force,
+                                   opt_threads, opt_writer,
+                                   option_spec{"--data-name", "", true, false},
+                                   option_spec{"--threshold", "", true, false},
+                                   option_spec{"--align", "", true, false},
+                                   option_spec{"--allow-size-mismatch", "", false, false},
+                                   option_spec{"--strict", "", false, false}};
+
+constexpr std::array repack_options{opt_help, opt_quiet, opt_json, opt_output, opt_data, opt_data_dir, opt_force,
+                                    opt_threads, opt_writer,
+                                    option_spec{"--data-name", "", true, false},
+                                    option_spec{"--threshold", "", true, false},
+                                    option_spec{"--align", "", true, false},
+                                    option_spec{"--shard-size", "", true, false},
+                                    option_spec{"--dedupe", "", false, false},
+                                    option_spec{"--write-checksums", "", false, false},
+                                    option_spec{"--allow-size-mismatch", "", false, false},
+                                    option_spec{"--strict", "", false, false}};
+
+}  // namespace
+
+int run_externalize(std::string_view name, std::string_view help, std::span<const option_spec> specs,
+                    std::span<const std::string> argv, const command_context& context) {
+    auto p = prepare(name, help, argv, specs);
+    if (!p.args) return p.status;
+    const auto& args = *p.args;
+    if (args.positionals.size() != 1) return usage_error(name, std::string(name) + " takes exactly one MODEL");
+    ops::externalize_options options;
+    options.output_suffix = name == "split" ? "split" : "repacked";
+    auto parse_all = [&]() -> result<void> {
+        ONNXSTREAM_TRY(fill_rewrite_options(args, options));
+        if (const auto out = args.value("--output")) options.output = *out;
+        if (const auto v = args.value("--data-name")) options.data_name = *v;
+        if (const auto v = args.value("--threshold")) {
+            ONNXSTREAM_ASSIGN(options.threshold, parse_size(*v, "--threshold"));
+        }
+        if (const auto v = args.value("--align")) {
+            ONNXSTREAM_ASSIGN(options.alignment, parse_size(*v, "--align"));
+        }
+        if (const auto v = args.value("--shard-size")) {
+            ONNXSTREAM_ASSIGN(options.shard_size, parse_size(*v, "--shard-size"));
+            if (options.shard_size == 0) return failure(error_code::invalid_argument, "--shard-size must be more than 0");
+        }
+        options.dedupe = args.flag("--dedupe");
+        options.write_checksums = args.flag("--write-checksums");
+        return {};
+    };
+    if (auto parsed = parse_all(); !parsed) return usage_error(name, parsed.error().message);
+    options.cancel = context.cancel;
+    progress_bar bar(!p.flags.quiet && !p.flags.json);
+    options.on_progress = progress_to(bar);
+    auto report = ops::externalize(args.positionals[0], options);
+    bar.finish();
+    if (!report) return fail(report.error(), p.flags.json);
+    for (const auto& w : report->warnings) print_warning(w);
+    const auto& r = *report;
+    if (p.flags.json) {
+        json_writer json;
+        json.begin_object().field("ok", true).field("input", r.input.string()).field("output", r.output.string());
+        json.field("output_size", r.output_size).key("data_files").begin_array();
+        for (const auto& f : r.data_files)
+            json.begin_object().field("path", f.path.string()).field("size", f.size).field("tensors", f.tensors).end_object();
+        json.end_array();
+        json.field("tensors_external", r.tensors_external).field("bytes_external", r.bytes_external);
+        json.field("kept_small", r.kept_small).field("kept_shape_like", r.kept_shape_like).field("kept_other", r.kept_other);
+        json.field("converted_typed", r.converted_typed).field("inlined", r.inlined);
+        json.field("deduplicated", r.deduplicated).field("bytes_saved", r.bytes_saved).field("writer", r.writer);
+        json.key("warnings").begin_array();
+        for (const auto& w : r.warnings) json.value(w.message);
+        json.end_array().end_object();
+        std::printf("%s\n", json.text().c_str());
+    } else if (!p.flags.quiet) {
+        std::printf("%s -> %s (%s)\n", r.input.string().c_str(), r.output.string().c_str(), human_bytes(r.output_size).c_str());
+        for (const auto& f : r.data_files)
+            std::printf("  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
+                        human_bytes(f.size).c_str());
+        std::printf("  %s external (%s); kept embedded: %llu small, %llu shape-like, %llu other\n",
+                    plural(r.tensors_external, "tensor").c_str(), human_bytes(r.bytes_external).c_str(),
+                    static_cast<unsigned long long>(r.kept_small), static_cast<unsigned long long>(r.kept_shape_like),
+                    static_cast<unsigned long long>(r.kept_other));
+        if (r.converted_typed > 0) std::printf("  %s converted from typed fields to raw bytes\n", plural(r.converted_typed, "tensor").c_str());
+        if (r.deduplicated > 0)
+            std::printf("  %s deduplicated, %s saved\n", plural(r.deduplicated, "tensor").c_str(), human_bytes(r.bytes_saved).c_str());
+    }
+    return exit_ok;
+}
+
+int run_split(std::span<const std::string> argv, const command_context& context) {
+    return run_externalize("split", split_help, split_options, argv, context);
+}
+
+int run_repack(std::span<const std::string> argv, const command_context& context) {
+    return run_externalize("repack", repack_help, repack_options, argv, context);
+}
+
+}  // namespace onnxstream::cli

@@ -1,0 +1,162 @@
+#include "cli_common.hpp"
+
+#include <onnxstream/ops/inspect.hpp>
+
+#include <array>
+#include <cstdio>
+
+namespace onnxstream::cli {
+namespace {
+
+// ---------------------------------------------------------------- inspect
+
+constexpr std::string_view inspect_help =
+    "usage: onnxstream inspect MODEL [--data FILE]... [--data-dir DIR]... [--json]\n"
+    "\n"
+    "What a model is and what it needs: IR version, opsets, producer, inputs and outputs,\n"
+    "nodes per op type, tensors per data type, subgraphs and functions, and every external\n"
+    "data file (how it was found, or every place tried; tensors and bytes it must hold; its\n"
+    "real size; problems). Ends with the size the merged model would have and whether it\n"
+    "fits in one .onnx file (under 2 GB). Weights are never read.\n"
+    "\n"
+    "  --data FILE      an external data file (matched by name; a single one serves all)\n"
+    "  --data-dir DIR   a folder to look for external data files in\n"
+    "  --json           print a JSON document on stdout\n"
+    "  --quiet          print nothing but warnings and errors\n";
+
+constexpr std::array inspect_options{opt_help, opt_quiet, opt_json, opt_data, opt_data_dir};
+
+void write_value_json(json_writer& json, const ops::value_summary& v) {
+    json.begin_object().field("name", v.name).field("type", v.type).key("shape");
+    if (v.has_shape) {
+        json.begin_array();
+        for (const auto& d : v.shape) json.value(d);
+        json.end_array();
+    } else {
+        json.null();
+    }
+    json.end_object();
+}
+
+std::string describe_value(const ops::value_summary& v) {
+    std::string text = v.name + ": " + (v.type.empty() ? "?" : v.type);
+    if (v.has_shape) {
+        text += "[";
+        for (std::size_t i = 0; i < v.shape.size(); ++i) text += (i ? ", " : "") + v.shape[i];
+        text += "]";
+    }
+    return text;
+}
+
+void print_inspect_json(const ops::inspect_report& r) {
+    json_writer json;
+    json.begin_object().field("ok", true).field("path", r.path.string()).field("file_size", r.file_size);
+    json.field("ir_version", r.ir_version).field("producer_name", r.producer_name).field("producer_version", r.producer_version);
+    json.field("domain", r.domain).field("model_version", r.model_version).field("graph_name", r.graph_name);
+    json.key("opsets").begin_array();
+    for (const auto& [domain, version] : r.opsets)
+        json.begin_object().field("domain", domain.empty() ? std::string("ai.onnx") : domain).field("version", version).end_object();
+    json.end_array();
+    json.key("inputs").begin_array();
+    for (const auto& v : r.inputs) write_value_json(json, v);
+    json.end_array().key("outputs").begin_array();
+    for (const auto& v : r.outputs) write_value_json(json, v);
+    json.end_array();
+    json.field("nodes", r.nodes).field("main_graph_nodes", r.main_graph_nodes).key("op_types").begin_object();
+    for (const auto& [op, count] : r.op_types) json.field(op, count);
+    json.end_object().field("subgraphs", r.subgraphs).field("training_infos", r.training_infos);
+    json.key("functions").begin_array();
+    for (const auto& f : r.functions)
+        json.begin_object().field("domain", f.domain).field("name", f.name).field("nodes", f.nodes).end_object();
+    json.end_array();
+    json.field("tensors", r.tensors).field("tensor_bytes", r.tensor_bytes);
+    json.key("tensors_by_type").begin_object();
+    for (const auto& [type, count] : r.by_type)
+        json.key(type).begin_object().field("tensors", count.tensors).field("bytes", count.bytes).end_object();
+    json.end_object().key("tensors_by_storage").begin_object();
+    for (const auto& [storage, count] : r.by_storage)
+        json.key(storage).begin_object().field("tensors", count.tensors).field("bytes", count.bytes).end_object();
+    json.end_object();
+    json.key("external_data").begin_array();
+    for (const auto& f : r.data_files) {
+        json.begin_object().field("location", f.location).key("path");
+        if (f.path) json.value(f.path->string());
+        else json.null();
+        json.field("found_by", f.how).field("size", f.size).field("tensors", f.tensors);
+        json.field("bytes_needed", f.bytes_needed).field("bytes_referenced", f.bytes_referenced);
+        json.key("problems").begin_array();
+        for (const auto& p : f.problems) json.value(p);
+        json.end_array();
+        if (!f.hint.empty()) json.field("hint", f.hint);
+        json.end_object();
+    }
+    json.end_array();
+    json.key("problems").begin_array();
+    for (const auto& p : r.problems) json.value(p);
+    json.end_array();
+    json.field("merged_size", r.merged_size).field("fits_2gb", r.fits_in_one_file);
+    json.end_object();
+    std::printf("%s\n", json.text().c_str());
+}
+
+void print_inspect_text(const ops::inspect_report& r) {
+    std::printf("%s  (%s)\n", r.path.string().c_str(), human_bytes(r.file_size).c_str());
+    std::printf("  IR version %lld", static_cast<long long>(r.ir_version));
+    if (!r.producer_name.empty())
+        std::printf(", produced by %s %s", r.producer_name.c_str(), r.producer_version.c_str());
+    std::printf("\n  opsets:");
+    for (const auto& [domain, version] : r.opsets)
+        std::printf(" %s %lld", domain.empty() ? "ai.onnx" : domain.c_str(), static_cast<long long>(version));
+    std::printf("\n");
+    if (!r.graph_name.empty()) std::printf("  graph: %s\n", r.graph_name.c_str());
+    for (const auto& v : r.inputs) std::printf("  input  %s\n", describe_value(v).c_str());
+    for (const auto& v : r.outputs) std::printf("  output %s\n", describe_value(v).c_str());
+    std::printf("  %s (%llu in the main graph), %s, %s\n", plural(r.nodes, "node").c_str(),
+                static_cast<unsigned long long>(r.main_graph_nodes), plural(r.subgraphs, "subgraph").c_str(),
+                plural(r.functions.size(), "function").c_str());
+    std::string ops_line;
+    for (const auto& [op, count] : r.op_types) ops_line += " " + op + " " + std::to_string(count) + ",";
+    if (!ops_line.empty()) {
+        ops_line.pop_back();
+        std::printf("   %s\n", ops_line.c_str());
+    }
+    std::printf("  %s, %s\n", plural(r.tensors, "tensor").c_str(), human_bytes(r.tensor_bytes).c_str());
+    for (const auto& [type, count] : r.by_type)
+        std::printf("    %-10s %6llu  %s\n", type.c_str(), static_cast<unsigned long long>(count.tensors),
+                    human_bytes(count.bytes).c_str());
+    for (const auto& [storage, count] : r.by_storage)
+        std::printf("    stored %-8s %llu tensors, %s\n", storage.c_str(), static_cast<unsigned long long>(count.tensors),
+                    human_bytes(count.bytes).c_str());
+    if (r.data_files.empty()) std::printf("  no external data\n");
+    for (const auto& f : r.data_files) {
+        std::printf("  external data '%s'\n", f.location.c_str());
+        if (f.path) std::printf("    found: %s (%s)\n", f.path->string().c_str(), f.how.c_str());
+        else std::printf("    NOT FOUND\n");
+        std::printf("    %s, needs %s", plural(f.tensors, "tensor").c_str(), human_bytes(f.bytes_needed).c_str());
+        if (f.size) std::printf(", file is %s", human_bytes(*f.size).c_str());
+        std::printf("\n");
+        for (const auto& p : f.problems) std::printf("    problem: %s\n", p.c_str());
+        if (!f.hint.empty()) std::printf("    %s\n", f.hint.c_str());
+    }
+    if (r.merged_size)
+        std::printf("  merged: %s (%llu bytes), %s\n", human_bytes(*r.merged_size).c_str(),
+                    static_cast<unsigned long long>(*r.merged_size),
+                    r.fits_in_one_file ? "fits in one .onnx file" : "over the 2 GB limit: keep external data (repack)");
+    else std::printf("  merged: unknown until the problems above are fixed\n");
+}
+
+}  // namespace
+
+int run_inspect(std::span<const std::string> argv, const command_context&) {
+    auto p = prepare("inspect", inspect_help, argv, inspect_options);
+    if (!p.args) return p.status;
+    const auto& args = *p.args;
+    if (args.positionals.size() != 1) return usage_error("inspect", "inspect takes exactly one MODEL");
+    auto report = ops::inspect(args.positionals[0], data_options(args));
+    if (!report) return fail(report.error(), p.flags.json);
+    if (p.flags.json) print_inspect_json(*report);
+    else if (!p.flags.quiet) print_inspect_text(*report);
+    return exit_ok;
+}
+
+}  // namespace onnxstream::cli

@@ -1,0 +1,32 @@
+// The subcommands: each parses its options, calls the library, prints the result for
+// people (or as JSON with --json) and returns the exit status.
+#pragma once
+
+#include <atomic>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace onnxstream::cli {
+
+enum exit_status : int { exit_ok = 0, exit_failed = 1, exit_usage = 2, exit_interrupted = 130 };
+
+struct command_context {
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+struct command {
+    std::string_view name;
+    std::string_view summary;
+    int (*run)(std::span<const std::string> args, const command_context& context);
+};
+
+[[nodiscard]] std::span<const command> commands();
+
+// One function per subcommand, each in its own command_<name>.cpp.
+int run_inspect(std::span<const std::string> args, const command_context& context);
+int run_merge(std::span<const std::string> args, const command_context& context);
+int run_split(std::span<const std::string> args, const command_context& context);
+int run_repack(std::span<const std::string> args, const command_context& context);
+
+}  // namespace onnxstream::cli

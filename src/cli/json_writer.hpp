@@ -1,0 +1,53 @@
+// A small streaming JSON writer for --json output: objects, arrays, and scalars, with
+// commas placed automatically. Strings from models are untrusted bytes: invalid UTF-8 is
+// replaced with U+FFFD so the document is always valid JSON.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace onnxstream::cli {
+
+class json_writer {
+public:
+    json_writer& begin_object();
+    json_writer& end_object();
+    json_writer& begin_array();
+    json_writer& end_array();
+    json_writer& key(std::string_view name);
+    json_writer& value(std::string_view text);
+    json_writer& value(const char* text) { return value(std::string_view(text)); }
+    json_writer& value(const std::string& text) { return value(std::string_view(text)); }
+    json_writer& value(std::uint64_t number);
+    json_writer& value(std::int64_t number);
+    json_writer& value(unsigned number) { return value(static_cast<std::uint64_t>(number)); }
+    json_writer& value(int number) { return value(static_cast<std::int64_t>(number)); }
+    json_writer& value(double number);
+    json_writer& value(bool flag);
+    json_writer& null();
+    template <class T>
+    json_writer& value(const std::optional<T>& maybe) {
+        return maybe ? value(*maybe) : null();
+    }
+    template <class T>
+    json_writer& field(std::string_view name, const T& v) {
+        key(name);
+        return value(v);
+    }
+
+    [[nodiscard]] const std::string& text() const noexcept { return out_; }
+
+private:
+    void separate();
+    std::string out_;
+    std::vector<bool> first_;  // per open container: nothing written in it yet
+    bool after_key_ = false;
+};
+
+/// `text` as a JSON string literal (quotes included).
+[[nodiscard]] std::string json_quote(std::string_view text);
+
+}  // namespace onnxstream::cli

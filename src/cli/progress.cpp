@@ -1,0 +1,56 @@
+#include "progress.hpp"
+
+#include <cstdio>
+#include <unistd.h>
+
+namespace onnxstream::cli {
+
+using clock_type = std::chrono::steady_clock;
+
+std::string human_bytes(std::uint64_t bytes) {
+    char text[32];
+    const auto value = static_cast<double>(bytes);
+    if (bytes < 1024) std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
+    else if (bytes < (1ULL << 20)) std::snprintf(text, sizeof text, "%.1f KiB", value / 1024.0);
+    else if (bytes < (1ULL << 30)) std::snprintf(text, sizeof text, "%.1f MiB", value / 1048576.0);
+    else std::snprintf(text, sizeof text, "%.2f GiB", value / 1073741824.0);
+    return text;
+}
+
+progress_bar::progress_bar(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) == 1) {}
+
+progress_bar::~progress_bar() { finish(); }
+
+void progress_bar::update(const ops::progress_event& event) {
+    if (!enabled_) return;
+    const auto now = clock_type::now();
+    if (event.stage != stage_) {
+        stage_ = event.stage;
+        start_ = now;
+    }
+    if (now - start_ < std::chrono::seconds(1)) return;
+    if (drawn_ && now - last_draw_ < std::chrono::milliseconds(100) && event.done < event.total) return;
+    last_draw_ = now;
+    drawn_ = true;
+    const double seconds = std::chrono::duration<double>(now - start_).count();
+    const double fraction = event.total > 0 ? static_cast<double>(event.done) / static_cast<double>(event.total) : 1.0;
+    const double rate = seconds > 0 ? static_cast<double>(event.done) / seconds : 0.0;
+    const double eta = rate > 0 ? static_cast<double>(event.total - std::min(event.done, event.total)) / rate : 0.0;
+    constexpr int width = 24;
+    const int filled = static_cast<int>(fraction * width);
+    std::string bar(static_cast<std::size_t>(filled), '#');
+    bar.append(static_cast<std::size_t>(width - filled), '.');
+    std::fprintf(stderr, "\r\033[K%s [%s] %3d%% %s/%s %s/s ETA %ds", stage_.c_str(), bar.c_str(),
+                 static_cast<int>(fraction * 100), human_bytes(event.done).c_str(), human_bytes(event.total).c_str(),
+                 human_bytes(static_cast<std::uint64_t>(rate)).c_str(), static_cast<int>(eta + 0.5));
+    std::fflush(stderr);
+}
+
+void progress_bar::finish() {
+    if (!drawn_) return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    drawn_ = false;
+}
+
+}  // namespace onnxstream::cli

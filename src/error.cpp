@@ -1,0 +1,44 @@
+#include <onnxstream/error.hpp>
+
+namespace onnxstream {
+
+const char* to_string(error_code code) noexcept {
+    switch (code) {
+        case error_code::io: return "io";
+        case error_code::no_space: return "no_space";
+        case error_code::malformed: return "malformed";
+        case error_code::limit_exceeded: return "limit_exceeded";
+        case error_code::not_onnx: return "not_onnx";
+        case error_code::missing_data: return "missing_data";
+        case error_code::truncated_data: return "truncated_data";
+        case error_code::unsafe_location: return "unsafe_location";
+        case error_code::invalid_tensor: return "invalid_tensor";
+        case error_code::size_mismatch: return "size_mismatch";
+        case error_code::checksum_mismatch: return "checksum_mismatch";
+        case error_code::too_large: return "too_large";
+        case error_code::output_exists: return "output_exists";
+        case error_code::output_is_input: return "output_is_input";
+        case error_code::interrupted: return "interrupted";
+        case error_code::unsupported: return "unsupported";
+        case error_code::invalid_argument: return "invalid_argument";
+    }
+    return "unknown";
+}
+
+std::string error::describe() const {
+    std::string text = message;
+    if (!field_path.empty()) text += " (at " + field_path + ")";
+    if (offset != no_offset) text += " [byte " + std::to_string(offset) + "]";
+    return text;
+}
+
+error os_failure(std::string what, std::error_code os, std::string hint) {
+    error e;
+    e.code = os == std::errc::no_space_on_device ? error_code::no_space : error_code::io;
+    e.message = std::move(what) + ": " + os.message();
+    e.hint = std::move(hint);
+    e.os_error = os;
+    return e;
+}
+
+}  // namespace onnxstream

@@ -1,0 +1,87 @@
+#include <onnxstream/io/hashing.hpp>
+
+#include <openssl/evp.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <stdexcept>
+
+namespace onnxstream::io {
+
+struct sha1_hasher::state {
+    EVP_MD_CTX* context = nullptr;
+    ~state() { EVP_MD_CTX_free(context); }
+};
+
+sha1_hasher::sha1_hasher() : state_(std::make_unique<state>()) {
+    state_->context = EVP_MD_CTX_new();
+    // Allocation failure inside OpenSSL is the one failure here that cannot be a value:
+    // it means the process is out of memory.
+    if (state_->context == nullptr || EVP_DigestInit_ex(state_->context, EVP_sha1(), nullptr) != 1)
+        throw std::bad_alloc();
+}
+sha1_hasher::sha1_hasher(sha1_hasher&&) noexcept = default;
+sha1_hasher& sha1_hasher::operator=(sha1_hasher&&) noexcept = default;
+sha1_hasher::~sha1_hasher() = default;
+
+void sha1_hasher::update(std::span<const std::byte> bytes) {
+    EVP_DigestUpdate(state_->context, bytes.data(), bytes.size());
+}
+
+sha1_digest sha1_hasher::finish() {
+    sha1_digest digest{};
+    unsigned int length = 0;
+    EVP_DigestFinal_ex(state_->context, digest.data(), &length);
+    return digest;
+}
+
+struct xxh3_hasher::state {
+    XXH3_state_t value;
+};
+
+xxh3_hasher::xxh3_hasher() : state_(std::make_unique<state>()) { XXH3_64bits_reset(&state_->value); }
+xxh3_hasher::xxh3_hasher(xxh3_hasher&&) noexcept = default;
+xxh3_hasher& xxh3_hasher::operator=(xxh3_hasher&&) noexcept = default;
+xxh3_hasher::~xxh3_hasher() = default;
+
+void xxh3_hasher::update(std::span<const std::byte> bytes) { XXH3_64bits_update(&state_->value, bytes.data(), bytes.size()); }
+std::uint64_t xxh3_hasher::digest() const { return XXH3_64bits_digest(&state_->value); }
+
+sha1_digest sha1_of(std::span<const std::byte> bytes) {
+    sha1_hasher hasher;
+    hasher.update(bytes);
+    return hasher.finish();
+}
+
+std::uint64_t xxh3_of(std::span<const std::byte> bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
+
+std::string to_hex(std::span<const std::uint8_t> bytes) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string text;
+    text.reserve(bytes.size() * 2);
+    for (const auto byte : bytes) {
+        text.push_back(digits[byte >> 4]);
+        text.push_back(digits[byte & 15]);
+    }
+    return text;
+}
+
+std::optional<sha1_digest> parse_sha1_hex(std::string_view text) {
+    if (text.size() != 40) return std::nullopt;
+    auto nibble = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    sha1_digest digest{};
+    for (std::size_t i = 0; i < digest.size(); ++i) {
+        const int high = nibble(text[2 * i]);
+        const int low = nibble(text[2 * i + 1]);
+        if (high < 0 || low < 0) return std::nullopt;
+        digest[i] = static_cast<std::uint8_t>(high * 16 + low);
+    }
+    return digest;
+}
+
+}  // namespace onnxstream::io

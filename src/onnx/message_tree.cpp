@@ -1,0 +1,270 @@
+#include <onnxstream/onnx/message_tree.hpp>
+
+#include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/proto/tokenizer.hpp>
+
+#include <utility>
+
+namespace onnxstream::onnx {
+
+const char* to_string(message_kind kind) noexcept {
+    switch (kind) {
+        case message_kind::model: return "ModelProto";
+        case message_kind::graph: return "GraphProto";
+        case message_kind::node: return "NodeProto";
+        case message_kind::attribute: return "AttributeProto";
+        case message_kind::tensor: return "TensorProto";
+        case message_kind::sparse_tensor: return "SparseTensorProto";
+        case message_kind::training_info: return "TrainingInfoProto";
+        case message_kind::function: return "FunctionProto";
+        case message_kind::string_entry: return "StringStringEntryProto";
+        case message_kind::operator_set: return "OperatorSetIdProto";
+        case message_kind::value_info: return "ValueInfoProto";
+    }
+    return "message";
+}
+
+bool child_kind(message_kind kind, std::uint32_t n, message_kind& out) noexcept {
+    auto is = [n](auto field) { return n == number(field); };
+    switch (kind) {
+        case message_kind::model:
+            if (is(model_field::graph)) return out = message_kind::graph, true;
+            if (is(model_field::training_info)) return out = message_kind::training_info, true;
+            if (is(model_field::functions)) return out = message_kind::function, true;
+            if (is(model_field::opset_import)) return out = message_kind::operator_set, true;
+            if (is(model_field::metadata_props)) return out = message_kind::string_entry, true;
+            return false;
+        case message_kind::graph:
+            if (is(graph_field::node)) return out = message_kind::node, true;
+            if (is(graph_field::initializer)) return out = message_kind::tensor, true;
+            if (is(graph_field::sparse_initializer)) return out = message_kind::sparse_tensor, true;
+            if (is(graph_field::input) || is(graph_field::output) || is(graph_field::value_info))
+                return out = message_kind::value_info, true;
+            return false;
+        case message_kind::node:
+            if (is(node_field::attribute)) return out = message_kind::attribute, true;
+            return false;
+        case message_kind::attribute:
+            if (is(attribute_field::t) || is(attribute_field::tensors)) return out = message_kind::tensor, true;
+            if (is(attribute_field::g) || is(attribute_field::graphs)) return out = message_kind::graph, true;
+            if (is(attribute_field::sparse_tensor) || is(attribute_field::sparse_tensors))
+                return out = message_kind::sparse_tensor, true;
+            return false;
+        case message_kind::tensor:
+            if (is(tensor_field::external_data)) return out = message_kind::string_entry, true;
+            return false;
+        case message_kind::sparse_tensor:
+            if (is(sparse_tensor_field::values) || is(sparse_tensor_field::indices)) return out = message_kind::tensor, true;
+            return false;
+        case message_kind::training_info:
+            if (is(training_info_field::initialization) || is(training_info_field::algorithm))
+                return out = message_kind::graph, true;
+            return false;
+        case message_kind::function:
+            if (is(function_field::node)) return out = message_kind::node, true;
+            if (is(function_field::attribute_proto)) return out = message_kind::attribute, true;
+            if (is(function_field::opset_import)) return out = message_kind::operator_set, true;
+            return false;
+        case message_kind::string_entry:
+        case message_kind::operator_set:
+        case message_kind::value_info:
+            return false;
+    }
+    return false;
+}
+
+std::string field_name(message_kind kind, std::uint32_t n) {
+    auto is = [n](auto field) { return n == number(field); };
+    switch (kind) {
+        case message_kind::model:
+            if (is(model_field::graph)) return "graph";
+            if (is(model_field::training_info)) return "training_info";
+            if (is(model_field::functions)) return "functions";
+            if (is(model_field::opset_import)) return "opset_import";
+            if (is(model_field::metadata_props)) return "metadata_props";
+            break;
+        case message_kind::graph:
+            if (is(graph_field::node)) return "node";
+            if (is(graph_field::initializer)) return "initializer";
+            if (is(graph_field::sparse_initializer)) return "sparse_initializer";
+            if (is(graph_field::input)) return "input";
+            if (is(graph_field::output)) return "output";
+            if (is(graph_field::value_info)) return "value_info";
+            break;
+        case message_kind::node:
+            if (is(node_field::attribute)) return "attribute";
+            break;
+        case message_kind::attribute:
+            if (is(attribute_field::t)) return "t";
+            if (is(attribute_field::tensors)) return "tensors";
+            if (is(attribute_field::g)) return "g";
+            if (is(attribute_field::graphs)) return "graphs";
+            if (is(attribute_field::sparse_tensor)) return "sparse_tensor";
+            if (is(attribute_field::sparse_tensors)) return "sparse_tensors";
+            break;
+        case message_kind::tensor:
+            if (is(tensor_field::external_data)) return "external_data";
+            if (is(tensor_field::raw_data)) return "raw_data";
+            if (is(tensor_field::dims)) return "dims";
+            if (is(tensor_field::data_type)) return "data_type";
+            break;
+        case message_kind::sparse_tensor:
+            if (is(sparse_tensor_field::values)) return "values";
+            if (is(sparse_tensor_field::indices)) return "indices";
+            break;
+        case message_kind::training_info:
+            if (is(training_info_field::initialization)) return "initialization";
+            if (is(training_info_field::algorithm)) return "algorithm";
+            break;
+        case message_kind::function:
+            if (is(function_field::node)) return "node";
+            if (is(function_field::attribute_proto)) return "attribute_proto";
+            if (is(function_field::opset_import)) return "opset_import";
+            break;
+        default:
+            break;
+    }
+    return "field" + std::to_string(n);
+}
+
+struct message_tree::builder {
+    message_tree& tree;
+    const tree_options& options;
+    std::vector<proto::field_token> scratch;  // reused: tokens are copied out before descending
+
+    failure fail(error_code code, std::string what, std::uint64_t offset, std::uint32_t message_index) {
+        error e;
+        e.code = code;
+        e.message = std::move(what);
+        e.hint = code == error_code::limit_exceeded ? "the model is far larger than any real one; raise the limit only if you trust it"
+                                                    : "the file is damaged or is not an ONNX model";
+        e.offset = offset;
+        e.field_path = tree.path(message_index);
+        return failure(std::move(e));
+    }
+
+    // Tokenizes message `index` (already registered), then descends into its children.
+    result<void> build(std::uint32_t index) {
+        const auto begin = tree.messages_[index].begin;
+        const auto end = tree.messages_[index].end;
+        const auto first = tree.fields_.size();
+        scratch.clear();
+        if (auto tokenized = proto::tokenize(tree.bytes_, begin, end, scratch); !tokenized) {
+            auto e = std::move(tokenized).error();
+            e.field_path = tree.path(index);
+            return failure(std::move(e));
+        }
+        const std::size_t count = scratch.size();
+        if (first + count > options.max_fields)
+            return fail(error_code::limit_exceeded, "the model has more than " + std::to_string(options.max_fields) + " fields",
+                        begin, index);
+        for (const auto& token : scratch) tree.fields_.push_back({token, no_index, index});
+        tree.messages_[index].first_field = static_cast<std::uint32_t>(first);
+        tree.messages_[index].field_count = static_cast<std::uint32_t>(count);
+
+        const auto kind = tree.messages_[index].kind;
+        const auto depth = tree.messages_[index].depth;
+        for (std::size_t i = 0; i < count; ++i) {
+            const auto field_index = static_cast<std::uint32_t>(first + i);
+            const auto token = tree.fields_[field_index].token;
+            message_kind sub{};
+            if (!child_kind(kind, token.number, sub)) continue;
+            if (token.type != proto::wire_type::length_delimited)
+                return fail(error_code::not_onnx,
+                            std::string(to_string(kind)) + " field '" + field_name(kind, token.number) +
+                                "' should hold a message but has wire type " +
+                                std::to_string(static_cast<int>(token.type)),
+                            token.header_offset, index);
+            if (depth + 1U > options.max_depth)
+                return fail(error_code::limit_exceeded,
+                            "messages are nested deeper than " + std::to_string(options.max_depth) + " levels",
+                            token.header_offset, index);
+            if (tree.messages_.size() >= options.max_messages)
+                return fail(error_code::limit_exceeded,
+                            "the model has more than " + std::to_string(options.max_messages) + " messages",
+                            token.header_offset, index);
+            message child;
+            child.kind = sub;
+            child.depth = static_cast<std::uint16_t>(depth + 1);
+            child.parent = index;
+            child.parent_field = field_index;
+            child.begin = token.payload_offset;
+            child.end = token.end_offset();
+            const auto child_index = static_cast<std::uint32_t>(tree.messages_.size());
+            tree.messages_.push_back(child);
+            tree.fields_[field_index].child = child_index;
+            ONNXSTREAM_TRY(build(child_index));
+        }
+        return {};
+    }
+};
+
+result<message_tree> message_tree::parse(std::span<const std::byte> bytes, const tree_options& options) {
+    message_tree tree;
+    tree.bytes_ = bytes;
+    if (bytes.empty()) return failure(error_code::not_onnx, "the file is empty", "an ONNX model is a protobuf ModelProto");
+    message root;
+    root.kind = message_kind::model;
+    root.begin = 0;
+    root.end = bytes.size();
+    tree.messages_.push_back(root);
+    builder b{tree, options, {}};
+    if (auto built = b.build(0); !built) {
+        auto e = std::move(built).error();
+        if (e.code == error_code::malformed && tree.messages_.size() == 1)
+            e.message = "not an ONNX model (" + e.message + ")";
+        return failure(std::move(e));
+    }
+    const auto* ir_version = tree.find(0, number(model_field::ir_version));
+    if (ir_version == nullptr || ir_version->token.type != proto::wire_type::varint)
+        return failure(error_code::not_onnx, "not an ONNX model: the file is protobuf but has no ir_version",
+                       "check that this is a .onnx model file and not a data file or another format");
+    return tree;
+}
+
+std::string_view message_tree::text(const field_entry& f) const {
+    const auto bytes = payload(f);
+    return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+const field_entry* message_tree::find(std::uint32_t message_index, std::uint32_t n) const {
+    for (const auto& f : fields(message_index))
+        if (f.token.number == n) return &f;
+    return nullptr;
+}
+
+std::string_view message_tree::find_text(std::uint32_t message_index, std::uint32_t n) const {
+    const auto* f = find(message_index, n);
+    if (f == nullptr || f->token.type != proto::wire_type::length_delimited) return {};
+    return text(*f);
+}
+
+std::string message_tree::path(std::uint32_t message_index) const {
+    std::vector<std::string> parts;
+    for (std::uint32_t m = message_index; m != no_index && m < messages_.size() && messages_[m].parent != no_index;
+         m = messages_[m].parent) {
+        const auto& child = messages_[m];
+        const auto& parent = messages_[child.parent];
+        const auto n = fields_[child.parent_field].token.number;
+        std::size_t ordinal = 0;
+        std::size_t same = 0;
+        for (std::uint32_t i = parent.first_field; i < parent.first_field + parent.field_count; ++i) {
+            if (fields_[i].token.number != n) continue;
+            if (i == child.parent_field) ordinal = same;
+            ++same;
+        }
+        std::string part = field_name(parent.kind, n);
+        if (same > 1 || n == number(graph_field::node) || n == number(graph_field::initializer) ||
+            n == number(node_field::attribute))
+            part += "[" + std::to_string(ordinal) + "]";
+        parts.push_back(std::move(part));
+    }
+    std::string text;
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+        if (!text.empty()) text += '.';
+        text += *it;
+    }
+    return text.empty() ? "model" : text;
+}
+
+}  // namespace onnxstream::onnx

@@ -1,0 +1,36 @@
+#include <onnxstream/onnx/model_file.hpp>
+
+namespace onnxstream::onnx {
+
+result<model_file> model_file::open(const std::filesystem::path& path, const tree_options& options) {
+    model_file model;
+    model.path = path;
+    auto opened = io::source_file::open(path, true);
+    if (!opened) {
+        auto e = std::move(opened).error();
+        if (e.code == error_code::missing_data) e.code = error_code::io;  // a missing model is not missing data
+        return failure(std::move(e));
+    }
+    model.file = std::move(opened).value();
+    auto parsed = message_tree::parse(model.file.bytes(), options);
+    if (!parsed) {
+        auto e = std::move(parsed).error();
+        e.message = path.string() + ": " + e.message;
+        return failure(std::move(e));
+    }
+    model.tree = std::move(parsed).value();
+    model.sites = find_tensors(model.tree);
+    model.tensors.reserve(model.sites.size());
+    for (const auto& site : model.sites) {
+        auto tensor = read_tensor(model.tree, site.message);
+        if (!tensor) {
+            auto e = std::move(tensor).error();
+            e.message = path.string() + ": " + e.message;
+            return failure(std::move(e));
+        }
+        model.tensors.push_back(std::move(tensor).value());
+    }
+    return model;
+}
+
+}  // namespace onnxstream::onnx

@@ -1,0 +1,141 @@
+#include <onnxstream/onnx/tensor_info.hpp>
+
+#include <onnxstream/onnx/data_type.hpp>
+#include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/proto/tokenizer.hpp>
+
+#include <string>
+
+namespace onnxstream::onnx {
+
+const char* to_string(tensor_storage storage) noexcept {
+    switch (storage) {
+        case tensor_storage::empty: return "empty";
+        case tensor_storage::raw: return "raw";
+        case tensor_storage::typed: return "typed";
+        case tensor_storage::strings: return "strings";
+        case tensor_storage::external: return "external";
+    }
+    return "unknown";
+}
+
+std::optional<std::uint64_t> parse_decimal(std::string_view text) noexcept {
+    if (text.empty() || text.size() > 20) return std::nullopt;
+    std::uint64_t value = 0;
+    for (const char c : text) {
+        if (c < '0' || c > '9') return std::nullopt;
+        const auto digit = static_cast<std::uint64_t>(c - '0');
+        if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return std::nullopt;
+        value = value * 10 + digit;
+    }
+    return value;
+}
+
+namespace {
+
+failure invalid(const message_tree& tree, std::uint32_t message_index, std::string what, std::uint64_t offset) {
+    error e;
+    e.code = error_code::invalid_tensor;
+    e.message = std::move(what);
+    e.hint = "the model is damaged or was written by a faulty exporter";
+    e.offset = offset;
+    e.field_path = tree.path(message_index);
+    return failure(std::move(e));
+}
+
+bool is_typed_field(std::uint32_t n) {
+    return n == number(tensor_field::float_data) || n == number(tensor_field::int32_data) ||
+           n == number(tensor_field::int64_data) || n == number(tensor_field::double_data) ||
+           n == number(tensor_field::uint64_data);
+}
+
+}  // namespace
+
+result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_index) {
+    tensor_info info;
+    info.message = message_index;
+    bool external_location = false;
+    std::uint32_t first_external = no_index;
+    for (const auto& f : tree.fields(message_index)) {
+        const auto n = f.token.number;
+        const auto type = f.token.type;
+        if (n == number(tensor_field::name) && type == proto::wire_type::length_delimited) {
+            info.name = tree.text(f);
+        } else if (n == number(tensor_field::data_type) && type == proto::wire_type::varint) {
+            info.data_type = static_cast<std::int32_t>(f.token.value);
+        } else if (n == number(tensor_field::dims)) {
+            if (type == proto::wire_type::varint) {
+                info.dims.push_back(static_cast<std::int64_t>(f.token.value));
+            } else if (type == proto::wire_type::length_delimited) {
+                auto payload = tree.payload(f);
+                while (!payload.empty()) {
+                    const auto v = proto::decode_varint(payload);
+                    if (!v) return invalid(tree, message_index, "packed dims do not decode", f.token.payload_offset);
+                    info.dims.push_back(static_cast<std::int64_t>(v->value));
+                    payload = payload.subspan(v->size);
+                }
+            } else {
+                return invalid(tree, message_index, "dims has the wrong wire type", f.token.header_offset);
+            }
+        } else if (n == number(tensor_field::raw_data) && type == proto::wire_type::length_delimited) {
+            info.raw_field = static_cast<std::uint32_t>(&f - tree.all_fields().data());
+        } else if (is_typed_field(n)) {
+            info.typed_fields.push_back(static_cast<std::uint32_t>(&f - tree.all_fields().data()));
+        } else if (n == number(tensor_field::string_data)) {
+            info.storage = tensor_storage::strings;
+        } else if (n == number(tensor_field::segment)) {
+            info.has_segment = true;
+        } else if (n == number(tensor_field::data_location) && type == proto::wire_type::varint) {
+            external_location = f.token.value == static_cast<std::uint64_t>(data_location::external);
+        } else if (n == number(tensor_field::external_data) && f.child != no_index) {
+            if (first_external == no_index) first_external = f.child;
+            if (!info.external) info.external.emplace();
+            const auto key = tree.find_text(f.child, number(string_entry_field::key));
+            const auto value = tree.find_text(f.child, number(string_entry_field::value));
+            auto& ref = *info.external;
+            if (key == "location") {
+                if (value.find('\0') != std::string_view::npos)
+                    return invalid(tree, message_index, "an external data location contains a NUL byte",
+                                   f.token.header_offset);
+                ref.location = value;
+            } else if (key == "offset" || key == "length") {
+                const auto parsed = parse_decimal(value);
+                if (!parsed)
+                    return invalid(tree, message_index,
+                                   "external data " + std::string(key) + " '" + std::string(value.substr(0, 40)) +
+                                       "' is not a non-negative whole number",
+                                   f.token.header_offset);
+                (key == "offset" ? ref.offset : ref.length) = *parsed;
+            } else if (key == "checksum") {
+                ref.checksum = value;
+            }
+        }
+    }
+    for (const auto d : info.dims) {
+        if (d < 0)
+            return invalid(tree, message_index,
+                           "tensor '" + std::string(info.name) + "' has a negative dimension " + std::to_string(d),
+                           tree.at(message_index).begin);
+        const auto u = static_cast<std::uint64_t>(d);
+        if (u != 0 && info.element_count > std::numeric_limits<std::uint64_t>::max() / u)
+            return invalid(tree, message_index,
+                           "tensor '" + std::string(info.name) + "' has dimensions whose product overflows 64 bits",
+                           tree.at(message_index).begin);
+        info.element_count *= u;
+    }
+    if (const auto bytes = raw_byte_size(info.data_type, info.element_count)) info.expected_bytes = *bytes;
+    if (external_location) {
+        if (!info.external || info.external->location.empty())
+            return invalid(tree, message_index,
+                           "tensor '" + std::string(info.name) + "' is marked external but has no location",
+                           tree.at(message_index).begin);
+        info.storage = tensor_storage::external;
+    } else if (info.storage != tensor_storage::strings) {
+        if (info.raw_field != no_index) info.storage = tensor_storage::raw;
+        else if (!info.typed_fields.empty()) info.storage = tensor_storage::typed;
+        else info.external.reset();  // external_data keys without data_location: ignored by ONNX too
+    }
+    return info;
+}
+
+}  // namespace onnxstream::onnx

@@ -1,0 +1,110 @@
+#include <onnxstream/onnx/tensor_walker.hpp>
+
+#include <onnxstream/onnx/fields.hpp>
+
+#include <array>
+#include <utility>
+
+namespace onnxstream::onnx {
+
+const char* to_string(tensor_role role) noexcept {
+    switch (role) {
+        case tensor_role::initializer: return "initializer";
+        case tensor_role::sparse_initializer: return "sparse_initializer";
+        case tensor_role::attribute: return "attribute";
+        case tensor_role::sparse_attribute: return "sparse_attribute";
+    }
+    return "tensor";
+}
+
+namespace {
+
+std::uint32_t enclosing(const message_tree& tree, std::uint32_t m, message_kind a, message_kind b = message_kind::model) {
+    for (auto p = tree.at(m).parent; p != no_index; p = tree.at(p).parent) {
+        const auto kind = tree.at(p).kind;
+        if (kind == a || (b != message_kind::model && kind == b)) return p;
+    }
+    return no_index;
+}
+
+}  // namespace
+
+std::vector<tensor_site> find_tensors(const message_tree& tree) {
+    std::vector<tensor_site> sites;
+    const auto messages = tree.messages();
+    for (std::uint32_t m = 0; m < messages.size(); ++m) {
+        if (messages[m].kind != message_kind::tensor) continue;
+        tensor_site site;
+        site.message = m;
+        const auto parent = messages[m].parent;
+        const auto parent_kind = tree.at(parent).kind;
+        bool sparse = false;
+        auto holder = parent;
+        if (parent_kind == message_kind::sparse_tensor) {
+            sparse = true;
+            holder = tree.at(parent).parent;
+        }
+        if (tree.at(holder).kind == message_kind::attribute) {
+            site.role = sparse ? tensor_role::sparse_attribute : tensor_role::attribute;
+            site.node = tree.at(holder).parent;
+            if (tree.at(site.node).kind != message_kind::node) site.node = no_index;  // FunctionProto.attribute_proto
+        } else {
+            site.role = sparse ? tensor_role::sparse_initializer : tensor_role::initializer;
+        }
+        site.graph = enclosing(tree, m, message_kind::graph, message_kind::function);
+        sites.push_back(site);
+    }
+    return sites;
+}
+
+std::vector<std::uint32_t> find_nodes(const message_tree& tree) {
+    std::vector<std::uint32_t> nodes;
+    const auto messages = tree.messages();
+    for (std::uint32_t m = 0; m < messages.size(); ++m)
+        if (messages[m].kind == message_kind::node) nodes.push_back(m);
+    return nodes;
+}
+
+std::unordered_set<std::string_view> shape_like_values(const message_tree& tree) {
+    struct shape_inputs {
+        std::string_view op;
+        std::uint32_t mask;  // bit i: input i is shape-like
+    };
+    static constexpr std::array<shape_inputs, 26> table{{
+        {"Reshape", 0b10},       {"Expand", 0b10},       {"Tile", 0b10},
+        {"Slice", 0b11110},      {"Resize", 0b1110},     {"Upsample", 0b10},
+        {"ConstantOfShape", 0b1}, {"Unsqueeze", 0b10},   {"Squeeze", 0b10},
+        {"Pad", 0b1110},         {"ReduceSum", 0b10},    {"ReduceMean", 0b10},
+        {"ReduceMax", 0b10},     {"ReduceMin", 0b10},    {"ReduceProd", 0b10},
+        {"ReduceL1", 0b10},      {"ReduceL2", 0b10},     {"ReduceLogSum", 0b10},
+        {"ReduceLogSumExp", 0b10}, {"ReduceSumSquare", 0b10}, {"TopK", 0b10},
+        {"Range", 0b111},        {"OneHot", 0b10},       {"Split", 0b10},
+        {"CumSum", 0b10},        {"Trilu", 0b10},
+    }};
+    std::unordered_set<std::string_view> names;
+    for (const auto node : find_nodes(tree)) {
+        const auto op = tree.find_text(node, number(node_field::op_type));
+        std::uint32_t mask = 0;
+        for (const auto& entry : table)
+            if (entry.op == op) mask = entry.mask;
+        if (mask == 0) continue;
+        std::uint32_t input = 0;
+        for (const auto& f : tree.fields(node)) {
+            if (f.token.number != number(node_field::input)) continue;
+            if (input < 32 && (mask >> input) & 1U) names.insert(tree.text(f));
+            ++input;
+        }
+    }
+    return names;
+}
+
+std::string_view value_name(const message_tree& tree, const tensor_site& site) {
+    const auto own = tree.find_text(site.message, number(tensor_field::name));
+    if (site.role == tensor_role::attribute && site.node != no_index) {
+        const auto output = tree.find_text(site.node, number(node_field::output));
+        if (!output.empty()) return output;
+    }
+    return own;
+}
+
+}  // namespace onnxstream::onnx

@@ -1,0 +1,159 @@
+#include <onnxstream/ops/inspect.hpp>
+
+#include <onnxstream/onnx/data_type.hpp>
+#include <onnxstream/onnx/external_data.hpp>
+#include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/ops/merge.hpp>
+#include <onnxstream/plan/planner.hpp>
+#include <onnxstream/proto/tokenizer.hpp>
+
+namespace onnxstream::ops {
+
+using namespace onnxstream::onnx;
+
+namespace {
+
+// Fields of `payload` (a nested message inspect reads but the tree does not descend into).
+std::vector<proto::field_token> fields_of(std::span<const std::byte> bytes, const proto::field_token& holder) {
+    std::vector<proto::field_token> out;
+    if (!proto::tokenize(bytes, holder.payload_offset, holder.end_offset(), out)) out.clear();
+    return out;
+}
+
+std::string_view text_of(std::span<const std::byte> bytes, const proto::field_token& t) {
+    return {reinterpret_cast<const char*>(bytes.data() + t.payload_offset), static_cast<std::size_t>(t.payload_length)};
+}
+
+value_summary summarize_value(const message_tree& tree, std::uint32_t value_info) {
+    value_summary v;
+    v.name = tree.find_text(value_info, number(value_info_field::name));
+    const auto* type = tree.find(value_info, number(value_info_field::type));
+    if (type == nullptr || type->token.type != proto::wire_type::length_delimited) return v;
+    const auto bytes = tree.bytes();
+    for (const auto& t : fields_of(bytes, type->token)) {
+        if (t.number != number(type_field::tensor_type) || t.type != proto::wire_type::length_delimited) continue;
+        for (const auto& tt : fields_of(bytes, t)) {
+            if (tt.number == number(tensor_type_field::elem_type) && tt.type == proto::wire_type::varint)
+                v.type = data_type_name(static_cast<std::int32_t>(tt.value));
+            if (tt.number == number(tensor_type_field::shape) && tt.type == proto::wire_type::length_delimited) {
+                v.has_shape = true;
+                for (const auto& dim : fields_of(bytes, tt)) {
+                    if (dim.number != number(shape_field::dim) || dim.type != proto::wire_type::length_delimited) continue;
+                    std::string text = "?";
+                    for (const auto& d : fields_of(bytes, dim)) {
+                        if (d.number == number(dimension_field::dim_value) && d.type == proto::wire_type::varint)
+                            text = std::to_string(static_cast<std::int64_t>(d.value));
+                        if (d.number == number(dimension_field::dim_param) && d.type == proto::wire_type::length_delimited)
+                            text = std::string(text_of(bytes, d));
+                    }
+                    v.shape.push_back(std::move(text));
+                }
+            }
+        }
+    }
+    return v;
+}
+
+}  // namespace
+
+result<inspect_report> inspect(const std::filesystem::path& path, const resolve_options& data_options) {
+    ONNXSTREAM_ASSIGN(auto model, model_file::open(path));
+    const auto& tree = model.tree;
+    inspect_report report;
+    report.path = path;
+    report.file_size = model.file.size();
+
+    for (const auto& f : tree.fields(0)) {
+        const auto n = f.token.number;
+        if (n == number(model_field::ir_version)) report.ir_version = static_cast<std::int64_t>(f.token.value);
+        else if (n == number(model_field::model_version)) report.model_version = static_cast<std::int64_t>(f.token.value);
+        else if (f.token.type != proto::wire_type::length_delimited) continue;
+        else if (n == number(model_field::producer_name)) report.producer_name = tree.text(f);
+        else if (n == number(model_field::producer_version)) report.producer_version = tree.text(f);
+        else if (n == number(model_field::domain)) report.domain = tree.text(f);
+        else if (n == number(model_field::opset_import) && f.child != no_index) {
+            const auto* version = tree.find(f.child, number(operator_set_field::version));
+            report.opsets.emplace_back(std::string(tree.find_text(f.child, number(operator_set_field::domain))),
+                                       version != nullptr ? static_cast<std::int64_t>(version->token.value) : 0);
+        } else if (n == number(model_field::graph) && f.child != no_index) {
+            report.graph_name = tree.find_text(f.child, number(graph_field::name));
+            for (const auto& g : tree.fields(f.child)) {
+                if (g.child == no_index) continue;
+                if (g.token.number == number(graph_field::input)) report.inputs.push_back(summarize_value(tree, g.child));
+                if (g.token.number == number(graph_field::output)) report.outputs.push_back(summarize_value(tree, g.child));
+                if (g.token.number == number(graph_field::node)) ++report.main_graph_nodes;
+            }
+        } else if (n == number(model_field::training_info)) {
+            ++report.training_infos;
+        } else if (n == number(model_field::functions) && f.child != no_index) {
+            function_summary fn;
+            fn.domain = tree.find_text(f.child, number(function_field::domain));
+            fn.name = tree.find_text(f.child, number(function_field::name));
+            for (const auto& ff : tree.fields(f.child))
+                if (ff.token.number == number(function_field::node)) ++fn.nodes;
+            report.functions.push_back(std::move(fn));
+        }
+    }
+    for (const auto node : find_nodes(tree)) {
+        ++report.nodes;
+        const auto domain = tree.find_text(node, number(node_field::domain));
+        const auto op = std::string(tree.find_text(node, number(node_field::op_type)));
+        const bool standard = domain.empty() || domain == "ai.onnx";
+        ++report.op_types[standard ? op : std::string(domain) + ":" + op];
+    }
+    for (const auto& m : tree.messages())
+        if (m.kind == message_kind::graph && tree.at(m.parent).kind == message_kind::attribute) ++report.subgraphs;
+
+
+    data_resolver resolver(path, data_options);
+    const auto data = external_data::bind(model, resolver);
+    std::vector<std::uint64_t> external_length(model.tensors.size(), 0);
+    for (const auto& binding : data.tensors) external_length[binding.tensor] = binding.length;
+    for (std::size_t t = 0; t < model.tensors.size(); ++t) {
+        const auto& tensor = model.tensors[t];
+        std::uint64_t bytes = 0;
+        if (tensor.storage == tensor_storage::raw) bytes = tree.field(tensor.raw_field).token.payload_length;
+        else if (tensor.storage == tensor_storage::external) bytes = external_length[t];
+        else bytes = tensor.expected_bytes.value_or(0);
+        ++report.tensors;
+        report.tensor_bytes += bytes;
+        auto& type = report.by_type[data_type_name(tensor.data_type)];
+        ++type.tensors;
+        type.bytes += bytes;
+        auto& storage = report.by_storage[to_string(tensor.storage)];
+        ++storage.tensors;
+        storage.bytes += bytes;
+    }
+    for (std::uint32_t f = 0; f < data.files.size(); ++f) {
+        const auto& file = data.files[f];
+        data_file_summary summary;
+        summary.location = file.location;
+        if (file.found) {
+            summary.path = file.found->path;
+            summary.how = file.found->how_text;
+        }
+        if (file.file) summary.size = file.size;
+        summary.tensors = file.tensor_count;
+        summary.bytes_needed = file.bytes_needed;
+        summary.bytes_referenced = file.bytes_referenced;
+        for (const auto& p : data.problems) {
+            if (p.file != f) continue;
+            summary.problems.push_back(p.what.message);
+            if (p.what.code == error_code::missing_data) summary.hint = p.what.hint;
+        }
+        report.data_files.push_back(std::move(summary));
+    }
+    for (const auto& p : data.problems) report.problems.push_back(p.what.describe());
+
+    if (data.blocking_problem(true) == nullptr) {
+        tree_edits edits;
+        std::vector<error> ignored;
+        inline_external_tensors(model, data, 1, edits, ignored);
+        report.merged_size = plan::planned_size(tree, edits);
+        report.fits_in_one_file = *report.merged_size <= plan::protobuf_limit;
+    }
+    return report;
+}
+
+}  // namespace onnxstream::ops

@@ -1,0 +1,67 @@
+#include <onnxstream/ops/plan_output.hpp>
+
+#include <thread>
+
+namespace onnxstream::ops {
+
+namespace fs = std::filesystem;
+
+fs::path default_output(const fs::path& model, const std::string& suffix) {
+    return model.parent_path() / (model.stem().string() + "." + suffix + ".onnx");
+}
+
+result<void> check_output(const fs::path& output, std::span<const io::file_identity> inputs, bool force) {
+    if (const auto identity = io::identity_of(output)) {
+        for (const auto& input : inputs)
+            if (*identity == input)
+                return failure(error_code::output_is_input,
+                               "the output " + output.string() + " is one of the inputs",
+                               "write to another file with -o; onnxstream never overwrites its inputs");
+        if (!force)
+            return failure(error_code::output_exists, "the output " + output.string() + " already exists",
+                           "pass --force to replace it, or choose another name with -o");
+    }
+    std::error_code ec;
+    if (fs::is_directory(output, ec))
+        return failure(error_code::invalid_argument, "the output " + output.string() + " is a directory",
+                       "give a file name with -o");
+    return {};
+}
+
+result<io::write_report> write_planned(io::output_file& output, const plan::write_plan& plan,
+                                       std::span<const io::source_file* const> sources, const rewrite_options& options,
+                                       const std::string& stage, std::vector<error>& warnings) {
+    auto writer = io::make_writer(options.backend);
+    io::write_job job;
+    job.operations = plan.operations();
+    job.pool = plan.pool();
+    job.checks = plan.checks();
+    job.sources = sources;
+    job.output_descriptor = output.descriptor();
+    io::writer_options writer_options;
+    writer_options.cancel = options.cancel;
+    writer_options.threads = options.threads != 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
+    progress_event event{stage, 0, plan.size()};
+    if (options.on_progress) {
+        options.on_progress(event);
+        writer_options.on_progress = [&](std::uint64_t bytes) {
+            event.done += bytes;
+            options.on_progress(event);
+        };
+    }
+    ONNXSTREAM_ASSIGN(auto report, writer->run(job, writer_options));
+    for (std::size_t i = 0; i < report.checks.size(); ++i) {
+        if (report.checks[i].sha1_matches) continue;
+        const auto& check = plan.checks()[i];
+        error e{error_code::checksum_mismatch,
+                "the bytes of tensor '" + check.tensor + "' do not match its SHA-1 checksum (expected " +
+                    io::to_hex(*check.expected_sha1) + ", found " + io::to_hex(*report.checks[i].sha1) + ")",
+                options.strict ? "the data file is damaged or belongs to another model; fetch it again"
+                               : "the data file may be damaged; --strict makes this an error"};
+        if (options.strict) return failure(std::move(e));
+        warnings.push_back(std::move(e));
+    }
+    return report;
+}
+
+}  // namespace onnxstream::ops

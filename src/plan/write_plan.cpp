@@ -1,0 +1,70 @@
+#include <onnxstream/plan/write_plan.hpp>
+
+namespace onnxstream::plan {
+
+void write_plan::emit(std::span<const std::byte> bytes) {
+    if (bytes.empty()) return;
+    if (!operations_.empty()) {
+        auto& last = operations_.back();
+        if (last.kind == operation_kind::emit && last.output_offset + last.length == size_ &&
+            last.input_offset + last.length == pool_.size()) {
+            pool_.insert(pool_.end(), bytes.begin(), bytes.end());
+            last.length += bytes.size();
+            size_ += bytes.size();
+            return;
+        }
+    }
+    operations_.push_back({operation_kind::emit, 0, no_check, size_, bytes.size(), pool_.size()});
+    pool_.insert(pool_.end(), bytes.begin(), bytes.end());
+    size_ += bytes.size();
+}
+
+void write_plan::copy(std::uint32_t source, std::uint64_t offset, std::uint64_t length, std::uint32_t check_index) {
+    if (length == 0 && check_index == no_check) return;
+    if (!operations_.empty() && check_index == no_check) {
+        auto& last = operations_.back();
+        if (last.kind == operation_kind::copy && last.check == no_check && last.source == source &&
+            last.input_offset + last.length == offset && last.output_offset + last.length == size_) {
+            last.length += length;
+            size_ += length;
+            return;
+        }
+    }
+    operations_.push_back({operation_kind::copy, source, check_index, size_, length, offset});
+    size_ += length;
+}
+
+void write_plan::align(std::uint64_t alignment) {
+    if (alignment <= 1) return;
+    const std::uint64_t remainder = size_ % alignment;
+    if (remainder != 0) size_ += alignment - remainder;
+}
+
+std::uint32_t write_plan::add_check(io::stream_check value) {
+    checks_.push_back(std::move(value));
+    return static_cast<std::uint32_t>(checks_.size() - 1);
+}
+
+std::uint64_t write_plan::copied_bytes() const noexcept {
+    std::uint64_t total = 0;
+    for (const auto& op : operations_)
+        if (op.kind == operation_kind::copy) total += op.length;
+    return total;
+}
+
+std::string write_plan::describe() const {
+    std::string text;
+    for (const auto& op : operations_) {
+        text += op.kind == operation_kind::emit ? "emit @" : "copy @";
+        text += std::to_string(op.output_offset) + " +" + std::to_string(op.length);
+        if (op.kind == operation_kind::copy) {
+            text += " from " + std::to_string(op.source) + ":" + std::to_string(op.input_offset);
+            if (op.check != no_check) text += " check " + std::to_string(op.check);
+        }
+        text += '\n';
+    }
+    text += "size " + std::to_string(size_) + '\n';
+    return text;
+}
+
+}  // namespace onnxstream::plan

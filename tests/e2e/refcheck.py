@@ -1,0 +1,341 @@
+"""Reference checks for onnxstream's end-to-end tests.
+
+Everything here judges onnxstream's output with software nobody on the project wrote:
+Debian's python3-onnx (1.12) and numpy read models and tensors, ONNX Runtime (the npm
+package onnxruntime-node, driven through ort_run.js) runs them. Run with /usr/bin/python3.
+
+Functions:
+  iter_tensors(model)            every TensorProto anywhere in a ModelProto, with a stable key
+  load_tensors(model_path)       {key: ndarray} for every tensor, external data loaded by onnx
+  assert_same_tensors(a, b)      same keys, dtypes, shapes and bytes (paths or dicts)
+  make_inputs(model_path, seed)  seeded random values for the graph inputs
+  run_ort(model_path, inputs)    {output name: ndarray} from ONNX Runtime on CPU
+  run_cli(args)                  CompletedProcess of the onnxstream binary
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Iterator, Mapping, Sequence, Union
+
+import numpy as np
+import onnx
+from onnx import TensorProto, numpy_helper
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parent.parent
+ORT_RUN_JS = HERE / "ort_run.js"
+
+PathLike = Union[str, os.PathLike]
+
+# Bits per element of each TensorProto.DataType (None: variable size, i.e. strings).
+# Numbers rather than enum names: onnx 1.12 does not know the fp8 and 4-bit types.
+ELEMENT_BITS = {
+    1: 32,   # FLOAT
+    2: 8,    # UINT8
+    3: 8,    # INT8
+    4: 16,   # UINT16
+    5: 16,   # INT16
+    6: 32,   # INT32
+    7: 64,   # INT64
+    8: None, # STRING
+    9: 8,    # BOOL
+    10: 16,  # FLOAT16
+    11: 64,  # DOUBLE
+    12: 32,  # UINT32
+    13: 64,  # UINT64
+    14: 64,  # COMPLEX64
+    15: 128, # COMPLEX128
+    16: 16,  # BFLOAT16
+    17: 8, 18: 8, 19: 8, 20: 8,  # FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ
+    21: 4,   # UINT4
+    22: 4,   # INT4
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Walking a model
+
+def iter_tensors(model: onnx.ModelProto) -> Iterator[tuple[str, TensorProto]]:
+    """Yields (key, tensor) for every TensorProto in the model, in a fixed order.
+
+    Covered: graph initializers and sparse initializers, node attributes (t, tensors,
+    sparse_tensor, sparse_tensors) e.g. Constant nodes, subgraphs (g, graphs) at any depth,
+    FunctionProto nodes, and both graphs of every TrainingInfoProto. A sparse tensor yields
+    its values and indices as "<name>.values" / "<name>.indices".
+
+    The key is the tensor's name when it is non-empty and unused so far; otherwise
+    "<node output or name>:<attribute name>" (deduplicated with "#N"). Two models with the
+    same structure (an input and its rewrite) get the same keys.
+    """
+    used: set[str] = set()
+
+    def unique(key: str) -> str:
+        if key not in used:
+            used.add(key)
+            return key
+        n = 2
+        while f"{key}#{n}" in used:
+            n += 1
+        used.add(f"{key}#{n}")
+        return f"{key}#{n}"
+
+    def tensor_key(tensor: TensorProto, fallback: str) -> str:
+        return unique(tensor.name if tensor.name else fallback)
+
+    def sparse(sp: onnx.SparseTensorProto, fallback: str):
+        base = sp.values.name or fallback
+        yield unique(base + ".values"), sp.values
+        yield unique(base + ".indices"), sp.indices
+
+    def nodes(node_list, where: str):
+        for index, node in enumerate(node_list):
+            label = (node.output[0] if len(node.output) and node.output[0]
+                     else node.name or f"{where}.node[{index}]")
+            for attr in node.attribute:
+                fallback = f"{label}:{attr.name}"
+                if attr.HasField("t"):
+                    yield tensor_key(attr.t, fallback), attr.t
+                for i, t in enumerate(attr.tensors):
+                    yield tensor_key(t, f"{fallback}[{i}]"), t
+                if attr.HasField("sparse_tensor"):
+                    yield from sparse(attr.sparse_tensor, fallback)
+                for i, sp in enumerate(attr.sparse_tensors):
+                    yield from sparse(sp, f"{fallback}[{i}]")
+                if attr.HasField("g"):
+                    yield from graph(attr.g, fallback)
+                for i, g in enumerate(attr.graphs):
+                    yield from graph(g, f"{fallback}[{i}]")
+
+    def graph(g: onnx.GraphProto, where: str):
+        for i, t in enumerate(g.initializer):
+            yield tensor_key(t, f"{where}.initializer[{i}]"), t
+        for i, sp in enumerate(g.sparse_initializer):
+            yield from sparse(sp, f"{where}.sparse_initializer[{i}]")
+        yield from nodes(g.node, where)
+
+    yield from graph(model.graph, "graph")
+    for function in model.functions:
+        yield from nodes(function.node, f"function:{function.domain}:{function.name}")
+    for i, info in enumerate(model.training_info):
+        yield from graph(info.initialization, f"training_info[{i}].initialization")
+        yield from graph(info.algorithm, f"training_info[{i}].algorithm")
+
+
+def is_external(tensor: TensorProto) -> bool:
+    return tensor.HasField("data_location") and tensor.data_location == TensorProto.EXTERNAL
+
+
+def external_entries(tensor: TensorProto) -> dict[str, str]:
+    """The tensor's external_data key/value pairs as a dict."""
+    return {entry.key: entry.value for entry in tensor.external_data}
+
+
+def tensor_nbytes(tensor: TensorProto) -> int | None:
+    """product(dims) × element size, the size the data must have; None for strings."""
+    bits = ELEMENT_BITS.get(tensor.data_type)
+    if bits is None:
+        return None
+    count = 1
+    for d in tensor.dims:
+        count *= d
+    return (count * bits + 7) // 8
+
+
+def graph_node_counts(model: onnx.ModelProto, include_subgraphs: bool) -> dict[str, int]:
+    """Number of nodes per op_type in the main graph (optionally plus all subgraphs)."""
+    counts: dict[str, int] = {}
+
+    def walk(g: onnx.GraphProto):
+        for node in g.node:
+            counts[node.op_type] = counts.get(node.op_type, 0) + 1
+            if include_subgraphs:
+                for attr in node.attribute:
+                    if attr.HasField("g"):
+                        walk(attr.g)
+                    for sub in attr.graphs:
+                        walk(sub)
+
+    walk(model.graph)
+    return counts
+
+
+# ---------------------------------------------------------------------------------------
+# Tensors' values
+
+def load_tensors(model_path: PathLike) -> dict[str, np.ndarray]:
+    """{key: ndarray} for every tensor in the model (see iter_tensors).
+
+    External data is read by onnx's own loader (onnx.numpy_helper.to_array with the model's
+    folder as base_dir), so a wrong offset/length written by onnxstream shows up here.
+    """
+    model_path = Path(model_path)
+    model = onnx.load(str(model_path), load_external_data=False)
+    base_dir = str(model_path.parent)
+    return {key: numpy_helper.to_array(tensor, base_dir) for key, tensor in iter_tensors(model)}
+
+
+def _as_tensors(x: Union[PathLike, Mapping[str, np.ndarray]]) -> Mapping[str, np.ndarray]:
+    if isinstance(x, Mapping):
+        return x
+    path = Path(x)
+    if path.suffix == ".npz":
+        with np.load(path, allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files}
+    return load_tensors(path)
+
+
+def same_array(a: np.ndarray, b: np.ndarray) -> bool:
+    """Same dtype, shape and bytes (so NaN payloads and -0.0 count too)."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype == object or a.dtype.kind in "US":
+        return bool(np.array_equal(a, b))
+    return np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+
+def assert_same_tensors(a: Union[PathLike, Mapping[str, np.ndarray]],
+                        b: Union[PathLike, Mapping[str, np.ndarray]]) -> None:
+    """Fails unless a and b (model paths, .npz paths or dicts) hold the same tensors."""
+    ta, tb = _as_tensors(a), _as_tensors(b)
+    missing, extra = sorted(set(ta) - set(tb)), sorted(set(tb) - set(ta))
+    assert not missing and not extra, (
+        f"tensor keys differ: only in {a}: {missing[:10]}, only in {b}: {extra[:10]}")
+    bad = []
+    for key in ta:
+        x, y = ta[key], tb[key]
+        if not same_array(x, y):
+            bad.append(f"{key}: {x.dtype}{list(x.shape)} vs {y.dtype}{list(y.shape)}")
+    assert not bad, f"{len(bad)} tensors differ between {a} and {b}: {bad[:10]}"
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs and ONNX Runtime
+
+def _input_dims(value_info: onnx.ValueInfoProto) -> list[int]:
+    shape = value_info.type.tensor_type.shape
+    return [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else 1 for d in shape.dim]
+
+
+def make_inputs(model_path: PathLike, seed: int, bool_value: bool | None = None) -> dict[str, np.ndarray]:
+    """Seeded random values for each graph input that is not an initializer.
+
+    Symbolic or unknown dims become 1. Floats are standard normal, integers small
+    (0..3, safe as indices), bools random (or all bool_value when given).
+    """
+    model = onnx.load(str(model_path), load_external_data=False)
+    initializers = {t.name for t in model.graph.initializer}
+    rng = np.random.default_rng(seed)
+    inputs: dict[str, np.ndarray] = {}
+    for vi in model.graph.input:
+        if vi.name in initializers:
+            continue
+        elem_type = vi.type.tensor_type.elem_type
+        dtype = np.dtype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[elem_type])
+        dims = _input_dims(vi)
+        if dtype == np.bool_:
+            value = (np.full(dims, bool_value, dtype=np.bool_) if bool_value is not None
+                     else rng.random(dims) < 0.5)
+        elif dtype.kind == "f":
+            value = rng.standard_normal(dims).astype(dtype)
+        elif dtype.kind in "iu":
+            value = rng.integers(0, 4, size=dims).astype(dtype)
+        else:
+            raise ValueError(f"{model_path}: input {vi.name} has unsupported type {dtype}")
+        inputs[vi.name] = np.asarray(value)
+    return inputs
+
+
+class OrtError(RuntimeError):
+    """ONNX Runtime refused the model (load_failed) or failed while running it."""
+
+    def __init__(self, message: str, load_failed: bool):
+        super().__init__(message)
+        self.load_failed = load_failed
+
+
+def ort_problem() -> str | None:
+    """Why run_ort cannot work here, or None when it can."""
+    if shutil.which("node") is None:
+        return "node is not on PATH"
+    if not (HERE / "node_modules" / "onnxruntime-node").is_dir():
+        return f"onnxruntime-node is not installed: run `npm ci --ignore-scripts` in {HERE}"
+    return None
+
+
+def _write_tensor_dir(folder: Path, tensors: Mapping[str, np.ndarray]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for index, (name, value) in enumerate(tensors.items()):
+        value = np.asarray(value)
+        file = f"t{index}.bin"
+        value.astype(value.dtype.newbyteorder("<"), copy=False).tofile(folder / file)
+        entries.append({"name": name, "dtype": value.dtype.name, "dims": list(value.shape), "file": file})
+    (folder / "manifest.json").write_text(json.dumps(entries, indent=1))
+
+
+def _read_tensor_dir(folder: Path) -> dict[str, np.ndarray]:
+    entries = json.loads((folder / "manifest.json").read_text())
+    out = {}
+    for e in entries:
+        dtype = np.dtype(e["dtype"]).newbyteorder("<")
+        out[e["name"]] = np.fromfile(folder / e["file"], dtype=dtype).reshape(e["dims"])
+    return out
+
+
+def run_ort(model_path: PathLike, inputs: Mapping[str, np.ndarray], timeout: float = 600) -> dict[str, np.ndarray]:
+    """Runs the model on CPU with ONNX Runtime (one thread) and returns its outputs."""
+    problem = ort_problem()
+    if problem:
+        raise RuntimeError(problem)
+    with tempfile.TemporaryDirectory(prefix="onnxstream-ort-") as tmp:
+        in_dir, out_dir = Path(tmp) / "in", Path(tmp) / "out"
+        _write_tensor_dir(in_dir, inputs)
+        proc = subprocess.run(
+            [shutil.which("node"), str(ORT_RUN_JS), str(model_path), str(in_dir), str(out_dir)],
+            capture_output=True, text=True, errors="replace", timeout=timeout,
+            stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            raise OrtError(f"ONNX Runtime failed on {model_path} (exit {proc.returncode}): "
+                           f"{proc.stderr.strip()}", load_failed=proc.returncode == 3)
+        return _read_tensor_dir(out_dir)
+
+
+def assert_same_outputs(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> None:
+    assert list(a) == list(b), f"output names differ: {list(a)} vs {list(b)}"
+    for name in a:
+        assert same_array(a[name], b[name]), (
+            f"output {name} differs: {a[name].dtype}{list(a[name].shape)} vs "
+            f"{b[name].dtype}{list(b[name].shape)}")
+
+
+# ---------------------------------------------------------------------------------------
+# The binary under test
+
+def binary_path() -> Path:
+    """ONNXSTREAM_BIN (relative to the current folder), else build/onnxstream in the repo."""
+    env = os.environ.get("ONNXSTREAM_BIN")
+    return Path(env).resolve() if env else REPO_ROOT / "build" / "onnxstream"
+
+
+def run_cli(args: Sequence[PathLike], timeout: float = 600, cwd: PathLike | None = None) -> subprocess.CompletedProcess:
+    """Runs onnxstream with args (stdin closed, stdout/stderr captured as text).
+
+    Fails when the process dies by a signal: DESIGN.md forbids that on any input.
+    """
+    cmd = [str(binary_path()), *map(str, args)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                          timeout=timeout, stdin=subprocess.DEVNULL, cwd=cwd)
+    assert proc.returncode >= 0, (
+        f"onnxstream died by signal {-proc.returncode}: {' '.join(cmd)}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+def describe(proc: subprocess.CompletedProcess) -> str:
+    """The command, exit status and output of a run, for assertion messages."""
+    return (f"\n$ {' '.join(map(str, proc.args))}\nexit {proc.returncode}\n"
+            f"--- stdout\n{proc.stdout[-4000:]}\n--- stderr\n{proc.stderr[-4000:]}")

@@ -1,0 +1,149 @@
+"""`onnxstream inspect` (text and --json) against what python-onnx reports.
+
+DESIGN.md fixes that --json exists and prints only a JSON document on stdout, not its key
+names. The names this test expects are all in KEYS below (dotted paths into the document);
+adjust them there when the engine settles on others.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import onnx
+
+import cases
+import refcheck
+from cases import copy_case, data_args, merged_path, model_path
+from refcheck import describe, run_cli
+
+KEYS = {
+    "ir_version": "ir_version",            # int
+    "opsets": "opsets",                    # {domain: version} or [{"domain", "version"}]
+    "producer": "producer",                # "name version" string, or {"name", "version"}
+    "inputs": "inputs",                    # [name] or [{"name", ...}]
+    "outputs": "outputs",                  # [name] or [{"name", ...}]
+    "op_counts": "nodes.by_op_type",       # {op_type: count} (main graph, or all graphs)
+    "tensor_count": "tensors.count",       # int (every tensor, or the main initializers)
+    "tensor_bytes": "tensors.bytes",       # int: sum of product(dims) x element size
+    "external_files": "external_data",     # [{"path", "found_by", "size"}]
+    "file_path": "path",                   # keys inside one external_files entry
+    "file_found_by": "found_by",
+    "file_size": "size",
+    "merged_size": "merged_size",          # int: the size `merge` would write
+    "fits_2gb": "fits_2gb",                # bool
+}
+PROTOBUF_LIMIT = 2**31 - 1
+
+
+def get(document: dict, key: str):
+    """The value at KEYS[key]'s dotted path; fails with the document's top keys if absent."""
+    value = document
+    for part in KEYS[key].split("."):
+        assert isinstance(value, dict) and part in value, (
+            f"inspect --json has no {KEYS[key]!r} (KEYS[{key!r}]); top-level keys: {sorted(document)}")
+        value = value[part]
+    return value
+
+
+def names(entries) -> list[str]:
+    return [e if isinstance(e, str) else e["name"] for e in entries]
+
+
+def opsets(value) -> dict[str, int]:
+    if isinstance(value, dict):
+        return {k: int(v) for k, v in value.items()}
+    return {e.get("domain", ""): int(e["version"]) for e in value}
+
+
+def inspect_json(model: Path, extra=()) -> dict:
+    proc = run_cli(["inspect", model, *extra, "--json"])
+    assert proc.returncode == 0, describe(proc)
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        raise AssertionError(f"stdout is not one JSON document ({e})" + describe(proc)) from None
+
+
+def all_tensor_stats(model: onnx.ModelProto) -> tuple[int, int]:
+    sizes = [refcheck.tensor_nbytes(t) or 0 for _, t in refcheck.iter_tensors(model)]
+    return len(sizes), sum(sizes)
+
+
+def initializer_stats(model: onnx.ModelProto) -> tuple[int, int]:
+    sizes = [refcheck.tensor_nbytes(t) or 0 for t in model.graph.initializer]
+    return len(sizes), sum(sizes)
+
+
+def test_inspect_text(good_case, workdir, onnxstream):
+    root = copy_case(good_case, workdir)
+    proc = run_cli(["inspect", model_path(good_case, root), *data_args(good_case, root)])
+    assert proc.returncode == 0, describe(proc)
+    assert proc.stdout.strip(), "inspect printed nothing" + describe(proc)
+    assert not cases.error_lines(proc.stderr), describe(proc)
+
+
+def test_inspect_json_matches_onnx(good_case, workdir, onnxstream):
+    root = copy_case(good_case, workdir)
+    model = model_path(good_case, root)
+    doc = inspect_json(model, data_args(good_case, root))
+    m = onnx.load(str(model), load_external_data=False)
+
+    assert get(doc, "ir_version") == m.ir_version
+    assert opsets(get(doc, "opsets")) == {o.domain: o.version for o in m.opset_import}
+    producer = get(doc, "producer")
+    producer_text = producer if isinstance(producer, str) else " ".join(str(v) for v in producer.values())
+    assert m.producer_name in producer_text
+    assert names(get(doc, "inputs")) == [i.name for i in m.graph.input]
+    assert names(get(doc, "outputs")) == [o.name for o in m.graph.output]
+
+    op_counts = {k: int(v) for k, v in get(doc, "op_counts").items()}
+    main_only, everywhere = (refcheck.graph_node_counts(m, False), refcheck.graph_node_counts(m, True))
+    assert op_counts in (main_only, everywhere), (
+        f"op counts {op_counts}; onnx: main graph {main_only}, all graphs {everywhere}")
+
+    count_bytes = (get(doc, "tensor_count"), get(doc, "tensor_bytes"))
+    assert count_bytes in (all_tensor_stats(m), initializer_stats(m)), (
+        f"tensor count/bytes {count_bytes}; onnx: all tensors {all_tensor_stats(m)}, "
+        f"initializers {initializer_stats(m)}")
+
+    files = get(doc, "external_files")
+    if isinstance(files, dict):  # tolerate {"files": [...]} shapes
+        files = next(v for v in files.values() if isinstance(v, list))
+    expected = {os.path.realpath(root / p): os.path.getsize(root / p) for p in good_case["data_files"]}
+    reported = {}
+    for entry in files:
+        path = entry[KEYS["file_path"]]
+        full = path if os.path.isabs(path) else os.path.join(model.parent, path)
+        reported[os.path.realpath(full)] = entry[KEYS["file_size"]]
+        assert entry[KEYS["file_found_by"]], f"no 'how found' for {path}"
+    assert reported == expected, f"external files {reported}, expected {expected}"
+
+
+def test_inspect_merged_size_is_exact(good_case, workdir, onnxstream):
+    """inspect's merged size is the size merge then writes; fits_2gb agrees."""
+    root = copy_case(good_case, workdir)
+    model = model_path(good_case, root)
+    doc = inspect_json(model, data_args(good_case, root))
+    proc = run_cli(["merge", model, *data_args(good_case, root)])
+    assert proc.returncode == 0, describe(proc)
+    size = merged_path(model).stat().st_size
+    assert get(doc, "merged_size") == size
+    assert get(doc, "fits_2gb") is True
+
+
+def test_inspect_over_2gb(workdir, onnxstream):
+    case = cases.case_named("bad_over_2gb")
+    root = copy_case(case, workdir)
+    doc = inspect_json(model_path(case, root))
+    assert get(doc, "merged_size") > PROTOBUF_LIMIT
+    assert get(doc, "fits_2gb") is False
+
+
+def test_inspect_text_names_the_data_file(workdir, onnxstream):
+    """The text report says which data file was used (DESIGN: what was used is reported)."""
+    case = cases.case_named("renamed")
+    root = copy_case(case, workdir)
+    proc = run_cli(["inspect", model_path(case, root)])
+    assert proc.returncode == 0, describe(proc)
+    assert "model.data" in proc.stdout + proc.stderr, describe(proc)

@@ -1,0 +1,143 @@
+"""`onnxstream merge` against python-onnx and ONNX Runtime (DESIGN.md's contract)."""
+from __future__ import annotations
+
+import onnx
+import pytest
+
+import cases
+import refcheck
+from cases import copy_case, data_args, merged_path, model_path, snapshot
+from refcheck import describe, run_cli
+
+
+def merge_ok(args) -> None:
+    proc = run_cli(["merge", *map(str, args)])
+    assert proc.returncode == 0, describe(proc)
+    return proc
+
+
+def test_merge_good_case(good_case, workdir, onnxstream, ort):
+    root = copy_case(good_case, workdir)
+    model = model_path(good_case, root)
+    before = snapshot(root)
+
+    merge_ok([model, *data_args(good_case, root), *good_case["merge_args"]])
+
+    out = merged_path(model)
+    assert out.is_file(), f"no output at the default path {out}"
+    after = snapshot(root)
+    cases.assert_inputs_unchanged(before, after)
+    created = sorted(set(after) - set(before))
+    assert created == [out.relative_to(root).as_posix()], f"files created besides the output: {created}"
+    cases.assert_self_contained(out)
+    onnx.checker.check_model(str(out))
+    refcheck.assert_same_tensors(cases.reference(good_case), out)
+    if good_case["ort"]:
+        cases.assert_same_ort_outputs(good_case, out)
+
+
+def test_merge_without_external_data_is_byte_identical(embedded_case, workdir, onnxstream):
+    root = copy_case(embedded_case, workdir)
+    model = model_path(embedded_case, root)
+    merge_ok([model])
+    assert merged_path(model).read_bytes() == model.read_bytes()
+
+
+def test_merge_needs_data_flags(needs_args_case, workdir, onnxstream):
+    """Without --data/--data-dir nothing fits: exit 1, and the error names the flags."""
+    root = copy_case(needs_args_case, workdir)
+    model = model_path(needs_args_case, root)
+    before = snapshot(root)
+    proc = run_cli(["merge", model])
+    assert proc.returncode == 1, describe(proc)
+    assert cases.error_lines(proc.stderr), describe(proc)
+    assert "--data" in proc.stderr, "the error should say which flags would help" + describe(proc)
+    cases.assert_unchanged(before, snapshot(root), "a failed merge")
+
+
+SEVERAL = ["one_file", "per_tensor", "renamed", "embedded", "if_subgraph"]
+
+
+def test_merge_several_models(workdir, onnxstream):
+    models = []
+    for name in SEVERAL:
+        case = cases.case_named(name)
+        copy_case(case, workdir)
+        models.append((case, model_path(case, workdir)))
+    merge_ok([m for _, m in models])
+    for case, model in models:
+        out = merged_path(model)
+        assert out.is_file(), f"no output for {model}"
+        cases.assert_self_contained(out)
+        refcheck.assert_same_tensors(cases.reference(case), out)
+
+
+def test_merge_several_models_with_o_is_usage_error(workdir, onnxstream):
+    models = []
+    for name in SEVERAL[:2]:
+        case = cases.case_named(name)
+        copy_case(case, workdir)
+        models.append(model_path(case, workdir))
+    before = snapshot(workdir)
+    proc = run_cli(["merge", *models, "-o", workdir / "out.onnx"])
+    assert proc.returncode == 2, describe(proc)
+    cases.assert_unchanged(before, snapshot(workdir), "a usage error")
+
+
+def test_merge_to_explicit_output(workdir, onnxstream):
+    case = cases.case_named("one_file")
+    root = copy_case(case, workdir)
+    out = workdir / "elsewhere.onnx"
+    merge_ok([model_path(case, root), "-o", out])
+    assert out.is_file() and not merged_path(model_path(case, root)).exists()
+    refcheck.assert_same_tensors(cases.reference(case), out)
+
+
+def test_existing_output_refused_without_force(workdir, onnxstream):
+    case = cases.case_named("one_file")
+    root = copy_case(case, workdir)
+    model = model_path(case, root)
+    out = merged_path(model)
+    out.write_bytes(b"precious")
+    before = snapshot(root)
+
+    proc = run_cli(["merge", model])
+    assert proc.returncode == 1, describe(proc)
+    assert cases.error_lines(proc.stderr), describe(proc)
+    cases.assert_unchanged(before, snapshot(root), "a refused merge")
+    assert out.read_bytes() == b"precious"
+
+    merge_ok([model, "--force"])
+    refcheck.assert_same_tensors(cases.reference(case), out)
+
+
+@pytest.mark.parametrize("target", ["model.onnx", "model.onnx.data"])
+def test_output_equal_to_an_input_refused(target, workdir, onnxstream):
+    """DESIGN: the output may never be one of the inputs (model or data), even with --force."""
+    case = cases.case_named("one_file")
+    root = copy_case(case, workdir)
+    model = model_path(case, root)
+    before = snapshot(root)
+    proc = run_cli(["merge", model, "-o", model.parent / target, "--force"])
+    assert proc.returncode in (1, 2), describe(proc)
+    assert cases.error_lines(proc.stderr), describe(proc)
+    cases.assert_unchanged(before, snapshot(root), "a refused merge")
+
+
+def test_merge_is_deterministic_across_thread_counts(workdir, onnxstream):
+    case = cases.case_named("resnet18")
+    root = copy_case(case, workdir)
+    model = model_path(case, root)
+    outputs = []
+    for threads in (1, 4):
+        out = workdir / f"threads{threads}.onnx"
+        merge_ok([model, "-o", out, "--threads", threads])
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+
+
+def test_merge_quiet_prints_nothing(workdir, onnxstream):
+    case = cases.case_named("one_file")
+    root = copy_case(case, workdir)
+    proc = merge_ok([model_path(case, root), "--quiet"])
+    assert proc.stdout == "" and proc.stderr == "", describe(proc)
