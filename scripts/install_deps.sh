@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what onnxstream needs to build and test, from Debian's packages and the npm
+# registry. Safe to run again: it installs only what is missing. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  # build
+  cmake g++ make pkg-config
+  libboost-iostreams-dev libxxhash-dev libssl-dev liburing-dev
+  # tests and benchmarks
+  doctest-dev libbenchmark-dev clang
+  # independent references
+  python3-onnx python3-numpy python3-pytest python3-torch python3-torchvision
+)
+# Node.js may come from elsewhere (its npm then comes with it): install Debian's only if absent.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Sets everything up on a fresh Debian machine and runs every test:
+#   1. Debian packages and the npm package for ONNX Runtime (scripts/install_deps.sh, setup_e2e.sh)
+#   2. a build with warnings as errors, the fixtures (made by python3-onnx and torch),
+#      and ctest: unit tests, fuzz-corpus replays, end-to-end tests against the references
+#   3. the unit tests and fuzz replays again under AddressSanitizer + UndefinedBehaviorSanitizer
+#
+# Options: --no-sanitizers (skip stage 3), --large (also the multi-GB tests: slow, needs
+# ~10 GB of disk). Build folders: build/ and build-asan/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sanitizers=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-sanitizers) sanitizers=0 ;;
+    --large) export ONNXSTREAM_LARGE=1 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "unknown option: $arg" >&2; exit 2 ;;
+  esac
+done
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== dependencies"
+scripts/install_deps.sh
+scripts/setup_e2e.sh
+
+echo "== build (warnings are errors)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXSTREAM_WERROR=ON
+cmake --build build -j"$jobs"
+
+echo "== fixtures"
+/usr/bin/python3 scripts/make_fixtures.py build/fixtures
+
+echo "== tests"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+if [ "$sanitizers" = 1 ]; then
+  echo "== unit tests and fuzz replays under ASan + UBSan"
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONNXSTREAM_WERROR=ON -DONNXSTREAM_SANITIZE=ON -DONNXSTREAM_E2E=OFF
+  cmake --build build-asan -j"$jobs"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j"$jobs"
+fi
