@@ -103,7 +103,8 @@ void print_inspect_text(const ops::inspect_report& r) {
     std::printf("%s  (%s)\n", r.path.string().c_str(), human_bytes(r.file_size).c_str());
     std::printf("  IR version %lld", static_cast<long long>(r.ir_version));
     if (!r.producer_name.empty())
-        std::printf(", produced by %s %s", r.producer_name.c_str(), r.producer_version.c_str());
+        std::printf(", produced by %s%s%s", r.producer_name.c_str(), r.producer_version.empty() ? "" : " ",
+                    r.producer_version.c_str());
     std::printf("\n  opsets:");
     for (const auto& [domain, version] : r.opsets)
         std::printf(" %s %lld", domain.empty() ? "ai.onnx" : domain.c_str(), static_cast<long long>(version));

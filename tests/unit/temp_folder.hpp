@@ -1,0 +1,45 @@
+// A temporary folder for tests, removed with everything in it when the object dies.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+namespace test_support {
+
+class temp_folder {
+public:
+    temp_folder() {
+        std::string pattern = (std::filesystem::temp_directory_path() / "onnxstream-test-XXXXXX").string();
+        if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+        path_ = pattern;
+    }
+    ~temp_folder() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    temp_folder(const temp_folder&) = delete;
+    temp_folder& operator=(const temp_folder&) = delete;
+
+    [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+    std::filesystem::path write(const std::filesystem::path& relative, std::string_view content) const {
+        const auto full = path_ / relative;
+        std::filesystem::create_directories(full.parent_path());
+        std::ofstream(full, std::ios::binary) << content;
+        return full;
+    }
+
+private:
+    std::filesystem::path path_;
+};
+
+inline std::string read_file(const std::filesystem::path& path) {
+    std::string content(std::filesystem::file_size(path), '\0');
+    std::ifstream in(path, std::ios::binary);
+    in.read(content.data(), static_cast<std::streamsize>(content.size()));
+    return content;
+}
+
+}  // namespace test_support

@@ -1,0 +1,33 @@
+#include <onnxstream/io/hashing.hpp>
+
+#include "proto_builder.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace onnxstream::io;
+
+TEST_CASE("SHA-1 of known strings (FIPS 180 examples)") {
+    CHECK(to_hex(sha1_of(test_support::to_bytes("abc"))) == "a9993e364706816aba3e25717850c26c9cd0d89d");
+    CHECK(to_hex(sha1_of({})) == "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+    sha1_hasher incremental;
+    incremental.update(test_support::to_bytes("a"));
+    incremental.update(test_support::to_bytes("bc"));
+    CHECK(to_hex(incremental.finish()) == "a9993e364706816aba3e25717850c26c9cd0d89d");
+}
+
+TEST_CASE("xxh3 streaming equals one shot") {
+    const auto bytes = test_support::to_bytes("the quick brown fox jumps over the lazy dog");
+    xxh3_hasher h;
+    h.update(std::span(bytes).first(10));
+    h.update(std::span(bytes).subspan(10));
+    CHECK(h.digest() == xxh3_of(bytes));
+    CHECK(xxh3_of(bytes) != xxh3_of(test_support::to_bytes("the quick brown fox jumps over the lazy cat")));
+}
+
+TEST_CASE("parse_sha1_hex") {
+    const auto digest = parse_sha1_hex("A9993E364706816ABA3E25717850C26C9CD0D89D");
+    REQUIRE(digest);
+    CHECK(to_hex(*digest) == "a9993e364706816aba3e25717850c26c9cd0d89d");
+    CHECK_FALSE(parse_sha1_hex("abc"));
+    CHECK_FALSE(parse_sha1_hex("z9993e364706816aba3e25717850c26c9cd0d89d"));
+}

@@ -1,0 +1,137 @@
+#include <onnxstream/onnx/message_tree.hpp>
+#include <onnxstream/onnx/tree_edits.hpp>
+#include <onnxstream/plan/planner.hpp>
+#include <onnxstream/proto/tokenizer.hpp>
+
+#include "proto_builder.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+using namespace onnxstream;
+using test_support::proto_builder;
+
+namespace {
+
+// Executes a plan in memory: source 0 is the model, source 1 is `other`.
+std::vector<std::byte> execute(const plan::write_plan& p, std::span<const std::byte> model, std::span<const std::byte> other = {}) {
+    std::vector<std::byte> out(p.size());
+    for (const auto& op : p.operations()) {
+        const auto bytes = op.kind == plan::operation_kind::emit ? p.emitted(op)
+                           : op.source == 0                      ? model.subspan(op.input_offset, op.length)
+                                                                 : other.subspan(op.input_offset, op.length);
+        if (!bytes.empty()) std::memcpy(out.data() + op.output_offset, bytes.data(), bytes.size());
+    }
+    return out;
+}
+
+std::vector<std::byte> sample_model() {
+    proto_builder t;
+    t.varint_field(1, 2).varint_field(2, 1).string_field(8, "w").bytes_field(9, test_support::float_bytes({1, 2}));
+    proto_builder graph;
+    graph.string_field(2, "g").message_field(5, t);
+    proto_builder model;
+    model.varint_field(1, 8).string_field(2, "test").message_field(7, graph).string_field(1234, "unknown");
+    return model.take();
+}
+
+}  // namespace
+
+TEST_CASE("no edits: one copy of the whole file") {
+    const auto bytes = sample_model();
+    const auto tree = onnx::message_tree::parse(bytes);
+    REQUIRE(tree);
+    onnx::tree_edits edits;
+    const auto p = plan::plan_rewrite(*tree, edits);
+    REQUIRE(p);
+    CHECK(p->operations().size() == 1);
+    CHECK(p->describe() == "copy @0 +" + std::to_string(bytes.size()) + " from 0:0\nsize " + std::to_string(bytes.size()) + "\n");
+    CHECK(execute(*p, bytes) == bytes);
+}
+
+TEST_CASE("edits that cancel out reproduce the input byte for byte, non-minimal varints included") {
+    proto_builder t;
+    t.varint_field(2, 1).string_field(8, "w");
+    proto_builder graph;
+    graph.raw_varint((5 << 3) | 2).raw(std::vector<std::byte>{static_cast<std::byte>(0x80U | t.bytes().size()), std::byte{0x00}}).raw(t.bytes());
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto bytes = model.take();
+    const auto tree = onnx::message_tree::parse(bytes);
+    REQUIRE(tree);
+    // Drop the tensor's name and insert the same field in its place.
+    onnx::tree_edits edits;
+    const auto tensor_message = static_cast<std::uint32_t>(tree->messages().size() - 1);
+    const auto& name_field = tree->fields(tensor_message)[1];
+    edits.drop(static_cast<std::uint32_t>(&name_field - tree->all_fields().data()));
+    edits.insert(tensor_message, 1, edits.text(8, "w"));
+    const auto p = plan::plan_rewrite(*tree, edits);
+    REQUIRE(p);
+    CHECK(execute(*p, bytes) == bytes);
+}
+
+TEST_CASE("replacing raw_data with a slice of another source resizes every enclosing message") {
+    const auto bytes = sample_model();
+    const auto tree = onnx::message_tree::parse(bytes);
+    REQUIRE(tree);
+    const auto other = test_support::float_bytes({9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                                  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+    const std::uint32_t tensor = 2;
+    REQUIRE(tree->at(tensor).kind == onnx::message_kind::tensor);
+    onnx::tree_edits edits;
+    const auto& raw = tree->fields(tensor)[3];
+    REQUIRE(raw.token.number == 9);
+    edits.drop(static_cast<std::uint32_t>(&raw - tree->all_fields().data()));
+    edits.insert(tensor, 3, edits.slice(9, 1, 0, other.size()));
+    const auto p = plan::plan_rewrite(*tree, edits);
+    REQUIRE(p);
+    CHECK(p->size() == plan::planned_size(*tree, edits));
+    const auto out = execute(*p, bytes, other);
+    // The result parses, the tensor's raw_data is the other source's bytes, the unknown
+    // field survived in place.
+    const auto reparsed = onnx::message_tree::parse(out);
+    REQUIRE(reparsed);
+    const auto& new_raw = reparsed->fields(2)[3];
+    CHECK(new_raw.token.number == 9);
+    const auto payload = reparsed->payload(new_raw);
+    CHECK(std::equal(payload.begin(), payload.end(), other.begin(), other.end()));
+    CHECK(reparsed->find_text(0, 1234) == "unknown");
+    CHECK(reparsed->find_text(0, 2) == "test");
+}
+
+TEST_CASE("insertions keep their order at one position; appends go last") {
+    const auto bytes = sample_model();
+    const auto tree = onnx::message_tree::parse(bytes);
+    REQUIRE(tree);
+    onnx::tree_edits edits;
+    edits.insert(1, 2, edits.text(2, "z"));  // graph: after name and initializer
+    edits.insert(1, 0, edits.text(10, "first"));
+    edits.insert(1, 0, edits.text(10, "second"));
+    const auto p = plan::plan_rewrite(*tree, edits);
+    REQUIRE(p);
+    const auto out = execute(*p, bytes);
+    const auto reparsed = onnx::message_tree::parse(out);
+    REQUIRE(reparsed);
+    const auto fields = reparsed->fields(1);
+    REQUIRE(fields.size() == 5);
+    CHECK(reparsed->text(fields[0]) == "first");
+    CHECK(reparsed->text(fields[1]) == "second");
+    CHECK(fields[2].token.number == 2);
+    CHECK(fields[3].token.number == 5);
+    CHECK(reparsed->text(fields[4]) == "z");
+}
+
+TEST_CASE("an output over the size limit fails before any operation is planned") {
+    const auto bytes = sample_model();
+    const auto tree = onnx::message_tree::parse(bytes);
+    REQUIRE(tree);
+    onnx::tree_edits edits;
+    edits.insert(2, 0, edits.slice(9, 1, 0, 3ULL << 30));
+    const auto size = plan::planned_size(*tree, edits);
+    CHECK(size > plan::protobuf_limit);
+    const auto p = plan::plan_rewrite(*tree, edits);
+    REQUIRE_FALSE(p);
+    CHECK(p.error().code == error_code::too_large);
+    CHECK(p.error().hint.find("repack") != std::string::npos);
+}
