@@ -40,7 +40,9 @@ result<source_file> source_file::open(const std::filesystem::path& path, bool ma
     file.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (file.fd_ < 0) {
         const std::error_code os(errno, std::generic_category());
-        auto e = os_failure("cannot open " + path.string(), os);
+        auto e = os_failure("cannot open " + path.string(), os,
+                            os == std::errc::no_such_file_or_directory ? "check the path: no file has that name"
+                                                                       : "check that the file is readable");
         if (os == std::errc::no_such_file_or_directory) e.code = error_code::missing_data;
         return failure(std::move(e));
     }
@@ -48,7 +50,8 @@ result<source_file> source_file::open(const std::filesystem::path& path, bool ma
     if (::fstat(file.fd_, &info) != 0)
         return failure(os_failure("cannot read the attributes of " + path.string(), {errno, std::generic_category()}));
     if (S_ISDIR(info.st_mode))
-        return failure(error_code::io, path.string() + " is a directory, not a file");
+        return failure(error_code::io, path.string() + " is a directory, not a file",
+                       "give the path of the file itself");
     if (!S_ISREG(info.st_mode))
         return failure(error_code::io, path.string() + " is not a regular file (a device, FIFO or socket)",
                        "point onnxstream at the model and data files themselves");
