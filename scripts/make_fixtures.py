@@ -58,6 +58,8 @@ import os
 import shutil
 import sys
 import time
+import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -222,7 +224,7 @@ def cast_sum_model(name: str, tensors: list[TensorProto], length: int,
 
 def fp16_uint8_model(rng: np.random.Generator) -> onnx.ModelProto:
     n = 512
-    tensors = [rand(rng, f"w.{t}", (n,), t) for t in
+    tensors = [rand(rng, f"w.{np.dtype(t).name}", (n,), t) for t in
                (np.float16, np.uint8, np.int8, np.bool_, np.float64, np.int32, np.int64, np.uint16)]
     return cast_sum_model("fp16_uint8", tensors, n)
 
@@ -290,6 +292,63 @@ def embedded_model(rng: np.random.Generator) -> onnx.ModelProto:
     return model_of(graph)
 
 
+def everywhere_model(rng: np.random.Generator) -> onnx.ModelProto:
+    """Tensors in the places onnx's own external-data helpers do not visit: a sparse
+    initializer, a Constant inside a model-local FunctionProto, and the initializers of a
+    TrainingInfoProto's initialization and algorithm graphs. All 1 KiB or more."""
+    n, nnz = 256, 256
+    f = TensorProto.FLOAT
+    function = helper.make_function(
+        "fixtures", "AddWeight", ["x"], ["y"],
+        [helper.make_node("Constant", [], ["w"], value=rand(rng, "function.weight", (n,))),
+         helper.make_node("Add", ["x", "w"], ["y"])],
+        [helper.make_opsetid("", OPSET)])
+    values = rand(rng, "sparse.weight", (nnz,))
+    # Indices in int64_data, so they stay embedded: onnx's shape inference cannot read
+    # external sparse indices.
+    indices = helper.make_tensor("", TensorProto.INT64, [nnz], np.sort(rng.choice(2 * n, nnz, replace=False)))
+    sparse = helper.make_sparse_tensor(values, indices, [2 * n])
+    graph = helper.make_graph(
+        [
+            helper.make_node("AddWeight", ["X"], ["added"], domain="fixtures"),
+            helper.make_node("Concat", ["added", "added"], ["doubled"], axis=0),
+            helper.make_node("Add", ["doubled", "sparse.weight"], ["Y"]),
+        ],
+        "everywhere", [vinfo("X", f, [n])], [vinfo("Y", f, [2 * n])])
+    graph.sparse_initializer.append(sparse)
+    init_graph = helper.make_graph(
+        [helper.make_node("Identity", ["train.init_value"], ["train.state"])],
+        "training_initialization", [], [vinfo("train.state", f, [n])], [rand(rng, "train.init_value", (n,))])
+    algo_graph = helper.make_graph(
+        [helper.make_node("Add", ["train.state_in", "train.step"], ["train.state_out"])],
+        "training_algorithm", [vinfo("train.state_in", f, [n])], [vinfo("train.state_out", f, [n])],
+        [rand(rng, "train.step", (n,))])
+    model = helper.make_model(graph, functions=[function],
+                              opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("fixtures", 1)],
+                              producer_name="onnxstream-fixtures", producer_version="1")
+    info = model.training_info.add()
+    info.initialization.CopyFrom(init_graph)
+    info.algorithm.CopyFrom(algo_graph)
+    onnx.checker.check_model(model)
+    return model
+
+
+def with_unknown_fields(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Adds fields no ONNX version defines (numbers 9001..) to the model, its graph and every
+    initializer: a tool that rewrites the model must keep them."""
+    def extra(message, text: bytes):
+        wire = message.SerializeToString()
+        # field 9001, wire type 2 (bytes), then field 9002, wire type 0 (varint 300)
+        wire += bytes([0xCA, 0xB2, 0x04, len(text)]) + text + bytes([0xD0, 0xB2, 0x04, 0xAC, 0x02])
+        message.ParseFromString(wire)
+
+    for t in model.graph.initializer:
+        extra(t, b"tensor:" + t.name.encode())
+    extra(model.graph, b"graph")
+    extra(model, b"model")
+    return model
+
+
 def torchvision_model(arch: str) -> onnx.ModelProto:
     import torch
     import torchvision
@@ -347,6 +406,17 @@ def find_tensor(model: onnx.ModelProto, name: str) -> TensorProto:
     raise KeyError(name)
 
 
+def externalize_by_hand(model: onnx.ModelProto, folder: Path, location: str) -> None:
+    """Moves every raw_data tensor (wherever iter_tensors finds it) to folder/location, with
+    offset and length, as onnx.save_model would if it visited them all."""
+    with open(folder / location, "wb") as f:
+        for _, t in refcheck.iter_tensors(model):
+            if t.HasField("raw_data"):
+                offset = f.tell()
+                f.write(t.raw_data)
+                set_external(t, location=location, offset=offset, length=len(t.raw_data))
+
+
 def data_at_locations(path: Path) -> bool:
     """Every external location exists under the model's folder (where ONNX Runtime looks)."""
     model = onnx.load(str(path), load_external_data=False)
@@ -366,14 +436,18 @@ class Writer:
     def __init__(self, out: Path):
         self.out = out
         self.cases: list[dict] = []
-        self.rng_seed = SEED
+        self.current = ""
+        self.draws = 0
 
     def rng(self) -> np.random.Generator:
-        """A fresh generator per case, so one case's change does not shift the others."""
-        self.rng_seed += 1
-        return np.random.default_rng(self.rng_seed)
+        """A fresh generator seeded by the current case's name (and how many it drew
+        before), so adding or changing one case does not change the others' bytes."""
+        self.draws += 1
+        return np.random.default_rng([SEED, zlib.crc32(self.current.encode()), self.draws])
 
     def folder(self, name: str) -> Path:
+        """Makes OUTDIR/name afresh; the case being written from now on."""
+        self.current, self.draws = name, 0
         d = self.out / name
         if d.is_symlink() or d.is_file():
             d.unlink()
@@ -534,6 +608,86 @@ def write_good_cases(w: Writer) -> None:
            "embedded raw_data MLP: >= 1 MiB tensors, odd sizes, small tensors, int64 Reshape shape, Constants",
            split=True)
 
+    # everywhere: sparse initializer, FunctionProto and TrainingInfoProto tensors, external
+    # (written by hand: onnx's helpers skip those places).
+    d = w.folder("everywhere")
+    model = everywhere_model(w.rng())
+    embedded = w.folder("everywhere_embedded") / "model.onnx"
+    save_embedded(model, embedded)
+    externalize_by_hand(model, d, "model.onnx.data")
+    save_embedded(model, d / "model.onnx")
+    assert count_external(d / "model.onnx") == 4
+    w.good("everywhere", d / "model.onnx",
+           "external tensors in a sparse initializer, a FunctionProto's Constant and a TrainingInfoProto",
+           data_files=[d / "model.onnx.data"])
+    w.good("everywhere_embedded", embedded, "the everywhere model with its tensors embedded",
+           split=True, reference=f"{REFERENCES}/everywhere.npz")
+
+    # unknown_fields: fields no ONNX version defines, on the model, graph and tensors.
+    d = w.folder("unknown_fields")
+    model = with_unknown_fields(conv_mlp(w.rng()))
+    embedded = w.folder("unknown_fields_embedded") / "model.onnx"
+    save_embedded(model, embedded)
+    save_external(model, d / "model.onnx", "model.onnx.data")
+    w.good("unknown_fields", d / "model.onnx", "unknown fields (9001, 9002) in model, graph and tensors",
+           data_files=[d / "model.onnx.data"])
+    w.good("unknown_fields_embedded", embedded, "unknown fields, tensors embedded", split=True,
+           reference=f"{REFERENCES}/unknown_fields.npz")
+
+    # multi_data_flags: two data files, each found by its own --data (matched by name).
+    d = w.folder("multi_data_flags")
+    model = conv_mlp(w.rng())
+    save_external(model, d / "model" / "model.onnx", "first.bin")
+
+    def two_files(m):
+        names = [t.name for t in m.graph.initializer]
+        with open(d / "model" / "first.bin", "rb") as f:
+            blob = f.read()
+        with open(d / "model" / "first.bin", "wb") as first, open(d / "model" / "second.bin", "wb") as second:
+            for i, t in enumerate(m.graph.initializer):
+                e = refcheck.external_entries(t)
+                data = blob[int(e["offset"]):int(e["offset"]) + int(e["length"])]
+                target, location = (first, "first.bin") if i % 2 == 0 else (second, "second.bin")
+                offset = target.tell()
+                target.write(data)
+                set_external(t, location=location, offset=offset, length=len(data))
+        assert len(names) == 6
+    edit_model_file(d / "model" / "model.onnx", two_files)
+    w.good("multi_data_flags", d / "model" / "model.onnx",
+           "two data files first.bin and second.bin in ../elsewhere, passed as two --data",
+           data=[d / "elsewhere" / "first.bin", d / "elsewhere" / "second.bin"],
+           data_files=[d / "elsewhere" / "first.bin", d / "elsewhere" / "second.bin"], needs_args=True)
+    (d / "elsewhere").mkdir()
+    for fname in ("first.bin", "second.bin"):
+        os.rename(d / "model" / fname, d / "elsewhere" / fname)
+
+    # data_dir_filename: location sub/params.bin, the file is <data-dir>/params.bin.
+    d = w.folder("data_dir_filename")
+    save_external(conv_mlp(w.rng()), d / "model" / "model.onnx", "sub/params.bin")
+    w.good("data_dir_filename", d / "model" / "model.onnx",
+           "location sub/params.bin, the file is ../weights_dir/params.bin: --data-dir, by file name",
+           data_dirs=[d / "weights_dir"], data_files=[d / "weights_dir" / "params.bin"], needs_args=True)
+    (d / "weights_dir").mkdir()
+    os.rename(d / "model" / "sub" / "params.bin", d / "weights_dir" / "params.bin")
+    (d / "model" / "sub").rmdir()
+
+    # only_data_like: the one data-like file in the model's folder has an unrelated name.
+    d = w.folder("only_data_like")
+    save_external(conv_mlp(w.rng()), d / "model.onnx", "weights.bin")
+    w.good("only_data_like", d / "model.onnx",
+           "location weights.bin, the folder's only data file is export-v2.data", data_files=[d / "export-v2.data"])
+    os.rename(d / "weights.bin", d / "export-v2.data")
+
+    # symlink_inside: the data file is a symlink that stays in the model's folder.
+    d = w.folder("symlink_inside")
+    save_external(conv_mlp(w.rng()), d / "model.onnx", "model.onnx.data")
+    (d / "store").mkdir()
+    os.rename(d / "model.onnx.data", d / "store" / "weights.bin")
+    os.symlink("store/weights.bin", d / "model.onnx.data")
+    w.good("symlink_inside", d / "model.onnx",
+           "model.onnx.data is a symlink to store/weights.bin, inside the model's folder",
+           data_files=[d / "store" / "weights.bin"])
+
     # torchvision: seeded random weights, one embedded and one external copy each.
     for arch in ("resnet18", "mobilenet_v2"):
         model = torchvision_model(arch)
@@ -650,7 +804,7 @@ def write_bad_cases(w: Writer) -> None:
 
     # Files that are not ONNX models.
     d = w.folder("bad_random_bytes")
-    (d / "random.onnx").write_bytes(np.random.default_rng(w.rng_seed + 1000).bytes(4096))
+    (d / "random.onnx").write_bytes(w.rng().bytes(4096))
     d2 = w.folder("bad_text")
     (d2 / "text.onnx").write_text("This is not an ONNX model.\nIt is a text file.\n")
     d3 = w.folder("bad_empty")
@@ -664,13 +818,54 @@ def write_bad_cases(w: Writer) -> None:
                               ("bad_truncated_model", d4 / "cut.onnx", [])):
         if path.stat().st_size:
             try:
-                onnx.load_model_from_string(path.read_bytes())
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")   # protobuf warns before it fails
+                    onnx.load_model_from_string(path.read_bytes())
             except Exception:
                 pass
             else:
                 raise AssertionError(f"{path}: protobuf parses it; pick other bytes")
         w.bad(case, path, f"{path.name} is not an ONNX model", error=None,
               error_any=[path.name] + extra + NOT_ONNX_WORDS, commands=["merge", "inspect", "split"])
+
+    # Broken external_data entries: each must be an error, never a crash.
+    broken = [
+        ("bad_offset_garbage", "offset is not a number", {"offset": "abc", "length": "1024"}, ["offset", "abc"]),
+        ("bad_offset_overflow", "offset + length overflows 64 bits",
+         {"offset": str(2**64 - 512), "length": "1024"}, ["offset", "probably incomplete", "range"]),
+        ("bad_length_negative", "length is negative", {"offset": "0", "length": "-1024"}, ["length", "-1024"]),
+        ("bad_no_location", "external tensor without a location key",
+         {"location": None, "offset": "0", "length": "1024"}, ["location"]),
+        ("bad_empty_location", "location is the empty string", {"location": "", "offset": "0", "length": "1024"},
+         ["location"]),
+    ]
+    for name, description, entries, words in broken:
+        d = w.folder(name)
+        model = tiny_external_model(w.rng(), name, tensor_name="broken_weight")
+        (d / "model.onnx.data").write_bytes(find_tensor(model, "broken_weight").raw_data)
+        entries = {"location": "model.onnx.data", **entries}   # location None: no location key
+        set_external(find_tensor(model, "broken_weight"), **{k: v for k, v in entries.items() if v is not None})
+        save_embedded(model, d / "model.onnx")
+        w.bad(name, d / "model.onnx", description, error=None, error_any=["broken_weight"] + words)
+
+    # dims whose product overflows 64 bits.
+    d = w.folder("bad_dims_overflow")
+    model = tiny_external_model(w.rng(), "dims", tensor_name="huge_dims")
+    t = find_tensor(model, "huge_dims")
+    (d / "model.onnx.data").write_bytes(t.raw_data)
+    set_external(t, location="model.onnx.data", offset=0, length=len(t.raw_data))
+    del t.dims[:]
+    t.dims.extend([2**40, 2**40, 16])
+    save_embedded(model, d / "model.onnx")
+    w.bad("bad_dims_overflow", d / "model.onnx", "huge_dims has dims 2^40 x 2^40 x 16 (overflows)",
+          error=None, error_any=["huge_dims", "overflow", "dims"])
+
+    # The location names a folder.
+    d = w.folder("bad_data_is_directory")
+    save_external(tiny_external_model(w.rng(), "directory"), d / "model.onnx", "weights.bin")
+    (d / "weights.bin").unlink()
+    (d / "weights.bin").mkdir()
+    w.bad("bad_data_is_directory", d / "model.onnx", "location weights.bin is a directory", error="weights.bin")
 
     # A data file reached through a symlink that leaves the model's folder.
     d = w.folder("bad_symlink_escape")

@@ -3,6 +3,7 @@ snapshots of folders, default output names (DESIGN.md) and cached ONNX Runtime r
 from __future__ import annotations
 
 import atexit
+import fcntl
 import functools
 import hashlib
 import importlib.util
@@ -41,13 +42,17 @@ def _generator_sha1() -> str:
 @functools.lru_cache(maxsize=None)
 def manifest() -> dict:
     """The fixtures' manifest; (re)generates the fixtures when missing or made by another
-    version of make_fixtures.py."""
+    version of make_fixtures.py. A lock file keeps parallel test runs (ctest -j) from
+    generating into the same folder at once."""
     root = fixtures_dir()
+    root.mkdir(parents=True, exist_ok=True)
     path = root / "manifest.json"
-    current = json.loads(path.read_text()) if path.exists() else None
-    if current is None or current.get("generator_sha1") != _generator_sha1():
-        subprocess.run([sys.executable, str(MAKE_FIXTURES), str(root)], check=True)
-        current = json.loads(path.read_text())
+    with open(root / ".generate.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        current = json.loads(path.read_text()) if path.exists() else None
+        if current is None or current.get("generator_sha1") != _generator_sha1():
+            subprocess.run([sys.executable, str(MAKE_FIXTURES), str(root)], check=True)
+            current = json.loads(path.read_text())
     return current
 
 
@@ -138,6 +143,15 @@ def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith(ERROR_PREFIX)]
 
 
+def assert_error_with_hint(proc) -> None:
+    """DESIGN: an error is `onnxstream: error: <what>` on stderr plus a line saying what to do."""
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    errors = [i for i, line in enumerate(lines) if line.startswith(ERROR_PREFIX)]
+    assert errors, f"no line starting with {ERROR_PREFIX!r}" + refcheck.describe(proc)
+    assert errors[0] + 1 < len(lines), (
+        "the error is not followed by a line saying what to do" + refcheck.describe(proc))
+
+
 def contains(text: str, needle: str) -> bool:
     return needle.lower() in text.lower()
 
@@ -145,6 +159,18 @@ def contains(text: str, needle: str) -> bool:
 def external_tensors(model: Path) -> list[tuple[str, onnx.TensorProto]]:
     m = onnx.load(str(model), load_external_data=False)
     return [(k, t) for k, t in refcheck.iter_tensors(m) if refcheck.is_external(t)]
+
+
+def original_canonical(case: dict) -> onnx.ModelProto:
+    """The case's model in canonical form (external bytes from its reference)."""
+    model = fixtures_dir() / case["model"]
+    values = reference(case) if case["external"] else None
+    return refcheck.canonical_model(model, values)
+
+
+def assert_same_model_as_original(case: dict, rewritten: Path) -> None:
+    """The rewritten model is the case's model, but for where tensors are stored."""
+    refcheck.assert_same_model(original_canonical(case), refcheck.canonical_model(rewritten), str(rewritten))
 
 
 def assert_self_contained(model: Path) -> None:

@@ -8,12 +8,15 @@ Functions:
   iter_tensors(model)            every TensorProto anywhere in a ModelProto, with a stable key
   load_tensors(model_path)       {key: ndarray} for every tensor, external data loaded by onnx
   assert_same_tensors(a, b)      same keys, dtypes, shapes and bytes (paths or dicts)
+  canonical_model(model_path)    the model with all tensors embedded as raw_data, for
+                                 comparing everything else (assert_same_model)
   make_inputs(model_path, seed)  seeded random values for the graph inputs
   run_ort(model_path, inputs)    {output name: ndarray} from ONNX Runtime on CPU
   run_cli(args)                  CompletedProcess of the onnxstream binary
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -24,6 +27,7 @@ from typing import Iterator, Mapping, Sequence, Union
 
 import numpy as np
 import onnx
+import onnx.external_data_helper
 from onnx import TensorProto, numpy_helper
 
 HERE = Path(__file__).resolve().parent
@@ -146,22 +150,49 @@ def tensor_nbytes(tensor: TensorProto) -> int | None:
     return (count * bits + 7) // 8
 
 
-def graph_node_counts(model: onnx.ModelProto, include_subgraphs: bool) -> dict[str, int]:
-    """Number of nodes per op_type in the main graph (optionally plus all subgraphs)."""
+def node_counts(model: onnx.ModelProto, scope: str, qualified: bool) -> dict[str, int]:
+    """Number of nodes per op type.
+
+    scope: "main" (the main graph), "graphs" (plus subgraphs at any depth) or "all" (plus
+    FunctionProto bodies and TrainingInfoProto graphs). qualified: ops of a domain other
+    than the default one count as "domain:op_type" instead of "op_type".
+    """
     counts: dict[str, int] = {}
 
-    def walk(g: onnx.GraphProto):
-        for node in g.node:
-            counts[node.op_type] = counts.get(node.op_type, 0) + 1
-            if include_subgraphs:
+    def count(node_list):
+        for node in node_list:
+            default = node.domain in ("", "ai.onnx")
+            key = node.op_type if default or not qualified else f"{node.domain}:{node.op_type}"
+            counts[key] = counts.get(key, 0) + 1
+            if scope != "main":
                 for attr in node.attribute:
                     if attr.HasField("g"):
-                        walk(attr.g)
+                        count(attr.g.node)
                     for sub in attr.graphs:
-                        walk(sub)
+                        count(sub.node)
 
-    walk(model.graph)
+    count(model.graph.node)
+    if scope == "all":
+        for function in model.functions:
+            count(function.node)
+        for info in model.training_info:
+            count(info.initialization.node)
+            count(info.algorithm.node)
     return counts
+
+
+def check_model(model_path: PathLike) -> None:
+    """onnx.checker on the file; when onnx 1.12 cannot read an external sparse tensor
+    ("Cannot parse data from external tensors"), on its canonical (embedded) form."""
+    try:
+        onnx.checker.check_model(str(model_path))
+    except onnx.shape_inference.InferenceError as e:
+        model = onnx.load(str(model_path), load_external_data=False)
+        sparse_external = any(is_external(t) and key.endswith((".values", ".indices"))
+                              for key, t in iter_tensors(model))
+        if "Cannot parse data from external tensors" not in str(e) or not sparse_external:
+            raise
+        onnx.checker.check_model(canonical_model(model_path))
 
 
 # ---------------------------------------------------------------------------------------
@@ -202,15 +233,77 @@ def assert_same_tensors(a: Union[PathLike, Mapping[str, np.ndarray]],
                         b: Union[PathLike, Mapping[str, np.ndarray]]) -> None:
     """Fails unless a and b (model paths, .npz paths or dicts) hold the same tensors."""
     ta, tb = _as_tensors(a), _as_tensors(b)
+    name_a = "the reference" if isinstance(a, Mapping) else str(a)
+    name_b = "the reference" if isinstance(b, Mapping) else str(b)
     missing, extra = sorted(set(ta) - set(tb)), sorted(set(tb) - set(ta))
     assert not missing and not extra, (
-        f"tensor keys differ: only in {a}: {missing[:10]}, only in {b}: {extra[:10]}")
+        f"tensor keys differ: only in {name_a}: {missing[:10]}, only in {name_b}: {extra[:10]}")
     bad = []
     for key in ta:
         x, y = ta[key], tb[key]
         if not same_array(x, y):
-            bad.append(f"{key}: {x.dtype}{list(x.shape)} vs {y.dtype}{list(y.shape)}")
-    assert not bad, f"{len(bad)} tensors differ between {a} and {b}: {bad[:10]}"
+            detail = ""
+            if x.shape == y.shape and x.dtype == y.dtype and x.dtype.kind not in "OUS":
+                differing = np.flatnonzero(x.reshape(-1).view(np.uint8) != y.reshape(-1).view(np.uint8))
+                detail = f", {differing.size} bytes differ, first at byte {differing[0]}"
+            bad.append(f"{key}: {x.dtype}{list(x.shape)} vs {y.dtype}{list(y.shape)}{detail}")
+    assert not bad, f"{len(bad)} tensors differ between {name_a} and {name_b}: {bad[:10]}"
+
+
+TYPED_FIELDS = ("float_data", "int32_data", "int64_data", "double_data", "uint64_data")
+
+
+def canonical_model(model_path: PathLike, values: Mapping[str, np.ndarray] | None = None) -> onnx.ModelProto:
+    """The model with every tensor's bytes in embedded raw_data and nothing else changed.
+
+    External tensors get their bytes from values (keys as iter_tensors) when given, else
+    from onnx's loader; typed fields become little-endian raw_data; data_location and
+    external_data go. Two models that differ only in where and how their tensors are stored
+    (a model and its merge or split) have equal canonical forms.
+    """
+    model_path = Path(model_path)
+    model = onnx.load(str(model_path), load_external_data=False)
+    for key, tensor in iter_tensors(model):
+        if tensor.data_type == TensorProto.STRING:
+            continue
+        raw = None
+        if is_external(tensor):
+            if values is not None:
+                raw = np.ascontiguousarray(values[key]).tobytes()
+            else:
+                loaded = TensorProto()
+                loaded.CopyFrom(tensor)
+                onnx.external_data_helper.load_external_data_for_tensor(loaded, str(model_path.parent))
+                raw = loaded.raw_data
+        elif not tensor.HasField("raw_data") and any(len(getattr(tensor, f)) for f in TYPED_FIELDS):
+            array = numpy_helper.to_array(tensor)
+            raw = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+        if raw is not None:
+            for field in (*TYPED_FIELDS, "raw_data"):
+                tensor.ClearField(field)
+            tensor.raw_data = raw
+        del tensor.external_data[:]
+        tensor.ClearField("data_location")
+    return model
+
+
+def assert_same_model(expected: onnx.ModelProto, got: onnx.ModelProto, what: str) -> None:
+    """Equal canonical models; on a difference, shows where (tensor bytes left out)."""
+    if expected.SerializeToString() == got.SerializeToString():
+        return
+
+    def text(model: onnx.ModelProto) -> list[str]:
+        copy = onnx.ModelProto()
+        copy.CopyFrom(model)
+        for _, tensor in iter_tensors(copy):
+            if tensor.HasField("raw_data"):
+                tensor.raw_data = hashlib.sha1(tensor.raw_data).hexdigest().encode()
+        return str(copy).splitlines()
+
+    import difflib
+    diff = list(difflib.unified_diff(text(expected), text(got), "expected", what, n=2, lineterm=""))
+    raise AssertionError(f"{what} differs from the expected model beyond tensor storage:\n"
+                         + "\n".join(diff[:60]))
 
 
 # ---------------------------------------------------------------------------------------

@@ -20,12 +20,13 @@ from refcheck import describe, run_cli
 KEYS = {
     "ir_version": "ir_version",            # int
     "opsets": "opsets",                    # {domain: version} or [{"domain", "version"}]
-    "producer": "producer",                # "name version" string, or {"name", "version"}
+    "producer": "producer_name",           # "name [version]" string, or {"name", "version"}
     "inputs": "inputs",                    # [name] or [{"name", ...}]
     "outputs": "outputs",                  # [name] or [{"name", ...}]
-    "op_counts": "nodes.by_op_type",       # {op_type: count} (main graph, or all graphs)
-    "tensor_count": "tensors.count",       # int (every tensor, or the main initializers)
-    "tensor_bytes": "tensors.bytes",       # int: sum of product(dims) x element size
+    "op_counts": "op_types",               # {op_type: count} (main graph, or all graphs)
+    "node_count": "nodes",                 # int: the sum of op_counts
+    "tensor_count": "tensors",             # int (every tensor, or the main initializers)
+    "tensor_bytes": "tensor_bytes",        # int: sum of product(dims) x element size
     "external_files": "external_data",     # [{"path", "found_by", "size"}]
     "file_path": "path",                   # keys inside one external_files entry
     "file_found_by": "found_by",
@@ -51,9 +52,9 @@ def names(entries) -> list[str]:
 
 
 def opsets(value) -> dict[str, int]:
-    if isinstance(value, dict):
-        return {k: int(v) for k, v in value.items()}
-    return {e.get("domain", ""): int(e["version"]) for e in value}
+    """{domain: version}, the default domain spelled "ai.onnx" (its other name, "")."""
+    pairs = value.items() if isinstance(value, dict) else ((e.get("domain", ""), e["version"]) for e in value)
+    return {(domain or "ai.onnx"): int(version) for domain, version in pairs}
 
 
 def inspect_json(model: Path, extra=()) -> dict:
@@ -90,7 +91,7 @@ def test_inspect_json_matches_onnx(good_case, workdir, onnxstream):
     m = onnx.load(str(model), load_external_data=False)
 
     assert get(doc, "ir_version") == m.ir_version
-    assert opsets(get(doc, "opsets")) == {o.domain: o.version for o in m.opset_import}
+    assert opsets(get(doc, "opsets")) == opsets({o.domain: o.version for o in m.opset_import})
     producer = get(doc, "producer")
     producer_text = producer if isinstance(producer, str) else " ".join(str(v) for v in producer.values())
     assert m.producer_name in producer_text
@@ -98,9 +99,10 @@ def test_inspect_json_matches_onnx(good_case, workdir, onnxstream):
     assert names(get(doc, "outputs")) == [o.name for o in m.graph.output]
 
     op_counts = {k: int(v) for k, v in get(doc, "op_counts").items()}
-    main_only, everywhere = (refcheck.graph_node_counts(m, False), refcheck.graph_node_counts(m, True))
-    assert op_counts in (main_only, everywhere), (
-        f"op counts {op_counts}; onnx: main graph {main_only}, all graphs {everywhere}")
+    accepted = {f"{scope}{'/qualified' if q else ''}": refcheck.node_counts(m, scope, q)
+                for scope in ("main", "graphs", "all") for q in (False, True)}
+    assert op_counts in accepted.values(), f"op counts {op_counts}; onnx: {accepted}"
+    assert get(doc, "node_count") == sum(op_counts.values())
 
     count_bytes = (get(doc, "tensor_count"), get(doc, "tensor_bytes"))
     assert count_bytes in (all_tensor_stats(m), initializer_stats(m)), (

@@ -10,7 +10,7 @@ from cases import copy_case, data_args, merged_path, model_path, snapshot
 from refcheck import describe, run_cli
 
 
-def merge_ok(args) -> None:
+def merge_ok(args):
     proc = run_cli(["merge", *map(str, args)])
     assert proc.returncode == 0, describe(proc)
     return proc
@@ -30,8 +30,9 @@ def test_merge_good_case(good_case, workdir, onnxstream, ort):
     created = sorted(set(after) - set(before))
     assert created == [out.relative_to(root).as_posix()], f"files created besides the output: {created}"
     cases.assert_self_contained(out)
-    onnx.checker.check_model(str(out))
+    refcheck.check_model(out)
     refcheck.assert_same_tensors(cases.reference(good_case), out)
+    cases.assert_same_model_as_original(good_case, out)
     if good_case["ort"]:
         cases.assert_same_ort_outputs(good_case, out)
 
@@ -50,7 +51,7 @@ def test_merge_needs_data_flags(needs_args_case, workdir, onnxstream):
     before = snapshot(root)
     proc = run_cli(["merge", model])
     assert proc.returncode == 1, describe(proc)
-    assert cases.error_lines(proc.stderr), describe(proc)
+    cases.assert_error_with_hint(proc)
     assert "--data" in proc.stderr, "the error should say which flags would help" + describe(proc)
     cases.assert_unchanged(before, snapshot(root), "a failed merge")
 
@@ -103,7 +104,7 @@ def test_existing_output_refused_without_force(workdir, onnxstream):
 
     proc = run_cli(["merge", model])
     assert proc.returncode == 1, describe(proc)
-    assert cases.error_lines(proc.stderr), describe(proc)
+    cases.assert_error_with_hint(proc)
     cases.assert_unchanged(before, snapshot(root), "a refused merge")
     assert out.read_bytes() == b"precious"
 
@@ -120,7 +121,7 @@ def test_output_equal_to_an_input_refused(target, workdir, onnxstream):
     before = snapshot(root)
     proc = run_cli(["merge", model, "-o", model.parent / target, "--force"])
     assert proc.returncode in (1, 2), describe(proc)
-    assert cases.error_lines(proc.stderr), describe(proc)
+    cases.assert_error_with_hint(proc)
     cases.assert_unchanged(before, snapshot(root), "a refused merge")
 
 
@@ -141,3 +142,23 @@ def test_merge_quiet_prints_nothing(workdir, onnxstream):
     root = copy_case(case, workdir)
     proc = merge_ok([model_path(case, root), "--quiet"])
     assert proc.stdout == "" and proc.stderr == "", describe(proc)
+
+
+def test_merge_relative_model_path(workdir, onnxstream):
+    """A bare file name, run from the model's folder: output and data resolve there."""
+    case = cases.case_named("one_file")
+    root = copy_case(case, workdir)
+    model = model_path(case, root)
+    proc = run_cli(["merge", model.name], cwd=model.parent)
+    assert proc.returncode == 0, describe(proc)
+    refcheck.assert_same_tensors(cases.reference(case), merged_path(model))
+
+
+def test_merge_into_missing_folder_fails_cleanly(workdir, onnxstream):
+    case = cases.case_named("one_file")
+    root = copy_case(case, workdir)
+    before = snapshot(workdir)
+    proc = run_cli(["merge", model_path(case, root), "-o", workdir / "no" / "such" / "folder" / "out.onnx"])
+    assert proc.returncode == 1, describe(proc)
+    cases.assert_error_with_hint(proc)
+    cases.assert_unchanged(before, snapshot(workdir), "a failed merge")

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import onnx
+import pytest
 from onnx import TensorProto
 
 import cases
@@ -84,8 +85,9 @@ def test_split_default(split_case, workdir, onnxstream, ort):
 
     rows = check_layout(out, data_name, DEFAULT_THRESHOLD, DEFAULT_ALIGN)
     assert any(r["external"] for r in rows)
-    onnx.checker.check_model(str(out))
+    refcheck.check_model(out)
     refcheck.assert_same_tensors(cases.reference(split_case), out)
+    cases.assert_same_model_as_original(split_case, out)
     cases.assert_same_ort_outputs(split_case, out)
 
     # Round trip: merging the split model gives the original tensors back.
@@ -93,8 +95,9 @@ def test_split_default(split_case, workdir, onnxstream, ort):
     assert proc.returncode == 0, describe(proc)
     merged = merged_path(out)
     cases.assert_self_contained(merged)
-    onnx.checker.check_model(str(merged))
+    refcheck.check_model(merged)
     refcheck.assert_same_tensors(cases.reference(split_case), merged)
+    cases.assert_same_model_as_original(split_case, merged)
     cases.assert_same_ort_outputs(split_case, merged)
 
 
@@ -114,16 +117,17 @@ def test_split_align_0_is_dense(split_case, workdir, onnxstream):
     refcheck.assert_same_tensors(cases.reference(split_case), out)
 
 
-def test_split_threshold_and_size_suffix(workdir, onnxstream, ort):
-    """--threshold 64K: only tensors of 65536 bytes and more go out."""
+@pytest.mark.parametrize("threshold, nbytes", [("64K", 64 * 1024), ("65536", 65536), ("1M", MIB)])
+def test_split_threshold_and_size_suffix(threshold, nbytes, workdir, onnxstream, ort):
+    """--threshold: only tensors of that many bytes and more go out (sizes take K/M)."""
     case = cases.case_named("resnet18_embedded")
     root = copy_case(case, workdir)
     model = model_path(case, root)
-    run_split([model, "--threshold", "64K"])
+    run_split([model, "--threshold", threshold])
     out = split_path(model)
-    rows = check_layout(out, out.name + ".data", 64 * 1024, DEFAULT_ALIGN)
+    rows = check_layout(out, out.name + ".data", nbytes, DEFAULT_ALIGN)
     assert any(not r["external"] and r["nbytes"] >= DEFAULT_THRESHOLD for r in rows), \
-        "the fixture should have tensors between 1 KiB and 64 KiB"
+        "the fixture should have tensors between 1 KiB and the threshold"
     refcheck.assert_same_tensors(cases.reference(case), out)
     cases.assert_same_ort_outputs(case, out)
 
@@ -151,7 +155,7 @@ def test_split_existing_output_refused_without_force(workdir, onnxstream):
     before = snapshot(root)
     proc = run_cli(["split", model])
     assert proc.returncode == 1, describe(proc)
-    assert cases.error_lines(proc.stderr), describe(proc)
+    cases.assert_error_with_hint(proc)
     cases.assert_unchanged(before, snapshot(root), "a refused split")
     run_split([model, "--force"])
     refcheck.assert_same_tensors(cases.reference(case), out)
