@@ -45,7 +45,8 @@ constexpr std::string_view repack_help =
     "  --write-checksums     write each tensor's SHA-1 into its 'checksum' key\n"
     "  --data FILE, --data-dir DIR   where the input's external data is\n"
     "  -j, --threads N       worker threads (default: the number of cores)\n"
-    "  -f, --force           replace existing outputs\n"
+    "  -f, --force           replace existing outputs, even the model's own files (repack in\n"
+    "                        place: the old files are replaced only once the new ones are on disk)\n"
     "  --json, --quiet       as everywhere\n";
 
 constexpr std::array split_options{opt_help, opt_quiet, opt_json, opt_output, opt_data, opt_data_dir, opt_force,
@@ -77,6 +78,7 @@ int run_externalize(std::string_view name, std::string_view help, std::span<cons
     if (args.positionals.size() != 1) return usage_error(name, std::string(name) + " takes exactly one MODEL");
     ops::externalize_options options;
     options.output_suffix = name == "split" ? "split" : "repacked";
+    options.allow_in_place = name == "repack";  // with --force: repack over the model's own files
     auto parse_all = [&]() -> result<void> {
         ONNXSTREAM_TRY(fill_rewrite_options(args, options));
         if (const auto out = args.value("--output")) options.output = *out;

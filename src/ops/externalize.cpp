@@ -7,10 +7,13 @@
 #include <onnxstream/ops/plan_output.hpp>
 #include <onnxstream/plan/planner.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <tuple>
+#include <unistd.h>
 
 namespace onnxstream::ops {
 
@@ -38,6 +41,7 @@ struct placement {
     std::uint64_t length = 0;
     std::uint32_t converted = onnx::no_index;  // index into converted buffers (typed fields)
     std::optional<io::sha1_digest> expected_sha1;
+    std::optional<std::string_view> checksum_text;  // the input's `checksum` key, as written
     std::uint32_t shard = 0;
     std::uint64_t offset = 0;        // in the shard
     std::uint32_t same_as = onnx::no_index;  // dedupe: the placement whose bytes these are
@@ -114,9 +118,9 @@ public:
         lay_out();
         ONNXSTREAM_TRY(check_outputs());
         ONNXSTREAM_TRY(write_data_files());
+        ONNXSTREAM_TRY(check_duplicate_checksums());
         ONNXSTREAM_TRY(write_model());
-        for (auto& file : data_outputs_) ONNXSTREAM_TRY(file.commit());
-        ONNXSTREAM_TRY(model_output_.commit());
+        ONNXSTREAM_TRY(commit_all());
         return std::move(report_);
     }
 
@@ -130,7 +134,9 @@ private:
             const auto& tensor = model_.tensors[t];
             const bool has_bytes = tensor.storage == tensor_storage::raw || tensor.storage == tensor_storage::typed ||
                                    tensor.storage == tensor_storage::external;
-            if (!has_bytes || !tensor.expected_bytes) {
+            // An external tensor always moves or comes back in, whatever its type: the
+            // output must never point at the old files (which repack may be replacing).
+            if (!has_bytes || (!tensor.expected_bytes && tensor.storage != tensor_storage::external)) {
                 ++report_.kept_other;
                 continue;
             }
@@ -149,7 +155,7 @@ private:
                 if (tensor.storage == tensor_storage::external) inline_bindings_.push_back(binding_of[t]);
                 continue;
             }
-            if (tensor.storage == tensor_storage::raw && tensor.expected_bytes != length) {
+            if (tensor.storage == tensor_storage::raw && tensor.expected_bytes && *tensor.expected_bytes != length) {
                 error e{error_code::size_mismatch,
                         "tensor '" + std::string(tensor.name) + "' has " + std::to_string(length) +
                             " bytes of raw_data but its dims and type need " + std::to_string(*tensor.expected_bytes),
@@ -168,7 +174,17 @@ private:
                 const auto& binding = data_.tensors[binding_of[t]];
                 p.source = 1 + binding.file;
                 p.source_offset = binding.offset;
-                if (tensor.external->checksum) p.expected_sha1 = io::parse_sha1_hex(*tensor.external->checksum);
+                if (tensor.external->checksum) {
+                    p.checksum_text = *tensor.external->checksum;
+                    p.expected_sha1 = io::parse_sha1_hex(*tensor.external->checksum);
+                    if (!p.expected_sha1)
+                        report_.warnings.push_back({error_code::checksum_mismatch,
+                                                    "tensor '" + std::string(tensor.name) +
+                                                        "' has a checksum that is not a SHA-1 ('" +
+                                                        std::string(p.checksum_text->substr(0, 48)) +
+                                                        "'); it was not checked and is kept as it is",
+                                                    ""});
+                }
             } else {
                 ONNXSTREAM_ASSIGN(auto bytes, onnx::typed_to_raw(model_.tree, tensor));
                 p.converted = static_cast<std::uint32_t>(converted_.size());
@@ -181,19 +197,51 @@ private:
     }
 
     // Groups placements with identical (type, length, xxh3), then confirms byte for byte.
+    // Reading is kept to what can match: only tensors sharing their type and length with
+    // another are looked at, first by the hash of their first 64 KiB, and only those still
+    // sharing that are hashed whole (so a model with no duplicates costs one small read
+    // per tensor, not a second pass over every byte).
     result<void> deduplicate() {
+        constexpr std::uint64_t prefix = 64 * 1024;
         std::vector<std::byte> buffer(1U << 20);
-        std::map<std::tuple<std::int32_t, std::uint64_t, std::uint64_t>, std::vector<std::uint32_t>> groups;
-        for (std::uint32_t i = 0; i < placements_.size(); ++i) {
-            const auto& p = placements_[i];
+        auto hash = [&](const placement& p, std::uint64_t length) -> result<std::uint64_t> {
+            if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed))
+                return failure(error_code::interrupted, "interrupted; no output was written");
+            if (p.converted != onnx::no_index)
+                return io::xxh3_of(std::span<const std::byte>(converted_[p.converted]).first(static_cast<std::size_t>(length)));
             io::xxh3_hasher hasher;
-            if (p.converted != onnx::no_index) hasher.update(converted_[p.converted]);
-            else ONNXSTREAM_TRY(stream_slice(*sources_[p.source], p.source_offset, p.length, buffer,
-                                             [&](std::span<const std::byte> piece, std::uint64_t) { hasher.update(piece); }));
-            groups[{model_.tensors[p.tensor].data_type, p.length, hasher.digest()}].push_back(i);
+            ONNXSTREAM_TRY(stream_slice(*sources_[p.source], p.source_offset, length, buffer,
+                                        [&](std::span<const std::byte> piece, std::uint64_t) { hasher.update(piece); }));
+            return hasher.digest();
+        };
+        using key = std::tuple<std::int32_t, std::uint64_t, std::uint64_t>;  // type, length, hash
+        std::map<key, std::vector<std::uint32_t>> by_size;
+        for (std::uint32_t i = 0; i < placements_.size(); ++i)
+            by_size[{model_.tensors[placements_[i].tensor].data_type, placements_[i].length, 0}].push_back(i);
+        std::map<key, std::vector<std::uint32_t>> by_prefix;
+        for (const auto& [size_key, members] : by_size) {
+            if (members.size() < 2) continue;
+            for (const auto i : members) {
+                const auto& p = placements_[i];
+                ONNXSTREAM_ASSIGN(const auto digest, hash(p, std::min(p.length, prefix)));
+                by_prefix[{std::get<0>(size_key), p.length, digest}].push_back(i);
+            }
+        }
+        std::map<key, std::vector<std::uint32_t>> groups;
+        for (const auto& [prefix_key, members] : by_prefix) {
+            if (members.size() < 2) continue;
+            for (const auto i : members) {
+                const auto& p = placements_[i];
+                std::uint64_t digest = std::get<2>(prefix_key);
+                if (p.length > prefix) {
+                    ONNXSTREAM_ASSIGN(digest, hash(p, p.length));
+                }
+                groups[{std::get<0>(prefix_key), p.length, digest}].push_back(i);
+            }
         }
         std::vector<std::byte> other(buffer.size());
-        for (auto& [key, members] : groups) {
+        for (const auto& group : groups) {
+            const auto& members = group.second;
             for (std::size_t a = 1; a < members.size(); ++a) {
                 for (std::size_t b = 0; b < a; ++b) {
                     if (placements_[members[b]].same_as != onnx::no_index) continue;
@@ -263,22 +311,62 @@ private:
         return shard_count_ > 1 || options_.shard_size > 0 ? shard_name(data_name_, shard, shard_count_) : data_name_;
     }
 
+    // check_output, except that an output may replace an input when in-place rewriting
+    // is allowed and forced (see externalize_options::allow_in_place).
+    result<void> check_one_output(const fs::path& path) const {
+        const auto identity = io::identity_of(path);
+        const bool replaces_input =
+            identity && std::find(inputs_.begin(), inputs_.end(), *identity) != inputs_.end();
+        if (!replaces_input || !options_.allow_in_place) return check_output(path, inputs_, options_.force);
+        if (!options_.force)
+            return failure(error_code::output_is_input, "the output " + path.string() + " is one of the inputs",
+                           "pass --force to repack in place (the old files are replaced only once the new ones "
+                           "are complete), or write elsewhere with -o");
+        std::error_code ec;
+        if (fs::is_directory(path, ec))
+            return failure(error_code::invalid_argument, "the output " + path.string() + " is a directory",
+                           "give a file name with -o");
+        return {};
+    }
+
     result<void> check_outputs() {
-        ONNXSTREAM_TRY(check_output(report_.output, inputs_, options_.force));
+        ONNXSTREAM_TRY(check_one_output(report_.output));
         const auto folder = report_.output.parent_path();
         for (std::uint32_t s = 0; s < shard_count_; ++s) {
             const auto path = folder / data_file_name(s);
             if (path.filename() == report_.output.filename())
                 return failure(error_code::invalid_argument, "the data file and the model would both be " + path.string(),
                                "choose another --data-name");
-            ONNXSTREAM_TRY(check_output(path, inputs_, options_.force));
+            ONNXSTREAM_TRY(check_one_output(path));
         }
         return {};
+    }
+
+    // Every output is complete and on disk before the first rename, so the renames (data
+    // files first, the model last) follow each other with no I/O between them. Until the
+    // first one, the inputs are untouched; a repack in place swaps the files in that
+    // short window only.
+    result<void> commit_all() {
+        auto flush = [](const io::output_file& file) -> result<void> {
+            if (::fsync(file.descriptor()) != 0)
+                return failure(os_failure("cannot flush " + file.temporary_path().string() + " to disk",
+                                          {errno, std::generic_category()}));
+            return {};
+        };
+        for (const auto& file : data_outputs_) ONNXSTREAM_TRY(flush(file));
+        ONNXSTREAM_TRY(flush(model_output_));
+        for (auto& file : data_outputs_) ONNXSTREAM_TRY(file.commit());
+        return model_output_.commit();
     }
 
     result<void> write_data_files() {
         const auto folder = report_.output.parent_path();
         sha1_of_placement_.assign(placements_.size(), std::nullopt);
+        mismatched_.assign(placements_.size(), false);
+        // A duplicate is never read; its owner's SHA-1 stands in to check its checksum.
+        needs_sha1_.assign(placements_.size(), false);
+        for (const auto& p : placements_)
+            if (p.same_as != onnx::no_index && p.expected_sha1) needs_sha1_[p.same_as] = true;
         for (std::uint32_t s = 0; s < shard_count_; ++s) {
             plan::write_plan plan;
             std::vector<std::uint32_t> check_owner;
@@ -294,9 +382,9 @@ private:
                     continue;
                 }
                 std::uint32_t check = io::no_check;
-                if (p.expected_sha1 || options_.write_checksums) {
+                if (p.expected_sha1 || options_.write_checksums || needs_sha1_[i]) {
                     check = plan.add_check({std::string(model_.tensors[p.tensor].name), p.expected_sha1,
-                                            options_.write_checksums, false});
+                                            options_.write_checksums || needs_sha1_[i], false});
                     check_owner.push_back(i);
                 }
                 plan.copy(p.source, p.source_offset, p.length, check);
@@ -306,26 +394,59 @@ private:
             ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
                                                           report_.warnings));
             report_.writer = written.backend;
-            for (std::size_t c = 0; c < check_owner.size(); ++c) sha1_of_placement_[check_owner[c]] = written.checks[c].sha1;
+            for (std::size_t c = 0; c < check_owner.size(); ++c) {
+                sha1_of_placement_[check_owner[c]] = written.checks[c].sha1;
+                if (!written.checks[c].sha1_matches) mismatched_[check_owner[c]] = true;
+            }
             report_.data_files.push_back({path, plan.size(), tensors});
             data_outputs_.push_back(std::move(output));
         }
         return {};
     }
 
-    std::optional<io::sha1_digest> checksum_of(const placement& p) {
+    std::optional<io::sha1_digest> sha1_of_bytes(std::uint32_t index) const {
+        const auto& p = placements_[index];
+        const auto owner = p.same_as != onnx::no_index ? p.same_as : index;
+        if (sha1_of_placement_[owner]) return sha1_of_placement_[owner];
+        if (placements_[owner].converted != onnx::no_index) return io::sha1_of(converted_[placements_[owner].converted]);
+        return std::nullopt;
+    }
+
+    // Duplicates were not copied, so their checksums are compared with their owner's here.
+    result<void> check_duplicate_checksums() {
+        for (std::uint32_t i = 0; i < placements_.size(); ++i) {
+            const auto& p = placements_[i];
+            if (p.same_as == onnx::no_index || !p.expected_sha1) continue;
+            const auto found = sha1_of_bytes(i);
+            if (!found || *found == *p.expected_sha1) continue;
+            mismatched_[i] = true;
+            error e{error_code::checksum_mismatch,
+                    "the bytes of tensor '" + std::string(model_.tensors[p.tensor].name) +
+                        "' do not match its SHA-1 checksum (expected " + io::to_hex(*p.expected_sha1) + ", found " +
+                        io::to_hex(*found) + ")",
+                    options_.strict ? "the data file is damaged or belongs to another model; fetch it again"
+                                    : "the data file may be damaged; --strict makes this an error"};
+            if (options_.strict) return failure(std::move(e));
+            report_.warnings.push_back(std::move(e));
+        }
+        return {};
+    }
+
+    // The `checksum` value to write, if any (see the header for the rules).
+    std::optional<std::string> checksum_of(std::uint32_t index) const {
+        const auto& p = placements_[index];
+        const bool keep_original = p.checksum_text && (!options_.write_checksums || mismatched_[index] || !p.expected_sha1);
+        if (keep_original) return std::string(*p.checksum_text);
         if (!options_.write_checksums) return std::nullopt;
-        const auto& owner = p.same_as != onnx::no_index ? placements_[p.same_as] : p;
-        const auto index = static_cast<std::size_t>(&owner - placements_.data());
-        if (sha1_of_placement_[index]) return sha1_of_placement_[index];
-        if (owner.converted != onnx::no_index) return io::sha1_of(converted_[owner.converted]);
+        if (const auto sha1 = sha1_of_bytes(index)) return io::to_hex(*sha1);
         return std::nullopt;
     }
 
     result<void> write_model() {
         onnx::tree_edits edits;
         inline_external_tensors_subset(edits);
-        for (const auto& p : placements_) {
+        for (std::uint32_t index = 0; index < placements_.size(); ++index) {
+            const auto& p = placements_[index];
             const auto& tensor = model_.tensors[p.tensor];
             const auto message = tensor.message;
             const auto& msg = model_.tree.at(message);
@@ -335,8 +456,8 @@ private:
             edits.insert(message, msg.field_count, edits.bytes(entry, string_entry("location", data_file_name(p.shard))));
             edits.insert(message, msg.field_count, edits.bytes(entry, string_entry("offset", std::to_string(p.offset))));
             edits.insert(message, msg.field_count, edits.bytes(entry, string_entry("length", std::to_string(p.length))));
-            if (const auto sha1 = checksum_of(p))
-                edits.insert(message, msg.field_count, edits.bytes(entry, string_entry("checksum", io::to_hex(*sha1))));
+            if (const auto checksum = checksum_of(index))
+                edits.insert(message, msg.field_count, edits.bytes(entry, string_entry("checksum", *checksum)));
             edits.insert(message, msg.field_count,
                          edits.varint(number(tensor_field::data_location),
                                       static_cast<std::uint64_t>(onnx::data_location::external)));
@@ -373,6 +494,8 @@ private:
     std::vector<std::vector<std::byte>> converted_;
     std::vector<std::uint32_t> inline_bindings_;
     std::vector<std::optional<io::sha1_digest>> sha1_of_placement_;
+    std::vector<bool> mismatched_;   // the input's checksum did not match the bytes
+    std::vector<bool> needs_sha1_;   // owners whose duplicates carry a checksum
     std::uint32_t shard_count_ = 0;
     std::vector<io::output_file> data_outputs_;
     io::output_file model_output_;

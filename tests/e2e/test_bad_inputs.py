@@ -116,13 +116,9 @@ def test_usage_error(name, a_model, workdir, onnxstream):
     cases.assert_unchanged(before, snapshot(workdir), "a usage error")
 
 
-NOT_YET = pytest.mark.xfail(reason="DESIGN.md lists verify and diff; not implemented yet", strict=False)
-
-
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["merge", "--help"], ["split", "--help"],
                                   ["inspect", "--help"], ["repack", "--help"],
-                                  pytest.param(["verify", "--help"], marks=NOT_YET),
-                                  pytest.param(["diff", "--help"], marks=NOT_YET)], ids=" ".join)
+                                  ["verify", "--help"], ["diff", "--help"]], ids=" ".join)
 def test_help_and_version(args, onnxstream):
     proc = run_cli(args)
     assert proc.returncode == 0, describe(proc)

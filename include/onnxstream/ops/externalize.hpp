@@ -6,6 +6,11 @@
 // external but stays embedded is inlined, so the output never points at the old files.
 //
 // split and repack differ only in defaults (output suffix, checksums, sharding).
+//
+// A `checksum` key already in the input is verified while the bytes are copied and kept
+// in the output (the bytes are the same); --write-checksums writes a fresh SHA-1 for every
+// moved tensor, except that a checksum that did not match is kept as it was, so the damage
+// stays visible to `verify` instead of being blessed.
 #pragma once
 
 #include <onnxstream/ops/merge.hpp>
@@ -32,6 +37,11 @@ struct externalize_options : rewrite_options {
     std::uint64_t shard_size = 0;           // 0: one data file
     bool dedupe = false;                    // store identical tensors once
     bool write_checksums = false;           // write each tensor's SHA-1 into `checksum`
+    /// With `force`, outputs may replace the inputs themselves (repack in place: the
+    /// model's own data file). Safe because every input byte is read through descriptors
+    /// opened before anything is written, outputs go to temporary files, and all of them
+    /// are flushed to disk before the first rename. Without it such an output is refused.
+    bool allow_in_place = false;
 };
 
 struct written_data_file {

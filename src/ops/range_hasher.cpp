@@ -1,0 +1,62 @@
+#include "range_hasher.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace onnxstream::ops {
+
+result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kind, const range_hash_options& options) {
+    if (ranges.empty()) return std::uint64_t{0};
+    const auto workers = static_cast<unsigned>(std::min<std::size_t>(std::max(options.threads, 1U), ranges.size()));
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> stopped{false};
+    std::mutex lock;
+    std::uint64_t total = 0;
+
+    auto cancelled = [&] {
+        if (stopped.load(std::memory_order_relaxed)) return true;
+        if (options.cancel == nullptr || !options.cancel->load(std::memory_order_relaxed)) return false;
+        stopped.store(true);
+        return true;
+    };
+    auto work = [&] {
+        std::vector<std::byte> buffer(std::max<std::size_t>(options.buffer_size, 4096));
+        for (std::size_t r = next.fetch_add(1); r < ranges.size(); r = next.fetch_add(1)) {
+            auto& range = ranges[r];
+            std::optional<io::sha1_hasher> sha1;
+            std::optional<io::xxh3_hasher> xxh3;
+            if (kind == range_hash::sha1) sha1.emplace();
+            else xxh3.emplace();
+            std::uint64_t done = 0;
+            while (done < range.length) {
+                if (cancelled()) return;
+                const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(range.length - done, buffer.size()));
+                const auto view = std::span(buffer).first(piece);
+                if (auto read = range.file->read_at(range.offset + done, view); !read) {
+                    range.failed = std::move(read).error();
+                    break;
+                }
+                if (sha1) sha1->update(view);
+                else xxh3->update(view);
+                done += piece;
+                const std::lock_guard guard(lock);
+                total += piece;
+                if (options.on_bytes) options.on_bytes(piece);
+            }
+            if (range.failed) continue;
+            if (sha1) range.sha1 = sha1->finish();
+            else range.xxh3 = xxh3->digest();
+        }
+    };
+    std::vector<std::thread> threads;
+    threads.reserve(workers - 1);
+    for (unsigned w = 1; w < workers; ++w) threads.emplace_back(work);
+    work();
+    for (auto& t : threads) t.join();
+    if (stopped.load()) return failure(error_code::interrupted, "interrupted; nothing was changed");
+    return total;
+}
+
+}  // namespace onnxstream::ops

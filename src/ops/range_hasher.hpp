@@ -1,0 +1,44 @@
+// Hashing byte ranges of open files on a few threads, each with one fixed buffer: what
+// verify (SHA-1 of checksummed tensors) and diff (XXH3 of every tensor) share. Ranges are
+// taken in the order given, so sorting them by file and offset reads each file forward.
+// Private to the ops layer.
+#pragma once
+
+#include <onnxstream/io/hashing.hpp>
+#include <onnxstream/io/source_file.hpp>
+#include <onnxstream/result.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+
+namespace onnxstream::ops {
+
+enum class range_hash : std::uint8_t { sha1, xxh3 };
+
+struct hashed_range {
+    const io::source_file* file = nullptr;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    // Filled in by hash_ranges:
+    std::optional<io::sha1_digest> sha1;
+    std::optional<std::uint64_t> xxh3;
+    std::optional<error> failed;  // the range could not be read
+};
+
+struct range_hash_options {
+    unsigned threads = 1;
+    std::size_t buffer_size = 1U << 20;
+    const std::atomic<bool>* cancel = nullptr;
+    std::function<void(std::uint64_t bytes)> on_bytes;  // called under a lock, from any worker
+};
+
+/// Hashes every range. A read failure is recorded in its range; the call fails only
+/// with `interrupted`. Returns the number of bytes read.
+[[nodiscard]] result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kind,
+                                                const range_hash_options& options);
+
+}  // namespace onnxstream::ops

@@ -1,0 +1,311 @@
+#include <onnxstream/ops/verify.hpp>
+
+#include "range_hasher.hpp"
+
+#include <onnxstream/io/hashing.hpp>
+#include <onnxstream/onnx/data_type.hpp>
+#include <onnxstream/onnx/external_data.hpp>
+#include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/model_file.hpp>
+
+#include <algorithm>
+#include <map>
+#include <thread>
+#include <tuple>
+
+namespace onnxstream::ops {
+
+namespace fs = std::filesystem;
+using onnx::no_index;
+using onnx::tensor_storage;
+
+const char* to_string(verify_check check) noexcept {
+    switch (check) {
+        case verify_check::structure: return "structure";
+        case verify_check::data: return "data";
+        case verify_check::size: return "size";
+        case verify_check::checksum: return "checksum";
+    }
+    return "unknown";
+}
+
+namespace {
+
+// The bytes the typed fields of `tensor` would take as raw_data, counted without
+// converting them (varints are counted by their final bytes). Empty when a field does not
+// decode; typed_to_raw reports such tensors in detail.
+std::optional<std::uint64_t> typed_byte_count(const onnx::message_tree& tree, const onnx::tensor_info& tensor) {
+    const auto info = onnx::describe(tensor.data_type);
+    if (!info || info->encoding == onnx::typed_encoding::none) return std::nullopt;
+    const std::uint64_t width = info->encoding == onnx::typed_encoding::varint32_packed4 ? 1
+                                : info->encoding == onnx::typed_encoding::fixed32       ? 4
+                                : info->encoding == onnx::typed_encoding::fixed64       ? 8
+                                                                                        : info->bits / 8;
+    const bool fixed = info->encoding == onnx::typed_encoding::fixed32 || info->encoding == onnx::typed_encoding::fixed64;
+    std::uint64_t bytes = 0;
+    for (const auto index : tensor.typed_fields) {
+        const auto& f = tree.field(index);
+        if (f.token.number != onnx::number(info->typed_field)) continue;  // another type's field: ignored
+        const auto payload = tree.payload(f);
+        if (fixed) {
+            bytes += payload.size();
+        } else if (f.token.type == proto::wire_type::varint) {
+            bytes += width;
+        } else {
+            if (!payload.empty() && (std::to_integer<unsigned>(payload.back()) & 0x80U) != 0) return std::nullopt;
+            const auto values = static_cast<std::uint64_t>(std::count_if(
+                payload.begin(), payload.end(), [](std::byte b) { return (std::to_integer<unsigned>(b) & 0x80U) == 0; }));
+            bytes += values * width;
+        }
+    }
+    return bytes;
+}
+
+verify_check check_for(error_code code) {
+    switch (code) {
+        case error_code::size_mismatch: return verify_check::size;
+        case error_code::checksum_mismatch: return verify_check::checksum;
+        case error_code::malformed:
+        case error_code::not_onnx:
+        case error_code::limit_exceeded:
+        case error_code::invalid_tensor: return verify_check::structure;
+        default: return verify_check::data;
+    }
+}
+
+struct hash_job {
+    std::uint32_t file = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    std::optional<io::sha1_digest> digest;
+    std::optional<error> failed;
+};
+
+class checker {
+public:
+    checker(const fs::path& path, const verify_options& options) : path_(path), options_(options) {}
+
+    result<verify_report> run() {
+        report_.path = path_;
+        auto opened = onnx::model_file::open(path_);
+        if (!opened) {
+            auto e = std::move(opened).error();
+            if (check_for(e.code) != verify_check::structure) return failure(std::move(e));
+            std::error_code ignored;
+            const auto size = fs::file_size(path_, ignored);
+            report_.file_size = ignored ? 0 : size;
+            report_.problems.push_back({verify_check::structure, "", "", std::nullopt, std::move(e)});
+            return std::move(report_);
+        }
+        model_ = std::move(opened).value();
+        report_.structure_ok = true;
+        report_.file_size = model_.file.size();
+        report_.tensors = model_.tensors.size();
+        check_embedded_sizes();
+
+        onnx::data_resolver resolver(path_, options_.data);
+        data_ = onnx::external_data::bind(model_, resolver);
+        report_.external_tensors = data_.tensors.size();
+        for (const auto& p : data_.problems) add_problem(p.tensor, p.file, p.what);
+        summarize_files();
+        ONNXSTREAM_TRY(check_checksums());
+        // The sizes above were read through the model's mapping; a file cut short while
+        // being read shows as zeros there, so the verdict holds only if it is unchanged.
+        ONNXSTREAM_TRY(model_.file.check_unchanged());
+        return std::move(report_);
+    }
+
+private:
+    void add_problem(std::uint32_t tensor, std::uint32_t file, error what) {
+        verify_problem problem;
+        problem.check = check_for(what.code);
+        if (tensor != no_index) {
+            problem.tensor = display_name(tensor);
+            if (what.field_path.empty()) what.field_path = model_.tree.path(model_.tensors[tensor].message);
+        }
+        if (file != no_index && file < data_.files.size()) {
+            const auto& data_file = data_.files[file];
+            problem.location = data_file.location;
+            if (data_file.found) problem.file = data_file.found->path;
+            // external_data reports a missing or unreadable file once, for its first tensor.
+            if (!data_file.file && data_file.tensor_count > 1)
+                what.message += " (" + std::to_string(data_file.tensor_count) + " tensors are stored in it)";
+        }
+        problem.what = std::move(what);
+        report_.problems.push_back(std::move(problem));
+    }
+
+    // A Constant's tensor is usually unnamed: it is known by the node's output.
+    std::string display_name(std::uint32_t tensor) const {
+        const auto name = model_.tensors[tensor].name;
+        return std::string(name.empty() ? onnx::value_name(model_.tree, model_.sites[tensor]) : name);
+    }
+
+    void check_embedded_sizes() {
+        for (std::uint32_t t = 0; t < model_.tensors.size(); ++t) {
+            const auto& tensor = model_.tensors[t];
+            if (!tensor.expected_bytes) continue;
+            std::optional<std::uint64_t> held;
+            if (tensor.storage == tensor_storage::raw) held = model_.tree.field(tensor.raw_field).token.payload_length;
+            else if (tensor.storage == tensor_storage::typed) held = typed_byte_count(model_.tree, tensor);
+            else continue;
+            const std::string name = "tensor '" + display_name(t) + "'";
+            error e;
+            if (!held) {
+                e = error{error_code::malformed, name + " has typed values that do not decode",
+                          "the model is damaged or was written by a faulty exporter"};
+            } else if (*held != *tensor.expected_bytes) {
+                e = error{error_code::size_mismatch,
+                          name + " holds " + std::to_string(*held) + " bytes (" + onnx::to_string(tensor.storage) +
+                              ") but its dims and type (" + onnx::data_type_name(tensor.data_type) + ") need " +
+                              std::to_string(*tensor.expected_bytes),
+                          "the model is damaged; re-export it"};
+            } else {
+                continue;
+            }
+            add_problem(t, no_index, std::move(e));
+        }
+    }
+
+    // Per file: the union of the referenced ranges (so padding and orphaned bytes show),
+    // and ranges that overlap without being the same (deduplicated tensors share theirs).
+    void summarize_files() {
+        std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> ranges(data_.files.size());
+        for (const auto& binding : data_.tensors)
+            if (binding.usable) ranges[binding.file].emplace_back(binding.offset, binding.length);
+        for (std::uint32_t f = 0; f < data_.files.size(); ++f) {
+            const auto& file = data_.files[f];
+            verified_file summary;
+            summary.location = file.location;
+            if (file.found) {
+                summary.path = file.found->path;
+                summary.how = file.found->how_text;
+            }
+            if (file.file) summary.size = file.size;
+            summary.tensors = file.tensor_count;
+            auto& list = ranges[f];
+            std::sort(list.begin(), list.end());
+            list.erase(std::unique(list.begin(), list.end()), list.end());
+            std::uint64_t covered = 0;
+            std::uint64_t reach = 0;  // the end of the union so far
+            std::uint64_t overlaps = 0;
+            for (const auto& [offset, length] : list) {
+                const auto end = offset + length;
+                if (offset < reach) ++overlaps;
+                if (end > reach) {
+                    covered += end - std::max(offset, reach);
+                    reach = end;
+                }
+            }
+            summary.bytes_referenced = covered;
+            if (file.file) summary.unreferenced_bytes = file.size - std::min(file.size, covered);
+            if (overlaps > 0)
+                report_.notes.push_back(file.location + ": " + std::to_string(overlaps) +
+                                        " tensor range(s) overlap another without being the same range");
+            report_.files.push_back(std::move(summary));
+        }
+    }
+
+    result<void> check_checksums() {
+        // One job per distinct (file, offset, length): tensors sharing bytes are hashed once.
+        std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>, std::uint32_t> job_of;
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> checked;  // (binding, job)
+        std::vector<io::sha1_digest> expected_of_binding(data_.tensors.size());
+        for (std::uint32_t b = 0; b < data_.tensors.size(); ++b) {
+            const auto& binding = data_.tensors[b];
+            const auto& tensor = model_.tensors[binding.tensor];
+            if (!tensor.external || !tensor.external->checksum) continue;
+            ++report_.checksums;
+            const auto text = *tensor.external->checksum;
+            const auto expected = io::parse_sha1_hex(text);
+            if (!expected) {
+                add_problem(binding.tensor, binding.file,
+                            {error_code::checksum_mismatch,
+                             "tensor '" + display_name(binding.tensor) + "' has a checksum that is not a SHA-1 ('" +
+                                 std::string(text.substr(0, 48)) + "')",
+                             "the ONNX spec says `checksum` holds 40 hexadecimal digits of SHA-1"});
+                continue;
+            }
+            if (!binding.usable) continue;  // already a problem: the bytes are not there
+            expected_of_binding[b] = *expected;
+            const auto key = std::make_tuple(binding.file, binding.offset, binding.length);
+            auto [it, added] = job_of.emplace(key, static_cast<std::uint32_t>(jobs_.size()));
+            if (added) jobs_.push_back({binding.file, binding.offset, binding.length, std::nullopt, std::nullopt});
+            checked.emplace_back(b, it->second);
+        }
+        // Jobs run in file and offset order (the map's order), so each file is read forward.
+        std::vector<hash_job> ordered;
+        std::vector<std::uint32_t> new_index(jobs_.size());
+        for (const auto& [key, index] : job_of) {
+            new_index[index] = static_cast<std::uint32_t>(ordered.size());
+            ordered.push_back(jobs_[index]);
+        }
+        jobs_ = std::move(ordered);
+        ONNXSTREAM_TRY(hash_all());
+
+        for (const auto& [b, job_index] : checked) {
+            const auto& binding = data_.tensors[b];
+            const auto& job = jobs_[new_index[job_index]];
+            const auto name = display_name(binding.tensor);
+            if (job.failed) {
+                add_problem(binding.tensor, binding.file, *job.failed);
+                continue;
+            }
+            if (*job.digest == expected_of_binding[b]) {
+                ++report_.checksums_matched;
+                continue;
+            }
+            add_problem(binding.tensor, binding.file,
+                        {error_code::checksum_mismatch,
+                         "the bytes of tensor '" + name + "' (" + std::to_string(binding.length) +
+                             " bytes at offset " + std::to_string(binding.offset) + " of " +
+                             data_.files[binding.file].location + ") do not match its SHA-1 checksum (expected " +
+                             io::to_hex(expected_of_binding[b]) + ", found " + io::to_hex(*job.digest) + ")",
+                         "the data file is damaged or belongs to another model; fetch it again"});
+        }
+        return {};
+    }
+
+    result<void> hash_all() {
+        std::vector<hashed_range> ranges;
+        ranges.reserve(jobs_.size());
+        std::uint64_t total = 0;
+        for (const auto& job : jobs_) {
+            ranges.push_back({&*data_.files[job.file].file, job.offset, job.length, {}, {}, {}});
+            total += job.length;
+        }
+        progress_event event{"verify " + path_.filename().string(), 0, total};
+        range_hash_options hashing;
+        hashing.threads = options_.threads != 0 ? options_.threads : std::max(1U, std::thread::hardware_concurrency());
+        hashing.buffer_size = options_.buffer_size;
+        hashing.cancel = options_.cancel;
+        if (options_.on_progress) {
+            options_.on_progress(event);
+            hashing.on_bytes = [&](std::uint64_t bytes) {
+                event.done += bytes;
+                options_.on_progress(event);
+            };
+        }
+        ONNXSTREAM_ASSIGN(report_.bytes_hashed, hash_ranges(ranges, range_hash::sha1, hashing));
+        for (std::size_t j = 0; j < jobs_.size(); ++j) {
+            jobs_[j].digest = ranges[j].sha1;
+            jobs_[j].failed = std::move(ranges[j].failed);
+        }
+        return {};
+    }
+
+    const fs::path& path_;
+    const verify_options& options_;
+    verify_report report_;
+    onnx::model_file model_;
+    onnx::external_data data_;
+    std::vector<hash_job> jobs_;
+};
+
+}  // namespace
+
+result<verify_report> verify(const fs::path& model, const verify_options& options) {
+    return checker(model, options).run();
+}
+
+}  // namespace onnxstream::ops

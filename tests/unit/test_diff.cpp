@@ -1,0 +1,211 @@
+#include <onnxstream/ops/diff.hpp>
+
+#include "small_models.hpp"
+#include "temp_folder.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using namespace onnxstream;
+using namespace test_support;
+using namespace small_models;
+namespace fs = std::filesystem;
+using onnx_fields::attribute_ints;
+using onnx_fields::attribute_name;
+
+namespace {
+
+ops::diff_report compare(const fs::path& a, const fs::path& b) {
+    ops::diff_options options;
+    options.threads = 2;
+    options.buffer_size = 4096;
+    auto report = ops::diff(a, b, options);
+    REQUIRE(report);
+    return std::move(report).value();
+}
+
+const ops::difference* first_of(const ops::diff_report& r, ops::difference_kind kind) {
+    const auto it = std::find_if(r.differences.begin(), r.differences.end(), [&](const auto& d) { return d.kind == kind; });
+    return it == r.differences.end() ? nullptr : &*it;
+}
+
+std::vector<proto_builder> nodes_of_a_small_net() {
+    return {node("MatMul", {"x", "w"}, {"y"}, {}, "mm"), node("LeakyRelu", {"y"}, {"z"}, {float_attribute("alpha", 0.1f)}, "act")};
+}
+
+}  // namespace
+
+TEST_CASE("the same values stored raw, typed and external are equivalent; byte identity is reported") {
+    temp_folder dir;
+    const auto values = ramp(300);
+    const auto raw = write_bytes(dir.path() / "raw/m.onnx", model({raw_tensor("w", {20, 15}, values)}, nodes_of_a_small_net()));
+    const auto typed = write_bytes(dir.path() / "typed/m.onnx", model({typed_tensor("w", {20, 15}, values)}, nodes_of_a_small_net()));
+    std::vector<std::byte> padded(4096 + values.size());
+    std::copy(values.begin(), values.end(), padded.begin() + 4096);
+    write_bytes(dir.path() / "ext/w.bin", padded);
+    const auto external = write_bytes(dir.path() / "ext/m.onnx",
+                                      model({external_tensor("w", {20, 15}, "w.bin", "4096", "1200")}, nodes_of_a_small_net()));
+
+    for (const auto& other : {typed, external}) {
+        const auto r = compare(raw, other);
+        CHECK(r.equivalent);
+        CHECK_FALSE(r.byte_identical);
+        CHECK(r.differences.empty());
+        CHECK(r.tensors_a == 1);
+        CHECK(r.nodes_a == 2);
+    }
+    const auto same = compare(raw, raw);
+    CHECK(same.equivalent);
+    CHECK(same.byte_identical);
+    const auto copy = write_bytes(dir.path() / "copy/m.onnx", model({raw_tensor("w", {20, 15}, values)}, nodes_of_a_small_net()));
+    CHECK(compare(raw, copy).byte_identical);
+}
+
+TEST_CASE("a changed value, dims or type is a tensor difference that says which") {
+    temp_folder dir;
+    const auto values = ramp(64);
+    auto changed = values;
+    changed[100] ^= std::byte{0x40};
+    const auto a = write_bytes(dir.path() / "a.onnx", model({raw_tensor("w", {8, 8}, values), raw_tensor("v", {64}, values)}));
+    const auto b = write_bytes(dir.path() / "b.onnx", model({raw_tensor("w", {8, 8}, changed), raw_tensor("v", {64}, values)}));
+    auto r = compare(a, b);
+    CHECK_FALSE(r.equivalent);
+    CHECK(r.differing_tensors == 1);
+    CHECK(r.differing_nodes == 0);
+    REQUIRE(r.differences.size() == 1);
+    CHECK(r.differences[0].kind == ops::difference_kind::tensor);
+    CHECK(r.differences[0].name == "w");
+    CHECK(r.differences[0].path == "graph.initializer[0]");
+    CHECK(r.differences[0].detail == "values differ");
+
+    const auto reshaped = write_bytes(dir.path() / "c.onnx", model({raw_tensor("w", {4, 16}, values), raw_tensor("v", {64}, values)}));
+    r = compare(a, reshaped);
+    REQUIRE(r.differences.size() == 1);
+    CHECK(r.differences[0].detail == "dims [8, 8] vs [4, 16]");
+}
+
+TEST_CASE("initializers and attributes are paired by name, whatever their order") {
+    temp_folder dir;
+    const auto x = ramp(16);
+    const auto y = ramp(16, 50.0f);
+    const auto attrs = [](bool swapped) {
+        std::vector<proto_builder> list{float_attribute("alpha", 0.5f), int_attribute("axis", 1)};
+        if (swapped) std::swap(list[0], list[1]);
+        return std::vector<proto_builder>{node("Foo", {"x"}, {"y"}, list, "foo")};
+    };
+    const auto a = write_bytes(dir.path() / "a.onnx", model({raw_tensor("x", {16}, x), raw_tensor("y", {16}, y)}, attrs(false)));
+    const auto b = write_bytes(dir.path() / "b.onnx", model({raw_tensor("y", {16}, y), raw_tensor("x", {16}, x)}, attrs(true)));
+    CHECK(compare(a, b).equivalent);
+
+    const auto c = write_bytes(dir.path() / "c.onnx", model({raw_tensor("x", {16}, x)}, attrs(false)));
+    const auto r = compare(a, c);
+    CHECK(r.differing_tensors == 1);
+    const auto* only = first_of(r, ops::difference_kind::only_in_a);
+    REQUIRE(only != nullptr);
+    CHECK(only->name == "y");
+    CHECK(only->what == "tensor");
+    const auto reverse = compare(c, a);
+    REQUIRE(first_of(reverse, ops::difference_kind::only_in_b) != nullptr);
+    CHECK(first_of(reverse, ops::difference_kind::only_in_b)->name == "y");
+}
+
+TEST_CASE("packed and unpacked repeated ints are the same attribute") {
+    temp_folder dir;
+    proto_builder unpacked;
+    unpacked.string_field(attribute_name, "perm").varint_field(attribute_ints, 0).varint_field(attribute_ints, 2);
+    unpacked.varint_field(attribute_ints, 1).varint_field(onnx_fields::attribute_type, 7);
+    proto_builder packed_values;
+    packed_values.raw_varint(0).raw_varint(2).raw_varint(1);
+    proto_builder packed;
+    packed.string_field(attribute_name, "perm").bytes_field(attribute_ints, packed_values.bytes());
+    packed.varint_field(onnx_fields::attribute_type, 7);
+    const auto a = write_bytes(dir.path() / "a.onnx", model({}, {node("Transpose", {"x"}, {"y"}, {unpacked})}));
+    const auto b = write_bytes(dir.path() / "b.onnx", model({}, {node("Transpose", {"x"}, {"y"}, {packed})}));
+    CHECK(compare(a, b).equivalent);
+}
+
+TEST_CASE("node differences name the node, its op and what changed") {
+    temp_folder dir;
+    const auto a = write_bytes(dir.path() / "a.onnx", model({}, nodes_of_a_small_net()));
+    SUBCASE("op_type") {
+        const auto b = write_bytes(dir.path() / "b.onnx",
+                                   model({}, {node("MatMul", {"x", "w"}, {"y"}, {}, "mm"), node("Relu", {"y"}, {"z"}, {float_attribute("alpha", 0.1f)}, "act")}));
+        const auto r = compare(a, b);
+        CHECK(r.differing_nodes == 1);
+        CHECK(r.differing_tensors == 0);
+        REQUIRE(r.differences.size() == 1);
+        CHECK(r.differences[0].kind == ops::difference_kind::node);
+        CHECK(r.differences[0].name == "act");
+        CHECK(r.differences[0].path == "graph.node[1]");
+        CHECK(r.differences[0].detail == "(LeakyRelu) op_type 'LeakyRelu' vs 'Relu'");
+    }
+    SUBCASE("an attribute value") {
+        const auto b = write_bytes(dir.path() / "b.onnx",
+                                   model({}, {node("MatMul", {"x", "w"}, {"y"}, {}, "mm"), node("LeakyRelu", {"y"}, {"z"}, {float_attribute("alpha", 0.2f)}, "act")}));
+        const auto r = compare(a, b);
+        REQUIRE(r.differences.size() == 1);
+        CHECK(r.differences[0].detail == "(LeakyRelu) attribute 'alpha' f 0.1 vs 0.2");
+    }
+    SUBCASE("an input") {
+        const auto b = write_bytes(dir.path() / "b.onnx",
+                                   model({}, {node("MatMul", {"x", "w2"}, {"y"}, {}, "mm"), node("LeakyRelu", {"y"}, {"z"}, {float_attribute("alpha", 0.1f)}, "act")}));
+        const auto r = compare(a, b);
+        REQUIRE(r.differences.size() == 1);
+        CHECK(r.differences[0].name == "mm");
+        CHECK(r.differences[0].detail == "(MatMul) input ['x', 'w'] vs ['x', 'w2']");
+    }
+    SUBCASE("a node more") {
+        auto more = nodes_of_a_small_net();
+        more.push_back(node("Relu", {"z"}, {"out"}));
+        const auto b = write_bytes(dir.path() / "b.onnx", model({}, more));
+        const auto r = compare(a, b);
+        CHECK(r.differing_nodes == 1);
+        REQUIRE(r.differences.size() == 1);
+        CHECK(r.differences[0].kind == ops::difference_kind::only_in_b);
+        CHECK(r.differences[0].name == "out");
+    }
+}
+
+TEST_CASE("model fields are compared too") {
+    temp_folder dir;
+    const auto a = write_bytes(dir.path() / "a.onnx", model({}, nodes_of_a_small_net(), "exporter-1"));
+    const auto b = write_bytes(dir.path() / "b.onnx", model({}, nodes_of_a_small_net(), "exporter-2"));
+    const auto r = compare(a, b);
+    CHECK(r.other_differences == 1);
+    REQUIRE(r.differences.size() == 1);
+    CHECK(r.differences[0].kind == ops::difference_kind::field);
+    CHECK(r.differences[0].path == "model.producer_name");
+    CHECK(r.differences[0].detail == "producer_name 'exporter-1' vs 'exporter-2'");
+}
+
+TEST_CASE("every difference is counted, a few are listed") {
+    temp_folder dir;
+    std::vector<proto_builder> left;
+    std::vector<proto_builder> right;
+    for (int i = 0; i < 30; ++i) {
+        const auto name = "t" + std::to_string(i);
+        left.push_back(raw_tensor(name, {4}, ramp(4)));
+        right.push_back(raw_tensor(name, {4}, ramp(4, 9.0f)));
+    }
+    const auto a = write_bytes(dir.path() / "a.onnx", model(left));
+    const auto b = write_bytes(dir.path() / "b.onnx", model(right));
+    ops::diff_options options;
+    options.max_listed = 5;
+    const auto r = ops::diff(a, b, options);
+    REQUIRE(r);
+    CHECK(r->differing_tensors == 30);
+    CHECK(r->differences.size() == 5);
+}
+
+TEST_CASE("missing external data or an unreadable model is trouble, not a difference") {
+    temp_folder dir;
+    const auto a = write_bytes(dir.path() / "a/m.onnx", model({external_tensor("w", {4}, "gone.bin")}));
+    const auto b = write_bytes(dir.path() / "b/m.onnx", model({raw_tensor("w", {4}, ramp(4))}));
+    auto r = ops::diff(a, b, {});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == error_code::missing_data);
+    const auto junk = dir.write("junk.onnx", "\x08");
+    r = ops::diff(b, junk, {});
+    REQUIRE_FALSE(r);
+}
