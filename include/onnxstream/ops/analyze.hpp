@@ -1,0 +1,44 @@
+// analyze: a redundancy report, per graph and subgraph, without writing anything. Each
+// pass runs once on its own fresh copy of the graph model, so every finding says what that
+// one removal would save: dead nodes and the initializers only they use, isolated
+// components, dead branches (If with a constant condition, Loop that never runs),
+// duplicate computations, duplicate and unused initializers, Identity and no-op Dropout
+// nodes, and graph inputs nothing uses (reported, never removed).
+#pragma once
+
+#include <onnxstream/error.hpp>
+#include <onnxstream/onnx/data_resolver.hpp>
+#include <onnxstream/passes/pass_context.hpp>
+#include <onnxstream/result.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace onnxstream::ops {
+
+struct analyze_totals {
+    std::uint64_t count = 0;  // findings of this kind
+    std::uint64_t nodes = 0;  // nodes they would remove
+    std::uint64_t bytes = 0;  // initializer bytes they would remove
+};
+
+struct analyze_report {
+    std::filesystem::path path;
+    std::uint64_t nodes = 0;              // in every graph, subgraph and function
+    std::uint64_t initializers = 0;
+    std::uint64_t initializer_bytes = 0;
+    std::vector<std::string> scopes;      // every graph, main first, in file order
+    std::vector<passes::finding> findings;
+    std::vector<error> warnings;          // e.g. external data missing: duplicates not compared
+
+    /// Findings of one kind added up.
+    [[nodiscard]] analyze_totals totals(passes::finding_kind kind) const;
+};
+
+/// Errors: the model cannot be read. Missing external data is a warning (the tensors it
+/// holds are not compared).
+[[nodiscard]] result<analyze_report> analyze(const std::filesystem::path& model, const onnx::resolve_options& data = {});
+
+}  // namespace onnxstream::ops

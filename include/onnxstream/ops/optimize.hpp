@@ -1,0 +1,75 @@
+// optimize: graph passes on the streaming tree. The passes (dce, const-if, cse, identity,
+// fold-bn; see passes/) run in the order given, round after round, until a round changes
+// nothing; then the model is written through tree edits, every untouched field copied byte
+// for byte and no untouched weight read.
+//
+// Output storage follows the input. An embedded model stays embedded (refused with
+// `too_large` past protobuf's 2 GB). A model with external data gets a new data file
+// beside the output, `<output file name>.data`, holding the surviving external tensors
+// and the computed ones of 1 KiB and more, streamed from the old files (removed tensors
+// are dropped); with `reuse_data` the output points at the original data files instead
+// (they must be inside the output's folder) and only computed tensors go to a new file.
+#pragma once
+
+#include <onnxstream/error.hpp>
+#include <onnxstream/ops/externalize.hpp>
+#include <onnxstream/ops/rewrite_options.hpp>
+#include <onnxstream/passes/pass_context.hpp>
+#include <onnxstream/result.hpp>
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace onnxstream::ops {
+
+/// Every pass, in the default order.
+inline constexpr std::array<std::string_view, 5> default_passes{"dce", "const-if", "cse", "identity", "fold-bn"};
+
+struct optimize_options : rewrite_options {
+    std::vector<std::string> passes;           // empty: default_passes
+    bool dry_run = false;                      // run the passes, write nothing
+    bool reuse_data = false;                   // point at the input's data files instead of copying them
+    std::uint32_t max_rounds = 100;
+    std::uint64_t external_threshold = 1024;   // computed tensors this large go to the data file
+};
+
+struct pass_result {
+    std::string name;
+    std::uint64_t changes = 0;
+    std::vector<passes::finding> findings;  // every round's, skips reported once
+};
+
+struct model_counts {
+    std::uint64_t nodes = 0;              // in every graph, subgraph and function
+    std::uint64_t main_graph_nodes = 0;
+    std::uint64_t initializers = 0;
+    std::uint64_t initializer_bytes = 0;
+};
+
+struct optimize_report {
+    std::filesystem::path input;
+    std::filesystem::path output;
+    bool dry_run = false;
+    std::string storage;  // "embedded", "external" or "reuse-data"
+    std::uint64_t output_size = 0;
+    std::vector<written_data_file> data_files;
+    std::uint32_t rounds = 0;
+    model_counts before;
+    model_counts after;
+    std::vector<pass_result> passes;
+    std::uint64_t stale_value_info = 0;  // value_info dropped because its value is gone
+    std::vector<error> warnings;
+    const char* writer = "";
+};
+
+/// Parses `dce,cse`: known names, no repeats. Errors: `invalid_argument`.
+[[nodiscard]] result<std::vector<std::string>> parse_pass_list(std::string_view list);
+
+/// Errors: as merge (finding and checking external data, writing), plus `too_large`.
+[[nodiscard]] result<optimize_report> optimize(const std::filesystem::path& model, const optimize_options& options);
+
+}  // namespace onnxstream::ops

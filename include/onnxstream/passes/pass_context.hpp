@@ -1,0 +1,74 @@
+// What every pass gets and gives back: the graph model to edit, a reader for the few
+// tensors it may look at, and a list of findings, one per thing it removed, merged,
+// folded or skipped (with the scope, the names involved, and the nodes and bytes it
+// saves). analyze shows findings; optimize counts them. Passes never fail: what they
+// cannot do they skip and report. Warnings (a BatchNorm variance clamped) go to
+// `warnings`.
+#pragma once
+
+#include <onnxstream/error.hpp>
+#include <onnxstream/passes/graph_index.hpp>
+#include <onnxstream/passes/graph_model.hpp>
+#include <onnxstream/passes/tensor_reader.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace onnxstream::passes {
+
+enum class finding_kind : std::uint8_t {
+    dead_node,              // no output reaches a graph output
+    isolated_component,     // dead nodes connected to neither the inputs nor the outputs
+    dead_branch,            // If with a constant condition / Loop that never runs: the part never taken
+    duplicate_node,         // same op, domain, inputs and attributes as an earlier node
+    duplicate_initializer,  // same type, shape and bytes as an earlier initializer
+    unused_initializer,     // nothing reads it
+    identity_node,          // Identity, or Dropout in inference mode with its mask unused
+    unused_input,           // a graph input nothing reads (reported, never removed)
+    removed_value_info,     // value_info of values that no longer exist
+    removed_function,       // a local function no node calls
+    folded_batchnorm,       // BatchNormalization folded into the Conv/ConvTranspose/Gemm before it
+    skipped,                // a pass looked at it and left it (detail says why)
+};
+
+[[nodiscard]] const char* to_string(finding_kind kind) noexcept;
+
+struct finding {
+    finding_kind kind = finding_kind::dead_node;
+    std::string scope;               // graph_model::scope_path
+    std::string op_type;
+    std::vector<std::string> names;  // nodes or tensors involved
+    std::uint64_t nodes = 0;         // nodes it removes (or would)
+    std::uint64_t bytes = 0;         // initializer bytes it removes (or would)
+    std::uint64_t count = 1;         // how many things it stands for (value_info entries)
+    std::string detail;
+};
+
+struct pass_context {
+    graph_model& model;
+    const tensor_reader& reader;
+    std::vector<finding>& findings;
+    std::vector<error>& warnings;
+};
+
+/// Nodes in `n` and, recursively, in every subgraph it holds.
+[[nodiscard]] std::uint64_t nodes_within(const graph_model& model, std::uint32_t n);
+/// Initializer bytes held by the subgraphs of `n`, recursively.
+[[nodiscard]] std::uint64_t bytes_within(const graph_model& model, std::uint32_t n);
+
+/// Whether value `v` is an output of the main graph or of a function: the model's (or
+/// the function's) interface, whose names never change.
+[[nodiscard]] bool is_interface_output(const graph_model& model, const graph_index& index, std::uint32_t v);
+
+/// Whether every use of `v` may read `replacement` instead: the name means `replacement`
+/// at each use, and a subgraph output only changes to a value of the same standing (both
+/// from outside the subgraph, or the replacement computed inside it). Interface outputs
+/// are never replaceable.
+[[nodiscard]] bool can_replace_uses(const graph_model& model, const graph_index& index, std::uint32_t v,
+                                    std::uint32_t replacement);
+
+/// Makes every use of `v` (node inputs and subgraph outputs) read `name`.
+void replace_uses(graph_model& model, const graph_index& index, std::uint32_t v, name_id name);
+
+}  // namespace onnxstream::passes

@@ -1,0 +1,144 @@
+#include "cli_common.hpp"
+
+#include <onnxstream/ops/analyze.hpp>
+
+#include <array>
+#include <cstdio>
+#include <map>
+
+namespace onnxstream::cli {
+namespace {
+
+constexpr std::string_view analyze_help =
+    "usage: onnxstream analyze MODEL [--json]\n"
+    "\n"
+    "A redundancy report, per graph and subgraph: dead nodes (no output reaches a graph\n"
+    "output), isolated components (connected to neither the inputs nor the outputs), dead\n"
+    "branches (If whose condition is constant, Loop that never runs), duplicate computations,\n"
+    "duplicate and unused initializers, Identity and no-op Dropout nodes, and graph inputs\n"
+    "nothing uses (reported, never removed). Each with the nodes and initializer bytes its\n"
+    "removal would save; 'onnxstream optimize' removes them. Nothing is written.\n"
+    "\n"
+    "  --json           print a JSON document on stdout\n"
+    "  --quiet          print nothing but warnings and errors\n";
+
+constexpr std::array analyze_options{opt_help, opt_quiet, opt_json};
+
+using passes::finding_kind;
+
+struct category {
+    finding_kind kind;
+    const char* key;    // JSON
+    const char* title;  // text
+};
+
+constexpr std::array categories{
+    category{finding_kind::dead_node, "dead_nodes", "dead nodes"},
+    category{finding_kind::isolated_component, "isolated_components", "isolated components"},
+    category{finding_kind::dead_branch, "dead_branches", "dead branches"},
+    category{finding_kind::duplicate_node, "duplicate_computations", "duplicate computations"},
+    category{finding_kind::duplicate_initializer, "duplicate_initializers", "duplicate initializers"},
+    category{finding_kind::unused_initializer, "unused_initializers", "unused initializers"},
+    category{finding_kind::identity_node, "identity_nodes", "Identity / no-op nodes"},
+    category{finding_kind::unused_input, "unused_inputs", "unused graph inputs"},
+    category{finding_kind::removed_function, "unused_functions", "unused local functions"},
+};
+
+void write_finding_json(json_writer& json, const passes::finding& f) {
+    json.begin_object();
+    if (!f.op_type.empty()) json.field("op_type", f.op_type);
+    json.key("names").begin_array();
+    for (const auto& n : f.names) json.value(n);
+    json.end_array().field("nodes", f.nodes).field("bytes", f.bytes);
+    if (!f.detail.empty()) json.field("detail", f.detail);
+    json.end_object();
+}
+
+std::string describe(const passes::finding& f) {
+    std::string text;
+    if (!f.op_type.empty()) text += f.op_type + " ";
+    for (std::size_t i = 0; i < f.names.size() && i < 8; ++i) text += (i ? ", " : "") + f.names[i];
+    if (f.names.size() > 8) text += ", ... (" + std::to_string(f.names.size()) + ")";
+    std::string saves;
+    if (f.nodes > 0) saves += plural(f.nodes, "node");
+    if (f.bytes > 0) saves += (saves.empty() ? "" : ", ") + human_bytes(f.bytes);
+    if (!saves.empty()) text += " [" + saves + "]";
+    if (!f.detail.empty()) text += ": " + f.detail;
+    return text;
+}
+
+void print_json(const ops::analyze_report& r) {
+    json_writer json;
+    json.begin_object().field("ok", true).field("path", r.path.string()).field("nodes", r.nodes);
+    json.field("initializers", r.initializers).field("initializer_bytes", r.initializer_bytes);
+    json.key("scopes").begin_array();
+    for (const auto& scope : r.scopes) {
+        json.begin_object().field("scope", scope);
+        for (const auto& c : categories) {
+            json.key(c.key).begin_array();
+            for (const auto& f : r.findings)
+                if (f.kind == c.kind && f.scope == scope) write_finding_json(json, f);
+            json.end_array();
+        }
+        json.end_object();
+    }
+    json.end_array().key("summary").begin_object();
+    for (const auto& c : categories) {
+        const auto t = r.totals(c.kind);
+        json.key(c.key).begin_object().field("count", t.count).field("nodes", t.nodes).field("bytes", t.bytes).end_object();
+    }
+    json.end_object().key("warnings").begin_array();
+    for (const auto& w : r.warnings) json.value(w.message);
+    json.end_array().end_object();
+    std::printf("%s\n", json.text().c_str());
+}
+
+void print_text(const ops::analyze_report& r) {
+    std::printf("%s: %s, %s (%s)\n", r.path.string().c_str(), plural(r.nodes, "node").c_str(),
+                plural(r.initializers, "initializer").c_str(), human_bytes(r.initializer_bytes).c_str());
+    bool any = false;
+    for (const auto& scope : r.scopes) {
+        bool header = false;
+        for (const auto& c : categories) {
+            std::vector<const passes::finding*> items;
+            for (const auto& f : r.findings)
+                if (f.kind == c.kind && f.scope == scope) items.push_back(&f);
+            if (items.empty()) continue;
+            if (!header) std::printf("%s\n", scope.c_str());
+            header = any = true;
+            std::printf("  %s: %zu\n", c.title, items.size());
+            for (std::size_t i = 0; i < items.size() && i < 20; ++i) std::printf("    %s\n", describe(*items[i]).c_str());
+            if (items.size() > 20) std::printf("    ... and %zu more (--json lists all)\n", items.size() - 20);
+        }
+    }
+    if (!any) {
+        std::printf("  nothing redundant found\n");
+        return;
+    }
+    std::printf("summary:\n");
+    for (const auto& c : categories) {
+        const auto t = r.totals(c.kind);
+        if (t.count == 0) continue;
+        std::printf("  %-26s %6llu", c.title, static_cast<unsigned long long>(t.count));
+        if (t.nodes > 0) std::printf("  %s", plural(t.nodes, "node").c_str());
+        if (t.bytes > 0) std::printf("  %s", human_bytes(t.bytes).c_str());
+        std::printf("\n");
+    }
+}
+
+}  // namespace
+
+int run_analyze(std::span<const std::string> argv, const command_context&) {
+    auto p = prepare("analyze", analyze_help, argv, analyze_options);
+    if (!p.args) return p.status;
+    const auto& args = *p.args;
+    if (args.positionals.size() != 1) return usage_error("analyze", "analyze takes exactly one MODEL");
+    auto report = ops::analyze(args.positionals[0], data_options(args));
+    if (!report) return fail(report.error(), p.flags.json);
+    for (const auto& w : report->warnings) print_warning(w);
+    if (p.flags.json) print_json(*report);
+    else if (!p.flags.quiet) print_text(*report);
+    return exit_ok;
+}
+
+}  // namespace onnxstream::cli

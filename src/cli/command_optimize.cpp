@@ -1,0 +1,199 @@
+#include "cli_common.hpp"
+
+#include <onnxstream/ops/optimize.hpp>
+
+#include <array>
+#include <cstdio>
+
+namespace onnxstream::cli {
+namespace {
+
+constexpr std::string_view optimize_help =
+    "usage: onnxstream optimize MODEL [-o OUT] [--passes LIST] [--dry-run] [--force] [--reuse-data]\n"
+    "\n"
+    "Runs graph passes until nothing changes and writes the result (default: <stem>.optimized.onnx\n"
+    "beside the input), printing what each pass removed or folded. Weights are read only where\n"
+    "a pass needs them (the weights being folded, BatchNorm parameters, conditions, samples of\n"
+    "same-shaped initializers); the rest is copied. An embedded model stays embedded; a model\n"
+    "with external data gets a new data file <output file name>.data with the surviving and\n"
+    "new tensors (--reuse-data: the original data files stay referenced).\n"
+    "\n"
+    "  --passes LIST     comma-separated, in this order by default: dce,const-if,cse,identity,fold-bn\n"
+    "                      dce       dead nodes, unused initializers, value_info and local functions\n"
+    "                      const-if  If with a constant condition -> the branch taken; Loop that never runs\n"
+    "                      cse       duplicate nodes and identical initializers merged\n"
+    "                      identity  Identity and inference-mode Dropout removed\n"
+    "                      fold-bn   BatchNormalization folded into Conv, ConvTranspose, Gemm\n"
+    "  -o, --output OUT  the output model\n"
+    "  --dry-run         run the passes and report, write nothing\n"
+    "  --reuse-data      point at the input's data files instead of copying them (they must be\n"
+    "                    inside the output's folder)\n"
+    "  -f, --force       replace existing outputs\n"
+    "  --json            print a JSON document on stdout\n"
+    "  --quiet           print nothing but warnings and errors\n";
+
+constexpr std::array optimize_options{opt_help, opt_quiet, opt_json, opt_output, opt_force, opt_writer, opt_threads,
+                                      option_spec{"--passes", "", true, false},
+                                      option_spec{"--dry-run", "", false, false},
+                                      option_spec{"--reuse-data", "", false, false}};
+
+using passes::finding_kind;
+
+struct pass_summary {
+    std::uint64_t nodes = 0;          // nodes removed
+    std::uint64_t initializers = 0;   // initializers removed
+    std::uint64_t bytes = 0;          // initializer bytes removed
+    std::uint64_t value_info = 0;
+    std::uint64_t functions = 0;
+    std::uint64_t folded = 0;
+    std::uint64_t branches = 0;
+    std::uint64_t skipped = 0;
+};
+
+pass_summary summarize(const ops::pass_result& pass) {
+    pass_summary s;
+    for (const auto& f : pass.findings) {
+        switch (f.kind) {
+            case finding_kind::unused_initializer:
+            case finding_kind::duplicate_initializer:
+                ++s.initializers;
+                s.bytes += f.bytes;
+                break;
+            case finding_kind::removed_value_info: s.value_info += f.count; break;
+            case finding_kind::removed_function:
+                ++s.functions;
+                s.nodes += f.nodes;
+                break;
+            case finding_kind::folded_batchnorm:
+                ++s.folded;
+                s.nodes += f.nodes;
+                break;
+            case finding_kind::dead_branch:
+                ++s.branches;
+                s.nodes += f.nodes;
+                s.bytes += f.bytes;
+                break;
+            case finding_kind::skipped: ++s.skipped; break;
+            default: s.nodes += f.nodes; break;
+        }
+    }
+    return s;
+}
+
+std::string summary_line(const ops::pass_result& pass, bool dry_run) {
+    const auto s = summarize(pass);
+    std::string line;
+    auto add = [&](const std::string& part) { line += (line.empty() ? "" : ", ") + part; };
+    if (pass.name == "fold-bn") add((dry_run ? "would fold " : "folded ") + plural(s.folded, "BatchNormalization"));
+    if (pass.name == "const-if") add((dry_run ? "would replace " : "replaced ") + plural(s.branches, "If/Loop"));
+    if (s.nodes > 0 || pass.name != "fold-bn") add((dry_run ? "would remove " : "removed ") + plural(s.nodes, "node"));
+    if (s.initializers > 0) add(plural(s.initializers, "initializer") + " (" + human_bytes(s.bytes) + ")");
+    if (s.value_info > 0) add(plural(s.value_info, "value_info"));
+    if (s.functions > 0) add(plural(s.functions, "function"));
+    if (s.skipped > 0) add(std::to_string(s.skipped) + " skipped");
+    return line;
+}
+
+void write_counts(json_writer& json, const ops::model_counts& c) {
+    json.begin_object().field("nodes", c.nodes).field("main_graph_nodes", c.main_graph_nodes);
+    json.field("initializers", c.initializers).field("initializer_bytes", c.initializer_bytes).end_object();
+}
+
+void print_json(const ops::optimize_report& r) {
+    json_writer json;
+    json.begin_object().field("ok", true).field("input", r.input.string()).field("output", r.output.string());
+    json.field("dry_run", r.dry_run).field("storage", r.storage).field("output_size", r.output_size);
+    json.key("data_files").begin_array();
+    for (const auto& f : r.data_files)
+        json.begin_object().field("path", f.path.string()).field("size", f.size).field("tensors", f.tensors).end_object();
+    json.end_array().field("rounds", r.rounds).key("before");
+    write_counts(json, r.before);
+    json.key("after");
+    write_counts(json, r.after);
+    json.key("passes").begin_array();
+    for (const auto& pass : r.passes) {
+        const auto s = summarize(pass);
+        json.begin_object().field("name", pass.name).field("changes", pass.changes);
+        json.field("nodes_removed", s.nodes).field("initializers_removed", s.initializers).field("bytes_removed", s.bytes);
+        json.field("value_info_removed", s.value_info).field("functions_removed", s.functions);
+        json.field("folded", s.folded).field("branches_replaced", s.branches).field("skipped", s.skipped);
+        json.key("findings").begin_array();
+        for (const auto& f : pass.findings) {
+            json.begin_object().field("kind", passes::to_string(f.kind)).field("scope", f.scope);
+            if (!f.op_type.empty()) json.field("op_type", f.op_type);
+            json.key("names").begin_array();
+            for (const auto& n : f.names) json.value(n);
+            json.end_array().field("nodes", f.nodes).field("bytes", f.bytes);
+            if (f.count != 1) json.field("count", f.count);
+            if (!f.detail.empty()) json.field("detail", f.detail);
+            json.end_object();
+        }
+        json.end_array().end_object();
+    }
+    json.end_array().field("stale_value_info", r.stale_value_info).key("warnings").begin_array();
+    for (const auto& w : r.warnings) json.value(w.message);
+    json.end_array().field("writer", r.writer).end_object();
+    std::printf("%s\n", json.text().c_str());
+}
+
+void print_text(const ops::optimize_report& r) {
+    if (r.dry_run) std::printf("%s (dry run, nothing written)", r.input.string().c_str());
+    else std::printf("%s -> %s (%s)", r.input.string().c_str(), r.output.string().c_str(), human_bytes(r.output_size).c_str());
+    if (r.rounds == 0) std::printf(", nothing to change\n");
+    else std::printf(", %s until nothing changed\n", plural(r.rounds, "round").c_str());
+    for (const auto& f : r.data_files)
+        std::printf("  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
+                    human_bytes(f.size).c_str());
+    std::printf("  nodes %llu -> %llu (main graph %llu -> %llu), initializers %llu -> %llu (%s -> %s)\n",
+                static_cast<unsigned long long>(r.before.nodes), static_cast<unsigned long long>(r.after.nodes),
+                static_cast<unsigned long long>(r.before.main_graph_nodes),
+                static_cast<unsigned long long>(r.after.main_graph_nodes),
+                static_cast<unsigned long long>(r.before.initializers), static_cast<unsigned long long>(r.after.initializers),
+                human_bytes(r.before.initializer_bytes).c_str(), human_bytes(r.after.initializer_bytes).c_str());
+    for (const auto& pass : r.passes) {
+        std::printf("  %-9s %s\n", (pass.name + ":").c_str(), summary_line(pass, r.dry_run).c_str());
+        std::size_t shown = 0;
+        for (const auto& f : pass.findings) {
+            if (f.kind != finding_kind::skipped) continue;
+            if (++shown > 10) {
+                std::printf("    ... (--json lists every skip)\n");
+                break;
+            }
+            std::printf("    skipped %s%s: %s\n", f.op_type.empty() ? "" : (f.op_type + " ").c_str(),
+                        f.names.empty() ? "" : f.names[0].c_str(), f.detail.c_str());
+        }
+    }
+}
+
+}  // namespace
+
+int run_optimize(std::span<const std::string> argv, const command_context& context) {
+    auto p = prepare("optimize", optimize_help, argv, optimize_options);
+    if (!p.args) return p.status;
+    const auto& args = *p.args;
+    if (args.positionals.size() != 1) return usage_error("optimize", "optimize takes exactly one MODEL");
+    ops::optimize_options options;
+    auto parse_all = [&]() -> result<void> {
+        ONNXSTREAM_TRY(fill_rewrite_options(args, options));
+        if (const auto out = args.value("--output")) options.output = *out;
+        if (const auto list = args.value("--passes")) {
+            ONNXSTREAM_ASSIGN(options.passes, ops::parse_pass_list(*list));
+        }
+        options.dry_run = args.flag("--dry-run");
+        options.reuse_data = args.flag("--reuse-data");
+        return {};
+    };
+    if (auto parsed = parse_all(); !parsed) return usage_error("optimize", parsed.error().message);
+    options.cancel = context.cancel;
+    progress_bar bar(!p.flags.quiet && !p.flags.json);
+    options.on_progress = progress_to(bar);
+    auto report = ops::optimize(args.positionals[0], options);
+    bar.finish();
+    if (!report) return fail(report.error(), p.flags.json);
+    for (const auto& w : report->warnings) print_warning(w);
+    if (p.flags.json) print_json(*report);
+    else if (!p.flags.quiet) print_text(*report);
+    return exit_ok;
+}
+
+}  // namespace onnxstream::cli

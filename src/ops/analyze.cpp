@@ -1,0 +1,135 @@
+#include <onnxstream/ops/analyze.hpp>
+
+#include <onnxstream/onnx/external_data.hpp>
+#include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/passes/common_subexpression.hpp>
+#include <onnxstream/passes/constant_if.hpp>
+#include <onnxstream/passes/dead_code.hpp>
+#include <onnxstream/passes/identity_removal.hpp>
+
+#include <set>
+
+namespace onnxstream::ops {
+
+using passes::finding;
+using passes::finding_kind;
+using passes::none;
+
+analyze_totals analyze_report::totals(finding_kind kind) const {
+    analyze_totals t;
+    for (const auto& f : findings) {
+        if (f.kind != kind) continue;
+        t.count += f.count;
+        t.nodes += f.nodes;
+        t.bytes += f.bytes;
+    }
+    return t;
+}
+
+namespace {
+
+// Findings about the model as it is: unused initializers and inputs, isolated components.
+void static_findings(const passes::graph_model& model, std::vector<finding>& out, std::set<std::string>& unused) {
+    const passes::graph_index index(model);
+    for (std::uint32_t v = 0; v < index.size(); ++v) {
+        const auto& val = index.at(v);
+        if (!val.uses.empty() || val.pinned) continue;
+        if (val.kind == passes::value_kind::graph_input && model.scopes[val.scope].kind == passes::scope_kind::main) {
+            finding f;
+            f.kind = finding_kind::unused_input;
+            f.scope = model.scope_path(val.scope);
+            f.names.emplace_back(model.text(val.name));
+            f.detail = "reported only: graph inputs are the model's interface";
+            out.push_back(std::move(f));
+        } else if (val.kind == passes::value_kind::initializer && !val.overridable) {
+            finding f;
+            f.kind = finding_kind::unused_initializer;
+            f.scope = model.scope_path(val.scope);
+            f.names.emplace_back(model.text(val.name));
+            f.bytes = model.tensor_bytes(val.tensor);
+            f.detail = "nothing reads it";
+            unused.insert(f.scope + '\n' + f.names[0]);
+            out.push_back(std::move(f));
+        }
+    }
+    const auto live = passes::compute_liveness(model, index);
+    for (const auto& c : passes::isolated_components(model, index, live)) {
+        finding f;
+        f.kind = finding_kind::isolated_component;
+        f.scope = model.scope_path(c.scope);
+        std::set<std::uint32_t> members(c.nodes.begin(), c.nodes.end());
+        for (const auto n : c.nodes) {
+            f.names.push_back(model.node_label(n));
+            f.nodes += passes::nodes_within(model, n);
+        }
+        // Initializers only this component reads.
+        std::set<std::uint32_t> counted;
+        for (const auto n : c.nodes)
+            for (std::size_t k = 0; k < model.nodes[n].inputs.size(); ++k) {
+                const auto v = index.input(n, k);
+                if (v == none || index.at(v).kind != passes::value_kind::initializer || !counted.insert(v).second) continue;
+                bool only_here = true;
+                for (const auto& u : index.at(v).uses) only_here = only_here && u.node != none && members.contains(u.node);
+                if (only_here && !index.at(v).overridable) f.bytes += model.tensor_bytes(index.at(v).tensor);
+            }
+        f.detail = "connected to neither the graph inputs nor its outputs";
+        out.push_back(std::move(f));
+    }
+}
+
+}  // namespace
+
+result<analyze_report> analyze(const std::filesystem::path& path, const onnx::resolve_options& data_options) {
+    ONNXSTREAM_ASSIGN(auto model, onnx::model_file::open(path));
+    onnx::data_resolver resolver(path, data_options);
+    const auto data = onnx::external_data::bind(model, resolver);
+    analyze_report report;
+    report.path = path;
+    for (const auto& p : data.problems) report.warnings.push_back(p.what);
+    const passes::tensor_reader reader(model, &data);
+
+    std::vector<error> ignored;
+    std::set<std::string> unused;
+    {
+        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
+        for (std::uint32_t s = 0; s < graph.scopes.size(); ++s) report.scopes.push_back(graph.scope_path(s));
+        report.nodes = graph.live_node_count();
+        for (std::uint32_t t = 0; t < graph.tensors.size(); ++t) {
+            ++report.initializers;
+            report.initializer_bytes += graph.tensor_bytes(t);
+        }
+        static_findings(graph, report.findings, unused);
+        // What dce removes: dead nodes, and initializers only they read.
+        std::vector<finding> removed;
+        passes::pass_context context{graph, reader, removed, ignored};
+        (void)passes::eliminate_dead_code(context);
+        for (auto& f : removed) {
+            if (f.kind == finding_kind::dead_node || f.kind == finding_kind::removed_function) {
+                report.findings.push_back(std::move(f));
+            } else if (f.kind == finding_kind::unused_initializer && !unused.contains(f.scope + '\n' + f.names[0])) {
+                f.detail = "only dead nodes read it";
+                report.findings.push_back(std::move(f));
+            }
+        }
+    }
+    {
+        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
+        passes::pass_context context{graph, reader, report.findings, ignored};
+        passes::find_dead_branches(context);
+    }
+    {
+        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
+        passes::pass_context context{graph, reader, report.findings, ignored};
+        (void)passes::eliminate_common_subexpressions(context);
+    }
+    {
+        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
+        passes::pass_context context{graph, reader, report.findings, ignored};
+        (void)passes::remove_identities(context);
+    }
+    // What was read through the mapping is only right if the file did not change meanwhile.
+    ONNXSTREAM_TRY(model.file.check_unchanged());
+    return report;
+}
+
+}  // namespace onnxstream::ops

@@ -1,0 +1,293 @@
+#include <onnxstream/passes/constant_if.hpp>
+
+#include <onnxstream/passes/constant_values.hpp>
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace onnxstream::passes {
+namespace {
+
+struct decision {
+    bool loop = false;
+    std::uint32_t taken = none;    // If: the branch scope that always runs
+    std::uint32_t skipped = none;  // If: the other branch; Loop: the body
+    std::string detail;
+};
+
+std::uint32_t branch_named(const graph_model& model, std::uint32_t n, std::string_view attribute) {
+    for (const auto s : model.nodes[n].subgraphs)
+        if (model.scopes[s].attribute == attribute) return s;
+    return none;
+}
+
+std::optional<decision> decide(const graph_model& model, const graph_index& index, const tensor_reader& reader,
+                               std::uint32_t n) {
+    const auto& nd = model.nodes[n];
+    if (!nd.domain.empty()) return std::nullopt;
+    if (nd.op_type == "If" && !nd.inputs.empty()) {
+        const auto condition = constant_condition(model, index, reader, index.input(n, 0));
+        if (!condition) return std::nullopt;
+        decision d;
+        d.taken = branch_named(model, n, *condition ? "then_branch" : "else_branch");
+        d.skipped = branch_named(model, n, *condition ? "else_branch" : "then_branch");
+        if (d.taken == none) return std::nullopt;
+        d.detail = std::string("condition is always ") + (*condition ? "true: else_branch never runs" : "false: then_branch never runs");
+        return d;
+    }
+    if (nd.op_type == "Loop") {
+        bool never = false;
+        std::string why;
+        if (!nd.inputs.empty() && nd.inputs[0] != 0) {
+            const auto trips = constant_scalar(model, index, reader, index.input(n, 0));
+            if (trips && *trips <= 0) {
+                never = true;
+                why = "trip count is always 0";
+            }
+        }
+        if (!never && nd.inputs.size() > 1 && nd.inputs[1] != 0) {
+            const auto condition = constant_condition(model, index, reader, index.input(n, 1));
+            if (condition && !*condition) {
+                never = true;
+                why = "condition is always false";
+            }
+        }
+        if (!never) return std::nullopt;
+        decision d;
+        d.loop = true;
+        d.skipped = branch_named(model, n, "body");
+        d.detail = why + ": the body never runs";
+        return d;
+    }
+    return std::nullopt;
+}
+
+std::uint64_t scope_nodes(const graph_model& model, std::uint32_t s) {
+    std::uint64_t count = 0;
+    for (const auto n : model.scopes[s].nodes)
+        if (!model.nodes[n].removed) count += nodes_within(model, n);
+    return count;
+}
+
+std::uint64_t scope_bytes(const graph_model& model, std::uint32_t s) {
+    std::uint64_t bytes = 0;
+    for (const auto t : model.scopes[s].initializers)
+        if (!model.tensors[t].removed) bytes += model.tensor_bytes(t);
+    for (const auto n : model.scopes[s].nodes)
+        if (!model.nodes[n].removed) bytes += bytes_within(model, n);
+    return bytes;
+}
+
+finding describe(const graph_model& model, std::uint32_t n, const decision& d) {
+    finding f;
+    f.kind = finding_kind::dead_branch;
+    f.scope = model.scope_path(model.nodes[n].scope);
+    f.op_type = model.nodes[n].op_type;
+    f.names.push_back(model.node_label(n));
+    f.detail = d.detail;
+    if (d.skipped != none) {
+        f.nodes = scope_nodes(model, d.skipped);
+        f.bytes = scope_bytes(model, d.skipped);
+    }
+    return f;
+}
+
+class inliner {
+public:
+    explicit inliner(pass_context& context) : context_(context), model_(context.model), index_(context.model) {}
+
+    std::uint64_t run() {
+        std::uint64_t replaced = 0;
+        const auto known = static_cast<std::uint32_t>(model_.nodes.size());  // nodes the index knows
+        for (std::uint32_t n = 0; n < known; ++n) {
+            if (!model_.node_live(n)) continue;
+            const auto d = decide(model_, index_, context_.reader, n);
+            if (!d) continue;
+            const auto s = model_.nodes[n].scope;
+            // Inside what an earlier inlining moved, names changed under the index: next run.
+            bool stale = false;
+            for (auto x = s; x != none; x = model_.scopes[x].parent) stale = stale || busy_.contains(x);
+            if (stale) continue;
+            auto f = describe(model_, n, *d);
+            std::string why_not;
+            const bool done = d->loop ? replace_loop(n, why_not) : inline_if(n, d->taken, why_not);
+            if (!done) {
+                f.kind = finding_kind::skipped;
+                f.nodes = 0;
+                f.bytes = 0;
+                f.detail += "; not replaced: " + why_not;
+                context_.findings.push_back(std::move(f));
+                continue;
+            }
+            f.nodes += 1;  // the If / Loop itself
+            context_.findings.push_back(std::move(f));
+            ++replaced;
+        }
+        model_.compact();
+        return replaced;
+    }
+
+private:
+    bool replace_loop(std::uint32_t n, std::string& why_not) {
+        const auto& nd = model_.nodes[n];
+        if (nd.inputs.size() < 2) return why_not = "it has no loop-carried values", false;
+        const auto carried = nd.inputs.size() - 2;
+        if (nd.outputs.size() < carried) return why_not = "its outputs do not match its inputs", false;
+        for (std::size_t k = carried; k < nd.outputs.size(); ++k) {
+            const auto v = index_.output(n, k);
+            if (v != none && !index_.at(v).uses.empty()) return why_not = "a scan output is used", false;
+        }
+        for (std::size_t k = 0; k < carried; ++k) {
+            if (nd.outputs[k] != 0 && nd.inputs[2 + k] == 0) return why_not = "an initial value is missing", false;
+            const auto v = index_.output(n, k);
+            if (v != none && index_.at(v).pinned) return why_not = "a training graph uses its outputs", false;
+        }
+        const auto scope = nd.scope;
+        const auto inputs = nd.inputs;
+        const auto outputs = nd.outputs;
+        auto after = n;
+        for (std::size_t k = 0; k < carried; ++k) {
+            if (outputs[k] == 0) continue;
+            after = model_.add_node(scope, after, "Identity", {inputs[2 + k]}, {outputs[k]}, {});
+        }
+        model_.remove_node(n);
+        return true;
+    }
+
+    // Names used or defined anywhere outside the subtree of scope `b`.
+    std::unordered_set<name_id> names_outside(std::uint32_t b) const {
+        std::unordered_set<name_id> names(model_.pinned.begin(), model_.pinned.end());
+        for (std::uint32_t s = 0; s < model_.scopes.size(); ++s) {
+            const auto& sc = model_.scopes[s];
+            if (sc.removed || index_.within(s, b)) continue;
+            names.insert(sc.inputs.begin(), sc.inputs.end());
+            names.insert(sc.outputs.begin(), sc.outputs.end());
+            names.insert(sc.sparse_initializers.begin(), sc.sparse_initializers.end());
+            for (const auto t : sc.initializers) names.insert(model_.tensors[t].name);
+            for (const auto n : sc.nodes) {
+                if (model_.nodes[n].removed) continue;
+                names.insert(model_.nodes[n].inputs.begin(), model_.nodes[n].inputs.end());
+                names.insert(model_.nodes[n].outputs.begin(), model_.nodes[n].outputs.end());
+            }
+        }
+        return names;
+    }
+
+    void rename_value(std::uint32_t v, name_id name) {
+        const auto& val = index_.at(v);
+        const auto it = current_.find(v);
+        const auto old_name = it != current_.end() ? it->second : val.name;
+        current_[v] = name;
+        replace_uses(model_, index_, v, name);
+        if (val.kind == value_kind::node_output) {
+            model_.set_output(val.node, val.slot, name);
+        } else if (val.kind == value_kind::initializer) {
+            model_.tensors[val.tensor].name = name;
+            model_.tensors[val.tensor].renamed = true;
+        }
+        for (auto& vi : model_.value_infos)
+            if (!vi.removed && vi.scope == val.scope && vi.name == old_name) vi.name = name;
+        model_.scopes[val.scope].changed = true;
+    }
+
+    bool inline_if(std::uint32_t n, std::uint32_t b, std::string& why_not) {
+        const auto& branch = model_.scopes[b];
+        const auto& nd = model_.nodes[n];
+        if (!branch.sparse_initializers.empty()) return why_not = "the branch holds sparse initializers", false;
+        if (!branch.inputs.empty()) return why_not = "the branch declares inputs", false;
+        if (branch.outputs.size() != nd.outputs.size()) return why_not = "the branch's outputs do not match the If's", false;
+        for (std::size_t k = 0; k < nd.outputs.size(); ++k) {
+            const auto v = index_.output(n, k);
+            if (v != none && index_.at(v).pinned) return why_not = "a training graph uses its outputs", false;
+        }
+        const auto s = nd.scope;
+
+        // Values the branch defines, renamed where their names are taken elsewhere.
+        const auto outside = names_outside(b);
+        std::vector<std::uint32_t> defined;
+        for (const auto t : branch.initializers)
+            if (!model_.tensors[t].removed) defined.push_back(index_.resolve(b, model_.tensors[t].name));
+        for (const auto m : branch.nodes) {
+            if (model_.nodes[m].removed) continue;
+            for (std::size_t k = 0; k < model_.nodes[m].outputs.size(); ++k)
+                if (const auto v = index_.output(m, k); v != none) defined.push_back(v);
+        }
+        for (const auto v : defined)
+            if (v != none && index_.at(v).scope == b && outside.contains(index_.at(v).name))
+                rename_value(v, model_.names.fresh(model_.text(index_.at(v).name)));
+
+        // The branch's outputs become the If's outputs.
+        const auto if_outputs = nd.outputs;
+        std::vector<std::pair<name_id, name_id>> identities;  // (from, to)
+        std::unordered_map<std::uint32_t, int> output_count;
+        for (std::size_t k = 0; k < branch.outputs.size(); ++k) ++output_count[index_.graph_output(b, k)];
+        for (std::size_t k = 0; k < if_outputs.size(); ++k) {
+            if (if_outputs[k] == 0) continue;
+            const auto v = index_.graph_output(b, k);
+            const auto current = model_.scopes[b].outputs[k];
+            if (v != none && index_.at(v).kind == value_kind::node_output && index_.at(v).scope == b && output_count[v] == 1) {
+                rename_value(v, if_outputs[k]);
+            } else {
+                identities.emplace_back(current, if_outputs[k]);
+            }
+        }
+
+        // Move everything up into the If's scope, where the If was.
+        auto& target = model_.scopes[s];
+        auto& moved = model_.scopes[b];
+        auto at = std::find(target.nodes.begin(), target.nodes.end(), n);
+        std::vector<std::uint32_t> moving;
+        for (const auto m : moved.nodes)
+            if (!model_.nodes[m].removed) moving.push_back(m);
+        at = target.nodes.insert(at, moving.begin(), moving.end()) + static_cast<std::ptrdiff_t>(moving.size());
+        for (const auto m : moving) {
+            model_.nodes[m].scope = s;
+            for (const auto sub : model_.nodes[m].subgraphs) {
+                model_.scopes[sub].parent = s;
+                busy_.insert(sub);
+            }
+        }
+        for (const auto t : moved.initializers) {
+            if (model_.tensors[t].removed) continue;
+            model_.tensors[t].scope = s;
+            target.initializers.push_back(t);
+        }
+        for (const auto v : moved.value_infos) {
+            if (model_.value_infos[v].removed) continue;
+            model_.value_infos[v].scope = s;
+            target.value_infos.push_back(v);
+        }
+        moved.nodes.clear();
+        moved.initializers.clear();
+        moved.value_infos.clear();
+        target.changed = true;
+        auto after = moving.empty() ? n : moving.back();
+        for (const auto& [from, to] : identities) after = model_.add_node(s, after, "Identity", {from}, {to}, {});
+        model_.remove_node(n);
+        return true;
+    }
+
+    pass_context& context_;
+    graph_model& model_;
+    const graph_index index_;
+    std::unordered_map<std::uint32_t, name_id> current_;  // values renamed by this run
+    std::unordered_set<std::uint32_t> busy_;              // scopes moved by this run
+};
+
+}  // namespace
+
+std::uint64_t inline_constant_branches(pass_context& context) { return inliner(context).run(); }
+
+void find_dead_branches(pass_context& context) {
+    const graph_index index(context.model);
+    for (std::uint32_t n = 0; n < context.model.nodes.size(); ++n) {
+        if (!context.model.node_live(n)) continue;
+        if (const auto d = decide(context.model, index, context.reader, n)) {
+            auto f = describe(context.model, n, *d);
+            f.nodes += 1;
+            context.findings.push_back(std::move(f));
+        }
+    }
+}
+
+}  // namespace onnxstream::passes

@@ -1,0 +1,173 @@
+#include <onnxstream/passes/dead_code.hpp>
+
+#include <map>
+#include <unordered_set>
+#include <numeric>
+
+namespace onnxstream::passes {
+
+liveness compute_liveness(const graph_model& model, const graph_index& index) {
+    liveness live;
+    live.node.assign(model.nodes.size(), false);
+    live.function.assign(model.functions.size(), false);
+    std::vector<bool> seen(index.size(), false);
+    std::vector<std::uint32_t> pending;
+    auto need = [&](std::uint32_t v) {
+        if (v != none && !seen[v]) {
+            seen[v] = true;
+            pending.push_back(v);
+        }
+    };
+    auto need_outputs_of = [&](std::uint32_t s) {
+        for (std::size_t k = 0; k < model.scopes[s].outputs.size(); ++k) need(index.graph_output(s, k));
+    };
+    need_outputs_of(0);
+    for (std::uint32_t v = 0; v < index.size(); ++v)
+        if (index.at(v).pinned) need(v);
+    while (!pending.empty()) {
+        const auto v = pending.back();
+        pending.pop_back();
+        const auto n = index.producer(v);
+        if (n == none || live.node[n]) continue;
+        live.node[n] = true;
+        const auto& nd = model.nodes[n];
+        for (std::size_t k = 0; k < nd.inputs.size(); ++k) need(index.input(n, k));
+        for (const auto s : nd.subgraphs) need_outputs_of(s);
+        for (std::uint32_t f = 0; f < model.functions.size(); ++f) {
+            const auto& fn = model.functions[f];
+            if (live.function[f] || fn.removed || fn.name != nd.op_type || fn.domain != nd.domain || fn.overload != nd.overload)
+                continue;
+            live.function[f] = true;
+            need_outputs_of(fn.scope);
+        }
+    }
+    return live;
+}
+
+std::vector<component> isolated_components(const graph_model& model, const graph_index& index, const liveness& live) {
+    std::vector<std::uint32_t> parent(model.nodes.size());
+    std::iota(parent.begin(), parent.end(), 0U);
+    auto find = [&](std::uint32_t x) {
+        while (parent[x] != x) x = parent[x] = parent[parent[x]];
+        return x;
+    };
+    std::vector<bool> touches_interface(model.nodes.size(), false);
+    auto is_dead = [&](std::uint32_t n) { return model.node_live(n) && !live.node[n]; };
+    for (std::uint32_t n = 0; n < model.nodes.size(); ++n) {
+        if (!is_dead(n)) continue;
+        for (std::size_t k = 0; k < model.nodes[n].inputs.size(); ++k) {
+            const auto v = index.input(n, k);
+            if (v == none) continue;
+            const auto& val = index.at(v);
+            if (val.kind == value_kind::graph_input || val.overridable) touches_interface[n] = true;
+            const auto p = index.producer(v);
+            if (p == none) continue;
+            if (live.node[p]) touches_interface[n] = true;
+            else parent[find(n)] = find(p);
+        }
+    }
+    std::map<std::uint32_t, component> groups;
+    std::map<std::uint32_t, bool> connected;
+    for (std::uint32_t n = 0; n < model.nodes.size(); ++n) {
+        if (!is_dead(n)) continue;
+        const auto root = find(n);
+        auto& c = groups[root];
+        c.scope = model.nodes[n].scope;
+        c.nodes.push_back(n);
+        connected[root] = connected[root] || touches_interface[n];
+    }
+    std::vector<component> out;
+    for (auto& [root, c] : groups)
+        if (!connected[root]) out.push_back(std::move(c));
+    return out;
+}
+
+std::uint64_t drop_stale_value_info(graph_model& model) {
+    // Some exporters describe a subgraph's values in the main graph: a value_info goes only
+    // when its name is defined nowhere any more.
+    const graph_index index(model);
+    std::unordered_set<name_id> defined;
+    for (std::uint32_t v = 0; v < index.size(); ++v)
+        if (index.at(v).kind != value_kind::undefined) defined.insert(index.at(v).name);
+    std::uint64_t dropped = 0;
+    for (auto& v : model.value_infos) {
+        if (v.removed || model.scopes[v.scope].removed || defined.contains(v.name) || model.pinned.contains(v.name)) continue;
+        v.removed = true;
+        model.scopes[v.scope].changed = true;
+        ++dropped;
+    }
+    return dropped;
+}
+
+std::uint64_t eliminate_dead_code(pass_context& context) {
+    auto& model = context.model;
+    std::uint64_t changes = 0;
+    {
+        const graph_index index(model);
+        const auto live = compute_liveness(model, index);
+        // Functions first: the nodes of a function nothing calls go with it, not one by one.
+        for (std::uint32_t i = 0; i < model.functions.size(); ++i) {
+            auto& fn = model.functions[i];
+            if (fn.removed || live.function[i]) continue;
+            finding f;
+            f.kind = finding_kind::removed_function;
+            f.scope = model.scope_path(fn.scope);
+            f.names.push_back((fn.domain.empty() ? std::string() : fn.domain + ".") + fn.name);
+            for (const auto n : model.scopes[fn.scope].nodes)
+                if (!model.nodes[n].removed) f.nodes += nodes_within(model, n);
+            context.findings.push_back(std::move(f));
+            fn.removed = true;
+            model.scopes[fn.scope].removed = true;
+            for (std::uint32_t s = fn.scope + 1; s < model.scopes.size(); ++s)
+                if (model.scopes[s].parent != none && model.scopes[model.scopes[s].parent].removed) model.scopes[s].removed = true;
+            ++changes;
+        }
+        for (std::uint32_t n = 0; n < model.nodes.size(); ++n) {
+            if (!model.node_live(n) || live.node[n]) continue;
+            finding f;
+            f.kind = finding_kind::dead_node;
+            f.scope = model.scope_path(model.nodes[n].scope);
+            f.op_type = model.nodes[n].op_type;
+            f.names.push_back(model.node_label(n));
+            f.nodes = nodes_within(model, n);
+            context.findings.push_back(std::move(f));
+            model.remove_node(n);
+            ++changes;
+        }
+    }
+    {
+        // Initializers, judged on what is left.
+        const graph_index index(model);
+        for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
+            if (!model.tensor_live(t)) continue;
+            const auto v = index.resolve(model.tensors[t].scope, model.tensors[t].name);
+            if (v != none) {
+                const auto& val = index.at(v);
+                // A second initializer of the same name is left alone: it is not ours to judge.
+                if (val.tensor != t || !val.uses.empty() || val.pinned || val.overridable) continue;
+            }
+            finding f;
+            f.kind = finding_kind::unused_initializer;
+            f.scope = model.scope_path(model.tensors[t].scope);
+            f.names.emplace_back(model.text(model.tensors[t].name));
+            f.bytes = model.tensor_bytes(t);
+            context.findings.push_back(std::move(f));
+            model.remove_tensor(t);
+            ++changes;
+        }
+    }
+    model.compact();
+    if (changes == 0) return 0;
+    if (const auto dropped = drop_stale_value_info(model); dropped > 0) {
+        finding f;
+        f.kind = finding_kind::removed_value_info;
+        f.scope = "graph";
+        f.count = dropped;
+        context.findings.push_back(std::move(f));
+        changes += dropped;
+    }
+    model.compact();
+    return changes;
+}
+
+}  // namespace onnxstream::passes

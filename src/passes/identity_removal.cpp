@@ -1,0 +1,77 @@
+#include <onnxstream/passes/identity_removal.hpp>
+
+#include <onnxstream/passes/constant_values.hpp>
+
+#include <unordered_set>
+
+namespace onnxstream::passes {
+
+bool is_inference_dropout(const graph_model& model, const graph_index& index, const tensor_reader& reader,
+                          std::uint32_t n) {
+    const auto& nd = model.nodes[n];
+    if (nd.op_type != "Dropout" || !nd.domain.empty()) return false;
+    const auto opset = model.opset("");
+    if (opset < 7) {
+        const auto is_test = model.attribute(n, "is_test");
+        return is_test && is_test->i && *is_test->i == 1;
+    }
+    if (opset < 12) return true;
+    if (nd.inputs.size() < 3 || nd.inputs[2] == 0) return true;
+    const auto training = constant_condition(model, index, reader, index.input(n, 2));
+    return training && !*training;
+}
+
+std::uint64_t remove_identities(pass_context& context) {
+    auto& model = context.model;
+    const graph_index index(model);
+    // Values this run changed, judged again on the next run: `gone` no longer exists under
+    // its name; `gained` has consumers the index does not know of.
+    std::unordered_set<std::uint32_t> gone;
+    std::unordered_set<std::uint32_t> gained;
+    std::uint64_t removed = 0;
+    for (std::uint32_t n = 0; n < model.nodes.size(); ++n) {
+        if (!model.node_live(n)) continue;
+        const auto& nd = model.nodes[n];
+        const bool identity = nd.op_type == "Identity" && nd.domain.empty();
+        if (!identity && !is_inference_dropout(model, index, context.reader, n)) continue;
+        if (nd.inputs.empty() || nd.outputs.empty()) continue;
+        if (!identity && nd.outputs.size() > 1 && nd.outputs[1] != 0) {
+            const auto mask = index.output(n, 1);
+            if (mask != none && !index.at(mask).uses.empty()) continue;
+        }
+        const auto in = index.input(n, 0);
+        const auto out = index.output(n, 0);
+        if (in == none || out == none || gone.contains(in) || gone.contains(out) || gained.contains(out)) continue;
+        if (index.at(in).pinned || index.at(out).pinned || index.at(in).kind == value_kind::undefined) continue;
+
+        if (!is_interface_output(model, index, out)) {
+            if (!can_replace_uses(model, index, out, in)) continue;
+            replace_uses(model, index, out, index.at(in).name);
+            gone.insert(out);
+            gained.insert(in);
+        } else {
+            // The output's name is the interface: the input's producer takes it over.
+            const auto& input = index.at(in);
+            if (input.kind != value_kind::node_output || input.scope != nd.scope || is_interface_output(model, index, in))
+                continue;
+            if (!can_replace_uses(model, index, in, out)) continue;
+            replace_uses(model, index, in, index.at(out).name);
+            model.set_output(input.node, input.slot, index.at(out).name);
+            gone.insert(in);
+            gained.insert(out);
+        }
+        finding f;
+        f.kind = finding_kind::identity_node;
+        f.scope = model.scope_path(nd.scope);
+        f.op_type = nd.op_type;
+        f.names.push_back(model.node_label(n));
+        f.nodes = 1;
+        context.findings.push_back(std::move(f));
+        model.remove_node(n);
+        ++removed;
+    }
+    model.compact();
+    return removed;
+}
+
+}  // namespace onnxstream::passes
