@@ -1,8 +1,12 @@
 // The portable writer: one thread, sequential, a staging buffer for small pieces and
 // copy_file_range for large ones. Small copies (metadata between weights) are gathered
 // into the staging buffer so that a graph of 200k nodes costs a few large writes rather
-// than 200k tiny ones; large unhashed copies never enter user space.
+// than 200k tiny ones; large unhashed copies never enter user space. It is the fallback
+// when io_uring is unavailable and the reference the io_uring writer is tested against,
+// so it stays simple: no threads, one buffer of each kind.
 #include <onnxstream/io/plan_writer.hpp>
+
+#include "writer_support.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,27 +17,9 @@
 namespace onnxstream::io {
 namespace {
 
-constexpr std::uint64_t small_copy = 64 * 1024;
-
-result<void> write_all(int fd, std::span<const std::byte> bytes, std::uint64_t offset) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t wrote = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
-        if (wrote < 0) {
-            if (errno == EINTR) continue;
-            return failure(os_failure("cannot write the output", {errno, std::generic_category()}));
-        }
-        if (wrote == 0) return failure(error_code::io, "cannot write the output: the device accepted no bytes");
-        done += static_cast<std::size_t>(wrote);
-    }
-    return {};
-}
-
-failure source_shrank(const source_file& source, std::uint64_t offset) {
-    return failure(error_code::truncated_data,
-                   source.path().string() + " ended at byte " + std::to_string(offset) + " while being copied",
-                   "the file changed while onnxstream was reading it; do not modify inputs during a run");
-}
+using detail::small_copy;
+using detail::source_shrank;
+using detail::write_all;
 
 class portable_writer final : public plan_writer {
 public:
@@ -46,12 +32,16 @@ public:
         report_.backend = name();
         report_.checks.resize(job.checks.size());
         staging_.clear();
-        staging_.reserve(options.buffer_size);
+        // A zero-sized buffer would never make progress.
+        buffer_size_ = std::max<std::size_t>(options.buffer_size, 4096);
+        staging_.reserve(buffer_size_);
         staging_offset_ = 0;
-        bounce_.resize(options.buffer_size);
+        bounce_.resize(buffer_size_);
+        written_since_writeback_ = 0;
+        sizes_ = detail::current_sizes(job);
+        checks_seen_.assign(job.checks.size(), false);
         for (const auto& op : job.operations) {
-            if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed))
-                return failure(error_code::interrupted, "interrupted; no output was written");
+            if (cancelled()) return detail::interrupted();
             ONNXSTREAM_TRY(execute(op));
         }
         ONNXSTREAM_TRY(flush());
@@ -60,13 +50,20 @@ public:
 
 private:
     result<void> execute(const write_operation& op) {
-        if (op.kind == operation_kind::emit) return stage(job_->pool.subspan(op.input_offset, op.length), op.output_offset);
-        if (op.source >= job_->sources.size()) return failure(error_code::io, "a copy names an unknown source");
-        const source_file& source = *job_->sources[op.source];
-        if (op.length > source.size() || op.input_offset > source.size() - op.length) return source_shrank(source, source.size());
+        if (op.kind == operation_kind::emit) {
+            ONNXSTREAM_TRY(detail::check_emit(*job_, op));
+            return stage(job_->pool.subspan(op.input_offset, op.length), op.output_offset);
+        }
+        ONNXSTREAM_ASSIGN(const source_file* found, detail::copy_source(*job_, sizes_, op));
+        const source_file& source = *found;
+        ONNXSTREAM_TRY(detail::claim_check(*job_, op, checks_seen_));
         if (op.check != no_check) return copy_hashed(op, source);
         if (op.length <= small_copy) {
-            if (!source.bytes().empty()) return stage(source.bytes().subspan(op.input_offset, op.length), op.output_offset);
+            if (!source.bytes().empty()) {
+                ONNXSTREAM_TRY(stage(source.bytes().subspan(op.input_offset, op.length), op.output_offset));
+                detail::release_mapped(source, op.input_offset, op.length);
+                return {};
+            }
             std::vector<std::byte> piece(op.length);
             ONNXSTREAM_TRY(source.read_at(op.input_offset, piece));
             return stage(piece, op.output_offset);
@@ -79,9 +76,9 @@ private:
     // it or would overflow it.
     result<void> stage(std::span<const std::byte> bytes, std::uint64_t offset) {
         if (!staging_.empty() && staging_offset_ + staging_.size() != offset) ONNXSTREAM_TRY(flush());
-        if (staging_.size() + bytes.size() > options_->buffer_size) ONNXSTREAM_TRY(flush());
+        if (staging_.size() + bytes.size() > buffer_size_) ONNXSTREAM_TRY(flush());
         if (staging_.empty()) staging_offset_ = offset;
-        if (bytes.size() >= options_->buffer_size) {
+        if (bytes.size() >= buffer_size_) {
             ONNXSTREAM_TRY(write_all(job_->output_descriptor, bytes, offset));
             progress(bytes.size());
             return {};
@@ -101,35 +98,37 @@ private:
     void progress(std::uint64_t bytes) {
         report_.bytes_written += bytes;
         if (options_->on_progress) options_->on_progress(bytes);
+        written_since_writeback_ += bytes;
+        if (written_since_writeback_ >= detail::writeback_interval) {
+            written_since_writeback_ = 0;
+            detail::start_writeback(job_->output_descriptor, 0, 0);
+        }
     }
 
-    bool cancelled() const { return options_->cancel != nullptr && options_->cancel->load(std::memory_order_relaxed); }
+    bool cancelled() const { return detail::cancelled(*options_); }
 
     result<void> copy_large(const write_operation& op, const source_file& source) {
         std::uint64_t done = 0;
         bool kernel_copy = options_->allow_copy_file_range;
         while (done < op.length) {
-            if (cancelled()) return failure(error_code::interrupted, "interrupted; no output was written");
-            const std::uint64_t chunk = std::min<std::uint64_t>(op.length - done, 64ULL << 20);
+            if (cancelled()) return detail::interrupted();
             if (kernel_copy) {
-                auto in_offset = static_cast<off_t>(op.input_offset + done);
-                auto out_offset = static_cast<off_t>(op.output_offset + done);
-                const ssize_t copied = ::copy_file_range(source.descriptor(), &in_offset, job_->output_descriptor,
-                                                         &out_offset, static_cast<std::size_t>(chunk), 0);
-                if (copied > 0) {
-                    done += static_cast<std::uint64_t>(copied);
-                    progress(static_cast<std::uint64_t>(copied));
-                    continue;
-                }
-                if (copied == 0) return source_shrank(source, op.input_offset + done);
-                if (errno == EINTR) continue;
-                if (errno == ENOSPC) return failure(os_failure("cannot write the output", {errno, std::generic_category()}));
+                const std::uint64_t chunk = std::min<std::uint64_t>(op.length - done, detail::kernel_copy_chunk);
+                const auto outcome = detail::copy_in_kernel(source.descriptor(), op.input_offset + done,
+                                                            job_->output_descriptor, op.output_offset + done, chunk,
+                                                            options_->cancel);
+                done += outcome.copied;
+                if (outcome.copied > 0) progress(outcome.copied);
+                if (outcome.end_of_source) return source_shrank(source, op.input_offset + done);
+                if (outcome.os_error == 0) continue;
+                if (outcome.os_error == ENOSPC) return detail::write_failed(outcome.os_error);
+                if (!detail::kernel_copy_unsupported(outcome.os_error)) return detail::read_failed(source, outcome.os_error);
                 // EXDEV, ENOSYS, EINVAL, EOPNOTSUPP...: this pair of files cannot be copied
                 // in the kernel; fall back to reading and writing.
                 kernel_copy = false;
                 continue;
             }
-            const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, bounce_.size()));
+            const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(op.length - done, bounce_.size()));
             const auto buffer = std::span(bounce_).first(piece);
             ONNXSTREAM_TRY(source.read_at(op.input_offset + done, buffer));
             ONNXSTREAM_TRY(write_all(job_->output_descriptor, buffer, op.output_offset + done));
@@ -142,29 +141,19 @@ private:
     result<void> copy_hashed(const write_operation& op, const source_file& source) {
         ONNXSTREAM_TRY(flush());
         const stream_check& check = job_->checks[op.check];
-        const bool want_sha1 = check.expected_sha1.has_value() || check.compute_sha1;
-        std::optional<sha1_hasher> sha1;
-        std::optional<xxh3_hasher> xxh3;
-        if (want_sha1) sha1.emplace();
-        if (check.compute_xxh3) xxh3.emplace();
+        detail::check_hashes hashes(check);
         std::uint64_t done = 0;
         while (done < op.length) {
-            if (cancelled()) return failure(error_code::interrupted, "interrupted; no output was written");
+            if (cancelled()) return detail::interrupted();
             const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(op.length - done, bounce_.size()));
             const auto buffer = std::span(bounce_).first(piece);
             ONNXSTREAM_TRY(source.read_at(op.input_offset + done, buffer));
-            if (sha1) sha1->update(buffer);
-            if (xxh3) xxh3->update(buffer);
+            hashes.update(buffer);
             ONNXSTREAM_TRY(write_all(job_->output_descriptor, buffer, op.output_offset + done));
             done += piece;
             progress(piece);
         }
-        auto& outcome = report_.checks[op.check];
-        if (sha1) {
-            outcome.sha1 = sha1->finish();
-            if (check.expected_sha1) outcome.sha1_matches = *outcome.sha1 == *check.expected_sha1;
-        }
-        if (xxh3) outcome.xxh3 = xxh3->digest();
+        report_.checks[op.check] = hashes.finish(check);
         return {};
     }
 
@@ -174,6 +163,10 @@ private:
     std::vector<std::byte> staging_;
     std::uint64_t staging_offset_ = 0;
     std::vector<std::byte> bounce_;
+    std::size_t buffer_size_ = 0;
+    std::uint64_t written_since_writeback_ = 0;
+    std::vector<std::uint64_t> sizes_;
+    std::vector<bool> checks_seen_;
 };
 
 }  // namespace

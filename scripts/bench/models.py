@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""Writes the models scripts/bench.sh measures. Needs Debian's python3-onnx and numpy
+(run it as /usr/bin/python3: the first python3 on PATH may lack them).
+
+    models.py external DIR BYTES [--tensor-size N]   DIR/model.onnx + DIR/model.onnx.data
+    models.py embedded FILE BYTES [--tensor-size N]  one self-contained .onnx (< 2 GiB)
+    models.py graph FILE NODES                       a metadata-heavy graph, tiny weights
+
+The weight models are a chain y = x + w0 + w1 + ... over float32 vectors, one initializer
+per tensor-size bytes (default 16 MiB), filled with seeded random bytes. The external one
+is built with onnx's own helpers (external_data entries, offsets aligned to 4096). The embedded one is too large to build in memory comfortably, so its
+protobuf is streamed: the model and graph skeletons are serialized by onnx, then the
+initializers (each a TensorProto serialized by onnx, followed by its raw_data field) are
+appended as further graph fields, which protobuf parsers accept in any order. The
+external one is checked with onnx.checker; the embedded one too when it is small.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+SEED = 20240611
+ALIGN = 4096
+
+
+def varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def length_field(number: int, payload_length: int) -> bytes:
+    return varint((number << 3) | 2) + varint(payload_length)
+
+
+def tensor_sizes(total: int, tensor_size: int) -> list[int]:
+    """Tensor byte counts (multiples of 4) adding up to about `total`."""
+    count = max(1, total // tensor_size)
+    sizes = [tensor_size] * count
+    rest = (total - count * tensor_size) // 4 * 4
+    if rest >= 4:
+        sizes.append(rest)
+    return sizes
+
+
+def chain_graph(sizes: list[int], name: str) -> onnx.GraphProto:
+    """y = x + sum(w0) + sum(w1) + ...: every weight a float32 vector, reduced to one value
+    (ReduceSum, keepdims) and added to the running [1] vector, so the model runs."""
+    nodes = []
+    previous = "x"
+    for i, size in enumerate(sizes):
+        nodes.append(helper.make_node("ReduceSum", [f"w{i}"], [f"s{i}"], name=f"reduce_{i}", keepdims=1))
+        nodes.append(helper.make_node("Add", [previous, f"s{i}"], [f"y{i}"], name=f"add_{i}"))
+        previous = f"y{i}"
+    nodes.append(helper.make_node("Identity", [previous], ["y"], name="out"))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+    return helper.make_graph(nodes, name, [x], [y])
+
+
+def model_of(graph: onnx.GraphProto) -> onnx.ModelProto:
+    model = helper.make_model(graph, producer_name="onnxstream-bench", opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    return model
+
+
+def random_chunks(rng: np.random.Generator, length: int, chunk: int = 16 << 20):
+    done = 0
+    while done < length:
+        piece = min(chunk, length - done)
+        yield rng.bytes(piece)
+        done += piece
+
+
+def write_external(folder: Path, total: int, tensor_size: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    sizes = tensor_sizes(total, tensor_size)
+    graph = chain_graph(sizes, "external_chain")
+    rng = np.random.default_rng(SEED)
+    data_name = "model.onnx.data"
+    offset = 0
+    with open(folder / data_name, "wb") as data:
+        for i, size in enumerate(sizes):
+            pad = (-offset) % ALIGN
+            if pad:
+                data.write(b"\0" * pad)
+                offset += pad
+            for piece in random_chunks(rng, size):
+                data.write(piece)
+            tensor = TensorProto(name=f"w{i}", data_type=TensorProto.FLOAT, dims=[size // 4])
+            tensor.data_location = TensorProto.EXTERNAL
+            for key, value in (("location", data_name), ("offset", str(offset)), ("length", str(size))):
+                entry = tensor.external_data.add()
+                entry.key, entry.value = key, value
+            graph.initializer.append(tensor)
+            offset += size
+    model = model_of(graph)
+    (folder / "model.onnx").write_bytes(model.SerializeToString())
+    onnx.checker.check_model(str(folder / "model.onnx"))  # by path: it finds the data file
+
+
+def write_embedded(path: Path, total: int, tensor_size: int) -> None:
+    sizes = tensor_sizes(total, tensor_size)
+    graph = chain_graph(sizes, "embedded_chain")
+    heads = []
+    for i, size in enumerate(sizes):
+        head = TensorProto(name=f"w{i}", data_type=TensorProto.FLOAT, dims=[size // 4]).SerializeToString()
+        heads.append(head + length_field(9, size))  # TensorProto.raw_data = 9
+    graph_bytes = graph.SerializeToString()
+    initializers = [length_field(5, len(h) + s) for h, s in zip(heads, sizes)]  # GraphProto.initializer = 5
+    graph_length = len(graph_bytes) + sum(len(i) + len(h) + s for i, h, s in zip(initializers, heads, sizes))
+    skeleton = model_of(onnx.GraphProto())
+    skeleton.ClearField("graph")
+    head = skeleton.SerializeToString() + length_field(7, graph_length)  # ModelProto.graph = 7
+    if len(head) + graph_length >= 2**31 - 1:
+        sys.exit(f"models.py: {path} would pass protobuf's 2 GiB limit")
+    rng = np.random.default_rng(SEED)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as out:
+        out.write(head)
+        out.write(graph_bytes)
+        for field, tensor_head, size in zip(initializers, heads, sizes):
+            out.write(field)
+            out.write(tensor_head)
+            for piece in random_chunks(rng, size):
+                out.write(piece)
+    if total <= 64 << 20:  # small enough to load and check whole
+        onnx.checker.check_model(onnx.load(str(path)))
+
+
+def write_graph(path: Path, nodes: int) -> None:
+    """A chain of `nodes` small nodes (Relu/Neg/Identity with attributes-free bodies and
+    long-ish names), like the metadata of a large exported network."""
+    ops = ("Relu", "Neg", "Identity", "Abs")
+    graph = onnx.GraphProto(name="metadata_chain")
+    previous = "x"
+    for i in range(nodes):
+        output = f"/block_{i // 16}/layer_{i % 16}/{ops[i % 4].lower()}_output_0"
+        node = graph.node.add()
+        node.op_type = ops[i % 4]
+        node.name = f"/block_{i // 16}/layer_{i % 16}/{ops[i % 4]}"
+        node.input.append(previous)
+        node.output.append(output)
+        previous = output
+    graph.node.add(op_type="Identity", name="out", input=[previous], output=["y"])
+    graph.input.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64]))
+    graph.output.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64]))
+    model = model_of(graph)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(model.SerializeToString())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("kind", choices=("external", "embedded", "graph"))
+    parser.add_argument("path", type=Path)
+    parser.add_argument("amount", type=int, help="bytes of weights, or nodes for 'graph'")
+    parser.add_argument("--tensor-size", type=int, default=16 << 20)
+    args = parser.parse_args()
+    if args.kind == "external":
+        write_external(args.path, args.amount, args.tensor_size)
+    elif args.kind == "embedded":
+        write_embedded(args.path, args.amount, args.tensor_size)
+    else:
+        write_graph(args.path, args.amount)
+
+
+if __name__ == "__main__":
+    main()

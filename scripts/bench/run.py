@@ -1,0 +1,457 @@
+#!/usr/bin/python3
+"""The benchmark driver behind scripts/bench.sh (run it through that script).
+
+For each case it generates the input (scripts/bench/models.py, or the LLM fixture script),
+warms the page cache, then runs every tool on the same work, interleaved (onnxstream, cp,
+cp + sync, python onnx, onnxstream, cp, ...), several times, with `sync` (untimed) before
+each run so that no run pays for another's dirty pages. Figures per tool: the median wall
+time, the median CPU time (user + system) and the largest peak RSS of the runs (CPU and
+RSS from /usr/bin/time, as -v prints them). Outputs are deleted after each run.
+
+Writes OUT/results.json and OUT/dashboard.html (scripts/bench/dashboard.py) and, with
+--history, copies results.json into HISTORY as <date>-<commit>.json.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+PYTHON = "/usr/bin/python3"  # Debian's, with python3-onnx and numpy
+MiB = 1 << 20
+GiB = 1 << 30
+
+# ------------------------------------------------------------------ measuring
+
+
+def measure(command: list[str], cwd: Path, stdout=subprocess.DEVNULL) -> dict:
+    """Runs `command` under /usr/bin/time; returns wall seconds (measured here, finer than
+    time's), CPU seconds (user + system) and peak RSS bytes as time reports them. (rusage
+    taken here directly would be wrong: a child started with vfork inherits this Python
+    process's high-water mark across exec.)"""
+    with tempfile.NamedTemporaryFile(mode="r") as report, tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        process = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", report.name, *command], cwd=cwd,
+                                 stdout=stdout, stderr=errors)
+        wall = time.perf_counter() - start
+        if process.returncode != 0:
+            errors.seek(0)
+            message = errors.read().decode(errors="replace")[-4000:]
+            raise SystemExit(f"bench: {' '.join(command)} failed ({process.returncode}):\n{message}")
+        user, system, rss_kib = report.read().split()[-3:]
+    return {"wall_s": wall, "cpu_s": float(user) + float(system), "peak_rss_bytes": int(rss_kib) * 1024}
+
+
+def sync() -> None:
+    subprocess.run(["sync"], check=True)
+
+
+def warm(paths: list[Path]) -> None:
+    """Reads the inputs once so that every tool starts from a warm page cache."""
+    for path in paths:
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        for f in files:
+            with open(f, "rb") as handle:
+                while handle.read(16 * MiB):
+                    pass
+
+
+def remove(paths: list[Path]) -> None:
+    for p in paths:
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------ the machine and the commit
+
+
+def git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def machine() -> dict:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return {
+        "hostname": platform.node(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_bytes": memory,
+        "kernel": platform.release(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def file_system(path: Path) -> str:
+    """The type of the file system holding `path` (findmnt names ext4 where stat -f says ext2/ext3)."""
+    for command in (["findmnt", "-no", "FSTYPE", "-T", str(path)], ["stat", "-f", "-c", "%T", str(path)]):
+        try:
+            found = subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+            if found:
+                return found
+        except (OSError, subprocess.CalledProcessError):
+            continue
+    return "unknown"
+
+
+# ------------------------------------------------------------------ cases
+
+PY_MERGE = "import onnx, sys; onnx.save(onnx.load(sys.argv[1]), sys.argv[2])"
+PY_EXTERNALIZE = (
+    "import onnx, os, sys; m = onnx.load(sys.argv[1]); "
+    "onnx.save_model(m, sys.argv[2], save_as_external_data=True, all_tensors_to_one_file=True, "
+    "location=os.path.basename(sys.argv[2]) + '.data', size_threshold=1024)"
+)
+PY_INSPECT = (
+    "import onnx, sys; m = onnx.load(sys.argv[1], load_external_data=False); "
+    "print(len(m.graph.node), len(m.graph.initializer))"
+)
+
+
+class case:
+    """One piece of work and the commands that do it; `outputs` are removed after each run."""
+
+    def __init__(self, name: str, description: str, inputs: list[Path], input_bytes: int):
+        self.name = name
+        self.description = description
+        self.inputs = inputs
+        self.input_bytes = input_bytes
+        self.tools: dict[str, tuple[list[str], list[Path]]] = {}
+
+    def tool(self, name: str, command: list[str], outputs: list[Path]) -> "case":
+        self.tools[name] = (command, outputs)
+        return self
+
+
+def generate(kind: str, path: Path, amount: int) -> None:
+    marker = path.parent / f".{path.name}.{kind}.{amount}.done"
+    if marker.exists():
+        return
+    remove([path])
+    print(f"  generating {kind} {path.name} ({amount:,})", flush=True)
+    subprocess.run([PYTHON, str(HERE / "models.py"), kind, str(path), str(amount)], check=True)
+    marker.touch()
+
+
+def build_cases(args, work: Path, binary: str) -> list[case]:
+    quick = args.quick
+    out = work / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    cases: list[case] = []
+
+    def merge_case(label: str, data_bytes: int, with_python: bool) -> case:
+        folder = work / f"external-{label}"
+        generate("external", folder, data_bytes)
+        model, data = folder / "model.onnx", folder / "model.onnx.data"
+        merged, copied = out / "merged.onnx", out / "copy.data"
+        c = case(f"merge {label} external", f"merge of a model with {label} of external data into one .onnx",
+                 [model, data], data.stat().st_size)
+        c.tool("onnxstream", [binary, "merge", str(model), "-o", str(merged), "--quiet"], [merged])
+        c.tool("cp", ["cp", str(data), str(copied)], [copied])
+        c.tool("cp+sync", ["sh", "-c", f'cp "$0" "$1" && sync "$1"', str(data), str(copied)], [copied])
+        if with_python:
+            c.tool("python-onnx", [PYTHON, "-c", PY_MERGE, str(model), str(merged)], [merged])
+        return c
+
+    merge_sizes = [("16MiB", 16 * MiB), ("128MiB", 128 * MiB)] if quick else [("256MiB", 256 * MiB), ("1.875GiB", 1920 * MiB)]
+    main_size = ("64MiB", 64 * MiB) if quick else ("1GiB", GiB)
+    cases.append(merge_case(*main_size, with_python=True))
+    for label, size in merge_sizes:
+        cases.append(merge_case(label, size, with_python=False))
+
+    embedded_bytes = 128 * MiB if quick else 1_900_000_000
+    embedded = work / f"embedded-{embedded_bytes}.onnx"
+    generate("embedded", embedded, embedded_bytes)
+    split_out, copied = out / "split.onnx", out / "copy.onnx"
+    c = case("split %s embedded" % ("128MiB" if quick else "1.9GB"), "split of a self-contained model into .onnx + .data",
+             [embedded], embedded.stat().st_size)
+    c.tool("onnxstream", [binary, "split", str(embedded), "-o", str(split_out), "--quiet"], [split_out, out / "split.onnx.data"])
+    c.tool("cp", ["cp", str(embedded), str(copied)], [copied])
+    c.tool("cp+sync", ["sh", "-c", f'cp "$0" "$1" && sync "$1"', str(embedded), str(copied)], [copied])
+    c.tool("python-onnx", [PYTHON, "-c", PY_EXTERNALIZE, str(embedded), str(split_out)], [split_out, out / "split.onnx.data"])
+    cases.append(c)
+
+    nodes = 20_000 if quick else 200_000
+    graph = work / f"graph-{nodes}.onnx"
+    generate("graph", graph, nodes)
+    c = case(f"inspect {nodes // 1000}k-node graph", "inspect of a metadata-heavy model (no weights)", [graph],
+             graph.stat().st_size)
+    c.tool("onnxstream", [binary, "inspect", str(graph), "--json"], [])
+    c.tool("cp", ["cp", str(graph), str(out / "graph.onnx")], [out / "graph.onnx"])
+    c.tool("python-onnx", [PYTHON, "-c", PY_INSPECT, str(graph)], [])
+    cases.append(c)
+
+    llm = llm_case(args, work, out, binary)
+    if llm is not None:
+        cases.append(llm)
+    return cases
+
+
+def llm_case(args, work: Path, out: Path, binary: str):
+    """Repack of a per-tensor LLM export (scripts/make_llm_fixture.py; --large in the full run:
+    about 2.9 GB in a few hundred files). This is the hook for that case: skipped with a
+    message when the generator is absent or fails (it needs python3-torch)."""
+    script = REPO / "scripts" / "make_llm_fixture.py"
+    if not script.exists() or args.no_llm:
+        print("  (no LLM repack case: scripts/make_llm_fixture.py is absent or --no-llm was given)")
+        return None
+    folder = work / ("llm-default" if args.quick else "llm-large")
+    model = folder / "model.onnx"
+    marker = work / f".{folder.name}.done"
+    if not marker.exists():
+        remove([folder])
+        print(f"  generating the LLM fixture in {folder.name} (torch export; takes a while)", flush=True)
+        command = [PYTHON, str(script), str(folder)] + ([] if args.quick else ["--large"])
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0 or not model.exists():
+            print(f"  (no LLM repack case: the generator failed)\n{result.stderr[-2000:]}")
+            return None
+        marker.touch()
+    size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file() and p.suffix != ".json")
+    repacked = out / "repacked.onnx"
+    c = case("repack %s LLM per-tensor" % ("35MB" if args.quick else "2.9GB"),
+             "repack of a torch per-tensor export into one aligned .data", [folder], size)
+    c.tool("onnxstream", [binary, "repack", str(model), "-o", str(repacked), "--quiet"], [repacked, out / "repacked.onnx.data"])
+    c.tool("cp", ["cp", "-r", str(folder), str(out / "llm-copy")], [out / "llm-copy"])
+    c.tool("cp+sync", ["sh", "-c", f'cp -r "$0" "$1" && sync -f "$1"', str(folder), str(out / "llm-copy")], [out / "llm-copy"])
+    if not args.no_python_llm:
+        c.tool("python-onnx", [PYTHON, "-c", PY_EXTERNALIZE, str(model), str(repacked)], [repacked, out / "repacked.onnx.data"])
+    return c
+
+
+# ------------------------------------------------------------------ micro benchmarks
+
+
+def micro(args, work: Path, nodes_model: Path | None) -> list[dict]:
+    if not args.micro or not Path(args.micro).exists():
+        return []
+    env = dict(os.environ)
+    if nodes_model is not None:
+        env["ONNXSTREAM_BENCH_MODEL"] = str(nodes_model)
+    out = subprocess.run([args.micro, "--benchmark_format=json", "--benchmark_min_time=0.3"], env=env,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        print(f"  (micro benchmarks failed: {out.stderr[-500:]})")
+        return []
+    records = []
+    for b in json.loads(out.stdout)["benchmarks"]:
+        record = {"name": b["name"], "real_time": b["real_time"], "cpu_time": b["cpu_time"], "time_unit": b["time_unit"]}
+        for key in ("bytes_per_second", "items_per_second", "peak_rss_MiB", "fields", "tokens", "operations", "model_MB"):
+            if key in b:
+                record[key] = b[key]
+        records.append(record)
+    return records
+
+
+# ------------------------------------------------------------------ running
+
+
+def run_case(c: case, runs: int, python_runs: int) -> list[dict]:
+    print(f"\n== {c.name}: {c.description} ({c.input_bytes / MiB:,.1f} MiB)", flush=True)
+    warm(c.inputs)
+    samples: dict[str, list[dict]] = {name: [] for name in c.tools}
+    for run in range(runs + 1):  # run 0 warms up and is not counted
+        for name, (command, outputs) in c.tools.items():
+            if name == "python-onnx" and (run == 0 or run > python_runs):
+                continue  # slow and memory-hungry: fewer runs, no warm-up run
+            remove(outputs)
+            sync()
+            sample = measure(command, cwd=REPO)
+            remove(outputs)
+            if run > 0:
+                samples[name].append(sample)
+        sync()
+    records = []
+    cp_wall = statistics.median(s["wall_s"] for s in samples["cp"]) if samples.get("cp") else None
+    cp_sync_wall = statistics.median(s["wall_s"] for s in samples["cp+sync"]) if samples.get("cp+sync") else None
+    for name, runs_of_tool in samples.items():
+        wall = statistics.median(s["wall_s"] for s in runs_of_tool)
+        records.append({
+            "case": c.name,
+            "tool": name,
+            "input_bytes": c.input_bytes,
+            "runs": len(runs_of_tool),
+            "wall_s": round(wall, 4),
+            "wall_runs_s": [round(s["wall_s"], 4) for s in runs_of_tool],
+            "cpu_s": round(statistics.median(s["cpu_s"] for s in runs_of_tool), 4),
+            "peak_rss_bytes": max(s["peak_rss_bytes"] for s in runs_of_tool),
+            "ratio_to_cp": round(wall / cp_wall, 3) if cp_wall else None,
+            "ratio_to_cp_sync": round(wall / cp_sync_wall, 3) if cp_sync_wall else None,
+        })
+    return records
+
+
+def human_bytes(n: float) -> str:
+    for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def table(records: list[dict]) -> str:
+    lines = [f"{'case':<28} {'tool':<12} {'wall s':>8} {'CPU s':>8} {'peak RSS':>11} {'x cp':>7} {'x cp+sync':>10}"]
+    lines.append("-" * len(lines[0]))
+    for r in records:
+        ratio = f"{r['ratio_to_cp']:.2f}" if r.get("ratio_to_cp") is not None else "-"
+        ratio_sync = f"{r['ratio_to_cp_sync']:.2f}" if r.get("ratio_to_cp_sync") is not None else "-"
+        lines.append(f"{r['case']:<28} {r['tool']:<12} {r['wall_s']:>8.3f} {r['cpu_s']:>8.3f} "
+                     f"{human_bytes(r['peak_rss_bytes']):>11} {ratio:>7} {ratio_sync:>10}")
+    return "\n".join(lines)
+
+
+def find(records: list[dict], case_prefix: str, tool: str):
+    for r in records:
+        if r["case"].startswith(case_prefix) and r["tool"] == tool:
+            return r
+    return None
+
+
+def targets(records: list[dict], quick: bool) -> list[dict]:
+    """The issue's targets, judged on this run (on the full-size cases; --quick only shows
+    the same checks on small inputs)."""
+    out = []
+
+    def add(name, value, limit, holds, unit=""):
+        out.append({"target": name, "value": value, "limit": limit, "holds": bool(holds), "unit": unit})
+
+    main = find(records, "merge 64MiB" if quick else "merge 1GiB", "onnxstream")
+    if main:
+        add("merge: wall / cp", main["ratio_to_cp"], 1.2, main["ratio_to_cp"] <= 1.2, "x")
+        add("merge: peak RSS", round(main["peak_rss_bytes"] / MiB, 2), 24, main["peak_rss_bytes"] <= 24 * MiB, "MiB")
+        python = find(records, main["case"], "python-onnx")
+        if python:
+            speed = python["wall_s"] / main["wall_s"]
+            memory = python["peak_rss_bytes"] / main["peak_rss_bytes"]
+            add("merge: python wall / onnxstream wall", round(speed, 2), 2, speed >= 2, "x")
+            add("merge: python RSS / onnxstream RSS", round(memory, 1), 50, memory >= 50, "x")
+    split = find(records, "split", "onnxstream")
+    if split:
+        add("split: wall / cp", split["ratio_to_cp"], 1.25, split["ratio_to_cp"] <= 1.25, "x")
+        add("split: peak RSS", round(split["peak_rss_bytes"] / MiB, 2), 24, split["peak_rss_bytes"] <= 24 * MiB, "MiB")
+    small = find(records, "merge 16MiB" if quick else "merge 256MiB", "onnxstream")
+    large = find(records, "merge 128MiB" if quick else "merge 1.875GiB", "onnxstream")
+    if small and large:
+        delta = (large["peak_rss_bytes"] - small["peak_rss_bytes"]) / MiB
+        add("merge RSS: large - small model", round(delta, 2), 4, abs(delta) <= 4, "MiB")
+    inspect = find(records, "inspect", "onnxstream")
+    python_inspect = find(records, "inspect", "python-onnx")
+    if inspect and python_inspect:
+        add("inspect: python wall / onnxstream wall", round(python_inspect["wall_s"] / inspect["wall_s"], 2), None, True, "x")
+        add("inspect: python RSS / onnxstream RSS",
+            round(python_inspect["peak_rss_bytes"] / inspect["peak_rss_bytes"], 2), None, True, "x")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", required=True, help="the onnxstream executable")
+    parser.add_argument("--micro", help="the onnxstream_bench executable (Google Benchmark)")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/onnxstream-bench"), help="models and outputs (GBs)")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--history", type=Path)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--runs", type=int)
+    parser.add_argument("--python-runs", type=int, help="runs of python onnx (slow, GBs of memory)")
+    parser.add_argument("--no-llm", action="store_true", help="leave out the LLM repack case")
+    parser.add_argument("--no-python-llm", action="store_true", help="no python onnx run on the LLM case")
+    parser.add_argument("--keep", action="store_true", help="keep the generated models in --work")
+    args = parser.parse_args()
+
+    runs = args.runs or (3 if args.quick else 5)
+    python_runs = args.python_runs or (2 if args.quick else 3)
+    args.work.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    binary = str(Path(args.binary).resolve())
+    started = datetime.datetime.now(datetime.timezone.utc)
+    meta = {
+        "commit": git("describe", "--always", "--dirty", "--abbrev=10"),
+        "date": started.isoformat(timespec="seconds"),
+        "machine": machine(),
+        "file_system": file_system(args.work),
+        "quick": args.quick,
+        "runs": runs,
+        "python_runs": python_runs,
+        "version": subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip(),
+    }
+    print(f"bench: {meta['commit']} on {meta['machine']['hostname']} ({meta['machine']['cpu']}, "
+          f"{meta['machine']['cores']} cores, {meta['file_system']}), load {meta['machine']['load_average']}")
+
+    print("== generating inputs", flush=True)
+    cases = build_cases(args, args.work, binary)
+    records: list[dict] = []
+    try:
+        for c in cases:
+            records.extend(run_case(c, runs, python_runs))
+    finally:
+        remove([args.work / "out"])
+    for r in records:
+        r.update({"commit": meta["commit"], "date": meta["date"], "machine": meta["machine"]["hostname"]})
+
+    graph = next((p for p in args.work.glob("graph-*.onnx")), None)
+    micro_records = micro(args, args.work, graph)
+    meta["machine"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    document = {"meta": meta, "records": records, "micro": micro_records, "targets": targets(records, args.quick)}
+
+    print("\n" + table(records))
+    if micro_records:
+        print("\nmicro benchmarks:")
+        for m in micro_records:
+            rate = f"{m['bytes_per_second'] / 1e6:,.0f} MB/s" if "bytes_per_second" in m else ""
+            print(f"  {m['name']:<28} {m['cpu_time']:>10.3f} {m['time_unit']} CPU  {rate:>12}  "
+                  f"peak RSS {m.get('peak_rss_MiB', 0):.1f} MiB")
+    print("\ntargets" + (" (--quick: small inputs, indicative only)" if args.quick else "") + ":")
+    for t in document["targets"]:
+        limit = f" (limit {t['limit']}{t['unit']})" if t["limit"] is not None else ""
+        state = "holds" if t["holds"] else "DOES NOT HOLD"
+        if t["limit"] is None:
+            state = "measured"
+        print(f"  {t['target']:<42} {t['value']}{t['unit']}{limit}: {state}")
+
+    results = args.out / "results.json"
+    results.write_text(json.dumps(document, indent=1) + "\n")
+    history_documents = None
+    if args.history:
+        args.history.mkdir(parents=True, exist_ok=True)
+        stamp = started.strftime("%Y%m%dT%H%M%SZ")
+        shutil.copyfile(results, args.history / f"{stamp}-{meta['commit']}.json")
+        history_documents = args.history
+    subprocess.run([PYTHON, str(HERE / "dashboard.py"), str(results), str(args.out / "dashboard.html")]
+                   + (["--history", str(history_documents)] if history_documents else []), check=True)
+    print(f"\nwrote {results} and {args.out / 'dashboard.html'}")
+    if not args.keep:
+        for p in list(args.work.iterdir()):
+            if p.name.startswith(("external-", "embedded-", "graph-", "llm-", ".")):
+                remove([p])
+
+
+if __name__ == "__main__":
+    main()

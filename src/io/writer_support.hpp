@@ -1,0 +1,203 @@
+// What the writers share (private to src/io): whole writes, kernel copies, early
+// writeback, range checks and the incremental hashes of one stream check. Linux-specific
+// calls (copy_file_range, sync_file_range) sit here so that another backend has one place
+// to look.
+#pragma once
+
+#include <onnxstream/io/plan_writer.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <fcntl.h>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace onnxstream::io::detail {
+
+/// Copies up to this size travel with the metadata around them (staged in a buffer);
+/// larger ones are copied on their own.
+inline constexpr std::uint64_t small_copy = 64 * 1024;
+/// One copy_file_range task: large enough to amortize the call, small enough that
+/// cancellation and progress stay responsive and several lanes share a tensor.
+inline constexpr std::uint64_t kernel_copy_chunk = 16ULL << 20;
+/// After this many bytes written, writeback of the output is started (see start_writeback).
+inline constexpr std::uint64_t writeback_interval = 32ULL << 20;
+
+[[nodiscard]] inline failure interrupted() {
+    return failure(error_code::interrupted, "interrupted; no output was written");
+}
+
+[[nodiscard]] inline failure source_shrank(const source_file& source, std::uint64_t offset) {
+    return failure(error_code::truncated_data,
+                   source.path().string() + " ended at byte " + std::to_string(offset) + " while being copied",
+                   "the file changed while onnxstream was reading it; do not modify inputs during a run");
+}
+
+[[nodiscard]] inline failure write_failed(int os_error) {
+    return failure(os_failure("cannot write the output", {os_error, std::generic_category()}));
+}
+
+[[nodiscard]] inline failure read_failed(const source_file& source, int os_error) {
+    return failure(os_failure("cannot read " + source.path().string(), {os_error, std::generic_category()}));
+}
+
+[[nodiscard]] inline bool cancelled(const writer_options& options) noexcept {
+    return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed);
+}
+
+/// The size of each source now, or the size it had when opened if that is smaller. A
+/// file truncated since it was opened then fails with `truncated_data` before a copy
+/// reads its mapping past the end (which would be a SIGBUS). A file that shrinks during
+/// the run is caught by the read or kernel copy that meets its end; only its mapping,
+/// used for pieces up to `small_copy`, is then unprotected.
+[[nodiscard]] inline std::vector<std::uint64_t> current_sizes(const write_job& job) {
+    std::vector<std::uint64_t> sizes;
+    sizes.reserve(job.sources.size());
+    for (const source_file* source : job.sources) {
+        std::uint64_t size = source != nullptr ? source->size() : 0;
+        struct stat info {};
+        if (source != nullptr && ::fstat(source->descriptor(), &info) == 0)
+            size = std::min(size, static_cast<std::uint64_t>(info.st_size));
+        sizes.push_back(size);
+    }
+    return sizes;
+}
+
+/// The source of a copy, after checking that the copy lies inside it (`sizes` from
+/// current_sizes).
+[[nodiscard]] inline result<const source_file*> copy_source(const write_job& job, std::span<const std::uint64_t> sizes,
+                                                            const write_operation& op) {
+    if (op.source >= job.sources.size() || job.sources[op.source] == nullptr)
+        return failure(error_code::io, "a copy names an unknown source");
+    const source_file* source = job.sources[op.source];
+    const std::uint64_t size = sizes[op.source];
+    if (op.length > size || op.input_offset > size - op.length) return source_shrank(*source, size);
+    return source;
+}
+
+/// Validates a copy's check: it exists and no other copy carries it (the planner gives
+/// each check to one copy; `used`, sized like job.checks, remembers which were seen).
+[[nodiscard]] inline result<void> claim_check(const write_job& job, const write_operation& op, std::vector<bool>& used) {
+    if (op.check == no_check) return {};
+    if (op.check >= job.checks.size()) return failure(error_code::io, "a copy names an unknown check");
+    if (used[op.check]) return failure(error_code::io, "the plan attaches one check to two copies");
+    used[op.check] = true;
+    return {};
+}
+
+[[nodiscard]] inline result<void> check_emit(const write_job& job, const write_operation& op) {
+    if (op.length > job.pool.size() || op.input_offset > job.pool.size() - op.length)
+        return failure(error_code::io, "an emit lies outside the plan's byte pool");
+    return {};
+}
+
+/// pwrite until every byte is written (short writes and EINTR handled).
+[[nodiscard]] inline result<void> write_all(int fd, std::span<const std::byte> bytes, std::uint64_t offset) {
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t wrote = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+        if (wrote < 0) {
+            if (errno == EINTR || errno == EAGAIN) continue;
+            return write_failed(errno);
+        }
+        if (wrote == 0) return failure(error_code::io, "cannot write the output: the device accepted no bytes");
+        done += static_cast<std::size_t>(wrote);
+    }
+    return {};
+}
+
+/// Starts writing [offset, offset + length) of the output to the device without waiting
+/// (length 0: to the end). The output is fsync'd before it is renamed; starting writeback
+/// while copying overlaps the device's work with ours, so that fsync finds little left.
+/// Best effort: a failure here is reported by the fsync.
+inline void start_writeback(int fd, std::uint64_t offset, std::uint64_t length) noexcept {
+#if defined(__linux__)
+    (void)::sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(length), SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd;
+    (void)offset;
+    (void)length;
+#endif
+}
+
+/// Errors after which copy_file_range cannot work for this pair of files, so that the
+/// bytes must be read and written instead (different file systems, a file system or
+/// kernel without it, a seccomp filter).
+[[nodiscard]] inline bool kernel_copy_unsupported(int os_error) noexcept {
+    return os_error == EXDEV || os_error == ENOSYS || os_error == EINVAL || os_error == EOPNOTSUPP ||
+           os_error == ENOTSUP || os_error == EPERM || os_error == EBADF || os_error == ETXTBSY;
+}
+
+struct kernel_copy_result {
+    std::uint64_t copied = 0;
+    int os_error = 0;            // errno of the failure that stopped it, 0 if none
+    bool end_of_source = false;  // the source ended before `length` bytes
+    bool cancelled = false;
+};
+
+/// copy_file_range of `length` bytes, in pieces so that `cancel` is seen between them;
+/// the bytes never enter user space. Stops at the first failure.
+[[nodiscard]] inline kernel_copy_result copy_in_kernel(int in, std::uint64_t in_offset, int out, std::uint64_t out_offset,
+                                                       std::uint64_t length, const std::atomic<bool>* cancel) {
+    kernel_copy_result outcome;
+    while (outcome.copied < length) {
+        if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+            outcome.cancelled = true;
+            break;
+        }
+        auto from = static_cast<off_t>(in_offset + outcome.copied);
+        auto to = static_cast<off_t>(out_offset + outcome.copied);
+        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(length - outcome.copied, 4ULL << 20));
+        const ssize_t copied = ::copy_file_range(in, &from, out, &to, piece, 0);
+        if (copied > 0) {
+            outcome.copied += static_cast<std::uint64_t>(copied);
+            continue;
+        }
+        if (copied == 0) {
+            outcome.end_of_source = true;
+            break;
+        }
+        if (errno == EINTR || errno == EAGAIN) continue;
+        outcome.os_error = errno;
+        break;
+    }
+    return outcome;
+}
+
+/// The hashes one stream check asks for, fed in order.
+class check_hashes {
+public:
+    explicit check_hashes(const stream_check& check) {
+        if (check.expected_sha1.has_value() || check.compute_sha1) sha1_.emplace();
+        if (check.compute_xxh3) xxh3_.emplace();
+    }
+    void update(std::span<const std::byte> bytes) {
+        if (sha1_) sha1_->update(bytes);
+        if (xxh3_) xxh3_->update(bytes);
+    }
+    /// The outcome; the hashes must not be fed afterwards.
+    [[nodiscard]] check_outcome finish(const stream_check& check) {
+        check_outcome outcome;
+        if (sha1_) {
+            outcome.sha1 = sha1_->finish();
+            if (check.expected_sha1) outcome.sha1_matches = *outcome.sha1 == *check.expected_sha1;
+        }
+        if (xxh3_) outcome.xxh3 = xxh3_->digest();
+        return outcome;
+    }
+
+private:
+    std::optional<sha1_hasher> sha1_;
+    std::optional<xxh3_hasher> xxh3_;
+};
+
+/// Drops the page-table entries of a piece of a mapped source that was just copied, so the
+/// process does not keep file pages resident (peak RSS must not grow with weight bytes).
+inline void release_mapped(const source_file& source, std::uint64_t offset, std::uint64_t length) noexcept {
+    if (length >= 2 * 4096) source.mapping().release(offset, length);
+}
+
+}  // namespace onnxstream::io::detail
