@@ -28,5 +28,9 @@ int run_inspect(std::span<const std::string> args, const command_context& contex
 int run_merge(std::span<const std::string> args, const command_context& context);
 int run_split(std::span<const std::string> args, const command_context& context);
 int run_repack(std::span<const std::string> args, const command_context& context);
+int run_analyze(std::span<const std::string> args, const command_context& context);
+int run_optimize(std::span<const std::string> args, const command_context& context);
+int run_verify(std::span<const std::string> args, const command_context& context);
+int run_diff(std::span<const std::string> args, const command_context& context);
 
 }  // namespace onnxstream::cli
