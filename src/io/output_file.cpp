@@ -15,31 +15,30 @@ namespace onnxstream::io {
 namespace {
 
 // A registry of live temporary files that a signal handler may read: fixed storage,
-// slots claimed and released with atomics, no allocation.
-constexpr std::size_t max_registered = 64;
+// slots claimed and released with atomics, no allocation. The states live apart from the
+// paths so that scanning them touches one page, not one per slot.
+constexpr std::size_t max_registered = 1024;  // a sharded repack may hold many outputs at once
 constexpr std::size_t max_path = 4096;
-struct temporary_slot {
-    std::atomic<bool> used{false};
-    char path[max_path]{};
-};
-std::array<temporary_slot, max_registered> registry;
+enum slot_state : int { slot_free = 0, slot_writing = 1, slot_ready = 2 };
+std::array<std::atomic<int>, max_registered> slot_states{};
+char slot_paths[max_registered][max_path];
 
 void register_temporary(const std::filesystem::path& path) noexcept {
     const auto& text = path.native();
     if (text.size() >= max_path) return;
-    for (auto& slot : registry) {
-        bool expected = false;
-        if (slot.used.load() || !slot.used.compare_exchange_strong(expected, true)) continue;
-        std::memcpy(slot.path, text.c_str(), text.size() + 1);
+    for (std::size_t i = 0; i < max_registered; ++i) {
+        int expected = slot_free;
+        if (!slot_states[i].compare_exchange_strong(expected, slot_writing)) continue;
+        std::memcpy(slot_paths[i], text.c_str(), text.size() + 1);
+        slot_states[i].store(slot_ready, std::memory_order_release);
         return;
     }
 }
 
 void unregister_temporary(const std::filesystem::path& path) noexcept {
-    for (auto& slot : registry) {
-        if (slot.used.load() && path.native() == slot.path) {
-            slot.path[0] = '\0';
-            slot.used.store(false);
+    for (std::size_t i = 0; i < max_registered; ++i) {
+        if (slot_states[i].load(std::memory_order_acquire) == slot_ready && path.native() == slot_paths[i]) {
+            slot_states[i].store(slot_free, std::memory_order_release);
             return;
         }
     }
@@ -64,8 +63,8 @@ std::string human_bytes(std::uint64_t bytes) {
 }  // namespace
 
 void remove_all_temporaries_signal_safe() noexcept {
-    for (auto& slot : registry)
-        if (slot.used.load() && slot.path[0] != '\0') ::unlink(slot.path);
+    for (std::size_t i = 0; i < max_registered; ++i)
+        if (slot_states[i].load(std::memory_order_acquire) == slot_ready) ::unlink(slot_paths[i]);
 }
 
 output_file::output_file(output_file&& other) noexcept
