@@ -2,21 +2,115 @@
 
 #include <boost/iostreams/device/mapped_file.hpp>
 
+#include <array>
+#include <atomic>
+#include <csignal>
+#include <cstdint>
+#include <mutex>
+#include <string>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <string>
-
 namespace onnxstream::io {
+namespace {
+
+// The guard against SIGBUS (see the header). The handler may only touch what is
+// async-signal-safe: a fixed table of atomics, mmap, sigaction.
+constexpr std::size_t max_guarded = 256;
+struct guarded_range {
+    std::atomic<bool> used{false};
+    std::atomic<std::uintptr_t> begin{0};
+    std::atomic<std::uintptr_t> end{0};
+    std::atomic<bool> truncated{false};
+};
+std::array<guarded_range, max_guarded> guarded;
+struct sigaction previous_sigbus {};
+std::uintptr_t page_size = 4096;
+std::once_flag handler_installed;
+
+void forward_sigbus(int signal_number, siginfo_t* info, void* context) {
+    if ((previous_sigbus.sa_flags & SA_SIGINFO) != 0 && previous_sigbus.sa_sigaction != nullptr) {
+        previous_sigbus.sa_sigaction(signal_number, info, context);
+        return;
+    }
+    if (previous_sigbus.sa_handler != SIG_DFL && previous_sigbus.sa_handler != SIG_IGN) {
+        previous_sigbus.sa_handler(signal_number);
+        return;
+    }
+    // The default action: restore it and let the fault happen again (or re-send a signal
+    // that did not come from a fault).
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    ::sigaction(SIGBUS, &default_action, nullptr);
+    if (info == nullptr || info->si_code <= 0) ::raise(SIGBUS);
+}
+
+extern "C" void on_sigbus(int signal_number, siginfo_t* info, void* context) {
+    const auto address = info != nullptr ? reinterpret_cast<std::uintptr_t>(info->si_addr) : 0;
+    for (auto& range : guarded) {
+        if (!range.used.load(std::memory_order_acquire)) continue;
+        const auto begin = range.begin.load(std::memory_order_relaxed);
+        const auto end = range.end.load(std::memory_order_relaxed);
+        if (address < begin || address >= end) continue;
+        const auto page = address & ~(page_size - 1);
+        void* zeros = ::mmap(reinterpret_cast<void*>(page), end - page, PROT_READ,
+                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        if (zeros == MAP_FAILED) break;
+        range.truncated.store(true, std::memory_order_release);
+        return;  // the read is retried, and now finds zeros
+    }
+    forward_sigbus(signal_number, info, context);
+}
+
+void install_handler() {
+    const long size = ::sysconf(_SC_PAGESIZE);
+    if (size > 0) page_size = static_cast<std::uintptr_t>(size);
+    struct sigaction action {};
+    action.sa_sigaction = on_sigbus;
+    action.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGBUS, &action, &previous_sigbus);
+}
+
+// The slot guarding [data, data + size), or max_guarded when the table is full (the
+// mapping then works unguarded, as any plain mmap).
+std::size_t guard(const void* data, std::size_t size) noexcept {
+    std::call_once(handler_installed, install_handler);
+    for (std::size_t i = 0; i < guarded.size(); ++i) {
+        bool expected = false;
+        if (guarded[i].used.load() || !guarded[i].used.compare_exchange_strong(expected, true)) continue;
+        guarded[i].truncated.store(false);
+        guarded[i].begin.store(reinterpret_cast<std::uintptr_t>(data));
+        guarded[i].end.store(reinterpret_cast<std::uintptr_t>(data) + size);
+        return i;
+    }
+    return max_guarded;
+}
+
+void unguard(std::size_t slot) noexcept {
+    if (slot >= max_guarded) return;
+    guarded[slot].end.store(0);
+    guarded[slot].begin.store(0);
+    guarded[slot].used.store(false, std::memory_order_release);
+}
+
+}  // namespace
 
 struct mapped_file::impl {
     boost::iostreams::mapped_file_source source;
+    std::size_t slot = max_guarded;
+    ~impl() { unguard(slot); }  // before the source unmaps
 };
 
 mapped_file::mapped_file() = default;
 mapped_file::mapped_file(mapped_file&&) noexcept = default;
 mapped_file& mapped_file::operator=(mapped_file&&) noexcept = default;
 mapped_file::~mapped_file() = default;
+
+bool mapped_file::intact() const noexcept {
+    return impl_ == nullptr || impl_->slot >= max_guarded || !guarded[impl_->slot].truncated.load(std::memory_order_acquire);
+}
 
 result<mapped_file> mapped_file::map(int fd, std::uint64_t size, const std::filesystem::path& display) {
     mapped_file file;
@@ -38,6 +132,7 @@ result<mapped_file> mapped_file::map(int fd, std::uint64_t size, const std::file
         return failure(error_code::io, "cannot map " + display.string() + " into memory",
                        "the file changed size while it was opened");
     file.bytes_ = std::span(reinterpret_cast<const std::byte*>(state->source.data()), state->source.size());
+    state->slot = guard(state->source.data(), state->source.size());
     file.impl_ = std::move(state);
     return file;
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <string>
 #include <utility>
 
 namespace onnxstream::io {
@@ -81,6 +82,19 @@ result<void> source_file::read_at(std::uint64_t offset, std::span<std::byte> out
         done += static_cast<std::size_t>(got);
     }
     return {};
+}
+
+result<void> source_file::check_unchanged() const {
+    struct stat info {};
+    const bool stat_ok = fd_ >= 0 && ::fstat(fd_, &info) == 0;
+    const bool same_size = stat_ok && static_cast<std::uint64_t>(info.st_size) == size_;
+    if (mapping_.intact() && (same_size || fd_ < 0)) return {};
+    std::string now = stat_ok ? "; it is now " + std::to_string(info.st_size) + " bytes" : "";
+    return failure(error_code::truncated_data,
+                   path_.string() + " changed size while being read (it was " + std::to_string(size_) + " bytes" + now +
+                       ")",
+                   "another program is writing to it: wait until it is done (or the download is complete), then run "
+                   "again");
 }
 
 std::optional<file_identity> identity_of(const std::filesystem::path& path) noexcept {

@@ -143,13 +143,16 @@ result<resolved_location> data_resolver::search(std::string_view location) const
     }
 
     // 6. the only data-like file in the model's folder.
-    std::vector<fs::path> data_like;
-    std::error_code ec;
-    for (fs::directory_iterator it(model_folder_, ec), end; !ec && it != end; it.increment(ec)) {
-        std::error_code type_error;
-        if (it->is_regular_file(type_error) && looks_like_data(it->path())) data_like.push_back(it->path());
-        if (data_like.size() > 1) break;
+    if (!data_like_) {
+        data_like_.emplace();
+        std::error_code ec;
+        for (fs::directory_iterator it(model_folder_, ec), end; !ec && it != end; it.increment(ec)) {
+            std::error_code type_error;
+            if (it->is_regular_file(type_error) && looks_like_data(it->path())) data_like_->push_back(it->path());
+            if (data_like_->size() > 1) break;
+        }
     }
+    const auto& data_like = *data_like_;
     if (data_like.size() == 1) {
         ONNXSTREAM_ASSIGN(const bool ok, accept_inside_model_folder(data_like.front()));
         if (ok)

@@ -3,6 +3,7 @@
 #include <onnxstream/onnx/data_type.hpp>
 
 #include <cstdio>
+#include <unordered_map>
 
 namespace onnxstream::onnx {
 namespace {
@@ -19,16 +20,17 @@ std::string human(std::uint64_t bytes) {
 
 external_data external_data::bind(const model_file& model, data_resolver& resolver) {
     external_data data;
+    std::unordered_map<std::string, std::uint32_t> file_of;  // location -> index into files
     for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
         const auto& tensor = model.tensors[t];
         if (tensor.storage != tensor_storage::external) continue;
         const auto& ref = *tensor.external;
         const auto location = std::string(ref.location);
-        std::uint32_t file_index = no_index;
-        for (std::uint32_t f = 0; f < data.files.size(); ++f)
-            if (data.files[f].location == location) file_index = f;
-        if (file_index == no_index) {
-            file_index = static_cast<std::uint32_t>(data.files.size());
+        // One lookup per tensor, not a scan of the files: a hostile model may name a
+        // different file for each of a million tensors.
+        const auto [known, added] = file_of.try_emplace(location, static_cast<std::uint32_t>(data.files.size()));
+        const std::uint32_t file_index = known->second;
+        if (added) {
             data_file file;
             file.location = location;
             auto found = resolver.resolve(location);

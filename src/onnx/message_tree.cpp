@@ -164,6 +164,15 @@ struct message_tree::builder {
 
         const auto kind = tree.messages_[index].kind;
         const auto depth = tree.messages_[index].depth;
+        // Children per field number, so that path() needs no scan of the siblings (a graph
+        // may hold millions of them). Few numbers hold messages: a short list will do.
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> per_number;
+        auto next_ordinal = [&per_number](std::uint32_t n) {
+            for (auto& [number_seen, count_seen] : per_number)
+                if (number_seen == n) return count_seen++;
+            per_number.emplace_back(n, 1U);
+            return 0U;
+        };
         for (std::size_t i = 0; i < count; ++i) {
             const auto field_index = static_cast<std::uint32_t>(first + i);
             const auto token = tree.fields_[field_index].token;
@@ -190,10 +199,17 @@ struct message_tree::builder {
             child.parent_field = field_index;
             child.begin = token.payload_offset;
             child.end = token.end_offset();
+            child.ordinal = next_ordinal(token.number);
             const auto child_index = static_cast<std::uint32_t>(tree.messages_.size());
             tree.messages_.push_back(child);
             tree.fields_[field_index].child = child_index;
             ONNXSTREAM_TRY(build(child_index));
+        }
+        for (std::size_t i = 0; i < count; ++i) {
+            const auto& f = tree.fields_[first + i];
+            if (f.child == no_index) continue;
+            for (const auto& [number_seen, count_seen] : per_number)
+                if (number_seen == f.token.number) tree.messages_[f.child].repeated = count_seen > 1;
         }
         return {};
     }
@@ -246,17 +262,10 @@ std::string message_tree::path(std::uint32_t message_index) const {
         const auto& child = messages_[m];
         const auto& parent = messages_[child.parent];
         const auto n = fields_[child.parent_field].token.number;
-        std::size_t ordinal = 0;
-        std::size_t same = 0;
-        for (std::uint32_t i = parent.first_field; i < parent.first_field + parent.field_count; ++i) {
-            if (fields_[i].token.number != n) continue;
-            if (i == child.parent_field) ordinal = same;
-            ++same;
-        }
         std::string part = field_name(parent.kind, n);
-        if (same > 1 || n == number(graph_field::node) || n == number(graph_field::initializer) ||
+        if (child.repeated || n == number(graph_field::node) || n == number(graph_field::initializer) ||
             n == number(node_field::attribute))
-            part += "[" + std::to_string(ordinal) + "]";
+            part += "[" + std::to_string(child.ordinal) + "]";
         parts.push_back(std::move(part));
     }
     std::string text;

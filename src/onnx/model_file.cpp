@@ -13,6 +13,9 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     }
     model.file = std::move(opened).value();
     auto parsed = message_tree::parse(model.file.bytes(), options);
+    // A model cut short while it was read fails to parse for that reason, whatever the
+    // parser saw in the zeros that stood in for the missing bytes.
+    ONNXSTREAM_TRY(model.file.check_unchanged());
     if (!parsed) {
         auto e = std::move(parsed).error();
         e.message = path.string() + ": " + e.message;
@@ -24,12 +27,14 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     for (const auto& site : model.sites) {
         auto tensor = read_tensor(model.tree, site.message);
         if (!tensor) {
+            ONNXSTREAM_TRY(model.file.check_unchanged());
             auto e = std::move(tensor).error();
             e.message = path.string() + ": " + e.message;
             return failure(std::move(e));
         }
         model.tensors.push_back(std::move(tensor).value());
     }
+    ONNXSTREAM_TRY(model.file.check_unchanged());
     return model;
 }
 

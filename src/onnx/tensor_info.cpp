@@ -55,10 +55,26 @@ result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_
     tensor_info info;
     info.message = message_index;
     bool external_location = false;
+    bool location_seen = false;  // an empty location counts too
     std::uint32_t first_external = no_index;
     for (const auto& f : tree.fields(message_index)) {
         const auto n = f.token.number;
         const auto type = f.token.type;
+        // A wrong wire type on the fields that decide where the bytes are would make the
+        // tensor silently look empty (protobuf keeps such a field as unknown): refuse it.
+        const char* const scalar = n == number(tensor_field::data_type)       ? "data_type"
+                                   : n == number(tensor_field::data_location) ? "data_location"
+                                                                              : nullptr;
+        if (scalar != nullptr && type != proto::wire_type::varint)
+            return invalid(tree, message_index,
+                           std::string("a tensor's ") + scalar + " has wire type " +
+                               std::to_string(static_cast<int>(type)) + ", not a varint",
+                           f.token.header_offset);
+        if (n == number(tensor_field::raw_data) && type != proto::wire_type::length_delimited)
+            return invalid(tree, message_index,
+                           "a tensor's raw_data has wire type " + std::to_string(static_cast<int>(type)) +
+                               ", not bytes",
+                           f.token.header_offset);
         if (n == number(tensor_field::name) && type == proto::wire_type::length_delimited) {
             info.name = tree.text(f);
         } else if (n == number(tensor_field::data_type) && type == proto::wire_type::varint) {
@@ -93,7 +109,16 @@ result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_
             const auto key = tree.find_text(f.child, number(string_entry_field::key));
             const auto value = tree.find_text(f.child, number(string_entry_field::value));
             auto& ref = *info.external;
+            // A repeated key is ambiguous (which location? which offset?): readers disagree
+            // (onnx keeps the last, others the first), so the model is refused.
+            const bool repeated = (key == "location" && location_seen) || (key == "offset" && ref.offset) ||
+                                  (key == "length" && ref.length) || (key == "checksum" && ref.checksum);
+            if (repeated)
+                return invalid(tree, message_index,
+                               "external data key '" + std::string(key) + "' appears more than once",
+                               f.token.header_offset);
             if (key == "location") {
+                location_seen = true;
                 if (value.find('\0') != std::string_view::npos)
                     return invalid(tree, message_index, "an external data location contains a NUL byte",
                                    f.token.header_offset);
@@ -123,7 +148,16 @@ result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_
                            tree.at(message_index).begin);
         info.element_count *= u;
     }
-    if (const auto bytes = raw_byte_size(info.data_type, info.element_count)) info.expected_bytes = *bytes;
+    if (auto bytes = raw_byte_size(info.data_type, info.element_count)) {
+        info.expected_bytes = *bytes;
+    } else if (bytes.error().code == error_code::invalid_tensor) {
+        // The element count fits but the byte count does not: no file can hold it, and
+        // without a size nothing could be checked against it.
+        return invalid(tree, message_index,
+                       "tensor '" + std::string(info.name) + "' of " + std::to_string(info.element_count) + " " +
+                           data_type_name(info.data_type) + " elements: its size in bytes overflows 64 bits",
+                       tree.at(message_index).begin);
+    }
     if (external_location) {
         if (!info.external || info.external->location.empty())
             return invalid(tree, message_index,

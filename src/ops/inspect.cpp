@@ -109,7 +109,10 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
     data_resolver resolver(path, data_options);
     const auto data = external_data::bind(model, resolver);
     std::vector<std::uint64_t> external_length(model.tensors.size(), 0);
-    for (const auto& binding : data.tensors) external_length[binding.tensor] = binding.length;
+    // Only bytes that exist count: a tensor past the end of its file claims a length
+    // that may be anything up to 2^64 - 1.
+    for (const auto& binding : data.tensors)
+        if (binding.usable) external_length[binding.tensor] = binding.length;
     for (std::size_t t = 0; t < model.tensors.size(); ++t) {
         const auto& tensor = model.tensors[t];
         std::uint64_t bytes = 0;
@@ -125,6 +128,10 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
         ++storage.tensors;
         storage.bytes += bytes;
     }
+    // Problems by file, in one pass: a model may name tens of thousands of files.
+    std::vector<std::vector<const data_problem*>> problems_of(data.files.size());
+    for (const auto& p : data.problems)
+        if (p.file < problems_of.size()) problems_of[p.file].push_back(&p);
     for (std::uint32_t f = 0; f < data.files.size(); ++f) {
         const auto& file = data.files[f];
         data_file_summary summary;
@@ -137,10 +144,9 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
         summary.tensors = file.tensor_count;
         summary.bytes_needed = file.bytes_needed;
         summary.bytes_referenced = file.bytes_referenced;
-        for (const auto& p : data.problems) {
-            if (p.file != f) continue;
-            summary.problems.push_back(p.what.message);
-            if (p.what.code == error_code::missing_data) summary.hint = p.what.hint;
+        for (const auto* p : problems_of[f]) {
+            summary.problems.push_back(p->what.message);
+            if (p->what.code == error_code::missing_data) summary.hint = p->what.hint;
         }
         report.data_files.push_back(std::move(summary));
     }
@@ -153,6 +159,8 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
         report.merged_size = plan::planned_size(tree, edits);
         report.fits_in_one_file = *report.merged_size <= plan::protobuf_limit;
     }
+    // Names and numbers above came through the mapping: only true if the file held still.
+    ONNXSTREAM_TRY(model.file.check_unchanged());
     return report;
 }
 

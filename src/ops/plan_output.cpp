@@ -11,6 +11,11 @@ fs::path default_output(const fs::path& model, const std::string& suffix) {
 }
 
 result<void> check_output(const fs::path& output, std::span<const io::file_identity> inputs, bool force) {
+    // A folder first: "already exists, pass --force" would send the user the wrong way.
+    std::error_code ec;
+    if (fs::is_directory(output, ec))
+        return failure(error_code::invalid_argument, "the output " + output.string() + " is a directory",
+                       "give a file name with -o");
     if (const auto identity = io::identity_of(output)) {
         for (const auto& input : inputs)
             if (*identity == input)
@@ -21,10 +26,6 @@ result<void> check_output(const fs::path& output, std::span<const io::file_ident
             return failure(error_code::output_exists, "the output " + output.string() + " already exists",
                            "pass --force to replace it, or choose another name with -o");
     }
-    std::error_code ec;
-    if (fs::is_directory(output, ec))
-        return failure(error_code::invalid_argument, "the output " + output.string() + " is a directory",
-                       "give a file name with -o");
     return {};
 }
 
@@ -49,7 +50,13 @@ result<io::write_report> write_planned(io::output_file& output, const plan::writ
             options.on_progress(event);
         };
     }
-    ONNXSTREAM_ASSIGN(auto report, writer->run(job, writer_options));
+    auto ran = writer->run(job, writer_options);
+    if (!ran && ran.error().code == error_code::interrupted) return failure(std::move(ran).error());
+    // The output is only what the plan meant if no input changed under the writer (a model
+    // cut short reads as zeros through its guarded mapping instead of crashing).
+    for (const auto* source : sources)
+        if (source != nullptr) ONNXSTREAM_TRY(source->check_unchanged());
+    ONNXSTREAM_ASSIGN(auto report, std::move(ran));
     for (std::size_t i = 0; i < report.checks.size(); ++i) {
         if (report.checks[i].sha1_matches) continue;
         const auto& check = plan.checks()[i];

@@ -1,5 +1,12 @@
 // A read-only memory mapping of a whole file. Move-only; the spans it hands out live as
 // long as it does. An empty file maps to an empty span (mmap refuses length 0).
+//
+// Another process may truncate a mapped file; touching a page past its new end raises
+// SIGBUS, which would kill the process. Mappings are therefore guarded: a SIGBUS handler
+// (installed with the first mapping, chaining to whatever handler was there before) puts
+// zero pages in place of the rest of a guarded mapping that faults, and marks it. Reads
+// then see zeros instead of crashing; `intact()` tells the owner, who must check it
+// before trusting what it read (source_file::check_unchanged does).
 #pragma once
 
 #include <onnxstream/result.hpp>
@@ -26,6 +33,10 @@ public:
     [[nodiscard]] static result<mapped_file> map(int fd, std::uint64_t size, const std::filesystem::path& display);
 
     [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
+
+    /// False once a read found the file shorter than the mapping: every byte read from
+    /// it since may be a zero that was not in the file.
+    [[nodiscard]] bool intact() const noexcept;
 
     /// Tells the kernel the pages of [offset, offset + length) will not be needed again,
     /// so reading a model's metadata does not keep its weights resident.

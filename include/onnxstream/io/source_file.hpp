@@ -42,6 +42,12 @@ public:
     /// Reads exactly `out.size()` bytes at `offset` (handles short reads and EINTR).
     [[nodiscard]] result<void> read_at(std::uint64_t offset, std::span<std::byte> out) const;
 
+    /// Fails with `truncated_data` when the file no longer has the size it was opened
+    /// with, or when a read through the mapping found it shorter (see mapped_file.hpp):
+    /// what was read from it may then be wrong. Call it before trusting or committing
+    /// anything made from the file.
+    [[nodiscard]] result<void> check_unchanged() const;
+
 private:
     int fd_ = -1;
     std::uint64_t size_ = 0;

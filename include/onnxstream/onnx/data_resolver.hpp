@@ -16,6 +16,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,9 @@ private:
     resolve_options options_;
     std::vector<std::filesystem::path> allowed_roots_;  // canonical folders links may lead into
     std::map<std::string, result<resolved_location>, std::less<>> cache_;
+    // The data-like files of the model's folder (step 6), listed once: a model naming
+    // thousands of missing files must not list the folder thousands of times.
+    mutable std::optional<std::vector<std::filesystem::path>> data_like_;
 };
 
 [[nodiscard]] const char* to_string(found_by how) noexcept;

@@ -41,11 +41,13 @@ enum class message_kind : std::uint8_t {
 
 struct message {
     message_kind kind = message_kind::model;
+    bool repeated = false;    // the parent holds more than one field of this number
     std::uint16_t depth = 0;
     std::uint32_t parent = no_index;        // no_index for the root (the model)
     std::uint32_t parent_field = no_index;  // the field of the parent that holds it
     std::uint32_t first_field = 0;
     std::uint32_t field_count = 0;
+    std::uint32_t ordinal = 0;  // its index among the parent's fields of the same number
     std::uint64_t begin = 0;  // payload range in the buffer
     std::uint64_t end = 0;
 };
