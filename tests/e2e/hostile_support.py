@@ -103,7 +103,11 @@ def copy_entry(entry: dict, catalogue: Path, dest: Path) -> Path:
     """Copies the entry's folder to dest/<folder> and makes its special files; returns the
     copy's folder."""
     target = dest / entry["folder"]
-    shutil.copytree(catalogue / entry["folder"], target, symlinks=True)
+    source = catalogue / entry["folder"]
+    if source.is_dir():
+        shutil.copytree(source, target, symlinks=True)
+    else:  # git keeps no empty folder: an entry made only of special files has none
+        target.mkdir(parents=True)
     return target
 
 

@@ -84,7 +84,10 @@ def test_catalogue_is_current(tmp_path):
     """tests/data/corrupt/ is what scripts/make_corrupt.py writes (regenerate and commit)."""
     subprocess.run([sys.executable, str(hs.MAKE_CORRUPT), str(tmp_path / "corrupt")], check=True,
                    stdout=subprocess.DEVNULL)
-    assert hs.snapshot_contents(tmp_path / "corrupt") == hs.snapshot_contents(hs.CATALOGUE), (
+    def files(folder):  # git keeps no folders, only what is in them
+        return {k: v for k, v in hs.snapshot_contents(folder).items() if v != ("dir",)}
+
+    assert files(tmp_path / "corrupt") == files(hs.CATALOGUE), (
         "tests/data/corrupt is stale: run /usr/bin/python3 scripts/make_corrupt.py")
 
 
