@@ -56,22 +56,34 @@ private:
 };
 
 /// A folder private to this process, under /dev/shm when it exists (fsync is free there),
-/// removed at exit.
+/// removed at exit. libFuzzer ends without running atexit handlers, so the folders of
+/// processes that are gone are removed here too.
 inline const std::filesystem::path& scratch_folder() {
     static const std::filesystem::path folder = [] {
         std::error_code ec;
         std::filesystem::path base = "/dev/shm";
         if (!std::filesystem::is_directory(base, ec)) base = std::filesystem::temp_directory_path(ec);
-        auto path = base / ("onnxstream-fuzz-" + std::to_string(::getpid()));
+        const std::string prefix = "onnxstream-fuzz-";
+        for (std::filesystem::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
+            const auto name = it->path().filename().string();
+            if (name.rfind(prefix, 0) != 0) continue;
+            std::error_code ignored;
+            if (!std::filesystem::exists("/proc/" + name.substr(prefix.size()), ignored))
+                std::filesystem::remove_all(it->path(), ignored);
+        }
+        ec.clear();
+        auto path = base / (prefix + std::to_string(::getpid()));
         std::filesystem::remove_all(path, ec);
         std::filesystem::create_directories(path, ec);
         if (ec) failed("cannot create the scratch folder", __FILE__, __LINE__);
-        std::atexit([] {
-            std::error_code ignored;
-            std::filesystem::remove_all(scratch_folder(), ignored);
-        });
         return path;
     }();
+    // Registered once `folder` is built, so that it runs before `folder` is destroyed.
+    static const bool cleanup_registered = std::atexit([] {
+        std::error_code ignored;
+        std::filesystem::remove_all(scratch_folder(), ignored);
+    }) == 0;
+    (void)cleanup_registered;
     return folder;
 }
 
