@@ -176,7 +176,7 @@ int run_merge(std::span<const std::string> argv, const command_context& context)
     json_writer json;
     json.begin_object().key("models").begin_array();
     int status = exit_ok;
-    const unsigned threads = options.threads != 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
+    const unsigned threads = ops::effective_threads(options.threads);
     merge_queue queue(args.positionals, options, threads);
     queue.start();
     for (std::size_t index = 0; index < args.positionals.size(); ++index) {

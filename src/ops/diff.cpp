@@ -273,7 +273,7 @@ result<std::uint64_t> hash_values(std::array<model_side*, 2> sides, const diff_o
     }
     progress_event event{"diff", 0, total};
     range_hash_options hashing;
-    hashing.threads = options.threads != 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
+    hashing.threads = effective_threads(options.threads);
     hashing.buffer_size = options.buffer_size;
     hashing.cancel = options.cancel;
     if (options.on_progress) {

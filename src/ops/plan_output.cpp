@@ -6,6 +6,10 @@ namespace onnxstream::ops {
 
 namespace fs = std::filesystem;
 
+unsigned effective_threads(unsigned requested) noexcept {
+    return requested != 0 ? requested : std::max(1U, std::thread::hardware_concurrency());
+}
+
 fs::path default_output(const fs::path& model, const std::string& suffix) {
     return model.parent_path() / (model.stem().string() + "." + suffix + ".onnx");
 }
@@ -41,7 +45,7 @@ result<io::write_report> write_planned(io::output_file& output, const plan::writ
     job.output_descriptor = output.descriptor();
     io::writer_options writer_options;
     writer_options.cancel = options.cancel;
-    writer_options.threads = options.threads != 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
+    writer_options.threads = effective_threads(options.threads);
     progress_event event{stage, 0, plan.size()};
     if (options.on_progress) {
         options.on_progress(event);

@@ -276,7 +276,7 @@ private:
         }
         progress_event event{"verify " + path_.filename().string(), 0, total};
         range_hash_options hashing;
-        hashing.threads = options_.threads != 0 ? options_.threads : std::max(1U, std::thread::hardware_concurrency());
+        hashing.threads = effective_threads(options_.threads);
         hashing.buffer_size = options_.buffer_size;
         hashing.cancel = options_.cancel;
         if (options_.on_progress) {

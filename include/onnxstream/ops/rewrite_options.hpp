@@ -31,6 +31,9 @@ struct rewrite_options {
     std::function<void(const progress_event&)> on_progress;
 };
 
+/// The worker count for a --threads value: the value itself, or the number of cores for 0.
+[[nodiscard]] unsigned effective_threads(unsigned requested) noexcept;
+
 /// `<dir>/<stem>.<suffix>.onnx` beside `model` (`model.onnx` -> `model.merged.onnx`).
 [[nodiscard]] std::filesystem::path default_output(const std::filesystem::path& model, const std::string& suffix);
 
