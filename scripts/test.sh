@@ -31,6 +31,9 @@ cmake --build build -j"$jobs"
 
 echo "== fixtures"
 /usr/bin/python3 scripts/make_fixtures.py build/fixtures
+# Made here, not by the tests: two ctest jobs (the io_uring and portable runs of
+# test_passes) would otherwise both write them at once.
+/usr/bin/python3 scripts/make_pass_fixtures.py build/fixtures/passes
 
 echo "== tests"
 ctest --test-dir build --output-on-failure -j"$jobs"
