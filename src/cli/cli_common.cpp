@@ -47,7 +47,7 @@ int fail(const error& e, bool json) {
 
 int usage_error(std::string_view command, const std::string& message) {
     print_text(stderr, "onnxstream: error: %s\n  run 'onnxstream %.*s --help' for usage\n", message.c_str(),
-                 static_cast<int>(command.size()), command.data());
+               static_cast<int>(command.size()), command.data());
     return exit_usage;
 }
 

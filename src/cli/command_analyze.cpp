@@ -97,7 +97,7 @@ void print_json(const ops::analyze_report& r) {
 
 void print_report(const ops::analyze_report& r) {
     print_text(stdout, "%s: %s, %s (%s)\n", r.path.string().c_str(), plural(r.nodes, "node").c_str(),
-                plural(r.initializers, "initializer").c_str(), human_bytes(r.initializer_bytes).c_str());
+                       plural(r.initializers, "initializer").c_str(), human_bytes(r.initializer_bytes).c_str());
     bool any = false;
     for (const auto& scope : r.scopes) {
         bool header = false;

@@ -51,16 +51,16 @@ void print_report(const ops::diff_report& r) {
     const auto b = r.b.string();
     if (r.equivalent) {
         print_text(stdout, "%s and %s are equivalent%s\n", a.c_str(), b.c_str(),
-                    r.byte_identical ? " (the .onnx files are byte-identical)" : " (stored differently)");
+                           r.byte_identical ? " (the .onnx files are byte-identical)" : " (stored differently)");
         return;
     }
     print_text(stdout, "%s and %s differ: %s, %s, %s%s\n", a.c_str(), b.c_str(), plural(r.differing_tensors, "tensor").c_str(),
-                plural(r.differing_nodes, "node").c_str(), plural(r.other_differences, "other difference").c_str(),
-                r.byte_identical ? " (yet the .onnx files are byte-identical: their external data differs)" : "");
+                       plural(r.differing_nodes, "node").c_str(), plural(r.other_differences, "other difference").c_str(),
+                       r.byte_identical ? " (yet the .onnx files are byte-identical: their external data differs)" : "");
     for (const auto& d : r.differences) {
         const char* side = d.kind == ops::difference_kind::only_in_b ? " [B]" : "";
         print_text(stdout, "  %s%s%s at %s%s: %s\n", d.what.c_str(), d.name.empty() ? "" : " '", d.name.empty() ? "" : (d.name + "'").c_str(),
-                    d.path.c_str(), side, d.detail.c_str());
+                           d.path.c_str(), side, d.detail.c_str());
     }
     const auto listed = r.differences.size();
     const auto total = r.differing_tensors + r.differing_nodes + r.other_differences;

@@ -135,11 +135,11 @@ int run_externalize(std::string_view name, std::string_view help, std::span<cons
         print_text(stdout, "%s -> %s (%s)\n", r.input.string().c_str(), r.output.string().c_str(), human_bytes(r.output_size).c_str());
         for (const auto& f : r.data_files)
             print_text(stdout, "  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
-                        human_bytes(f.size).c_str());
+                               human_bytes(f.size).c_str());
         print_text(stdout, "  %s external (%s); kept embedded: %llu small, %llu shape-like, %llu other\n",
-                    plural(r.tensors_external, "tensor").c_str(), human_bytes(r.bytes_external).c_str(),
-                    static_cast<unsigned long long>(r.kept_small), static_cast<unsigned long long>(r.kept_shape_like),
-                    static_cast<unsigned long long>(r.kept_other));
+                           plural(r.tensors_external, "tensor").c_str(), human_bytes(r.bytes_external).c_str(),
+                           static_cast<unsigned long long>(r.kept_small), static_cast<unsigned long long>(r.kept_shape_like),
+                           static_cast<unsigned long long>(r.kept_other));
         if (r.converted_typed > 0) print_text(stdout, "  %s converted from typed fields to raw bytes\n", plural(r.converted_typed, "tensor").c_str());
         if (r.deduplicated > 0)
             print_text(stdout, "  %s deduplicated, %s saved\n", plural(r.deduplicated, "tensor").c_str(), human_bytes(r.bytes_saved).c_str());

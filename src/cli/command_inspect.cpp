@@ -104,7 +104,7 @@ void print_inspect_text(const ops::inspect_report& r) {
     print_text(stdout, "  IR version %lld", static_cast<long long>(r.ir_version));
     if (!r.producer_name.empty())
         print_text(stdout, ", produced by %s%s%s", terminal_safe(r.producer_name).c_str(), r.producer_version.empty() ? "" : " ",
-                    terminal_safe(r.producer_version).c_str());
+                           terminal_safe(r.producer_version).c_str());
     print_text(stdout, "\n  opsets:");
     for (const auto& [domain, version] : r.opsets)
         print_text(stdout, " %s %lld", domain.empty() ? "ai.onnx" : terminal_safe(domain).c_str(), static_cast<long long>(version));
@@ -113,8 +113,8 @@ void print_inspect_text(const ops::inspect_report& r) {
     for (const auto& v : r.inputs) print_text(stdout, "  input  %s\n", terminal_safe(describe_value(v)).c_str());
     for (const auto& v : r.outputs) print_text(stdout, "  output %s\n", terminal_safe(describe_value(v)).c_str());
     print_text(stdout, "  %s (%llu in the main graph), %s, %s\n", plural(r.nodes, "node").c_str(),
-                static_cast<unsigned long long>(r.main_graph_nodes), plural(r.subgraphs, "subgraph").c_str(),
-                plural(r.functions.size(), "function").c_str());
+                       static_cast<unsigned long long>(r.main_graph_nodes), plural(r.subgraphs, "subgraph").c_str(),
+                       plural(r.functions.size(), "function").c_str());
     std::string ops_line;
     for (const auto& [op, count] : r.op_types) ops_line += " " + terminal_safe(op) + " " + std::to_string(count) + ",";
     if (!ops_line.empty()) {
@@ -124,10 +124,10 @@ void print_inspect_text(const ops::inspect_report& r) {
     print_text(stdout, "  %s, %s\n", plural(r.tensors, "tensor").c_str(), human_bytes(r.tensor_bytes).c_str());
     for (const auto& [type, count] : r.by_type)
         print_text(stdout, "    %-10s %6llu  %s\n", type.c_str(), static_cast<unsigned long long>(count.tensors),
-                    human_bytes(count.bytes).c_str());
+                           human_bytes(count.bytes).c_str());
     for (const auto& [storage, count] : r.by_storage)
         print_text(stdout, "    stored %-8s %llu tensors, %s\n", storage.c_str(), static_cast<unsigned long long>(count.tensors),
-                    human_bytes(count.bytes).c_str());
+                           human_bytes(count.bytes).c_str());
     if (r.data_files.empty()) print_text(stdout, "  no external data\n");
     for (const auto& f : r.data_files) {
         print_text(stdout, "  external data '%s'\n", terminal_safe(f.location).c_str());
@@ -141,8 +141,8 @@ void print_inspect_text(const ops::inspect_report& r) {
     }
     if (r.merged_size)
         print_text(stdout, "  merged: %s (%llu bytes), %s\n", human_bytes(*r.merged_size).c_str(),
-                    static_cast<unsigned long long>(*r.merged_size),
-                    r.fits_in_one_file ? "fits in one .onnx file" : "over the 2 GB limit: keep external data (repack)");
+                           static_cast<unsigned long long>(*r.merged_size),
+                           r.fits_in_one_file ? "fits in one .onnx file" : "over the 2 GB limit: keep external data (repack)");
     else print_text(stdout, "  merged: unknown until the problems above are fixed\n");
 }
 

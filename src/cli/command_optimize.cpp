@@ -146,13 +146,13 @@ void print_report(const ops::optimize_report& r) {
     else print_text(stdout, ", %s until nothing changed\n", plural(r.rounds, "round").c_str());
     for (const auto& f : r.data_files)
         print_text(stdout, "  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
-                    human_bytes(f.size).c_str());
+                           human_bytes(f.size).c_str());
     print_text(stdout, "  nodes %llu -> %llu (main graph %llu -> %llu), initializers %llu -> %llu (%s -> %s)\n",
-                static_cast<unsigned long long>(r.before.nodes), static_cast<unsigned long long>(r.after.nodes),
-                static_cast<unsigned long long>(r.before.main_graph_nodes),
-                static_cast<unsigned long long>(r.after.main_graph_nodes),
-                static_cast<unsigned long long>(r.before.initializers), static_cast<unsigned long long>(r.after.initializers),
-                human_bytes(r.before.initializer_bytes).c_str(), human_bytes(r.after.initializer_bytes).c_str());
+                       static_cast<unsigned long long>(r.before.nodes), static_cast<unsigned long long>(r.after.nodes),
+                       static_cast<unsigned long long>(r.before.main_graph_nodes),
+                       static_cast<unsigned long long>(r.after.main_graph_nodes),
+                       static_cast<unsigned long long>(r.before.initializers), static_cast<unsigned long long>(r.after.initializers),
+                       human_bytes(r.before.initializer_bytes).c_str(), human_bytes(r.after.initializer_bytes).c_str());
     for (const auto& pass : r.passes) {
         print_text(stdout, "  %-9s %s\n", (pass.name + ":").c_str(), summary_line(pass, r.dry_run).c_str());
         std::size_t shown = 0;
@@ -163,7 +163,7 @@ void print_report(const ops::optimize_report& r) {
                 break;
             }
             print_text(stdout, "    skipped %s%s: %s\n", f.op_type.empty() ? "" : (f.op_type + " ").c_str(),
-                        f.names.empty() ? "" : f.names[0].c_str(), f.detail.c_str());
+                               f.names.empty() ? "" : f.names[0].c_str(), f.detail.c_str());
         }
     }
 }

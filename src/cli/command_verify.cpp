@@ -70,7 +70,7 @@ void print_report(const ops::verify_report& r, bool quiet) {
     for (const auto& p : r.problems) {
         const auto place = where(p);
         print_text(stdout, "problem: [%s] %s%s%s\n", to_string(p.check), place.c_str(), place.empty() ? "" : ": ",
-                    p.what.describe().c_str());
+                           p.what.describe().c_str());
         if (!p.what.hint.empty()) print_text(stdout, "  %s\n", p.what.hint.c_str());
     }
     if (quiet) return;
@@ -78,11 +78,11 @@ void print_report(const ops::verify_report& r, bool quiet) {
     print_text(stdout, "%s: %s", r.path.string().c_str(), r.clean() ? "OK" : plural(r.problems.size(), "problem").c_str());
     if (r.structure_ok) {
         print_text(stdout, " (%s, %llu external in %s; ", plural(r.tensors, "tensor").c_str(),
-                    static_cast<unsigned long long>(r.external_tensors), plural(r.files.size(), "file").c_str());
+                           static_cast<unsigned long long>(r.external_tensors), plural(r.files.size(), "file").c_str());
         if (r.checksums == 0) print_text(stdout, "no checksums)");
         else
             print_text(stdout, "%llu of %s match, %s hashed)", static_cast<unsigned long long>(r.checksums_matched),
-                        plural(r.checksums, "checksum").c_str(), human_bytes(r.bytes_hashed).c_str());
+                               plural(r.checksums, "checksum").c_str(), human_bytes(r.bytes_hashed).c_str());
     }
     print_text(stdout, "\n");
 }
@@ -112,10 +112,10 @@ int run_verify(std::span<const std::string> argv, const command_context& context
     if (report->clean()) return exit_ok;
     // The problems are the report (stdout); stderr still says the run did not pass.
     print_text(stderr, "onnxstream: error: %s found in %s\n  %s\n", plural(report->problems.size(), "problem").c_str(),
-                 report->path.string().c_str(),
-                 p.flags.json ? "they are listed in the JSON document"
-                              : "each is listed above with its tensor and file; fetch damaged or missing data again, "
-                                "or re-export the model");
+               report->path.string().c_str(),
+               p.flags.json ? "they are listed in the JSON document"
+                            : "each is listed above with its tensor and file; fetch damaged or missing data again, "
+                              "or re-export the model");
     return exit_failed;
 }
 
