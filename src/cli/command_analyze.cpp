@@ -57,14 +57,14 @@ void write_finding_json(json_writer& json, const passes::finding& f) {
 
 std::string describe(const passes::finding& f) {
     std::string text;
-    if (!f.op_type.empty()) text += f.op_type + " ";
-    for (std::size_t i = 0; i < f.names.size() && i < 8; ++i) text += (i ? ", " : "") + f.names[i];
+    if (!f.op_type.empty()) text += terminal_safe(f.op_type) + " ";
+    for (std::size_t i = 0; i < f.names.size() && i < 8; ++i) text += (i ? ", " : "") + terminal_safe(f.names[i]);
     if (f.names.size() > 8) text += ", ... (" + std::to_string(f.names.size()) + ")";
     std::string saves;
     if (f.nodes > 0) saves += plural(f.nodes, "node");
     if (f.bytes > 0) saves += (saves.empty() ? "" : ", ") + human_bytes(f.bytes);
     if (!saves.empty()) text += " [" + saves + "]";
-    if (!f.detail.empty()) text += ": " + f.detail;
+    if (!f.detail.empty()) text += ": " + terminal_safe(f.detail);
     return text;
 }
 

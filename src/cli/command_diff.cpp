@@ -59,8 +59,8 @@ void print_report(const ops::diff_report& r) {
                        r.byte_identical ? " (yet the .onnx files are byte-identical: their external data differs)" : "");
     for (const auto& d : r.differences) {
         const char* side = d.kind == ops::difference_kind::only_in_b ? " [B]" : "";
-        print_text(stdout, "  %s%s%s at %s%s: %s\n", d.what.c_str(), d.name.empty() ? "" : " '", d.name.empty() ? "" : (d.name + "'").c_str(),
-                           d.path.c_str(), side, d.detail.c_str());
+        print_text(stdout, "  %s%s%s at %s%s: %s\n", d.what.c_str(), d.name.empty() ? "" : " '", d.name.empty() ? "" : (terminal_safe(d.name) + "'").c_str(),
+                           terminal_safe(d.path).c_str(), side, terminal_safe(d.detail).c_str());
     }
     const auto listed = r.differences.size();
     const auto total = r.differing_tensors + r.differing_nodes + r.other_differences;

@@ -69,12 +69,12 @@ void print_json(const ops::verify_report& r) {
 void print_report(const ops::verify_report& r, bool quiet) {
     for (const auto& p : r.problems) {
         const auto place = where(p);
-        print_text(stdout, "problem: [%s] %s%s%s\n", to_string(p.check), place.c_str(), place.empty() ? "" : ": ",
-                           p.what.describe().c_str());
+        print_text(stdout, "problem: [%s] %s%s%s\n", to_string(p.check), terminal_safe(place).c_str(), place.empty() ? "" : ": ",
+                           terminal_safe(p.what.describe()).c_str());
         if (!p.what.hint.empty()) print_text(stdout, "  %s\n", p.what.hint.c_str());
     }
     if (quiet) return;
-    for (const auto& n : r.notes) print_text(stdout, "note: %s\n", n.c_str());
+    for (const auto& n : r.notes) print_text(stdout, "note: %s\n", terminal_safe(n).c_str());
     print_text(stdout, "%s: %s", r.path.string().c_str(), r.clean() ? "OK" : plural(r.problems.size(), "problem").c_str());
     if (r.structure_ok) {
         print_text(stdout, " (%s, %llu external in %s; ", plural(r.tensors, "tensor").c_str(),

@@ -181,6 +181,10 @@ def test_hostile_strings_never_reach_the_terminal_raw(tmp_path, onnxstream):
     model = hostile_model(folder)
     data_file = folder / "hostile.bin"
     data_file.write_bytes(np.ones(300, dtype=np.float32).tobytes())
+    other = tmp_path / "other" / "model.onnx"   # node names differ: diff lists them
+    other.parent.mkdir()
+    other.write_bytes(model.read_bytes().replace(b"n1_", b"m1_"))
+    (other.parent / "hostile.bin").write_bytes(data_file.read_bytes())
     runs = [["inspect", model], ["verify", model], ["analyze", model], ["optimize", model, "--dry-run"],
             ["optimize", model, "-o", tmp_path / "o.onnx"], ["merge", model], ["split", model],
             ["repack", model], ["diff", model, model],
@@ -190,6 +194,7 @@ def test_hostile_strings_never_reach_the_terminal_raw(tmp_path, onnxstream):
             ["merge", model, "--data", data_file, "-o", tmp_path / "merged.onnx"],
             ["split", model, "--data", data_file, "-o", tmp_path / "split.onnx"],
             ["repack", model, "--data", data_file, "-o", tmp_path / "repacked.onnx"],
+            ["diff", model, other, "--data", data_file],
             ["inspect", folder / ("missing" + HOSTILE[0] + HOSTILE[1] + ".onnx")],
             ["inspect", model, "--bogus" + HOSTILE[1]],
             ["no-such-command" + HOSTILE[0]]]
