@@ -246,29 +246,34 @@ struct message_tree::builder {
     // (two `graph` fields are one graph holding the nodes of both). Rather than teach
     // every reader those rules, a model that relies on them is refused here, once.
     result<void> check_singular(std::uint32_t index, message_kind kind, std::size_t first, std::size_t count) {
+        // (number, wire type) of the singular fields seen: a few dozen at most, so a
+        // message of millions of fields costs one pass.
+        std::vector<std::pair<std::uint32_t, proto::wire_type>> seen;
         for (std::size_t i = 0; i < count; ++i) {
             const auto& token = tree.fields_[first + i].token;
             if (!is_singular(kind, token.number)) continue;
-            for (std::size_t j = i + 1; j < count; ++j) {
-                const auto& again = tree.fields_[first + j].token;
-                // A field of another wire type is an unknown field to protobuf, not a copy.
-                if (again.number != token.number || again.type != token.type) continue;
-                message_kind sub{};
-                const bool is_message = child_kind(kind, token.number, sub) ||
-                                        (kind == message_kind::value_info && token.number == number(value_info_field::type)) ||
-                                        (kind == message_kind::tensor && token.number == number(tensor_field::segment)) ||
-                                        (kind == message_kind::attribute && token.number == number(attribute_field::tp));
-                error e(error_code::not_onnx,
-                        std::string(to_string(kind)) + " field '" + field_name(kind, token.number) +
-                            "' appears more than once; protobuf would " +
-                            (is_message ? "merge the copies into one message" : "keep only the last one") +
-                            ", and onnxstream refuses to guess which one a runtime reads",
-                        "re-save the model with onnx (python3 -c \"import onnx,sys; onnx.save(onnx.load(sys.argv[1]), sys.argv[2])\" IN OUT), "
-                        "which writes each field once");
-                e.offset = again.header_offset;
-                e.field_path = tree.path(index);
-                return failure(std::move(e));
+            // A field of another wire type is an unknown field to protobuf, not a copy.
+            bool again = false;
+            for (const auto& [number_seen, type_seen] : seen) again = again || (number_seen == token.number && type_seen == token.type);
+            if (!again) {
+                seen.emplace_back(token.number, token.type);
+                continue;
             }
+            message_kind sub{};
+            const bool is_message = child_kind(kind, token.number, sub) ||
+                                    (kind == message_kind::value_info && token.number == number(value_info_field::type)) ||
+                                    (kind == message_kind::tensor && token.number == number(tensor_field::segment)) ||
+                                    (kind == message_kind::attribute && token.number == number(attribute_field::tp));
+            error e(error_code::not_onnx,
+                    std::string(to_string(kind)) + " field '" + field_name(kind, token.number) +
+                        "' appears more than once; protobuf would " +
+                        (is_message ? "merge the copies into one message" : "keep only the last one") +
+                        ", and onnxstream refuses to guess which one a runtime reads",
+                    "re-save the model with onnx (python3 -c \"import onnx,sys; onnx.save(onnx.load(sys.argv[1]), sys.argv[2])\" IN OUT), "
+                    "which writes each field once");
+            e.offset = token.header_offset;
+            e.field_path = tree.path(index);
+            return failure(std::move(e));
         }
         return {};
     }

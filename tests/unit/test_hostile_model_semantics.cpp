@@ -15,6 +15,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -226,4 +227,16 @@ TEST_CASE("a data file that changes while it is read is caught by external_data 
         REQUIRE_FALSE(report);
         CHECK(report.error().message.find("changed") != std::string::npos);
     }
+}
+
+TEST_CASE("the singular-field check is one pass, whatever a hostile message holds (catalogue: duplicate_*)") {
+    // 300,000 repeated fields between a name and its varint twins (an unknown field to
+    // protobuf, then a real duplicate of that one): one pass, then the refusal.
+    proto_builder graph;
+    graph.string_field(2, "g").varint_field(2, 1);
+    for (int i = 0; i < 300000; ++i) graph.string_field(1000, "x");
+    graph.varint_field(2, 1);
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(parse_error(model_with(graph).take()).find("GraphProto field 'name' appears more than once") != std::string::npos);
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 5.0);
 }
