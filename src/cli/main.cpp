@@ -92,8 +92,8 @@ int main(int argc, char** argv) {
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "onnxstream: error: out of memory\n  the model's metadata is too large for this machine\n");
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "onnxstream: error: internal error: %s\n  please report this with the model that caused it\n",
-                     e.what());
+        onnxstream::cli::print_text(stderr, "onnxstream: error: internal error: %s\n  please report this with the model that caused it\n",
+                                    onnxstream::cli::terminal_safe(e.what()).c_str());
     }
     onnxstream::io::remove_all_temporaries_signal_safe();
     return onnxstream::cli::exit_failed;
