@@ -358,6 +358,19 @@ def write_catalogue(c: Catalogue) -> None:
           splice_graph(good, tag(5, FIXED32) + b"\0\0\0\0"), same(1, "should hold a message but has wire type 5"))
     c.add("external_data_wrong_wire_type", "message_tree", "TensorProto.external_data sent as a varint",
           base_model(extra_weight=field_varint(13, 1)), same(1, "'external_data' should hold a message"))
+    # Singular fields written twice (issue 9, item 6): protobuf merges the messages and
+    # keeps the last scalar; onnxstream refuses rather than read one copy.
+    graph_a = field_bytes(1, field_bytes(1, b"X") + field_bytes(2, b"t") + field_bytes(4, b"Relu")) + field_bytes(2, b"g")
+    graph_b = field_bytes(1, field_bytes(1, b"t") + field_bytes(2, b"Y") + field_bytes(4, b"Neg"))
+    c.add("duplicate_graph", "message_tree", "ModelProto.graph written twice: protobuf merges them into one graph",
+          ir + field_bytes(7, graph_a) + field_bytes(7, graph_b), same(1, "field 'graph' appears more than once"),
+          data=False)
+    c.add("duplicate_op_type", "message_tree", "a node with two op_type fields (protobuf keeps the last)",
+          ir + field_bytes(7, field_bytes(1, field_bytes(1, b"X") + field_bytes(2, b"Y") + field_bytes(4, b"Relu") +
+                                          field_bytes(4, b"Identity"))),
+          same(1, "field 'op_type' appears more than once"), data=False)
+    c.add("duplicate_tensor_name", "message_tree", "W with two name fields, naming different values",
+          base_model(extra_weight=field_bytes(8, b"B")), same(1, "field 'name' appears more than once"))
     nested = b""
     for level in range(40):
         nested = field_bytes(1, field_bytes(5, field_bytes(6, nested)))   # node -> attribute -> g
@@ -384,6 +397,9 @@ def write_catalogue(c: Catalogue) -> None:
           weight(None, weight_dims=(1 << 32, 1 << 32)), same(1, "product overflows 64 bits"))
     c.add("dims_bytes_overflow", "tensor_info", "W has dims [2^62] of FLOAT: the element count fits, the bytes do not",
           weight(None, weight_dims=(1 << 62,)), same(1, "overflows 64 bits"))
+    c.add("dims_zero_then_overflow", "tensor_info",
+          "W has dims [0, 2^62, 2^62]: refused as [2^62, 2^62, 0] is, whatever the zero's place",
+          weight(None, weight_dims=(0, 1 << 62, 1 << 62)), same(1, "product overflows 64 bits"))
     c.add("missing_location", "tensor_info", "W is marked EXTERNAL with offset and length but no location",
           weight([("offset", "0"), ("length", "32")]), same(1, "no location"))
     c.add("empty_location", "tensor_info", "W's location is the empty string",

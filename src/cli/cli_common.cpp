@@ -6,14 +6,15 @@ namespace onnxstream::cli {
 
 // ---------------------------------------------------------------- printing
 
+// The message is one line whatever a model's strings hold; a hint may list several.
 void print_error(const error& e) {
-    std::fprintf(stderr, "onnxstream: error: %s\n", e.describe().c_str());
-    if (!e.hint.empty()) std::fprintf(stderr, "  %s\n", e.hint.c_str());
+    print_text(stderr, "onnxstream: error: %s\n", terminal_safe(e.describe()).c_str());
+    if (!e.hint.empty()) print_text(stderr, "  %s\n", e.hint.c_str());
 }
 
 void print_warning(const error& e) {
-    std::fprintf(stderr, "onnxstream: warning: %s\n", e.describe().c_str());
-    if (!e.hint.empty()) std::fprintf(stderr, "  %s\n", e.hint.c_str());
+    print_text(stderr, "onnxstream: warning: %s\n", terminal_safe(e.describe()).c_str());
+    if (!e.hint.empty()) print_text(stderr, "  %s\n", e.hint.c_str());
 }
 
 void write_error_json(json_writer& json, const error& e) {
@@ -39,14 +40,14 @@ int fail(const error& e, bool json) {
         doc.begin_object().field("ok", false).key("error");
         write_error_json(doc, e);
         doc.end_object();
-        std::printf("%s\n", doc.text().c_str());
+        print_text(stdout, "%s\n", doc.text().c_str());
     }
     return exit_for(e);
 }
 
 int usage_error(std::string_view command, const std::string& message) {
-    std::fprintf(stderr, "onnxstream: error: %s\n  run 'onnxstream %.*s --help' for usage\n", message.c_str(),
-                 static_cast<int>(command.size()), command.data());
+    print_text(stderr, "onnxstream: error: %s\n  run 'onnxstream %.*s --help' for usage\n", message.c_str(),
+               static_cast<int>(command.size()), command.data());
     return exit_usage;
 }
 
@@ -84,7 +85,7 @@ prepared prepare(std::string_view name, std::string_view help, std::span<const s
         return p;
     }
     if (parsed->flag("--help")) {
-        std::printf("%.*s", static_cast<int>(help.size()), help.data());
+        print_text(stdout, "%.*s", static_cast<int>(help.size()), help.data());
         p.status = exit_ok;
         return p;
     }

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "json_writer.hpp"
 #include "progress.hpp"
+#include "terminal_text.hpp"
 
 #include <onnxstream/error.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>

@@ -10,7 +10,7 @@ namespace onnxstream::cli {
 namespace {
 
 constexpr std::string_view analyze_help =
-    "usage: onnxstream analyze MODEL [--json]\n"
+    "usage: onnxstream analyze MODEL [--data FILE]... [--data-dir DIR]... [--json]\n"
     "\n"
     "A redundancy report, per graph and subgraph: dead nodes (no output reaches a graph\n"
     "output), isolated components (connected to neither the inputs nor the outputs), dead\n"
@@ -19,10 +19,11 @@ constexpr std::string_view analyze_help =
     "nothing uses (reported, never removed). Each with the nodes and initializer bytes its\n"
     "removal would save; 'onnxstream optimize' removes them. Nothing is written.\n"
     "\n"
+    "  --data FILE, --data-dir DIR   where the model's external data is\n"
     "  --json           print a JSON document on stdout\n"
     "  --quiet          print nothing but warnings and errors\n";
 
-constexpr std::array analyze_options{opt_help, opt_quiet, opt_json};
+constexpr std::array analyze_options{opt_help, opt_quiet, opt_json, opt_data, opt_data_dir};
 
 using passes::finding_kind;
 
@@ -56,14 +57,14 @@ void write_finding_json(json_writer& json, const passes::finding& f) {
 
 std::string describe(const passes::finding& f) {
     std::string text;
-    if (!f.op_type.empty()) text += f.op_type + " ";
-    for (std::size_t i = 0; i < f.names.size() && i < 8; ++i) text += (i ? ", " : "") + f.names[i];
+    if (!f.op_type.empty()) text += terminal_safe(f.op_type) + " ";
+    for (std::size_t i = 0; i < f.names.size() && i < 8; ++i) text += (i ? ", " : "") + terminal_safe(f.names[i]);
     if (f.names.size() > 8) text += ", ... (" + std::to_string(f.names.size()) + ")";
     std::string saves;
     if (f.nodes > 0) saves += plural(f.nodes, "node");
     if (f.bytes > 0) saves += (saves.empty() ? "" : ", ") + human_bytes(f.bytes);
     if (!saves.empty()) text += " [" + saves + "]";
-    if (!f.detail.empty()) text += ": " + f.detail;
+    if (!f.detail.empty()) text += ": " + terminal_safe(f.detail);
     return text;
 }
 
@@ -87,15 +88,16 @@ void print_json(const ops::analyze_report& r) {
         const auto t = r.totals(c.kind);
         json.key(c.key).begin_object().field("count", t.count).field("nodes", t.nodes).field("bytes", t.bytes).end_object();
     }
+    json.field("removable_nodes", r.removable_nodes);
     json.end_object().key("warnings").begin_array();
     for (const auto& w : r.warnings) json.value(w.message);
     json.end_array().end_object();
-    std::printf("%s\n", json.text().c_str());
+    print_text(stdout, "%s\n", json.text().c_str());
 }
 
-void print_text(const ops::analyze_report& r) {
-    std::printf("%s: %s, %s (%s)\n", r.path.string().c_str(), plural(r.nodes, "node").c_str(),
-                plural(r.initializers, "initializer").c_str(), human_bytes(r.initializer_bytes).c_str());
+void print_report(const ops::analyze_report& r) {
+    print_text(stdout, "%s: %s, %s (%s)\n", r.path.string().c_str(), plural(r.nodes, "node").c_str(),
+                       plural(r.initializers, "initializer").c_str(), human_bytes(r.initializer_bytes).c_str());
     bool any = false;
     for (const auto& scope : r.scopes) {
         bool header = false;
@@ -104,26 +106,27 @@ void print_text(const ops::analyze_report& r) {
             for (const auto& f : r.findings)
                 if (f.kind == c.kind && f.scope == scope) items.push_back(&f);
             if (items.empty()) continue;
-            if (!header) std::printf("%s\n", scope.c_str());
+            if (!header) print_text(stdout, "%s\n", scope.c_str());
             header = any = true;
-            std::printf("  %s: %zu\n", c.title, items.size());
-            for (std::size_t i = 0; i < items.size() && i < 20; ++i) std::printf("    %s\n", describe(*items[i]).c_str());
-            if (items.size() > 20) std::printf("    ... and %zu more (--json lists all)\n", items.size() - 20);
+            print_text(stdout, "  %s: %zu\n", c.title, items.size());
+            for (std::size_t i = 0; i < items.size() && i < 20; ++i) print_text(stdout, "    %s\n", describe(*items[i]).c_str());
+            if (items.size() > 20) print_text(stdout, "    ... and %zu more (--json lists all)\n", items.size() - 20);
         }
     }
     if (!any) {
-        std::printf("  nothing redundant found\n");
+        print_text(stdout, "  nothing redundant found\n");
         return;
     }
-    std::printf("summary:\n");
+    print_text(stdout, "summary:\n");
     for (const auto& c : categories) {
         const auto t = r.totals(c.kind);
         if (t.count == 0) continue;
-        std::printf("  %-26s %6llu", c.title, static_cast<unsigned long long>(t.count));
-        if (t.nodes > 0) std::printf("  %s", plural(t.nodes, "node").c_str());
-        if (t.bytes > 0) std::printf("  %s", human_bytes(t.bytes).c_str());
-        std::printf("\n");
+        print_text(stdout, "  %-26s %6llu", c.title, static_cast<unsigned long long>(t.count));
+        if (t.nodes > 0) print_text(stdout, "  %s", plural(t.nodes, "node").c_str());
+        if (t.bytes > 0) print_text(stdout, "  %s", human_bytes(t.bytes).c_str());
+        print_text(stdout, "\n");
     }
+    print_text(stdout, "  %s removable in all (each counted once)\n", plural(r.removable_nodes, "node").c_str());
 }
 
 }  // namespace
@@ -137,7 +140,7 @@ int run_analyze(std::span<const std::string> argv, const command_context&) {
     if (!report) return fail(report.error(), p.flags.json);
     for (const auto& w : report->warnings) print_warning(w);
     if (p.flags.json) print_json(*report);
-    else if (!p.flags.quiet) print_text(*report);
+    else if (!p.flags.quiet) print_report(*report);
     return exit_ok;
 }
 

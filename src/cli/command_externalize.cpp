@@ -11,24 +11,27 @@ namespace {
 // ---------------------------------------------------------------- split and repack
 
 constexpr std::string_view split_help =
-    "usage: onnxstream split MODEL [-o OUT] [--data-name NAME] [--threshold BYTES] [--align BYTES] [--force]\n"
+    "usage: onnxstream split MODEL [-o OUT] [--data-name NAME] [--threshold BYTES] [--align BYTES]\n"
+    "                        [--align-threshold BYTES] [--force]\n"
     "\n"
     "Moves tensors of at least --threshold bytes out of the model into one data file beside\n"
     "the output (default output <stem>.split.onnx, data file <output file name>.data).\n"
-    "Strings and shape-like integer tensors (Reshape shapes, Slice bounds...) stay embedded:\n"
-    "ONNX Runtime needs them while loading.\n"
+    "Strings and tensors a runtime reads while loading (Reshape shapes, Slice bounds, Resize\n"
+    "scales, Range bounds...) stay embedded whatever the threshold.\n"
     "\n"
     "  -o, --output OUT      the output model\n"
     "  --data-name NAME      the data file's name (beside the output)\n"
     "  --threshold BYTES     smallest tensor to move out (default 1024; sizes take K, M, G)\n"
-    "  --align BYTES         offset alignment (default 4096 for tensors >= 1 MiB; 0 = dense)\n"
+    "  --align BYTES         offset alignment of large tensors (default 4096; 0 = dense)\n"
+    "  --align-threshold BYTES  smallest tensor to align (default 1M); smaller ones stay dense\n"
     "  --data FILE, --data-dir DIR   where the input's own external data is, if any\n"
     "  -f, --force           replace existing outputs\n"
     "  --json, --quiet       as everywhere\n";
 
 constexpr std::string_view repack_help =
     "usage: onnxstream repack MODEL [-o OUT] [--data-name NAME] [--threshold BYTES] [--align BYTES]\n"
-    "                         [--shard-size BYTES] [--dedupe] [--write-checksums] [--threads N] [--force]\n"
+    "                         [--align-threshold BYTES] [--shard-size BYTES] [--dedupe] [--write-checksums]\n"
+    "                         [--threads N] [--force]\n"
     "\n"
     "Rewrites every tensor of at least --threshold bytes, wherever it is (embedded, one data\n"
     "file, a file per tensor, any mix), into a fresh aligned data file beside the output\n"
@@ -38,9 +41,11 @@ constexpr std::string_view repack_help =
     "  -o, --output OUT      the output model\n"
     "  --data-name NAME      the data file's name (beside the output)\n"
     "  --threshold BYTES     smallest tensor to move out (default 1024)\n"
-    "  --align BYTES         offset alignment (default 4096 for tensors >= 1 MiB; 0 = dense;\n"
+    "  --align BYTES         offset alignment of large tensors (default 4096; 0 = dense;\n"
     "                        65536 suits Windows mapping)\n"
-    "  --shard-size BYTES    several data files <name>-00001-of-0000N.data of at most BYTES\n"
+    "  --align-threshold BYTES  smallest tensor to align (default 1M); smaller ones stay dense\n"
+    "  --shard-size BYTES    several data files <name>-00001-of-0000N.data of at most BYTES;\n"
+    "                        a tensor larger than BYTES gets a shard of its own\n"
     "  --dedupe              store identical tensors (same type and bytes) once\n"
     "  --write-checksums     write each tensor's SHA-1 into its 'checksum' key\n"
     "  --data FILE, --data-dir DIR   where the input's external data is\n"
@@ -54,6 +59,7 @@ constexpr std::array split_options{opt_help, opt_quiet, opt_json, opt_output, op
                                    option_spec{"--data-name", "", true, false},
                                    option_spec{"--threshold", "", true, false},
                                    option_spec{"--align", "", true, false},
+                                   option_spec{"--align-threshold", "", true, false},
                                    option_spec{"--allow-size-mismatch", "", false, false},
                                    option_spec{"--strict", "", false, false}};
 
@@ -62,6 +68,7 @@ constexpr std::array repack_options{opt_help, opt_quiet, opt_json, opt_output, o
                                     option_spec{"--data-name", "", true, false},
                                     option_spec{"--threshold", "", true, false},
                                     option_spec{"--align", "", true, false},
+                                    option_spec{"--align-threshold", "", true, false},
                                     option_spec{"--shard-size", "", true, false},
                                     option_spec{"--dedupe", "", false, false},
                                     option_spec{"--write-checksums", "", false, false},
@@ -88,6 +95,9 @@ int run_externalize(std::string_view name, std::string_view help, std::span<cons
         }
         if (const auto v = args.value("--align")) {
             ONNXSTREAM_ASSIGN(options.alignment, parse_size(*v, "--align"));
+        }
+        if (const auto v = args.value("--align-threshold")) {
+            ONNXSTREAM_ASSIGN(options.align_threshold, parse_size(*v, "--align-threshold"));
         }
         if (const auto v = args.value("--shard-size")) {
             ONNXSTREAM_ASSIGN(options.shard_size, parse_size(*v, "--shard-size"));
@@ -120,19 +130,19 @@ int run_externalize(std::string_view name, std::string_view help, std::span<cons
         json.key("warnings").begin_array();
         for (const auto& w : r.warnings) json.value(w.message);
         json.end_array().end_object();
-        std::printf("%s\n", json.text().c_str());
+        print_text(stdout, "%s\n", json.text().c_str());
     } else if (!p.flags.quiet) {
-        std::printf("%s -> %s (%s)\n", r.input.string().c_str(), r.output.string().c_str(), human_bytes(r.output_size).c_str());
+        print_text(stdout, "%s -> %s (%s)\n", r.input.string().c_str(), r.output.string().c_str(), human_bytes(r.output_size).c_str());
         for (const auto& f : r.data_files)
-            std::printf("  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
-                        human_bytes(f.size).c_str());
-        std::printf("  %s external (%s); kept embedded: %llu small, %llu shape-like, %llu other\n",
-                    plural(r.tensors_external, "tensor").c_str(), human_bytes(r.bytes_external).c_str(),
-                    static_cast<unsigned long long>(r.kept_small), static_cast<unsigned long long>(r.kept_shape_like),
-                    static_cast<unsigned long long>(r.kept_other));
-        if (r.converted_typed > 0) std::printf("  %s converted from typed fields to raw bytes\n", plural(r.converted_typed, "tensor").c_str());
+            print_text(stdout, "  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
+                               human_bytes(f.size).c_str());
+        print_text(stdout, "  %s external (%s); kept embedded: %llu small, %llu shape-like, %llu other\n",
+                           plural(r.tensors_external, "tensor").c_str(), human_bytes(r.bytes_external).c_str(),
+                           static_cast<unsigned long long>(r.kept_small), static_cast<unsigned long long>(r.kept_shape_like),
+                           static_cast<unsigned long long>(r.kept_other));
+        if (r.converted_typed > 0) print_text(stdout, "  %s converted from typed fields to raw bytes\n", plural(r.converted_typed, "tensor").c_str());
         if (r.deduplicated > 0)
-            std::printf("  %s deduplicated, %s saved\n", plural(r.deduplicated, "tensor").c_str(), human_bytes(r.bytes_saved).c_str());
+            print_text(stdout, "  %s deduplicated, %s saved\n", plural(r.deduplicated, "tensor").c_str(), human_bytes(r.bytes_saved).c_str());
     }
     return exit_ok;
 }

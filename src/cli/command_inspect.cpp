@@ -96,54 +96,54 @@ void print_inspect_json(const ops::inspect_report& r) {
     json.end_array();
     json.field("merged_size", r.merged_size).field("fits_2gb", r.fits_in_one_file);
     json.end_object();
-    std::printf("%s\n", json.text().c_str());
+    print_text(stdout, "%s\n", json.text().c_str());
 }
 
 void print_inspect_text(const ops::inspect_report& r) {
-    std::printf("%s  (%s)\n", r.path.string().c_str(), human_bytes(r.file_size).c_str());
-    std::printf("  IR version %lld", static_cast<long long>(r.ir_version));
+    print_text(stdout, "%s  (%s)\n", terminal_safe(r.path.string()).c_str(), human_bytes(r.file_size).c_str());
+    print_text(stdout, "  IR version %lld", static_cast<long long>(r.ir_version));
     if (!r.producer_name.empty())
-        std::printf(", produced by %s%s%s", r.producer_name.c_str(), r.producer_version.empty() ? "" : " ",
-                    r.producer_version.c_str());
-    std::printf("\n  opsets:");
+        print_text(stdout, ", produced by %s%s%s", terminal_safe(r.producer_name).c_str(), r.producer_version.empty() ? "" : " ",
+                           terminal_safe(r.producer_version).c_str());
+    print_text(stdout, "\n  opsets:");
     for (const auto& [domain, version] : r.opsets)
-        std::printf(" %s %lld", domain.empty() ? "ai.onnx" : domain.c_str(), static_cast<long long>(version));
-    std::printf("\n");
-    if (!r.graph_name.empty()) std::printf("  graph: %s\n", r.graph_name.c_str());
-    for (const auto& v : r.inputs) std::printf("  input  %s\n", describe_value(v).c_str());
-    for (const auto& v : r.outputs) std::printf("  output %s\n", describe_value(v).c_str());
-    std::printf("  %s (%llu in the main graph), %s, %s\n", plural(r.nodes, "node").c_str(),
-                static_cast<unsigned long long>(r.main_graph_nodes), plural(r.subgraphs, "subgraph").c_str(),
-                plural(r.functions.size(), "function").c_str());
+        print_text(stdout, " %s %lld", domain.empty() ? "ai.onnx" : terminal_safe(domain).c_str(), static_cast<long long>(version));
+    print_text(stdout, "\n");
+    if (!r.graph_name.empty()) print_text(stdout, "  graph: %s\n", terminal_safe(r.graph_name).c_str());
+    for (const auto& v : r.inputs) print_text(stdout, "  input  %s\n", terminal_safe(describe_value(v)).c_str());
+    for (const auto& v : r.outputs) print_text(stdout, "  output %s\n", terminal_safe(describe_value(v)).c_str());
+    print_text(stdout, "  %s (%llu in the main graph), %s, %s\n", plural(r.nodes, "node").c_str(),
+                       static_cast<unsigned long long>(r.main_graph_nodes), plural(r.subgraphs, "subgraph").c_str(),
+                       plural(r.functions.size(), "function").c_str());
     std::string ops_line;
-    for (const auto& [op, count] : r.op_types) ops_line += " " + op + " " + std::to_string(count) + ",";
+    for (const auto& [op, count] : r.op_types) ops_line += " " + terminal_safe(op) + " " + std::to_string(count) + ",";
     if (!ops_line.empty()) {
         ops_line.pop_back();
-        std::printf("   %s\n", ops_line.c_str());
+        print_text(stdout, "   %s\n", ops_line.c_str());
     }
-    std::printf("  %s, %s\n", plural(r.tensors, "tensor").c_str(), human_bytes(r.tensor_bytes).c_str());
+    print_text(stdout, "  %s, %s\n", plural(r.tensors, "tensor").c_str(), human_bytes(r.tensor_bytes).c_str());
     for (const auto& [type, count] : r.by_type)
-        std::printf("    %-10s %6llu  %s\n", type.c_str(), static_cast<unsigned long long>(count.tensors),
-                    human_bytes(count.bytes).c_str());
+        print_text(stdout, "    %-10s %6llu  %s\n", type.c_str(), static_cast<unsigned long long>(count.tensors),
+                           human_bytes(count.bytes).c_str());
     for (const auto& [storage, count] : r.by_storage)
-        std::printf("    stored %-8s %llu tensors, %s\n", storage.c_str(), static_cast<unsigned long long>(count.tensors),
-                    human_bytes(count.bytes).c_str());
-    if (r.data_files.empty()) std::printf("  no external data\n");
+        print_text(stdout, "    stored %-8s %llu tensors, %s\n", storage.c_str(), static_cast<unsigned long long>(count.tensors),
+                           human_bytes(count.bytes).c_str());
+    if (r.data_files.empty()) print_text(stdout, "  no external data\n");
     for (const auto& f : r.data_files) {
-        std::printf("  external data '%s'\n", f.location.c_str());
-        if (f.path) std::printf("    found: %s (%s)\n", f.path->string().c_str(), f.how.c_str());
-        else std::printf("    NOT FOUND\n");
-        std::printf("    %s, needs %s", plural(f.tensors, "tensor").c_str(), human_bytes(f.bytes_needed).c_str());
-        if (f.size) std::printf(", file is %s", human_bytes(*f.size).c_str());
-        std::printf("\n");
-        for (const auto& p : f.problems) std::printf("    problem: %s\n", p.c_str());
-        if (!f.hint.empty()) std::printf("    %s\n", f.hint.c_str());
+        print_text(stdout, "  external data '%s'\n", terminal_safe(f.location).c_str());
+        if (f.path) print_text(stdout, "    found: %s (%s)\n", terminal_safe(f.path->string()).c_str(), f.how.c_str());
+        else print_text(stdout, "    NOT FOUND\n");
+        print_text(stdout, "    %s, needs %s", plural(f.tensors, "tensor").c_str(), human_bytes(f.bytes_needed).c_str());
+        if (f.size) print_text(stdout, ", file is %s", human_bytes(*f.size).c_str());
+        print_text(stdout, "\n");
+        for (const auto& p : f.problems) print_text(stdout, "    problem: %s\n", p.c_str());
+        if (!f.hint.empty()) print_text(stdout, "    %s\n", f.hint.c_str());
     }
     if (r.merged_size)
-        std::printf("  merged: %s (%llu bytes), %s\n", human_bytes(*r.merged_size).c_str(),
-                    static_cast<unsigned long long>(*r.merged_size),
-                    r.fits_in_one_file ? "fits in one .onnx file" : "over the 2 GB limit: keep external data (repack)");
-    else std::printf("  merged: unknown until the problems above are fixed\n");
+        print_text(stdout, "  merged: %s (%llu bytes), %s\n", human_bytes(*r.merged_size).c_str(),
+                           static_cast<unsigned long long>(*r.merged_size),
+                           r.fits_in_one_file ? "fits in one .onnx file" : "over the 2 GB limit: keep external data (repack)");
+    else print_text(stdout, "  merged: unknown until the problems above are fixed\n");
 }
 
 }  // namespace

@@ -211,20 +211,20 @@ int run_merge(std::span<const std::string> argv, const command_context& context)
             json.end_array().end_object();
         } else if (!p.flags.quiet) {
             if (report->tensors_inlined == 0) {
-                std::printf("%s -> %s: no external data; copied unchanged (%s)\n", model.c_str(),
-                            report->output.string().c_str(), human_bytes(report->output_size).c_str());
+                print_text(stdout, "%s -> %s: no external data; copied unchanged (%s)\n", model.c_str(),
+                                   report->output.string().c_str(), human_bytes(report->output_size).c_str());
             } else {
-                std::printf("%s -> %s: inlined %s (%s), output %s\n", model.c_str(), report->output.string().c_str(),
-                            plural(report->tensors_inlined, "tensor").c_str(), human_bytes(report->bytes_inlined).c_str(),
-                            human_bytes(report->output_size).c_str());
+                print_text(stdout, "%s -> %s: inlined %s (%s), output %s\n", model.c_str(), report->output.string().c_str(),
+                                   plural(report->tensors_inlined, "tensor").c_str(), human_bytes(report->bytes_inlined).c_str(),
+                                   human_bytes(report->output_size).c_str());
                 for (const auto& f : report->data_files)
-                    std::printf("  from %s (%s): %s\n", f.path.string().c_str(), f.how.c_str(),
-                                plural(f.tensors, "tensor").c_str());
+                    print_text(stdout, "  from %s (%s): %s\n", f.path.string().c_str(), f.how.c_str(),
+                                       plural(f.tensors, "tensor").c_str());
             }
         }
     }
     json.end_array().field("ok", status == exit_ok).end_object();
-    if (p.flags.json) std::printf("%s\n", json.text().c_str());
+    if (p.flags.json) print_text(stdout, "%s\n", json.text().c_str());
     return status;
 }
 

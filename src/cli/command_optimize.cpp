@@ -10,6 +10,7 @@ namespace {
 
 constexpr std::string_view optimize_help =
     "usage: onnxstream optimize MODEL [-o OUT] [--passes LIST] [--dry-run] [--force] [--reuse-data]\n"
+    "                           [--data FILE]... [--data-dir DIR]...\n"
     "\n"
     "Runs graph passes until nothing changes and writes the result (default: <stem>.optimized.onnx\n"
     "beside the input), printing what each pass removed or folded. Weights are read only where\n"
@@ -28,11 +29,13 @@ constexpr std::string_view optimize_help =
     "  --dry-run         run the passes and report, write nothing\n"
     "  --reuse-data      point at the input's data files instead of copying them (they must be\n"
     "                    inside the output's folder)\n"
+    "  --data FILE, --data-dir DIR   where the input's external data is\n"
     "  -f, --force       replace existing outputs\n"
     "  --json            print a JSON document on stdout\n"
     "  --quiet           print nothing but warnings and errors\n";
 
 constexpr std::array optimize_options{opt_help, opt_quiet, opt_json, opt_output, opt_force, opt_writer, opt_threads,
+                                      opt_data, opt_data_dir,
                                       option_spec{"--passes", "", true, false},
                                       option_spec{"--dry-run", "", false, false},
                                       option_spec{"--reuse-data", "", false, false}};
@@ -133,34 +136,34 @@ void print_json(const ops::optimize_report& r) {
     json.end_array().field("stale_value_info", r.stale_value_info).key("warnings").begin_array();
     for (const auto& w : r.warnings) json.value(w.message);
     json.end_array().field("writer", r.writer).end_object();
-    std::printf("%s\n", json.text().c_str());
+    print_text(stdout, "%s\n", json.text().c_str());
 }
 
-void print_text(const ops::optimize_report& r) {
-    if (r.dry_run) std::printf("%s (dry run, nothing written)", r.input.string().c_str());
-    else std::printf("%s -> %s (%s)", r.input.string().c_str(), r.output.string().c_str(), human_bytes(r.output_size).c_str());
-    if (r.rounds == 0) std::printf(", nothing to change\n");
-    else std::printf(", %s until nothing changed\n", plural(r.rounds, "round").c_str());
+void print_report(const ops::optimize_report& r) {
+    if (r.dry_run) print_text(stdout, "%s (dry run, nothing written)", r.input.string().c_str());
+    else print_text(stdout, "%s -> %s (%s)", r.input.string().c_str(), r.output.string().c_str(), human_bytes(r.output_size).c_str());
+    if (r.rounds == 0) print_text(stdout, ", nothing to change\n");
+    else print_text(stdout, ", %s until nothing changed\n", plural(r.rounds, "round").c_str());
     for (const auto& f : r.data_files)
-        std::printf("  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
-                    human_bytes(f.size).c_str());
-    std::printf("  nodes %llu -> %llu (main graph %llu -> %llu), initializers %llu -> %llu (%s -> %s)\n",
-                static_cast<unsigned long long>(r.before.nodes), static_cast<unsigned long long>(r.after.nodes),
-                static_cast<unsigned long long>(r.before.main_graph_nodes),
-                static_cast<unsigned long long>(r.after.main_graph_nodes),
-                static_cast<unsigned long long>(r.before.initializers), static_cast<unsigned long long>(r.after.initializers),
-                human_bytes(r.before.initializer_bytes).c_str(), human_bytes(r.after.initializer_bytes).c_str());
+        print_text(stdout, "  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
+                           human_bytes(f.size).c_str());
+    print_text(stdout, "  nodes %llu -> %llu (main graph %llu -> %llu), initializers %llu -> %llu (%s -> %s)\n",
+                       static_cast<unsigned long long>(r.before.nodes), static_cast<unsigned long long>(r.after.nodes),
+                       static_cast<unsigned long long>(r.before.main_graph_nodes),
+                       static_cast<unsigned long long>(r.after.main_graph_nodes),
+                       static_cast<unsigned long long>(r.before.initializers), static_cast<unsigned long long>(r.after.initializers),
+                       human_bytes(r.before.initializer_bytes).c_str(), human_bytes(r.after.initializer_bytes).c_str());
     for (const auto& pass : r.passes) {
-        std::printf("  %-9s %s\n", (pass.name + ":").c_str(), summary_line(pass, r.dry_run).c_str());
+        print_text(stdout, "  %-9s %s\n", (pass.name + ":").c_str(), summary_line(pass, r.dry_run).c_str());
         std::size_t shown = 0;
         for (const auto& f : pass.findings) {
             if (f.kind != finding_kind::skipped) continue;
             if (++shown > 10) {
-                std::printf("    ... (--json lists every skip)\n");
+                print_text(stdout, "    ... (--json lists every skip)\n");
                 break;
             }
-            std::printf("    skipped %s%s: %s\n", f.op_type.empty() ? "" : (f.op_type + " ").c_str(),
-                        f.names.empty() ? "" : f.names[0].c_str(), f.detail.c_str());
+            print_text(stdout, "    skipped %s%s: %s\n", f.op_type.empty() ? "" : (f.op_type + " ").c_str(),
+                               f.names.empty() ? "" : f.names[0].c_str(), f.detail.c_str());
         }
     }
 }
@@ -192,7 +195,7 @@ int run_optimize(std::span<const std::string> argv, const command_context& conte
     if (!report) return fail(report.error(), p.flags.json);
     for (const auto& w : report->warnings) print_warning(w);
     if (p.flags.json) print_json(*report);
-    else if (!p.flags.quiet) print_text(*report);
+    else if (!p.flags.quiet) print_report(*report);
     return exit_ok;
 }
 

@@ -63,28 +63,28 @@ void print_json(const ops::verify_report& r) {
     json.end_array().key("notes").begin_array();
     for (const auto& n : r.notes) json.value(n);
     json.end_array().end_object();
-    std::printf("%s\n", json.text().c_str());
+    print_text(stdout, "%s\n", json.text().c_str());
 }
 
-void print_text(const ops::verify_report& r, bool quiet) {
+void print_report(const ops::verify_report& r, bool quiet) {
     for (const auto& p : r.problems) {
         const auto place = where(p);
-        std::printf("problem: [%s] %s%s%s\n", to_string(p.check), place.c_str(), place.empty() ? "" : ": ",
-                    p.what.describe().c_str());
-        if (!p.what.hint.empty()) std::printf("  %s\n", p.what.hint.c_str());
+        print_text(stdout, "problem: [%s] %s%s%s\n", to_string(p.check), terminal_safe(place).c_str(), place.empty() ? "" : ": ",
+                           terminal_safe(p.what.describe()).c_str());
+        if (!p.what.hint.empty()) print_text(stdout, "  %s\n", p.what.hint.c_str());
     }
     if (quiet) return;
-    for (const auto& n : r.notes) std::printf("note: %s\n", n.c_str());
-    std::printf("%s: %s", r.path.string().c_str(), r.clean() ? "OK" : plural(r.problems.size(), "problem").c_str());
+    for (const auto& n : r.notes) print_text(stdout, "note: %s\n", terminal_safe(n).c_str());
+    print_text(stdout, "%s: %s", r.path.string().c_str(), r.clean() ? "OK" : plural(r.problems.size(), "problem").c_str());
     if (r.structure_ok) {
-        std::printf(" (%s, %llu external in %s; ", plural(r.tensors, "tensor").c_str(),
-                    static_cast<unsigned long long>(r.external_tensors), plural(r.files.size(), "file").c_str());
-        if (r.checksums == 0) std::printf("no checksums)");
+        print_text(stdout, " (%s, %llu external in %s; ", plural(r.tensors, "tensor").c_str(),
+                           static_cast<unsigned long long>(r.external_tensors), plural(r.files.size(), "file").c_str());
+        if (r.checksums == 0) print_text(stdout, "no checksums)");
         else
-            std::printf("%llu of %s match, %s hashed)", static_cast<unsigned long long>(r.checksums_matched),
-                        plural(r.checksums, "checksum").c_str(), human_bytes(r.bytes_hashed).c_str());
+            print_text(stdout, "%llu of %s match, %s hashed)", static_cast<unsigned long long>(r.checksums_matched),
+                               plural(r.checksums, "checksum").c_str(), human_bytes(r.bytes_hashed).c_str());
     }
-    std::printf("\n");
+    print_text(stdout, "\n");
 }
 
 }  // namespace
@@ -108,14 +108,14 @@ int run_verify(std::span<const std::string> argv, const command_context& context
     bar.finish();
     if (!report) return fail(report.error(), p.flags.json);
     if (p.flags.json) print_json(*report);
-    else print_text(*report, p.flags.quiet);
+    else print_report(*report, p.flags.quiet);
     if (report->clean()) return exit_ok;
     // The problems are the report (stdout); stderr still says the run did not pass.
-    std::fprintf(stderr, "onnxstream: error: %s found in %s\n  %s\n", plural(report->problems.size(), "problem").c_str(),
-                 report->path.string().c_str(),
-                 p.flags.json ? "they are listed in the JSON document"
-                              : "each is listed above with its tensor and file; fetch damaged or missing data again, "
-                                "or re-export the model");
+    print_text(stderr, "onnxstream: error: %s found in %s\n  %s\n", plural(report->problems.size(), "problem").c_str(),
+               report->path.string().c_str(),
+               p.flags.json ? "they are listed in the JSON document"
+                            : "each is listed above with its tensor and file; fetch damaged or missing data again, "
+                              "or re-export the model");
     return exit_failed;
 }
 

@@ -1,34 +1,11 @@
 #include "json_writer.hpp"
 
+#include "terminal_text.hpp"
+
 #include <cmath>
 #include <cstdio>
 
 namespace onnxstream::cli {
-
-namespace {
-
-// Length of the valid UTF-8 sequence starting at text[i], or 0.
-std::size_t utf8_length(std::string_view text, std::size_t i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    std::size_t length = 0;
-    std::uint32_t minimum = 0;
-    std::uint32_t code = 0;
-    if (c < 0x80) return 1;
-    if ((c & 0xE0) == 0xC0) length = 2, minimum = 0x80, code = c & 0x1FU;
-    else if ((c & 0xF0) == 0xE0) length = 3, minimum = 0x800, code = c & 0x0FU;
-    else if ((c & 0xF8) == 0xF0) length = 4, minimum = 0x10000, code = c & 0x07U;
-    else return 0;
-    if (i + length > text.size()) return 0;
-    for (std::size_t k = 1; k < length; ++k) {
-        const auto next = static_cast<unsigned char>(text[i + k]);
-        if ((next & 0xC0) != 0x80) return 0;
-        code = (code << 6) | (next & 0x3FU);
-    }
-    if (code < minimum || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
-    return length;
-}
-
-}  // namespace
 
 std::string json_quote(std::string_view text) {
     std::string out = "\"";
@@ -44,13 +21,20 @@ std::string json_quote(std::string_view text) {
             std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
             out += escaped;
         } else {
-            const auto length = utf8_length(text, i);
+            char32_t code = 0;
+            const auto length = utf8_sequence(text, i, code);
             if (length == 0) {
                 out += "\xEF\xBF\xBD";
                 ++i;
                 continue;
             }
-            out.append(text.substr(i, length));
+            if (is_unsafe_code_point(code)) {  // DEL, C1, bidi overrides: valid JSON raw, not on a terminal
+                char escaped[8];
+                std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(code));
+                out += escaped;
+            } else {
+                out.append(text.substr(i, length));
+            }
             i += length;
             continue;
         }

@@ -2,6 +2,7 @@
 // cancellation the library sees between chunks (its outputs are then removed), and never
 // let an exception escape as a crash.
 #include "commands.hpp"
+#include "terminal_text.hpp"
 
 #include <onnxstream/io/output_file.hpp>
 
@@ -75,8 +76,8 @@ int run(int argc, char** argv) {
         command_context context{&cancel_requested};
         return c.run(args, context);
     }
-    std::fprintf(stderr, "onnxstream: error: unknown command '%s'\n  run 'onnxstream --help' for the list of commands\n",
-                 first.c_str());
+    onnxstream::cli::print_text(stderr, "onnxstream: error: unknown command '%s'\n  run 'onnxstream --help' for the list of commands\n",
+                                onnxstream::cli::terminal_safe(first).c_str());
     return exit_usage;
 }
 
@@ -91,8 +92,8 @@ int main(int argc, char** argv) {
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "onnxstream: error: out of memory\n  the model's metadata is too large for this machine\n");
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "onnxstream: error: internal error: %s\n  please report this with the model that caused it\n",
-                     e.what());
+        onnxstream::cli::print_text(stderr, "onnxstream: error: internal error: %s\n  please report this with the model that caused it\n",
+                                    onnxstream::cli::terminal_safe(e.what()).c_str());
     }
     onnxstream::io::remove_all_temporaries_signal_safe();
     return onnxstream::cli::exit_failed;

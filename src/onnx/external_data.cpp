@@ -106,4 +106,10 @@ const data_problem* external_data::blocking_problem(bool allow_size_mismatch) co
     return nullptr;
 }
 
+result<void> external_data::check_unchanged() const {
+    for (const auto& f : files)
+        if (f.file) ONNXSTREAM_TRY(f.file->check_unchanged());
+    return {};
+}
+
 }  // namespace onnxstream::onnx

@@ -73,6 +73,104 @@ bool child_kind(message_kind kind, std::uint32_t n, message_kind& out) noexcept 
     return false;
 }
 
+bool is_singular(message_kind kind, std::uint32_t n) noexcept {
+    // Every field of these messages that onnx.proto does not declare `repeated` (oneof
+    // members included: protobuf keeps the last of them too).
+    auto any = [n](auto... fields) { return ((n == number(fields)) || ...); };
+    switch (kind) {
+        case message_kind::model:
+            return any(model_field::ir_version, model_field::producer_name, model_field::producer_version,
+                       model_field::domain, model_field::model_version, model_field::doc_string, model_field::graph);
+        case message_kind::graph: return any(graph_field::name, graph_field::doc_string);
+        case message_kind::node:
+            return any(node_field::name, node_field::op_type, node_field::domain, node_field::doc_string, node_field::overload);
+        case message_kind::attribute:
+            return any(attribute_field::name, attribute_field::ref_attr_name, attribute_field::doc_string,
+                       attribute_field::type, attribute_field::f, attribute_field::i, attribute_field::s,
+                       attribute_field::t, attribute_field::g, attribute_field::sparse_tensor, attribute_field::tp);
+        case message_kind::tensor:
+            return any(tensor_field::data_type, tensor_field::segment, tensor_field::name, tensor_field::raw_data,
+                       tensor_field::doc_string, tensor_field::data_location);
+        case message_kind::sparse_tensor: return any(sparse_tensor_field::values, sparse_tensor_field::indices);
+        case message_kind::training_info:
+            return any(training_info_field::initialization, training_info_field::algorithm);
+        case message_kind::function:
+            return any(function_field::name, function_field::doc_string, function_field::domain, function_field::overload);
+        case message_kind::string_entry: return any(string_entry_field::key, string_entry_field::value);
+        case message_kind::operator_set: return any(operator_set_field::domain, operator_set_field::version);
+        case message_kind::value_info: return any(value_info_field::name, value_info_field::type, value_info_field::doc_string);
+    }
+    return false;
+}
+
+namespace {
+
+// The names of the singular fields, for messages about them.
+std::string singular_field_name(message_kind kind, std::uint32_t n) {
+    auto is = [n](auto field) { return n == number(field); };
+    switch (kind) {
+        case message_kind::model:
+            if (is(model_field::ir_version)) return "ir_version";
+            if (is(model_field::producer_name)) return "producer_name";
+            if (is(model_field::producer_version)) return "producer_version";
+            if (is(model_field::domain)) return "domain";
+            if (is(model_field::model_version)) return "model_version";
+            if (is(model_field::doc_string)) return "doc_string";
+            break;
+        case message_kind::graph:
+            if (is(graph_field::name)) return "name";
+            if (is(graph_field::doc_string)) return "doc_string";
+            break;
+        case message_kind::node:
+            if (is(node_field::name)) return "name";
+            if (is(node_field::op_type)) return "op_type";
+            if (is(node_field::domain)) return "domain";
+            if (is(node_field::doc_string)) return "doc_string";
+            if (is(node_field::overload)) return "overload";
+            break;
+        case message_kind::attribute:
+            if (is(attribute_field::name)) return "name";
+            if (is(attribute_field::type)) return "type";
+            if (is(attribute_field::f)) return "f";
+            if (is(attribute_field::i)) return "i";
+            if (is(attribute_field::s)) return "s";
+            if (is(attribute_field::tp)) return "tp";
+            if (is(attribute_field::doc_string)) return "doc_string";
+            if (is(attribute_field::ref_attr_name)) return "ref_attr_name";
+            break;
+        case message_kind::tensor:
+            if (is(tensor_field::segment)) return "segment";
+            if (is(tensor_field::name)) return "name";
+            if (is(tensor_field::data_location)) return "data_location";
+            if (is(tensor_field::doc_string)) return "doc_string";
+            break;
+        case message_kind::value_info:
+            if (is(value_info_field::name)) return "name";
+            if (is(value_info_field::type)) return "type";
+            if (is(value_info_field::doc_string)) return "doc_string";
+            break;
+        case message_kind::string_entry:
+            if (is(string_entry_field::key)) return "key";
+            if (is(string_entry_field::value)) return "value";
+            break;
+        case message_kind::operator_set:
+            if (is(operator_set_field::domain)) return "domain";
+            if (is(operator_set_field::version)) return "version";
+            break;
+        case message_kind::function:
+            if (is(function_field::name)) return "name";
+            if (is(function_field::domain)) return "domain";
+            if (is(function_field::doc_string)) return "doc_string";
+            if (is(function_field::overload)) return "overload";
+            break;
+        default:
+            break;
+    }
+    return "field" + std::to_string(n);
+}
+
+}  // namespace
+
 std::string field_name(message_kind kind, std::uint32_t n) {
     auto is = [n](auto field) { return n == number(field); };
     switch (kind) {
@@ -124,7 +222,7 @@ std::string field_name(message_kind kind, std::uint32_t n) {
         default:
             break;
     }
-    return "field" + std::to_string(n);
+    return singular_field_name(kind, n);
 }
 
 struct message_tree::builder {
@@ -141,6 +239,43 @@ struct message_tree::builder {
         e.offset = offset;
         e.field_path = tree.path(message_index);
         return failure(std::move(e));
+    }
+
+    // A singular field written twice means something else to protobuf than to any code
+    // that reads one occurrence: it keeps the last scalar or string and merges messages
+    // (two `graph` fields are one graph holding the nodes of both). Rather than teach
+    // every reader those rules, a model that relies on them is refused here, once.
+    result<void> check_singular(std::uint32_t index, message_kind kind, std::size_t first, std::size_t count) {
+        // (number, wire type) of the singular fields seen: a few dozen at most, so a
+        // message of millions of fields costs one pass.
+        std::vector<std::pair<std::uint32_t, proto::wire_type>> seen;
+        for (std::size_t i = 0; i < count; ++i) {
+            const auto& token = tree.fields_[first + i].token;
+            if (!is_singular(kind, token.number)) continue;
+            // A field of another wire type is an unknown field to protobuf, not a copy.
+            bool again = false;
+            for (const auto& [number_seen, type_seen] : seen) again = again || (number_seen == token.number && type_seen == token.type);
+            if (!again) {
+                seen.emplace_back(token.number, token.type);
+                continue;
+            }
+            message_kind sub{};
+            const bool is_message = child_kind(kind, token.number, sub) ||
+                                    (kind == message_kind::value_info && token.number == number(value_info_field::type)) ||
+                                    (kind == message_kind::tensor && token.number == number(tensor_field::segment)) ||
+                                    (kind == message_kind::attribute && token.number == number(attribute_field::tp));
+            error e(error_code::not_onnx,
+                    std::string(to_string(kind)) + " field '" + field_name(kind, token.number) +
+                        "' appears more than once; protobuf would " +
+                        (is_message ? "merge the copies into one message" : "keep only the last one") +
+                        ", and onnxstream refuses to guess which one a runtime reads",
+                    "re-save the model with onnx (python3 -c \"import onnx,sys; onnx.save(onnx.load(sys.argv[1]), sys.argv[2])\" IN OUT), "
+                    "which writes each field once");
+            e.offset = token.header_offset;
+            e.field_path = tree.path(index);
+            return failure(std::move(e));
+        }
+        return {};
     }
 
     // Tokenizes message `index` (already registered), then descends into its children.
@@ -164,6 +299,7 @@ struct message_tree::builder {
 
         const auto kind = tree.messages_[index].kind;
         const auto depth = tree.messages_[index].depth;
+        ONNXSTREAM_TRY(check_singular(index, kind, first, count));
         // Children per field number, so that path() needs no scan of the siblings (a graph
         // may hold millions of them). Few numbers hold messages: a short list will do.
         std::vector<std::pair<std::uint32_t, std::uint32_t>> per_number;

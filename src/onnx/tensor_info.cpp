@@ -136,26 +136,39 @@ result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_
             }
         }
     }
+    // The overflow checks look at the product of the non-zero dims, so that the verdict
+    // does not depend on where a zero stands: [2^40, 2^40, 0] and [0, 2^62, 2^62] are both
+    // refused, as numpy (and so python-onnx) refuses them. A zero still makes the count 0.
+    std::uint64_t nonzero_product = 1;
+    bool has_zero = false;
     for (const auto d : info.dims) {
         if (d < 0)
             return invalid(tree, message_index,
                            "tensor '" + std::string(info.name) + "' has a negative dimension " + std::to_string(d),
                            tree.at(message_index).begin);
         const auto u = static_cast<std::uint64_t>(d);
-        if (u != 0 && info.element_count > std::numeric_limits<std::uint64_t>::max() / u)
+        if (u == 0) {
+            has_zero = true;
+            continue;
+        }
+        if (nonzero_product > std::numeric_limits<std::uint64_t>::max() / u)
             return invalid(tree, message_index,
                            "tensor '" + std::string(info.name) + "' has dimensions whose product overflows 64 bits",
                            tree.at(message_index).begin);
-        info.element_count *= u;
+        nonzero_product *= u;
     }
-    if (auto bytes = raw_byte_size(info.data_type, info.element_count)) {
+    info.element_count = has_zero ? 0 : nonzero_product;
+    if (auto bytes = raw_byte_size(info.data_type, nonzero_product); bytes && has_zero) {
+        info.expected_bytes = 0;
+    } else if (bytes) {
         info.expected_bytes = *bytes;
     } else if (bytes.error().code == error_code::invalid_tensor) {
         // The element count fits but the byte count does not: no file can hold it, and
         // without a size nothing could be checked against it.
         return invalid(tree, message_index,
-                       "tensor '" + std::string(info.name) + "' of " + std::to_string(info.element_count) + " " +
-                           data_type_name(info.data_type) + " elements: its size in bytes overflows 64 bits",
+                       "tensor '" + std::string(info.name) + "' of " + std::to_string(nonzero_product) + " " +
+                           data_type_name(info.data_type) + " elements" + (has_zero ? " (not counting a zero dimension)" : "") +
+                           ": its size in bytes overflows 64 bits",
                        tree.at(message_index).begin);
     }
     if (external_location) {

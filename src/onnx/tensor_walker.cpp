@@ -68,18 +68,27 @@ std::vector<std::uint32_t> find_nodes(const message_tree& tree) {
 std::unordered_set<std::string_view> shape_like_values(const message_tree& tree) {
     struct shape_inputs {
         std::string_view op;
-        std::uint32_t mask;  // bit i: input i is shape-like
+        std::uint32_t mask;  // bit i: input i is read while loading
     };
-    static constexpr std::array<shape_inputs, 26> table{{
-        {"Reshape", 0b10},       {"Expand", 0b10},       {"Tile", 0b10},
-        {"Slice", 0b11110},      {"Resize", 0b1110},     {"Upsample", 0b10},
-        {"ConstantOfShape", 0b1}, {"Unsqueeze", 0b10},   {"Squeeze", 0b10},
-        {"Pad", 0b1110},         {"ReduceSum", 0b10},    {"ReduceMean", 0b10},
-        {"ReduceMax", 0b10},     {"ReduceMin", 0b10},    {"ReduceProd", 0b10},
-        {"ReduceL1", 0b10},      {"ReduceL2", 0b10},     {"ReduceLogSum", 0b10},
+    // The inputs ONNX's shape inference parses as constants (`ctx.getInputData(i)` or
+    // `getShapeInput(ctx, i)` in onnx/defs/*/defs.cc and old.cc, every opset version), which
+    // fail on external data ("Cannot parse data from external tensors"), plus Resize's roi,
+    // CumSum's axis and Trilu's k, which ONNX Runtime's kernels read when a session starts.
+    // Data propagation (Shape/Gather/Concat arithmetic) is left out: it skips what it
+    // cannot read instead of failing.
+    static constexpr std::array<shape_inputs, 36> table{{
+        {"Reshape", 0b10},        {"Expand", 0b10},          {"Tile", 0b10},
+        {"Slice", 0b11110},       {"Resize", 0b1110},        {"Upsample", 0b10},
+        {"ConstantOfShape", 0b1}, {"Unsqueeze", 0b10},       {"Squeeze", 0b10},
+        {"Pad", 0b1110},          {"ReduceSum", 0b10},       {"ReduceMean", 0b10},
+        {"ReduceMax", 0b10},      {"ReduceMin", 0b10},       {"ReduceProd", 0b10},
+        {"ReduceL1", 0b10},       {"ReduceL2", 0b10},        {"ReduceLogSum", 0b10},
         {"ReduceLogSumExp", 0b10}, {"ReduceSumSquare", 0b10}, {"TopK", 0b10},
-        {"Range", 0b111},        {"OneHot", 0b10},       {"Split", 0b10},
-        {"CumSum", 0b10},        {"Trilu", 0b10},
+        {"Range", 0b111},         {"OneHot", 0b11},          {"Split", 0b10},
+        {"CumSum", 0b10},         {"Trilu", 0b10},           {"SplitToSequence", 0b10},
+        {"CenterCropPad", 0b10},  {"Col2Im", 0b110},         {"AffineGrid", 0b10},
+        {"DFT", 0b110},           {"STFT", 0b1010},          {"MelWeightMatrix", 0b11},
+        {"HannWindow", 0b1},      {"HammingWindow", 0b1},    {"BlackmanWindow", 0b1},
     }};
     std::unordered_set<std::string_view> names;
     for (const auto node : find_nodes(tree)) {

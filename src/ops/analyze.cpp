@@ -7,6 +7,7 @@
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/passes/identity_removal.hpp>
 
+#include <algorithm>
 #include <set>
 
 namespace onnxstream::ops {
@@ -90,6 +91,14 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
 
     std::vector<error> ignored;
     std::set<std::string> unused;
+    // Several passes find the same node (a dead node inside an isolated component, an
+    // Identity that is also dead): the total marks what each pass's copy lost, by node.
+    std::vector<bool> removable;
+    auto mark_removed = [&removable](const passes::graph_model& graph) {
+        removable.resize(std::max(removable.size(), graph.nodes.size()), false);
+        for (std::uint32_t n = 0; n < graph.nodes.size(); ++n)
+            if (graph.nodes[n].message != none && !graph.node_live(n)) removable[n] = true;
+    };
     {
         ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
         for (std::uint32_t s = 0; s < graph.scopes.size(); ++s) report.scopes.push_back(graph.scope_path(s));
@@ -103,6 +112,7 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
         std::vector<finding> removed;
         passes::pass_context context{graph, reader, removed, ignored};
         (void)passes::eliminate_dead_code(context);
+        mark_removed(graph);
         for (auto& f : removed) {
             if (f.kind == finding_kind::dead_node || f.kind == finding_kind::removed_function) {
                 report.findings.push_back(std::move(f));
@@ -119,16 +129,27 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
     }
     {
         ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
+        std::vector<finding> counted_above;
+        passes::pass_context context{graph, reader, counted_above, ignored};
+        (void)passes::inline_constant_branches(context);
+        mark_removed(graph);
+    }
+    {
+        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
         passes::pass_context context{graph, reader, report.findings, ignored};
         (void)passes::eliminate_common_subexpressions(context);
+        mark_removed(graph);
     }
     {
         ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
         passes::pass_context context{graph, reader, report.findings, ignored};
         (void)passes::remove_identities(context);
+        mark_removed(graph);
     }
+    report.removable_nodes = static_cast<std::uint64_t>(std::count(removable.begin(), removable.end(), true));
     // What was read through the mapping is only right if the file did not change meanwhile.
     ONNXSTREAM_TRY(model.file.check_unchanged());
+    ONNXSTREAM_TRY(data.check_unchanged());
     return report;
 }
 

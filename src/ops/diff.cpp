@@ -183,11 +183,11 @@ struct model_side {
     }
 };
 
-result<model_side> open_side(const fs::path& path) {
+result<model_side> open_side(const fs::path& path, const onnx::resolve_options& data_options) {
     model_side side;
     side.path = path;
     ONNXSTREAM_ASSIGN(side.model, onnx::model_file::open(path));
-    onnx::data_resolver resolver(path, {});
+    onnx::data_resolver resolver(path, data_options);
     side.data = onnx::external_data::bind(side.model, resolver);
     // Sizes that do not match the dims still have bytes to compare; anything else is trouble.
     if (const auto* problem = side.data.blocking_problem(true)) {
@@ -587,8 +587,8 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     diff_report report;
     report.a = a;
     report.b = b;
-    ONNXSTREAM_ASSIGN(auto side_a, open_side(a));
-    ONNXSTREAM_ASSIGN(auto side_b, open_side(b));
+    ONNXSTREAM_ASSIGN(auto side_a, open_side(a, options.data));
+    ONNXSTREAM_ASSIGN(auto side_b, open_side(b, options.data));
     report.tensors_a = side_a.model.tensors.size();
     report.tensors_b = side_b.model.tensors.size();
     report.nodes_a = onnx::find_nodes(side_a.tree()).size();
@@ -601,6 +601,8 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     // cut short meanwhile: trust them only if both files are still as they were opened.
     ONNXSTREAM_TRY(side_a.model.file.check_unchanged());
     ONNXSTREAM_TRY(side_b.model.file.check_unchanged());
+    ONNXSTREAM_TRY(side_a.data.check_unchanged());
+    ONNXSTREAM_TRY(side_b.data.check_unchanged());
     report.equivalent = side_a.digest[0] == side_b.digest[0];
     if (!report.equivalent) {
         comparer walk(side_a, side_b, report, options.max_listed);

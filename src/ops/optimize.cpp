@@ -119,9 +119,11 @@ public:
         report_.after = count(graph_);
         if (options_.dry_run) {
             ONNXSTREAM_TRY(model_.file.check_unchanged());
+            ONNXSTREAM_TRY(data_.check_unchanged());
             report_.storage = data_.files.empty() ? "embedded" : options_.reuse_data ? "reuse-data" : "external";
             return std::move(report_);
         }
+        ONNXSTREAM_TRY(data_.check_unchanged());  // what the passes read from it
         ONNXSTREAM_TRY(write(reader));
         return std::move(report_);
     }

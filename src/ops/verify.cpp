@@ -7,6 +7,7 @@
 #include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/plan/planner.hpp>
 
 #include <algorithm>
 #include <map>
@@ -68,6 +69,7 @@ verify_check check_for(error_code code) {
         case error_code::malformed:
         case error_code::not_onnx:
         case error_code::limit_exceeded:
+        case error_code::too_large:
         case error_code::invalid_tensor: return verify_check::structure;
         default: return verify_check::data;
     }
@@ -102,6 +104,13 @@ public:
         report_.file_size = model_.file.size();
         report_.tensors = model_.tensors.size();
         check_embedded_sizes();
+        if (report_.file_size > plan::protobuf_limit)
+            add_problem(no_index, no_index,
+                        error{error_code::too_large,
+                              "the .onnx file is " + std::to_string(report_.file_size) +
+                                  " bytes, over protobuf's limit of 2 GiB - 1 (" + std::to_string(plan::protobuf_limit) +
+                                  "): ONNX Runtime and python-onnx cannot load it",
+                              "move the weights to external data: onnxstream split (or repack) keeps the .onnx small"});
 
         onnx::data_resolver resolver(path_, options_.data);
         data_ = onnx::external_data::bind(model_, resolver);
@@ -112,6 +121,7 @@ public:
         // The sizes above were read through the model's mapping; a file cut short while
         // being read shows as zeros there, so the verdict holds only if it is unchanged.
         ONNXSTREAM_TRY(model_.file.check_unchanged());
+        ONNXSTREAM_TRY(data_.check_unchanged());
         return std::move(report_);
     }
 

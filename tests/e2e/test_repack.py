@@ -32,7 +32,8 @@ def check_layout(out: Path, rows: list[dict], align: int | None) -> None:
     for r in rows:
         if r["nbytes"] is not None and r["length"] != r["nbytes"]:
             problems.append(f"{r['key']}: length {r['length']} != {r['nbytes']}")
-        wanted = align if align is not None else (4096 if r["length"] >= MIB else 0)
+        # --align applies to tensors of at least --align-threshold (1 MiB): smaller stay dense.
+        wanted = (align if align is not None else 4096) if r["length"] >= MIB else 0
         if wanted and r["offset"] % wanted:
             problems.append(f"{r['key']}: offset {r['offset']} not aligned to {wanted}")
         by_file.setdefault(r["location"], []).append((r["offset"], r["offset"] + r["length"]))

@@ -105,9 +105,10 @@ TEST_CASE("insertions keep their order at one position; appends go last") {
     const auto tree = onnx::message_tree::parse(bytes);
     REQUIRE(tree);
     onnx::tree_edits edits;
-    edits.insert(1, 2, edits.text(2, "z"));  // graph: after name and initializer
-    edits.insert(1, 0, edits.text(10, "first"));
-    edits.insert(1, 0, edits.text(10, "second"));
+    edits.insert(1, 2, edits.text(1001, "z"));  // graph: after name and initializer
+    // An unknown field: a singular one (doc_string) may not appear twice in a model.
+    edits.insert(1, 0, edits.text(1000, "first"));
+    edits.insert(1, 0, edits.text(1000, "second"));
     const auto p = plan::plan_rewrite(*tree, edits);
     REQUIRE(p);
     const auto out = execute(*p, bytes);

@@ -50,6 +50,9 @@ struct external_data {
 
     /// The first problem that must stop a rewrite (size mismatches only when not allowed).
     [[nodiscard]] const data_problem* blocking_problem(bool allow_size_mismatch) const;
+    /// io::source_file::check_unchanged for every open data file: what a command read from
+    /// them is only right if none changed meanwhile. Call it before reporting a result.
+    [[nodiscard]] result<void> check_unchanged() const;
 };
 
 }  // namespace onnxstream::onnx

@@ -105,6 +105,9 @@ private:
 /// The kind of message field `number` of a `kind` message holds, if onnxstream descends
 /// into it.
 [[nodiscard]] bool child_kind(message_kind kind, std::uint32_t number, message_kind& out) noexcept;
+/// Whether onnx.proto declares field `number` of a `kind` message singular (not
+/// `repeated`). message_tree::parse refuses a model that holds such a field twice.
+[[nodiscard]] bool is_singular(message_kind kind, std::uint32_t number) noexcept;
 /// The .proto name of a field, for paths and messages (`initializer`), or its number.
 [[nodiscard]] std::string field_name(message_kind kind, std::uint32_t number);
 

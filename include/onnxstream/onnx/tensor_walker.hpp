@@ -36,11 +36,12 @@ struct tensor_site {
 /// Every NodeProto of the model (all graphs, subgraphs, functions), in file order.
 [[nodiscard]] std::vector<std::uint32_t> find_nodes(const message_tree& tree);
 
-/// Names of values that some node reads as a shape-like input (the shape of Reshape,
-/// Expand, Tile, ConstantOfShape; the starts/ends/axes/steps of Slice; roi/scales/sizes
-/// of Resize; axes of Squeeze/Unsqueeze/Reduce*; pads of Pad, ...). ONNX Runtime resolves
-/// these while loading a model and refuses them as external data, so they stay embedded.
-/// The views point into the tree's bytes.
+/// Names of values that a runtime reads while loading the model, whatever their type:
+/// the inputs ONNX shape inference parses as constants (the shape of Reshape, Expand,
+/// Tile, ConstantOfShape; Slice bounds; Resize/Upsample roi, scales and sizes; Range
+/// bounds; axes of Squeeze/Unsqueeze/Reduce*; Pad's pads and value; window sizes...). ONNX
+/// Runtime fails on them as external data, so they stay embedded. The table is in
+/// tensor_walker.cpp. The views point into the tree's bytes.
 [[nodiscard]] std::unordered_set<std::string_view> shape_like_values(const message_tree& tree);
 
 /// The name a tensor is known by in the graph: its own name, or for a Constant node's

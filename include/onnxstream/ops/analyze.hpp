@@ -31,6 +31,7 @@ struct analyze_report {
     std::uint64_t initializer_bytes = 0;
     std::vector<std::string> scopes;      // every graph, main first, in file order
     std::vector<passes::finding> findings;
+    std::uint64_t removable_nodes = 0;    // nodes all the removals together take out, each counted once
     std::vector<error> warnings;          // e.g. external data missing: duplicates not compared
 
     /// Findings of one kind added up.

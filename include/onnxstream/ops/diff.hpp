@@ -62,6 +62,7 @@ struct diff_report {
 };
 
 struct diff_options {
+    onnx::resolve_options data;                  // --data / --data-dir, for both models
     unsigned threads = 0;                        // hashing workers; 0: the number of cores
     std::size_t buffer_size = 1U << 20;          // bytes per worker buffer
     std::size_t max_listed = 10;                 // differences listed per class (all are counted)
@@ -69,7 +70,8 @@ struct diff_options {
     std::function<void(const progress_event&)> on_progress;  // tensor bytes hashed
 };
 
-/// Compares `a` and `b`, each with its external data found beside it as merge would.
+/// Compares `a` and `b`, each with its external data found as merge would (`data` applies
+/// to both).
 /// Errors (the `cmp` "trouble" status): a model that cannot be read or parsed, external
 /// data that is missing, refused or too short, `interrupted`.
 [[nodiscard]] result<diff_report> diff(const std::filesystem::path& a, const std::filesystem::path& b,

@@ -1,7 +1,7 @@
 // split and repack: one engine that moves tensor bytes out of the .onnx into fresh data
 // files beside the output, from wherever they are (raw_data, typed fields, any number of
 // existing data files), with aligned offsets so runtimes can map them. What stays
-// embedded: tensors under the threshold, strings, and shape-like int32/int64 tensors (ONNX
+// embedded: tensors under the threshold, strings, and tensors read while loading (ONNX
 // Runtime resolves shapes while loading and refuses external ones). A tensor that was
 // external but stays embedded is inlined, so the output never points at the old files.
 //
@@ -27,13 +27,14 @@ namespace onnxstream::ops {
 
 inline constexpr std::uint64_t default_threshold = 1024;
 inline constexpr std::uint64_t default_alignment = 4096;
-inline constexpr std::uint64_t aligned_tensor_minimum = 1ULL << 20;  // tensors this large get the default alignment
+inline constexpr std::uint64_t aligned_tensor_minimum = 1ULL << 20;  // default align_threshold
 
 struct externalize_options : rewrite_options {
     std::string output_suffix = "split";    // default output <stem>.<suffix>.onnx
     std::string data_name;                  // empty: <output file name>.data
     std::uint64_t threshold = default_threshold;
-    std::optional<std::uint64_t> alignment; // empty: 4096 for tensors >= 1 MiB, dense below
+    std::uint64_t alignment = default_alignment;         // offset alignment; 0 or 1: dense
+    std::uint64_t align_threshold = aligned_tensor_minimum; // smaller tensors stay dense whatever the alignment
     std::uint64_t shard_size = 0;           // 0: one data file
     bool dedupe = false;                    // store identical tensors once
     bool write_checksums = false;           // write each tensor's SHA-1 into `checksum`
