@@ -151,6 +151,7 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
         report.data_files.push_back(std::move(summary));
     }
     for (const auto& p : data.problems) report.problems.push_back(p.what.describe());
+    for (const auto& g : data.guesses) report.warnings.push_back(g.what);
 
     if (data.blocking_problem(true) == nullptr) {
         tree_edits edits;

@@ -68,6 +68,7 @@ struct inspect_report {
     std::map<std::string, type_count> by_storage;     // "raw", "external", ...
     std::vector<data_file_summary> data_files;
     std::vector<std::string> problems;                // everything that would stop a merge
+    std::vector<error> warnings;                      // data files found only by a guess
     std::optional<std::uint64_t> merged_size;         // empty when data is missing
     bool fits_in_one_file = false;                    // merged_size <= 2^31 - 1
 };
