@@ -35,7 +35,8 @@ constexpr std::string_view merge_help =
     "  -j, --threads N           worker threads; with several MODELs, up to N are merged at once\n"
     "                            (default: the number of cores)\n"
     "  --allow-size-mismatch     warn instead of failing when bytes != dims x element size\n"
-    "  --strict                  fail (instead of warning) when a SHA-1 checksum does not match\n"
+    "  --strict                  fail (instead of warning) when a SHA-1 checksum does not match,\n"
+    "                            and never guess a data file the model does not name as it is\n"
     "  -f, --force               replace an existing output\n"
     "  --json                    print a JSON document on stdout\n"
     "  --quiet                   print nothing but warnings and errors\n";

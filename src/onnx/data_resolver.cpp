@@ -212,7 +212,7 @@ result<opened_location> data_resolver::search(std::string_view location, const d
         auto located = io::located_file::locate(as_written);
         if (located && located->is_directory())
             return failure(error_code::invalid_tensor,
-                           "the external data location '" + std::string(location) + "' names a folder (" +
+                           "the external data location '" + std::string(location) + "' is a directory (" +
                                as_written.string() + "), not a file",
                            "the model is damaged or the folder is not its data: pass the data file with --data FILE");
     }

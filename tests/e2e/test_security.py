@@ -404,7 +404,7 @@ def test_location_naming_a_folder(tmp_path, onnxstream):
     (folder / "model.data").write_bytes(weights(12).tobytes())  # a guess must not hide it
     proc = run_cli(["merge", folder / "model.onnx"])
     assert proc.returncode == 1, describe(proc)
-    assert "'weights.data' names a folder" in proc.stderr, describe(proc)
+    assert "'weights.data' is a directory" in proc.stderr, describe(proc)
 
 
 # ---------------------------------------------------------------------------------------

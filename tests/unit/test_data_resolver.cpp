@@ -231,7 +231,7 @@ TEST_CASE("a location that names a folder says so") {
     CHECK(slash.error().message.find("'weights.data/' ends with a separator") != std::string::npos);
     const auto folder = r.resolve("weights.data");
     REQUIRE_FALSE(folder);
-    CHECK(folder.error().message.find("'weights.data' names a folder") != std::string::npos);
+    CHECK(folder.error().message.find("'weights.data' is a directory") != std::string::npos);
 }
 
 TEST_CASE("a located file opens as the file that was checked, whatever its name leads to by then") {
