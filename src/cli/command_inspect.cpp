@@ -82,7 +82,7 @@ void print_inspect_json(const ops::inspect_report& r) {
         json.begin_object().field("location", f.location).key("path");
         if (f.path) json.value(f.path->string());
         else json.null();
-        json.field("found_by", f.how).field("size", f.size).field("tensors", f.tensors);
+        json.field("found_by", f.how).field("guessed", f.guessed).field("size", f.size).field("tensors", f.tensors);
         json.field("bytes_needed", f.bytes_needed).field("bytes_referenced", f.bytes_referenced);
         json.key("problems").begin_array();
         for (const auto& p : f.problems) json.value(p);

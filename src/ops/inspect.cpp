@@ -139,6 +139,7 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
         if (file.found) {
             summary.path = file.found->path;
             summary.how = file.found->how_text;
+            summary.guessed = file.found->guess();
         }
         if (file.file) summary.size = file.size;
         summary.tensors = file.tensor_count;

@@ -73,7 +73,8 @@ result<merge_report> merge(const std::filesystem::path& model_path, const rewrit
     for (const auto& f : data.files) {
         inputs.push_back(f.file->identity());
         sources.push_back(&*f.file);
-        report.data_files.push_back({f.location, f.found->path, f.found->how_text, f.tensor_count, f.bytes_referenced});
+        report.data_files.push_back(
+            {f.location, f.found->path, f.found->how_text, f.found->guess(), f.tensor_count, f.bytes_referenced});
     }
     ONNXSTREAM_TRY(check_output(report.output, inputs, options.force));
 

@@ -182,6 +182,7 @@ private:
             if (file.found) {
                 summary.path = file.found->path;
                 summary.how = file.found->how_text;
+                summary.guessed = file.found->guess();
             }
             if (file.file) summary.size = file.size;
             summary.tensors = file.tensor_count;

@@ -298,6 +298,7 @@ def test_renamed_data_file_is_a_loud_guess(renamed_split, tmp_path):
     assert "--data" in proc.stdout and "merge" in proc.stdout, "verify should say how to fix it" + describe(proc)
     doc = refcheck_json(["verify", split, "--json"], 1)
     assert not doc["ok"] and any(p["check"] == "data" and "as written" in p["message"] for p in doc["problems"])
+    assert [f["guessed"] for f in doc["files"]] == [True]
 
     out = tmp_path / "guessed.merged.onnx"
     proc = run_cli(["merge", split, "-o", out])
@@ -317,6 +318,7 @@ def test_renamed_data_file_is_a_loud_guess(renamed_split, tmp_path):
     assert_guess_warning(proc, "inspect")
     doc = refcheck_json(["inspect", split, "--json"], 0)
     assert any("guessed" in w for w in doc["warnings"])
+    assert [f["guessed"] for f in doc["external_data"]] == [True]
 
     proc = run_cli(["diff", merged, split])
     assert proc.returncode == 0, describe(proc)

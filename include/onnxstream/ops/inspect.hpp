@@ -30,6 +30,7 @@ struct data_file_summary {
     std::string location;
     std::optional<std::filesystem::path> path;
     std::string how;                  // how it was found
+    bool guessed = false;             // not where the location says: a warning says so too
     std::optional<std::uint64_t> size;
     std::uint64_t tensors = 0;
     std::uint64_t bytes_needed = 0;   // largest offset + length

@@ -48,6 +48,7 @@ struct verified_file {
     std::string location;                        // as written in the model
     std::optional<std::filesystem::path> path;   // where it was found
     std::string how;                             // how it was found, for people
+    bool guessed = false;                        // not where the location says (also a problem)
     std::optional<std::uint64_t> size;           // when it could be opened
     std::uint64_t tensors = 0;
     std::uint64_t bytes_referenced = 0;          // the union of the tensors' ranges
