@@ -156,6 +156,10 @@ result<std::optional<io::source_file>> data_resolver::try_candidate(const fs::pa
                        "refusing to follow " + candidate.string() + ": it links to " + located->real_path().string() +
                            ", outside the model's folder",
                        "if you trust this link, pass the file explicitly with --data " + located->real_path().string());
+    if (!guess_label.empty() && !located->is_regular()) {  // a FIFO or device is nobody's weights
+        tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": not a regular file)");
+        return nothing();
+    }
     if (!guess_label.empty() && !options_.allow_guesses) {
         tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": a guess, not taken with --strict)");
         return nothing();

@@ -4,6 +4,8 @@
 
 #include <onnxstream/io/hashing.hpp>
 
+#include <sys/stat.h>
+
 #include <doctest/doctest.h>
 
 using namespace onnxstream;
@@ -202,6 +204,15 @@ TEST_CASE("a guess is taken only when it fits what the tensors need") {
         const auto found = bad.resolve("model.onnx.data", needs);
         REQUIRE_FALSE(found);
         CHECK(found.error().hint.find("do not match their SHA-1 checksum") != std::string::npos);
+    }
+    SUBCASE("a FIFO under a common name is not taken, and not opened") {
+        fs::remove(dir.path() / "m/model.data");
+        REQUIRE(::mkfifo((dir.path() / "m/model.data").c_str(), 0600) == 0);
+        data_resolver r(model, {});
+        const auto found = r.resolve("model.onnx.data");
+        REQUIRE_FALSE(found);
+        CHECK(found.error().code == error_code::missing_data);
+        CHECK(found.error().hint.find("not a regular file") != std::string::npos);
     }
     SUBCASE("guesses off (--strict): not taken") {
         data_resolver r(model, {{}, {}, false});
