@@ -8,7 +8,8 @@
 // also used directly as a location and as a decimal number.
 //
 // Invariants: a file found through the model's own location (not --data / --data-dir)
-// really lives inside the model's folder or the repository's blobs/; only regular files
+// really lives inside the model's folder, a --data-dir or the repository's blobs/ (checked
+// on the descriptor that was opened, not on the name); only regular files
 // are opened; every usable tensor lies inside its file; parse_decimal agrees with a plain
 // reference parser.
 #include "fuzz_support.hpp"
@@ -72,7 +73,7 @@ const std::array<layout, 4>& layouts() {
         std::array<layout, 4> result;
         result[0] = {plain / "model.onnx", {canonical(plain)}, {}};
         result[1] = {snapshot / "model.onnx", {canonical(snapshot), canonical(repo / "blobs")}, {}};
-        result[2] = {plain / "model.onnx", {canonical(plain)}, {{}, {root / "datadir"}}};
+        result[2] = {plain / "model.onnx", {canonical(plain), canonical(root / "datadir")}, {{}, {root / "datadir"}}};
         result[3] = {plain / "model.onnx", {canonical(plain)}, {{root / "given" / "given.data"}, {}}};
         return result;
     }();
@@ -84,11 +85,13 @@ bool inside(const fs::path& path, const fs::path& root) {
     return !rel.empty() && *rel.begin() != "..";
 }
 
-void check_found(const layout& l, const onnx::resolved_location& found) {
+void check_found(const layout& l, const onnx::resolved_location& found, const io::source_file& file) {
     if (found.how == onnx::found_by::data_flag || found.how == onnx::found_by::data_dir ||
         found.how == onnx::found_by::data_dir_file_name)
         return;  // paths the user gave are trusted
-    const auto real = fs::weakly_canonical(found.path);
+    std::error_code ec;
+    const auto real = fs::read_symlink("/proc/self/fd/" + std::to_string(file.descriptor()), ec);
+    ONNXSTREAM_REQUIRE(!ec);
     bool ok = false;
     for (const auto& root : l.allowed) ok = ok || inside(real, root);
     if (!ok) std::fprintf(stderr, "%s resolves to %s\n", found.path.c_str(), real.c_str());
@@ -150,7 +153,10 @@ void bind_model(const layout& l, std::span<const std::byte> tensor_payload) {
     onnx::data_resolver resolver(l.model, l.options);
     const auto data = onnx::external_data::bind(model, resolver);
     for (const auto& file : data.files) {
-        if (file.found) check_found(l, *file.found);
+        if (file.found) {
+            ONNXSTREAM_REQUIRE(file.file.has_value());
+            check_found(l, *file.found, *file.file);
+        }
         if (file.file) {
             struct stat info {};
             ONNXSTREAM_REQUIRE(::fstat(file.file->descriptor(), &info) == 0 && S_ISREG(info.st_mode));
@@ -183,9 +189,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         ONNXSTREAM_REQUIRE(text.find('\0') == std::string_view::npos && !text.empty() && text.front() != '/');
         onnx::data_resolver resolver(l.model, l.options);
         const auto found = resolver.resolve(text);
-        if (found) check_found(l, *found);
+        if (found) check_found(l, found->where, found->file);
         else ONNXSTREAM_REQUIRE(found.error().code == error_code::missing_data ||
-                                found.error().code == error_code::unsafe_location);
+                                found.error().code == error_code::unsafe_location ||
+                                found.error().code == error_code::invalid_tensor ||  // names a folder
+                                found.error().code == error_code::io);               // a FIFO, a name too long
     } else {
         ONNXSTREAM_REQUIRE(checked.error().code == error_code::unsafe_location ||
                            checked.error().code == error_code::invalid_tensor);

@@ -9,6 +9,7 @@ packages=(
   libboost-iostreams-dev libxxhash-dev libssl-dev liburing-dev
   # tests and benchmarks
   doctest-dev libbenchmark-dev clang
+  strace  # delays system calls in the race tests (test_security.py)
   # independent references
   python3-onnx python3-numpy python3-pytest python3-torch python3-torchvision
 )

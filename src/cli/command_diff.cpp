@@ -90,6 +90,7 @@ int run_diff(std::span<const std::string> argv, const command_context& context) 
         const int status = fail(report.error(), p.flags.json);
         return status == exit_interrupted ? status : exit_trouble;
     }
+    for (const auto& w : report->warnings) print_warning(w);
     if (p.flags.json) print_json(*report);
     else if (!p.flags.quiet) print_report(*report);
     return report->equivalent ? exit_ok : exit_failed;

@@ -82,7 +82,7 @@ void print_inspect_json(const ops::inspect_report& r) {
         json.begin_object().field("location", f.location).key("path");
         if (f.path) json.value(f.path->string());
         else json.null();
-        json.field("found_by", f.how).field("size", f.size).field("tensors", f.tensors);
+        json.field("found_by", f.how).field("guessed", f.guessed).field("size", f.size).field("tensors", f.tensors);
         json.field("bytes_needed", f.bytes_needed).field("bytes_referenced", f.bytes_referenced);
         json.key("problems").begin_array();
         for (const auto& p : f.problems) json.value(p);
@@ -93,6 +93,8 @@ void print_inspect_json(const ops::inspect_report& r) {
     json.end_array();
     json.key("problems").begin_array();
     for (const auto& p : r.problems) json.value(p);
+    json.end_array().key("warnings").begin_array();
+    for (const auto& w : r.warnings) json.value(w.message);
     json.end_array();
     json.field("merged_size", r.merged_size).field("fits_2gb", r.fits_in_one_file);
     json.end_object();
@@ -155,6 +157,7 @@ int run_inspect(std::span<const std::string> argv, const command_context&) {
     if (args.positionals.size() != 1) return usage_error("inspect", "inspect takes exactly one MODEL");
     auto report = ops::inspect(args.positionals[0], data_options(args));
     if (!report) return fail(report.error(), p.flags.json);
+    for (const auto& w : report->warnings) print_warning(w);
     if (p.flags.json) print_inspect_json(*report);
     else if (!p.flags.quiet) print_inspect_text(*report);
     return exit_ok;

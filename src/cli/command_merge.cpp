@@ -35,7 +35,8 @@ constexpr std::string_view merge_help =
     "  -j, --threads N           worker threads; with several MODELs, up to N are merged at once\n"
     "                            (default: the number of cores)\n"
     "  --allow-size-mismatch     warn instead of failing when bytes != dims x element size\n"
-    "  --strict                  fail (instead of warning) when a SHA-1 checksum does not match\n"
+    "  --strict                  fail (instead of warning) when a SHA-1 checksum does not match,\n"
+    "                            and never guess a data file the model does not name as it is\n"
     "  -f, --force               replace an existing output\n"
     "  --json                    print a JSON document on stdout\n"
     "  --quiet                   print nothing but warnings and errors\n";
@@ -204,7 +205,7 @@ int run_merge(std::span<const std::string> argv, const command_context& context)
             json.field("output_size", report->output_size).field("tensors_inlined", report->tensors_inlined);
             json.field("bytes_inlined", report->bytes_inlined).field("writer", report->writer).key("data_files").begin_array();
             for (const auto& f : report->data_files)
-                json.begin_object().field("location", f.location).field("path", f.path.string()).field("found_by", f.how)
+                json.begin_object().field("location", f.location).field("path", f.path.string()).field("found_by", f.how).field("guessed", f.guessed)
                     .field("tensors", f.tensors).field("bytes", f.bytes).end_object();
             json.end_array().key("warnings").begin_array();
             for (const auto& w : report->warnings) json.value(w.message);

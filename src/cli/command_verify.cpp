@@ -47,7 +47,7 @@ void print_json(const ops::verify_report& r) {
         json.begin_object().field("location", f.location).key("path");
         if (f.path) json.value(f.path->string());
         else json.null();
-        json.field("found_by", f.how).field("size", f.size).field("tensors", f.tensors);
+        json.field("found_by", f.how).field("guessed", f.guessed).field("size", f.size).field("tensors", f.tensors);
         json.field("bytes_referenced", f.bytes_referenced).field("unreferenced_bytes", f.unreferenced_bytes);
         json.end_object();
     }

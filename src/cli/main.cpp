@@ -6,6 +6,7 @@
 
 #include <onnxstream/io/output_file.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <vector>
 
@@ -42,6 +44,19 @@ void install_signal_handlers() {
     ::sigaction(SIGTERM, &action, nullptr);
     ::sigaction(SIGHUP, &action, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
+}
+
+// A model stored one file per tensor keeps thousands of data files open; the usual soft
+// limit (1024) is a default, not a choice: take what the hard limit allows.
+void raise_open_file_limit() {
+    struct rlimit limit {};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == limit.rlim_max) return;
+    const rlim_t soft = limit.rlim_cur;
+    limit.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &limit) == 0 || limit.rlim_max != RLIM_INFINITY) return;
+    // An infinite hard limit is refused (past fs.nr_open): ask for the kernel's usual ceiling.
+    limit.rlim_cur = std::max<rlim_t>(soft, 1U << 20);
+    (void)::setrlimit(RLIMIT_NOFILE, &limit);
 }
 
 void print_usage(std::FILE* out) {
@@ -85,6 +100,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
     install_signal_handlers();
+    raise_open_file_limit();
     try {
         const int status = run(argc, argv);
         std::fflush(stdout);

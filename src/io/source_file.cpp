@@ -34,19 +34,39 @@ source_file::~source_file() {
     if (fd_ >= 0) ::close(fd_);
 }
 
+namespace {
+
+error open_failure(const std::filesystem::path& path, std::error_code os) {
+    const char* hint = "check that the file is readable";
+    if (os == std::errc::no_such_file_or_directory || os == std::errc::not_a_directory)
+        hint = "check the path: no file has that name";
+    else if (os == std::errc::too_many_files_open)
+        hint = "the model has more files than this process may keep open: raise the limit (for example "
+               "'ulimit -n 65536') and run again";
+    auto e = os_failure("cannot open " + path.string(), os, hint);
+    if (os == std::errc::no_such_file_or_directory || os == std::errc::not_a_directory) e.code = error_code::missing_data;
+    return e;
+}
+
+std::string proc_fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+file_identity identity_from(const struct stat& info) {
+    return {static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino)};
+}
+
+}  // namespace
+
 result<source_file> source_file::open(const std::filesystem::path& path, bool map_bytes) {
+    // O_NONBLOCK: opening a FIFO must not hang waiting for a writer; it is refused below.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) return failure(open_failure(path, {errno, std::generic_category()}));
+    return adopt(fd, path, map_bytes);
+}
+
+result<source_file> source_file::adopt(int fd, const std::filesystem::path& path, bool map_bytes) {
     source_file file;
     file.path_ = path;
-    // O_NONBLOCK: opening a FIFO must not hang waiting for a writer; it is refused below.
-    file.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (file.fd_ < 0) {
-        const std::error_code os(errno, std::generic_category());
-        auto e = os_failure("cannot open " + path.string(), os,
-                            os == std::errc::no_such_file_or_directory ? "check the path: no file has that name"
-                                                                       : "check that the file is readable");
-        if (os == std::errc::no_such_file_or_directory) e.code = error_code::missing_data;
-        return failure(std::move(e));
-    }
+    file.fd_ = fd;
     struct stat info {};
     if (::fstat(file.fd_, &info) != 0)
         return failure(os_failure("cannot read the attributes of " + path.string(), {errno, std::generic_category()}));
@@ -60,7 +80,7 @@ result<source_file> source_file::open(const std::filesystem::path& path, bool ma
     const int flags = ::fcntl(file.fd_, F_GETFL);
     if (flags >= 0) ::fcntl(file.fd_, F_SETFL, flags & ~O_NONBLOCK);
     file.size_ = static_cast<std::uint64_t>(info.st_size);
-    file.identity_ = {static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino)};
+    file.identity_ = identity_from(info);
     if (map_bytes) {
         ONNXSTREAM_ASSIGN(file.mapping_, mapped_file::map(file.fd_, file.size_, path));
     }
@@ -95,6 +115,74 @@ result<void> source_file::check_unchanged() const {
                        ")",
                    "another program is writing to it: wait until it is done (or the download is complete), then run "
                    "again");
+}
+
+located_file::located_file(located_file&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      path_(std::move(other.path_)),
+      real_path_(std::move(other.real_path_)),
+      identity_(other.identity_),
+      regular_(other.regular_),
+      directory_(other.directory_) {}
+
+located_file& located_file::operator=(located_file&& other) noexcept {
+    if (this != &other) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = std::exchange(other.fd_, -1);
+        path_ = std::move(other.path_);
+        real_path_ = std::move(other.real_path_);
+        identity_ = other.identity_;
+        regular_ = other.regular_;
+        directory_ = other.directory_;
+    }
+    return *this;
+}
+
+located_file::~located_file() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+result<located_file> located_file::locate(const std::filesystem::path& path) {
+    located_file located;
+    located.path_ = path;
+    // O_PATH resolves the name and pins the file it leads to without opening it: no
+    // read permission needed, no device driver or FIFO woken up.
+    located.fd_ = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+    if (located.fd_ < 0) return failure(open_failure(path, {errno, std::generic_category()}));
+    struct stat info {};
+    if (::fstat(located.fd_, &info) != 0)
+        return failure(os_failure("cannot read the attributes of " + path.string(), {errno, std::generic_category()}));
+    located.identity_ = identity_from(info);
+    located.regular_ = S_ISREG(info.st_mode);
+    located.directory_ = S_ISDIR(info.st_mode);
+    // The real path of the pinned file, not of what the name leads to a moment later:
+    // /proc knows it. Without /proc, the name is resolved again and must lead to the
+    // same file, or the path cannot be trusted.
+    std::error_code ec;
+    std::filesystem::path real = std::filesystem::read_symlink(proc_fd_path(located.fd_), ec);
+    if (ec || !real.is_absolute()) {
+        real = std::filesystem::canonical(path, ec);
+        struct stat again {};
+        if (ec || ::stat(real.c_str(), &again) != 0 || identity_from(again) != located.identity_)
+            return failure(error_code::io, "cannot tell where " + path.string() + " really is: it changed while being opened",
+                           "another program is changing the folder: run again once it is done");
+    }
+    located.real_path_ = std::move(real);
+    return located;
+}
+
+result<source_file> located_file::open(bool map_bytes) const {
+    // Reopening the pinned file through /proc opens that very inode; without /proc, its
+    // real path is opened without following a last link, and must still be that file.
+    int fd = ::open(proc_fd_path(fd_).c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0 && errno == ENOENT)
+        fd = ::open(real_path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+    if (fd < 0) return failure(open_failure(path_, {errno, std::generic_category()}));
+    ONNXSTREAM_ASSIGN(auto file, source_file::adopt(fd, path_, map_bytes));
+    if (file.identity() != identity_)
+        return failure(error_code::io, path_.string() + " was replaced while being opened",
+                       "another program is changing the folder: run again once it is done");
+    return file;
 }
 
 std::optional<file_identity> identity_of(const std::filesystem::path& path) noexcept {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <sys/stat.h>
 
 namespace onnxstream::onnx {
 
@@ -20,12 +21,11 @@ const char* to_string(found_by how) noexcept {
     return "unknown";
 }
 
-namespace {
-
-bool exists_no_throw(const fs::path& p) {
-    std::error_code ignored;
-    return fs::exists(fs::symlink_status(p, ignored)) && fs::exists(p, ignored);
+bool is_guess(found_by how) noexcept {
+    return how == found_by::file_name_in_model_folder || how == found_by::common_name || how == found_by::only_data_file;
 }
+
+namespace {
 
 bool is_inside(const fs::path& child, const fs::path& root) {
     auto c = child.begin();
@@ -45,21 +45,73 @@ bool looks_like_data(const fs::path& p) {
     return std::find(extensions.begin(), extensions.end(), extension) != extensions.end();
 }
 
+std::optional<fs::path> real_folder(const fs::path& folder) {
+    std::error_code ec;
+    auto real = fs::canonical(folder, ec);
+    if (ec || !fs::is_directory(real, ec)) return std::nullopt;
+    return real;
+}
+
+// The Hugging Face cache keeps `<repo>/snapshots/<rev>/<any/depth/>model.onnx` with files
+// linked into `<repo>/blobs/`. Only a real folder counts: a `blobs` that is itself a link
+// (to `/`, say) would make every link "inside".
+std::optional<fs::path> hub_blobs(const fs::path& model_folder) {
+    for (auto folder = model_folder; folder.has_parent_path() && folder != folder.parent_path(); folder = folder.parent_path()) {
+        const auto snapshots = folder.parent_path();
+        if (snapshots.filename() != "snapshots") continue;
+        const auto repository = snapshots.parent_path();
+        const auto blobs = repository / "blobs";
+        struct stat info {};
+        if (::lstat(blobs.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return std::nullopt;
+        const auto real_blobs = real_folder(blobs);
+        const auto real_repository = real_folder(repository);
+        if (!real_blobs || !real_repository || real_blobs->parent_path() != *real_repository) return std::nullopt;
+        return real_blobs;
+    }
+    return std::nullopt;
+}
+
+// Reads [offset, offset + length) of `file` through a fixed buffer into a SHA-1.
+result<io::sha1_digest> sha1_of_range(const io::source_file& file, std::uint64_t offset, std::uint64_t length) {
+    io::sha1_hasher hasher;
+    std::vector<std::byte> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(length, 1U << 20)));
+    for (std::uint64_t done = 0; done < length;) {
+        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(length - done, buffer.size()));
+        ONNXSTREAM_TRY(file.read_at(offset + done, std::span(buffer).first(piece)));
+        hasher.update(std::span<const std::byte>(buffer).first(piece));
+        done += piece;
+    }
+    return hasher.finish();
+}
+
+// Why a guessed file cannot be this location's data, or nothing when it fits.
+result<std::optional<std::string>> misfit(const io::source_file& file, const data_needs& needs) {
+    if (file.size() < needs.bytes)
+        return std::optional<std::string>("it is " + std::to_string(file.size()) + " bytes, the tensors need " +
+                                          std::to_string(needs.bytes));
+    for (const auto& check : needs.checksums) {
+        if (check.offset > file.size()) return std::optional<std::string>("it is too short for a checksummed tensor");
+        const auto length = check.length.value_or(file.size() - check.offset);
+        if (length > file.size() - check.offset) return std::optional<std::string>("it is too short for a checksummed tensor");
+        ONNXSTREAM_ASSIGN(const auto digest, sha1_of_range(file, check.offset, length));
+        if (digest != check.digest)
+            return std::optional<std::string>("the " + std::to_string(length) + " bytes at offset " +
+                                              std::to_string(check.offset) + " do not match their SHA-1 checksum");
+    }
+    return std::optional<std::string>();
+}
+
 }  // namespace
 
 data_resolver::data_resolver(fs::path model_path, resolve_options options)
     : model_path_(std::move(model_path)), options_(std::move(options)) {
     std::error_code ignored;
-    model_folder_ = fs::absolute(model_path_, ignored).parent_path();
-    const auto real_folder = fs::weakly_canonical(model_folder_, ignored);
-    allowed_roots_.push_back(real_folder.empty() ? model_folder_ : real_folder);
-    // Hugging Face cache: <repo>/snapshots/<revision>/model.onnx, files linked into <repo>/blobs.
-    const auto revision_parent = model_folder_.parent_path();
-    if (revision_parent.filename() == "snapshots") {
-        const auto blobs = revision_parent.parent_path() / "blobs";
-        const auto real_blobs = fs::weakly_canonical(blobs, ignored);
-        if (!real_blobs.empty()) allowed_roots_.push_back(real_blobs);
-    }
+    model_folder_ = fs::absolute(model_path_, ignored).lexically_normal().parent_path();
+    if (const auto real = real_folder(model_folder_)) allowed_roots_.push_back(*real);
+    if (const auto blobs = hub_blobs(model_folder_)) allowed_roots_.push_back(*blobs);
+    // A folder the user names with --data-dir is trusted, also as the target of links.
+    for (const auto& dir : options_.data_dirs)
+        if (const auto real = real_folder(dir)) allowed_roots_.push_back(*real);
 }
 
 result<void> data_resolver::check_location_text(std::string_view location) {
@@ -81,54 +133,114 @@ result<void> data_resolver::check_location_text(std::string_view location) {
     return {};
 }
 
-result<bool> data_resolver::accept_inside_model_folder(const fs::path& candidate) const {
-    if (!exists_no_throw(candidate)) return false;
-    std::error_code ec;
-    const auto real = fs::weakly_canonical(candidate, ec);
-    if (ec) return false;
-    for (const auto& root : allowed_roots_)
-        if (is_inside(real, root)) return true;
-    return failure(error_code::unsafe_location,
-                   "refusing to follow " + candidate.string() + ": it links to " + real.string() +
-                       ", outside the model's folder",
-                   "if you trust this link, pass the file explicitly with --data " + real.string());
+result<std::optional<io::source_file>> data_resolver::try_candidate(const fs::path& candidate, trust level,
+                                                                   std::string_view guess_label, const data_needs& needs,
+                                                                   std::vector<std::string>& tried) const {
+    using nothing = std::optional<io::source_file>;
+    auto located = io::located_file::locate(candidate);
+    if (!located) {
+        if (located.error().code != error_code::missing_data) return failure(std::move(located).error());
+        tried.push_back(candidate.string());
+        return nothing();
+    }
+    if (located->is_directory()) {
+        tried.push_back(candidate.string() + " (a folder, not a file)");
+        return nothing();
+    }
+    // Confinement is decided on where the located file really is, and that file is the
+    // one opened below: a link flipped in between changes nothing.
+    if (level == trust::confined &&
+        std::none_of(allowed_roots_.begin(), allowed_roots_.end(),
+                     [&](const fs::path& root) { return is_inside(located->real_path(), root); }))
+        return failure(error_code::unsafe_location,
+                       "refusing to follow " + candidate.string() + ": it links to " + located->real_path().string() +
+                           ", outside the model's folder",
+                       "if you trust this link, pass the file explicitly with --data " + located->real_path().string());
+    if (!guess_label.empty() && !located->is_regular()) {  // a FIFO or device is nobody's weights
+        tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": not a regular file)");
+        return nothing();
+    }
+    if (!guess_label.empty() && !options_.allow_guesses) {
+        tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": a guess, not taken with --strict)");
+        return nothing();
+    }
+    ONNXSTREAM_ASSIGN(auto file, located->open(false));
+    if (!guess_label.empty()) {
+        ONNXSTREAM_ASSIGN(const auto why_not, misfit(file, needs));
+        if (why_not) {
+            tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": a guess, not taken: " + *why_not + ")");
+            return nothing();
+        }
+    }
+    return nothing(std::move(file));
 }
 
-result<resolved_location> data_resolver::search(std::string_view location) const {
+result<opened_location> data_resolver::search(std::string_view location, const data_needs& needs) const {
     const fs::path relative{std::string(location)};
     const auto file_name = relative.filename();
+    const auto as_written = model_folder_ / relative;
     std::vector<std::string> tried;
+    auto found = [&](io::source_file file, const fs::path& path, found_by how, std::string how_text) {
+        return opened_location{resolved_location{path, how, std::move(how_text), as_written}, std::move(file)};
+    };
+    std::vector<fs::path> attempted;  // each path is tried once, whichever steps name it
+    auto attempt = [&](const fs::path& candidate, trust level,
+                       std::string_view guess_label = {}) -> result<std::optional<io::source_file>> {
+        if (std::find(attempted.begin(), attempted.end(), candidate) != attempted.end())
+            return std::optional<io::source_file>();
+        attempted.push_back(candidate);
+        return try_candidate(candidate, level, guess_label, needs, tried);
+    };
 
     // 1. --data: by matching file name, or a single one serves every location.
+    const fs::path* given = nullptr;
     for (const auto& data : options_.data_files)
-        if (data.filename() == file_name) return resolved_location{data, found_by::data_flag, "--data " + data.string()};
-    if (options_.data_files.size() == 1)
-        return resolved_location{options_.data_files.front(), found_by::data_flag, "--data " + options_.data_files.front().string()};
+        if (given == nullptr && data.filename() == file_name) given = &data;
+    if (given == nullptr && options_.data_files.size() == 1) given = &options_.data_files.front();
+    if (given != nullptr) {
+        ONNXSTREAM_ASSIGN(auto file, io::source_file::open(*given, false));
+        return found(std::move(file), *given, found_by::data_flag, "--data " + given->string());
+    }
     for (const auto& data : options_.data_files) tried.push_back(data.string() + " (--data, name does not match)");
 
-    // 2. next to the model.
-    const auto beside = model_folder_ / relative;
-    ONNXSTREAM_ASSIGN(const bool beside_ok, accept_inside_model_folder(beside));
-    if (beside_ok) return resolved_location{beside, found_by::model_folder, "next to the model"};
-    tried.push_back(beside.string());
+    // A location ending in a separator names a folder whatever is on disk.
+    if (location.back() == '/' || location.back() == '\\')
+        return failure(error_code::invalid_tensor,
+                       "the external data location '" + std::string(location) +
+                           "' ends with a separator: it names a folder, not a file",
+                       "the model is damaged (its location must name the data file): fix it, or pass the data file "
+                       "with --data FILE");
+
+    // 2. the location as written, under the model's folder.
+    {
+        auto located = io::located_file::locate(as_written);
+        if (located && located->is_directory())
+            return failure(error_code::invalid_tensor,
+                           "the external data location '" + std::string(location) + "' is a directory (" +
+                               as_written.string() + "), not a file",
+                           "the model is damaged or the folder is not its data: pass the data file with --data FILE");
+    }
+    ONNXSTREAM_ASSIGN(auto beside, attempt(as_written, trust::confined));
+    if (beside) return found(std::move(*beside), as_written, found_by::model_folder, "next to the model");
 
     // 3. under each --data-dir: the location, then its file name.
     for (const auto& dir : options_.data_dirs) {
         const auto full = dir / relative;
-        if (exists_no_throw(full)) return resolved_location{full, found_by::data_dir, "--data-dir " + dir.string()};
-        tried.push_back(full.string());
+        ONNXSTREAM_ASSIGN(auto in_dir, attempt(full, trust::user_given));
+        if (in_dir) return found(std::move(*in_dir), full, found_by::data_dir, "--data-dir " + dir.string());
         const auto by_name = dir / file_name;
-        if (exists_no_throw(by_name))
-            return resolved_location{by_name, found_by::data_dir_file_name, "file name under --data-dir " + dir.string()};
-        tried.push_back(by_name.string());
+        ONNXSTREAM_ASSIGN(auto named, attempt(by_name, trust::user_given));
+        if (named)
+            return found(std::move(*named), by_name, found_by::data_dir_file_name,
+                         "file name under --data-dir " + dir.string());
     }
 
     // 4. the file name alone in the model's folder.
     if (relative.has_parent_path()) {
         const auto by_name = model_folder_ / file_name;
-        ONNXSTREAM_ASSIGN(const bool ok, accept_inside_model_folder(by_name));
-        if (ok) return resolved_location{by_name, found_by::file_name_in_model_folder, "file name in the model's folder"};
-        tried.push_back(by_name.string());
+        const std::string label = "the file name in the model's folder";
+        ONNXSTREAM_ASSIGN(auto named, attempt(by_name, trust::confined, label));
+        if (named) return found(std::move(*named), by_name, found_by::file_name_in_model_folder, label);
     }
 
     // 5. the names exporters commonly use.
@@ -136,10 +248,9 @@ result<resolved_location> data_resolver::search(std::string_view location) const
     const auto stem = model_path_.stem().string();
     for (const auto& common : {model_name + ".data", stem + ".data", stem + ".bin", stem + ".onnx_data", model_name + "_data"}) {
         const auto candidate = model_folder_ / common;
-        if (std::find(tried.begin(), tried.end(), candidate.string()) != tried.end()) continue;
-        ONNXSTREAM_ASSIGN(const bool ok, accept_inside_model_folder(candidate));
-        if (ok) return resolved_location{candidate, found_by::common_name, "common name " + common};
-        tried.push_back(candidate.string());
+        const std::string label = "common name " + common;
+        ONNXSTREAM_ASSIGN(auto named, attempt(candidate, trust::confined, label));
+        if (named) return found(std::move(*named), candidate, found_by::common_name, label);
     }
 
     // 6. the only data-like file in the model's folder.
@@ -154,13 +265,13 @@ result<resolved_location> data_resolver::search(std::string_view location) const
     }
     const auto& data_like = *data_like_;
     if (data_like.size() == 1) {
-        ONNXSTREAM_ASSIGN(const bool ok, accept_inside_model_folder(data_like.front()));
-        if (ok)
-            return resolved_location{data_like.front(), found_by::only_data_file,
-                                     "the only data file in the model's folder"};
+        const std::string label = "the only data file in the model's folder";
+        ONNXSTREAM_ASSIGN(auto only, attempt(data_like.front(), trust::confined, label));
+        if (only) return found(std::move(*only), data_like.front(), found_by::only_data_file, label);
+    } else {
+        tried.push_back("any single data-like file in " + model_folder_.string() +
+                        (data_like.size() > 1 ? " (there are several)" : " (there is none)"));
     }
-    tried.push_back("any single data-like file in " + model_folder_.string() +
-                    (data_like.size() > 1 ? " (there are several)" : " (there is none)"));
 
     std::string hint = "looked in:";
     for (const auto& t : tried) hint += "\n    " + t;
@@ -172,12 +283,9 @@ result<resolved_location> data_resolver::search(std::string_view location) const
     return failure(std::move(e));
 }
 
-result<resolved_location> data_resolver::resolve(std::string_view location) {
-    if (const auto it = cache_.find(location); it != cache_.end()) return it->second;
+result<opened_location> data_resolver::resolve(std::string_view location, const data_needs& needs) {
     ONNXSTREAM_TRY(check_location_text(location));
-    auto found = search(location);
-    cache_.emplace(std::string(location), found);
-    return found;
+    return search(location, needs);
 }
 
 }  // namespace onnxstream::onnx

@@ -2,7 +2,9 @@
 
 #include <onnxstream/onnx/data_type.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <unordered_map>
 
 namespace onnxstream::onnx {
@@ -16,38 +18,79 @@ std::string human(std::uint64_t bytes) {
     return text;
 }
 
+// The end of a tensor's bytes: its length as written, else what its dims need, else
+// the offset alone (it runs to the end of the file). Saturates instead of wrapping.
+std::uint64_t end_of(const tensor_info& tensor) {
+    const auto& ref = *tensor.external;
+    const auto offset = ref.offset.value_or(0);
+    const auto length = ref.length ? *ref.length : tensor.expected_bytes.value_or(0);
+    return length > std::numeric_limits<std::uint64_t>::max() - offset ? std::numeric_limits<std::uint64_t>::max()
+                                                                        : offset + length;
+}
+
+error guess_warning(const data_file& file) {
+    const auto& where = *file.found;
+    return {error_code::missing_data,
+            "external data '" + file.location + "' does not resolve as written (no file " + where.as_written.string() +
+                "); ONNX Runtime will not find it. onnxstream guessed " + where.path.string() + " (" + where.how_text + ")",
+            "rename the file to " + where.as_written.string() + ", pass it with --data " + where.path.string() +
+                ", or run 'onnxstream merge' to embed the weights; --strict refuses guesses"};
+}
+
 }  // namespace
 
 external_data external_data::bind(const model_file& model, data_resolver& resolver) {
     external_data data;
+    // One lookup per tensor, not a scan of the files: a hostile model may name a
+    // different file for each of a million tensors.
     std::unordered_map<std::string, std::uint32_t> file_of;  // location -> index into files
+    std::vector<std::uint32_t> first_tensor;                 // per file
+    std::vector<data_needs> needs;                           // per file
     for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
         const auto& tensor = model.tensors[t];
         if (tensor.storage != tensor_storage::external) continue;
         const auto& ref = *tensor.external;
-        const auto location = std::string(ref.location);
-        // One lookup per tensor, not a scan of the files: a hostile model may name a
-        // different file for each of a million tensors.
-        const auto [known, added] = file_of.try_emplace(location, static_cast<std::uint32_t>(data.files.size()));
-        const std::uint32_t file_index = known->second;
+        const auto [known, added] = file_of.try_emplace(std::string(ref.location), static_cast<std::uint32_t>(data.files.size()));
         if (added) {
             data_file file;
-            file.location = location;
-            auto found = resolver.resolve(location);
-            if (!found) {
-                data.problems.push_back({t, file_index, std::move(found).error()});
-            } else {
-                file.found = *found;
-                auto opened = io::source_file::open(found->path, false);
-                if (!opened) {
-                    data.problems.push_back({t, file_index, std::move(opened).error()});
-                } else {
-                    file.size = opened->size();
-                    file.file = std::move(opened).value();
-                }
-            }
+            file.location = std::string(ref.location);
             data.files.push_back(std::move(file));
+            first_tensor.push_back(t);
+            needs.emplace_back();
         }
+        auto& need = needs[known->second];
+        const auto end = end_of(tensor);
+        need.bytes = std::max(need.bytes, end);
+        data.files[known->second].bytes_needed = std::max(data.files[known->second].bytes_needed, end);
+        if (ref.checksum)
+            if (const auto digest = io::parse_sha1_hex(*ref.checksum)) {
+                std::optional<std::uint64_t> length = ref.length;
+                if (!length) length = tensor.expected_bytes;
+                need.checksums.push_back({ref.offset.value_or(0), length, *digest});
+            }
+    }
+    for (std::uint32_t f = 0; f < data.files.size(); ++f) {
+        auto& file = data.files[f];
+        auto found = resolver.resolve(file.location, needs[f]);
+        needs[f] = {};
+        if (!found) {
+            data.problems.push_back({first_tensor[f], f, std::move(found).error()});
+            continue;
+        }
+        file.found = std::move(found->where);
+        file.size = found->file.size();
+        file.file = std::move(found->file);
+        if (file.found->guess()) data.guesses.push_back({first_tensor[f], f, guess_warning(file)});
+    }
+    // bytes_needed is measured again below from the bytes that exist.
+    for (auto& file : data.files)
+        if (file.file) file.bytes_needed = 0;
+
+    for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
+        const auto& tensor = model.tensors[t];
+        if (tensor.storage != tensor_storage::external) continue;
+        const auto& ref = *tensor.external;
+        const std::uint32_t file_index = file_of.find(std::string(ref.location))->second;
         auto& file = data.files[file_index];
         external_tensor binding;
         binding.tensor = t;

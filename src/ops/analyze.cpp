@@ -87,6 +87,7 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
     analyze_report report;
     report.path = path;
     for (const auto& p : data.problems) report.warnings.push_back(p.what);
+    for (const auto& g : data.guesses) report.warnings.push_back(g.what);
     const passes::tensor_reader reader(model, &data);
 
     std::vector<error> ignored;

@@ -589,6 +589,11 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     report.b = b;
     ONNXSTREAM_ASSIGN(auto side_a, open_side(a, options.data));
     ONNXSTREAM_ASSIGN(auto side_b, open_side(b, options.data));
+    for (const auto* side : {&side_a, &side_b})
+        for (const auto& g : side->data.guesses) {
+            report.warnings.push_back(g.what);
+            report.warnings.back().message = side->path.string() + ": " + g.what.message;
+        }
     report.tensors_a = side_a.model.tensors.size();
     report.tensors_b = side_b.model.tensors.size();
     report.nodes_a = onnx::find_nodes(side_a.tree()).size();

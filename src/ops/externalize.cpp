@@ -102,10 +102,11 @@ public:
                            "the data file is always written beside the output");
 
         ONNXSTREAM_ASSIGN(model_, onnx::model_file::open(model_path_));
-        onnx::data_resolver resolver(model_path_, options_.data);
+        onnx::data_resolver resolver(model_path_, data_options_for(options_));
         data_ = onnx::external_data::bind(model_, resolver);
         if (const auto* problem = data_.blocking_problem(options_.allow_size_mismatch)) return failure(problem->what);
         for (const auto& p : data_.problems) report_.warnings.push_back(p.what);
+        for (const auto& g : data_.guesses) report_.warnings.push_back(g.what);
 
         inputs_.push_back(model_.file.identity());
         sources_.push_back(&model_.file);

@@ -139,6 +139,7 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
         if (file.found) {
             summary.path = file.found->path;
             summary.how = file.found->how_text;
+            summary.guessed = file.found->guess();
         }
         if (file.file) summary.size = file.size;
         summary.tensors = file.tensor_count;
@@ -151,6 +152,7 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
         report.data_files.push_back(std::move(summary));
     }
     for (const auto& p : data.problems) report.problems.push_back(p.what.describe());
+    for (const auto& g : data.guesses) report.warnings.push_back(g.what);
 
     if (data.blocking_problem(true) == nullptr) {
         tree_edits edits;

@@ -62,17 +62,19 @@ result<merge_report> merge(const std::filesystem::path& model_path, const rewrit
     report.output = options.output.empty() ? default_output(model_path, "merged") : options.output;
 
     ONNXSTREAM_ASSIGN(auto model, onnx::model_file::open(model_path));
-    onnx::data_resolver resolver(model_path, options.data);
+    onnx::data_resolver resolver(model_path, data_options_for(options));
     auto data = onnx::external_data::bind(model, resolver);
     if (const auto* problem = data.blocking_problem(options.allow_size_mismatch)) return with_more(data, *problem);
     for (const auto& p : data.problems) report.warnings.push_back(p.what);  // tolerated size mismatches
+    for (const auto& g : data.guesses) report.warnings.push_back(g.what);
 
     std::vector<io::file_identity> inputs{model.file.identity()};
     std::vector<const io::source_file*> sources{&model.file};
     for (const auto& f : data.files) {
         inputs.push_back(f.file->identity());
         sources.push_back(&*f.file);
-        report.data_files.push_back({f.location, f.found->path, f.found->how_text, f.tensor_count, f.bytes_referenced});
+        report.data_files.push_back(
+            {f.location, f.found->path, f.found->how_text, f.found->guess(), f.tensor_count, f.bytes_referenced});
     }
     ONNXSTREAM_TRY(check_output(report.output, inputs, options.force));
 

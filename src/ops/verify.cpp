@@ -116,6 +116,8 @@ public:
         data_ = onnx::external_data::bind(model_, resolver);
         report_.external_tensors = data_.tensors.size();
         for (const auto& p : data_.problems) add_problem(p.tensor, p.file, p.what);
+        // Found only by a guess: onnxstream checked it, but a runtime will not find it.
+        for (const auto& g : data_.guesses) add_problem(no_index, g.file, g.what);
         summarize_files();
         ONNXSTREAM_TRY(check_checksums());
         // The sizes above were read through the model's mapping; a file cut short while
@@ -190,6 +192,7 @@ private:
             if (file.found) {
                 summary.path = file.found->path;
                 summary.how = file.found->how_text;
+                summary.guessed = file.found->guess();
             }
             if (file.file) summary.size = file.size;
             summary.tensors = file.tensor_count;

@@ -2,6 +2,10 @@
 
 #include "temp_folder.hpp"
 
+#include <onnxstream/io/hashing.hpp>
+
+#include <sys/stat.h>
+
 #include <doctest/doctest.h>
 
 using namespace onnxstream;
@@ -29,22 +33,22 @@ TEST_CASE("the search order of DESIGN.md") {
         data_resolver r(model, {});
         const auto found = r.resolve("data/w.bin");
         REQUIRE(found);
-        CHECK(found->how == found_by::model_folder);
+        CHECK(found->where.how == found_by::model_folder);
     }
     SUBCASE("a single --data serves every location") {
         const auto data = dir.write("elsewhere/anything.bin", "x");
         data_resolver r(model, {{data}, {}});
         const auto found = r.resolve("model.onnx.data");
         REQUIRE(found);
-        CHECK(found->how == found_by::data_flag);
-        CHECK(found->path == data);
+        CHECK(found->where.how == found_by::data_flag);
+        CHECK(found->where.path == data);
     }
     SUBCASE("several --data match by file name") {
         const auto a = dir.write("x/a.bin", "x");
         const auto b = dir.write("y/b.bin", "x");
         data_resolver r(model, {{a, b}, {}});
-        CHECK(r.resolve("b.bin")->path == b);
-        CHECK(r.resolve("a.bin")->path == a);
+        CHECK(r.resolve("b.bin")->where.path == b);
+        CHECK(r.resolve("a.bin")->where.path == a);
         const auto missing = r.resolve("c.bin");
         REQUIRE_FALSE(missing);
         CHECK(missing.error().code == error_code::missing_data);
@@ -53,27 +57,27 @@ TEST_CASE("the search order of DESIGN.md") {
         dir.write("store/sub/w.bin", "x");
         dir.write("store/v.bin", "x");
         data_resolver r(model, {{}, {dir.path() / "store"}});
-        CHECK(r.resolve("sub/w.bin")->how == found_by::data_dir);
-        CHECK(r.resolve("other/v.bin")->how == found_by::data_dir_file_name);
+        CHECK(r.resolve("sub/w.bin")->where.how == found_by::data_dir);
+        CHECK(r.resolve("other/v.bin")->where.how == found_by::data_dir_file_name);
     }
     SUBCASE("the file name in the model's folder") {
         dir.write("model/w.bin", "x");
         data_resolver r(model, {});
-        CHECK(r.resolve("gone/w.bin")->how == found_by::file_name_in_model_folder);
+        CHECK(r.resolve("gone/w.bin")->where.how == found_by::file_name_in_model_folder);
     }
     SUBCASE("common names") {
         dir.write("model/model.data", "x");
         data_resolver r(model, {});
         const auto found = r.resolve("model.onnx.data");
         REQUIRE(found);
-        CHECK(found->how == found_by::common_name);
-        CHECK(found->path.filename() == "model.data");
+        CHECK(found->where.how == found_by::common_name);
+        CHECK(found->where.path.filename() == "model.data");
     }
     SUBCASE("the only data-like file") {
         dir.write("model/export_weights.bin", "x");
         dir.write("model/README.md", "x");
         data_resolver r(model, {});
-        CHECK(r.resolve("renamed.data")->how == found_by::only_data_file);
+        CHECK(r.resolve("renamed.data")->where.how == found_by::only_data_file);
     }
     SUBCASE("nothing found: the hint lists what was tried and the flags") {
         data_resolver r(model, {});
@@ -113,5 +117,154 @@ TEST_CASE("symlinks must stay inside the model's folder, or the Hugging Face blo
     data_resolver hub(snapshot / "model.onnx", {});
     const auto hub_found = hub.resolve("model.onnx.data");
     REQUIRE(hub_found);
-    CHECK(fs::canonical(hub_found->path) == fs::canonical(blob));
+    CHECK(fs::canonical(hub_found->where.path) == fs::canonical(blob));
+}
+
+TEST_CASE("the Hugging Face rule holds only for a real blobs folder inside the repository") {
+    temp_folder dir;
+    const auto secret = dir.write("outside/secret.bin", "s");
+    const auto snapshot = dir.path() / "hub/models--x/snapshots/rev1";
+    const auto model = dir.write("hub/models--x/snapshots/rev1/model.onnx", "m");
+    SUBCASE("blobs is a link to /") {
+        fs::create_directory_symlink("/", dir.path() / "hub/models--x/blobs");
+        fs::create_symlink("../../blobs" + secret.string(), snapshot / "model.onnx.data");
+        data_resolver r(model, {});
+        const auto found = r.resolve("model.onnx.data");
+        REQUIRE_FALSE(found);
+        CHECK(found.error().code == error_code::unsafe_location);
+        CHECK(r.allowed_roots().size() == 1);
+    }
+    SUBCASE("blobs is a link to a folder outside the repository") {
+        fs::create_directory_symlink(secret.parent_path(), dir.path() / "hub/models--x/blobs");
+        fs::create_symlink("../../blobs/secret.bin", snapshot / "model.onnx.data");
+        data_resolver r(model, {});
+        const auto found = r.resolve("model.onnx.data");
+        REQUIRE_FALSE(found);
+        CHECK(found.error().code == error_code::unsafe_location);
+        CHECK(found.error().message.find("secret.bin") != std::string::npos);
+    }
+}
+
+TEST_CASE("the Hugging Face layout at any depth inside the snapshot") {
+    temp_folder dir;
+    const auto blob = dir.write("hub/models--x/blobs/abc123", "weights");
+    const auto onnx_folder = dir.path() / "hub/models--x/snapshots/rev1/onnx/fp16";
+    const auto model = dir.write("hub/models--x/snapshots/rev1/onnx/fp16/model.onnx", "m");
+    fs::create_symlink("../../../../blobs/abc123", onnx_folder / "model.onnx_data");
+    data_resolver r(model, {});
+    const auto found = r.resolve("model.onnx_data");
+    REQUIRE(found);
+    CHECK(found->where.how == found_by::model_folder);
+    CHECK(found->file.size() == 7);
+    CHECK(found->file.identity() == *io::identity_of(blob));
+}
+
+TEST_CASE("a link into a --data-dir is followed: the user named that folder") {
+    temp_folder dir;
+    const auto blob = dir.write("store/blobs/abc123", "weights");
+    const auto model = dir.write("m/model.onnx", "m");
+    fs::create_symlink(blob, dir.path() / "m/model.onnx.data");
+    CHECK(data_resolver(model, {}).resolve("model.onnx.data").error().code == error_code::unsafe_location);
+    data_resolver r(model, {{}, {dir.path() / "store/blobs"}});
+    const auto found = r.resolve("model.onnx.data");
+    REQUIRE(found);
+    CHECK(found->file.identity() == *io::identity_of(blob));
+}
+
+TEST_CASE("a guess is taken only when it fits what the tensors need") {
+    temp_folder dir;
+    const auto model = dir.write("m/model.onnx", "m");
+    dir.write("m/model.data", "0123456789");
+    data_needs needs;
+    SUBCASE("long enough, no checksum: taken, and it says it is a guess") {
+        needs.bytes = 10;
+        data_resolver r(model, {});
+        const auto found = r.resolve("model.onnx.data", needs);
+        REQUIRE(found);
+        CHECK(found->where.guess());
+        CHECK(found->where.as_written == dir.path() / "m/model.onnx.data");
+    }
+    SUBCASE("too short: not taken, and the error says why") {
+        needs.bytes = 11;
+        data_resolver r(model, {});
+        const auto found = r.resolve("model.onnx.data", needs);
+        REQUIRE_FALSE(found);
+        CHECK(found.error().code == error_code::missing_data);
+        CHECK(found.error().hint.find("model.data (common name model.data: a guess, not taken: it is 10 bytes, the "
+                                      "tensors need 11)") != std::string::npos);
+    }
+    SUBCASE("a checksum that does not match: not taken") {
+        needs.bytes = 10;
+        const auto digest = io::sha1_of(std::as_bytes(std::span(std::string_view("0123")))) ;
+        needs.checksums.push_back({0, 4, digest});
+        data_resolver good(model, {});
+        CHECK(good.resolve("model.onnx.data", needs));
+        needs.checksums.push_back({4, 4, digest});
+        data_resolver bad(model, {});
+        const auto found = bad.resolve("model.onnx.data", needs);
+        REQUIRE_FALSE(found);
+        CHECK(found.error().hint.find("do not match their SHA-1 checksum") != std::string::npos);
+    }
+    SUBCASE("a FIFO under a common name is not taken, and not opened") {
+        fs::remove(dir.path() / "m/model.data");
+        REQUIRE(::mkfifo((dir.path() / "m/model.data").c_str(), 0600) == 0);
+        data_resolver r(model, {});
+        const auto found = r.resolve("model.onnx.data");
+        REQUIRE_FALSE(found);
+        CHECK(found.error().code == error_code::missing_data);
+        CHECK(found.error().hint.find("not a regular file") != std::string::npos);
+    }
+    SUBCASE("guesses off (--strict): not taken") {
+        data_resolver r(model, {{}, {}, false});
+        const auto found = r.resolve("model.onnx.data");
+        REQUIRE_FALSE(found);
+        CHECK(found.error().hint.find("a guess, not taken with --strict") != std::string::npos);
+    }
+    SUBCASE("the location as written and what the user gave are not guesses") {
+        dir.write("m/model.onnx.data", "x");
+        const auto given = dir.write("elsewhere/w.bin", "x");
+        data_resolver r(model, {{}, {}, false});
+        CHECK_FALSE(r.resolve("model.onnx.data")->where.guess());
+        data_resolver flagged(model, {{given}, {}, false});
+        CHECK_FALSE(flagged.resolve("other.bin")->where.guess());
+        data_resolver in_dir(model, {{}, {given.parent_path()}, false});
+        CHECK_FALSE(in_dir.resolve("sub/w.bin")->where.guess());
+    }
+}
+
+TEST_CASE("a location that names a folder says so") {
+    temp_folder dir;
+    const auto model = dir.write("m/model.onnx", "m");
+    fs::create_directories(dir.path() / "m/weights.data");
+    data_resolver r(model, {});
+    const auto slash = r.resolve("weights.data/");
+    REQUIRE_FALSE(slash);
+    CHECK(slash.error().message.find("'weights.data/' ends with a separator") != std::string::npos);
+    const auto folder = r.resolve("weights.data");
+    REQUIRE_FALSE(folder);
+    CHECK(folder.error().message.find("'weights.data' is a directory") != std::string::npos);
+}
+
+TEST_CASE("a located file opens as the file that was checked, whatever its name leads to by then") {
+    temp_folder dir;
+    const auto good = dir.write("m/good.bin", "good");
+    dir.write("outside/secret.bin", "secret");
+    const auto link = dir.path() / "m/w.bin";
+    fs::create_symlink("good.bin", link);
+    auto located = io::located_file::locate(link);
+    REQUIRE(located);
+    CHECK(located->real_path() == fs::canonical(good));
+    CHECK(located->is_regular());
+    fs::remove(link);
+    fs::create_symlink(dir.path() / "outside/secret.bin", link);  // flipped after the check
+    auto file = located->open(false);
+    REQUIRE(file);
+    std::string content(4, '\0');
+    REQUIRE(file->read_at(0, std::as_writable_bytes(std::span(content))));
+    CHECK(content == "good");
+    CHECK(file->identity() == *io::identity_of(good));
+    // A name that leads nowhere is missing data, not an I/O failure.
+    const auto missing = io::located_file::locate(dir.path() / "m/nothing.bin");
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().code == error_code::missing_data);
 }

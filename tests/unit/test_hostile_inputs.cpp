@@ -14,7 +14,10 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
+#include <span>
+#include <thread>
 #include <csignal>
 #include <fcntl.h>
 #include <string>
@@ -194,6 +197,56 @@ TEST_CASE("binding tens of thousands of distinct missing files takes linear time
     CHECK(seconds_since(start) < 20.0);  // a scan of the files per tensor took minutes
 }
 
+TEST_CASE("a link flipped between inside and outside the folder never binds the outside file (issue 9, item 2)") {
+    temp_folder dir;
+    dir.write("outside/secret.bin", "SECRET-SECRET-SE");
+    dir.write("m/good.bin", "good-good-good-g");
+    const auto path = dir.path() / "m/model.onnx";
+    proto_builder t;
+    t.varint_field(1, 16).varint_field(2, 2).string_field(8, "w");  // 16 UINT8
+    t.message_field(13, entry("location", "w.bin")).varint_field(14, 1);
+    proto_builder graph;
+    graph.message_field(5, t);
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto bytes = model.take();
+    dir.write("m/model.onnx", std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    auto opened = model_file::open(path);
+    REQUIRE(opened);
+    const auto link = dir.path() / "m/w.bin";
+    const auto flipping = dir.path() / "m/w.bin.next";
+    std::filesystem::create_symlink("good.bin", link);
+    std::atomic<bool> stop{false};
+    std::thread flipper([&] {
+        for (unsigned n = 0; !stop.load(); ++n) {
+            std::error_code ignored;
+            std::filesystem::remove(flipping, ignored);
+            std::filesystem::create_symlink(n % 2 == 0 ? std::filesystem::path("good.bin") : dir.path() / "outside/secret.bin",
+                                            flipping, ignored);
+            std::filesystem::rename(flipping, link, ignored);
+        }
+    });
+    int bound = 0;
+    int refused = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 3000 && seconds_since(start) < 5.0; ++i) {
+        data_resolver resolver(path, {});
+        const auto data = external_data::bind(*opened, resolver);
+        if (!data.files[0].file) {
+            ++refused;
+            continue;
+        }
+        std::string content(16, '\0');
+        REQUIRE(data.files[0].file->read_at(0, std::as_writable_bytes(std::span(content))));
+        CHECK(content == "good-good-good-g");
+        ++bound;
+    }
+    stop = true;
+    flipper.join();
+    CHECK(bound > 0);
+    MESSAGE(bound << " bound, " << refused << " refused");
+}
+
 TEST_CASE("the only data-like file is found for every location, with the folder listed once") {
     temp_folder dir;
     const auto model = dir.write("m/model.onnx", "m");
@@ -202,7 +255,7 @@ TEST_CASE("the only data-like file is found for every location, with the folder 
     for (const auto* location : {"a.data", "b.data", "sub/c.data"}) {
         const auto found = resolver.resolve(location);
         REQUIRE(found);
-        CHECK(found->how == found_by::only_data_file);
+        CHECK(found->where.how == found_by::only_data_file);
     }
 }
 

@@ -49,11 +49,51 @@ public:
     [[nodiscard]] result<void> check_unchanged() const;
 
 private:
+    friend class located_file;
+    // Takes `fd` (open for reading) and checks that it is a regular file.
+    [[nodiscard]] static result<source_file> adopt(int fd, const std::filesystem::path& path, bool map_bytes);
+
     int fd_ = -1;
     std::uint64_t size_ = 0;
     file_identity identity_;
     std::filesystem::path path_;
     mapped_file mapping_;
+};
+
+/// A name resolved once, every link followed, without opening the file for reading: its
+/// real path and kind can be checked before a byte is read (and before a device or FIFO
+/// is opened at all), and `open` then opens exactly the file that was checked, whatever
+/// the name leads to by then. This is how a path that must stay inside some folder is
+/// opened: check `real_path()`, then `open()`; never check a name and open it again.
+/// Move-only; holds an O_PATH descriptor.
+class located_file {
+public:
+    located_file() = default;
+    located_file(located_file&&) noexcept;
+    located_file& operator=(located_file&&) noexcept;
+    located_file(const located_file&) = delete;
+    located_file& operator=(const located_file&) = delete;
+    ~located_file();
+
+    /// Errors: `missing_data` when nothing has that name (or a link dangles), `io` else.
+    [[nodiscard]] static result<located_file> locate(const std::filesystem::path& path);
+
+    /// Where the file really is: no links, no `.` or `..`.
+    [[nodiscard]] const std::filesystem::path& real_path() const noexcept { return real_path_; }
+    [[nodiscard]] bool is_regular() const noexcept { return regular_; }
+    [[nodiscard]] bool is_directory() const noexcept { return directory_; }
+
+    /// Opens the located file itself for reading (see source_file::open). Fails when it
+    /// is no longer the same file (it was replaced between locate and open).
+    [[nodiscard]] result<source_file> open(bool map_bytes) const;
+
+private:
+    int fd_ = -1;  // O_PATH
+    std::filesystem::path path_;
+    std::filesystem::path real_path_;
+    file_identity identity_;
+    bool regular_ = false;
+    bool directory_ = false;
 };
 
 /// The identity of an existing path (following links), if it exists.

@@ -22,7 +22,7 @@ struct data_file {
     std::optional<io::source_file> file;  // open when found and readable
     std::uint64_t size = 0;
     std::uint64_t tensor_count = 0;
-    std::uint64_t bytes_needed = 0;  // the largest offset + length any tensor needs
+    std::uint64_t bytes_needed = 0;  // the largest offset + length any tensor needs (known when missing too)
     std::uint64_t bytes_referenced = 0;  // sum of the tensors' lengths
 };
 
@@ -44,8 +44,13 @@ struct external_data {
     std::vector<data_file> files;
     std::vector<external_tensor> tensors;
     std::vector<data_problem> problems;  // size mismatches included (code size_mismatch)
+    // One per file found only by a guess (data_resolver.hpp): not a problem for onnxstream,
+    // which checked it, but a runtime will not find it. Every command must say so.
+    std::vector<data_problem> guesses;
 
-    /// Resolves, opens and bounds-checks every external reference of `model`.
+    /// Resolves, opens and bounds-checks every external reference of `model`. What each
+    /// location's tensors need (bytes, checksums) is gathered first, so that a guessed
+    /// file is checked against it before it is taken.
     [[nodiscard]] static external_data bind(const model_file& model, data_resolver& resolver);
 
     /// The first problem that must stop a rewrite (size mismatches only when not allowed).

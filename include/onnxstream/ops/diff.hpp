@@ -59,6 +59,7 @@ struct diff_report {
     std::uint64_t differing_nodes = 0;    // nodes that differ or are only in one model
     std::uint64_t other_differences = 0;
     std::vector<difference> differences;  // the first `max_listed` of each of the three classes
+    std::vector<error> warnings;          // data files found only by a guess
 };
 
 struct diff_options {

@@ -30,6 +30,7 @@ struct data_file_summary {
     std::string location;
     std::optional<std::filesystem::path> path;
     std::string how;                  // how it was found
+    bool guessed = false;             // not where the location says: a warning says so too
     std::optional<std::uint64_t> size;
     std::uint64_t tensors = 0;
     std::uint64_t bytes_needed = 0;   // largest offset + length
@@ -68,6 +69,7 @@ struct inspect_report {
     std::map<std::string, type_count> by_storage;     // "raw", "external", ...
     std::vector<data_file_summary> data_files;
     std::vector<std::string> problems;                // everything that would stop a merge
+    std::vector<error> warnings;                      // data files found only by a guess
     std::optional<std::uint64_t> merged_size;         // empty when data is missing
     bool fits_in_one_file = false;                    // merged_size <= 2^31 - 1
 };

@@ -1,7 +1,8 @@
 // verify: is a model whole? Checks, without writing anything:
 //   structure  the whole .onnx tokenizes as a ModelProto and every tensor in it reads
 //              (dims, external_data keys);
-//   data       every external reference is found (same search as merge), allowed (no
+//   data       every external reference is found where its location says (a file found
+//              only by a guess is a problem: a runtime will not find it), allowed (no
 //              absolute or escaping locations), in bounds, and holds dims x element size
 //              bytes; embedded tensors hold the bytes their dims need too;
 //   checksums  every `checksum` key is a SHA-1 and matches the bytes, streamed through a
@@ -47,6 +48,7 @@ struct verified_file {
     std::string location;                        // as written in the model
     std::optional<std::filesystem::path> path;   // where it was found
     std::string how;                             // how it was found, for people
+    bool guessed = false;                        // not where the location says (also a problem)
     std::optional<std::uint64_t> size;           // when it could be opened
     std::uint64_t tensors = 0;
     std::uint64_t bytes_referenced = 0;          // the union of the tensors' ranges

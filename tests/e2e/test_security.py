@@ -1,0 +1,478 @@
+"""Finding external data safely and honestly (DESIGN.md "Finding external data"): links
+out of the model's folder are refused on the real path of what was opened (also while a
+link is being flipped), the Hugging Face cache layout works at any depth and only with a
+real blobs/ folder, every guess is loud (verify fails on it, --strict refuses it, a guess
+that does not fit is not taken), thousands of data files open under a low soft limit.
+
+Models are built here with python-onnx; merged outputs are read back with python-onnx."""
+from __future__ import annotations
+
+import hashlib
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import cases
+import refcheck
+from refcheck import describe, run_cli
+
+SECRET = b"TOP-SECRET-BYTES" * 8  # 128 bytes: as long as the tensor below
+
+
+def weights(seed: int, shape=(4, 8)) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def write_model(path: Path, tensors: dict[str, tuple[np.ndarray, str]], checksum: bool = False) -> None:
+    """A model whose graph adds each initializer to an input; each tensor is external at
+    the given location (offset 0 unless several share a file, then in order)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    inits, nodes, outputs, offsets = [], [], [], {}
+    for i, (name, (array, location)) in enumerate(tensors.items()):
+        t = numpy_helper.from_array(array, name)
+        raw = t.raw_data
+        t.ClearField("raw_data")
+        t.data_location = TensorProto.EXTERNAL
+        offset = offsets.get(location, 0)
+        offsets[location] = offset + len(raw)
+        entries = {"location": location, "offset": str(offset), "length": str(len(raw))}
+        if checksum:
+            entries["checksum"] = hashlib.sha1(raw).hexdigest()
+        for k, v in entries.items():
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        inits.append(t)
+        nodes.append(helper.make_node("Add", ["x", name], [f"y{i}"]))
+        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, list(array.shape)))
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])], outputs,
+                              initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path.write_bytes(model.SerializeToString())
+
+
+def data_bytes(*arrays: np.ndarray) -> bytes:
+    return b"".join(a.tobytes() for a in arrays)
+
+
+def merged_values(path: Path) -> dict[str, np.ndarray]:
+    m = onnx.load(str(path))
+    for t in m.graph.initializer:
+        assert t.data_location != TensorProto.EXTERNAL, f"{t.name} still external in {path}"
+    return {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+
+
+def all_bytes_under(folder: Path) -> bytes:
+    out = b""
+    for p in folder.rglob("*"):
+        if p.is_file() and not p.is_symlink():
+            out += p.read_bytes()
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# 1. The Hugging Face rule trusts only a real blobs/ folder inside the repository.
+
+def test_hub_blobs_that_is_a_link_is_not_trusted(tmp_path, onnxstream):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.bin").write_bytes(SECRET)
+    repo = tmp_path / "hub" / "models--evil--x"
+    snapshot = repo / "snapshots" / "rev"
+    write_model(snapshot / "model.onnx", {"w": (weights(1), "model.onnx.data")})
+    (repo / "blobs").symlink_to(outside, target_is_directory=True)  # blobs -> outside the repository
+    (snapshot / "model.onnx.data").symlink_to("../../blobs/secret.bin")
+    out = tmp_path / "out.onnx"
+    proc = run_cli(["merge", snapshot / "model.onnx", "-o", out])
+    assert proc.returncode == 1, describe(proc)
+    cases.assert_error_with_hint(proc)
+    assert "refusing" in proc.stderr and "secret.bin" in proc.stderr, describe(proc)
+    assert not out.exists()
+    for command in ("inspect", "verify"):
+        proc = run_cli([command, snapshot / "model.onnx", "--json"])
+        assert SECRET[:16].decode() not in proc.stdout
+    proc = run_cli(["verify", snapshot / "model.onnx"])
+    assert proc.returncode == 1 and "refusing" in proc.stdout + proc.stderr, describe(proc)
+
+
+def test_hub_blobs_link_to_root_is_not_trusted(tmp_path, onnxstream):
+    """The report's case: blobs -> /, the data link -> ../../blobs/etc/passwd."""
+    repo = tmp_path / "models--evil--root"
+    snapshot = repo / "snapshots" / "rev"
+    write_model(snapshot / "model.onnx", {"w": (np.zeros((2, 2), np.float32), "model.onnx.data")})
+    (repo / "blobs").symlink_to("/", target_is_directory=True)
+    (snapshot / "model.onnx.data").symlink_to("../../blobs/etc/passwd")
+    out = tmp_path / "out.onnx"
+    proc = run_cli(["merge", snapshot / "model.onnx", "-o", out])
+    assert proc.returncode == 1, describe(proc)
+    assert "refusing" in proc.stderr, describe(proc)
+    assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------------
+# 3. The real hub layout: ONNX files in a subfolder of the snapshot.
+
+def make_hub_at_depth(root: Path) -> tuple[Path, Path, dict[str, np.ndarray]]:
+    repo = root / "models--org--deep"
+    blobs = repo / "blobs"
+    onnx_dir = repo / "snapshots" / "0123abcd" / "onnx"
+    w, v = weights(2), weights(3)
+    staging = root / "staging"
+    write_model(staging / "model.onnx", {"w": (w, "model.onnx_data"), "v": (v, "model.onnx_data")})
+    blobs.mkdir(parents=True)
+    model_sha = hashlib.sha256((staging / "model.onnx").read_bytes()).hexdigest()
+    data = data_bytes(w, v)
+    data_sha = hashlib.sha256(data).hexdigest()
+    (staging / "model.onnx").rename(blobs / model_sha)
+    (blobs / data_sha).write_bytes(data)
+    onnx_dir.mkdir(parents=True)
+    (onnx_dir / "model.onnx").symlink_to(f"../../../blobs/{model_sha}")
+    (onnx_dir / "model.onnx_data").symlink_to(f"../../../blobs/{data_sha}")
+    return onnx_dir / "model.onnx", blobs, {"w": w, "v": v}
+
+
+def test_hub_layout_at_any_depth(tmp_path, onnxstream):
+    model, blobs, expected = make_hub_at_depth(tmp_path)
+    proc = run_cli(["verify", model])
+    assert proc.returncode == 0, describe(proc)
+    proc = run_cli(["inspect", model])
+    assert proc.returncode == 0 and "needs 256 B" in proc.stdout, describe(proc)
+    out = tmp_path / "merged.onnx"
+    proc = run_cli(["merge", model, "-o", out])
+    assert proc.returncode == 0, describe(proc)
+    got = merged_values(out)
+    for name, array in expected.items():
+        np.testing.assert_array_equal(got[name], array)
+    proc = run_cli(["diff", model, out])
+    assert proc.returncode == 0, describe(proc)
+    # --data-dir on the blobs folder works too (it was refused before the flag was read).
+    out2 = tmp_path / "merged2.onnx"
+    proc = run_cli(["merge", model, "--data-dir", blobs, "-o", out2])
+    assert proc.returncode == 0, describe(proc)
+    assert out2.read_bytes() == out.read_bytes()
+
+
+def test_data_dir_is_trusted_as_a_link_target(tmp_path, onnxstream):
+    """Not a hub layout: the model's folder links into a store the user names with --data-dir."""
+    store = tmp_path / "store"
+    store.mkdir()
+    w = weights(4)
+    (store / "abc123").write_bytes(w.tobytes())
+    model = tmp_path / "models" / "model.onnx"
+    write_model(model, {"w": (w, "model.onnx.data")})
+    (model.parent / "model.onnx.data").symlink_to(store / "abc123")
+    proc = run_cli(["verify", model])
+    assert proc.returncode == 1 and "refusing" in proc.stdout + proc.stderr, describe(proc)
+    proc = run_cli(["inspect", model, "--data-dir", store])
+    assert proc.returncode == 0 and "needs 128 B" in proc.stdout, describe(proc)
+    proc = run_cli(["verify", model, "--data-dir", store])
+    assert proc.returncode == 0, describe(proc)
+    out = tmp_path / "m.onnx"
+    proc = run_cli(["merge", model, "--data-dir", store, "-o", out])
+    assert proc.returncode == 0, describe(proc)
+    np.testing.assert_array_equal(merged_values(out)["w"], w)
+
+
+# ---------------------------------------------------------------------------------------
+# 2. A link flipped between the check and the open never lets outside bytes through.
+
+FLIPPER = r"""
+import os, sys
+link, inside, outside, stop = sys.argv[1:5]
+tmp = link + ".tmp"
+n = 0
+while not os.path.exists(stop):
+    target = inside if n % 2 == 0 else outside
+    try:
+        os.symlink(target, tmp)
+        os.replace(tmp, link)
+    except FileExistsError:
+        os.unlink(tmp)
+    n += 1
+"""
+
+
+def strace_delays() -> list[str]:
+    """A prefix that delays every openat by 5 ms (strace's fault injection), so that the
+    flipper flips the link many times between any check and any open: a check-then-open
+    of the name leaks in about one run of five. Empty when strace cannot trace here."""
+    if shutil.which("strace") is None:
+        return []
+    probe = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "true"], capture_output=True)
+    if probe.returncode != 0:
+        return []
+    return ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=openat", "-e", "inject=openat:delay_enter=5000"]
+
+
+def test_flipping_link_never_leaks_outside_bytes(tmp_path, onnxstream):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.bin").write_bytes(SECRET)
+    folder = tmp_path / "model"
+    w = weights(5)
+    write_model(folder / "model.onnx", {"w": (w, "w.bin")})
+    (folder / "good.bin").write_bytes(w.tobytes())
+    link = folder / "w.bin"
+    link.symlink_to("good.bin")
+    stop = tmp_path / "stop"
+    prefix = strace_delays()
+    runs = 40 if prefix else 300
+    flipper = subprocess.Popen([sys.executable, "-c", FLIPPER, str(link), "good.bin", str(outside / "secret.bin"),
+                                str(stop)])
+    accepted = refused = 0
+    deadline = time.monotonic() + 15
+    try:
+        for i in range(runs):
+            if time.monotonic() > deadline:
+                break
+            out = tmp_path / "outs" / f"{i}.onnx"
+            out.parent.mkdir(exist_ok=True)
+            cmd = [*prefix, str(refcheck.binary_path()), "merge", str(folder / "model.onnx"), "-o", str(out)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=60,
+                                  stdin=subprocess.DEVNULL)
+            if proc.returncode == 0:
+                accepted += 1
+                assert SECRET[:16] not in out.read_bytes(), f"merge {i} inlined the outside file" + describe(proc)
+                np.testing.assert_array_equal(merged_values(out)["w"], w)
+                out.unlink()
+            else:
+                refused += 1
+                assert proc.returncode == 1, describe(proc)
+                assert "refusing" in proc.stderr or "replaced while being opened" in proc.stderr, describe(proc)
+                assert not out.exists()
+    finally:
+        stop.touch()
+        flipper.wait(timeout=10)
+    # Both outcomes are expected, but a flipper starved of CPU on a loaded machine may
+    # leave the link still for a whole run: only the leak is a failure.
+    assert accepted > 0, f"{accepted} accepted, {refused} refused"
+
+
+# ---------------------------------------------------------------------------------------
+# 4. Guesses are loud, checked, and refused by --strict.
+
+@pytest.fixture
+def renamed_split(tmp_path, onnxstream) -> tuple[Path, Path]:
+    """A model split by onnxstream, then its data file renamed to <stem>.data."""
+    original = tmp_path / "orig" / "model.onnx"
+    w, v = weights(6, (32, 32)), weights(7, (32, 32))
+    write_model(original, {"w": (w, "x.bin"), "v": (v, "x.bin")})
+    (original.parent / "x.bin").write_bytes(data_bytes(w, v))
+    merged = tmp_path / "orig" / "embedded.onnx"
+    proc = run_cli(["merge", original, "-o", merged])
+    assert proc.returncode == 0, describe(proc)
+    split = tmp_path / "split" / "model.onnx"
+    split.parent.mkdir()
+    proc = run_cli(["split", merged, "-o", split])
+    assert proc.returncode == 0, describe(proc)
+    data = split.parent / "model.onnx.data"
+    assert data.is_file(), describe(proc)
+    data.rename(split.parent / "model.data")
+    return merged, split
+
+
+def assert_guess_warning(proc, what: str) -> None:
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("onnxstream: warning:")]
+    assert any("model.data" in line and "guessed" in line for line in warnings), (
+        f"{what}: no warning naming the guessed file" + describe(proc))
+
+
+def test_renamed_data_file_is_a_loud_guess(renamed_split, tmp_path):
+    merged, split = renamed_split
+    # python-onnx cannot load it: the location does not resolve as written.
+    with pytest.raises(Exception):
+        onnx.load(str(split))
+
+    proc = run_cli(["verify", split])
+    assert proc.returncode == 1, describe(proc)
+    assert "does not resolve as written" in proc.stdout and "ONNX Runtime will not find it" in proc.stdout, describe(proc)
+    assert "--data" in proc.stdout and "merge" in proc.stdout, "verify should say how to fix it" + describe(proc)
+    doc = refcheck_json(["verify", split, "--json"], 1)
+    assert not doc["ok"] and any(p["check"] == "data" and "as written" in p["message"] for p in doc["problems"])
+    assert [f["guessed"] for f in doc["files"]] == [True]
+
+    out = tmp_path / "guessed.merged.onnx"
+    proc = run_cli(["merge", split, "-o", out])
+    assert proc.returncode == 0, describe(proc)
+    assert_guess_warning(proc, "merge")
+    refcheck.assert_same_tensors(merged, out)
+
+    strict_out = tmp_path / "strict.onnx"
+    proc = run_cli(["merge", split, "--strict", "-o", strict_out])
+    assert proc.returncode == 1, describe(proc)
+    cases.assert_error_with_hint(proc)
+    assert "--strict" in proc.stderr and "model.data" in proc.stderr, describe(proc)
+    assert not strict_out.exists()
+
+    proc = run_cli(["inspect", split])
+    assert proc.returncode == 0, describe(proc)
+    assert_guess_warning(proc, "inspect")
+    doc = refcheck_json(["inspect", split, "--json"], 0)
+    assert any("guessed" in w for w in doc["warnings"])
+    assert [f["guessed"] for f in doc["external_data"]] == [True]
+
+    proc = run_cli(["diff", merged, split])
+    assert proc.returncode == 0, describe(proc)
+    assert_guess_warning(proc, "diff")
+
+    proc = run_cli(["analyze", split])
+    assert proc.returncode == 0, describe(proc)
+    assert_guess_warning(proc, "analyze")
+
+    proc = run_cli(["repack", split, "-o", tmp_path / "repacked.onnx"])
+    assert proc.returncode == 0, describe(proc)
+    assert_guess_warning(proc, "repack")
+    proc = run_cli(["repack", split, "--strict", "-o", tmp_path / "strict-repack.onnx"])
+    assert proc.returncode == 1, describe(proc)
+
+
+def refcheck_json(args, status: int) -> dict:
+    import json
+    proc = run_cli(args)
+    assert proc.returncode == status, describe(proc)
+    return json.loads(proc.stdout)
+
+
+def test_guess_that_does_not_fit_is_not_taken(tmp_path, onnxstream):
+    """Another model's weights under a common name: too short, or the wrong bytes for a
+    checksum, are not taken; the error lists what was tried and why."""
+    folder = tmp_path / "m"
+    w = weights(8)
+    write_model(folder / "model.onnx", {"w": (w, "model.onnx.data")}, checksum=True)
+    (folder / "model.data").write_bytes(w.tobytes()[:64])  # too short
+    proc = run_cli(["merge", folder / "model.onnx", "-o", tmp_path / "a.onnx"])
+    assert proc.returncode == 1, describe(proc)
+    assert "not taken" in proc.stderr and "128" in proc.stderr, describe(proc)
+    assert not (tmp_path / "a.onnx").exists()
+
+    (folder / "model.data").write_bytes(weights(9).tobytes())  # right size, other bytes
+    proc = run_cli(["merge", folder / "model.onnx", "-o", tmp_path / "b.onnx"])
+    assert proc.returncode == 1, describe(proc)
+    assert "not taken" in proc.stderr and "checksum" in proc.stderr, describe(proc)
+    proc = run_cli(["verify", folder / "model.onnx"])
+    assert proc.returncode == 1, describe(proc)
+
+    (folder / "model.data").write_bytes(w.tobytes())  # the right bytes: taken, loudly
+    proc = run_cli(["merge", folder / "model.onnx", "-o", tmp_path / "c.onnx"])
+    assert proc.returncode == 0, describe(proc)
+    assert_guess_warning(proc, "merge")
+    np.testing.assert_array_equal(merged_values(tmp_path / "c.onnx")["w"], w)
+
+
+def test_as_written_and_user_given_are_not_guesses(tmp_path, onnxstream):
+    folder = tmp_path / "m"
+    w = weights(10)
+    write_model(folder / "model.onnx", {"w": (w, "model.onnx.data")})
+    (tmp_path / "elsewhere.bin").write_bytes(w.tobytes())
+    for extra in (["--data", tmp_path / "elsewhere.bin"],):
+        proc = run_cli(["verify", folder / "model.onnx", *extra])
+        assert proc.returncode == 0, describe(proc)
+        assert "warning" not in proc.stderr, describe(proc)
+    (folder / "model.onnx.data").write_bytes(w.tobytes())
+    proc = run_cli(["merge", folder / "model.onnx", "--strict", "-o", tmp_path / "o.onnx"])
+    assert proc.returncode == 0 and "warning" not in proc.stderr, describe(proc)
+
+
+# ---------------------------------------------------------------------------------------
+# 16. A location that names a folder.
+
+def test_location_with_trailing_slash(tmp_path, onnxstream):
+    folder = tmp_path / "m"
+    write_model(folder / "model.onnx", {"w": (weights(11), "weights.data/")})
+    (folder / "weights.data").mkdir()
+    for command in ("merge", "verify", "inspect"):
+        proc = run_cli([command, folder / "model.onnx"])
+        text = proc.stdout + proc.stderr
+        assert "weights.data/' ends with a separator" in text, describe(proc)
+        assert f"{folder}/ is a directory" not in text, describe(proc)
+    proc = run_cli(["merge", folder / "model.onnx"])
+    assert proc.returncode == 1, describe(proc)
+    cases.assert_error_with_hint(proc)
+
+
+def test_location_naming_a_folder(tmp_path, onnxstream):
+    folder = tmp_path / "m"
+    write_model(folder / "model.onnx", {"w": (weights(12), "weights.data")})
+    (folder / "weights.data").mkdir()
+    (folder / "model.data").write_bytes(weights(12).tobytes())  # a guess must not hide it
+    proc = run_cli(["merge", folder / "model.onnx"])
+    assert proc.returncode == 1, describe(proc)
+    assert "'weights.data' is a directory" in proc.stderr, describe(proc)
+
+
+# ---------------------------------------------------------------------------------------
+# 14. One data file per tensor, more files than the soft limit on open files.
+
+def many_files_model(folder: Path, count: int) -> dict[str, np.ndarray]:
+    tensors, expected = {}, {}
+    for i in range(count):
+        a = np.full((2,), i, np.float32)
+        tensors[f"t{i}"] = (a, f"t{i}.bin")
+        expected[f"t{i}"] = a
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"t{i}.bin").write_bytes(a.tobytes())
+    # A single Concat-free graph: each initializer is a graph output through Identity.
+    inits, nodes, outputs = [], [], []
+    for name, (a, location) in tensors.items():
+        t = numpy_helper.from_array(a, name)
+        t.ClearField("raw_data")
+        t.data_location = TensorProto.EXTERNAL
+        e = t.external_data.add()
+        e.key, e.value = "location", location
+        inits.append(t)
+        nodes.append(helper.make_node("Identity", [name], [f"o_{name}"]))
+        outputs.append(helper.make_tensor_value_info(f"o_{name}", TensorProto.FLOAT, [2]))
+    graph = helper.make_graph(nodes, "g", [], outputs, initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    (folder / "model.onnx").write_bytes(model.SerializeToString())
+    return expected
+
+
+def run_limited(args, soft: int, hard: int | None = None) -> subprocess.CompletedProcess:
+    def limit():
+        current_hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, current_hard if hard is None else hard))
+    cmd = [str(refcheck.binary_path()), *map(str, args)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120,
+                          stdin=subprocess.DEVNULL, preexec_fn=limit)
+    assert proc.returncode >= 0, f"died by signal {-proc.returncode}" + describe(proc)
+    return proc
+
+
+def test_many_data_files_under_a_low_soft_limit(tmp_path, onnxstream):
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < 1024:
+        pytest.skip(f"the hard limit on open files is {hard}")
+    folder = tmp_path / "m"
+    expected = many_files_model(folder, 600)
+    out = tmp_path / "merged.onnx"
+    proc = run_limited(["merge", folder / "model.onnx", "-o", out], soft=256)
+    assert proc.returncode == 0, describe(proc)
+    got = merged_values(out)
+    assert len(got) == len(expected)
+    for name, a in expected.items():
+        np.testing.assert_array_equal(got[name], a)
+    for command in ("verify", "inspect"):
+        proc = run_limited([command, folder / "model.onnx"], soft=256)
+        assert proc.returncode == 0, describe(proc)
+
+
+def test_many_data_files_under_a_low_hard_limit_fail_cleanly(tmp_path, onnxstream):
+    folder = tmp_path / "m"
+    many_files_model(folder, 600)
+    out = tmp_path / "merged.onnx"
+    proc = run_limited(["merge", folder / "model.onnx", "-o", out], soft=256, hard=256)
+    assert proc.returncode == 1, describe(proc)
+    cases.assert_error_with_hint(proc)
+    assert "ulimit -n" in proc.stderr, describe(proc)
+    assert not out.exists()
