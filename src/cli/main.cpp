@@ -27,6 +27,7 @@
 #include <new>
 #include <pthread.h>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -65,12 +66,16 @@ void install_signal_handlers() {
     const sigset_t set = terminating_signals();
     // Blocked before any other thread exists, so that every thread inherits the mask.
     ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    std::thread([set] {
-        int signal_number = 0;
-        while (::sigwait(&set, &signal_number) != 0) {
-        }
-        leave_on(signal_number);
-    }).detach();
+    try {
+        std::thread([set] {
+            int signal_number = 0;
+            while (::sigwait(&set, &signal_number) != 0) {
+            }
+            leave_on(signal_number);
+        }).detach();
+    } catch (const std::system_error&) {
+        ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);  // no thread to take them: the defaults
+    }
 }
 
 // Everything printed must have reached stdout.

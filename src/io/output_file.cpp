@@ -29,8 +29,9 @@ struct registry {
 };
 
 registry& outputs_registry() {
-    static registry instance;
-    return instance;
+    // Never destroyed: a signal may arrive while the program's statics are torn down.
+    static auto* instance = new registry;
+    return *instance;
 }
 
 // Callers hold the registry's mutex.
