@@ -278,8 +278,10 @@ result<output_file> output_file::create(const fs::path& destination, std::uint64
     if (exists) {
         // The replacement looks like what it replaces: same permissions (a 0600 file
         // stays private, from the first byte on) and, where allowed, the same owner.
-        if (::fchown(file.fd_, existing.st_uid, existing.st_gid) != 0) { /* not ours to give: keep ours */ }
-        ::fchmod(file.fd_, existing.st_mode & 07777);
+        mode_t mode = existing.st_mode & 07777;
+        // Not ours to give: the file stays ours, and never set-user/group-ID for us.
+        if (::fchown(file.fd_, existing.st_uid, existing.st_gid) != 0) mode &= ~mode_t{S_ISUID | S_ISGID};
+        ::fchmod(file.fd_, mode);
     }
     if (size > 0) {
         int rc = options.preallocate ? ::posix_fallocate(file.fd_, 0, static_cast<off_t>(size)) : EOPNOTSUPP;

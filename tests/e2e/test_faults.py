@@ -281,6 +281,24 @@ def test_file_size_limit(command, writer, medium_model, tmp_path, onnxstream):
     hs.assert_unchanged(before, hs.snapshot(medium_model.parent), f"{command} under a file-size limit")
 
 
+def wait_for_reading(model: Path, proc: subprocess.Popen, timeout: float = 30) -> bool:
+    """Waits until proc has the model open or mapped: it is then past starting up."""
+    wanted = os.path.realpath(model)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with open(f"/proc/{proc.pid}/maps") as maps:
+                if wanted in maps.read():
+                    return True
+            for fd in os.listdir(f"/proc/{proc.pid}/fd"):
+                if os.readlink(f"/proc/{proc.pid}/fd/{fd}") == wanted:
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.001)
+    return False
+
+
 def test_first_interrupt_stops_inspect(tmp_path, onnxstream):
     """Also-item: inspect ignored the first Ctrl-C (the cancel flag was only looked at
     while writing). Every command now leaves on the first one, whatever it is doing."""
@@ -290,7 +308,7 @@ def test_first_interrupt_stops_inspect(tmp_path, onnxstream):
     for command in (["inspect", model], ["analyze", model], ["merge", model, "-o", tmp_path / "out.onnx"]):
         started = time.monotonic()
         proc = start(command, "auto")
-        time.sleep(0.05)
+        assert wait_for_reading(model, proc), f"{command[0]} never opened the model" + describe(proc)
         proc.send_signal(signal.SIGINT)
         run = finish(proc, timeout=60)
         took = time.monotonic() - started
@@ -391,14 +409,17 @@ def test_in_place_repack_keeps_working_and_modes(tmp_path, onnxstream):
 
 
 def test_force_keeps_the_mode(tmp_path, onnxstream):
-    """Item 10: --force over a 0600 file left it 0644."""
+    """Item 10: --force over a 0600 file left it 0644 (and, as root, owned by root)."""
     model = small_model(tmp_path / "m")
     out = tmp_path / "private.onnx"
     out.write_bytes(b"old")
     os.chmod(out, 0o600)
+    owner = (1234, 4321) if os.geteuid() == 0 else (os.getuid(), os.getgid())
+    os.chown(out, *owner)
     run = run_binary(["merge", model, "-o", out, "--force"])
     assert run.returncode == 0, run.describe()
     assert oct(out.stat().st_mode & 0o777) == oct(0o600)
+    assert (out.stat().st_uid, out.stat().st_gid) == owner, "the owner was not kept"
     onnx_loads(out)
 
 
