@@ -18,6 +18,7 @@
 
 #include <onnxstream/io/output_file.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -50,13 +51,19 @@ sigset_t terminating_signals() {
     return set;
 }
 
-[[noreturn]] void leave_on(int signal_number) {
+// No allocation here: out of memory must not turn a clean exit into std::terminate.
+[[noreturn]] void leave_on(int signal_number) noexcept {
     cancel_requested.store(true);
     onnxstream::io::abandon_all_outputs();
     const char* name = sigabbrev_np(signal_number);
-    std::string message = "onnxstream: error: interrupted by SIG" + std::string(name != nullptr ? name : "?") +
-                          "\n  no incomplete output was left behind; run the command again to finish it\n";
-    if (::write(STDERR_FILENO, message.data(), message.size()) < 0) { /* nothing more to do */ }
+    char message[256];
+    const int length = std::snprintf(message, sizeof message,
+                                     "onnxstream: error: interrupted by SIG%s\n  no incomplete output was left behind; "
+                                     "run the command again to finish it\n",
+                                     name != nullptr ? name : "?");
+    if (length > 0 && ::write(STDERR_FILENO, message, std::min(sizeof message - 1, static_cast<std::size_t>(length))) < 0) {
+        // Nothing more to do: the exit status says it.
+    }
     ::_exit(128 + signal_number);
 }
 
