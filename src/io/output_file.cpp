@@ -108,8 +108,9 @@ result<void> stage(step& s, int fd) {
 // Moves the staged file over the destination, keeping what was there as `backup`.
 result<void> place(step& s, bool overwrite) {
     const auto destination = s.file->destination().string();
-    auto os = [&](const std::string& what) {
-        return failure(os_failure(what + " " + destination, {errno, std::generic_category()}));
+    auto os = [&](const char* what) {
+        const std::error_code code(errno, std::generic_category());
+        return failure(os_failure(what + (" " + destination), code));
     };
     if (overwrite) {
         if (::renameat2(AT_FDCWD, s.staged.c_str(), AT_FDCWD, destination.c_str(), RENAME_EXCHANGE) == 0) {

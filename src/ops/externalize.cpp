@@ -8,12 +8,10 @@
 #include <onnxstream/plan/planner.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <tuple>
-#include <unistd.h>
 
 namespace onnxstream::ops {
 
