@@ -174,3 +174,25 @@ TEST_CASE("a destination name of 255 bytes works: the temporary's name is short"
         CHECK(test_support::read_file(target) == "ok");
     }
 }
+
+TEST_CASE("without overwrite, an output that appears while writing undoes the outputs already placed") {
+    for (const bool anonymous : {true, false}) {
+        CAPTURE(anonymous);
+        temp_folder dir;
+        const auto data = dir.path() / "x.onnx.data";
+        const auto model = dir.path() / "x.onnx";
+        const io::output_options options{false, true, anonymous};
+        auto a = io::output_file::create(data, 4, options);
+        auto b = io::output_file::create(model, 5, options);
+        REQUIRE((a && b));
+        put(*a, "data");
+        put(*b, "model");
+        fs::create_symlink(dir.path() / "elsewhere", model);  // dangling: it exists all the same
+        io::output_file* all[] = {&*a, &*b};
+        const auto committed = io::commit_outputs(all);
+        REQUIRE_FALSE(committed);
+        CHECK(committed.error().code == error_code::output_exists);
+        CHECK(names_in(dir.path()) == std::vector<std::string>{"x.onnx"});
+        CHECK(fs::is_symlink(fs::symlink_status(model)));
+    }
+}
