@@ -53,12 +53,11 @@ result<parsed_arguments> parse_arguments(std::span<const std::string> args, std:
             parsed.add(canonical, "");
             continue;
         }
-        if (inline_value) {
-            parsed.add(canonical, *inline_value);
-            continue;
-        }
-        if (i + 1 >= args.size()) return usage("option " + canonical + " needs a value");
-        parsed.add(canonical, args[++i]);
+        if (!inline_value && i + 1 >= args.size()) return usage("option " + canonical + " needs a value");
+        std::string value = inline_value ? *inline_value : args[++i];
+        // An empty value (`-o ''`) would silently mean the default: no option takes one.
+        if (value.empty()) return usage("option " + canonical + " needs a value, not an empty one");
+        parsed.add(canonical, std::move(value));
     }
     return parsed;
 }
@@ -94,6 +93,9 @@ result<unsigned> parse_count(std::string_view text, std::string_view option) {
         value = value * 10 + static_cast<unsigned>(c - '0');
     }
     if (value == 0) return usage(std::string(option) + " must be at least 1");
+    // More threads than this only exhaust the process's limits (io_uring then cancels).
+    constexpr unsigned most = 1024;
+    if (value > most) return usage(std::string(option) + " must be at most " + std::to_string(most));
     return value;
 }
 

@@ -7,9 +7,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <set>
 #include <system_error>
@@ -119,7 +121,16 @@ private:
     result<ops::merge_report> merge_one(std::size_t index) {
         if (stopped_.load() || (options_.cancel != nullptr && options_.cancel->load()))
             return failure(error_code::interrupted, "interrupted before " + models_[index] + " was started");
-        return ops::merge(models_[index], options_for(index));
+        // No exception may leave a worker thread (std::terminate): it becomes this model's error.
+        try {
+            return ops::merge(models_[index], options_for(index));
+        } catch (const std::bad_alloc&) {
+            return failure(error_code::io, "out of memory while merging " + models_[index],
+                           "merge fewer models at once (--threads) or free memory");
+        } catch (const std::exception& e) {
+            return failure(error_code::io, std::string("internal error while merging ") + models_[index] + ": " + e.what(),
+                           "please report this with the model that caused it");
+        }
     }
 
     // Progress of all models as one stage: bytes done and planned so far, summed.

@@ -1,55 +1,54 @@
 #include <onnxstream/io/output_file.hpp>
 
-#include <array>
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <random>
+#include <string>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
+#include <vector>
 
 namespace onnxstream::io {
 namespace {
 
-// A registry of live temporary files that a signal handler may read: fixed storage,
-// slots claimed and released with atomics, no allocation. The states live apart from the
-// paths so that scanning them touches one page, not one per slot.
-constexpr std::size_t max_registered = 1024;  // a sharded repack may hold many outputs at once
-constexpr std::size_t max_path = 4096;
-enum slot_state : int { slot_free = 0, slot_writing = 1, slot_ready = 2 };
-std::array<std::atomic<int>, max_registered> slot_states{};
-char slot_paths[max_registered][max_path];
+namespace fs = std::filesystem;
 
-void register_temporary(const std::filesystem::path& path) noexcept {
-    const auto& text = path.native();
-    if (text.size() >= max_path) return;
-    for (std::size_t i = 0; i < max_registered; ++i) {
-        int expected = slot_free;
-        if (!slot_states[i].compare_exchange_strong(expected, slot_writing)) continue;
-        std::memcpy(slot_paths[i], text.c_str(), text.size() + 1);
-        slot_states[i].store(slot_ready, std::memory_order_release);
-        return;
-    }
+// Every named temporary of this process, for `abandon_all_outputs`. One mutex guards the
+// list, the `abandoned` flag, the creation of a temporary with its registration, and a
+// whole commit: a program leaving on a signal can then never find a temporary created
+// but not yet listed, nor a transaction half done.
+struct registry {
+    std::mutex mutex;
+    std::vector<std::string> names;
+    bool abandoned = false;
+};
+
+registry& outputs_registry() {
+    // Never destroyed: a signal may arrive while the program's statics are torn down.
+    static auto* instance = new registry;
+    return *instance;
 }
 
-void unregister_temporary(const std::filesystem::path& path) noexcept {
-    for (std::size_t i = 0; i < max_registered; ++i) {
-        if (slot_states[i].load(std::memory_order_acquire) == slot_ready && path.native() == slot_paths[i]) {
-            slot_states[i].store(slot_free, std::memory_order_release);
-            return;
-        }
-    }
+// Callers hold the registry's mutex.
+void register_name(registry& r, const std::string& name) { r.names.push_back(name); }
+
+void unregister_name(registry& r, const std::string& name) noexcept {
+    const auto it = std::find(r.names.begin(), r.names.end(), name);
+    if (it != r.names.end()) r.names.erase(it);
 }
 
-std::string random_suffix() {
+// Short on purpose: a destination name of up to 255 bytes must still leave room for it.
+std::string temporary_name(const char* suffix) {
     static thread_local std::mt19937_64 generator{std::random_device{}()};
     static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-    std::string suffix(8, 'x');
-    for (auto& c : suffix) c = alphabet[generator() % (sizeof(alphabet) - 1)];
-    return suffix;
+    std::string name = ".onnxstream-";
+    for (int i = 0; i < 8; ++i) name += alphabet[generator() % (sizeof(alphabet) - 1)];
+    return name + suffix;
 }
 
 std::string human_bytes(std::uint64_t bytes) {
@@ -60,11 +59,134 @@ std::string human_bytes(std::uint64_t bytes) {
     return text;
 }
 
+fs::path folder_of(const fs::path& destination) {
+    auto folder = destination.parent_path();
+    return folder.empty() ? fs::path(".") : folder;
+}
+
+const char* kind_of(mode_t mode) {
+    if (S_ISLNK(mode)) return "a symbolic link";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISDIR(mode)) return "a directory";
+    return "not a regular file";
+}
+
+error not_regular(const fs::path& destination, mode_t mode, bool during) {
+    return {error_code::invalid_argument,
+            "the output " + destination.string() + " is " + kind_of(mode) + (during ? " (it appeared while writing)" : ""),
+            "onnxstream only replaces regular files; remove it or choose another name with -o"};
+}
+
+// One output's way through a commit.
+struct step {
+    output_file* file = nullptr;
+    std::string staged;   // the new bytes under a hidden name in the destination's folder
+    std::string backup;   // where the replaced file waits until the transaction is done
+    bool placed = false;  // the destination now holds the new bytes
+    bool anonymous = false;
+};
+
+std::string in_folder(const fs::path& destination, const std::string& name) { return (folder_of(destination) / name).string(); }
+
+// Gives an anonymous temporary a name beside its destination.
+result<void> stage(step& s, int fd) {
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        s.staged = in_folder(s.file->destination(), temporary_name(".tmp"));
+        if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, s.staged.c_str(), AT_SYMLINK_FOLLOW) == 0) return {};
+        if (errno != EEXIST) break;
+    }
+    const std::error_code os(errno, std::generic_category());
+    s.staged.clear();
+    return failure(os_failure("cannot give the output " + s.file->destination().string() + " its name", os,
+                              "the file system must allow hard links, and /proc must be mounted"));
+}
+
+// Moves the staged file over the destination, keeping what was there as `backup`.
+result<void> place(step& s, bool overwrite) {
+    const auto destination = s.file->destination().string();
+    auto os = [&](const char* what) {
+        const std::error_code code(errno, std::generic_category());
+        return failure(os_failure(what + (" " + destination), code));
+    };
+    if (overwrite) {
+        if (::renameat2(AT_FDCWD, s.staged.c_str(), AT_FDCWD, destination.c_str(), RENAME_EXCHANGE) == 0) {
+            // The staged name now holds what was at the destination: only a regular file
+            // may be replaced, whatever appeared there while we worked.
+            struct stat old {};
+            if (::lstat(s.staged.c_str(), &old) == 0 && !S_ISREG(old.st_mode)) {
+                ::renameat2(AT_FDCWD, s.staged.c_str(), AT_FDCWD, destination.c_str(), RENAME_EXCHANGE);
+                return failure(not_regular(destination, old.st_mode, true));
+            }
+            s.backup = std::exchange(s.staged, {});
+            s.placed = true;
+            return {};
+        }
+        if (errno != ENOENT) {
+            if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return os("cannot move the output into place as");
+            // No RENAME_EXCHANGE here: keep the old file under a second name, then rename.
+            struct stat old {};
+            if (::lstat(destination.c_str(), &old) == 0) {
+                if (!S_ISREG(old.st_mode)) return failure(not_regular(destination, old.st_mode, true));
+                for (int attempt = 0; attempt < 16 && s.backup.empty(); ++attempt) {
+                    auto name = in_folder(destination, temporary_name(".old"));
+                    if (::link(destination.c_str(), name.c_str()) == 0) s.backup = std::move(name);
+                    else if (errno != EEXIST) return os("cannot keep a backup of");
+                }
+                if (s.backup.empty()) return os("cannot keep a backup of");
+            }
+            if (::rename(s.staged.c_str(), destination.c_str()) != 0) {
+                const int code = errno;
+                if (!s.backup.empty()) ::unlink(s.backup.c_str());
+                s.backup.clear();
+                errno = code;
+                return os("cannot move the output into place as");
+            }
+            s.staged.clear();
+            s.placed = true;
+            return {};
+        }
+    }
+    // Nothing to replace: link + unlink refuses a destination that appeared meanwhile.
+    if (::link(s.staged.c_str(), destination.c_str()) == 0) {
+        ::unlink(s.staged.c_str());
+    } else if (errno == EEXIST) {
+        return failure(error_code::output_exists, "the output " + destination + " appeared while writing",
+                       "pass --force to replace it");
+    } else if (::renameat2(AT_FDCWD, s.staged.c_str(), AT_FDCWD, destination.c_str(), RENAME_NOREPLACE) != 0) {
+        if (errno == EEXIST)
+            return failure(error_code::output_exists, "the output " + destination + " appeared while writing",
+                           "pass --force to replace it");
+        return os("cannot move the output into place as");
+    }
+    s.staged.clear();
+    s.placed = true;
+    return {};
+}
+
+// Undoes a placed step: the replaced file comes back, a new one goes.
+void roll_back(step& s) noexcept {
+    if (!s.placed) return;
+    const auto destination = s.file->destination().string();
+    if (!s.backup.empty()) {
+        if (::rename(s.backup.c_str(), destination.c_str()) == 0) s.backup.clear();
+    } else {
+        ::unlink(destination.c_str());
+    }
+    s.placed = false;
+}
+
 }  // namespace
 
-void remove_all_temporaries_signal_safe() noexcept {
-    for (std::size_t i = 0; i < max_registered; ++i)
-        if (slot_states[i].load(std::memory_order_acquire) == slot_ready) ::unlink(slot_paths[i]);
+void abandon_all_outputs() noexcept {
+    auto& r = outputs_registry();
+    const std::lock_guard lock(r.mutex);
+    r.abandoned = true;
+    for (const auto& name : r.names) ::unlink(name.c_str());
+    r.names.clear();
 }
 
 output_file::output_file(output_file&& other) noexcept
@@ -92,46 +214,76 @@ void output_file::discard() noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
     if (!temporary_.empty()) {
+        auto& r = outputs_registry();
+        const std::lock_guard lock(r.mutex);
         ::unlink(temporary_.c_str());
-        unregister_temporary(temporary_);
+        unregister_name(r, temporary_.native());
         temporary_.clear();
     }
 }
 
-result<output_file> output_file::create(const std::filesystem::path& destination, std::uint64_t size,
-                                        const output_options& options) {
+result<output_file> output_file::create(const fs::path& destination, std::uint64_t size, const output_options& options) {
     output_file file;
     file.destination_ = destination;
     file.size_ = size;
     file.overwrite_ = options.overwrite;
     std::error_code status_error;
-    const auto status = std::filesystem::status(destination, status_error);
-    if (std::filesystem::is_directory(status))
+    if (fs::is_directory(fs::status(destination, status_error)))
         return failure(error_code::invalid_argument, "the output " + destination.string() + " is a directory",
                        "give a file name with -o");
-    if (std::filesystem::exists(status) && !options.overwrite)
+    // lstat: a dangling symbolic link exists too.
+    struct stat existing {};
+    const bool exists = ::lstat(destination.c_str(), &existing) == 0;
+    if (exists && !options.overwrite)
         return failure(error_code::output_exists, "the output " + destination.string() + " already exists",
                        "pass --force to replace it, or choose another name with -o");
-    auto folder = destination.parent_path();
-    if (folder.empty()) folder = ".";
-    if (!std::filesystem::is_directory(folder, status_error))
+    if (exists && !S_ISREG(existing.st_mode)) return failure(not_regular(destination, existing.st_mode, false));
+    const auto folder = folder_of(destination);
+    if (!fs::is_directory(folder, status_error))
         return failure(error_code::io, "the output folder " + folder.string() + " does not exist",
                        "create it first, or choose another output with -o");
-    for (int attempt = 0; attempt < 16 && file.fd_ < 0; ++attempt) {
-        file.temporary_ = folder / ("." + destination.filename().string() + ".onnxstream-" + random_suffix() + ".tmp");
-        file.fd_ = ::open(file.temporary_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (file.fd_ < 0 && errno != EEXIST) {
-            const std::error_code os(errno, std::generic_category());
+    {
+        auto& r = outputs_registry();
+        const std::lock_guard lock(r.mutex);
+        if (r.abandoned) return failure(error_code::interrupted, "interrupted; no output was written");
+        if (options.anonymous) {
+            file.fd_ = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+            if (file.fd_ < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOENT)
+                return failure(os_failure("cannot create a file in " + folder.string(), {errno, std::generic_category()},
+                                          "check that the output folder exists and is writable"));
+        }
+        for (int attempt = 0; attempt < 16 && file.fd_ < 0; ++attempt) {
+            file.temporary_ = folder / temporary_name(".tmp");
+            file.fd_ = ::open(file.temporary_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+            if (file.fd_ < 0 && errno != EEXIST) {
+                const std::error_code os(errno, std::generic_category());
+                file.temporary_.clear();
+                return failure(os_failure("cannot create a file in " + folder.string(), os,
+                                          "check that the output folder exists and is writable"));
+            }
+        }
+        if (file.fd_ < 0) {
             file.temporary_.clear();
-            return failure(os_failure("cannot create a file in " + folder.string(), os,
-                                      "check that the output folder exists and is writable"));
+            return failure(error_code::io, "cannot create a temporary file in " + folder.string());
+        }
+        if (!file.temporary_.empty()) {
+            try {
+                register_name(r, file.temporary_.native());
+            } catch (const std::bad_alloc&) {
+                ::unlink(file.temporary_.c_str());
+                file.temporary_.clear();
+                return failure(error_code::io, "out of memory while creating the output " + destination.string());
+            }
         }
     }
-    if (file.fd_ < 0) {
-        file.temporary_.clear();
-        return failure(error_code::io, "cannot create a temporary file in " + folder.string());
+    if (exists) {
+        // The replacement looks like what it replaces: same permissions (a 0600 file
+        // stays private, from the first byte on) and, where allowed, the same owner.
+        mode_t mode = existing.st_mode & 07777;
+        // Not ours to give: the file stays ours, and never set-user/group-ID for us.
+        if (::fchown(file.fd_, existing.st_uid, existing.st_gid) != 0) mode &= ~mode_t{S_ISUID | S_ISGID};
+        ::fchmod(file.fd_, mode);
     }
-    register_temporary(file.temporary_);
     if (size > 0) {
         int rc = options.preallocate ? ::posix_fallocate(file.fd_, 0, static_cast<off_t>(size)) : EOPNOTSUPP;
         if (rc == EOPNOTSUPP || rc == EINVAL) rc = ::ftruncate(file.fd_, static_cast<off_t>(size)) == 0 ? 0 : errno;
@@ -140,6 +292,8 @@ result<output_file> output_file::create(const std::filesystem::path& destination
             auto e = os_failure("cannot reserve " + human_bytes(size) + " for " + destination.string(), os,
                                 os == std::errc::no_space_on_device
                                     ? "free at least " + human_bytes(size) + " on that file system, or write elsewhere with -o"
+                                : os == std::errc::file_too_large
+                                    ? "the file-size limit (ulimit -f) or the file system does not allow a file that large"
                                     : std::string{});
             return failure(std::move(e));
         }
@@ -148,37 +302,87 @@ result<output_file> output_file::create(const std::filesystem::path& destination
 }
 
 result<void> output_file::commit() {
-    if (fd_ < 0 || temporary_.empty()) return failure(error_code::io, "the output was already committed or discarded");
-    if (::fsync(fd_) != 0)
-        return failure(os_failure("cannot flush " + temporary_.string() + " to disk", {errno, std::generic_category()}));
-    if (::close(std::exchange(fd_, -1)) != 0)
-        return failure(os_failure("cannot close " + temporary_.string(), {errno, std::generic_category()}));
-    if (overwrite_) {
-        if (::rename(temporary_.c_str(), destination_.c_str()) != 0)
-            return failure(os_failure("cannot rename the output into place as " + destination_.string(),
+    output_file* self = this;
+    return commit_outputs(std::span(&self, 1));
+}
+
+result<void> commit_outputs(std::span<output_file* const> outputs) {
+    // Every failure below leaves each output discarded (its temporary removed).
+    struct discard_all {
+        std::span<output_file* const> outputs;
+        bool armed = true;
+        ~discard_all() {
+            if (armed)
+                for (auto* file : outputs) file->discard();
+        }
+    } guard{outputs};
+
+    for (auto* file : outputs) {
+        if (file->fd_ < 0) return failure(error_code::io, "the output was already committed or discarded");
+        if (::fsync(file->fd_) != 0)
+            return failure(os_failure("cannot flush " + file->destination_.string() + " to disk",
                                       {errno, std::generic_category()}));
-    } else {
-        // link + unlink refuses to replace a destination that appeared while we worked.
-        if (::link(temporary_.c_str(), destination_.c_str()) != 0) {
-            const int code = errno;
-            if (code == EEXIST)
-                return failure(error_code::output_exists, "the output " + destination_.string() + " appeared while writing",
-                               "pass --force to replace it");
-            if (::rename(temporary_.c_str(), destination_.c_str()) != 0)
-                return failure(os_failure("cannot move the output into place as " + destination_.string(),
-                                          {errno, std::generic_category()}));
-        } else {
-            ::unlink(temporary_.c_str());
+    }
+    auto& r = outputs_registry();
+    std::unique_lock lock(r.mutex);
+    if (r.abandoned) return failure(error_code::interrupted, "interrupted; no output was written");
+    std::vector<step> steps(outputs.size());
+    std::vector<std::string> registered;  // names given here to anonymous temporaries
+    auto release = [&](bool remove) {
+        for (auto& s : steps)
+            if (remove && s.anonymous && !s.staged.empty()) ::unlink(s.staged.c_str());
+        for (const auto& name : registered) unregister_name(r, name);
+    };
+    // First every output gets a name beside its destination, then the moves follow each
+    // other with no other work between them.
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        auto& s = steps[i];
+        s.file = outputs[i];
+        s.anonymous = s.file->temporary_.empty();
+        if (!s.anonymous) {
+            s.staged = s.file->temporary_.native();
+            continue;
+        }
+        registered.reserve(outputs.size());
+        if (auto staged = stage(s, s.file->fd_); !staged) {
+            release(true);
+            return staged;
+        }
+        registered.push_back(s.staged);
+        register_name(r, s.staged);
+    }
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        auto placed = place(steps[i], steps[i].file->overwrite_);
+        if (!steps[i].anonymous && steps[i].staged.empty()) {
+            // The named temporary was moved (into place, or out of the way with the
+            // replaced file in it): the output no longer owns that name.
+            unregister_name(r, steps[i].file->temporary_.native());
+            steps[i].file->temporary_.clear();
+        }
+        if (!placed) {
+            for (std::size_t j = i + 1; j-- > 0;) roll_back(steps[j]);
+            // A backup that could not be put back stays, named, rather than be lost.
+            release(true);
+            return placed;
         }
     }
-    unregister_temporary(temporary_);
-    temporary_.clear();
-    auto folder = destination_.parent_path();
-    if (folder.empty()) folder = ".";
-    const int folder_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (folder_fd >= 0) {
-        ::fsync(folder_fd);
-        ::close(folder_fd);
+    for (auto& s : steps) {
+        if (!s.backup.empty()) ::unlink(s.backup.c_str());
+        ::close(std::exchange(s.file->fd_, -1));
+    }
+    release(false);
+    lock.unlock();
+    guard.armed = false;
+    std::vector<fs::path> folders;
+    for (const auto* file : outputs) {
+        const auto folder = folder_of(file->destination_);
+        if (std::find(folders.begin(), folders.end(), folder) != folders.end()) continue;
+        folders.push_back(folder);
+        const int folder_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (folder_fd >= 0) {
+            ::fsync(folder_fd);
+            ::close(folder_fd);
+        }
     }
     return {};
 }

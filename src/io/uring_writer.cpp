@@ -31,6 +31,7 @@
 #include <sys/eventfd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -79,7 +80,9 @@ public:
         for (auto& thread : threads_) thread.join();
     }
 
-    void post(std::function<void()> task) {
+    // `task` runs on a worker, then `done` is reported, even if the task threw (no
+    // exception may leave a thread: it is recorded, and `failed` says so).
+    void post(std::function<void()> task, worker_done done) {
         if (!started_) {
             started_ = true;
             threads_.reserve(count_);
@@ -90,12 +93,12 @@ public:
             }
         }
         if (threads_.empty()) {
-            task();  // it reports through complete() like any other
+            run(task, done);  // it reports through complete() like any other
             return;
         }
         {
             std::lock_guard lock(mutex_);
-            tasks_.push_back(std::move(task));
+            tasks_.emplace_back(std::move(task), done);
         }
         wake_.notify_one();
     }
@@ -117,10 +120,21 @@ public:
         out.swap(done_);
     }
 
+    [[nodiscard]] bool failed() const noexcept { return failed_.load(); }
+
 private:
-    void work() {
+    void run(const std::function<void()>& task, worker_done done) noexcept {
+        try {
+            task();
+        } catch (...) {
+            failed_.store(true);
+        }
+        complete(done);
+    }
+
+    void work() noexcept {
         for (;;) {
-            std::function<void()> task;
+            std::pair<std::function<void()>, worker_done> task;
             {
                 std::unique_lock lock(mutex_);
                 wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
@@ -128,7 +142,7 @@ private:
                 task = std::move(tasks_.front());
                 tasks_.pop_front();
             }
-            task();
+            run(task.first, task.second);
         }
     }
 
@@ -137,7 +151,8 @@ private:
     bool started_ = false;
     std::mutex mutex_;
     std::condition_variable wake_;
-    std::deque<std::function<void()>> tasks_;
+    std::deque<std::pair<std::function<void()>, worker_done>> tasks_;
+    std::atomic<bool> failed_{false};
     bool stopping_ = false;
     std::vector<std::thread> threads_;
     std::mutex done_mutex_;
@@ -443,8 +458,7 @@ private:
             free_lane->outcome = detail::copy_in_kernel(in, w.input_offset, out, w.output_offset, w.length, cancel);
             // Start writing this chunk to the device at once, from the thread that copied it.
             if (free_lane->outcome.copied > 0) detail::start_writeback(out, w.output_offset, free_lane->outcome.copied);
-            pool_->complete({worker_done::kind::copied, lane_index});
-        });
+        }, {worker_done::kind::copied, lane_index});
         return true;
     }
 
@@ -622,12 +636,13 @@ private:
         auto* hashes = &stream.hashes;
         workers().post([this, hashes, bytes, index] {
             hashes->update(bytes);
-            pool_->complete({worker_done::kind::hashed, index});
-        });
+        }, {worker_done::kind::hashed, index});
     }
 
     void collect_workers() {
         pool_->take(done_);
+        if (pool_->failed() && !error_)
+            stop(error{error_code::io, "a writer thread failed (out of memory?)", "free memory or use fewer --threads"});
         for (const auto& done : done_) {
             --tasks_;
             if (done.what == worker_done::kind::hashed) hash_done(done.index);

@@ -8,12 +8,10 @@
 #include <onnxstream/plan/planner.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <tuple>
-#include <unistd.h>
 
 namespace onnxstream::ops {
 
@@ -312,12 +310,22 @@ private:
     }
 
     // check_output, except that an output may replace an input when in-place rewriting
-    // is allowed and forced (see externalize_options::allow_in_place).
+    // is allowed and forced (see externalize_options::allow_in_place), and only when the
+    // input model itself is replaced too: a data file replaced under a model that stays
+    // would leave that model reading bytes laid out for another.
     result<void> check_one_output(const fs::path& path) const {
         const auto identity = io::identity_of(path);
         const bool replaces_input =
             identity && std::find(inputs_.begin(), inputs_.end(), *identity) != inputs_.end();
         if (!replaces_input || !options_.allow_in_place) return check_output(path, inputs_, options_.force);
+        const auto output_identity = io::identity_of(report_.output);
+        const bool in_place = output_identity && *output_identity == inputs_.front();
+        if (!in_place)
+            return failure(error_code::output_is_input,
+                           "the output " + path.string() + " is a file the input model " + model_path_.string() +
+                               " still needs",
+                           "choose another --data-name, or repack in place (-o " + model_path_.string() +
+                               " --force) so that the model is replaced with its data");
         if (!options_.force)
             return failure(error_code::output_is_input, "the output " + path.string() + " is one of the inputs",
                            "pass --force to repack in place (the old files are replaced only once the new ones "
@@ -326,6 +334,9 @@ private:
         if (fs::is_directory(path, ec))
             return failure(error_code::invalid_argument, "the output " + path.string() + " is a directory",
                            "give a file name with -o");
+        if (!fs::is_regular_file(fs::symlink_status(path, ec)))
+            return failure(error_code::invalid_argument, "the output " + path.string() + " is not a regular file",
+                           "onnxstream only replaces regular files; write the result elsewhere with -o");
         return {};
     }
 
@@ -342,21 +353,14 @@ private:
         return {};
     }
 
-    // Every output is complete and on disk before the first rename, so the renames (data
-    // files first, the model last) follow each other with no I/O between them. Until the
-    // first one, the inputs are untouched; a repack in place swaps the files in that
-    // short window only.
+    // Every output is complete and on disk before the first rename, and the renames (data
+    // files first, the model last) are one transaction: if any fails, those done are
+    // undone and the files they replaced (a repack in place: the inputs) are back intact.
     result<void> commit_all() {
-        auto flush = [](const io::output_file& file) -> result<void> {
-            if (::fsync(file.descriptor()) != 0)
-                return failure(os_failure("cannot flush " + file.temporary_path().string() + " to disk",
-                                          {errno, std::generic_category()}));
-            return {};
-        };
-        for (const auto& file : data_outputs_) ONNXSTREAM_TRY(flush(file));
-        ONNXSTREAM_TRY(flush(model_output_));
-        for (auto& file : data_outputs_) ONNXSTREAM_TRY(file.commit());
-        return model_output_.commit();
+        std::vector<io::output_file*> outputs;
+        for (auto& file : data_outputs_) outputs.push_back(&file);
+        outputs.push_back(&model_output_);
+        return io::commit_outputs(outputs);
     }
 
     result<void> write_data_files() {

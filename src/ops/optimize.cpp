@@ -269,8 +269,11 @@ private:
         ONNXSTREAM_ASSIGN(const auto written, write_planned(output, *planned, sources, options_,
                                                             "write " + report_.output.filename().string(), report_.warnings));
         report_.writer = written.backend;
-        if (data_output) ONNXSTREAM_TRY(data_output->commit());
-        ONNXSTREAM_TRY(output.commit());
+        // The data file and the model are committed as one: both or neither.
+        std::vector<io::output_file*> outputs;
+        if (data_output) outputs.push_back(&*data_output);
+        outputs.push_back(&output);
+        ONNXSTREAM_TRY(io::commit_outputs(outputs));
         return {};
     }
 

@@ -1,5 +1,6 @@
 #include <onnxstream/ops/plan_output.hpp>
 
+#include <algorithm>
 #include <thread>
 
 namespace onnxstream::ops {
@@ -7,7 +8,9 @@ namespace onnxstream::ops {
 namespace fs = std::filesystem;
 
 unsigned effective_threads(unsigned requested) noexcept {
-    return requested != 0 ? requested : std::max(1U, std::thread::hardware_concurrency());
+    // Capped: thousands of threads only exhaust the process's limits (io_uring cancels).
+    constexpr unsigned most = 1024;
+    return std::min(most, requested != 0 ? requested : std::max(1U, std::thread::hardware_concurrency()));
 }
 
 fs::path default_output(const fs::path& model, const std::string& suffix) {
@@ -26,10 +29,16 @@ result<void> check_output(const fs::path& output, std::span<const io::file_ident
                 return failure(error_code::output_is_input,
                                "the output " + output.string() + " is one of the inputs",
                                "write to another file with -o; onnxstream never overwrites its inputs");
-        if (!force)
-            return failure(error_code::output_exists, "the output " + output.string() + " already exists",
-                           "pass --force to replace it, or choose another name with -o");
     }
+    // What is there, not what a link points at: a dangling link exists too, and only a
+    // regular file may be replaced (never a FIFO, a device such as /dev/null, a link).
+    const auto status = fs::symlink_status(output, ec);
+    if (fs::exists(status) && !force)
+        return failure(error_code::output_exists, "the output " + output.string() + " already exists",
+                       "pass --force to replace it, or choose another name with -o");
+    if (fs::exists(status) && !fs::is_regular_file(status))
+        return failure(error_code::invalid_argument, "the output " + output.string() + " is not a regular file",
+                       "onnxstream only replaces regular files; remove it or choose another name with -o");
     return {};
 }
 

@@ -1,6 +1,7 @@
 #include "range_hasher.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -50,11 +51,28 @@ result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kin
             else range.xxh3 = xxh3->digest();
         }
     };
+    // No exception may leave a thread: one (out of memory) stops every worker and
+    // becomes an error value.
+    std::atomic<bool> threw{false};
+    auto guarded = [&]() noexcept {
+        try {
+            work();
+        } catch (...) {
+            threw.store(true);
+            stopped.store(true);
+        }
+    };
     std::vector<std::thread> threads;
-    threads.reserve(workers - 1);
-    for (unsigned w = 1; w < workers; ++w) threads.emplace_back(work);
-    work();
+    try {
+        threads.reserve(workers - 1);
+        for (unsigned w = 1; w < workers; ++w) threads.emplace_back(guarded);
+    } catch (const std::exception&) {
+        // Fewer threads than asked for: those there are share the work.
+    }
+    guarded();
     for (auto& t : threads) t.join();
+    if (threw.load())
+        return failure(error_code::io, "out of memory while hashing", "free memory or use fewer --threads");
     if (stopped.load()) return failure(error_code::interrupted, "interrupted; nothing was changed");
     return total;
 }

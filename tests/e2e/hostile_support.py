@@ -182,5 +182,27 @@ def error_lines(stderr: str) -> list[str]:
 
 
 def temporaries(folder: Path) -> list[str]:
-    """Hidden temporary outputs (.<name>.onnxstream-XXXX.tmp) anywhere under folder."""
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob(".*.tmp"))
+    """Hidden temporary outputs (.onnxstream-XXXXXXXX.tmp, and the .old backups of a
+    commit) anywhere under folder."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob(".*")
+                  if p.name.endswith((".tmp", ".old")) and ".onnxstream" in p.name)
+
+
+def writing_into(folder: Path, pid: int) -> bool:
+    """Whether process pid has an output open in folder: a named temporary, or one
+    without a name (O_TMPFILE: /proc shows it as '<folder>/#<inode> (deleted)')."""
+    if temporaries(folder):
+        return True
+    prefix = os.path.realpath(folder) + "/"
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(prefix) and target.endswith(" (deleted)") and "/#" in target:
+            return True
+    return False

@@ -161,7 +161,7 @@ def sparse_external_model(folder: Path, data_bytes: int, tensors: int = 16) -> P
 def wait_for_temporary(folder: Path, proc: subprocess.Popen, timeout: float = 60) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
-        if hs.temporaries(folder):
+        if hs.writing_into(folder, proc.pid):
             return True
         time.sleep(0.0005)
     return False
