@@ -2,10 +2,8 @@
 
 #include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/model_file.hpp>
-#include <onnxstream/passes/common_subexpression.hpp>
-#include <onnxstream/passes/constant_if.hpp>
 #include <onnxstream/passes/dead_code.hpp>
-#include <onnxstream/passes/identity_removal.hpp>
+#include <onnxstream/passes/pass_registry.hpp>
 
 #include <set>
 
@@ -29,7 +27,7 @@ analyze_totals analyze_report::totals(finding_kind kind) const {
 namespace {
 
 // Findings about the model as it is: unused initializers and inputs, isolated components.
-void static_findings(const passes::graph_model& model, std::vector<finding>& out, std::set<std::string>& unused) {
+void static_findings(const passes::graph_model& model, std::vector<finding>& out) {
     const passes::graph_index index(model);
     for (std::uint32_t v = 0; v < index.size(); ++v) {
         const auto& val = index.at(v);
@@ -48,7 +46,6 @@ void static_findings(const passes::graph_model& model, std::vector<finding>& out
             f.names.emplace_back(model.text(val.name));
             f.bytes = model.tensor_bytes(val.tensor);
             f.detail = "nothing reads it";
-            unused.insert(f.scope + '\n' + f.names[0]);
             out.push_back(std::move(f));
         }
     }
@@ -89,7 +86,6 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
     const passes::tensor_reader reader(model, &data);
 
     std::vector<error> ignored;
-    std::set<std::string> unused;
     {
         ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
         for (std::uint32_t s = 0; s < graph.scopes.size(); ++s) report.scopes.push_back(graph.scope_path(s));
@@ -98,34 +94,14 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
             ++report.initializers;
             report.initializer_bytes += graph.tensor_bytes(t);
         }
-        static_findings(graph, report.findings, unused);
-        // What dce removes: dead nodes, and initializers only they read.
-        std::vector<finding> removed;
-        passes::pass_context context{graph, reader, removed, ignored};
-        (void)passes::eliminate_dead_code(context);
-        for (auto& f : removed) {
-            if (f.kind == finding_kind::dead_node || f.kind == finding_kind::removed_function) {
-                report.findings.push_back(std::move(f));
-            } else if (f.kind == finding_kind::unused_initializer && !unused.contains(f.scope + '\n' + f.names[0])) {
-                f.detail = "only dead nodes read it";
-                report.findings.push_back(std::move(f));
-            }
-        }
+        static_findings(graph, report.findings);
     }
-    {
+    // Each pass on its own fresh copy: every finding says what that one change would save.
+    for (const auto& pass : passes::pass_registry()) {
+        if (pass.analyze == nullptr) continue;
         ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
         passes::pass_context context{graph, reader, report.findings, ignored};
-        passes::find_dead_branches(context);
-    }
-    {
-        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
-        passes::pass_context context{graph, reader, report.findings, ignored};
-        (void)passes::eliminate_common_subexpressions(context);
-    }
-    {
-        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
-        passes::pass_context context{graph, reader, report.findings, ignored};
-        (void)passes::remove_identities(context);
+        pass.analyze(context);
     }
     // What was read through the mapping is only right if the file did not change meanwhile.
     ONNXSTREAM_TRY(model.file.check_unchanged());

@@ -1,4 +1,5 @@
 #include <onnxstream/passes/common_subexpression.hpp>
+#include <onnxstream/passes/pass_registry.hpp>
 
 #include <onnxstream/io/hashing.hpp>
 #include <onnxstream/onnx/fields.hpp>
@@ -293,5 +294,14 @@ private:
 }  // namespace
 
 std::uint64_t eliminate_common_subexpressions(pass_context& context) { return cse_run(context).run(); }
+
+namespace {
+void analyze_common_subexpressions(pass_context& context) { (void)eliminate_common_subexpressions(context); }
+}  // namespace
+
+pass_entry common_subexpression_pass() {
+    return {"cse", "duplicate nodes and identical initializers merged", eliminate_common_subexpressions,
+            analyze_common_subexpressions};
+}
 
 }  // namespace onnxstream::passes

@@ -17,6 +17,10 @@ const char* to_string(finding_kind kind) noexcept {
         case finding_kind::removed_value_info: return "removed_value_info";
         case finding_kind::removed_function: return "removed_function";
         case finding_kind::folded_batchnorm: return "folded_batchnorm";
+        case finding_kind::folded_constant: return "folded_constant";
+        case finding_kind::folded_shape: return "folded_shape";
+        case finding_kind::nop_node: return "nop_node";
+        case finding_kind::fused_node: return "fused_node";
         case finding_kind::skipped: return "skipped";
     }
     return "finding";
