@@ -9,7 +9,9 @@ namespace onnxstream::passes {
 #define ONNXSTREAM_PASS_LIST(X) \
     X(dead_code_pass)           \
     X(constant_if_pass)         \
+    X(shape_folding_pass)       \
     X(constant_folding_pass)    \
+    X(nop_removal_pass)         \
     X(common_subexpression_pass) \
     X(identity_pass)            \
     X(batchnorm_folding_pass)
