@@ -347,6 +347,49 @@ struct inference {
             out.dims = broadcast({&x, &target});
             return out;
         }
+        if (op == "Range") {
+            out.dims = std::vector<std::int64_t>{-1};
+            return out;
+        }
+        if (op == "MatMul") {
+            const auto& b = of(n, 1);
+            if (!x.dims || !b.dims || x.dims->empty() || b.dims->empty()) return out;
+            auto a_dims = *x.dims, b_dims = *b.dims;
+            const bool a_vector = a_dims.size() == 1, b_vector = b_dims.size() == 1;
+            if (a_vector) a_dims.insert(a_dims.begin(), 1);
+            if (b_vector) b_dims.push_back(1);
+            const value_shape a_batch{0, std::vector<std::int64_t>(a_dims.begin(), a_dims.end() - 2)};
+            const value_shape b_batch{0, std::vector<std::int64_t>(b_dims.begin(), b_dims.end() - 2)};
+            auto dims = broadcast({&a_batch, &b_batch});
+            if (!dims) return out;
+            if (!a_vector) dims->push_back(a_dims[a_dims.size() - 2]);
+            if (!b_vector) dims->push_back(b_dims.back());
+            out.dims = dims;
+            return out;
+        }
+        if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd") {
+            if (!x.dims) return out;
+            std::optional<std::vector<std::int64_t>> axes;
+            const bool as_input = model.opset("") >= 18 || (op == "ReduceSum" && model.opset("") >= 13);
+            if (as_input) axes = ints(n, 1);
+            else if (const auto a = model.attribute(n, "axes")) axes = a->ints;
+            if (!axes || axes->empty()) return out;  // all axes, or noop_with_empty_axes: left unknown
+            auto dims = *x.dims;
+            std::vector<bool> reduced(dims.size(), false);
+            for (const auto a : *axes) {
+                const auto axis = axis_of(a, dims.size());
+                if (!axis) return out;
+                reduced[*axis] = true;
+            }
+            const bool keep = attr_i(n, "keepdims", 1) != 0;
+            std::vector<std::int64_t> result;
+            for (std::size_t i = 0; i < dims.size(); ++i) {
+                if (!reduced[i]) result.push_back(dims[i]);
+                else if (keep) result.push_back(1);
+            }
+            out.dims = result;
+            return out;
+        }
         if (op == "ConstantOfShape") {
             out.data_type = static_cast<std::int32_t>(data_type::float32);
             if (const auto a = model.attribute(n, "value"); a && a->tensor != none) {

@@ -1,7 +1,8 @@
 """`onnxstream optimize` on real models nobody here wrote, against ONNX Runtime's own optimizer.
 
 Models: Silero VAD legacy and v5 (the ONNX files inside npm @ricky0123/vad-web, installed by
-scripts/setup_models.sh), torchvision ResNet-18 and MobileNetV2 (the pass fixtures). For each:
+scripts/setup_models.sh), torchvision ResNet-18, MobileNetV2 and a small transformer exported by
+torch (the pass fixtures, scripts/make_pass_fixtures.py). For each:
   - python-onnx's checker accepts the optimized model;
   - it has at most as many nodes as ONNX Runtime's basic level leaves (the extended level is
     measured and printed too);
@@ -52,6 +53,8 @@ MODELS = {
     "silero_vad_v5": (lambda: npm_model("silero_vad_v5.onnx"), lambda: silero_inputs("v5"), False),
     "resnet18": (lambda: passes_dir() / "resnet18" / "model.onnx", None, True),
     "mobilenet_v2": (lambda: passes_dir() / "mobilenet_v2" / "model.onnx", None, True),
+    "small_transformer": (lambda: passes_dir() / "small_transformer" / "model.onnx",
+                          lambda: {"tokens": np.random.default_rng(3).integers(0, 50, (2, 5)).astype(np.int64)}, False),
 }
 
 
