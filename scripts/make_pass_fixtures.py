@@ -477,7 +477,10 @@ def small_transformer():
                           do_constant_folding=False)
     model = onnx.load_from_string(buf.getvalue())
     onnx.checker.check_model(model)
-    return model, dict(expect_after={"Constant": 0})
+    # Its Constants become initializers, which ONNX Runtime then prepacks (the last bit of
+    # some sums changes): the default optimize is compared with ONNX Runtime's basic level,
+    # which does the same.
+    return model, dict(expect_after={"Constant": 0}, default_reference="basic")
 
 
 # ---------------------------------------------------------------------------------------

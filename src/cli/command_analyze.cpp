@@ -47,6 +47,7 @@ constexpr std::array categories{
     category{finding_kind::folded_constant, "folded_constants", "constants folded"},
     category{finding_kind::folded_shape, "folded_shapes", "shapes folded"},
     category{finding_kind::nop_node, "nop_nodes", "no-op nodes"},
+    category{finding_kind::fused_node, "fused_nodes", "nodes that fuse"},
 };
 
 void write_finding_json(json_writer& json, const passes::finding& f) {

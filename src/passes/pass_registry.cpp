@@ -14,7 +14,8 @@ namespace onnxstream::passes {
     X(nop_removal_pass)         \
     X(common_subexpression_pass) \
     X(identity_pass)            \
-    X(batchnorm_folding_pass)
+    X(batchnorm_folding_pass)   \
+    X(fusion_pass)
 
 #define ONNXSTREAM_DECLARE_PASS(entry) pass_entry entry();
 ONNXSTREAM_PASS_LIST(ONNXSTREAM_DECLARE_PASS)
