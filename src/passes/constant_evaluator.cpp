@@ -682,7 +682,11 @@ result<std::vector<host_tensor>> range(const evaluated_node& node, std::uint64_t
         const T delta = elements_of<T>(*node.inputs[2])[0];
         if (delta == T{0}) return failure(error_code::invalid_argument, "Range with delta 0");
         // As ONNX Runtime: the count from the difference in double, values by repeated addition.
-        const double span = static_cast<double>(static_cast<T>(end - start));
+        // `limit - start` as C++ computes it in ONNX Runtime: in int for the narrow types,
+        // wrapping in the type for the others.
+        double span = 0;
+        if constexpr (std::is_integral_v<T> && sizeof(T) < sizeof(int)) span = static_cast<double>(int{end} - int{start});
+        else span = static_cast<double>(*arithmetic<T>("Sub", end, start));
         const double steps = std::ceil(span / static_cast<double>(delta));
         const auto n = steps > 0 ? steps : 0.0;
         if (n * sizeof(T) > static_cast<double>(limit)) return refuse("the result would be larger than the fold limit");
@@ -690,7 +694,8 @@ result<std::vector<host_tensor>> range(const evaluated_node& node, std::uint64_t
         T value = start;
         for (auto& e : out) {
             e = value;
-            value = static_cast<T>(value + delta);
+            if constexpr (std::is_integral_v<T> && sizeof(T) < sizeof(int)) value = static_cast<T>(value + delta);
+            else value = *arithmetic<T>("Add", value, delta);
         }
         return std::vector{tensor_of(type, {static_cast<std::int64_t>(out.size())}, out)};
     });

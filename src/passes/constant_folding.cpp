@@ -202,6 +202,7 @@ struct folder {
     }
 
     void run() {
+        if (!can_add_initializers(model)) return;
         // Scopes in id order: a subgraph comes after the scope around it, so what an outer
         // node folded is known to the nodes inside.
         for (std::uint32_t s = 0; s < model.scopes.size(); ++s) {

@@ -1,5 +1,7 @@
 #include <onnxstream/passes/pass_context.hpp>
 
+#include <onnxstream/onnx/fields.hpp>
+
 #include <algorithm>
 
 namespace onnxstream::passes {
@@ -69,6 +71,11 @@ bool can_replace_uses(const graph_model& model, const graph_index& index, std::u
         if (std::find(outputs.begin(), outputs.end(), new_value.name) != outputs.end()) return false;
     }
     return true;
+}
+
+bool can_add_initializers(const graph_model& model) {
+    const auto* ir = model.tree().find(0, onnx::number(onnx::model_field::ir_version));
+    return ir == nullptr || ir->token.value >= 4;
 }
 
 void replace_uses(graph_model& model, const graph_index& index, std::uint32_t v, name_id name) {

@@ -110,6 +110,7 @@ struct shape_folder {
     }
 
     void run() {
+        if (!can_add_initializers(model)) return;
         for (std::uint32_t s = 0; s < model.scopes.size(); ++s) {
             if (model.scopes[s].removed) continue;
             const auto nodes = model.scopes[s].nodes;

@@ -78,6 +78,10 @@ struct pass_context {
 [[nodiscard]] bool can_replace_uses(const graph_model& model, const graph_index& index, std::uint32_t v,
                                     std::uint32_t replacement);
 
+/// Whether a pass may add initializers that are not graph inputs: IR version 4 and later
+/// (before, every initializer had to be a graph input too).
+[[nodiscard]] bool can_add_initializers(const graph_model& model);
+
 /// Makes every use of `v` (node inputs and subgraph outputs) read `name`.
 void replace_uses(graph_model& model, const graph_index& index, std::uint32_t v, name_id name);
 
