@@ -24,7 +24,8 @@ std::string optimize_help() {
         "stays embedded; a model with external data gets a new data file <output file name>.data\n"
         "with the surviving and new tensors (--reuse-data: the original data files stay referenced).\n"
         "\n"
-        "  --passes LIST     comma-separated, in this order by default: " +
+        "  --passes LIST     comma-separated; by default all, in this order:\n"
+        "                      " +
         passes::pass_names(",") + "\n";
     for (const auto& pass : passes::pass_registry()) {
         std::string name(pass.name);
@@ -32,7 +33,7 @@ std::string optimize_help() {
         text += "                      " + name + std::string(pass.summary) + "\n";
     }
     text +=
-        "  --fold-limit BYTES  the largest tensor constant folding may create (default 1M)\n"
+        "  --fold-limit BYTES the largest tensor folding may create or read (default 1M)\n"
         "  -o, --output OUT  the output model\n"
         "  --dry-run         run the passes and report, write nothing\n"
         "  --reuse-data      point at the input's data files instead of copying them (they must be\n"

@@ -230,7 +230,7 @@ void analyze_constant_folding(pass_context& context) {
 }  // namespace
 
 pass_entry constant_folding_pass() {
-    return {"fold-constants", "nodes of constant inputs evaluated (as ONNX Runtime would), Constant -> initializer",
+    return {"fold-constants", "nodes of constant inputs evaluated as ONNX Runtime does; Constant -> initializer",
             fold_constants, analyze_constant_folding, {finding_kind::folded_constant, "folded", "would fold", "node"}, false};
 }
 

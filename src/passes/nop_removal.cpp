@@ -253,7 +253,7 @@ void analyze_nops(pass_context& context) {
 }  // namespace
 
 pass_entry nop_removal_pass() {
-    return {"nop", "no-op Cast, Reshape, Flatten, Expand, Squeeze/Unsqueeze, Transpose, Slice, Pad, Concat removed",
+    return {"nop", "no-op Cast, Reshape, Transpose, Slice, Pad, Concat, Mul by 1... removed",
             remove_nops, analyze_nops};
 }
 

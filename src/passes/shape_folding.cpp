@@ -136,7 +136,7 @@ void analyze_shapes(pass_context& context) {
 }  // namespace
 
 pass_entry shape_folding_pass() {
-    return {"shape", "Shape/Size of tensors with a static shape (and Gather of their known dims) -> initializer",
+    return {"shape", "Shape/Size of static shapes (and Gather of known dims) -> initializer",
             fold_shapes, analyze_shapes, {finding_kind::folded_shape, "folded", "would fold", "Shape/Size/Gather"}, false};
 }
 
