@@ -2,7 +2,6 @@
 // integer wrap-around and truncating division, Slice clamping, Range's repeated addition,
 // Cast rounding, and the refusals (what would not be bit-exact with ONNX Runtime).
 #include <onnxstream/passes/constant_evaluator.hpp>
-#include <onnxstream/passes/pass_registry.hpp>
 
 #include <doctest/doctest.h>
 
@@ -254,24 +253,4 @@ TEST_CASE("evaluator: what it does not know it refuses") {
     const auto s = make<std::int64_t>(i64, {2}, {1, 2});
     const auto t = make<std::int64_t>(i64, {3}, {1, 2, 3});
     CHECK(run("Add", {&s, &t}).error().code == error_code::invalid_argument);  // shapes do not broadcast
-}
-
-TEST_CASE("pass registry: names, order, parsing; an unknown name is an error listing the passes") {
-    const auto all = pass_registry();
-    REQUIRE(!all.empty());
-    CHECK(all[0].name == "dce");
-    CHECK(find_pass("fold-bn") != nullptr);
-    CHECK(find_pass("fold-constants") != nullptr);
-    CHECK(find_pass("nope") == nullptr);
-    for (const auto& p : all) CHECK((p.run != nullptr && !p.summary.empty()));
-    const auto parsed = parse_pass_list("cse,dce");
-    REQUIRE(parsed.has_value());
-    CHECK(((*parsed)[0]->name == "cse" && (*parsed)[1]->name == "dce"));
-    const auto unknown = parse_pass_list("dce,nope");
-    REQUIRE(!unknown.has_value());
-    CHECK(unknown.error().code == error_code::invalid_argument);
-    CHECK(unknown.error().message.find("'nope'") != std::string::npos);
-    CHECK(unknown.error().message.find(pass_names()) != std::string::npos);
-    CHECK(!parse_pass_list("dce,dce").has_value());
-    CHECK(!parse_pass_list("").has_value());
 }
