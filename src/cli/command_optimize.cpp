@@ -169,8 +169,10 @@ void print_text(const ops::optimize_report& r) {
                 static_cast<unsigned long long>(r.after.main_graph_nodes),
                 static_cast<unsigned long long>(r.before.initializers), static_cast<unsigned long long>(r.after.initializers),
                 human_bytes(r.before.initializer_bytes).c_str(), human_bytes(r.after.initializer_bytes).c_str());
+    int width = 0;
+    for (const auto& pass : r.passes) width = std::max(width, static_cast<int>(pass.name.size() + 1));
     for (const auto& pass : r.passes) {
-        std::printf("  %-9s %s\n", (pass.name + ":").c_str(), summary_line(pass, r.dry_run).c_str());
+        std::printf("  %-*s %s\n", width, (pass.name + ":").c_str(), summary_line(pass, r.dry_run).c_str());
         std::size_t shown = 0;
         for (const auto& f : pass.findings) {
             if (f.kind != finding_kind::skipped) continue;
