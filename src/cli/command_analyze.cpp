@@ -16,8 +16,10 @@ constexpr std::string_view analyze_help =
     "output), isolated components (connected to neither the inputs nor the outputs), dead\n"
     "branches (If whose condition is constant, Loop that never runs), duplicate computations,\n"
     "duplicate and unused initializers, Identity and no-op Dropout nodes, and graph inputs\n"
-    "nothing uses (reported, never removed). Each with the nodes and initializer bytes its\n"
-    "removal would save; 'onnxstream optimize' removes them. Nothing is written.\n"
+    "nothing uses (reported, never removed), nodes of constant inputs that fold, Shape/Size of\n"
+    "static shapes, and no-op nodes (Cast to its own type, Reshape to the same shape...). Each\n"
+    "with the nodes and initializer bytes its removal would save; 'onnxstream optimize' removes\n"
+    "them. Nothing is written.\n"
     "\n"
     "  --data FILE, --data-dir DIR   where the model's external data is\n"
     "  --json           print a JSON document on stdout\n"
@@ -43,6 +45,10 @@ constexpr std::array categories{
     category{finding_kind::identity_node, "identity_nodes", "Identity / no-op nodes"},
     category{finding_kind::unused_input, "unused_inputs", "unused graph inputs"},
     category{finding_kind::removed_function, "unused_functions", "unused local functions"},
+    category{finding_kind::folded_constant, "folded_constants", "constants folded"},
+    category{finding_kind::folded_shape, "folded_shapes", "shapes folded"},
+    category{finding_kind::nop_node, "nop_nodes", "no-op nodes"},
+    category{finding_kind::fused_node, "fused_nodes", "nodes that fuse"},
 };
 
 void write_finding_json(json_writer& json, const passes::finding& f) {

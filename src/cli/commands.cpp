@@ -11,7 +11,7 @@ constexpr std::array command_table{
     command{"split", "move large tensors out to an aligned data file", run_split},
     command{"repack", "rewrite all weights, from wherever they are, into fresh aligned data files", run_repack},
     command{"analyze", "report dead, duplicate and no-op parts of a model, per graph and subgraph", run_analyze},
-    command{"optimize", "graph passes: dce, const-if, cse, identity, fold-bn (BatchNorm folding)", run_optimize},
+    command{"optimize", "graph passes: dead code, constant folding, no-ops, BatchNorm folding, fusion", run_optimize},
     command{"verify", "check external references, sizes and SHA-1 checksums; exit 1 on problems", run_verify},
     command{"diff", "compare two models' graphs and tensor values, ignoring storage", run_diff},
 };

@@ -2,10 +2,8 @@
 
 #include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/model_file.hpp>
-#include <onnxstream/passes/common_subexpression.hpp>
-#include <onnxstream/passes/constant_if.hpp>
 #include <onnxstream/passes/dead_code.hpp>
-#include <onnxstream/passes/identity_removal.hpp>
+#include <onnxstream/passes/pass_registry.hpp>
 
 #include <algorithm>
 #include <set>
@@ -30,7 +28,7 @@ analyze_totals analyze_report::totals(finding_kind kind) const {
 namespace {
 
 // Findings about the model as it is: unused initializers and inputs, isolated components.
-void static_findings(const passes::graph_model& model, std::vector<finding>& out, std::set<std::string>& unused) {
+void static_findings(const passes::graph_model& model, std::vector<finding>& out) {
     const passes::graph_index index(model);
     for (std::uint32_t v = 0; v < index.size(); ++v) {
         const auto& val = index.at(v);
@@ -49,7 +47,6 @@ void static_findings(const passes::graph_model& model, std::vector<finding>& out
             f.names.emplace_back(model.text(val.name));
             f.bytes = model.tensor_bytes(val.tensor);
             f.detail = "nothing reads it";
-            unused.insert(f.scope + '\n' + f.names[0]);
             out.push_back(std::move(f));
         }
     }
@@ -91,15 +88,6 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
     const passes::tensor_reader reader(model, &data);
 
     std::vector<error> ignored;
-    std::set<std::string> unused;
-    // Several passes find the same node (a dead node inside an isolated component, an
-    // Identity that is also dead): the total marks what each pass's copy lost, by node.
-    std::vector<bool> removable;
-    auto mark_removed = [&removable](const passes::graph_model& graph) {
-        removable.resize(std::max(removable.size(), graph.nodes.size()), false);
-        for (std::uint32_t n = 0; n < graph.nodes.size(); ++n)
-            if (graph.nodes[n].message != none && !graph.node_live(n)) removable[n] = true;
-    };
     {
         ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
         for (std::uint32_t s = 0; s < graph.scopes.size(); ++s) report.scopes.push_back(graph.scope_path(s));
@@ -108,46 +96,39 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
             ++report.initializers;
             report.initializer_bytes += graph.tensor_bytes(t);
         }
-        static_findings(graph, report.findings, unused);
-        // What dce removes: dead nodes, and initializers only they read.
-        std::vector<finding> removed;
-        passes::pass_context context{graph, reader, removed, ignored};
-        (void)passes::eliminate_dead_code(context);
-        mark_removed(graph);
-        for (auto& f : removed) {
-            if (f.kind == finding_kind::dead_node || f.kind == finding_kind::removed_function) {
-                report.findings.push_back(std::move(f));
-            } else if (f.kind == finding_kind::unused_initializer && !unused.contains(f.scope + '\n' + f.names[0])) {
-                f.detail = "only dead nodes read it";
-                report.findings.push_back(std::move(f));
+        static_findings(graph, report.findings);
+    }
+    // Each pass on its own fresh copy: every finding says what that one change would save.
+    for (const auto& pass : passes::pass_registry()) {
+        if (pass.analyze == nullptr) continue;
+        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
+        passes::pass_context context{graph, reader, report.findings, ignored};
+        pass.analyze(context);
+    }
+    // Several passes find the same node (a dead node inside an isolated component, an
+    // Identity that is also dead), so the categories overlap: the total is what optimize
+    // with the default passes removes, run to a fixed point on one more copy.
+    {
+        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
+        const auto live_nodes = [&graph] {
+            std::uint64_t live = 0;
+            for (std::uint32_t n = 0; n < graph.nodes.size(); ++n) live += graph.node_live(n) ? 1 : 0;
+            return live;
+        };
+        const auto before = live_nodes();
+        std::vector<finding> scratch;
+        constexpr std::uint32_t max_rounds = 100;  // optimize_options::max_rounds
+        for (std::uint32_t round = 0; round < max_rounds; ++round) {
+            std::uint64_t changes = 0;
+            for (const auto& pass : passes::pass_registry()) {
+                passes::pass_context context{graph, reader, scratch, ignored};
+                changes += pass.run(context);
             }
+            scratch.clear();
+            if (changes == 0) break;
         }
+        report.removable_nodes = before - live_nodes();
     }
-    {
-        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
-        passes::pass_context context{graph, reader, report.findings, ignored};
-        passes::find_dead_branches(context);
-    }
-    {
-        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
-        std::vector<finding> counted_above;
-        passes::pass_context context{graph, reader, counted_above, ignored};
-        (void)passes::inline_constant_branches(context);
-        mark_removed(graph);
-    }
-    {
-        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
-        passes::pass_context context{graph, reader, report.findings, ignored};
-        (void)passes::eliminate_common_subexpressions(context);
-        mark_removed(graph);
-    }
-    {
-        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
-        passes::pass_context context{graph, reader, report.findings, ignored};
-        (void)passes::remove_identities(context);
-        mark_removed(graph);
-    }
-    report.removable_nodes = static_cast<std::uint64_t>(std::count(removable.begin(), removable.end(), true));
     // What was read through the mapping is only right if the file did not change meanwhile.
     ONNXSTREAM_TRY(model.file.check_unchanged());
     ONNXSTREAM_TRY(data.check_unchanged());

@@ -5,11 +5,8 @@
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/ops/plan_output.hpp>
-#include <onnxstream/passes/batchnorm_folding.hpp>
-#include <onnxstream/passes/common_subexpression.hpp>
-#include <onnxstream/passes/constant_if.hpp>
 #include <onnxstream/passes/dead_code.hpp>
-#include <onnxstream/passes/identity_removal.hpp>
+#include <onnxstream/passes/pass_registry.hpp>
 #include <onnxstream/passes/model_edits.hpp>
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/proto/varint.hpp>
@@ -24,21 +21,10 @@ namespace fs = std::filesystem;
 using passes::none;
 
 result<std::vector<std::string>> parse_pass_list(std::string_view list) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= list.size()) {
-        const auto comma = list.find(',', start);
-        const auto word = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-        if (std::find(default_passes.begin(), default_passes.end(), word) == default_passes.end())
-            return failure(error_code::invalid_argument,
-                           "unknown pass '" + std::string(word) + "' (the passes are dce, const-if, cse, identity, fold-bn)");
-        if (std::find(out.begin(), out.end(), word) != out.end())
-            return failure(error_code::invalid_argument, "pass '" + std::string(word) + "' is given twice");
-        out.emplace_back(word);
-        if (comma == std::string_view::npos) break;
-        start = comma + 1;
-    }
-    return out;
+    ONNXSTREAM_ASSIGN(const auto entries, passes::parse_pass_list(list));
+    std::vector<std::string> names;
+    for (const auto* entry : entries) names.emplace_back(entry->name);
+    return names;
 }
 
 namespace {
@@ -61,14 +47,6 @@ model_counts count(const passes::graph_model& model) {
     return c;
 }
 
-std::uint64_t run_pass(std::string_view name, passes::pass_context& context) {
-    if (name == "dce") return passes::eliminate_dead_code(context);
-    if (name == "const-if") return passes::inline_constant_branches(context);
-    if (name == "cse") return passes::eliminate_common_subexpressions(context);
-    if (name == "identity") return passes::remove_identities(context);
-    return passes::fold_batchnorms(context);
-}
-
 // A tensor's place in the new data file.
 struct data_entry {
     std::uint32_t source = 0;
@@ -85,8 +63,18 @@ public:
         report_.input = model_path_;
         report_.output = options_.output.empty() ? default_output(model_path_, "optimized") : options_.output;
         report_.dry_run = options_.dry_run;
-        const auto names = options_.passes.empty() ? std::vector<std::string>(default_passes.begin(), default_passes.end())
-                                                   : options_.passes;
+        std::vector<const passes::pass_entry*> entries;
+        for (const auto& p : passes::pass_registry()) entries.push_back(&p);
+        if (!options_.passes.empty()) {
+            entries.clear();
+            for (const auto& name : options_.passes) {
+                const auto* entry = passes::find_pass(name);
+                if (entry == nullptr)
+                    return failure(error_code::invalid_argument, "unknown pass '" + name + "'",
+                                   "the passes are " + passes::pass_names());
+                entries.push_back(entry);
+            }
+        }
 
         ONNXSTREAM_ASSIGN(model_, onnx::model_file::open(model_path_));
         onnx::data_resolver resolver(model_path_, data_options_for(options_));
@@ -100,14 +88,15 @@ public:
         ONNXSTREAM_ASSIGN(graph_, passes::graph_model::build(model_));
         report_.before = count(graph_);
 
-        for (const auto& name : names) report_.passes.push_back({name, 0, {}});
+        for (const auto* entry : entries) report_.passes.push_back({std::string(entry->name), 0, {}});
         for (std::uint32_t round = 0; round < options_.max_rounds; ++round) {
             std::uint64_t changes = 0;
-            for (auto& pass : report_.passes) {
+            for (std::size_t p = 0; p < entries.size(); ++p) {
                 if (options_.cancel != nullptr && options_.cancel->load())
                     return failure(error_code::interrupted, "interrupted");
-                passes::pass_context context{graph_, reader, pass.findings, report_.warnings};
-                const auto done = run_pass(pass.name, context);
+                auto& pass = report_.passes[p];
+                passes::pass_context context{graph_, reader, pass.findings, report_.warnings, {options_.fold_limit}};
+                const auto done = entries[p]->run(context);
                 pass.changes += done;
                 changes += done;
             }

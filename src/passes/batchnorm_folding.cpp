@@ -1,4 +1,5 @@
 #include <onnxstream/passes/batchnorm_folding.hpp>
+#include <onnxstream/passes/pass_registry.hpp>
 
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/passes/constant_values.hpp>
@@ -264,5 +265,10 @@ private:
 }  // namespace
 
 std::uint64_t fold_batchnorms(pass_context& context) { return folder(context).run(); }
+
+pass_entry batchnorm_folding_pass() {
+    return {"fold-bn", "BatchNormalization folded into Conv, ConvTranspose, Gemm", fold_batchnorms, nullptr,
+            {finding_kind::folded_batchnorm, "folded", "would fold", "BatchNormalization"}, false};
+}
 
 }  // namespace onnxstream::passes

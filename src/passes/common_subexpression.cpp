@@ -1,4 +1,5 @@
 #include <onnxstream/passes/common_subexpression.hpp>
+#include <onnxstream/passes/pass_registry.hpp>
 
 #include <onnxstream/io/hashing.hpp>
 #include <onnxstream/onnx/fields.hpp>
@@ -190,8 +191,24 @@ private:
 
     // A cheap fingerprint: the first and last few KiB. Tensors that differ almost always
     // differ there, so whole tensors are read only when these match.
+    // A tensor fold-constants computed: its bytes are in memory, and small.
+    bool folded(std::uint32_t t) const { return model_.tensors[t].site == none && model_.tensors[t].computed.has_bytes; }
+    std::uint64_t hash_bytes(std::uint32_t t) const {
+        io::xxh3_hasher hasher;
+        hasher.update(model_.tensors[t].computed.bytes);
+        return hasher.digest();
+    }
+
     std::optional<std::uint64_t> sample_of(std::uint32_t t) const {
         const auto& x = model_.tensors[t];
+        if (folded(t)) {  // the same fingerprint as below, from the bytes in memory
+            const std::span<const std::byte> bytes = x.computed.bytes;
+            const auto n = std::min<std::size_t>(bytes.size(), sample_bytes);
+            io::xxh3_hasher hasher;
+            hasher.update(bytes.first(n));
+            hasher.update(bytes.last(n));
+            return hasher.digest();
+        }
         if (x.site == none || !context_.reader.readable(x.site)) return std::nullopt;
         const auto size = model_.tensor_bytes(t);
         auto head = context_.reader.read_range(x.site, 0, sample_bytes);
@@ -205,6 +222,7 @@ private:
 
     std::optional<std::uint64_t> hash_of(std::uint32_t t) const {
         const auto& x = model_.tensors[t];
+        if (folded(t)) return hash_bytes(t);
         if (x.site == none || !context_.reader.readable(x.site)) return std::nullopt;
         io::xxh3_hasher hasher;
         if (!context_.reader.for_each_chunk(x.site, std::size_t{1} << 20, [&](std::span<const std::byte> piece) {
@@ -215,6 +233,11 @@ private:
     }
 
     bool same_bytes(std::uint32_t a, std::uint32_t b) const {
+        if (folded(a) || folded(b)) {
+            const auto left = context_.reader.tensor_bytes(model_, a);
+            const auto right = context_.reader.tensor_bytes(model_, b);
+            return left && right && *left == *right;
+        }
         // Compared in pieces: two large tensors are never both in memory.
         std::vector<std::byte> left;
         if (!context_.reader.for_each_chunk(model_.tensors[a].site, std::size_t{1} << 20,
@@ -235,7 +258,7 @@ private:
     void merge_initializers(std::uint32_t s) {
         std::map<std::pair<std::int32_t, std::vector<std::int64_t>>, std::vector<std::uint32_t>> groups;
         for (const auto t : model_.scopes[s].initializers) {
-            if (!model_.tensor_live(t) || model_.tensors[t].site == none) continue;
+            if (!model_.tensor_live(t) || (model_.tensors[t].site == none && !folded(t))) continue;
             const auto v = index_.resolve(s, model_.tensors[t].name);
             if (v == none || index_.at(v).tensor != t || index_.at(v).overridable || index_.at(v).pinned) continue;
             if (touched_.contains(v) || is_interface_output(model_, index_, v)) continue;
@@ -293,5 +316,14 @@ private:
 }  // namespace
 
 std::uint64_t eliminate_common_subexpressions(pass_context& context) { return cse_run(context).run(); }
+
+namespace {
+void analyze_common_subexpressions(pass_context& context) { (void)eliminate_common_subexpressions(context); }
+}  // namespace
+
+pass_entry common_subexpression_pass() {
+    return {"cse", "duplicate nodes and identical initializers merged", eliminate_common_subexpressions,
+            analyze_common_subexpressions};
+}
 
 }  // namespace onnxstream::passes

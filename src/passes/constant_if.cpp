@@ -1,4 +1,5 @@
 #include <onnxstream/passes/constant_if.hpp>
+#include <onnxstream/passes/pass_registry.hpp>
 
 #include <onnxstream/passes/constant_values.hpp>
 
@@ -288,6 +289,11 @@ void find_dead_branches(pass_context& context) {
             context.findings.push_back(std::move(f));
         }
     }
+}
+
+pass_entry constant_if_pass() {
+    return {"const-if", "If with a constant condition -> the branch taken; Loop that never runs", inline_constant_branches,
+            find_dead_branches, {finding_kind::dead_branch, "replaced", "would replace", "If/Loop"}};
 }
 
 }  // namespace onnxstream::passes

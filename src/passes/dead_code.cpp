@@ -1,6 +1,9 @@
 #include <onnxstream/passes/dead_code.hpp>
+#include <onnxstream/passes/pass_registry.hpp>
 
 #include <map>
+#include <set>
+#include <string>
 #include <unordered_set>
 #include <numeric>
 
@@ -168,6 +171,36 @@ std::uint64_t eliminate_dead_code(pass_context& context) {
     }
     model.compact();
     return changes;
+}
+
+// analyze: dead nodes, unused functions, and the initializers only dead nodes read (an
+// initializer nothing reads at all is a finding of analyze itself, not of this pass).
+void analyze_dead_code(pass_context& context) {
+    std::set<std::string> unused_before;  // scope path + '\n' + name
+    {
+        const graph_index index(context.model);
+        for (std::uint32_t v = 0; v < index.size(); ++v) {
+            const auto& val = index.at(v);
+            if (val.kind == value_kind::initializer && val.uses.empty() && !val.pinned && !val.overridable)
+                unused_before.insert(context.model.scope_path(val.scope) + '\n' + std::string(context.model.text(val.name)));
+        }
+    }
+    std::vector<finding> removed;
+    pass_context inner{context.model, context.reader, removed, context.warnings, context.limits};
+    (void)eliminate_dead_code(inner);
+    for (auto& f : removed) {
+        if (f.kind == finding_kind::dead_node || f.kind == finding_kind::removed_function) {
+            context.findings.push_back(std::move(f));
+        } else if (f.kind == finding_kind::unused_initializer && !unused_before.contains(f.scope + '\n' + f.names[0])) {
+            f.detail = "only dead nodes read it";
+            context.findings.push_back(std::move(f));
+        }
+    }
+}
+
+pass_entry dead_code_pass() {
+    return {"dce", "dead nodes, unused initializers, value_info and local functions", eliminate_dead_code,
+            analyze_dead_code};
 }
 
 }  // namespace onnxstream::passes

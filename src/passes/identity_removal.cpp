@@ -1,4 +1,5 @@
 #include <onnxstream/passes/identity_removal.hpp>
+#include <onnxstream/passes/pass_registry.hpp>
 
 #include <onnxstream/passes/constant_values.hpp>
 
@@ -72,6 +73,14 @@ std::uint64_t remove_identities(pass_context& context) {
     }
     model.compact();
     return removed;
+}
+
+namespace {
+void analyze_identities(pass_context& context) { (void)remove_identities(context); }
+}  // namespace
+
+pass_entry identity_pass() {
+    return {"identity", "Identity and inference-mode Dropout removed", remove_identities, analyze_identities};
 }
 
 }  // namespace onnxstream::passes

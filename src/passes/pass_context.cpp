@@ -1,5 +1,7 @@
 #include <onnxstream/passes/pass_context.hpp>
 
+#include <onnxstream/onnx/fields.hpp>
+
 #include <algorithm>
 
 namespace onnxstream::passes {
@@ -17,6 +19,10 @@ const char* to_string(finding_kind kind) noexcept {
         case finding_kind::removed_value_info: return "removed_value_info";
         case finding_kind::removed_function: return "removed_function";
         case finding_kind::folded_batchnorm: return "folded_batchnorm";
+        case finding_kind::folded_constant: return "folded_constant";
+        case finding_kind::folded_shape: return "folded_shape";
+        case finding_kind::nop_node: return "nop_node";
+        case finding_kind::fused_node: return "fused_node";
         case finding_kind::skipped: return "skipped";
     }
     return "finding";
@@ -65,6 +71,11 @@ bool can_replace_uses(const graph_model& model, const graph_index& index, std::u
         if (std::find(outputs.begin(), outputs.end(), new_value.name) != outputs.end()) return false;
     }
     return true;
+}
+
+bool can_add_initializers(const graph_model& model) {
+    const auto* ir = model.tree().find(0, onnx::number(onnx::model_field::ir_version));
+    return ir == nullptr || ir->token.value >= 4;
 }
 
 void replace_uses(graph_model& model, const graph_index& index, std::uint32_t v, name_id name) {

@@ -306,6 +306,17 @@ result<std::vector<std::byte>> tensor_reader::read_range(std::uint32_t site, std
 
 result<std::vector<std::byte>> tensor_reader::compute(std::int32_t type, std::span<const std::int64_t> dims,
                                                       const computed_values& values) const {
+    if (values.has_bytes || values.copy_site != none) {
+        std::uint64_t elements = 1;
+        for (const auto d : dims) elements *= static_cast<std::uint64_t>(d);
+        auto bytes = values.has_bytes ? values.bytes : std::vector<std::byte>{};
+        if (!values.has_bytes) {
+            ONNXSTREAM_ASSIGN(bytes, site_bytes(values.copy_site));
+        }
+        if (element_size(type) == 0 || bytes.size() != elements * element_size(type))
+            return failure(error_code::invalid_argument, "a folded constant does not match its type and shape");
+        return bytes;
+    }
     if (!is_encodable_float(type))
         return failure(error_code::unsupported, "computed tensors of type " + onnx::data_type_name(type) + " are not supported");
     const auto width = element_size(type);

@@ -1,5 +1,5 @@
-// optimize: graph passes on the streaming tree. The passes (dce, const-if, cse, identity,
-// fold-bn; see passes/) run in the order given, round after round, until a round changes
+// optimize: graph passes on the streaming tree. The passes (passes/pass_registry.hpp; all
+// of them by default) run in the order given, round after round, until a round changes
 // nothing; then the model is written through tree edits, every untouched field copied byte
 // for byte and no untouched weight read.
 //
@@ -17,7 +17,6 @@
 #include <onnxstream/passes/pass_context.hpp>
 #include <onnxstream/result.hpp>
 
-#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -26,15 +25,13 @@
 
 namespace onnxstream::ops {
 
-/// Every pass, in the default order.
-inline constexpr std::array<std::string_view, 5> default_passes{"dce", "const-if", "cse", "identity", "fold-bn"};
-
 struct optimize_options : rewrite_options {
-    std::vector<std::string> passes;           // empty: default_passes
+    std::vector<std::string> passes;           // names in passes::pass_registry(); empty: all, in its order
     bool dry_run = false;                      // run the passes, write nothing
     bool reuse_data = false;                   // point at the input's data files instead of copying them
     std::uint32_t max_rounds = 100;
     std::uint64_t external_threshold = 1024;   // computed tensors this large go to the data file
+    std::uint64_t fold_limit = 1ULL << 20;     // largest tensor a fold creates (passes::pass_limits)
 };
 
 struct pass_result {

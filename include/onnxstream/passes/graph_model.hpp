@@ -20,6 +20,7 @@
 #include <onnxstream/passes/name_table.hpp>
 #include <onnxstream/result.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -65,6 +66,11 @@ struct computed_values {
     std::uint64_t group = 1;             // conv_transpose
     std::vector<double> factors;         // scaled: one per channel
     std::vector<double> values;          // not scaled: the elements
+    // Folded constants (any type with a fixed width): the little-endian elements as they
+    // are written, or the bytes of another tensor site copied as they are.
+    bool has_bytes = false;
+    std::vector<std::byte> bytes;
+    std::uint32_t copy_site = none;      // index into model_file::sites
 };
 
 struct tensor {

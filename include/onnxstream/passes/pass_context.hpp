@@ -29,6 +29,10 @@ enum class finding_kind : std::uint8_t {
     removed_value_info,     // value_info of values that no longer exist
     removed_function,       // a local function no node calls
     folded_batchnorm,       // BatchNormalization folded into the Conv/ConvTranspose/Gemm before it
+    folded_constant,        // a node of constant inputs (or a Constant) replaced by an initializer
+    folded_shape,           // Shape / Size of a tensor whose shape is known replaced by an initializer
+    nop_node,               // a node that changes nothing (Cast to its own type, Reshape to the same shape...)
+    fused_node,             // nodes merged into one (MatMul + Add -> Gemm, Pad into Conv)
     skipped,                // a pass looked at it and left it (detail says why)
 };
 
@@ -45,11 +49,17 @@ struct finding {
     std::string detail;
 };
 
+/// Limits the passes respect (set by the front end: `--fold-limit`).
+struct pass_limits {
+    std::uint64_t fold_bytes = 1ULL << 20;  // largest tensor fold-constants / shape may create
+};
+
 struct pass_context {
     graph_model& model;
     const tensor_reader& reader;
     std::vector<finding>& findings;
     std::vector<error>& warnings;
+    pass_limits limits{};
 };
 
 /// Nodes in `n` and, recursively, in every subgraph it holds.
@@ -67,6 +77,10 @@ struct pass_context {
 /// are never replaceable.
 [[nodiscard]] bool can_replace_uses(const graph_model& model, const graph_index& index, std::uint32_t v,
                                     std::uint32_t replacement);
+
+/// Whether a pass may add initializers that are not graph inputs: IR version 4 and later
+/// (before, every initializer had to be a graph input too).
+[[nodiscard]] bool can_add_initializers(const graph_model& model);
 
 /// Makes every use of `v` (node inputs and subgraph outputs) read `name`.
 void replace_uses(graph_model& model, const graph_index& index, std::uint32_t v, name_id name);

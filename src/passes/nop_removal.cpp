@@ -1,0 +1,260 @@
+// nop: nodes that hand their input on unchanged are removed and their consumers read the
+// input: Cast to the type it has, Reshape / Flatten / Expand / Squeeze / Unsqueeze to the
+// shape it has, Transpose by the identity permutation (or undoing the Transpose before
+// it), Slice of everything with positive steps, Pad of zeros, Concat of one input, Concat
+// of every dim of a Shape gathered back in order, Mul / Div by ones and Add / Sub of zeros
+// that do not broadcast (floats: only where the sign of zero survives). A Reshape of a
+// Reshape reads the first one's input instead (its shape has no 0 to copy).
+// Shapes and types come from passes/value_shapes.hpp: only what is known for certain.
+// As with identity, an output that is a graph output keeps its node.
+#include <onnxstream/passes/constant_values.hpp>
+#include <onnxstream/passes/pass_registry.hpp>
+#include <onnxstream/passes/value_shapes.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+namespace onnxstream::passes {
+
+namespace {
+
+struct nop_remover {
+    pass_context& context;
+    graph_model& model;
+    const graph_index index;
+    const std::vector<value_shape> shapes;
+    bool report_only = false;
+    std::uint64_t changes = 0;
+    std::unordered_set<std::uint32_t> touched;  // values this run renamed or rewired: judged next run
+
+    explicit nop_remover(pass_context& c)
+        : context(c), model(c.model), index(c.model), shapes(infer_shapes(c.model, index, c.reader)) {}
+
+    std::vector<std::int64_t> perm_of(std::uint32_t n, std::size_t rank) const {
+        std::vector<std::int64_t> perm(rank);
+        for (std::size_t i = 0; i < rank; ++i) perm[i] = static_cast<std::int64_t>(rank - 1 - i);
+        if (const auto a = model.attribute(n, "perm")) perm = a->ints;
+        return perm;
+    }
+
+    // Whether input `slot` of arithmetic node `n` is a constant that leaves the other input
+    // as it is, bit for bit, without broadcasting it to a larger shape: 1 for Mul/Div, for
+    // Add/Sub an integer 0, or a float -0.0 for Add (x + 0.0 turns -0.0 into 0.0) and 0.0
+    // for Sub (x - 0.0 keeps -0.0).
+    bool neutral_operand(std::uint32_t n, std::size_t slot) const {
+        const auto& op = model.nodes[n].op_type;
+        const auto other = index.input(n, slot == 0 ? 1 : 0);
+        const auto c_value = index.input(n, slot);
+        if (other == none || c_value == none || !shapes[other].dims) return false;
+        const auto c = find_constant(model, index, c_value);
+        if (!c || c->data_type != shapes[other].data_type || c->dims.size() > shapes[other].dims->size()) return false;
+        const auto& dims = *shapes[other].dims;
+        for (std::size_t i = 0; i < c->dims.size(); ++i) {
+            const auto d = dims[dims.size() - c->dims.size() + i];
+            if (c->dims[i] != 1 && c->dims[i] != d) return false;
+        }
+        const auto values = constant_elements(model, context.reader, *c, 1024);
+        if (!values || values->empty()) return false;
+        const bool is_float = c->data_type == 1 || c->data_type == 10 || c->data_type == 11 || c->data_type == 16;
+        return std::all_of(values->begin(), values->end(), [&](double x) {
+            if (op == "Mul" || op == "Div") return x == 1.0;
+            if (!is_float) return x == 0.0;
+            return x == 0.0 && std::signbit(x) == (op == "Add");
+        });
+    }
+
+    // The Shape value a Concat rebuilds: Concat(Unsqueeze(Gather(S, 0), [0]), ...,
+    // Unsqueeze(Gather(S, r-1), [0])) where S = Shape(x) of a tensor of rank r is S itself
+    // (exporters write this for `x.reshape(*x.shape)`-style code). None when it is not that.
+    std::uint32_t rebuilt_shape(std::uint32_t n) const {
+        const auto& nd = model.nodes[n];
+        const auto axis = model.attribute(n, "axis");
+        if (!axis || !axis->i || (*axis->i != 0 && *axis->i != -1)) return none;
+        std::uint32_t shape = none;
+        for (std::size_t k = 0; k < nd.inputs.size(); ++k) {
+            const auto u = index.producer(index.input(n, k));
+            if (u == none || model.nodes[u].op_type != "Unsqueeze" || !model.nodes[u].domain.empty()) return none;
+            std::optional<std::vector<std::int64_t>> axes;
+            if (model.opset("") >= 13) axes = constant_integers(model, index, context.reader, index.input(u, 1));
+            else if (const auto a = model.attribute(u, "axes")) axes = a->ints;
+            if (!axes || axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1)) return none;
+            const auto g = index.producer(index.input(u, 0));
+            if (g == none || model.nodes[g].op_type != "Gather" || model.nodes[g].inputs.size() != 2) return none;
+            if (const auto a = model.attribute(g, "axis"); a && a->i && *a->i != 0) return none;
+            const auto picked = constant_integers(model, index, context.reader, index.input(g, 1));
+            const auto c = find_constant(model, index, index.input(g, 1));
+            const auto source = index.input(g, 0);
+            if (!picked || !c || !c->dims.empty() || picked->size() != 1) return none;
+            const auto rank = static_cast<std::int64_t>(nd.inputs.size());
+            const auto at = (*picked)[0] < 0 ? (*picked)[0] + rank : (*picked)[0];
+            if (at != static_cast<std::int64_t>(k) || (shape != none && source != shape)) return none;
+            shape = source;
+        }
+        const auto s = index.producer(shape);
+        if (s == none || model.nodes[s].op_type != "Shape" || model.nodes[s].domain != "" ||
+            model.attribute(s, "start") || model.attribute(s, "end"))
+            return none;
+        const auto x = index.input(s, 0);
+        if (x == none || !shapes[x].dims || shapes[x].dims->size() != nd.inputs.size()) return none;
+        return shape;
+    }
+
+    // Why node `n` computes nothing; empty when it does.
+    std::optional<std::string> why_nop(std::uint32_t n) const {
+        const auto& nd = model.nodes[n];
+        const auto& op = nd.op_type;
+        const auto in = index.input(n, 0);
+        const auto out = index.output(n, 0);
+        if (in == none || out == none) return std::nullopt;
+        const auto& x = shapes[in];
+        const auto& y = shapes[out];
+        if (op == "Cast") {
+            const auto to = model.attribute(n, "to");
+            if (x.data_type != 0 && to && to->i && *to->i == x.data_type) return "Cast to the type it has";
+            return std::nullopt;
+        }
+        const bool same_shape = x.fully_known() && y.dims && *x.dims == *y.dims;
+        if (op == "Reshape" || op == "Flatten" || op == "Expand" || op == "Squeeze" || op == "Unsqueeze")
+            return same_shape ? std::optional<std::string>(op + " to the shape it has") : std::nullopt;
+        if (op == "Transpose") {
+            if (!x.dims) return std::nullopt;
+            const auto perm = perm_of(n, x.dims->size());
+            bool identity = true;
+            for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<std::int64_t>(i);
+            if (identity) return "Transpose by the identity permutation";
+            return std::nullopt;
+        }
+        if (op == "Slice" && model.opset("") >= 10) {
+            if (!same_shape) return std::nullopt;
+            if (nd.inputs.size() > 4 && nd.inputs[4] != 0) {
+                const auto steps = constant_integers(model, index, context.reader, index.input(n, 4));
+                if (!steps || std::any_of(steps->begin(), steps->end(), [](std::int64_t s) { return s <= 0; })) return std::nullopt;
+            }
+            return "Slice of everything";
+        }
+        if (op == "Concat" && nd.inputs.size() == 1) return "Concat of one input";
+        if ((op == "Mul" || op == "Div" || op == "Add" || op == "Sub") && nd.inputs.size() == 2) {
+            if (neutral_operand(n, 1)) return op + " by its neutral element";
+        }
+        if (op == "Pad" && model.opset("") >= 11 && nd.inputs.size() >= 2) {
+            const auto pads = constant_integers(model, index, context.reader, index.input(n, 1), 1024);
+            if (pads && std::all_of(pads->begin(), pads->end(), [](std::int64_t p) { return p == 0; })) return "Pad of zeros";
+        }
+        return std::nullopt;
+    }
+
+    // The value node `n` hands on when it undoes the Transpose before it.
+    std::uint32_t undone_transpose(std::uint32_t n) const {
+        const auto in = index.input(n, 0);
+        const auto before = index.producer(in);
+        if (before == none || model.nodes[before].op_type != "Transpose" || !shapes[in].dims) return none;
+        const auto rank = shapes[in].dims->size();
+        const auto outer = perm_of(n, rank), inner = perm_of(before, rank);
+        if (outer.size() != rank || inner.size() != rank) return none;
+        for (std::size_t i = 0; i < rank; ++i) {
+            const auto o = outer[i];
+            if (o < 0 || static_cast<std::size_t>(o) >= rank || inner[static_cast<std::size_t>(o)] != static_cast<std::int64_t>(i))
+                return none;
+        }
+        return index.input(before, 0);
+    }
+
+    void note(std::uint32_t n, finding_kind kind, std::uint64_t nodes, std::string detail) {
+        finding f;
+        f.kind = kind;
+        f.scope = model.scope_path(model.nodes[n].scope);
+        f.op_type = model.nodes[n].op_type;
+        f.names.push_back(model.node_label(n));
+        f.nodes = nodes;
+        f.detail = std::move(detail);
+        context.findings.push_back(std::move(f));
+    }
+
+    // Node `n`'s consumers read `source` instead; false when that cannot be done safely.
+    bool bypass(std::uint32_t n, std::uint32_t source, const std::string& why) {
+        const auto out = index.output(n, 0);
+        if (source == none || out == none || touched.contains(out) || touched.contains(source)) return false;
+        if (index.at(out).pinned || index.at(source).kind == value_kind::undefined) return false;
+        if (is_interface_output(model, index, out)) {
+            note(n, finding_kind::skipped, 0, why + ", but its output is a graph output");
+            return false;
+        }
+        if (!can_replace_uses(model, index, out, source)) return false;
+        note(n, finding_kind::nop_node, 1, why);
+        ++changes;
+        touched.insert(out);
+        touched.insert(source);
+        if (report_only) return true;
+        replace_uses(model, index, out, index.at(source).name);
+        model.remove_node(n);
+        return true;
+    }
+
+    void visit(std::uint32_t n) {
+        const auto& nd = model.nodes[n];
+        if ((!nd.domain.empty() && nd.domain != "ai.onnx") || nd.inputs.empty() || nd.outputs.size() != 1) return;
+        if (const auto why = why_nop(n)) {
+            (void)bypass(n, index.input(n, 0), *why);
+            return;
+        }
+        if ((nd.op_type == "Mul" || nd.op_type == "Add") && nd.inputs.size() == 2 && neutral_operand(n, 0)) {
+            (void)bypass(n, index.input(n, 1), nd.op_type + " by its neutral element");
+            return;
+        }
+        if (nd.op_type == "Transpose") {
+            (void)bypass(n, undone_transpose(n), "Transpose undoing the Transpose before it");
+            return;
+        }
+        if (nd.op_type == "Concat" && nd.inputs.size() > 1) {
+            if (const auto shape = rebuilt_shape(n); shape != none) (void)bypass(n, shape, "Concat rebuilding a Shape");
+            return;
+        }
+        if (nd.op_type == "Reshape" && nd.inputs.size() == 2 && !report_only) {
+            const auto in = index.input(n, 0);
+            const auto before = index.producer(in);
+            if (before == none || model.nodes[before].op_type != "Reshape" || touched.contains(in)) return;
+            const auto shape = constant_integers(model, index, context.reader, index.input(n, 1), 1024);
+            const auto zero = model.attribute(n, "allowzero");
+            if (!shape || (std::find(shape->begin(), shape->end(), 0) != shape->end() && !(zero && zero->i && *zero->i != 0)))
+                return;
+            const auto source = index.input(before, 0);
+            if (source == none || index.resolve(nd.scope, index.at(source).name) != source) return;
+            note(n, finding_kind::nop_node, 0, "Reshape of a Reshape reads the first one's input");
+            ++changes;
+            touched.insert(in);
+            model.set_input(n, 0, index.at(source).name);
+        }
+    }
+
+    void run() {
+        for (std::uint32_t s = 0; s < model.scopes.size(); ++s) {
+            if (model.scopes[s].removed) continue;
+            const auto nodes = model.scopes[s].nodes;
+            for (const auto n : nodes)
+                if (model.node_live(n) && model.nodes[n].scope == s) visit(n);
+        }
+    }
+};
+
+std::uint64_t remove_nops(pass_context& context) {
+    nop_remover r(context);
+    r.run();
+    context.model.compact();
+    return r.changes;
+}
+
+void analyze_nops(pass_context& context) {
+    nop_remover r(context);
+    r.report_only = true;
+    r.run();
+}
+
+}  // namespace
+
+pass_entry nop_removal_pass() {
+    return {"nop", "no-op Cast, Reshape, Transpose, Slice, Pad, Concat, Mul by 1... removed",
+            remove_nops, analyze_nops};
+}
+
+}  // namespace onnxstream::passes

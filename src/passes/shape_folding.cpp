@@ -1,0 +1,143 @@
+// shape: Shape and Size of a tensor whose shape is known statically (passes/value_shapes.hpp)
+// become initializers, and so does Gather of a Shape when the dims it picks are known,
+// even where other dims are symbolic. Symbolic dims are never replaced.
+#include <onnxstream/passes/constant_evaluator.hpp>
+#include <onnxstream/passes/constant_values.hpp>
+#include <onnxstream/passes/pass_registry.hpp>
+#include <onnxstream/passes/value_shapes.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace onnxstream::passes {
+
+namespace {
+
+struct shape_folder {
+    pass_context& context;
+    graph_model& model;
+    const graph_index index;
+    const std::vector<value_shape> shapes;
+    bool report_only = false;
+    std::uint64_t changes = 0;
+
+    explicit shape_folder(pass_context& c)
+        : context(c), model(c.model), index(c.model), shapes(infer_shapes(c.model, index, c.reader)) {}
+
+    bool replaceable(std::uint32_t n) const {
+        const auto v = index.output(n, 0);
+        return v != none && !index.at(v).pinned && !index.at(v).is_graph_output() &&
+               model.scopes[model.nodes[n].scope].kind != scope_kind::function;
+    }
+
+    void replace(std::uint32_t n, host_tensor value, std::string detail) {
+        const auto& nd = model.nodes[n];
+        finding f;
+        f.kind = finding_kind::folded_shape;
+        f.scope = model.scope_path(nd.scope);
+        f.op_type = nd.op_type;
+        f.names.push_back(model.node_label(n));
+        f.nodes = 1;
+        f.detail = std::move(detail);
+        context.findings.push_back(std::move(f));
+        ++changes;
+        if (report_only) return;
+        computed_values values;
+        values.has_bytes = true;
+        values.bytes = std::move(value.bytes);
+        (void)model.add_tensor(nd.scope, nd.outputs[0], value.data_type, std::move(value.dims), std::move(values));
+        model.remove_node(n);
+    }
+
+    // The dims of node `n`'s Shape input in [start, end), when every one is known.
+    std::optional<std::vector<std::int64_t>> shape_values(std::uint32_t n) const {
+        const auto in = index.input(n, 0);
+        if (in == none || !shapes[in].dims) return std::nullopt;
+        const auto& dims = *shapes[in].dims;
+        auto attr = [&](std::string_view name, std::int64_t fallback) {
+            const auto a = model.attribute(n, name);
+            return a && a->i ? *a->i : fallback;
+        };
+        const auto t = shape_tensor(dims, attr("start", 0), attr("end", std::numeric_limits<std::int64_t>::max()));
+        std::vector<std::int64_t> v(t.bytes.size() / 8);
+        if (!v.empty()) std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
+        return v;
+    }
+
+    static host_tensor int64s(std::vector<std::int64_t> dims, const std::vector<std::int64_t>& values) {
+        host_tensor t{7, std::move(dims), std::vector<std::byte>(values.size() * 8)};
+        if (!values.empty()) std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+        return t;
+    }
+
+    void visit(std::uint32_t n) {
+        const auto& nd = model.nodes[n];
+        if ((!nd.domain.empty() && nd.domain != "ai.onnx") || nd.outputs.size() != 1 || nd.inputs.empty()) return;
+        if (nd.op_type == "Shape" || nd.op_type == "Size") {
+            const auto in = index.input(n, 0);
+            if (in == none || !shapes[in].dims || index.at(in).kind == value_kind::initializer) return;  // fold-constants' work
+            if (!replaceable(n)) return;
+            if (nd.op_type == "Size") {
+                if (!shapes[in].fully_known()) return;
+                std::int64_t size = 1;
+                for (const auto d : *shapes[in].dims) size *= d;
+                return replace(n, int64s({}, {size}), "the input's shape is known");
+            }
+            const auto values = shape_values(n);
+            if (!values || std::any_of(values->begin(), values->end(), [](std::int64_t d) { return d < 0; })) return;
+            return replace(n, int64s({static_cast<std::int64_t>(values->size())}, *values), "the input's shape is known");
+        }
+        if (nd.op_type == "Gather" && nd.inputs.size() == 2) {
+            const auto data = index.input(n, 0);
+            const auto producer = index.producer(data);
+            if (producer == none || model.nodes[producer].op_type != "Shape" || !model.nodes[producer].domain.empty()) return;
+            const auto values = shape_values(producer);
+            const auto picks = constant_integers(model, index, context.reader, index.input(n, 1));
+            const auto c = find_constant(model, index, index.input(n, 1));
+            if (!values || !picks || !c || !replaceable(n)) return;
+            std::vector<std::int64_t> out;
+            const auto size = static_cast<std::int64_t>(values->size());
+            for (auto p : *picks) {
+                if (p < -size || p >= size) return;
+                if (p < 0) p += size;
+                const auto d = (*values)[static_cast<std::size_t>(p)];
+                if (d < 0) return;  // symbolic: stays
+                out.push_back(d);
+            }
+            return replace(n, int64s(c->dims, out), "the dims it picks are known");
+        }
+    }
+
+    void run() {
+        if (!can_add_initializers(model)) return;
+        for (std::uint32_t s = 0; s < model.scopes.size(); ++s) {
+            if (model.scopes[s].removed) continue;
+            const auto nodes = model.scopes[s].nodes;
+            for (const auto n : nodes)
+                if (model.node_live(n) && model.nodes[n].scope == s) visit(n);
+        }
+    }
+};
+
+std::uint64_t fold_shapes(pass_context& context) {
+    shape_folder f(context);
+    f.run();
+    context.model.compact();
+    return f.changes;
+}
+
+void analyze_shapes(pass_context& context) {
+    shape_folder f(context);
+    f.report_only = true;
+    f.run();
+}
+
+}  // namespace
+
+pass_entry shape_folding_pass() {
+    return {"shape", "Shape/Size of static shapes (and Gather of known dims) -> initializer",
+            fold_shapes, analyze_shapes, {finding_kind::folded_shape, "folded", "would fold", "Shape/Size/Gather"}, false};
+}
+
+}  // namespace onnxstream::passes

@@ -1,0 +1,163 @@
+"""`onnxstream optimize` on real models nobody here wrote, against ONNX Runtime's own optimizer.
+
+Models: Silero VAD legacy and v5 (the ONNX files inside npm @ricky0123/vad-web, installed by
+scripts/setup_models.sh), torchvision ResNet-18, MobileNetV2 and a small transformer exported by
+torch (the pass fixtures, scripts/make_pass_fixtures.py). For each:
+  - python-onnx's checker accepts the optimized model;
+  - it has at most as many nodes as ONNX Runtime's basic level leaves (the extended level is
+    measured and printed too);
+  - ONNX Runtime's outputs are bit-identical to the original's (fold-bn: within 1e-5 of the
+    output's largest magnitude). The original's outputs are those ONNX Runtime gives with its
+    basic level: a Constant node turned into an initializer lets ONNX Runtime prepack the
+    weight (LSTM, Conv), which changes the last bit of some sums; its basic level does that
+    same conversion, so the comparison is of the same arithmetic. Without that conversion
+    (fold-constants on Silero legacy) the outputs also equal the unoptimized run's.
+The figures are printed (pytest -s) for the README's table.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+import refcheck
+from refcheck import describe, run_cli
+from test_passes import FOLD_TOLERANCE, op_counts, ort_optimize, ort_run, passes_dir, relative_error
+
+MODELS_DIR = refcheck.REPO_ROOT / "tests" / "models" / "node_modules" / "@ricky0123" / "vad-web" / "dist"
+
+
+def silero_inputs(version: str) -> dict:
+    rng = np.random.default_rng(7)
+    audio = rng.standard_normal((1, 512)).astype(np.float32) * 0.1
+    sr = np.array(16000, dtype=np.int64)
+    if version == "legacy":
+        return {"input": audio, "sr": sr, "h": rng.standard_normal((2, 1, 64)).astype(np.float32),
+                "c": rng.standard_normal((2, 1, 64)).astype(np.float32)}
+    return {"input": audio, "state": rng.standard_normal((2, 1, 128)).astype(np.float32), "sr": sr}
+
+
+def npm_model(name: str) -> Path:
+    path = MODELS_DIR / name
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run scripts/setup_models.sh")
+    return path
+
+
+MODELS = {
+    "silero_vad_legacy": (lambda: npm_model("silero_vad_legacy.onnx"), lambda: silero_inputs("legacy"), False),
+    "silero_vad_v5": (lambda: npm_model("silero_vad_v5.onnx"), lambda: silero_inputs("v5"), False),
+    "resnet18": (lambda: passes_dir() / "resnet18" / "model.onnx", None, True),
+    "mobilenet_v2": (lambda: passes_dir() / "mobilenet_v2" / "model.onnx", None, True),
+    "small_transformer": (lambda: passes_dir() / "small_transformer" / "model.onnx",
+                          lambda: {"tokens": np.random.default_rng(3).integers(0, 50, (2, 5)).astype(np.int64)}, False),
+}
+
+
+def node_count(path: Path) -> int:
+    return sum(op_counts(path).values())
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_real_model_optimize(name, tmp_path, onnxstream):
+    find, make_inputs, folds_bn = MODELS[name]
+    original = find()
+    model = tmp_path / "model.onnx"
+    shutil.copy(original, model)
+    out = tmp_path / "model.optimized.onnx"
+    proc = run_cli(["optimize", model, "-o", out, "--json"])
+    assert proc.returncode == 0, describe(proc)
+    report = json.loads(proc.stdout)
+    onnx.checker.check_model(str(out))
+
+    ort_optimize(model, tmp_path / "ort_basic.onnx", "basic")
+    ort_optimize(model, tmp_path / "ort_extended.onnx", "extended")
+    basic = node_count(tmp_path / "ort_basic.onnx")
+    extended = node_count(tmp_path / "ort_extended.onnx")
+    ours = node_count(out)
+    assert ours == report["after"]["nodes"]
+    inputs = make_inputs() if make_inputs else refcheck.make_inputs(model, 0)
+    expected = ort_run(model, inputs, "disabled" if folds_bn else "basic")
+    got = ort_run(out, inputs)
+    assert list(expected) == list(got)
+    worst = 0.0
+    for key in expected:
+        x, y = expected[key], got[key]
+        assert x.dtype == y.dtype and x.shape == y.shape, key
+        if folds_bn:
+            worst = max(worst, relative_error(x, y))
+        else:
+            assert refcheck.same_array(x, y), f"{name}: output {key} is not bit-identical to the original's"
+    assert worst <= FOLD_TOLERANCE, f"{name}: error {worst:.3g}"
+    print(f"\n| {name} | {node_count(model)} | {ours} | {basic} | {extended} | {worst:.2g} |")
+    assert ours <= basic, f"{name}: {ours} nodes after optimize, ONNX Runtime's basic level leaves {basic}"
+
+
+@pytest.mark.parametrize("name", ["silero_vad_legacy", "silero_vad_v5"])
+def test_real_model_each_new_pass_alone_is_exact(name, tmp_path, onnxstream):
+    """Every new pass by itself keeps the outputs bit-identical."""
+    find, make_inputs, _ = MODELS[name]
+    model = tmp_path / "model.onnx"
+    shutil.copy(find(), model)
+    inputs = make_inputs()
+    reference = {"disabled": ort_run(model, inputs), "basic": ort_run(model, inputs, "basic")}
+    for pass_name in ["fold-constants", "shape", "nop", "const-if"]:
+        # Only fold-constants turns Constant nodes into initializers (see the module's doc).
+        expected = reference["basic" if pass_name == "fold-constants" else "disabled"]
+        out = tmp_path / f"{pass_name}.onnx"
+        proc = run_cli(["optimize", model, "-o", out, "--passes", pass_name])
+        assert proc.returncode == 0, describe(proc)
+        onnx.checker.check_model(str(out))
+        got = ort_run(out, inputs)
+        for key in expected:
+            assert refcheck.same_array(expected[key], got[key]), f"{pass_name}: output {key} differs"
+
+
+def test_analyze_reports_the_new_passes(onnxstream):
+    proc = run_cli(["analyze", npm_model("silero_vad_v5.onnx"), "--json"])
+    assert proc.returncode == 0, describe(proc)
+    report = json.loads(proc.stdout)
+    assert report["summary"]["folded_constants"]["count"] > 300   # the Constant nodes at least
+    text = run_cli(["analyze", npm_model("silero_vad_v5.onnx")])
+    assert "constants folded" in text.stdout, describe(text)
+
+
+def test_unknown_pass_is_a_usage_error_naming_the_passes(tmp_path, onnxstream):
+    model = npm_model("silero_vad_legacy.onnx")
+    proc = run_cli(["optimize", model, "-o", tmp_path / "x.onnx", "--passes", "dce,fold-everything"])
+    assert proc.returncode == 2, describe(proc)
+    assert "fold-everything" in proc.stderr and "fold-constants" in proc.stderr and "fold-bn" in proc.stderr
+    assert not (tmp_path / "x.onnx").exists()
+
+
+def test_fold_limit_keeps_large_results_out(tmp_path, onnxstream):
+    """A ConstantOfShape of 4 MiB is not folded under the default 1 MiB limit, and is with a
+    larger one; the outputs stay the same either way."""
+    from onnx import TensorProto, helper
+    shape = helper.make_tensor("shape", TensorProto.INT64, [2], [1024, 1024])
+    graph = helper.make_graph(
+        [helper.make_node("ConstantOfShape", ["shape"], ["big"], name="big",
+                          value=helper.make_tensor("v", TensorProto.FLOAT, [1], [0.5])),
+         helper.make_node("Add", ["X", "big"], ["Y"], name="add")],
+        "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1024, 1024])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1024, 1024])], [shape])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    small = tmp_path / "small.onnx"
+    proc = run_cli(["optimize", path, "-o", small, "--json"])
+    assert proc.returncode == 0, describe(proc)
+    assert op_counts(small).get("ConstantOfShape") == 1
+    skips = [f["detail"] for p in json.loads(proc.stdout)["passes"] for f in p["findings"] if f["kind"] == "skipped"]
+    assert any("fold limit" in s for s in skips), skips
+    large = tmp_path / "large.onnx"
+    proc = run_cli(["optimize", path, "-o", large, "--fold-limit", "8M"])
+    assert proc.returncode == 0, describe(proc)
+    assert op_counts(large).get("ConstantOfShape", 0) == 0
+    inputs = {"X": np.random.default_rng(1).standard_normal((1024, 1024)).astype(np.float32)}
+    assert refcheck.same_array(ort_run(path, inputs)["Y"], ort_run(large, inputs)["Y"])
+    bad = run_cli(["optimize", path, "-o", tmp_path / "b.onnx", "--fold-limit", "lots"])
+    assert bad.returncode == 2, describe(bad)
