@@ -106,6 +106,7 @@ public:
         detail::typing_options typing;
         typing.target = target_;
         typing.keep_io_types = options_.keep_io_types;
+        typing.opset = graph.opset("");
         typing.block_ops = options_.block_ops ? *options_.block_ops : detail::default_block_ops();
         ONNXSTREAM_ASSIGN(const auto typed, detail::plan_types(graph, typing, graph_edits_));
         convert_site_ = typed.convert_site;

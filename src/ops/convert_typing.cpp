@@ -24,20 +24,41 @@ constexpr std::int32_t float32 = 1;
 constexpr std::int32_t int64 = 7;
 constexpr std::int32_t boolean = 9;
 
-// Operators whose ONNX schema (opset 1..17, as python3-onnx lists them) allows only
-// float32 for a float input or output that decides their type: they always compute in
-// float32, whatever --block-ops says. Produced by asking each schema which inputs admit
-// tensor(float) but not tensor(float16).
-constexpr std::string_view schema_float32_ops[] = {
-    "Celu", "NonMaxSuppression", "DequantizeLinear", "QuantizeLinear", "QLinearConv", "QLinearMatMul",
-    "IsInf", "Range", "DynamicQuantizeLinear",
-    // Their float output type comes from a `dtype` attribute (default float32), so their
-    // outputs are float32 unless the attribute is rewritten; they are cast instead.
-    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "EyeLike", "Bernoulli", "Multinomial",
+// What each operator version's schema admits, per slot (see make_convert_schemas.py).
+struct op_schema {
+    std::string_view op;
+    std::int64_t since = 0;
+    std::uint32_t inputs = 0;
+    std::uint32_t outputs = 0;
+    std::uint32_t in_float32 = 0, in_float16 = 0, in_bfloat16 = 0;
+    std::uint32_t out_float32 = 0, out_float16 = 0, out_bfloat16 = 0;
+};
+constexpr op_schema schemas[] = {
+#include "convert_schemas.inc"
 };
 
-// Inputs that stay float32 on nodes that otherwise compute in 16 bits: the schema wants
-// float32 (Resize and Upsample scales) or runtimes read them while loading (Resize roi).
+// The schema of `op` in effect at `opset`, or null when ONNX has none.
+const op_schema* find_schema(std::string_view op, std::int64_t opset) {
+    const op_schema* found = nullptr;
+    for (const auto& s : schemas)
+        if (s.op == op && s.since <= opset && (found == nullptr || s.since > found->since)) found = &s;
+    return found;
+}
+
+// Bit `slot` of a mask; variadic slots share the last parameter's bit.
+bool slot_bit(std::uint32_t mask, std::size_t slot, std::uint32_t count) {
+    if (count == 0) return false;
+    const auto index = std::min<std::size_t>({slot, static_cast<std::size_t>(count - 1U), 31U});
+    return ((mask >> index) & 1U) != 0;
+}
+
+// Their float output type comes from a `dtype` attribute (default float32), so their
+// outputs are float32 unless the attribute is rewritten; they are cast instead.
+constexpr std::string_view dtype_attribute_ops[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                                    "RandomUniformLike", "EyeLike", "Bernoulli", "Multinomial"};
+
+// Inputs kept float32 on nodes that otherwise compute in 16 bits, whatever the schema
+// admits: runtimes read Resize's roi and scales while planning.
 struct float32_slot {
     std::string_view op;
     std::size_t slot;
@@ -279,9 +300,19 @@ private:
             return false;
         }
         if (nd.op_type == "ConstantOfShape" && !model_.attribute(n, "value")) return true;
-        if (std::find(std::begin(schema_float32_ops), std::end(schema_float32_ops), nd.op_type) != std::end(schema_float32_ops))
+        if (std::find(std::begin(dtype_attribute_ops), std::end(dtype_attribute_ops), nd.op_type) != std::end(dtype_attribute_ops))
             return true;
-        return blocked_ops_.contains(nd.op_type);
+        if (blocked_ops_.contains(nd.op_type)) return true;
+        // The schema at the model's opset must admit the target type for every float
+        // output and for the first input; other inputs that cannot be 16-bit are cast
+        // to float32 on their own (schema_float32_slot).
+        const auto* schema = find_schema(nd.op_type, options_.opset);
+        if (schema == nullptr) return false;
+        const auto target_in = options_.target == 16 ? schema->in_bfloat16 : schema->in_float16;
+        const auto target_out = options_.target == 16 ? schema->out_bfloat16 : schema->out_float16;
+        for (std::size_t o = 0; o < nd.outputs.size(); ++o)
+            if (slot_bit(schema->out_float32, o, schema->outputs) && !slot_bit(target_out, o, schema->outputs)) return true;
+        return slot_bit(schema->in_float32, 0, schema->inputs) && !slot_bit(target_in, 0, schema->inputs);
     }
 
     enum class want : std::uint8_t { any, single, half };
@@ -290,15 +321,20 @@ private:
         const auto& nd = model_.nodes[n];
         if (blocked(n)) return want::single;
         if (takes_any_type(nd.op_type, slot)) return want::any;
-        for (const auto& s : float32_slots)
-            if (nd.op_type == s.op && slot == s.slot) return want::single;
+        if (schema_float32_slot(n, slot)) return want::single;
         return want::half;
     }
 
     bool schema_float32_slot(std::uint32_t n, std::size_t slot) const {
         const auto& nd = model_.nodes[n];
-        return std::any_of(std::begin(float32_slots), std::end(float32_slots),
-                           [&](const float32_slot& s) { return nd.op_type == s.op && slot == s.slot; });
+        if (std::any_of(std::begin(float32_slots), std::end(float32_slots),
+                        [&](const float32_slot& s) { return nd.op_type == s.op && slot == s.slot; }))
+            return true;
+        if (!standard_domain(nd.domain)) return false;
+        const auto* schema = find_schema(nd.op_type, options_.opset);
+        if (schema == nullptr) return false;
+        const auto target_in = options_.target == 16 ? schema->in_bfloat16 : schema->in_float16;
+        return slot_bit(schema->in_float32, slot, schema->inputs) && !slot_bit(target_in, slot, schema->inputs);
     }
 
     struct use {

@@ -24,6 +24,7 @@ namespace onnxstream::ops::detail {
 struct typing_options {
     std::int32_t target = 10;              // TensorProto.DataType: 10 float16, 16 bfloat16
     bool keep_io_types = false;
+    std::int64_t opset = 0;                // the model's ai.onnx opset (schemas are looked up at it)
     std::vector<std::string> block_ops;    // operator types computed in float32
 };
 
