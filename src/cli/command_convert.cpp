@@ -118,8 +118,9 @@ int run_convert(std::span<const std::string> argv, const command_context& contex
         std::printf("  %s converted: %s -> %s; %s kept float32\n", plural(r.tensors_converted, "tensor").c_str(),
                     human_bytes(r.bytes_before).c_str(), human_bytes(r.bytes_after).c_str(),
                     plural(r.tensors_kept_float32, "tensor").c_str());
-        std::printf("  %s inserted, %s computing in float32, %s retyped\n", plural(r.casts_inserted, "Cast").c_str(),
-                    plural(r.nodes_blocked, "node").c_str(), plural(r.types_changed, "input/output/value_info").c_str());
+        std::printf("  %s inserted, %s computing in float32, %s retyped (inputs, outputs, value_info)\n",
+                    plural(r.casts_inserted, "Cast").c_str(), plural(r.nodes_blocked, "node").c_str(),
+                    plural(r.types_changed, "declared type").c_str());
         if (r.saturated > 0)
             std::printf("  %s beyond the float16 range saturated to +-65504\n", plural(r.saturated, "value").c_str());
     }
