@@ -397,3 +397,21 @@ def test_existing_output_is_kept(onnxstream, tmp_path):
     assert src.read_bytes() == before
     proc = run_cli(["convert", src, "--dtype", "fp16", "-o", src, "--force"])
     assert proc.returncode != 0 and src.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["everywhere", "everywhere_embedded", "if_subgraph", "constant_nodes",
+                                  "per_tensor"])
+def test_fixture_cases_run(onnxstream, ort, fixtures_root, name, tmp_path):
+    """Tensors in sparse initializers, functions, training graphs, subgraphs
+    and Constant nodes: converted, the inputs untouched, ONNX Runtime within tolerance."""
+    folder = tmp_path / name
+    shutil.copytree(fixtures_root / name, folder, symlinks=True)
+    src = folder / "model.onnx"
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    out = tmp_path / "out.onnx"
+    report = convert(src, out, "--dtype", "fp16")
+    assert report["tensors_converted"] > 0
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+    model = onnx.load(str(out), load_external_data=False)
+    inputs = refcheck.make_inputs(src, seed=9)
+    assert_close(refcheck.run_ort(src, inputs), refcheck.run_ort(out, feed_for(model, inputs)), HALF_RTOL)
