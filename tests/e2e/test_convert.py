@@ -415,3 +415,26 @@ def test_fixture_cases_run(onnxstream, ort, fixtures_root, name, tmp_path):
     model = onnx.load(str(out), load_external_data=False)
     inputs = refcheck.make_inputs(src, seed=9)
     assert_close(refcheck.run_ort(src, inputs), refcheck.run_ort(out, feed_for(model, inputs)), HALF_RTOL)
+
+
+def test_bf16_needs_opset_13(onnxstream, tmp_path):
+    model = identity_add_model(np.ones(4, np.float32))
+    model.opset_import[0].version = 11
+    src = tmp_path / "old.onnx"
+    onnx.save(model, str(src))
+    proc = run_cli(["convert", src, "--dtype", "bf16"])
+    assert proc.returncode == 1, describe(proc)
+    assert "opset 13" in proc.stderr and "--dtype fp16" in proc.stderr
+    assert not (tmp_path / "old.bf16.onnx").exists()
+    proc = run_cli(["convert", src, "--dtype", "fp16", "-q"])
+    assert proc.returncode == 0, describe(proc)
+
+
+def test_text_report_counts(onnxstream, tmp_path):
+    values = np.array([1.0, 70000.0, -1e9, 0.5], np.float32)
+    src = tmp_path / "big.onnx"
+    onnx.save(identity_add_model(values), str(src))
+    proc = run_cli(["convert", src, "--dtype", "fp16"])
+    assert proc.returncode == 0, describe(proc)
+    assert "1 tensor converted: 16 B -> 8 B" in proc.stdout
+    assert "2 values beyond the float16 range saturated" in proc.stdout
