@@ -216,3 +216,37 @@ TEST_CASE("a convert operation past the end of its source fails instead of readi
     }
     ::close(fd);
 }
+
+TEST_CASE("the branch-free bulk conversion agrees with the reference one") {
+    auto check = [](std::uint32_t bits) {
+        bool saturated = false;
+        const auto expected = float32_to_float16_bits(bits, saturated);
+        std::uint32_t clamped = 0;
+        const auto fast = onnx::float32_to_float16_fast(bits, clamped);
+        REQUIRE(fast == expected);
+        REQUIRE((clamped == 1) == saturated);
+    };
+    for (std::uint64_t b = 0; b < (1ULL << 32); b += 997) check(static_cast<std::uint32_t>(b));
+    // Every pattern around the region boundaries: zero, subnormal/normal, overflow, inf/NaN.
+    for (const std::uint32_t edge : {0x00000000U, 0x33000000U, 0x38800000U, 0x477FF000U, 0x7F800000U})
+        for (std::uint32_t d = 0; d < (1U << 16); ++d) {
+            check(edge + d);
+            check(edge - d);
+            check((edge + d) | 0x80000000U);
+        }
+    // And the bulk routine over bytes, both types, against the per-value functions.
+    std::vector<std::byte> in(4 * 5000), out(2 * 5000);
+    for (std::size_t i = 0; i < 5000; ++i) {
+        const auto bits = static_cast<std::uint32_t>(i * 2654435761U);
+        for (int k = 0; k < 4; ++k) in[4 * i + static_cast<std::size_t>(k)] = static_cast<std::byte>((bits >> (8 * k)) & 0xFFU);
+    }
+    std::uint64_t expected_saturated = 0;
+    const auto got_saturated = onnx::convert_float32_bytes(onnx::float_conversion::float32_to_float16, in, out);
+    for (std::size_t i = 0; i < 5000; ++i) {
+        bool saturated = false;
+        const auto h = float32_to_float16_bits(static_cast<std::uint32_t>(i * 2654435761U), saturated);
+        expected_saturated += saturated ? 1 : 0;
+        REQUIRE(static_cast<std::uint16_t>(std::to_integer<unsigned>(out[2 * i]) | (std::to_integer<unsigned>(out[2 * i + 1]) << 8)) == h);
+    }
+    CHECK(got_saturated == expected_saturated);
+}
