@@ -96,6 +96,10 @@ def test_llm_export_and_link(onnxstream, ort, tmp_path):
     refcheck.assert_same_outputs(refcheck.run_ort(src, inputs), refcheck.run_ort(linked, inputs))
     proc = run_cli(["verify", linked])
     assert proc.returncode == 0, describe(proc)
+    merged = tmp_path / "merged.onnx"
+    proc = run_cli(["merge", linked, "-o", merged, "-q"])
+    assert proc.returncode == 0, describe(proc)
+    refcheck.assert_same_tensors(src, merged)
 
 
 def test_embedded_model_and_shards(onnxstream, ort, tmp_path):
