@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace onnxstream::io::detail {
@@ -21,11 +22,13 @@ public:
     explicit slice_converter(std::size_t buffer_size)
         : input_(std::max<std::size_t>(buffer_size / 4 * 4, 4096)), output_(input_.size() / 2) {}
 
-    /// Executes one convert operation. `progress` sees the bytes written. Returns the
-    /// number of saturated values. Errors: as copy_source and write_all, `interrupted`.
-    [[nodiscard]] result<std::uint64_t> run(const write_job& job, std::span<const std::uint64_t> sizes,
-                                            const write_operation& op, const writer_options& options,
-                                            const std::function<void(std::uint64_t)>& progress) {
+    /// Executes one convert operation: saturated values are added to `report`, and a
+    /// check on the operation hashes the float32 input (its `checksum` is of those bytes)
+    /// into report.checks. `progress` sees the bytes written. Errors: as copy_source,
+    /// claim_check and write_all, `interrupted`.
+    [[nodiscard]] result<void> run(const write_job& job, std::span<const std::uint64_t> sizes, const write_operation& op,
+                                   const writer_options& options, const std::function<void(std::uint64_t)>& progress,
+                                   write_report& report, std::vector<bool>& checks_seen) {
         if (op.conversion == onnx::float_conversion::none || op.length % 2 != 0)
             return failure(error_code::io, "a convert operation names no conversion or an odd length");
         if (op.source >= job.sources.size() || job.sources[op.source] == nullptr)
@@ -34,6 +37,9 @@ public:
         const std::uint64_t input_length = op.length * 2;
         const std::uint64_t size = sizes[op.source];
         if (input_length > size || op.input_offset > size - input_length) return source_shrank(source, size);
+        ONNXSTREAM_TRY(claim_check(job, op, checks_seen));
+        std::optional<check_hashes> hashes;
+        if (op.check != no_check) hashes.emplace(job.checks[op.check]);
         std::uint64_t saturated = 0;
         std::uint64_t done = 0;  // input bytes
         while (done < input_length) {
@@ -41,13 +47,16 @@ public:
             const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(input_length - done, input_.size()));
             const auto in = std::span(input_).first(piece);
             ONNXSTREAM_TRY(source.read_at(op.input_offset + done, in));
+            if (hashes) hashes->update(in);
             const auto out = std::span(output_).first(piece / 2);
             saturated += onnx::convert_float32_bytes(op.conversion, in, out);
             ONNXSTREAM_TRY(write_all(job.output_descriptor, out, op.output_offset + done / 2));
             progress(out.size());
             done += piece;
         }
-        return saturated;
+        report.saturated += saturated;
+        if (hashes) report.checks[op.check] = hashes->finish(job.checks[op.check]);
+        return {};
     }
 
 private:

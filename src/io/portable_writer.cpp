@@ -57,10 +57,8 @@ private:
         }
         if (op.kind == operation_kind::convert) {
             ONNXSTREAM_TRY(flush());
-            ONNXSTREAM_ASSIGN(const auto saturated,
-                              converter_.run(*job_, sizes_, op, *options_, [this](std::uint64_t bytes) { progress(bytes); }));
-            report_.saturated += saturated;
-            return {};
+            return converter_.run(*job_, sizes_, op, *options_, [this](std::uint64_t bytes) { progress(bytes); }, report_,
+                                  checks_seen_);
         }
         ONNXSTREAM_ASSIGN(const source_file* found, detail::copy_source(*job_, sizes_, op));
         const source_file& source = *found;

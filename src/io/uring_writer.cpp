@@ -292,12 +292,12 @@ private:
             }
             if (op.kind == operation_kind::convert) {
                 // Inline (see convert_support.hpp); requests in flight go on meanwhile.
-                auto converted = converter_.run(job_, sizes_, op, options_, [this](std::uint64_t bytes) { report_progress(bytes); });
+                auto converted = converter_.run(job_, sizes_, op, options_, [this](std::uint64_t bytes) { report_progress(bytes); },
+                                                report_, checks_seen_);
                 if (!converted) {
                     stop(std::move(converted).error());
                     return false;
                 }
-                report_.saturated += *converted;
                 continue;
             }
             auto source = detail::copy_source(job_, sizes_, op);

@@ -67,6 +67,7 @@ struct tensor_bytes {
     bool external = false;           // placed in a data file
     std::uint32_t shard = 0;
     std::uint64_t offset = 0;
+    std::optional<io::sha1_digest> expected_sha1;  // the input's `checksum`, checked while reading
 
     [[nodiscard]] std::uint64_t output_length() const noexcept { return convert ? input_length / 2 : input_length; }
 };
@@ -159,6 +160,14 @@ private:
                 b.source = 1 + binding.file;
                 b.source_offset = binding.offset;
                 b.input_length = binding.length;
+                if (const auto& checksum = tensor.external->checksum) {
+                    b.expected_sha1 = io::parse_sha1_hex(*checksum);
+                    if (!b.expected_sha1)
+                        report_.warnings.push_back({error_code::checksum_mismatch,
+                                                    "tensor '" + std::string(tensor.name) + "' has a checksum that is not a SHA-1 ('" +
+                                                        std::string(checksum->substr(0, 48)) + "'); it was not checked",
+                                                    ""});
+                }
             } else if (tensor.storage == tensor_storage::typed && tensor.expected_bytes) {
                 ONNXSTREAM_TRY(typed_bytes(tensor, b));
             } else {
@@ -305,10 +314,13 @@ private:
                 continue;
             }
             const auto raw = number(tensor_field::raw_data);
+            const auto check = b.expected_sha1 ? edits.add_check({std::string(model_.tensors[t].name), b.expected_sha1, false, false})
+                                               : io::no_check;
             if (b.buffer != onnx::no_index) edits.insert(message, position, edits.bytes(raw, buffers_[b.buffer]));
             else if (b.convert)
-                edits.insert(message, position, edits.converted_slice(raw, b.source, b.source_offset, b.output_length(), conversion_));
-            else edits.insert(message, position, edits.slice(raw, b.source, b.source_offset, b.input_length));
+                edits.insert(message, position,
+                             edits.converted_slice(raw, b.source, b.source_offset, b.output_length(), conversion_, check));
+            else edits.insert(message, position, edits.slice(raw, b.source, b.source_offset, b.input_length, check));
         }
         return edits;
     }
@@ -333,9 +345,12 @@ private:
                 if (!b.external || b.shard != s) continue;
                 ++tensors;
                 if (b.offset > plan.size()) plan.skip(b.offset - plan.size());
+                const auto check = b.expected_sha1
+                                       ? plan.add_check({std::string(model_.tensors[b.tensor].name), b.expected_sha1, false, false})
+                                       : io::no_check;
                 if (b.buffer != onnx::no_index) plan.emit(buffers_[b.buffer]);
-                else if (b.convert) plan.convert(b.source, b.source_offset, b.output_length(), conversion_);
-                else plan.copy(b.source, b.source_offset, b.input_length);
+                else if (b.convert) plan.convert(b.source, b.source_offset, b.output_length(), conversion_, check);
+                else plan.copy(b.source, b.source_offset, b.input_length, check);
             }
             const auto path = report_.output.parent_path() / data_file_name(s);
             ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));

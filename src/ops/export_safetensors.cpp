@@ -140,6 +140,7 @@ struct entry {
     std::uint32_t buffer = onnx::no_index;  // typed values decoded to raw
     std::uint32_t shard = 0;
     std::uint64_t begin = 0;         // data_offsets in its shard
+    std::optional<io::sha1_digest> expected_sha1;  // the input's `checksum`, checked while copying
 };
 
 struct shard_layout {
@@ -217,6 +218,13 @@ private:
                 e.source = 1 + binding.file;
                 e.source_offset = binding.offset;
                 e.length = binding.length;
+                if (const auto& checksum = tensor.external->checksum) {
+                    e.expected_sha1 = io::parse_sha1_hex(*checksum);
+                    if (!e.expected_sha1)
+                        report_.warnings.push_back({error_code::checksum_mismatch,
+                                                    "initializer '" + shown + "' has a checksum that is not a SHA-1; it was not checked",
+                                                    ""});
+                }
             } else if (tensor.storage == tensor_storage::typed) {
                 ONNXSTREAM_ASSIGN(auto raw, onnx::typed_to_raw(model_.tree, tensor));
                 e.length = raw.size();
@@ -321,7 +329,10 @@ private:
             for (const auto& e : entries_) {
                 if (e.shard != s) continue;
                 if (e.buffer != onnx::no_index) plan.emit(buffers_[e.buffer]);
-                else plan.copy(e.source, e.source_offset, e.length);
+                else
+                    plan.copy(e.source, e.source_offset, e.length,
+                              e.expected_sha1 ? plan.add_check({std::string(model_.tensors[e.tensor].name), e.expected_sha1, false, false})
+                                              : io::no_check);
             }
             const auto path = shard_path(s);
             ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));

@@ -438,3 +438,17 @@ def test_text_report_counts(onnxstream, tmp_path):
     assert proc.returncode == 0, describe(proc)
     assert "1 tensor converted: 16 B -> 8 B" in proc.stdout
     assert "2 values beyond the float16 range saturated" in proc.stdout
+
+
+@pytest.mark.parametrize("command", [["convert", "--dtype", "fp16"], ["export", "--to", "safetensors"]])
+def test_checksums_are_checked_while_reading(onnxstream, fixtures_root, tmp_path, command):
+    folder = tmp_path / "case"
+    shutil.copytree(fixtures_root / "bad_checksum", folder, symlinks=True)
+    src = folder / "model.onnx"
+    proc = run_cli([command[0], src, *command[1:], "-o", tmp_path / "out.x", "--strict"])
+    assert proc.returncode == 1, describe(proc)
+    assert "SHA-1" in proc.stderr and "onnxstream: error:" in proc.stderr
+    assert not (tmp_path / "out.x").exists()
+    proc = run_cli([command[0], src, *command[1:], "-o", tmp_path / "out.x"])
+    assert proc.returncode == 0, describe(proc)
+    assert "warning" in proc.stderr and "SHA-1" in proc.stderr

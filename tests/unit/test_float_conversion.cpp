@@ -3,6 +3,7 @@
 // strided sample of all 2^32 float32 patterns against a nearest-value search over the
 // sorted float16 values (in double precision). numpy and torch check the same through
 // the binary in tests/e2e/test_convert.py. Then both writers execute convert operations.
+#include <onnxstream/io/hashing.hpp>
 #include <onnxstream/io/plan_writer.hpp>
 #include <onnxstream/io/source_file.hpp>
 #include <onnxstream/onnx/float_conversion.hpp>
@@ -165,6 +166,8 @@ TEST_CASE("both writers execute convert operations through their buffers") {
             half_op.conversion = onnx::float_conversion::float32_to_float16;
             io::write_operation bf16_op{io::operation_kind::convert, 0, io::no_check, count * 2 + 8, count * 2, 4};
             bf16_op.conversion = onnx::float_conversion::float32_to_bfloat16;
+            bf16_op.check = 0;  // hashes the float32 input
+            const io::stream_check checks[] = {{"w", std::nullopt, true, false}};
             const io::write_operation ops[] = {half_op, bf16_op};
             const auto out_path = dir.path() / "out";
             const int fd = ::open(out_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -172,6 +175,7 @@ TEST_CASE("both writers execute convert operations through their buffers") {
             REQUIRE(::ftruncate(fd, static_cast<off_t>(count * 4 + 8)) == 0);
             io::write_job job;
             job.operations = ops;
+            job.checks = checks;
             job.sources = table;
             job.output_descriptor = fd;
             io::writer_options options;
@@ -181,6 +185,8 @@ TEST_CASE("both writers execute convert operations through their buffers") {
             ::close(fd);
             REQUIRE(report);
             CHECK(report->saturated == expected_saturated);
+            REQUIRE(report->checks[0].sha1);
+            CHECK(*report->checks[0].sha1 == io::sha1_of(std::as_bytes(std::span(bytes.data(), bytes.size()))));
             CHECK(report->bytes_written == count * 4);
             const auto got = test_support::read_file(out_path);
             CHECK(got.substr(0, count * 2) == expected_half);

@@ -52,7 +52,8 @@ public:
                                   std::uint32_t check = io::no_check) const;
     /// A payload of `length` bytes converted from `2 * length` float32 bytes of `source`.
     [[nodiscard]] new_field converted_slice(std::uint32_t number, std::uint32_t source, std::uint64_t offset,
-                                            std::uint64_t length, float_conversion conversion) const;
+                                            std::uint64_t length, float_conversion conversion,
+                                            std::uint32_t check = io::no_check) const;
     /// A stream check to attach to a slice (see io::stream_check).
     [[nodiscard]] std::uint32_t add_check(io::stream_check value);
 
