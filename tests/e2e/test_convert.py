@@ -452,3 +452,19 @@ def test_checksums_are_checked_while_reading(onnxstream, fixtures_root, tmp_path
     proc = run_cli([command[0], src, *command[1:], "-o", tmp_path / "out.x"])
     assert proc.returncode == 0, describe(proc)
     assert "warning" in proc.stderr and "SHA-1" in proc.stderr
+
+
+def test_data_name_align_and_shards(onnxstream, ort, llm_copy, tmp_path):
+    out = tmp_path / "g.onnx"
+    report = convert(llm_copy, out, "--dtype", "fp16", "--data-name", "w.bin", "--align", "64", "--shard-size", "6M")
+    names = [Path(f["path"]).name for f in report["data_files"]]
+    assert len(names) >= 3 and names[0] == f"w.bin-00001-of-{len(names):05d}.data"  # as repack names shards
+    for t in onnx.load(str(out), load_external_data=False).graph.initializer:
+        if t.data_location == TensorProto.EXTERNAL:
+            entries = {e.key: e.value for e in t.external_data}
+            assert entries["location"] in names and int(entries["offset"]) % 64 == 0
+    proc = run_cli(["convert", llm_copy, "--dtype", "fp16", "-o", tmp_path / "h.onnx", "--data-name", "sub/w.bin"])
+    assert proc.returncode == 2, describe(proc)
+    inputs = refcheck.make_inputs(llm_copy, seed=6)
+    model = onnx.load(str(out), load_external_data=False)
+    assert_close(refcheck.run_ort(llm_copy, inputs), refcheck.run_ort(out, feed_for(model, inputs)), HALF_RTOL)
