@@ -468,3 +468,26 @@ def test_data_name_align_and_shards(onnxstream, ort, llm_copy, tmp_path):
     inputs = refcheck.make_inputs(llm_copy, seed=6)
     model = onnx.load(str(out), load_external_data=False)
     assert_close(refcheck.run_ort(llm_copy, inputs), refcheck.run_ort(out, feed_for(model, inputs)), HALF_RTOL)
+
+
+# Every bad case merge refuses, convert and export refuse too (same words, nothing written,
+# inputs untouched), except a model that is bad only for a single-file merge.
+MERGE_ONLY = {"bad_over_2gb"}
+
+
+@pytest.mark.parametrize("command", [["convert", "--dtype", "fp16"], ["export", "--to", "safetensors", "--link"]],
+                         ids=["convert", "export"])
+def test_bad_cases_are_refused(onnxstream, workdir, command):
+    from test_bad_inputs import check_error_text
+    checked = 0
+    for case in cases.cases(lambda c: c["kind"] == "bad" and "merge" in c["commands"]):
+        if case["name"] in MERGE_ONLY:
+            continue
+        root = cases.copy_case(case, workdir / case["name"])
+        before = cases.snapshot(workdir / case["name"])
+        proc = run_cli([command[0], cases.model_path(case, root), *command[1:], *cases.data_args(case, root), *case["args"]])
+        assert proc.returncode == case["exit_code"], case["name"] + describe(proc)
+        check_error_text(case, proc)
+        cases.assert_unchanged(before, cases.snapshot(workdir / case["name"]), f"a failed {command[0]} of {case['name']}")
+        checked += 1
+    assert checked >= 15
