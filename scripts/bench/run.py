@@ -131,6 +131,15 @@ PY_EXTERNALIZE = (
     "onnx.save_model(m, sys.argv[2], save_as_external_data=True, all_tensors_to_one_file=True, "
     "location=os.path.basename(sys.argv[2]) + '.data', size_threshold=1024)"
 )
+# The python way to halve a model (what onnxconverter-common does at its core; Debian does
+# not ship it): load everything, astype every float32 initializer, save with external data.
+PY_CONVERT = (
+    "import onnx, os, sys, numpy as np; from onnx import numpy_helper as h; m = onnx.load(sys.argv[1]); "
+    "ts = [t for t in m.graph.initializer if t.data_type == 1]; "
+    "[t.CopyFrom(h.from_array(h.to_array(t).astype(np.float16), t.name)) for t in ts]; "
+    "onnx.save_model(m, sys.argv[2], save_as_external_data=True, all_tensors_to_one_file=True, "
+    "location=os.path.basename(sys.argv[2]) + '.data', size_threshold=1024)"
+)
 PY_INSPECT = (
     "import onnx, sys; m = onnx.load(sys.argv[1], load_external_data=False); "
     "print(len(m.graph.node), len(m.graph.initializer))"
@@ -223,6 +232,7 @@ def build_cases(args, work: Path, binary: str) -> list[case]:
     llm = llm_case(args, work, out, binary)
     if llm is not None:
         cases.append(llm)
+        cases.extend(llm_convert_cases(args, llm, out, binary))
     return cases
 
 
@@ -256,6 +266,30 @@ def llm_case(args, work: Path, out: Path, binary: str):
     if not args.no_python_llm:
         c.tool("python-onnx", [PYTHON, "-c", PY_EXTERNALIZE, str(model), str(repacked)], [repacked, out / "repacked.onnx.data"])
     return c
+
+
+def llm_convert_cases(args, repack: case, out: Path, binary: str) -> list[case]:
+    """convert --dtype fp16 and export --to safetensors of the same LLM fixture, against cp
+    of the same bytes (and, for convert, python onnx load + astype + save)."""
+    folder = repack.inputs[0]
+    model = folder / "model.onnx"
+    label = "35MB" if args.quick else "2.9GB"
+    half = out / "model.fp16.onnx"
+    c = case(f"convert {label} LLM to fp16", "convert --dtype fp16 of the per-tensor LLM export", [folder],
+             repack.input_bytes)
+    c.tool("onnxstream", [binary, "convert", str(model), "--dtype", "fp16", "-o", str(half), "--quiet"],
+           [half, out / "model.fp16.onnx.data"])
+    c.tool("cp", ["cp", "-r", str(folder), str(out / "llm-copy")], [out / "llm-copy"])
+    c.tool("cp+sync", ["sh", "-c", f'cp -r "$0" "$1" && sync -f "$1"', str(folder), str(out / "llm-copy")], [out / "llm-copy"])
+    if not args.no_python_llm:
+        c.tool("python-onnx", [PYTHON, "-c", PY_CONVERT, str(model), str(half)], [half, out / "model.fp16.onnx.data"])
+    weights = out / "model.safetensors"
+    e = case(f"export {label} LLM to safetensors", "export --to safetensors of the per-tensor LLM export", [folder],
+             repack.input_bytes)
+    e.tool("onnxstream", [binary, "export", str(model), "--to", "safetensors", "-o", str(weights), "--quiet"], [weights])
+    e.tool("cp", ["cp", "-r", str(folder), str(out / "llm-copy")], [out / "llm-copy"])
+    e.tool("cp+sync", ["sh", "-c", f'cp -r "$0" "$1" && sync -f "$1"', str(folder), str(out / "llm-copy")], [out / "llm-copy"])
+    return [c, e]
 
 
 # ------------------------------------------------------------------ micro benchmarks

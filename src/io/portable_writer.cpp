@@ -6,6 +6,7 @@
 // so it stays simple: no threads, one buffer of each kind.
 #include <onnxstream/io/plan_writer.hpp>
 
+#include "convert_support.hpp"
 #include "writer_support.hpp"
 
 #include <algorithm>
@@ -53,6 +54,11 @@ private:
         if (op.kind == operation_kind::emit) {
             ONNXSTREAM_TRY(detail::check_emit(*job_, op));
             return stage(job_->pool.subspan(op.input_offset, op.length), op.output_offset);
+        }
+        if (op.kind == operation_kind::convert) {
+            ONNXSTREAM_TRY(flush());
+            return converter_.run(*job_, sizes_, op, *options_, [this](std::uint64_t bytes) { progress(bytes); }, report_,
+                                  checks_seen_);
         }
         ONNXSTREAM_ASSIGN(const source_file* found, detail::copy_source(*job_, sizes_, op));
         const source_file& source = *found;
@@ -167,6 +173,7 @@ private:
     std::uint64_t written_since_writeback_ = 0;
     std::vector<std::uint64_t> sizes_;
     std::vector<bool> checks_seen_;
+    detail::slice_converter converter_{1U << 20};
 };
 
 }  // namespace

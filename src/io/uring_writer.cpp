@@ -24,6 +24,7 @@
 // through the ring), so the fsync before the rename has little left to do.
 #include <onnxstream/io/plan_writer.hpp>
 
+#include "convert_support.hpp"
 #include "writer_support.hpp"
 
 #include <liburing.h>
@@ -303,6 +304,16 @@ private:
                 if (op.length == 0) continue;
                 current_ = {emit_source, no_check, op.input_offset, op.output_offset, op.length};
                 return true;
+            }
+            if (op.kind == operation_kind::convert) {
+                // Inline (see convert_support.hpp); requests in flight go on meanwhile.
+                auto converted = converter_.run(job_, sizes_, op, options_, [this](std::uint64_t bytes) { report_progress(bytes); },
+                                                report_, checks_seen_);
+                if (!converted) {
+                    stop(std::move(converted).error());
+                    return false;
+                }
+                continue;
             }
             auto source = detail::copy_source(job_, sizes_, op);
             if (!source) {
@@ -699,6 +710,7 @@ private:
 
     static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
 
+    detail::slice_converter converter_{1U << 20};
     io_uring& ring_;
     int event_fd_;
     bool& event_armed_;

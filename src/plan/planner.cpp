@@ -103,6 +103,7 @@ private:
         put_varint(proto::make_tag(f.number, proto::wire_type::length_delimited));
         put_varint(f.length);
         if (f.kind == new_field::payload_kind::bytes) plan_.emit(edits_.pool().subspan(f.offset, f.length));
+        else if (f.conversion != onnx::float_conversion::none) plan_.convert(f.source, f.offset, f.length, f.conversion, f.check);
         else plan_.copy(f.source, f.offset, f.length, f.check);
     }
 

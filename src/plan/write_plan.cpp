@@ -34,6 +34,15 @@ void write_plan::copy(std::uint32_t source, std::uint64_t offset, std::uint64_t 
     size_ += length;
 }
 
+void write_plan::convert(std::uint32_t source, std::uint64_t offset, std::uint64_t length, onnx::float_conversion conversion,
+                         std::uint32_t check_index) {
+    if (length == 0 && check_index == no_check) return;
+    operation op{operation_kind::convert, source, check_index, size_, length, offset};
+    op.conversion = conversion;
+    operations_.push_back(op);
+    size_ += length;
+}
+
 void write_plan::align(std::uint64_t alignment) {
     if (alignment <= 1) return;
     const std::uint64_t remainder = size_ % alignment;
@@ -55,8 +64,13 @@ std::uint64_t write_plan::copied_bytes() const noexcept {
 std::string write_plan::describe() const {
     std::string text;
     for (const auto& op : operations_) {
-        text += op.kind == operation_kind::emit ? "emit @" : "copy @";
+        text += op.kind == operation_kind::emit ? "emit @" : op.kind == operation_kind::copy ? "copy @" : "convert @";
         text += std::to_string(op.output_offset) + " +" + std::to_string(op.length);
+        if (op.kind == operation_kind::convert) {
+            text += " from " + std::to_string(op.source) + ":" + std::to_string(op.input_offset);
+            text += op.conversion == onnx::float_conversion::float32_to_float16 ? " to float16" : " to bfloat16";
+            if (op.check != no_check) text += " check " + std::to_string(op.check);
+        }
         if (op.kind == operation_kind::copy) {
             text += " from " + std::to_string(op.source) + ":" + std::to_string(op.input_offset);
             if (op.check != no_check) text += " check " + std::to_string(op.check);

@@ -136,3 +136,30 @@ TEST_CASE("an output over the size limit fails before any operation is planned")
     CHECK(p.error().code == error_code::too_large);
     CHECK(p.error().hint.find("repack") != std::string::npos);
 }
+
+TEST_CASE("a converted slice becomes one convert operation of half the bytes, sized before it is written") {
+    const auto bytes = sample_model();
+    const auto tree = onnx::message_tree::parse(bytes);
+    REQUIRE(tree);
+    const std::uint32_t tensor = 2;
+    const auto& raw = tree->fields(tensor)[3];
+    REQUIRE(raw.token.number == 9);
+    onnx::tree_edits edits;
+    edits.drop(static_cast<std::uint32_t>(&raw - tree->all_fields().data()));
+    // 2 float32 values (8 bytes) at the raw payload become 4 bytes of float16.
+    edits.insert(tensor, 3, edits.converted_slice(9, 0, raw.token.payload_offset, 4, onnx::float_conversion::float32_to_float16));
+    const auto p = plan::plan_rewrite(*tree, edits);
+    REQUIRE(p);
+    CHECK(p->size() == bytes.size() - 4);
+    CHECK(p->size() == plan::planned_size(*tree, edits));
+    std::size_t converts = 0;
+    for (const auto& op : p->operations()) {
+        if (op.kind != plan::operation_kind::convert) continue;
+        ++converts;
+        CHECK(op.length == 4);
+        CHECK(op.input_offset == raw.token.payload_offset);
+        CHECK(op.conversion == onnx::float_conversion::float32_to_float16);
+    }
+    CHECK(converts == 1);
+    CHECK(p->describe().find(" to float16") != std::string::npos);
+}

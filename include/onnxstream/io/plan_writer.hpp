@@ -54,6 +54,7 @@ struct check_outcome {
 struct write_report {
     std::vector<check_outcome> checks;  // parallel to write_job::checks
     std::uint64_t bytes_written = 0;
+    std::uint64_t saturated = 0;  // convert operations: float16 values clamped to +-65504
     const char* backend = "";
 };
 

@@ -30,6 +30,9 @@ struct new_field {
     std::uint64_t length = 0;        // bytes, slice
     std::uint32_t source = 0;        // slice: index into the writer's source table
     std::uint32_t check = io::no_check;  // slice: index into tree_edits::checks()
+    /// slice: none copies; otherwise the payload is `length` bytes converted from the
+    /// `2 * length` float32 bytes at `offset` (a converted weight, see float_conversion.hpp).
+    float_conversion conversion = float_conversion::none;
 
     /// Bytes this field takes in the output (tag, length prefix, payload).
     [[nodiscard]] std::uint64_t encoded_size() const noexcept;
@@ -47,6 +50,10 @@ public:
     [[nodiscard]] new_field text(std::uint32_t number, std::string_view payload);
     [[nodiscard]] new_field slice(std::uint32_t number, std::uint32_t source, std::uint64_t offset, std::uint64_t length,
                                   std::uint32_t check = io::no_check) const;
+    /// A payload of `length` bytes converted from `2 * length` float32 bytes of `source`.
+    [[nodiscard]] new_field converted_slice(std::uint32_t number, std::uint32_t source, std::uint64_t offset,
+                                            std::uint64_t length, float_conversion conversion,
+                                            std::uint32_t check = io::no_check) const;
     /// A stream check to attach to a slice (see io::stream_check).
     [[nodiscard]] std::uint32_t add_check(io::stream_check value);
 

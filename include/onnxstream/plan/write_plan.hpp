@@ -31,6 +31,11 @@ public:
     /// Appends a copy of `length` bytes of `source` at `offset` (merged with a preceding
     /// copy that ends where this one starts, unless either carries a check).
     void copy(std::uint32_t source, std::uint64_t offset, std::uint64_t length, std::uint32_t check_index = no_check);
+    /// Appends `length` bytes computed by `conversion` from the `2 * length` float32 bytes
+    /// of `source` at `offset` (never merged: each is one tensor's values). A check hashes
+    /// the float32 input.
+    void convert(std::uint32_t source, std::uint64_t offset, std::uint64_t length, onnx::float_conversion conversion,
+                 std::uint32_t check_index = no_check);
     /// Leaves `length` zero bytes (a hole) at the end.
     void skip(std::uint64_t length) { size_ += length; }
     /// Pads with a hole until the size is a multiple of `alignment` (0 or 1: nothing).

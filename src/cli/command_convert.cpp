@@ -1,0 +1,137 @@
+#include "cli_common.hpp"
+
+#include <onnxstream/ops/convert.hpp>
+
+#include <array>
+#include <cstdio>
+
+namespace onnxstream::cli {
+namespace {
+
+constexpr std::string_view convert_help =
+    "usage: onnxstream convert MODEL --dtype fp16|bf16 [-o OUT] [--keep-io-types] [--block-ops LIST]\n"
+    "                          [--data-name NAME] [--align BYTES] [--shard-size BYTES] [--force] [--json]\n"
+    "\n"
+    "Converts every float32 tensor the model computes with (initializers, Constant nodes,\n"
+    "sparse tensors, subgraphs, functions) to float16 or bfloat16, slice by slice while\n"
+    "writing: memory does not grow with the weights. Rounds to nearest even; float16 values\n"
+    "beyond +-65504 saturate and are counted. Operators unsafe in half precision stay float32\n"
+    "behind inserted Cast nodes. Default output <stem>.fp16.onnx (or .bf16.onnx); a model with\n"
+    "external data, or one that would not fit in 2 GB, gets fresh aligned data files as repack\n"
+    "lays them out.\n"
+    "\n"
+    "  --dtype fp16|bf16     the new precision (required)\n"
+    "  -o, --output OUT      the output model\n"
+    "  --keep-io-types       keep the graph's inputs and outputs float32 (Casts at the boundary)\n"
+    "  --block-ops LIST      comma-separated operators kept in float32, replacing the default\n"
+    "                        list (Resize, Upsample, TopK, NonMaxSuppression, Range, CumSum,\n"
+    "                        Min, Max, RoiAlign and the ai.onnx.ml operators); '' blocks none\n"
+    "  --data-name NAME      the data file's name (external layout; beside the output)\n"
+    "  --align BYTES         offset alignment (default 4096 for tensors >= 1 MiB; 0 = dense)\n"
+    "  --shard-size BYTES    several data files <name>-00001-of-0000N.data of at most BYTES\n"
+    "  --data FILE, --data-dir DIR   where the input's external data is\n"
+    "  --strict              a SHA-1 checksum that does not match is an error, not a warning\n"
+    "  --allow-size-mismatch convert a tensor whose bytes do not match its dims (warning)\n"
+    "  -f, --force           replace existing outputs (never the inputs)\n"
+    "  --json, --quiet       as everywhere\n";
+
+constexpr std::array convert_options{opt_help, opt_quiet, opt_json, opt_output, opt_data, opt_data_dir, opt_force,
+                                     opt_threads, opt_writer, opt_allow_size_mismatch, opt_strict,
+                                     option_spec{"--dtype", "", true, false},
+                                     option_spec{"--keep-io-types", "", false, false},
+                                     option_spec{"--block-ops", "", true, false},
+                                     option_spec{"--data-name", "", true, false},
+                                     option_spec{"--align", "", true, false},
+                                     option_spec{"--shard-size", "", true, false}};
+
+std::vector<std::string> split_list(std::string_view text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const auto comma = text.find(',', start);
+        const auto piece = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        if (!piece.empty()) out.emplace_back(piece);
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+int run_convert(std::span<const std::string> argv, const command_context& context) {
+    auto p = prepare("convert", convert_help, argv, convert_options);
+    if (!p.args) return p.status;
+    const auto& args = *p.args;
+    if (args.positionals.size() != 1) return usage_error("convert", "convert takes exactly one MODEL");
+    ops::convert_options options;
+    auto parse_all = [&]() -> result<void> {
+        ONNXSTREAM_TRY(fill_rewrite_options(args, options));
+        const auto dtype = args.value("--dtype");
+        if (!dtype) return failure(error_code::invalid_argument, "convert needs --dtype fp16 or --dtype bf16");
+        if (*dtype == "fp16" || *dtype == "float16") options.target = ops::half_type::float16;
+        else if (*dtype == "bf16" || *dtype == "bfloat16") options.target = ops::half_type::bfloat16;
+        else return failure(error_code::invalid_argument, "unknown --dtype '" + std::string(*dtype) + "' (use fp16 or bf16)");
+        if (const auto out = args.value("--output")) options.output = *out;
+        options.keep_io_types = args.flag("--keep-io-types");
+        if (const auto v = args.value("--block-ops")) options.block_ops = split_list(*v);
+        if (const auto v = args.value("--data-name")) options.data_name = *v;
+        if (const auto v = args.value("--align")) {
+            ONNXSTREAM_ASSIGN(options.alignment, parse_size(*v, "--align"));
+        }
+        if (const auto v = args.value("--shard-size")) {
+            ONNXSTREAM_ASSIGN(options.shard_size, parse_size(*v, "--shard-size"));
+            if (options.shard_size == 0) return failure(error_code::invalid_argument, "--shard-size must be more than 0");
+        }
+        return {};
+    };
+    if (auto parsed = parse_all(); !parsed) return usage_error("convert", parsed.error().message);
+    options.cancel = context.cancel;
+    progress_bar bar(!p.flags.quiet && !p.flags.json);
+    options.on_progress = progress_to(bar);
+    auto report = ops::convert(args.positionals[0], options);
+    bar.finish();
+    if (!report) return fail(report.error(), p.flags.json);
+    for (const auto& w : report->warnings) print_warning(w);
+    const auto& r = *report;
+    const char* dtype = options.target == ops::half_type::float16 ? "float16" : "bfloat16";
+    if (p.flags.json) {
+        json_writer json;
+        json.begin_object().field("ok", true).field("input", r.input.string()).field("output", r.output.string());
+        json.field("dtype", dtype).field("output_size", r.output_size).field("external_layout", r.external_layout);
+        json.key("data_files").begin_array();
+        for (const auto& f : r.data_files)
+            json.begin_object().field("path", f.path.string()).field("size", f.size).field("tensors", f.tensors).end_object();
+        json.end_array();
+        json.field("tensors_converted", r.tensors_converted).field("tensors_kept_float32", r.tensors_kept_float32);
+        json.field("bytes_before", r.bytes_before).field("bytes_after", r.bytes_after).field("saturated", r.saturated);
+        json.field("casts_inserted", r.casts_inserted).field("nodes_blocked", r.nodes_blocked);
+        json.field("types_changed", r.types_changed).field("cast_targets_changed", r.cast_targets_changed);
+        json.field("writer", r.writer).key("warnings").begin_array();
+        for (const auto& w : r.warnings) json.value(w.message);
+        json.end_array().end_object();
+        std::printf("%s\n", json.text().c_str());
+    } else if (!p.flags.quiet) {
+        std::printf("%s -> %s (%s, %s)\n", r.input.string().c_str(), r.output.string().c_str(), dtype,
+                    human_bytes(r.output_size).c_str());
+        for (const auto& f : r.data_files)
+            std::printf("  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
+                        human_bytes(f.size).c_str());
+        std::printf("  %s converted: %s -> %s; %s kept float32\n", plural(r.tensors_converted, "tensor").c_str(),
+                    human_bytes(r.bytes_before).c_str(), human_bytes(r.bytes_after).c_str(),
+                    plural(r.tensors_kept_float32, "tensor").c_str());
+        std::printf("  %s inserted, %s computing in float32, %s retyped (inputs, outputs, value_info)\n",
+                    plural(r.casts_inserted, "Cast").c_str(), plural(r.nodes_blocked, "node").c_str(),
+                    plural(r.types_changed, "declared type").c_str());
+        if (r.saturated > 0)
+            std::printf("  %s beyond the float16 range saturated to +-65504\n", plural(r.saturated, "value").c_str());
+    }
+    if (r.saturated > 0 && p.flags.json) {
+        // Keep stdout pure JSON; still tell a person on stderr.
+        std::fprintf(stderr, "onnxstream: warning: %llu values beyond the float16 range saturated to +-65504\n",
+                     static_cast<unsigned long long>(r.saturated));
+    }
+    return exit_ok;
+}
+
+}  // namespace onnxstream::cli

@@ -1,0 +1,87 @@
+#include "cli_common.hpp"
+
+#include <onnxstream/ops/export_safetensors.hpp>
+
+#include <array>
+#include <cstdio>
+
+namespace onnxstream::cli {
+namespace {
+
+constexpr std::string_view safetensors_help =
+    "usage: onnxstream export MODEL --to safetensors [-o OUT] [--shard-size BYTES] [--link] [--force] [--json]\n"
+    "\n"
+    "Writes every initializer (name, dtype, shape) into a safetensors file, copying the bytes\n"
+    "as they are (no conversion, no loading). Default output <stem>.safetensors beside the\n"
+    "model. Names safetensors cannot hold, duplicate names and types it has no dtype for\n"
+    "(strings, complex, 4-bit) are refused before anything is written.\n"
+    "\n"
+    "  --to safetensors      the format\n"
+    "  -o, --output OUT      the safetensors file (sharded: the base of the shard names)\n"
+    "  --shard-size BYTES    the Hugging Face sharded layout: <stem>-00001-of-0000N.safetensors\n"
+    "                        of at most BYTES of data each, plus <stem>.safetensors.index.json\n"
+    "  --link                also write <stem>.linked.onnx beside the output, whose weights are\n"
+    "                        external data inside the safetensors file(s): one copy for both\n"
+    "  --data FILE, --data-dir DIR   where the input's external data is\n"
+    "  --strict              a SHA-1 checksum that does not match is an error, not a warning\n"
+    "  -f, --force           replace existing outputs (never the inputs)\n"
+    "  --json, --quiet       as everywhere\n";
+
+constexpr std::array safetensors_options{opt_help, opt_quiet, opt_json, opt_output, opt_data, opt_data_dir, opt_force,
+                                         opt_threads, opt_writer, opt_allow_size_mismatch, opt_strict,
+                                         option_spec{"--to", "", true, false},
+                                         option_spec{"--shard-size", "", true, false},
+                                         option_spec{"--link", "", false, false}};
+
+}  // namespace
+
+int run_export_safetensors(std::span<const std::string> argv, const command_context& context) {
+    auto p = prepare("export", safetensors_help, argv, safetensors_options);
+    if (!p.args) return p.status;
+    const auto& args = *p.args;
+    if (args.positionals.size() != 1) return usage_error("export", "export takes exactly one MODEL");
+    ops::safetensors_options options;
+    auto parse_all = [&]() -> result<void> {
+        ONNXSTREAM_TRY(fill_rewrite_options(args, options));
+        if (const auto out = args.value("--output")) options.output = *out;
+        if (const auto v = args.value("--shard-size")) {
+            ONNXSTREAM_ASSIGN(options.shard_size, parse_size(*v, "--shard-size"));
+            if (options.shard_size == 0) return failure(error_code::invalid_argument, "--shard-size must be more than 0");
+        }
+        options.link = args.flag("--link");
+        return {};
+    };
+    if (auto parsed = parse_all(); !parsed) return usage_error("export", parsed.error().message);
+    options.cancel = context.cancel;
+    progress_bar bar(!p.flags.quiet && !p.flags.json);
+    options.on_progress = progress_to(bar);
+    auto report = ops::export_safetensors(args.positionals[0], options);
+    bar.finish();
+    if (!report) return fail(report.error(), p.flags.json);
+    for (const auto& w : report->warnings) print_warning(w);
+    const auto& r = *report;
+    if (p.flags.json) {
+        json_writer json;
+        json.begin_object().field("ok", true).field("input", r.input.string()).key("files").begin_array();
+        for (const auto& f : r.files)
+            json.begin_object().field("path", f.path.string()).field("size", f.size).field("tensors", f.tensors).end_object();
+        json.end_array();
+        if (r.index) json.field("index", r.index->string());
+        if (r.linked) json.field("linked", r.linked->string()).field("linked_size", r.linked_size);
+        json.field("tensors", r.tensors).field("bytes", r.bytes).field("writer", r.writer);
+        json.key("warnings").begin_array();
+        for (const auto& w : r.warnings) json.value(w.message);
+        json.end_array().end_object();
+        std::printf("%s\n", json.text().c_str());
+    } else if (!p.flags.quiet) {
+        std::printf("%s -> %s in %s (%s)\n", r.input.string().c_str(), plural(r.tensors, "tensor").c_str(),
+                    plural(r.files.size(), "safetensors file").c_str(), human_bytes(r.bytes).c_str());
+        for (const auto& f : r.files)
+            std::printf("  %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(), human_bytes(f.size).c_str());
+        if (r.index) std::printf("  index %s\n", r.index->string().c_str());
+        if (r.linked) std::printf("  linked model %s (%s)\n", r.linked->string().c_str(), human_bytes(r.linked_size).c_str());
+    }
+    return exit_ok;
+}
+
+}  // namespace onnxstream::cli

@@ -1,0 +1,67 @@
+// The convert operation, shared by the writers (private to src/io): read a float32 slice
+// of the source through a fixed buffer, convert it to 16-bit values, write those. Memory is
+// two buffers whatever the slice's size. It runs synchronously: conversion is CPU work on
+// bytes that must pass through user space anyway, so the io_uring writer gains nothing by
+// queueing it and runs it inline between its other requests.
+#pragma once
+
+#include "writer_support.hpp"
+
+#include <onnxstream/onnx/float_conversion.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace onnxstream::io::detail {
+
+class slice_converter {
+public:
+    /// `buffer_size`: bytes of float32 read at a time (rounded down to whole values).
+    explicit slice_converter(std::size_t buffer_size)
+        : input_(std::max<std::size_t>(buffer_size / 4 * 4, 4096)), output_(input_.size() / 2) {}
+
+    /// Executes one convert operation: saturated values are added to `report`, and a
+    /// check on the operation hashes the float32 input (its `checksum` is of those bytes)
+    /// into report.checks. `progress` sees the bytes written. Errors: as copy_source,
+    /// claim_check and write_all, `interrupted`.
+    [[nodiscard]] result<void> run(const write_job& job, std::span<const std::uint64_t> sizes, const write_operation& op,
+                                   const writer_options& options, const std::function<void(std::uint64_t)>& progress,
+                                   write_report& report, std::vector<bool>& checks_seen) {
+        if (op.conversion == onnx::float_conversion::none || op.length % 2 != 0)
+            return failure(error_code::io, "a convert operation names no conversion or an odd length");
+        if (op.source >= job.sources.size() || job.sources[op.source] == nullptr)
+            return failure(error_code::io, "a convert operation names an unknown source");
+        const source_file& source = *job.sources[op.source];
+        const std::uint64_t input_length = op.length * 2;
+        const std::uint64_t size = sizes[op.source];
+        if (input_length > size || op.input_offset > size - input_length) return source_shrank(source, size);
+        ONNXSTREAM_TRY(claim_check(job, op, checks_seen));
+        std::optional<check_hashes> hashes;
+        if (op.check != no_check) hashes.emplace(job.checks[op.check]);
+        std::uint64_t saturated = 0;
+        std::uint64_t done = 0;  // input bytes
+        while (done < input_length) {
+            if (cancelled(options)) return interrupted();
+            const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(input_length - done, input_.size()));
+            const auto in = std::span(input_).first(piece);
+            ONNXSTREAM_TRY(source.read_at(op.input_offset + done, in));
+            if (hashes) hashes->update(in);
+            const auto out = std::span(output_).first(piece / 2);
+            saturated += onnx::convert_float32_bytes(op.conversion, in, out);
+            ONNXSTREAM_TRY(write_all(job.output_descriptor, out, op.output_offset + done / 2));
+            progress(out.size());
+            done += piece;
+        }
+        report.saturated += saturated;
+        if (hashes) report.checks[op.check] = hashes->finish(job.checks[op.check]);
+        return {};
+    }
+
+private:
+    std::vector<std::byte> input_;
+    std::vector<std::byte> output_;
+};
+
+}  // namespace onnxstream::io::detail

@@ -1,0 +1,420 @@
+#include <onnxstream/ops/convert.hpp>
+
+#include "convert_typing.hpp"
+
+#include <onnxstream/io/output_file.hpp>
+#include <onnxstream/onnx/data_type.hpp>
+#include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/float_conversion.hpp>
+#include <onnxstream/onnx/typed_data.hpp>
+#include <onnxstream/ops/merge.hpp>
+#include <onnxstream/ops/plan_output.hpp>
+#include <onnxstream/passes/graph_model.hpp>
+#include <onnxstream/plan/planner.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <unistd.h>
+
+namespace onnxstream::ops {
+
+namespace fs = std::filesystem;
+using onnx::number;
+using onnx::tensor_field;
+using onnx::tensor_storage;
+
+std::vector<std::string> default_convert_block_ops() { return detail::default_block_ops(); }
+
+namespace {
+
+constexpr std::int32_t float32 = 1;
+
+bool is_value_field(std::uint32_t n) {
+    return n == number(tensor_field::raw_data) || n == number(tensor_field::float_data) ||
+           n == number(tensor_field::int32_data) || n == number(tensor_field::int64_data) ||
+           n == number(tensor_field::double_data) || n == number(tensor_field::uint64_data) ||
+           n == number(tensor_field::external_data) || n == number(tensor_field::data_location);
+}
+
+void put_varint(std::vector<std::byte>& out, std::uint64_t value) {
+    const auto encoded = proto::encode_varint(value);
+    out.insert(out.end(), encoded.view().begin(), encoded.view().end());
+}
+
+void put_text(std::vector<std::byte>& out, std::uint32_t field, std::string_view text) {
+    put_varint(out, proto::make_tag(field, proto::wire_type::length_delimited));
+    put_varint(out, text.size());
+    const auto bytes = std::as_bytes(std::span(text.data(), text.size()));
+    out.insert(out.end(), bytes.begin(), bytes.end());
+}
+
+std::vector<std::byte> string_entry(std::string_view key, std::string_view value) {
+    std::vector<std::byte> out;
+    put_text(out, number(onnx::string_entry_field::key), key);
+    put_text(out, number(onnx::string_entry_field::value), value);
+    return out;
+}
+
+// Where one tensor's output bytes come from: a source slice (copied, or converted from
+// float32 on the way) or a buffer computed here (typed fields).
+struct tensor_bytes {
+    std::uint32_t tensor = 0;        // index into model_file::tensors
+    bool convert = false;
+    std::uint32_t source = 0;
+    std::uint64_t source_offset = 0;
+    std::uint64_t input_length = 0;  // bytes read
+    std::uint32_t buffer = onnx::no_index;  // index into buffers_, already in output form
+    bool external = false;           // placed in a data file
+    std::uint32_t shard = 0;
+    std::uint64_t offset = 0;
+    std::optional<io::sha1_digest> expected_sha1;  // the input's `checksum`, checked while reading
+
+    [[nodiscard]] std::uint64_t output_length() const noexcept { return convert ? input_length / 2 : input_length; }
+};
+
+class engine {
+public:
+    engine(const fs::path& model_path, const convert_options& options) : model_path_(model_path), options_(options) {}
+
+    result<convert_report> run() {
+        const bool half = options_.target == half_type::float16;
+        conversion_ = half ? onnx::float_conversion::float32_to_float16 : onnx::float_conversion::float32_to_bfloat16;
+        target_ = half ? 10 : 16;
+        report_.input = model_path_;
+        report_.output = options_.output.empty() ? default_output(model_path_, half ? "fp16" : "bf16") : options_.output;
+        data_name_ = options_.data_name.empty() ? report_.output.filename().string() + ".data" : options_.data_name;
+        if (fs::path(data_name_).has_parent_path() || data_name_ == "." || data_name_ == "..")
+            return failure(error_code::invalid_argument, "--data-name must be a file name, not a path ('" + data_name_ + "')",
+                           "the data file is always written beside the output");
+
+        ONNXSTREAM_ASSIGN(model_, onnx::model_file::open(model_path_));
+        onnx::data_resolver resolver(model_path_, options_.data);
+        data_ = onnx::external_data::bind(model_, resolver);
+        if (const auto* problem = data_.blocking_problem(options_.allow_size_mismatch)) return failure(problem->what);
+        for (const auto& p : data_.problems) report_.warnings.push_back(p.what);
+        inputs_.push_back(model_.file.identity());
+        sources_.push_back(&model_.file);
+        for (const auto& f : data_.files) {
+            inputs_.push_back(f.file->identity());
+            sources_.push_back(&*f.file);
+        }
+
+        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model_));
+        if (!half && graph.opset("") != 0 && graph.opset("") < 13)
+            return failure(error_code::unsupported,
+                           "bfloat16 needs opset 13 or later; this model imports opset " + std::to_string(graph.opset("")),
+                           "convert with --dtype fp16, or upgrade the model's opset first");
+        detail::typing_options typing;
+        typing.target = target_;
+        typing.keep_io_types = options_.keep_io_types;
+        typing.opset = graph.opset("");
+        typing.block_ops = options_.block_ops ? *options_.block_ops : detail::default_block_ops();
+        ONNXSTREAM_ASSIGN(const auto typed, detail::plan_types(graph, typing, graph_edits_));
+        convert_site_ = typed.convert_site;
+        report_.casts_inserted = typed.casts_inserted;
+        report_.nodes_blocked = typed.nodes_blocked;
+        report_.types_changed = typed.types_changed;
+        report_.cast_targets_changed = typed.cast_targets_changed;
+        const bool any_float_tensor = std::any_of(model_.tensors.begin(), model_.tensors.end(),
+                                                  [](const onnx::tensor_info& t) { return t.data_type == float32; });
+        if (typed.float_values == 0 && !any_float_tensor)
+            return failure(error_code::unsupported, "the model has no float32 tensor or value to convert",
+                           "convert works on float32 models; this one is already in another precision");
+
+        ONNXSTREAM_TRY(collect_bytes());
+        bool external = !data_.tensors.empty();
+        onnx::tree_edits edits;
+        if (!external) {
+            edits = model_edits();
+            if (plan::planned_size(model_.tree, edits) > plan::protobuf_limit) external = true;
+        }
+        if (external) {
+            lay_out();
+            edits = model_edits();
+        }
+        report_.external_layout = external;
+        ONNXSTREAM_TRY(check_outputs());
+        ONNXSTREAM_TRY(write_data_files());
+        ONNXSTREAM_TRY(write_model(edits));
+        ONNXSTREAM_TRY(commit_all());
+        return std::move(report_);
+    }
+
+private:
+    result<void> collect_bytes() {
+        std::vector<std::uint32_t> binding_of(model_.tensors.size(), onnx::no_index);
+        for (std::uint32_t b = 0; b < data_.tensors.size(); ++b) binding_of[data_.tensors[b].tensor] = b;
+        for (std::uint32_t t = 0; t < model_.tensors.size(); ++t) {
+            const auto& tensor = model_.tensors[t];
+            const bool convert = convert_site_[t] && tensor.data_type == float32;
+            if (tensor.data_type == float32 && !convert) ++report_.tensors_kept_float32;
+            tensor_bytes b;
+            b.tensor = t;
+            b.convert = convert;
+            if (tensor.storage == tensor_storage::raw) {
+                const auto& f = model_.tree.field(tensor.raw_field);
+                b.source_offset = f.token.payload_offset;
+                b.input_length = f.token.payload_length;
+            } else if (tensor.storage == tensor_storage::external) {
+                const auto& binding = data_.tensors[binding_of[t]];
+                b.source = 1 + binding.file;
+                b.source_offset = binding.offset;
+                b.input_length = binding.length;
+                if (const auto& checksum = tensor.external->checksum) {
+                    b.expected_sha1 = io::parse_sha1_hex(*checksum);
+                    if (!b.expected_sha1)
+                        report_.warnings.push_back({error_code::checksum_mismatch,
+                                                    "tensor '" + std::string(tensor.name) + "' has a checksum that is not a SHA-1 ('" +
+                                                        std::string(checksum->substr(0, 48)) + "'); it was not checked",
+                                                    ""});
+                }
+            } else if (tensor.storage == tensor_storage::typed && tensor.expected_bytes) {
+                ONNXSTREAM_TRY(typed_bytes(tensor, b));
+            } else {
+                if (convert) convert_empty_.push_back(t);  // no values: only the type changes
+                continue;
+            }
+            if (b.convert && b.input_length % 4 != 0) {
+                error e{error_code::size_mismatch,
+                        "tensor '" + std::string(tensor.name) + "' has " + std::to_string(b.input_length) +
+                            " bytes, not a whole number of float32 values",
+                        "the model is damaged; repair or re-export it"};
+                e.field_path = model_.tree.path(tensor.message);
+                return failure(std::move(e));
+            }
+            if (tensor.expected_bytes && *tensor.expected_bytes != b.input_length && b.buffer == onnx::no_index) {
+                error e{error_code::size_mismatch,
+                        "tensor '" + std::string(tensor.name) + "' has " + std::to_string(b.input_length) +
+                            " bytes but its dims and type need " + std::to_string(*tensor.expected_bytes),
+                        "the model is damaged; --allow-size-mismatch converts the bytes anyway"};
+                e.field_path = model_.tree.path(tensor.message);
+                if (!options_.allow_size_mismatch) return failure(std::move(e));
+                report_.warnings.push_back(std::move(e));
+            }
+            if (b.convert) {
+                ++report_.tensors_converted;
+                report_.bytes_before += b.input_length;
+                report_.bytes_after += b.output_length();
+            }
+            // Tensors whose stored form changes; others move only if lay_out says so.
+            if (convert || tensor.storage == tensor_storage::external)
+                index_of_tensor_.emplace(t, static_cast<std::uint32_t>(bytes_.size()));
+            bytes_.push_back(b);
+        }
+        report_.tensors_converted += convert_empty_.size();
+        return {};
+    }
+
+    // Typed values: a single packed float_data is float32 little-endian already, so it is
+    // converted straight from the model file; anything else is decoded to raw first.
+    result<void> typed_bytes(const onnx::tensor_info& tensor, tensor_bytes& b) {
+        if (b.convert && tensor.typed_fields.size() == 1) {
+            const auto& f = model_.tree.field(tensor.typed_fields[0]);
+            if (f.token.number == number(tensor_field::float_data) && f.token.type == proto::wire_type::length_delimited &&
+                f.token.payload_length == *tensor.expected_bytes) {
+                b.source_offset = f.token.payload_offset;
+                b.input_length = f.token.payload_length;
+                return {};
+            }
+        }
+        ONNXSTREAM_ASSIGN(auto raw, onnx::typed_to_raw(model_.tree, tensor));
+        b.input_length = raw.size();
+        if (b.convert && raw.size() % 4 == 0) {
+            std::vector<std::byte> out(raw.size() / 2);
+            report_.saturated += onnx::convert_float32_bytes(conversion_, raw, out);
+            raw = std::move(out);
+            b.convert = false;  // already converted (counted here, not by the caller)
+            b.input_length = raw.size();
+            ++report_.tensors_converted;
+            report_.bytes_before += raw.size() * 2;
+            report_.bytes_after += raw.size();
+        }
+        b.buffer = static_cast<std::uint32_t>(buffers_.size());
+        buffers_.push_back(std::move(raw));
+        return {};
+    }
+
+    bool retyped(std::uint32_t t) const { return convert_site_[t] && model_.tensors[t].data_type == float32; }
+
+    std::uint64_t alignment_for(std::uint64_t length) const {
+        if (options_.alignment) return *options_.alignment;
+        return length >= aligned_tensor_minimum ? default_alignment : 0;
+    }
+
+    // External layout: tensors at least `threshold` bytes (not shape-like integers) go to
+    // fresh data files, as repack lays them out.
+    void lay_out() {
+        const auto shape_like = onnx::shape_like_values(model_.tree);
+        std::uint32_t shard = 0;
+        std::uint64_t size = 0;
+        std::uint64_t in_shard = 0;
+        bool any = false;
+        for (auto& b : bytes_) {
+            const auto& tensor = model_.tensors[b.tensor];
+            const auto type = static_cast<onnx::data_type>(tensor.data_type);
+            const bool integer = type == onnx::data_type::int64 || type == onnx::data_type::int32;
+            if (b.output_length() < options_.threshold || (integer && shape_like.contains(onnx::value_name(model_.tree, model_.sites[b.tensor]))))
+                continue;
+            // An embedded tensor that is not converted moves too, as in repack.
+            index_of_tensor_.emplace(b.tensor, static_cast<std::uint32_t>(&b - bytes_.data()));
+            b.external = true;
+            any = true;
+            const auto align = alignment_for(b.output_length());
+            std::uint64_t offset = align > 1 ? (size + align - 1) / align * align : size;
+            if (options_.shard_size > 0 && in_shard > 0 && offset + b.output_length() > options_.shard_size) {
+                ++shard;
+                offset = 0;
+                in_shard = 0;
+            }
+            b.shard = shard;
+            b.offset = offset;
+            size = offset + b.output_length();
+            ++in_shard;
+        }
+        shard_count_ = any ? shard + 1 : 0;
+    }
+
+    std::string data_file_name(std::uint32_t shard) const {
+        return shard_count_ > 1 || options_.shard_size > 0 ? shard_name(data_name_, shard, shard_count_) : data_name_;
+    }
+
+    // The graph edits plus, for each tensor that changes, its type and where its bytes go.
+    onnx::tree_edits model_edits() {
+        onnx::tree_edits edits = graph_edits_;
+        auto retype = [&](std::uint32_t t) {
+            const auto message = model_.tensors[t].message;
+            const auto& msg = model_.tree.at(message);
+            for (std::uint32_t i = 0; i < msg.field_count; ++i) {
+                const auto& f = model_.tree.field(msg.first_field + i);
+                if (f.token.number != number(tensor_field::data_type)) continue;
+                edits.drop(msg.first_field + i);
+                edits.insert(message, i, edits.varint(number(tensor_field::data_type), static_cast<std::uint64_t>(target_)));
+            }
+        };
+        for (const auto t : convert_empty_) retype(t);
+        for (const auto& [t, index] : index_of_tensor_) {
+            const auto& b = bytes_[index];
+            if (retyped(t)) retype(t);
+            const auto message = model_.tensors[t].message;
+            const auto& msg = model_.tree.at(message);
+            std::uint32_t position = msg.field_count;
+            for (std::uint32_t i = 0; i < msg.field_count; ++i) {
+                if (!is_value_field(model_.tree.field(msg.first_field + i).token.number)) continue;
+                edits.drop(msg.first_field + i);
+                position = std::min(position, i);
+            }
+            if (b.external) {
+                const auto entry = number(tensor_field::external_data);
+                position = msg.field_count;  // external_data after every other field, as repack writes it
+                edits.insert(message, position, edits.bytes(entry, string_entry("location", data_file_name(b.shard))));
+                edits.insert(message, position, edits.bytes(entry, string_entry("offset", std::to_string(b.offset))));
+                edits.insert(message, position, edits.bytes(entry, string_entry("length", std::to_string(b.output_length()))));
+                edits.insert(message, position,
+                             edits.varint(number(tensor_field::data_location), static_cast<std::uint64_t>(onnx::data_location::external)));
+                continue;
+            }
+            const auto raw = number(tensor_field::raw_data);
+            const auto check = b.expected_sha1 ? edits.add_check({std::string(model_.tensors[t].name), b.expected_sha1, false, false})
+                                               : io::no_check;
+            if (b.buffer != onnx::no_index) edits.insert(message, position, edits.bytes(raw, buffers_[b.buffer]));
+            else if (b.convert)
+                edits.insert(message, position,
+                             edits.converted_slice(raw, b.source, b.source_offset, b.output_length(), conversion_, check));
+            else edits.insert(message, position, edits.slice(raw, b.source, b.source_offset, b.input_length, check));
+        }
+        return edits;
+    }
+
+    result<void> check_outputs() {
+        ONNXSTREAM_TRY(check_output(report_.output, inputs_, options_.force));
+        for (std::uint32_t s = 0; s < shard_count_; ++s) {
+            const auto path = report_.output.parent_path() / data_file_name(s);
+            if (path.filename() == report_.output.filename())
+                return failure(error_code::invalid_argument, "the data file and the model would both be " + path.string(),
+                               "choose another --data-name");
+            ONNXSTREAM_TRY(check_output(path, inputs_, options_.force));
+        }
+        return {};
+    }
+
+    result<void> write_data_files() {
+        for (std::uint32_t s = 0; s < shard_count_; ++s) {
+            plan::write_plan plan;
+            std::uint64_t tensors = 0;
+            for (const auto& b : bytes_) {
+                if (!b.external || b.shard != s) continue;
+                ++tensors;
+                if (b.offset > plan.size()) plan.skip(b.offset - plan.size());
+                const auto check = b.expected_sha1
+                                       ? plan.add_check({std::string(model_.tensors[b.tensor].name), b.expected_sha1, false, false})
+                                       : io::no_check;
+                if (b.buffer != onnx::no_index) plan.emit(buffers_[b.buffer]);
+                else if (b.convert) plan.convert(b.source, b.source_offset, b.output_length(), conversion_, check);
+                else plan.copy(b.source, b.source_offset, b.input_length, check);
+            }
+            const auto path = report_.output.parent_path() / data_file_name(s);
+            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));
+            ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
+                                                          report_.warnings));
+            report_.writer = written.backend;
+            report_.saturated += written.saturated;
+            report_.data_files.push_back({path, plan.size(), tensors});
+            data_outputs_.push_back(std::move(output));
+        }
+        return {};
+    }
+
+    result<void> write_model(const onnx::tree_edits& edits) {
+        ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
+        report_.output_size = plan.size();
+        ONNXSTREAM_ASSIGN(model_output_, io::output_file::create(report_.output, plan.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(auto written, write_planned(model_output_, plan, sources_, options_,
+                                                      "convert " + report_.output.filename().string(), report_.warnings));
+        if (report_.writer[0] == '\0') report_.writer = written.backend;
+        report_.saturated += written.saturated;
+        return {};
+    }
+
+    // Every output is complete and on disk before the first rename (data files first,
+    // the model last), so a failure leaves no model pointing at missing data.
+    result<void> commit_all() {
+        auto flush = [](const io::output_file& file) -> result<void> {
+            if (::fsync(file.descriptor()) != 0)
+                return failure(os_failure("cannot flush " + file.temporary_path().string() + " to disk",
+                                          {errno, std::generic_category()}));
+            return {};
+        };
+        for (const auto& file : data_outputs_) ONNXSTREAM_TRY(flush(file));
+        ONNXSTREAM_TRY(flush(model_output_));
+        for (auto& file : data_outputs_) ONNXSTREAM_TRY(file.commit());
+        return model_output_.commit();
+    }
+
+    const fs::path& model_path_;
+    const convert_options& options_;
+    convert_report report_;
+    onnx::float_conversion conversion_ = onnx::float_conversion::float32_to_float16;
+    std::int32_t target_ = 10;
+    std::string data_name_;
+    onnx::model_file model_;
+    onnx::external_data data_;
+    std::vector<io::file_identity> inputs_;
+    std::vector<const io::source_file*> sources_;
+    onnx::tree_edits graph_edits_;
+    std::vector<bool> convert_site_;
+    std::vector<tensor_bytes> bytes_;
+    std::map<std::uint32_t, std::uint32_t> index_of_tensor_;  // tensors whose bytes may change, by tensor index
+    std::vector<std::vector<std::byte>> buffers_;
+    std::vector<std::uint32_t> convert_empty_;
+    std::uint32_t shard_count_ = 0;
+    std::vector<io::output_file> data_outputs_;
+    io::output_file model_output_;
+};
+
+}  // namespace
+
+result<convert_report> convert(const fs::path& model, const convert_options& options) {
+    return engine(model, options).run();
+}
+
+}  // namespace onnxstream::ops

@@ -1,0 +1,629 @@
+#include "convert_typing.hpp"
+
+#include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/tensor_walker.hpp>
+#include <onnxstream/proto/tokenizer.hpp>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace onnxstream::ops::detail {
+
+namespace {
+
+using onnx::number;
+using passes::name_id;
+using passes::none;
+
+constexpr std::int32_t float32 = 1;
+constexpr std::int32_t int64 = 7;
+constexpr std::int32_t boolean = 9;
+
+// What each operator version's schema admits, per slot (see make_convert_schemas.py).
+struct op_schema {
+    std::string_view op;
+    std::int64_t since = 0;
+    std::uint32_t inputs = 0;
+    std::uint32_t outputs = 0;
+    std::uint32_t in_float32 = 0, in_float16 = 0, in_bfloat16 = 0;
+    std::uint32_t out_float32 = 0, out_float16 = 0, out_bfloat16 = 0;
+};
+constexpr op_schema schemas[] = {
+#include "convert_schemas.inc"
+};
+
+// The schema of `op` in effect at `opset`, or null when ONNX has none.
+const op_schema* find_schema(std::string_view op, std::int64_t opset) {
+    const op_schema* found = nullptr;
+    for (const auto& s : schemas)
+        if (s.op == op && s.since <= opset && (found == nullptr || s.since > found->since)) found = &s;
+    return found;
+}
+
+// Bit `slot` of a mask; variadic slots share the last parameter's bit.
+bool slot_bit(std::uint32_t mask, std::size_t slot, std::uint32_t count) {
+    if (count == 0) return false;
+    const auto index = std::min<std::size_t>({slot, static_cast<std::size_t>(count - 1U), 31U});
+    return ((mask >> index) & 1U) != 0;
+}
+
+// Their float output type comes from a `dtype` attribute (default float32), so their
+// outputs are float32 unless the attribute is rewritten; they are cast instead.
+constexpr std::string_view dtype_attribute_ops[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                                    "RandomUniformLike", "EyeLike", "Bernoulli", "Multinomial"};
+
+// Inputs kept float32 on nodes that otherwise compute in 16 bits, whatever the schema
+// admits: runtimes read Resize's roi and scales while planning.
+struct float32_slot {
+    std::string_view op;
+    std::size_t slot;
+};
+constexpr float32_slot float32_slots[] = {{"Resize", 1}, {"Resize", 2}, {"Upsample", 1}};
+
+// Inputs whose type the operator takes as it is (any T): no cast is ever needed there.
+bool takes_any_type(std::string_view op, std::size_t slot) {
+    return (op == "Cast" && slot == 0) || (op == "CastLike" && slot == 0) || op == "Shape" || op == "Size";
+}
+
+bool standard_domain(std::string_view domain) { return domain.empty() || domain == "ai.onnx"; }
+
+// The elem_type of a TypeProto payload's tensor_type, if it has one.
+std::optional<std::int32_t> tensor_elem_type(std::span<const std::byte> bytes, std::uint64_t begin, std::uint64_t end) {
+    std::vector<proto::field_token> fields;
+    if (!proto::tokenize(bytes, begin, end, fields)) return std::nullopt;
+    for (const auto& f : fields) {
+        if (f.number != number(onnx::type_field::tensor_type) || f.type != proto::wire_type::length_delimited) continue;
+        std::vector<proto::field_token> inner;
+        if (!proto::tokenize(bytes, f.payload_offset, f.end_offset(), inner)) return std::nullopt;
+        for (const auto& g : inner)
+            if (g.number == number(onnx::tensor_type_field::elem_type) && g.type == proto::wire_type::varint)
+                return static_cast<std::int32_t>(g.value);
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+void put_varint(std::vector<std::byte>& out, std::uint64_t value) {
+    const auto encoded = proto::encode_varint(value);
+    out.insert(out.end(), encoded.view().begin(), encoded.view().end());
+}
+
+void put_length_delimited(std::vector<std::byte>& out, std::uint32_t field, std::span<const std::byte> payload) {
+    put_varint(out, proto::make_tag(field, proto::wire_type::length_delimited));
+    put_varint(out, payload.size());
+    out.insert(out.end(), payload.begin(), payload.end());
+}
+
+void put_text(std::vector<std::byte>& out, std::uint32_t field, std::string_view text) {
+    put_length_delimited(out, field, std::as_bytes(std::span(text.data(), text.size())));
+}
+
+// A TypeProto payload with its tensor_type's elem_type replaced; every other field copied.
+std::vector<std::byte> retyped(std::span<const std::byte> bytes, std::uint64_t begin, std::uint64_t end, std::int32_t type) {
+    std::vector<proto::field_token> fields;
+    std::vector<std::byte> out;
+    (void)proto::tokenize(bytes, begin, end, fields);  // it parsed once already (tensor_elem_type)
+    for (const auto& f : fields) {
+        const auto whole = bytes.subspan(f.header_offset, f.total_length());
+        if (f.number != number(onnx::type_field::tensor_type) || f.type != proto::wire_type::length_delimited) {
+            out.insert(out.end(), whole.begin(), whole.end());
+            continue;
+        }
+        std::vector<proto::field_token> inner;
+        (void)proto::tokenize(bytes, f.payload_offset, f.end_offset(), inner);
+        std::vector<std::byte> tensor;
+        for (const auto& g : inner) {
+            if (g.number == number(onnx::tensor_type_field::elem_type) && g.type == proto::wire_type::varint) {
+                put_varint(tensor, proto::make_tag(g.number, proto::wire_type::varint));
+                put_varint(tensor, static_cast<std::uint64_t>(type));
+            } else {
+                const auto piece = bytes.subspan(g.header_offset, g.total_length());
+                tensor.insert(tensor.end(), piece.begin(), piece.end());
+            }
+        }
+        put_length_delimited(out, f.number, tensor);
+    }
+    return out;
+}
+
+class planner {
+public:
+    planner(passes::graph_model& model, const typing_options& options, onnx::tree_edits& edits)
+        : model_(model), tree_(model.tree()), options_(options), edits_(edits) {
+        for (const auto& op : options.block_ops) blocked_ops_.insert(op);
+    }
+
+    result<typing_result> run() {
+        result_.convert_site.assign(model_.file().sites.size(), false);
+        read_declared_types();
+        infer_scope(0);
+        for (std::uint32_t s = 0; s < model_.scopes.size(); ++s)
+            if (model_.scopes[s].kind == passes::scope_kind::function) infer_scope(s);
+        for (const auto& [name, type] : types_)
+            if (type == float32) ++result_.float_values;
+        collect_consumers();
+        decide_values();
+        choose_sites();
+        edit_value_infos();
+        edit_cast_targets();
+        insert_casts();
+        return std::move(result_);
+    }
+
+private:
+    // ------------------------------------------------------------ types in the input
+
+    void declare(name_id name, std::int32_t type) {
+        if (name != 0 && type != 0) types_.try_emplace(name, type);
+    }
+
+    std::int32_t type_of(name_id name) const {
+        const auto found = types_.find(name);
+        return found == types_.end() ? 0 : found->second;
+    }
+
+    // ValueInfoProto messages of the graph scopes, by what they describe.
+    void read_declared_types() {
+        for (std::uint32_t s = 0; s < model_.scopes.size(); ++s) {
+            const auto& scope = model_.scopes[s];
+            if (scope.kind == passes::scope_kind::function || scope.message == none) continue;
+            for (const auto& f : tree_.fields(scope.message)) {
+                const auto n = f.token.number;
+                if (f.child == none) continue;
+                const bool is_input = n == number(onnx::graph_field::input);
+                const bool is_output = n == number(onnx::graph_field::output);
+                if (!is_input && !is_output && n != number(onnx::graph_field::value_info)) continue;
+                const auto name = model_.names.find(tree_.find_text(f.child, number(onnx::value_info_field::name)));
+                if (!name) continue;
+                const auto* type = tree_.find(f.child, number(onnx::value_info_field::type));
+                if (type == nullptr || type->token.type != proto::wire_type::length_delimited) continue;
+                const auto elem = tensor_elem_type(tree_.bytes(), type->token.payload_offset, type->token.end_offset());
+                if (elem) declare(*name, *elem);
+                value_infos_.push_back({f.child, *name, s, is_input, is_output});
+            }
+        }
+        for (std::uint32_t t = 0; t < model_.tensors.size(); ++t) declare(model_.tensors[t].name, model_.tensor_type(t));
+        // Sparse initializers: the values tensor carries the type, the sparse tensor the name.
+        const auto& file = model_.file();
+        for (std::uint32_t i = 0; i < file.sites.size(); ++i) {
+            const auto& site = file.sites[i];
+            if (site.role != onnx::tensor_role::sparse_initializer) continue;
+            const auto& msg = tree_.at(site.message);
+            if (tree_.field(msg.parent_field).token.number != number(onnx::sparse_tensor_field::values)) continue;
+            if (const auto name = model_.names.find(file.tensors[i].name)) declare(*name, file.tensors[i].data_type);
+        }
+    }
+
+    std::int32_t attribute_type(std::uint32_t n, std::string_view attribute) const {
+        const auto a = model_.attribute(n, attribute);
+        if (!a) return 0;
+        if (a->tensor != none) {
+            const auto site = model_.site_of(a->tensor);
+            return site == none ? 0 : model_.file().tensors[site].data_type;
+        }
+        if (a->i) return static_cast<std::int32_t>(*a->i);
+        return 0;
+    }
+
+    std::int32_t constant_type(std::uint32_t n) const {
+        for (const auto& m : model_.attribute_messages(n)) {
+            const auto a = passes::read_attribute(tree_, m);
+            if (a.name == "value" && a.tensor != none) {
+                const auto site = model_.site_of(a.tensor);
+                return site == none ? 0 : model_.file().tensors[site].data_type;
+            }
+            if (a.name == "value_float" || a.name == "value_floats") return float32;
+            if (a.name == "value_int" || a.name == "value_ints") return int64;
+            if (a.name == "value_string" || a.name == "value_strings") return 8;
+        }
+        return 0;
+    }
+
+    std::int32_t input_type(const passes::node& nd, std::size_t slot) const {
+        return slot < nd.inputs.size() ? type_of(nd.inputs[slot]) : 0;
+    }
+
+    // The type of output `slot` of node `n` by the operator's rule; 0 when unknown.
+    std::int32_t rule_type(std::uint32_t n, std::size_t slot) const {
+        const auto& nd = model_.nodes[n];
+        const std::string_view op = nd.op_type;
+        if (!standard_domain(nd.domain)) return 0;
+        if (op == "Cast") return attribute_type(n, "to");
+        if (op == "CastLike") return input_type(nd, 1);
+        if (op == "Constant") return constant_type(n);
+        if (op == "ConstantOfShape") {
+            const auto t = attribute_type(n, "value");
+            return t != 0 ? t : float32;
+        }
+        if (op == "Shape" || op == "Size" || op == "NonZero" || op == "ArgMax" || op == "ArgMin" || op == "NonMaxSuppression")
+            return int64;
+        if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
+            op == "Not" || op == "And" || op == "Or" || op == "Xor" || op == "IsNaN" || op == "IsInf")
+            return boolean;
+        if ((op == "TopK" || op == "MaxPool" || op == "Unique") && slot > 0) return int64;
+        if (op == "Dropout" && slot == 1) return boolean;
+        if (op == "Where") return input_type(nd, 1);
+        if (op == "OneHot") return input_type(nd, 2);
+        if (op == "DequantizeLinear") return float32;
+        if (op == "QuantizeLinear" || op == "DynamicQuantizeLinear") return 0;
+        if (op == "RandomNormal" || op == "RandomUniform") {
+            const auto t = attribute_type(n, "dtype");
+            return t != 0 ? t : float32;
+        }
+        if (op == "RandomNormalLike" || op == "RandomUniformLike" || op == "EyeLike") {
+            const auto t = attribute_type(n, "dtype");
+            return t != 0 ? t : input_type(nd, 0);
+        }
+        if (op == "If" || op == "Loop" || op == "Scan") {
+            if (nd.subgraphs.empty()) return 0;
+            const auto& body = model_.scopes[nd.subgraphs[0]];
+            const auto index = op == "Loop" ? slot + 1 : slot;  // Loop's body outputs the condition first
+            return index < body.outputs.size() ? type_of(body.outputs[index]) : 0;
+        }
+        for (const auto input : nd.inputs)
+            if (const auto t = type_of(input); t != 0) return t;
+        return 0;
+    }
+
+    void infer_scope(std::uint32_t s) {
+        for (const auto n : model_.scopes[s].nodes) {
+            if (!model_.node_live(n)) continue;
+            for (const auto sub : model_.nodes[n].subgraphs) infer_scope(sub);
+            const auto& nd = model_.nodes[n];
+            for (std::size_t o = 0; o < nd.outputs.size(); ++o) declare(nd.outputs[o], rule_type(n, o));
+        }
+    }
+
+    // ------------------------------------------------------------ decisions
+
+    bool graph_scope(std::uint32_t s) const { return model_.scopes[s].kind != passes::scope_kind::function; }
+
+    bool is_function_call(const passes::node& nd) const {
+        return std::any_of(model_.functions.begin(), model_.functions.end(), [&](const passes::function& f) {
+            return !f.removed && f.domain == nd.domain && f.name == nd.op_type;
+        });
+    }
+
+    // Whether node `n` computes in float32 (see the header).
+    bool blocked(std::uint32_t n) const {
+        const auto& nd = model_.nodes[n];
+        if (!standard_domain(nd.domain)) return !is_function_call(nd);
+        if (nd.op_type == "Constant" || nd.op_type == "Cast") {
+            // A Constant holding value_float(s) has no tensor to convert: it stays float32
+            // and is cast like a blocked node's output.
+            if (nd.op_type == "Constant" && constant_type(n) == float32 && !model_.attribute(n, "value")) return true;
+            return false;
+        }
+        if (nd.op_type == "ConstantOfShape" && !model_.attribute(n, "value")) return true;
+        if (std::find(std::begin(dtype_attribute_ops), std::end(dtype_attribute_ops), nd.op_type) != std::end(dtype_attribute_ops))
+            return true;
+        if (blocked_ops_.contains(nd.op_type)) return true;
+        // The schema at the model's opset must admit the target type for every float
+        // output and for the first input; other inputs that cannot be 16-bit are cast
+        // to float32 on their own (schema_float32_slot).
+        const auto* schema = find_schema(nd.op_type, options_.opset);
+        if (schema == nullptr) return false;
+        const auto target_in = options_.target == 16 ? schema->in_bfloat16 : schema->in_float16;
+        const auto target_out = options_.target == 16 ? schema->out_bfloat16 : schema->out_float16;
+        for (std::size_t o = 0; o < nd.outputs.size(); ++o)
+            if (slot_bit(schema->out_float32, o, schema->outputs) && !slot_bit(target_out, o, schema->outputs)) return true;
+        return slot_bit(schema->in_float32, 0, schema->inputs) && !slot_bit(target_in, 0, schema->inputs);
+    }
+
+    enum class want : std::uint8_t { any, single, half };
+
+    want expected(std::uint32_t n, std::size_t slot) const {
+        const auto& nd = model_.nodes[n];
+        if (blocked(n)) return want::single;
+        if (takes_any_type(nd.op_type, slot)) return want::any;
+        if (schema_float32_slot(n, slot)) return want::single;
+        return want::half;
+    }
+
+    bool schema_float32_slot(std::uint32_t n, std::size_t slot) const {
+        const auto& nd = model_.nodes[n];
+        if (std::any_of(std::begin(float32_slots), std::end(float32_slots),
+                        [&](const float32_slot& s) { return nd.op_type == s.op && slot == s.slot; }))
+            return true;
+        if (!standard_domain(nd.domain)) return false;
+        const auto* schema = find_schema(nd.op_type, options_.opset);
+        if (schema == nullptr) return false;
+        const auto target_in = options_.target == 16 ? schema->in_bfloat16 : schema->in_float16;
+        return slot_bit(schema->in_float32, slot, schema->inputs) && !slot_bit(target_in, slot, schema->inputs);
+    }
+
+    struct use {
+        std::uint32_t node;
+        std::size_t slot;
+    };
+
+    void collect_consumers() {
+        for (std::uint32_t s = 0; s < model_.scopes.size(); ++s) {
+            if (!graph_scope(s) || model_.scopes[s].removed) continue;
+            for (const auto n : model_.scopes[s].nodes) {
+                if (!model_.node_live(n)) continue;
+                const auto& nd = model_.nodes[n];
+                for (std::size_t i = 0; i < nd.inputs.size(); ++i)
+                    if (nd.inputs[i] != 0 && type_of(nd.inputs[i]) == float32) consumers_[nd.inputs[i]].push_back({n, i});
+                for (const auto o : nd.outputs) producer_[o] = n;
+            }
+            for (const auto o : model_.scopes[s].outputs) scope_outputs_.insert(o);
+            for (const auto i : model_.scopes[s].inputs) scope_inputs_.insert(i);
+        }
+    }
+
+    bool is_main_output(name_id v) const {
+        const auto& outs = model_.scopes[0].outputs;
+        return std::find(outs.begin(), outs.end(), v) != outs.end();
+    }
+
+    bool is_main_input(name_id v) const {
+        const auto& ins = model_.scopes[0].inputs;
+        return std::find(ins.begin(), ins.end(), v) != ins.end();
+    }
+
+    // Whether a value read by its consumers should be stored in float32 (a constant whose
+    // consumers all want float32, or one that a schema slot requires in float32).
+    bool consumers_want_float32(name_id v) const {
+        const auto found = consumers_.find(v);
+        if (found == consumers_.end() || found->second.empty()) return false;
+        bool all = true;
+        for (const auto& u : found->second) {
+            if (schema_float32_slot(u.node, u.slot)) return true;
+            if (expected(u.node, u.slot) != want::single) all = false;
+        }
+        return all;
+    }
+
+    void decide_values() {
+        const bool keep_io = options_.keep_io_types;
+        for (const auto& [v, type] : types_) {
+            if (type != float32) continue;
+            const auto produced_by = producer_.find(v);
+            if (produced_by == producer_.end()) {
+                // A graph input, initializer or outer value: no node writes it.
+                // Graph inputs (a subgraph's too: its node feeds it 16-bit values) follow
+                // the graph; constants follow their consumers.
+                if (is_main_input(v)) half_[v] = !keep_io;
+                else if (scope_inputs_.contains(v)) half_[v] = true;
+                else half_[v] = !consumers_want_float32(v);
+                continue;
+            }
+            const auto n = produced_by->second;
+            if (!graph_scope(model_.nodes[n].scope)) continue;
+            const bool constant = model_.nodes[n].op_type == "Constant" && !blocked(n);
+            if (constant) {
+                half_[v] = !(consumers_want_float32(v) && !scope_outputs_.contains(v));
+                if (keep_io && is_main_output(v)) half_[v] = false;
+                continue;
+            }
+            const bool produced_half = !blocked(n);
+            bool desired_half = true;
+            if (keep_io && is_main_output(v)) desired_half = false;
+            else if (!produced_half && !scope_outputs_.contains(v) && consumers_want_float32(v)) desired_half = false;
+            half_[v] = desired_half;
+            if (produced_half != desired_half) output_casts_.push_back({n, v, desired_half});
+        }
+    }
+
+    bool half(name_id v) const {
+        const auto found = half_.find(v);
+        return found != half_.end() && found->second;
+    }
+
+    void choose_sites() {
+        const auto& file = model_.file();
+        for (std::uint32_t i = 0; i < file.sites.size(); ++i) {
+            if (file.tensors[i].data_type != float32) continue;
+            const auto& site = file.sites[i];
+            const auto name = model_.names.find(onnx::value_name(tree_, site));
+            bool convert = false;
+            if (site.node != none && tree_.at(site.node).kind == onnx::message_kind::node) {
+                const auto op = tree_.find_text(site.node, number(onnx::node_field::op_type));
+                const bool in_function = tree_.at(site.graph).kind == onnx::message_kind::function;
+                if (op == "Constant") convert = in_function || (name && half(*name));
+                else if (op == "ConstantOfShape") convert = in_function || (name && half(*name));
+            } else if (site.role == onnx::tensor_role::initializer || site.role == onnx::tensor_role::sparse_initializer) {
+                convert = name && half(*name) && in_graph_scope(site.graph);
+            }
+            result_.convert_site[i] = convert;
+        }
+    }
+
+    bool in_graph_scope(std::uint32_t graph_message) const {
+        return std::any_of(model_.scopes.begin(), model_.scopes.end(), [&](const passes::scope& s) {
+            return s.message == graph_message && s.kind != passes::scope_kind::function && !s.removed;
+        });
+    }
+
+    // ------------------------------------------------------------ edits
+
+    void edit_value_infos() {
+        for (const auto& info : value_infos_) {
+            if (type_of(info.name) != float32 || !half(info.name)) continue;
+            const auto* type = tree_.find(info.message, number(onnx::value_info_field::type));
+            if (type == nullptr) continue;
+            const auto elem = tensor_elem_type(tree_.bytes(), type->token.payload_offset, type->token.end_offset());
+            if (!elem || *elem != float32) continue;
+            const auto field_index = static_cast<std::uint32_t>(type - tree_.all_fields().data());
+            replace(field_index, edits_.bytes(type->token.number, retyped(tree_.bytes(), type->token.payload_offset,
+                                                                          type->token.end_offset(), options_.target)));
+            ++result_.types_changed;
+        }
+    }
+
+    // Drop field `field_index` and put `replacement` where it was.
+    void replace(std::uint32_t field_index, onnx::new_field replacement) {
+        const auto& f = tree_.field(field_index);
+        const auto position = field_index - tree_.at(f.owner).first_field;
+        edits_.drop(field_index);
+        edits_.insert(f.owner, position, replacement);
+    }
+
+    void edit_cast_targets() {
+        for (std::uint32_t n = 0; n < model_.nodes.size(); ++n) {
+            const auto& nd = model_.nodes[n];
+            if (nd.message == none || !model_.node_live(n) || nd.op_type != "Cast" || !standard_domain(nd.domain)) continue;
+            if (nd.outputs.empty()) continue;
+            const bool in_function = !graph_scope(nd.scope);
+            if (!in_function && !half(nd.outputs[0])) continue;
+            const auto a = model_.attribute(n, "to");
+            if (!a || !a->i || *a->i != float32) continue;
+            for (const auto& f : tree_.fields(a->message)) {
+                if (f.token.number != number(onnx::attribute_field::i) || f.token.type != proto::wire_type::varint) continue;
+                const auto field_index = static_cast<std::uint32_t>(&f - tree_.all_fields().data());
+                replace(field_index, edits_.varint(number(onnx::attribute_field::i), static_cast<std::uint64_t>(options_.target)));
+                ++result_.cast_targets_changed;
+            }
+        }
+    }
+
+    // The index among its message's fields of the k-th field numbered `field_number` of node n.
+    std::optional<std::uint32_t> nth_field(std::uint32_t message, std::uint32_t field_number, std::size_t k) const {
+        std::size_t seen = 0;
+        const auto fields = tree_.fields(message);
+        for (std::uint32_t i = 0; i < fields.size(); ++i) {
+            if (fields[i].token.number != field_number) continue;
+            if (seen++ == k) return tree_.at(message).first_field + i;
+        }
+        return std::nullopt;
+    }
+
+    // Position of node n's field within its graph message (insertions go before it).
+    std::optional<std::uint32_t> node_position(std::uint32_t n) const {
+        const auto message = model_.nodes[n].message;
+        if (message == none) return std::nullopt;
+        const auto& msg = tree_.at(message);
+        return msg.parent_field - tree_.at(msg.parent).first_field;
+    }
+
+    std::vector<std::byte> cast_node(std::string_view input, std::string_view output, std::string_view name,
+                                     std::int32_t to) const {
+        std::vector<std::byte> attribute;
+        put_text(attribute, number(onnx::attribute_field::name), "to");
+        put_varint(attribute, proto::make_tag(number(onnx::attribute_field::i), proto::wire_type::varint));
+        put_varint(attribute, static_cast<std::uint64_t>(to));
+        put_varint(attribute, proto::make_tag(number(onnx::attribute_field::type), proto::wire_type::varint));
+        put_varint(attribute, 2);  // AttributeProto.INT
+        std::vector<std::byte> node;
+        put_text(node, number(onnx::node_field::input), input);
+        put_text(node, number(onnx::node_field::output), output);
+        put_text(node, number(onnx::node_field::name), name);
+        put_text(node, number(onnx::node_field::op_type), "Cast");
+        put_length_delimited(node, number(onnx::node_field::attribute), attribute);
+        return node;
+    }
+
+    void insert_node(std::uint32_t graph_message, std::uint32_t position, std::vector<std::byte> encoded) {
+        edits_.insert(graph_message, position, edits_.bytes(number(onnx::graph_field::node), encoded));
+        ++result_.casts_inserted;
+    }
+
+    void rename_slot(std::uint32_t n, std::uint32_t field_number, std::size_t slot, std::string_view text) {
+        if (const auto index = nth_field(model_.nodes[n].message, field_number, slot))
+            replace(*index, edits_.text(field_number, text));
+    }
+
+    void insert_casts() {
+        const auto half_type = options_.target;
+        // Outputs: the node writes a fresh name, a Cast right after it writes the value.
+        for (const auto& c : output_casts_) {
+            const auto& nd = model_.nodes[c.node];
+            const auto position = node_position(c.node);
+            if (!position) continue;
+            const auto slot = static_cast<std::size_t>(
+                std::find(nd.outputs.begin(), nd.outputs.end(), c.value) - nd.outputs.begin());
+            const std::string value(model_.text(c.value));
+            const std::string written(model_.text(model_.names.fresh(value + (c.to_half ? "_float32" : "_half"))));
+            rename_slot(c.node, number(onnx::node_field::output), slot, written);
+            const std::string name(model_.text(model_.names.fresh(value + "_cast")));
+            insert_node(model_.scopes[nd.scope].message, *position + 1,
+                        cast_node(written, value, name, c.to_half ? half_type : float32));
+        }
+        // Inputs: one Cast per (scope, value, type), before the first node that needs it.
+        std::map<std::tuple<std::uint32_t, name_id, bool>, std::string> made;
+        std::vector<bool> blocked_counted(model_.nodes.size(), false);
+        for (std::uint32_t s = 0; s < model_.scopes.size(); ++s) {
+            if (!graph_scope(s) || model_.scopes[s].removed) continue;
+            for (const auto n : model_.scopes[s].nodes) {
+                if (!model_.node_live(n)) continue;
+                const auto& nd = model_.nodes[n];
+                bool float_io = false;
+                for (std::size_t i = 0; i < nd.inputs.size(); ++i) {
+                    const auto v = nd.inputs[i];
+                    if (v == 0 || type_of(v) != float32) continue;
+                    float_io = true;
+                    const auto e = expected(n, i);
+                    if (e == want::any || (e == want::half) == half(v)) continue;
+                    const bool to_half = e == want::half;
+                    const auto key = std::make_tuple(s, v, to_half);
+                    auto found = made.find(key);
+                    if (found == made.end()) {
+                        const auto position = node_position(n);
+                        if (!position) continue;
+                        const std::string value(model_.text(v));
+                        const std::string cast_value(model_.text(model_.names.fresh(value + (to_half ? "_half" : "_float32"))));
+                        const std::string name(model_.text(model_.names.fresh(cast_value + "_cast")));
+                        insert_node(model_.scopes[s].message, *position, cast_node(value, cast_value, name, to_half ? half_type : float32));
+                        found = made.emplace(key, cast_value).first;
+                    }
+                    rename_slot(n, number(onnx::node_field::input), i, found->second);
+                }
+                for (const auto o : nd.outputs) float_io = float_io || type_of(o) == float32;
+                if (float_io && blocked(n) && !blocked_counted[n]) {
+                    blocked_counted[n] = true;
+                    ++result_.nodes_blocked;
+                }
+            }
+        }
+    }
+
+    struct declared_value {
+        std::uint32_t message;
+        name_id name;
+        std::uint32_t scope;
+        bool input;
+        bool output;
+    };
+    struct output_cast {
+        std::uint32_t node;
+        name_id value;
+        bool to_half;
+    };
+
+    passes::graph_model& model_;
+    const onnx::message_tree& tree_;
+    const typing_options& options_;
+    onnx::tree_edits& edits_;
+    std::unordered_set<std::string> blocked_ops_;
+    std::unordered_map<name_id, std::int32_t> types_;
+    std::unordered_map<name_id, bool> half_;
+    std::unordered_map<name_id, std::vector<use>> consumers_;
+    std::unordered_map<name_id, std::uint32_t> producer_;
+    std::unordered_set<name_id> scope_outputs_;
+    std::unordered_set<name_id> scope_inputs_;
+    std::vector<declared_value> value_infos_;
+    std::vector<output_cast> output_casts_;
+    typing_result result_;
+};
+
+}  // namespace
+
+std::vector<std::string> default_block_ops() {
+    return {"ArrayFeatureExtractor", "Binarizer", "CastMap", "CategoryMapper", "DictVectorizer", "FeatureVectorizer",
+            "Imputer", "LabelEncoder", "LinearClassifier", "LinearRegressor", "Normalizer", "OneHotEncoder",
+            "RandomUniformLike", "SVMClassifier", "SVMRegressor", "Scaler", "TreeEnsembleClassifier",
+            "TreeEnsembleRegressor", "ZipMap", "NonMaxSuppression", "TopK", "RoiAlign", "Resize", "Range", "CumSum",
+            "Min", "Max", "Upsample"};
+}
+
+result<typing_result> plan_types(passes::graph_model& model, const typing_options& options, onnx::tree_edits& edits) {
+    return planner(model, options, edits).run();
+}
+
+}  // namespace onnxstream::ops::detail

@@ -1,0 +1,186 @@
+"""export --to safetensors, judged by readers nobody here wrote.
+
+- The header is checked against the format's rules: an 8-byte little-endian length, JSON
+  (Python's json), data starting on an 8-byte boundary, offsets contiguous, in order and
+  ending at the end of the file, dtype and shape matching the tensor.
+- Each tensor is read with torch.frombuffer through the header's offsets and compared
+  (numpy.array_equal, bytes) with python-onnx's numpy_helper of the original.
+- The linked .onnx gives bit-identical ONNX Runtime outputs; verify finds it clean.
+- The sharded layout and its index agree with the files.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+import cases
+import llm_support
+import refcheck
+from refcheck import describe, run_cli
+
+TORCH_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64,
+                "I8": torch.int8, "I16": torch.int16, "I32": torch.int32, "I64": torch.int64, "U8": torch.uint8,
+                "BOOL": torch.bool}
+
+
+def read_safetensors(path: Path) -> tuple[dict, dict[str, np.ndarray], int]:
+    """(header, {name: array}, data start) after checking the format's rules."""
+    blob = path.read_bytes()
+    assert len(blob) >= 8
+    (n,) = struct.unpack("<Q", blob[:8])
+    assert 8 + n <= len(blob)
+    assert (8 + n) % 8 == 0, "data must start on an 8-byte boundary"
+    header = json.loads(blob[8:8 + n].decode("utf-8"))
+    meta = header.pop("__metadata__", {})
+    assert all(isinstance(v, str) for v in meta.values())
+    spans = sorted((v["data_offsets"][0], v["data_offsets"][1], k) for k, v in header.items())
+    position = 0
+    for begin, end, key in spans:
+        assert begin == position, f"{key}: offsets must be contiguous"
+        position = end
+    assert 8 + n + position == len(blob), "the last tensor must end at the end of the file"
+    data = bytearray(blob[8 + n:])
+    tensors = {}
+    for key, v in header.items():
+        begin, end = v["data_offsets"]
+        dtype = TORCH_DTYPES[v["dtype"]]
+        count = int(np.prod(v["shape"])) if v["shape"] else 1
+        t = torch.frombuffer(data, dtype=dtype, count=count, offset=begin) if count else torch.empty(0, dtype=dtype)
+        assert t.element_size() * count == end - begin, key
+        t = t.reshape(v["shape"])
+        tensors[key] = (t.view(torch.int16).numpy().view(np.uint16) if dtype == torch.bfloat16 else t.numpy()).copy()
+    header["__metadata__"] = meta
+    return header, tensors, 8 + n
+
+
+def initializers(model_path: Path) -> dict[str, np.ndarray]:
+    model = onnx.load(str(model_path), load_external_data=False)
+    return {t.name: numpy_helper.to_array(t, str(model_path.parent)) for t in model.graph.initializer}
+
+
+def export(model: Path, *extra) -> dict:
+    proc = run_cli(["export", model, "--to", "safetensors", "--json", *extra])
+    assert proc.returncode == 0, describe(proc)
+    return json.loads(proc.stdout)
+
+
+def assert_equal_tensors(expected: dict[str, np.ndarray], got: dict[str, np.ndarray]) -> None:
+    assert set(expected) == set(got)
+    for k, x in expected.items():
+        assert np.array_equal(x, got[k]) and x.dtype == got[k].dtype, k
+        assert x.tobytes() == got[k].tobytes(), k
+
+
+def test_llm_export_and_link(onnxstream, ort, tmp_path):
+    src = llm_support.llm_dir() / "model.onnx"
+    out = tmp_path / "gpt.safetensors"
+    report = export(src, "-o", out, "--link")
+    header, tensors, _ = read_safetensors(out)
+    assert header["__metadata__"]["source"] == "model.onnx"
+    assert_equal_tensors(initializers(src), tensors)
+    linked = tmp_path / "model.linked.onnx"
+    assert report["linked"] == str(linked)
+    onnx.checker.check_model(str(linked))
+    # The linked model's external data points into the safetensors file.
+    for t in onnx.load(str(linked), load_external_data=False).graph.initializer:
+        if t.data_location == TensorProto.EXTERNAL:
+            assert {e.key: e.value for e in t.external_data}["location"] == "gpt.safetensors"
+    inputs = refcheck.make_inputs(src, seed=2)
+    refcheck.assert_same_outputs(refcheck.run_ort(src, inputs), refcheck.run_ort(linked, inputs))
+    proc = run_cli(["verify", linked])
+    assert proc.returncode == 0, describe(proc)
+    merged = tmp_path / "merged.onnx"
+    proc = run_cli(["merge", linked, "-o", merged, "-q"])
+    assert proc.returncode == 0, describe(proc)
+    refcheck.assert_same_tensors(src, merged)
+
+
+def test_embedded_model_and_shards(onnxstream, ort, tmp_path):
+    src = cases.fixtures_dir() / "resnet18_embedded" / "model.onnx"
+    out = tmp_path / "r.safetensors"
+    report = export(src, "-o", out, "--shard-size", "8M", "--link")
+    files = [Path(f["path"]) for f in report["files"]]
+    assert len(files) >= 3
+    assert [f.name for f in files] == [f"r-{i:05d}-of-{len(files):05d}.safetensors" for i in range(1, len(files) + 1)]
+    index = json.loads((tmp_path / "r.safetensors.index.json").read_text())
+    merged = {}
+    for f in files:
+        assert f.stat().st_size <= 8 * 1024 * 1024 + 64 * 1024 or len(read_safetensors(f)[1]) == 1
+        _, tensors, _ = read_safetensors(f)
+        for k in tensors:
+            assert index["weight_map"][k] == f.name
+        merged.update(tensors)
+    assert set(index["weight_map"]) == set(merged)
+    assert index["metadata"]["total_size"] == sum(x.nbytes for x in merged.values())
+    assert_equal_tensors(initializers(src), merged)
+    linked = tmp_path / "model.linked.onnx"
+    inputs = refcheck.make_inputs(src, seed=1)
+    refcheck.assert_same_outputs(refcheck.run_ort(src, inputs), refcheck.run_ort(linked, inputs))
+
+
+def test_default_output_and_dtypes(onnxstream, tmp_path):
+    arrays = {"f16": np.arange(6, dtype=np.float16).reshape(2, 3), "i64": np.arange(5, dtype=np.int64),
+              "u8": np.arange(7, dtype=np.uint8), "b": np.array([True, False]), "d": np.ones((1, 2), np.float64),
+              "scalar": np.array(3.5, np.float32), "empty": np.zeros((0, 4), np.float32)}
+    inits = [numpy_helper.from_array(v, k) for k, v in arrays.items()]
+    inits[2].ClearField("raw_data")  # typed int32_data for uint8
+    inits[2].int32_data.extend(arrays["u8"].tolist())
+    graph = helper.make_graph([helper.make_node("Identity", ["f16"], ["Y"])], "g", [],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT16, [2, 3])], inits)
+    src = tmp_path / "many.onnx"
+    onnx.save(helper.make_model(graph), str(src))
+    export(src)
+    header, tensors, _ = read_safetensors(tmp_path / "many.safetensors")
+    assert header["scalar"]["shape"] == [] and header["empty"]["data_offsets"][0] == header["empty"]["data_offsets"][1]
+    assert_equal_tensors(arrays, tensors)
+
+
+def bad_model(tmp_path: Path, names=("w",), string=False) -> Path:
+    inits = [numpy_helper.from_array(np.ones(3, np.float32), n) for n in names]
+    if string:
+        inits.append(helper.make_tensor("s", TensorProto.STRING, [1], [b"x"]))
+    graph = helper.make_graph([helper.make_node("Identity", [names[0]], ["Y"])], "g", [],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3])], inits)
+    src = tmp_path / "bad.onnx"
+    onnx.save(helper.make_model(graph), str(src))
+    return src
+
+
+@pytest.mark.parametrize("kind,words", [("control", "cannot hold"), ("metadata", "cannot hold"),
+                                        ("duplicate", "two initializers"), ("string", "no dtype")])
+def test_refused_inputs(onnxstream, tmp_path, kind, words):
+    if kind == "control":
+        src = bad_model(tmp_path, names=("a\x01\x1b[31mb",))
+    elif kind == "metadata":
+        src = bad_model(tmp_path, names=("__metadata__",))
+    elif kind == "duplicate":
+        src = bad_model(tmp_path, names=("w", "w"))
+    else:
+        src = bad_model(tmp_path, string=True)
+    proc = run_cli(["export", src, "--to", "safetensors"])
+    assert proc.returncode == 1, describe(proc)
+    assert "onnxstream: error:" in proc.stderr and words in proc.stderr
+    assert "\x1b" not in proc.stderr  # names are escaped
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.onnx"]
+
+
+def test_usage_and_existing_output(onnxstream, tmp_path):
+    src = bad_model(tmp_path)
+    for args, status in ((["export", src], 2), (["export", src, "--to", "gguf"], 2), (["export", "--help"], 0)):
+        proc = run_cli(args)
+        assert proc.returncode == status, describe(proc)
+    assert "safetensors" in run_cli(["export", "--help"]).stdout
+    (tmp_path / "bad.safetensors").write_bytes(b"keep")
+    proc = run_cli(["export", src, "--to=safetensors"])
+    assert proc.returncode == 1 and "--force" in proc.stderr, describe(proc)
+    assert (tmp_path / "bad.safetensors").read_bytes() == b"keep"
+    proc = run_cli(["export", src, "--to=safetensors", "--force", "-q"])
+    assert proc.returncode == 0, describe(proc)
+    assert read_safetensors(tmp_path / "bad.safetensors")[1]["w"].tolist() == [1.0, 1.0, 1.0]
