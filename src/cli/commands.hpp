@@ -32,5 +32,8 @@ int run_analyze(std::span<const std::string> args, const command_context& contex
 int run_optimize(std::span<const std::string> args, const command_context& context);
 int run_verify(std::span<const std::string> args, const command_context& context);
 int run_diff(std::span<const std::string> args, const command_context& context);
+int run_export(std::span<const std::string> args, const command_context& context);
+// export --to caffe (args: every word after `export`, `--to caffe` included).
+int run_export_caffe(std::span<const std::string> args, const command_context& context);
 
 }  // namespace onnxstream::cli

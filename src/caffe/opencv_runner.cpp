@@ -1,0 +1,80 @@
+#include <onnxstream/caffe/opencv_runner.hpp>
+
+#if ONNXSTREAM_HAVE_OPENCV
+#include <opencv2/core.hpp>
+#include <opencv2/dnn.hpp>
+#endif
+
+#include <chrono>
+
+namespace onnxstream::caffe {
+
+#if ONNXSTREAM_HAVE_OPENCV
+
+bool opencv_available() noexcept { return true; }
+
+namespace {
+
+cv::Mat to_mat(const dense_tensor& t) {
+    std::vector<int> sizes;
+    for (const auto d : t.shape) sizes.push_back(static_cast<int>(d));
+    cv::Mat m(static_cast<int>(sizes.size()), sizes.data(), CV_32F);
+    auto* out = m.ptr<float>();
+    for (std::size_t i = 0; i < t.values.size(); ++i) out[i] = static_cast<float>(t.values[i]);
+    return m;
+}
+
+dense_tensor from_mat(const cv::Mat& m) {
+    dense_tensor t;
+    for (int i = 0; i < m.dims; ++i) t.shape.push_back(m.size[i]);
+    const cv::Mat continuous = m.isContinuous() ? m : m.clone();
+    const auto* p = continuous.ptr<float>();
+    t.values.assign(p, p + continuous.total());
+    return t;
+}
+
+}  // namespace
+
+result<opencv_run> run_opencv(const std::filesystem::path& prototxt, const std::filesystem::path& caffemodel,
+                              const std::map<std::string, dense_tensor>& inputs,
+                              const std::vector<std::pair<std::string, std::string>>& layers) {
+    opencv_run out;
+    try {
+        auto net = cv::dnn::readNetFromCaffe(prototxt.string(), caffemodel.string());
+        net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
+        net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
+        net.enableFusion(false);
+        for (const auto& [name, t] : inputs) net.setInput(to_mat(t), name);
+        // OpenCV renames some layers after their top (a Convolution with a bias, for one).
+        std::vector<std::string> names, asked;
+        for (const auto& [name, top] : layers) {
+            if (net.getLayerId(name) >= 0) names.push_back(name);
+            else if (net.getLayerId(top) >= 0) names.push_back(top);
+            else continue;
+            asked.push_back(name);
+        }
+        std::vector<cv::Mat> blobs;
+        const auto start = std::chrono::steady_clock::now();
+        net.forward(blobs, names);
+        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        for (std::size_t i = 0; i < names.size() && i < blobs.size(); ++i) out.outputs[asked[i]] = from_mat(blobs[i]);
+    } catch (const cv::Exception& e) {
+        return failure(error_code::invalid_argument, std::string("OpenCV could not run the export: ") + e.what(),
+                       "this is a bug in the exporter; please report it with the model");
+    }
+    return out;
+}
+
+#else
+
+bool opencv_available() noexcept { return false; }
+
+result<opencv_run> run_opencv(const std::filesystem::path&, const std::filesystem::path&, const std::map<std::string, dense_tensor>&,
+                              const std::vector<std::pair<std::string, std::string>>&) {
+    return failure(error_code::unsupported, "this build of onnxstream has no OpenCV",
+                   "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild");
+}
+
+#endif
+
+}  // namespace onnxstream::caffe
