@@ -96,9 +96,16 @@ public:
             if (nd.op_type == "Constant" && nd.domain.empty()) continue;
             bool inputs_known = true;
             for (std::size_t s = 0; s < nd.inputs.size(); ++s)
-                if (!nd.inputs[s] == 0 && !shapes_.contains(text(nd.inputs[s])) && !constant_at(n, s))
+                if (nd.inputs[s] != 0 && !shapes_.contains(text(nd.inputs[s])) && !known_.contains(text(nd.inputs[s])) &&
+                    !constant_at(n, s))
                     inputs_known = false;
-            if (!inputs_known) continue;  // downstream of a refused node: that one is reported
+            if (!inputs_known) {
+                // Downstream of a refused node, which is reported; otherwise this is the root.
+                if (out_.refusals.empty())
+                    out_.refusals.push_back({nd.op_type, model_.node_label(n), "an input is neither computed by an exported layer nor a constant",
+                                             "run optimize first, or export with static shapes"});
+                continue;
+            }
             current_ = n;
             auto done = map_node(n);
             if (!done) return failure(std::move(done).error());
@@ -127,7 +134,7 @@ private:
         return passes::find_constant(model_, index_, index_.input(n, slot));
     }
     bool has_input(std::uint32_t n, std::size_t slot) const {
-        return slot < model_.nodes[n].inputs.size() && !model_.nodes[n].inputs[slot] == 0;
+        return slot < model_.nodes[n].inputs.size() && model_.nodes[n].inputs[slot] != 0;
     }
     result<std::vector<double>> values(const passes::constant& c) const {
         return passes::constant_elements(model_, reader_, c);
@@ -342,40 +349,41 @@ private:
 
     // Keeps [begin, begin + length) of `axis` of blob `in` as `out` (a Slice; the parts
     // cut off go to a Silence layer so no top dangles).
+    // Keeps [begin, begin + length) of `axis` of blob `in` as `out`. The kept part is
+    // always a Slice's first top (OpenCV returns a layer's first output), so a cut at
+    // both ends takes two Slices; the parts cut off go to a Silence layer so no top
+    // dangles.
     void crop(const std::string& in, std::size_t axis, std::int64_t begin, std::int64_t length, const std::string& out,
               const std::string& suffix) {
         const auto s = shapes_.at(in);
         const auto full = s[axis];
-        std::vector<std::string> tops;
         std::vector<std::string> dropped;
-        std::vector<param> p{param::integer("axis", static_cast<std::int64_t>(axis))};
+        auto piece = [&](std::int64_t size) {
+            auto p = s;
+            p[axis] = size;
+            return p;
+        };
+        std::string current = in;
         if (begin > 0) {
-            p.push_back(param::integer("slice_point", begin));
-            dropped.push_back(fresh_blob(out + "/cut_front"));
-            tops.push_back(dropped.back());
-        }
-        tops.push_back(out);
-        if (begin + length < full) {
-            p.push_back(param::integer("slice_point", begin + length));
-            dropped.push_back(fresh_blob(out + "/cut_back"));
-            tops.push_back(dropped.back());
-        }
-        auto& l = add_layer("Slice", {in}, tops, suffix);
-        l.params.push_back(param::message("slice_param", std::move(p)));
-        auto kept = s;
-        kept[axis] = length;
-        shapes_[out] = kept;
-        std::size_t next = 0;
-        if (begin > 0) {
-            auto cut = s;
-            cut[axis] = begin;
-            shapes_[dropped[next++]] = cut;
+            const auto front = fresh_blob(out + "/cut_front");
+            const auto rest = begin + length < full ? fresh_blob(out + "/rest") : out;
+            auto& l = add_layer("Slice", {current}, {front, rest}, suffix + "/front");
+            l.params.push_back(param::message("slice_param", {param::integer("axis", static_cast<std::int64_t>(axis)),
+                                                               param::integer("slice_point", begin)}));
+            shapes_[front] = piece(begin);
+            shapes_[rest] = piece(full - begin);
+            dropped.push_back(front);
+            current = rest;
         }
         if (begin + length < full) {
-            auto cut = s;
-            cut[axis] = full - begin - length;
-            shapes_[dropped[next]] = cut;
+            const auto back = fresh_blob(out + "/cut_back");
+            auto& l = add_layer("Slice", {current}, {out, back}, suffix);
+            l.params.push_back(param::message("slice_param", {param::integer("axis", static_cast<std::int64_t>(axis)),
+                                                               param::integer("slice_point", length)}));
+            shapes_[back] = piece(full - begin - length);
+            dropped.push_back(back);
         }
+        shapes_[out] = piece(length);
         if (!dropped.empty()) add_layer("Silence", dropped, {}, suffix + "/silence");
     }
 
@@ -439,7 +447,7 @@ private:
         if (!nd.domain.empty() && nd.domain != "ai.onnx")
             return refuse("operators of domain '" + nd.domain + "' have no Caffe layer", "export a model with standard ONNX operators");
         for (std::size_t s = 0; s < nd.outputs.size(); ++s)
-            if (s > 0 && !nd.outputs[s] == 0 && op != "Split" && index_.at(index_.output(n, s)).uses.size() > 0)
+            if (s > 0 && nd.outputs[s] != 0 && op != "Split" && index_.at(index_.output(n, s)).uses.size() > 0)
                 return refuse("its output " + std::to_string(s) + " is used, and only the first output of " + op +
                                   " has a Caffe counterpart",
                               "run optimize first, or export an inference-mode model");
@@ -1375,12 +1383,22 @@ private:
         if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
         const auto size = attr_int(n, "size", 1);
         if (size % 2 == 0) return refuse("an even LRN size has no Caffe form (Caffe centres its window)", "use an odd size");
-        auto& l = add_layer("LRN", {in_name(n, 0)}, {out_name(n)});
-        l.params.push_back(param::message("lrn_param", {param::integer("local_size", size),
-                                                         param::real("alpha", attr_float(n, "alpha", 1e-4)),
-                                                         param::real("beta", attr_float(n, "beta", 0.75)),
-                                                         param::real("k", attr_float(n, "bias", 1.0))}));
-        shapes_[out_name(n)] = in_shape(n, 0);
+        // OpenCV 4.6 does not read Caffe's `k`, so k = 1 is written and any other bias is
+        // divided out: x / (b + a/n s)^beta = b^-beta * x / (1 + (a/b)/n s)^beta.
+        const auto bias = attr_float(n, "bias", 1.0);
+        const auto alpha = attr_float(n, "alpha", 1e-4);
+        const auto beta = attr_float(n, "beta", 0.75);
+        if (!(bias > 0)) return refuse("a bias that is not positive has no Caffe LRN form", "use a positive bias");
+        const auto out = out_name(n);
+        const auto top = bias == 1.0 ? out : fresh_blob(out + "/unit_bias");
+        auto& l = add_layer("LRN", {in_name(n, 0)}, {top});
+        l.params.push_back(param::message("lrn_param", {param::integer("local_size", size), param::real("alpha", alpha / bias),
+                                                         param::real("beta", beta), param::real("k", 1.0)}));
+        shapes_[top] = in_shape(n, 0);
+        if (bias != 1.0) {
+            power(top, out, std::pow(bias, -beta), 0.0, "/bias");
+            decide("composition", "LRN bias " + std::to_string(bias) + " folded into alpha and a Power scale (OpenCV ignores k)");
+        }
         return ok();
     }
 

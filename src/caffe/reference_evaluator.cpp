@@ -70,9 +70,60 @@ private:
         ONNXSTREAM_ASSIGN(t.values, passes::constant_elements(model_, reader_, *c, 1ULL << 31));
         return t;
     }
-    void set(std::uint32_t n, std::size_t slot, dense_tensor t) {
-        if (slot < model_.nodes[n].outputs.size() && model_.nodes[n].outputs[slot] != 0)
-            values_[std::string(model_.text(model_.nodes[n].outputs[slot]))] = std::move(t);
+    void set(std::uint32_t n, std::size_t slot, dense_tensor t, bool integer = false) {
+        if (slot < model_.nodes[n].outputs.size() && model_.nodes[n].outputs[slot] != 0) {
+            const auto name = std::string(model_.text(model_.nodes[n].outputs[slot]));
+            if (integer) integer_.insert(name);
+            values_[name] = std::move(t);
+        }
+    }
+    // Whether input `slot` holds integers (ONNX integer types: Div truncates).
+    bool integer_input(std::uint32_t n, std::size_t slot) const {
+        const auto name = std::string(model_.text(model_.nodes[n].inputs[slot]));
+        if (integer_.contains(name)) return true;
+        if (values_.contains(name)) return false;
+        const auto c = passes::find_constant(model_, index_, index_.input(n, slot));
+        return c && c->data_type != 1 && c->data_type != 10 && c->data_type != 11 && c->data_type != 16;
+    }
+
+    result<void> shape_of(std::uint32_t n) {
+        ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
+        const auto rank = static_cast<std::int64_t>(x.shape.size());
+        auto start = attr_int(n, "start", 0), end = attr_int(n, "end", rank);
+        if (start < 0) start += rank;
+        if (end < 0) end += rank;
+        start = std::clamp<std::int64_t>(start, 0, rank);
+        end = std::clamp<std::int64_t>(end, start, rank);
+        dense_tensor y;
+        y.shape = {end - start};
+        for (auto i = start; i < end; ++i) y.values.push_back(static_cast<double>(x.shape[sz(i)]));
+        set(n, 0, std::move(y), true);
+        return {};
+    }
+
+    result<void> gather(std::uint32_t n) {
+        ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
+        ONNXSTREAM_ASSIGN(const auto idx, input(n, 1));
+        auto axis = attr_int(n, "axis", 0);
+        if (axis < 0) axis += static_cast<std::int64_t>(x.shape.size());
+        const auto a = sz(axis);
+        std::size_t outer = 1, inner = 1;
+        for (std::size_t i = 0; i < a; ++i) outer *= sz(x.shape[i]);
+        for (std::size_t i = a + 1; i < x.shape.size(); ++i) inner *= sz(x.shape[i]);
+        dense_tensor y;
+        y.shape.assign(x.shape.begin(), x.shape.begin() + static_cast<std::ptrdiff_t>(a));
+        y.shape.insert(y.shape.end(), idx.shape.begin(), idx.shape.end());
+        y.shape.insert(y.shape.end(), x.shape.begin() + static_cast<std::ptrdiff_t>(a) + 1, x.shape.end());
+        for (std::size_t o = 0; o < outer; ++o)
+            for (const auto v : idx.values) {
+                auto k = static_cast<std::int64_t>(v);
+                if (k < 0) k += x.shape[a];
+                if (k < 0 || k >= x.shape[a]) return failure(error_code::unsupported, "a Gather index is out of range");
+                const auto first = x.values.begin() + static_cast<std::ptrdiff_t>((o * sz(x.shape[a]) + sz(k)) * inner);
+                y.values.insert(y.values.end(), first, first + static_cast<std::ptrdiff_t>(inner));
+            }
+        set(n, 0, std::move(y), integer_input(n, 0));
+        return {};
     }
     result<dims> int_input(std::uint32_t n, std::size_t slot) {
         ONNXSTREAM_ASSIGN(const auto t, input(n, slot));
@@ -113,6 +164,18 @@ private:
         if (op == "Split") return split(n);
         if (op == "Slice") return slice(n);
         if (op == "LRN") return lrn(n);
+        if (op == "Pad") return pad(n);
+        if (op == "Shape") return shape_of(n);
+        if (op == "Gather") return gather(n);
+        if (op == "Cast") {
+            ONNXSTREAM_ASSIGN(auto x, input(n, 0));
+            const auto to = attr_int(n, "to", 1);
+            const bool to_integer = to != 1 && to != 10 && to != 11 && to != 16;
+            if (to_integer)
+                for (auto& v : x.values) v = std::trunc(v);
+            set(n, 0, std::move(x), to_integer);
+            return {};
+        }
         if (op == "Resize" || op == "Upsample") return resize(n);
         return failure(error_code::unsupported, "the reference evaluator has no " + op + " (node " + model_.node_label(n) + ")");
     }
@@ -348,6 +411,8 @@ private:
 
     // numpy broadcasting of any number of inputs
     result<void> elementwise(std::uint32_t n, const std::string& op) {
+        bool integer = true;
+        for (std::size_t s = 0; s < model_.nodes[n].inputs.size(); ++s) integer = integer && integer_input(n, s);
         std::vector<dense_tensor> in;
         for (std::size_t s = 0; s < model_.nodes[n].inputs.size(); ++s) {
             ONNXSTREAM_ASSIGN(auto t, input(n, s));
@@ -386,7 +451,7 @@ private:
                 else if (op == "Add" || op == "Sum") acc += v;
                 else if (op == "Sub") acc -= v;
                 else if (op == "Mul") acc *= v;
-                else if (op == "Div") acc /= v;
+                else if (op == "Div") acc = integer ? std::trunc(acc / v) : acc / v;
                 else if (op == "Max") acc = std::max(acc, v);
                 else if (op == "Min") acc = std::min(acc, v);
                 else if (op == "PRelu") acc = acc < 0 ? acc * v : acc;
@@ -397,7 +462,7 @@ private:
                 idx[i] = 0;
             }
         }
-        set(n, 0, std::move(y));
+        set(n, 0, std::move(y), integer);
         return {};
     }
 
@@ -480,7 +545,7 @@ private:
         }
         if (count_of(target) != x.values.size()) return failure(error_code::unsupported, op + " changes the element count");
         x.shape = target;
-        set(n, 0, std::move(x));
+        set(n, 0, std::move(x), integer_input(n, 0));
         return {};
     }
 
@@ -497,6 +562,8 @@ private:
         y.shape = in[0].shape;
         y.shape[a] = 0;
         for (const auto& t : in) y.shape[a] += t.shape[a];
+        bool integer = true;
+        for (std::size_t s = 0; s < in.size(); ++s) integer = integer && integer_input(n, s);
         std::size_t outer = 1;
         for (std::size_t i = 0; i < a; ++i) outer *= sz(y.shape[i]);
         for (std::size_t o = 0; o < outer; ++o)
@@ -505,7 +572,7 @@ private:
                 y.values.insert(y.values.end(), t.values.begin() + static_cast<std::ptrdiff_t>(o * block),
                                 t.values.begin() + static_cast<std::ptrdiff_t>((o + 1) * block));
             }
-        set(n, 0, std::move(y));
+        set(n, 0, std::move(y), integer);
         return {};
     }
 
@@ -628,6 +695,22 @@ private:
         return {};
     }
 
+    result<void> pad(std::uint32_t n) {
+        ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
+        dims pads;
+        if (model_.opset("") < 11) {
+            pads = attr_ints(n, "pads").value_or(dims{});
+        } else {
+            ONNXSTREAM_ASSIGN(pads, int_input(n, 1));
+        }
+        if (attr_text(n, "mode", "constant") != "constant" || has(n, 2))
+            return failure(error_code::unsupported, "the reference evaluator only pads with zeros");
+        for (const auto p : pads)
+            if (p != 0) return failure(error_code::unsupported, "the reference evaluator only has Pad of nothing");
+        set(n, 0, x);
+        return {};
+    }
+
     result<void> lrn(std::uint32_t n) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         const auto size = attr_int(n, "size", 1);
@@ -700,6 +783,7 @@ private:
     const passes::graph_index index_;
     const passes::tensor_reader& reader_;
     std::map<std::string, dense_tensor> values_;
+    std::set<std::string> integer_;
 };
 
 }  // namespace

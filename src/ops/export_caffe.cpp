@@ -376,21 +376,24 @@ private:
         auto start = std::chrono::steady_clock::now();
         ONNXSTREAM_ASSIGN(const auto reference, caffe::evaluate_onnx(original, reader, inputs));
         c.reference_seconds = seconds_since(start);
-        // Every layer whose first top is also an ONNX value is compared.
-        std::vector<std::pair<std::string, std::string>> layers;
-        std::map<std::string, std::size_t> row_of;
+        // Every top that is also an ONNX value is compared.
+        std::vector<caffe::opencv_request> requests;
+        std::map<std::string, std::size_t> row_of;  // top -> layer row
         for (std::size_t i = 0; i < mapped.network.layers.size(); ++i) {
             const auto& l = mapped.network.layers[i];
-            if (l.tops.empty() || l.type == "Input" || !reference.contains(l.tops[0])) continue;
-            layers.emplace_back(l.name, l.tops[0]);
-            row_of[l.name] = i;
+            if (l.type == "Input") continue;
+            for (std::size_t k = 0; k < l.tops.size(); ++k) {
+                if (!reference.contains(l.tops[k])) continue;
+                requests.push_back({l.name, l.tops[0], l.tops[k], k});
+                row_of[l.tops[k]] = i;
+            }
         }
-        ONNXSTREAM_ASSIGN(const auto run, caffe::run_opencv(prototxt, caffemodel, inputs, layers));
+        ONNXSTREAM_ASSIGN(const auto run, caffe::run_opencv(prototxt, caffemodel, inputs, requests));
         c.opencv_seconds = run.seconds;
         std::map<std::string, std::pair<double, double>> by_top;  // top -> (max abs error, magnitude)
-        for (const auto& [layer_name, got] : run.outputs) {
-            auto& row = report_.layers[row_of[layer_name]];
-            const auto& want = reference.at(row.tops[0]);
+        for (const auto& [top, got] : run.outputs) {
+            auto& row = report_.layers[row_of[top]];
+            const auto& want = reference.at(top);
             double err = 0, magnitude = 0;
             if (got.values.size() != want.values.size()) {
                 err = std::numeric_limits<double>::infinity();
@@ -400,9 +403,10 @@ private:
                     magnitude = std::max(magnitude, std::abs(want.values[i]));
                 }
             }
-            row.max_abs_error = err;
-            row.max_rel_error = err / std::max(magnitude, 1e-12);
-            by_top[row.tops[0]] = {err, magnitude};
+            const auto relative = err / std::max(magnitude, 1e-12);
+            if (!row.max_abs_error || err > *row.max_abs_error) row.max_abs_error = err;
+            if (!row.max_rel_error || relative > *row.max_rel_error) row.max_rel_error = relative;
+            by_top[top] = {err, magnitude};
             ++c.compared_blobs;
         }
         c.passed = true;
