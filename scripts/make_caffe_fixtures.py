@@ -169,7 +169,7 @@ def hand_made() -> list[tuple[str, onnx.ModelProto, dict]]:
     gp = n.node("GlobalAveragePool", [y], ["gp"])
     gate = n.node("Mul", [y, gp], ["gated"])
     sm = n.node("Sum", [gate, y, b], ["sum"])
-    out.append(("elementwise_rules", n.model([x], [sm]), {"ok": True}))
+    out.append(("elementwise_rules", n.model([x], [sm], opset=14), {"ok": True}))  # HardSwish is opset 14
 
     n = Net(4)  # shapes: Transpose, Split, Slice, Concat, Reshape, Flatten, MatMul, Gemm (transB 0), Softmax, LRN, Resize
     l = n.node("LRN", ["x"], ["lrn"], size=3, alpha=1e-2, beta=0.75, bias=1.5)
@@ -242,7 +242,7 @@ def main() -> int:
                             "dynamic_batch": dynamic, "ok": True})
         # One model with its weights in an external data file.
         ext = torchvision_model("resnet18", 64, False)
-        onnx.save(ext, folder / "resnet18_external.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+        onnx.save(ext, str(folder / "resnet18_external.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
                   location="resnet18_external.onnx.data", size_threshold=1024)
         entries.append({"name": "resnet18_external", "file": "resnet18_external.onnx", "kind": "torchvision",
                         "input_shape": [1, 3, 64, 64], "dynamic_batch": False, "ok": True, "external": True})

@@ -41,7 +41,8 @@ constexpr std::array caffe_options{opt_help, opt_quiet, opt_json, opt_output, op
                                    option_spec{"--no-fold-bn", "", false, false},
                                    option_spec{"--check", "", false, false},
                                    option_spec{"--tolerance", "", true, false},
-                                   option_spec{"--report", "", false, false}};
+                                   option_spec{"--report", "", false, false},
+                                   option_spec{"--check-dump", "", true, false}};  // testing: see export_caffe.hpp
 
 result<std::pair<std::string, caffe::shape>> parse_input_shape(const std::string& text) {
     const auto eq = text.rfind('=');
@@ -157,6 +158,7 @@ int run_export_caffe(std::span<const std::string> argv, const command_context& c
                 return failure(error_code::invalid_argument, "--tolerance takes a positive number such as 1e-4 (got '" + *t + "')");
         }
         options.report = args.flag("--report");
+        if (const auto d = args.value("--check-dump")) options.check_dump = *d;
         return {};
     };
     if (auto parsed = parse_all(); !parsed) return usage_error("export", parsed.error().message);

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <cmath>
 #include <random>
 #include <set>
@@ -376,6 +377,13 @@ private:
         auto start = std::chrono::steady_clock::now();
         ONNXSTREAM_ASSIGN(const auto reference, caffe::evaluate_onnx(original, reader, inputs));
         c.reference_seconds = seconds_since(start);
+        if (!options_.check_dump.empty()) {
+            ONNXSTREAM_TRY(dump(options_.check_dump, inputs, true));
+            std::map<std::string, caffe::dense_tensor> outputs;
+            for (const auto& name : mapped.outputs)
+                if (const auto found = reference.find(name); found != reference.end()) outputs[name] = found->second;
+            ONNXSTREAM_TRY(dump(options_.check_dump / "reference", outputs, false));
+        }
         // Every top that is also an ONNX value is compared.
         std::vector<caffe::opencv_request> requests;
         std::map<std::string, std::size_t> row_of;  // top -> layer row
@@ -424,6 +432,42 @@ private:
             if (!(o.relative_error <= options_.tolerance)) c.passed = false;
             c.outputs.push_back(std::move(o));
         }
+        return {};
+    }
+
+    static result<void> dump(const fs::path& folder, const std::map<std::string, caffe::dense_tensor>& tensors, bool as_float) {
+        std::error_code ec;
+        fs::create_directories(folder, ec);
+        if (ec) return failure(error_code::io, "cannot create " + folder.string() + ": " + ec.message());
+        std::string manifest = "[";
+        std::size_t index = 0;
+        for (const auto& [name, t] : tensors) {
+            const auto file = "t" + std::to_string(index) + ".bin";
+            std::ofstream out(folder / file, std::ios::binary);
+            for (const auto v : t.values) {
+                if (as_float) {
+                    const auto bits = std::bit_cast<std::uint32_t>(static_cast<float>(v));
+                    for (int k = 0; k < 4; ++k) out.put(static_cast<char>((bits >> (8 * k)) & 0xffU));
+                } else {
+                    const auto bits = std::bit_cast<std::uint64_t>(v);
+                    for (int k = 0; k < 8; ++k) out.put(static_cast<char>((bits >> (8 * k)) & 0xffU));
+                }
+            }
+            if (!out) return failure(error_code::io, "cannot write " + (folder / file).string());
+            std::string dims;
+            for (std::size_t i = 0; i < t.shape.size(); ++i) dims += (i ? "," : "") + std::to_string(t.shape[i]);
+            std::string escaped;
+            for (const char ch : name) {
+                if (ch == '"' || ch == '\\') escaped += '\\';
+                if (static_cast<unsigned char>(ch) >= 0x20) escaped += ch;
+            }
+            manifest += std::string(index ? "," : "") + "{\"name\": \"" + escaped + "\", \"dtype\": \"" +
+                        (as_float ? "float32" : "float64") + "\", \"dims\": [" + dims + "], \"file\": \"" + file + "\"}";
+            ++index;
+        }
+        std::ofstream m(folder / "manifest.json");
+        m << manifest << "]\n";
+        if (!m) return failure(error_code::io, "cannot write " + (folder / "manifest.json").string());
         return {};
     }
 

@@ -40,6 +40,10 @@ struct export_caffe_options : rewrite_options {
     double tolerance = 1e-4;   // largest error allowed, relative to the output's magnitude
     bool report = false;       // also PREFIX.caffe-report.json and .html
     std::uint64_t seed = 1;    // of the check's random input
+    // With check: writes the input (float32) and the reference evaluator's graph outputs
+    // (float64) here, each folder a manifest.json of {name, dtype, dims, file} plus raw
+    // little-endian files, so tests can hold the evaluator against another runtime.
+    std::filesystem::path check_dump;
 };
 
 struct caffe_layer_row {
