@@ -113,6 +113,16 @@ public:
                 if (b.usable && b.length == bytes) return slice(1 + b.file, b.offset, bytes);
             }
         }
+        if (c.data_type == static_cast<std::int32_t>(onnx::data_type::float32) && c.tensor != none &&
+            model_.tensors[c.tensor].site == none) {
+            // A folded weight: produced in its own type (float32 bytes, little-endian), once.
+            ONNXSTREAM_ASSIGN(const auto bytes, reader_.tensor_bytes(model_, c.tensor));
+            caffe::blob_data d;
+            ONNXSTREAM_ASSIGN(d.offset, spill_.append(bytes));
+            d.source = spill_source_;
+            computed_bytes += bytes.size();
+            return d;
+        }
         ONNXSTREAM_ASSIGN(const auto v, passes::constant_elements(model_, reader_, c, 1ULL << 31));
         std::vector<float> f(v.size());
         for (std::size_t i = 0; i < v.size(); ++i) f[i] = static_cast<float>(v[i]);
