@@ -293,3 +293,34 @@ def test_hostile_names_are_escaped(tmp_path):
     assert np.all(net.forward() == 0)
     html = (tmp_path / "evil.caffe-report.html").read_text()
     assert "<script>" not in html and "&lt;script&gt;" in html and "\x1b" not in html
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed")
+def test_report_page_renders_in_chromium(tmp_path):
+    """The self-contained report opens in headless Chromium: the DOM it builds has every
+    layer's row and the check verdict, and the screenshot is a page, not a blank."""
+    model = fixtures() / "squeezenet1_1.onnx"
+    prefix = tmp_path / "sq"
+    proc = export(model, prefix, "--check", "--report")
+    assert proc.returncode == 0, proc.stderr
+    page = Path(f"{prefix}.caffe-report.html").resolve().as_uri()
+    common = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run(common + ["--dump-dom", page], capture_output=True, text=True, timeout=120).stdout
+    report = json.loads(Path(f"{prefix}.caffe-report.json").read_text())
+    layer_rows = dom.count("<tr><td>")
+    assert layer_rows >= len(report["layers"]) + len(report["files"]), layer_rows
+    assert '<span class="ok">passed</span>' in dom
+    for l in report["layers"]:
+        assert l["name"].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in dom
+    shot = tmp_path / "shot.png"
+    subprocess.run(common + [f"--screenshot={shot}", "--window-size=1200,900", page], capture_output=True, timeout=120,
+                   check=True)
+    image = cv2.imread(str(shot))
+    assert image is not None and image.shape[:2] == (900, 1200)
+    assert image.std() > 10, "the screenshot is blank"
+    # The verdict is drawn in the report's green (#070): some pixels must be that colour.
+    green = np.all(np.abs(image.astype(int) - np.array([0, 0x77, 0])) < 40, axis=2)
+    assert green.sum() > 50
