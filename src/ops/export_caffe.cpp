@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <cmath>
 #include <random>
@@ -230,6 +231,10 @@ public:
         for (const auto& l : mapped.network.layers) {
             caffe_layer_row row{l.name, l.type, l.bottoms, l.tops, {}, l.sources, {}, {}};
             for (const auto& t : l.tops) row.top_shapes.push_back(mapped.blob_shapes[t]);
+            if (l.type == "Convolution" || l.type == "Deconvolution" || l.type == "InnerProduct")
+                for (const auto& source : l.sources)
+                    if (const auto found = folded_into_.find(source); found != folded_into_.end())
+                        row.sources.insert(row.sources.end(), found->second.begin(), found->second.end());
             report_.layers.push_back(std::move(row));
         }
         report_.copied_bytes = placer.copied_bytes;
@@ -326,6 +331,12 @@ private:
     }
 
     void run_passes(const passes::tensor_reader& reader) {
+        std::map<std::string, double> epsilon_of;  // BatchNormalization label -> epsilon
+        for (std::uint32_t n = 0; n < graph_.nodes.size(); ++n)
+            if (graph_.node_live(n) && graph_.nodes[n].op_type == "BatchNormalization") {
+                const auto a = graph_.attribute(n, "epsilon");
+                epsilon_of[graph_.node_label(n)] = a && a->f ? *a->f : 1e-5;
+            }
         std::vector<error> warnings;
         for (int round = 0; round < 100; ++round) {
             std::uint64_t changes = 0;
@@ -342,8 +353,12 @@ private:
         graph_.compact();
         for (auto& w : warnings) report_.warnings.push_back(std::move(w));
         for (const auto& f : report_.pass_findings) {
-            if (f.kind == passes::finding_kind::folded_batchnorm && !f.names.empty())
-                report_.decisions.push_back({"fold-bn", f.names.size() > 1 ? f.names[1] : "", f.names[0] + " folded " + f.detail});
+            if (f.kind == passes::finding_kind::folded_batchnorm && f.names.size() > 1) {
+                char eps[32];
+                std::snprintf(eps, sizeof eps, "%.9g", epsilon_of.contains(f.names[0]) ? epsilon_of[f.names[0]] : 1e-5);
+                report_.decisions.push_back({"fold-bn", f.names[1], f.names[0] + " folded " + f.detail + " (eps " + eps + ")"});
+                folded_into_[f.names[1]].push_back(f.names[0]);
+            }
             else if (f.kind == passes::finding_kind::identity_node && !f.names.empty())
                 report_.decisions.push_back({"removed", "", f.op_type + " " + f.names[0] + " removed"});
         }
@@ -487,6 +502,7 @@ private:
     onnx::model_file model_;
     onnx::external_data data_;
     passes::graph_model graph_;
+    std::map<std::string, std::vector<std::string>> folded_into_;  // producer label -> BatchNormalizations folded into it
 };
 
 }  // namespace

@@ -324,3 +324,21 @@ def test_report_page_renders_in_chromium(tmp_path):
     # The verdict is drawn in the report's green (#070): some pixels must be that colour.
     green = np.all(np.abs(image.astype(int) - np.array([0, 0x77, 0])) < 40, axis=2)
     assert green.sum() > 50
+
+
+def test_tolerance_exceeded_fails(tmp_path):
+    proc = export(fixtures() / "mobilenet_v2.onnx", tmp_path / "m", "--check", "--tolerance", "1e-12")
+    assert proc.returncode == 1
+    assert "differs from the original" in proc.stderr and "tolerance 1e-12" in proc.stderr
+
+
+def test_report_lists_folds_with_eps_and_sources(tmp_path):
+    proc = export(fixtures() / "conv_rules.onnx", tmp_path / "c", "--report")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "c.caffe-report.json").read_text())
+    folds = [d for d in report["decisions"] if d["kind"] == "fold-bn"]
+    assert len(folds) == 1 and "(eps 0.001" in folds[0]["detail"]
+    padding = [d for d in report["decisions"] if d["kind"] == "padding"]
+    assert padding, report["decisions"]
+    conv = next(l for l in report["layers"] if l["type"] == "Convolution")
+    assert any("batchnormalization" in s for s in conv["sources"]), conv["sources"]
