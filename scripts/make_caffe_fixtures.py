@@ -216,6 +216,12 @@ def hand_made() -> list[tuple[str, onnx.ModelProto, dict]]:
     mm = n.node("MatMul", [r, n.node("Transpose", [r], ["t"], perm=[0, 1, 3, 2])], ["mm"])
     ad = n.node("Add", [r, n.node("GlobalAveragePool", [r], ["g"])], ["ad"])
     out.append(("refuse_matmul", n.model([x], [mm, ad]), {"ok": False, "refused": ["MatMul", "Add"], "texts": ["computed"]}))
+
+    n = Net(9)  # opset 11: Softmax over a 4-D input coerces to 2-D; ConvTranspose output_padding
+    sm = n.node("Softmax", ["x"], ["sm"], axis=1)
+    ct = n.node("ConvTranspose", ["x", n.w("tw", [4, 2, 3, 3])], ["ct"], strides=[2, 2], output_padding=[1, 1])
+    out.append(("refuse_opset11", n.model([x], [sm, ct], opset=11),
+                {"ok": False, "refused": ["Softmax", "ConvTranspose"], "texts": ["before opset 13", "output_padding"]}))
     return out
 
 
