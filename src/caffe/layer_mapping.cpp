@@ -475,6 +475,10 @@ private:
         if (op == "LRN") return lrn(n);
         if (op == "ReduceMean") return reduce_mean(n);
         if (op == "Resize" || op == "Upsample") return resize(n);
+        if (op == "Cast" && computed_input(n, 0) && attr_int(n, "to", 0) == 1) {  // to float: nothing to do in Caffe
+            power(in_name(n, 0), out_name(n), 1.0, 0.0, "");
+            return ok();
+        }
         if (op == "Dropout" || op == "Identity") {
             if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
             power(in_name(n, 0), out_name(n), 1.0, 0.0, "");
@@ -1221,9 +1225,6 @@ private:
             return refuse("before opset 13 Softmax normalises over all dimensions from axis " + std::to_string(axis) +
                               ", and Caffe's Softmax over one",
                           "flatten before the Softmax, or export with opset 13");
-        if (coerced && axis != rank - 1) {
-            // All later dimensions are 1: the last non-1 dimension at or before axis is ours.
-        }
         auto& l = add_layer("Softmax", {in_name(n, 0)}, {out_name(n)});
         l.params.push_back(param::message("softmax_param", {param::integer("axis", axis)}));
         shapes_[out_name(n)] = in;

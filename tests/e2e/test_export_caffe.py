@@ -342,3 +342,12 @@ def test_report_lists_folds_with_eps_and_sources(tmp_path):
     assert padding, report["decisions"]
     conv = next(l for l in report["layers"] if l["type"] == "Convolution")
     assert any("batchnormalization" in s for s in conv["sources"]), conv["sources"]
+
+
+def test_help():
+    proc = run_cli(["export", "--to", "caffe", "--help"])
+    assert proc.returncode == 0 and "--dialect" in proc.stdout and "--input-shape" in proc.stdout
+    proc = run_cli(["export", "--help"])
+    assert proc.returncode == 0 and "--to FORMAT" in proc.stdout
+    proc = run_cli(["--help"])
+    assert "export" in proc.stdout
