@@ -351,3 +351,58 @@ def test_help():
     assert proc.returncode == 0 and "--to FORMAT" in proc.stdout
     proc = run_cli(["--help"])
     assert "export" in proc.stdout
+
+
+def test_external_weights_stream_with_flat_memory(tmp_path):
+    """A 64 MiB FLOAT weight in an external data file is copied into the .caffemodel as
+    one slice: the export's peak RSS stays far below the weight's size, and OpenCV's result
+    is numpy's."""
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((4096, 4096)).astype(np.float32)
+    graph = helper.make_graph([helper.make_node("Gemm", ["x", "w"], ["y"], transB=1)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4096])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4096])],
+                              [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, str(tmp_path / "big.onnx"), save_as_external_data=True, location="big.onnx.data")
+    proc = subprocess.Popen([str(refcheck.binary_path()), "export", str(tmp_path / "big.onnx"), "--to", "caffe", "-o",
+                             str(tmp_path / "big"), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    doc = json.loads(stdout)
+    assert doc["copied_weight_bytes"] == w.nbytes and doc["computed_weight_bytes"] == 0
+    x = rng.standard_normal((1, 4096)).astype(np.float32)
+    net = cv2.dnn.readNetFromCaffe(str(tmp_path / "big.prototxt"), str(tmp_path / "big.caffemodel"))
+    net.setInput(x, "x")
+    want = x.astype(np.float64) @ w.T.astype(np.float64)
+    assert relative_error(net.forward(), want) <= TOLERANCE
+
+
+def test_external_weights_peak_memory(tmp_path):
+    w = np.zeros((4096, 4096), np.float32)
+    w[::7, ::5] = 1.0
+    graph = helper.make_graph([helper.make_node("Gemm", ["x", "w"], ["y"], transB=1)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4096])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4096])],
+                              [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, str(tmp_path / "big.onnx"), save_as_external_data=True, location="big.onnx.data")
+    # A small interpreter forks the export and reads its peak with wait4: forking this
+    # test's own process would count its arrays (Linux keeps the peak across exec).
+    probe = ("import os, sys\n"
+             "pid = os.fork()\n"
+             "if pid == 0:\n"
+             "    os.execv(sys.argv[1], sys.argv[1:])\n"
+             "_, status, usage = os.wait4(pid, 0)\n"
+             "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n")
+    proc = subprocess.run([sys.executable, "-c", probe, str(refcheck.binary_path()), "export", str(tmp_path / "big.onnx"),
+                           "--to", "caffe", "-o", str(tmp_path / "big"), "--quiet"], capture_output=True, text=True, timeout=300)
+    code, maxrss = (int(v) for v in proc.stdout.split())
+    assert code == 0, proc.stderr
+    peak_bytes = maxrss * 1024
+    print(f"peak RSS {peak_bytes / 2**20:.1f} MiB for a {w.nbytes / 2**20:.0f} MiB weight")
+    assert peak_bytes < w.nbytes / 2, f"peak RSS {peak_bytes} for {w.nbytes} bytes of weights"
+    assert (tmp_path / "big.caffemodel").stat().st_size > w.nbytes
