@@ -217,6 +217,11 @@ def hand_made() -> list[tuple[str, onnx.ModelProto, dict]]:
     ad = n.node("Add", [r, n.node("GlobalAveragePool", [r], ["g"])], ["ad"])
     out.append(("refuse_matmul", n.model([x], [mm, ad]), {"ok": False, "refused": ["MatMul", "Add"], "texts": ["computed"]}))
 
+    n = Net(10)  # opset 9: Upsample nearest with a scales input; Sum of one input
+    up = n.node("Upsample", ["x", n.const("scales", [1, 1, 2, 2], np.float32)], ["up"], mode="nearest")
+    one = n.node("Sum", [up], ["one"])
+    out.append(("upsample_rule", n.model([x], [one], opset=9), {"ok": True}))
+
     n = Net(9)  # opset 11: Softmax over a 4-D input coerces to 2-D; ConvTranspose output_padding
     sm = n.node("Softmax", ["x"], ["sm"], axis=1)
     ct = n.node("ConvTranspose", ["x", n.w("tw", [4, 2, 3, 3])], ["ct"], strides=[2, 2], output_padding=[1, 1])

@@ -432,6 +432,10 @@ mapper::outcome mapper::binary(std::uint32_t n) {
     const auto& nd = model_.nodes[n];
     const auto& op = nd.op_type;
     const auto out = out_name(n);
+    if (op == "Sum" && nd.inputs.size() == 1 && computed_input(n, 0)) {
+        power(in_name(n, 0), out, 1.0, 0.0, "");
+        return ok();
+    }
     std::vector<std::size_t> computed_slots, constant_slots;
     for (std::size_t s = 0; s < nd.inputs.size(); ++s) (computed_input(n, s) ? computed_slots : constant_slots).push_back(s);
     if (constant_slots.empty()) {
