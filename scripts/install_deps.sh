@@ -12,6 +12,8 @@ packages=(
   strace  # delays system calls in the race tests (test_security.py)
   # independent references
   python3-onnx python3-numpy python3-pytest python3-torch python3-torchvision
+  # export --to caffe: --check in process, the tests' Caffe runtime, the report page
+  libopencv-dnn-dev python3-opencv chromium
 )
 # Node.js may come from elsewhere (its npm then comes with it): install Debian's only if absent.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -36,6 +36,7 @@ echo "== fixtures"
 # Made here, not by the tests: two ctest jobs (the io_uring and portable runs of
 # test_passes) would otherwise both write them at once.
 /usr/bin/python3 scripts/make_pass_fixtures.py build/fixtures/passes
+/usr/bin/python3 scripts/make_caffe_fixtures.py build/fixtures/caffe
 
 echo "== tests"
 ctest --test-dir build --output-on-failure -j"$jobs"

@@ -15,6 +15,8 @@ struct export_format {
 };
 
 constexpr std::array export_formats{
+    export_format{"caffe", "a Caffe .prototxt + .caffemodel, BatchNorm folded, checked against the original",
+                  run_export_caffe},
     export_format{"safetensors", "the weights as safetensors (Hugging Face), optionally linked from the .onnx",
                   run_export_safetensors},
 };
@@ -34,6 +36,7 @@ int run_export(std::span<const std::string> args, const command_context& context
     bool help = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const auto& a = args[i];
+        if (a == "--") break;
         if (a == "--to" && i + 1 < args.size()) format = args[i + 1];
         else if (a.starts_with("--to=")) format = a.substr(5);
         else if (a == "--help" || a == "-h") help = true;
@@ -43,7 +46,7 @@ int run_export(std::span<const std::string> args, const command_context& context
             print_help();
             return exit_ok;
         }
-        return usage_error("export", "export needs --to FORMAT (one of: safetensors)");
+        return usage_error("export", "export needs --to FORMAT (one of: caffe, safetensors)");
     }
     for (const auto& f : export_formats)
         if (f.name == *format) return f.run(args, context);

@@ -15,7 +15,7 @@ constexpr std::array command_table{
     command{"verify", "check external references, sizes and SHA-1 checksums; exit 1 on problems", run_verify},
     command{"diff", "compare two models' graphs and tensor values, ignoring storage", run_diff},
     command{"convert", "float32 weights and computation to fp16 or bf16, streaming (Casts around unsafe ops)", run_convert},
-    command{"export", "write the model in another format: --to safetensors", run_export},
+    command{"export", "write the model in another format: --to caffe, --to safetensors", run_export},
 };
 
 }  // namespace

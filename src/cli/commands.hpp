@@ -37,5 +37,7 @@ int run_convert(std::span<const std::string> args, const command_context& contex
 int run_export(std::span<const std::string> args, const command_context& context);
 /// `export --to safetensors`; args are all the words after `export`, --to included.
 int run_export_safetensors(std::span<const std::string> args, const command_context& context);
+/// `export --to caffe`; args are all the words after `export`, --to included.
+int run_export_caffe(std::span<const std::string> args, const command_context& context);
 
 }  // namespace onnxstream::cli

@@ -1,0 +1,82 @@
+// ONNX graph -> Caffe layers, with static shapes. The main graph (after dce, identity
+// and, unless disabled, fold-bn) is walked in order; every blob's shape is inferred from
+// the input shapes, and each node becomes the Caffe layers that compute exactly what it
+// computes: pooling and convolution sizes made to agree with ONNX (padding chosen so the
+// windows start at the same places, extra rows and columns sliced away, average divisors
+// corrected by a Scale map), Gemm/MatMul weights stored [num_output, K], Clip and
+// HardSigmoid composed from ReLU/ReLU6 and Power. A node that has no exact Caffe form is
+// not guessed at: it becomes a refusal (op, name, why, what to try), and mapping goes on
+// so that one run lists them all.
+//
+// Weights are not read here except where a layer needs their values (a transposed
+// matrix, a per-channel constant); the `weight_store` places blob bytes: a copy slice
+// for an unchanged FLOAT tensor, computed values somewhere bounded.
+#pragma once
+
+#include <onnxstream/caffe/net.hpp>
+#include <onnxstream/passes/constant_values.hpp>
+#include <onnxstream/passes/graph_index.hpp>
+#include <onnxstream/passes/graph_model.hpp>
+#include <onnxstream/passes/tensor_reader.hpp>
+#include <onnxstream/result.hpp>
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace onnxstream::caffe {
+
+enum class dialect : std::uint8_t {
+    opencv,  // what OpenCV 4.6's Caffe importer loads: ReLU6, Permute, Pooling ceil_mode
+    bvlc,    // BVLC Caffe 1.0 layers and fields only
+};
+
+using shape = std::vector<std::int64_t>;
+
+class weight_store {
+public:
+    virtual ~weight_store() = default;
+    /// The bytes of constant `c` as float32: a slice when they already are, else converted.
+    [[nodiscard]] virtual result<blob_data> constant_data(const passes::constant& c) = 0;
+    /// Values the exporter computed.
+    [[nodiscard]] virtual result<blob_data> computed_data(std::vector<float> values) = 0;
+};
+
+struct refusal {
+    std::string op_type;
+    std::string node;
+    std::string why;
+    std::string hint;
+};
+
+struct decision {
+    std::string kind;    // "input-shape", "pooling", "padding", "batchnorm", "composition" ...
+    std::string layer;   // the Caffe layer it concerns, if any
+    std::string detail;
+};
+
+struct mapping_options {
+    dialect target = dialect::opencv;
+    std::map<std::string, shape> input_shapes;  // every graph input, resolved to numbers
+};
+
+struct mapping {
+    net network;
+    std::vector<refusal> refusals;
+    std::vector<decision> decisions;
+    std::map<std::string, shape> blob_shapes;   // every top
+    std::vector<std::string> outputs;           // the graph outputs, as Caffe tops
+};
+
+/// Maps the live main graph of `model`. Fails only on errors reading the model; what
+/// cannot be expressed is in `refusals`.
+[[nodiscard]] result<mapping> map_graph(const passes::graph_model& model, const passes::tensor_reader& reader,
+                                        weight_store& weights, const mapping_options& options);
+
+/// Output sizes (ONNX rules), shared with the reference evaluator.
+[[nodiscard]] std::int64_t onnx_pool_size(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t pad_begin,
+                                          std::int64_t pad_end, std::int64_t dilation, bool ceil_mode);
+
+}  // namespace onnxstream::caffe

@@ -1,0 +1,283 @@
+// The mapper behind map_graph (see include/onnxstream/caffe/layer_mapping.hpp): one class
+// over the graph, its definitions split by family (layer_mapping.cpp: the walk, element-wise
+// and shape arithmetic; layer_mapping_spatial.cpp: convolution, pooling, resizing;
+// layer_mapping_shapes.cpp: fully connected, reshaping, slicing). Private to src/caffe.
+#pragma once
+
+#include <onnxstream/caffe/layer_mapping.hpp>
+#include <onnxstream/onnx/data_type.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace onnxstream::caffe::detail {
+
+
+using passes::none;
+using passes::name_id;
+
+// Caffe's pooling output size (pooling_layer.cpp): ceil, then a window starting in the
+// padding is dropped; OpenCV's `ceil_mode: false` floors instead.
+inline std::int64_t caffe_pool_size(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil_mode) {
+    const auto span = in + 2 * pad - kernel;
+    if (span < 0) return 0;
+    auto out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+    if (pad > 0 && (out - 1) * stride >= in + pad) --out;
+    return out;
+}
+
+inline std::string join(const shape& s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + std::to_string(s[i]);
+    return out.empty() ? "scalar" : out;
+}
+
+inline std::int64_t product(const shape& s, std::size_t from = 0, std::size_t to = std::string::npos) {
+    std::int64_t p = 1;
+    for (std::size_t i = from; i < std::min(to, s.size()); ++i) p *= s[i];
+    return p;
+}
+
+// Why a node is refused, with what to try.
+struct refused {
+    std::string why;
+    std::string hint;
+};
+
+class mapper {
+public:
+    mapper(const passes::graph_model& model, const passes::tensor_reader& reader, weight_store& weights,
+           const mapping_options& options)
+        : model_(model), index_(model), reader_(reader), weights_(weights), options_(options) {}
+
+    result<mapping> run();
+
+private:
+    using outcome = result<std::optional<refused>>;
+    static outcome ok() { return std::optional<refused>{}; }
+    static outcome refuse(std::string why, std::string hint) { return std::optional<refused>{refused{std::move(why), std::move(hint)}}; }
+
+    std::string text(name_id id) const { return std::string(model_.text(id)); }
+
+    std::optional<passes::constant> constant_at(std::uint32_t n, std::size_t slot) const {
+        if (slot >= model_.nodes[n].inputs.size()) return std::nullopt;
+        return passes::find_constant(model_, index_, index_.input(n, slot));
+    }
+    bool has_input(std::uint32_t n, std::size_t slot) const {
+        return slot < model_.nodes[n].inputs.size() && model_.nodes[n].inputs[slot] != 0;
+    }
+    result<std::vector<double>> values(const passes::constant& c) const {
+        return passes::constant_elements(model_, reader_, c);
+    }
+    // The values of input `slot`: a constant, or integers known from static shapes
+    // (Shape -> Gather -> Concat chains as PyTorch exports them). Empty when neither.
+    result<std::optional<std::vector<double>>> static_values(std::uint32_t n, std::size_t slot) const;
+    shape static_dims(std::uint32_t n, std::size_t slot) const {
+        if (const auto found = known_.find(in_name(n, slot)); found != known_.end())
+            return found->second.size() == 1 && known_scalar_.contains(in_name(n, slot)) ? shape{} : shape{static_cast<std::int64_t>(found->second.size())};
+        if (const auto c = constant_at(n, slot)) return c->dims;
+        return {};
+    }
+
+    // Integer arithmetic on shapes, done here: it yields no layer. Empty when `n` is not
+    // such a node.
+    std::optional<outcome> shape_arithmetic(std::uint32_t n);
+
+    // Pad of zeros: folded away when it pads nothing; else refused (a Caffe layer pads only
+    // inside Convolution and Pooling).
+    outcome pad(std::uint32_t n);
+
+    std::int64_t attr_int(std::uint32_t n, std::string_view name, std::int64_t fallback) const {
+        const auto a = model_.attribute(n, name);
+        return a && a->i ? *a->i : fallback;
+    }
+    double attr_float(std::uint32_t n, std::string_view name, double fallback) const {
+        const auto a = model_.attribute(n, name);
+        return a && a->f ? *a->f : fallback;
+    }
+    std::optional<std::vector<std::int64_t>> attr_ints(std::uint32_t n, std::string_view name) const {
+        const auto a = model_.attribute(n, name);
+        if (!a) return std::nullopt;
+        return a->ints;
+    }
+    std::string attr_text(std::uint32_t n, std::string_view name, std::string_view fallback) const {
+        const auto a = model_.attribute(n, name);
+        return a && a->s ? std::string(*a->s) : std::string(fallback);
+    }
+
+    std::string in_name(std::uint32_t n, std::size_t slot) const { return text(model_.nodes[n].inputs[slot]); }
+    std::string out_name(std::uint32_t n, std::size_t slot = 0) const { return text(model_.nodes[n].outputs[slot]); }
+    const shape& in_shape(std::uint32_t n, std::size_t slot) const { return shapes_.at(in_name(n, slot)); }
+    bool computed_input(std::uint32_t n, std::size_t slot) const { return shapes_.contains(in_name(n, slot)); }
+
+    std::string unique_layer(const std::string& base) {
+        std::string name = base.empty() ? "layer" : base;
+        if (used_layers_.insert(name).second) return name;
+        for (int i = 1;; ++i) {
+            auto candidate = name + "_" + std::to_string(i);
+            if (used_layers_.insert(candidate).second) return candidate;
+        }
+    }
+    std::string fresh_blob(const std::string& base) {
+        for (int i = 0;; ++i) {
+            auto candidate = base + (i == 0 ? "" : "_" + std::to_string(i));
+            if (used_blobs_.insert(candidate).second) return candidate;
+        }
+    }
+    std::string node_base() const {
+        const auto& nd = model_.nodes[current_];
+        return nd.name.empty() ? nd.op_type + "_" + out_name(current_) : nd.name;
+    }
+
+    layer& add_layer(const std::string& type, std::vector<std::string> bottoms, std::vector<std::string> tops,
+                     const std::string& suffix = {}) {
+        layer l;
+        l.name = unique_layer(node_base() + suffix);
+        l.type = type;
+        l.bottoms = std::move(bottoms);
+        l.tops = std::move(tops);
+        l.sources = {model_.node_label(current_)};
+        out_.network.layers.push_back(std::move(l));
+        return out_.network.layers.back();
+    }
+    void decide(std::string kind, std::string detail) {
+        out_.decisions.push_back({std::move(kind), out_.network.layers.empty() ? "" : out_.network.layers.back().name,
+                                  std::move(detail)});
+    }
+
+    result<blob> constant_blob(const passes::constant& c, shape s) {
+        blob b;
+        b.shape = std::move(s);
+        ONNXSTREAM_ASSIGN(b.data, weights_.constant_data(c));
+        return b;
+    }
+    result<blob> values_blob(std::vector<float> v, shape s) {
+        blob b;
+        b.shape = std::move(s);
+        ONNXSTREAM_ASSIGN(b.data, weights_.computed_data(std::move(v)));
+        return b;
+    }
+    static bool is_float_type(std::int32_t t) {
+        return t == static_cast<std::int32_t>(onnx::data_type::float32) ||
+               t == static_cast<std::int32_t>(onnx::data_type::float16) ||
+               t == static_cast<std::int32_t>(onnx::data_type::float64) ||
+               t == static_cast<std::int32_t>(onnx::data_type::bfloat16);
+    }
+
+    // Keeps [begin, begin + length) of `axis` of blob `in` as `out` (a Slice; the parts
+    // cut off go to a Silence layer so no top dangles).
+    // Keeps [begin, begin + length) of `axis` of blob `in` as `out`. The kept part is
+    // always a Slice's first top (OpenCV returns a layer's first output), so a cut at
+    // both ends takes two Slices; the parts cut off go to a Silence layer so no top
+    // dangles.
+    void crop(const std::string& in, std::size_t axis, std::int64_t begin, std::int64_t length, const std::string& out,
+              const std::string& suffix);
+
+    void power(const std::string& in, const std::string& out, double scale, double shift, const std::string& suffix);
+    void relu(const std::string& in, const std::string& out, const std::string& suffix);
+    // min(max(x, 0), 6): ReLU6 in OpenCV; BVLC has none, so 6 - ReLU(6 - ReLU(x)).
+    void relu6(const std::string& in, const std::string& out, const std::string& suffix);
+    // min(max(x, lo), hi) with either bound optional.
+    void clip(const std::string& in, const std::string& out, std::optional<double> lo, std::optional<double> hi);
+
+    outcome map_node(std::uint32_t n);
+
+    // --- convolution ---------------------------------------------------------------
+
+    struct spatial {
+        std::int64_t kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
+    };
+
+        std::optional<refused> read_spatial(std::uint32_t n, const shape& in, const shape& kernel, std::vector<spatial>& out);
+
+        outcome conv(std::uint32_t n);
+
+    // Slices rows and columns [skip, skip + size) of `in` into `out`.
+        void trim(const std::string& in, const std::string& out, std::array<std::int64_t, 2> skip, std::array<std::int64_t, 2> size,
+              const std::string& suffix);
+
+        outcome conv_transpose(std::uint32_t n);
+
+    // --- pooling -------------------------------------------------------------------
+
+        outcome pool(std::uint32_t n);
+
+        outcome global_pool(std::uint32_t n, bool is_max);
+
+        outcome reduce_mean(std::uint32_t n);
+
+    // --- fully connected -----------------------------------------------------------
+
+        outcome inner_product(std::uint32_t n, const std::string& input, std::int64_t axis, std::int64_t outputs, blob weight,
+                          std::optional<blob> bias, shape out_shape);
+
+    // B [K, N] -> [N, K] floats.
+        result<std::vector<float>> transposed(const passes::constant& b, double scale) const;
+
+        outcome gemm(std::uint32_t n);
+
+        outcome matmul(std::uint32_t n);
+
+    // --- element-wise --------------------------------------------------------------
+
+    outcome activation(std::uint32_t n);
+
+    outcome prelu(std::uint32_t n);
+
+    result<std::optional<double>> bound(std::uint32_t n, std::size_t slot, std::string_view attribute) const;
+
+    outcome clip_node(std::uint32_t n);
+
+    // HardSigmoid: clip(alpha x + beta, 0, 1) = ReLU6(6 alpha x + 6 beta) / 6;
+    // HardSwish: x * HardSigmoid(x) with alpha 1/6, beta 1/2.
+    outcome hard_sigmoid(std::uint32_t n, bool swish);
+
+    // --- shapes --------------------------------------------------------------------
+
+        void reshape_layer(const std::string& in, const std::string& out, const shape& target);
+
+        outcome flatten(std::uint32_t n);
+
+        outcome reshape(std::uint32_t n);
+
+        outcome concat(std::uint32_t n);
+
+    outcome binary(std::uint32_t n);
+
+        outcome softmax(std::uint32_t n);
+
+    outcome batchnorm(std::uint32_t n);
+
+        outcome transpose(std::uint32_t n);
+
+        outcome split(std::uint32_t n);
+
+        outcome slice(std::uint32_t n);
+
+    outcome lrn(std::uint32_t n);
+
+        outcome resize(std::uint32_t n);
+
+    const passes::graph_model& model_;
+    const passes::graph_index index_;
+    const passes::tensor_reader& reader_;
+    weight_store& weights_;
+    const mapping_options& options_;
+    mapping out_;
+    std::map<std::string, shape> shapes_;
+    std::set<std::string> used_layers_;
+    std::set<std::string> used_blobs_;
+    std::uint32_t current_ = none;
+    std::map<std::string, std::vector<std::int64_t>> known_;  // integer values known from static shapes
+    std::set<std::string> known_scalar_;
+};
+
+
+}  // namespace onnxstream::caffe::detail

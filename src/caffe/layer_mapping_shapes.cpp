@@ -1,0 +1,331 @@
+#include "layer_mapper.hpp"
+
+namespace onnxstream::caffe::detail {
+
+mapper::outcome mapper::inner_product(std::uint32_t n, const std::string& input, std::int64_t axis, std::int64_t outputs, blob weight,
+                      std::optional<blob> bias, shape out_shape) {
+    auto& l = add_layer("InnerProduct", {input}, {out_name(n)});
+    l.params.push_back(param::message("inner_product_param", {param::integer("num_output", outputs),
+                                                               param::flag("bias_term", bias.has_value()),
+                                                               param::integer("axis", axis)}));
+    l.blobs.push_back(std::move(weight));
+    if (bias) l.blobs.push_back(std::move(*bias));
+    shapes_[out_name(n)] = std::move(out_shape);
+    return ok();
+}
+
+result<std::vector<float>> mapper::transposed(const passes::constant& b, double scale) const {
+    ONNXSTREAM_ASSIGN(const auto v, values(b));
+    const auto k = static_cast<std::size_t>(b.dims[0]);
+    const auto nn = static_cast<std::size_t>(b.dims[1]);
+    std::vector<float> out(k * nn);
+    for (std::size_t i = 0; i < k; ++i)
+        for (std::size_t j = 0; j < nn; ++j) out[j * k + i] = static_cast<float>(v[i * nn + j] * scale);
+    return out;
+}
+
+mapper::outcome mapper::gemm(std::uint32_t n) {
+    if (!computed_input(n, 0)) return refuse("its A input is a constant", "run optimize first");
+    const auto& a = in_shape(n, 0);
+    const auto b = constant_at(n, 1);
+    if (!b || b->dims.size() != 2 || !is_float_type(b->data_type))
+        return refuse("its B input is not a 2-D floating-point constant", "InnerProduct needs constant weights");
+    if (attr_int(n, "transA", 0) != 0) return refuse("transA = 1 has no InnerProduct form", "transpose A in the source model");
+    if (a.size() != 2) return refuse("its A input is not 2-D", "check the model with onnx.checker");
+    const bool trans_b = attr_int(n, "transB", 0) != 0;
+    const auto alpha = attr_float(n, "alpha", 1.0);
+    const auto beta = attr_float(n, "beta", 1.0);
+    const auto k = trans_b ? b->dims[1] : b->dims[0];
+    const auto outputs = trans_b ? b->dims[0] : b->dims[1];
+    if (k != a[1]) return refuse("its B does not match A's columns", "check the model with onnx.checker");
+    blob weight;
+    if (trans_b && alpha == 1.0) {
+        ONNXSTREAM_ASSIGN(weight, constant_blob(*b, {outputs, k}));
+    } else if (trans_b) {
+        ONNXSTREAM_ASSIGN(const auto v, values(*b));
+        std::vector<float> f(v.size());
+        for (std::size_t i = 0; i < v.size(); ++i) f[i] = static_cast<float>(v[i] * alpha);
+        ONNXSTREAM_ASSIGN(weight, values_blob(std::move(f), {outputs, k}));
+    } else {
+        ONNXSTREAM_ASSIGN(auto f, transposed(*b, alpha));
+        ONNXSTREAM_ASSIGN(weight, values_blob(std::move(f), {outputs, k}));
+        decide("weights", "Gemm B [K, N] stored transposed as [num_output, K] (no transpose: true)");
+    }
+    std::optional<blob> bias;
+    if (has_input(n, 2)) {
+        const auto c = constant_at(n, 2);
+        if (!c) return refuse("its C input is not a constant", "InnerProduct needs a constant bias");
+        ONNXSTREAM_ASSIGN(const auto v, values(*c));
+        const bool per_row = c->dims.size() == 2 && c->dims[0] != 1;
+        if (per_row && a[0] != 1) return refuse("its C varies along M", "InnerProduct's bias is per output only");
+        if (v.size() != 1 && static_cast<std::int64_t>(v.size()) != outputs)
+            return refuse("its C does not broadcast to [N]", "check the model with onnx.checker");
+        if (beta == 1.0 && static_cast<std::int64_t>(v.size()) == outputs && is_float_type(c->data_type)) {
+            ONNXSTREAM_ASSIGN(auto bb, constant_blob(*c, {outputs}));
+            bias = std::move(bb);
+        } else {
+            std::vector<float> f(static_cast<std::size_t>(outputs));
+            for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(beta * v[v.size() == 1 ? 0 : i]);
+            ONNXSTREAM_ASSIGN(auto bb, values_blob(std::move(f), {outputs}));
+            bias = std::move(bb);
+        }
+    }
+    return inner_product(n, in_name(n, 0), 1, outputs, std::move(weight), std::move(bias), {a[0], outputs});
+}
+
+mapper::outcome mapper::matmul(std::uint32_t n) {
+    if (!computed_input(n, 0)) return refuse("its A input is a constant", "run optimize first");
+    const auto& a = in_shape(n, 0);
+    const auto b = constant_at(n, 1);
+    if (!b || b->dims.size() != 2 || !is_float_type(b->data_type))
+        return refuse("only MatMul with a constant 2-D floating-point B has a Caffe layer (InnerProduct)",
+                      "multiplying two computed tensors has no Caffe layer");
+    if (a.size() < 2 || a.back() != b->dims[0]) return refuse("its A does not match B", "check the model with onnx.checker");
+    ONNXSTREAM_ASSIGN(auto f, transposed(*b, 1.0));
+    ONNXSTREAM_ASSIGN(auto weight, values_blob(std::move(f), {b->dims[1], b->dims[0]}));
+    decide("weights", "MatMul B [K, N] stored transposed as [num_output, K]");
+    auto out = a;
+    out.back() = b->dims[1];
+    return inner_product(n, in_name(n, 0), static_cast<std::int64_t>(a.size()) - 1, b->dims[1], std::move(weight),
+                         std::nullopt, out);
+}
+
+mapper::outcome mapper::flatten(std::uint32_t n) {
+    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    const auto& in = in_shape(n, 0);
+    auto axis = attr_int(n, "axis", 1);
+    if (axis < 0) axis += static_cast<std::int64_t>(in.size());
+    const auto a = static_cast<std::size_t>(axis);
+    const shape out{product(in, 0, a), product(in, a)};
+    if (axis == 1) {
+        auto& l = add_layer("Flatten", {in_name(n, 0)}, {out_name(n)});
+        l.params.push_back(param::message("flatten_param", {param::integer("axis", 1)}));
+        shapes_[out_name(n)] = out;
+    } else {
+        reshape_layer(in_name(n, 0), out_name(n), out);
+    }
+    return ok();
+}
+
+mapper::outcome mapper::reshape(std::uint32_t n) {
+    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    const auto& op = model_.nodes[n].op_type;
+    const auto& in = in_shape(n, 0);
+    shape target;
+    if (op == "Reshape") {
+        ONNXSTREAM_ASSIGN(const auto given, static_values(n, 1));
+        if (!given) return refuse("its shape is computed", "run optimize first, or export with a static shape");
+        const auto& v = *given;
+        std::int64_t known = 1;
+        std::optional<std::size_t> infer;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            auto d = static_cast<std::int64_t>(v[i]);
+            if (d == 0 && attr_int(n, "allowzero", 0) == 0) {
+                if (i >= in.size()) return refuse("a 0 in its shape has no input dimension", "check the model");
+                d = in[i];
+            }
+            if (d == -1) {
+                if (infer) return refuse("its shape has two -1", "check the model");
+                infer = i;
+                target.push_back(1);
+                continue;
+            }
+            target.push_back(d);
+            known *= d;
+        }
+        if (infer) {
+            if (known == 0 || product(in) % known != 0) return refuse("its shape does not fit the input", "check the model");
+            target[*infer] = product(in) / known;
+        }
+    } else {
+        std::vector<std::int64_t> axes;
+        if (const auto a = attr_ints(n, "axes")) {
+            axes = *a;
+        } else if (has_input(n, 1)) {
+            const auto c = constant_at(n, 1);
+            if (!c) return refuse("its axes are computed", "export with constant axes");
+            ONNXSTREAM_ASSIGN(const auto v, values(*c));
+            for (const auto x : v) axes.push_back(static_cast<std::int64_t>(x));
+        }
+        if (op == "Squeeze") {
+            std::set<std::int64_t> drop;
+            for (auto a : axes) drop.insert(a < 0 ? a + static_cast<std::int64_t>(in.size()) : a);
+            for (std::size_t i = 0; i < in.size(); ++i) {
+                const bool dropped = axes.empty() ? in[i] == 1 : drop.contains(static_cast<std::int64_t>(i));
+                if (dropped && in[i] != 1) return refuse("it squeezes a dimension that is not 1", "check the model");
+                if (!dropped) target.push_back(in[i]);
+            }
+        } else {
+            const auto rank = static_cast<std::int64_t>(in.size() + axes.size());
+            std::set<std::int64_t> add;
+            for (auto a : axes) add.insert(a < 0 ? a + rank : a);
+            std::size_t next = 0;
+            for (std::int64_t i = 0; i < rank; ++i) target.push_back(add.contains(i) ? 1 : in[next++]);
+        }
+    }
+    if (product(target) != product(in)) return refuse("its output has a different element count", "check the model");
+    reshape_layer(in_name(n, 0), out_name(n), target);
+    return ok();
+}
+
+void mapper::reshape_layer(const std::string& in, const std::string& out, const shape& target) {
+    auto& l = add_layer("Reshape", {in}, {out});
+    std::vector<param> dims;
+    for (const auto d : target) dims.push_back(param::integer("dim", d));
+    l.params.push_back(param::message("reshape_param", {param::message("shape", std::move(dims))}));
+    shapes_[out] = target;
+}
+
+mapper::outcome mapper::concat(std::uint32_t n) {
+    const auto& nd = model_.nodes[n];
+    std::vector<std::string> bottoms;
+    for (std::size_t s = 0; s < nd.inputs.size(); ++s) {
+        if (!computed_input(n, s)) return refuse("one of its inputs is a constant", "Caffe's Concat joins computed blobs only");
+        bottoms.push_back(in_name(n, s));
+    }
+    auto out = in_shape(n, 0);
+    auto axis = attr_int(n, "axis", 1);
+    if (axis < 0) axis += static_cast<std::int64_t>(out.size());
+    const auto a = static_cast<std::size_t>(axis);
+    out[a] = 0;
+    for (std::size_t s = 0; s < nd.inputs.size(); ++s) out[a] += in_shape(n, s)[a];
+    auto& l = add_layer("Concat", bottoms, {out_name(n)});
+    l.params.push_back(param::message("concat_param", {param::integer("axis", axis)}));
+    shapes_[out_name(n)] = out;
+    return ok();
+}
+
+mapper::outcome mapper::softmax(std::uint32_t n) {
+    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    const auto& in = in_shape(n, 0);
+    const auto rank = static_cast<std::int64_t>(in.size());
+    const bool coerced = model_.opset("") < 13;
+    auto axis = attr_int(n, "axis", coerced ? 1 : -1);
+    if (axis < 0) axis += rank;
+    // Before opset 13 the input is flattened to 2-D at `axis`: the same as Caffe's
+    // softmax over one axis only when that axis is the last one that is not 1.
+    if (coerced && product(in, static_cast<std::size_t>(axis) + 1) != 1 && axis != rank - 1)
+        return refuse("before opset 13 Softmax normalises over all dimensions from axis " + std::to_string(axis) +
+                          ", and Caffe's Softmax over one",
+                      "flatten before the Softmax, or export with opset 13");
+    auto& l = add_layer("Softmax", {in_name(n, 0)}, {out_name(n)});
+    l.params.push_back(param::message("softmax_param", {param::integer("axis", axis)}));
+    shapes_[out_name(n)] = in;
+    return ok();
+}
+
+mapper::outcome mapper::transpose(std::uint32_t n) {
+    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (options_.target == dialect::bvlc) return refuse("BVLC Caffe has no Permute layer", "export with --dialect opencv");
+    const auto& in = in_shape(n, 0);
+    auto perm = attr_ints(n, "perm");
+    if (!perm) {
+        perm.emplace();
+        for (std::size_t i = in.size(); i-- > 0;) perm->push_back(static_cast<std::int64_t>(i));
+    }
+    if (perm->size() != in.size()) return refuse("its perm does not match the rank", "check the model");
+    shape out;
+    std::vector<param> order;
+    for (const auto p : *perm) {
+        out.push_back(in[static_cast<std::size_t>(p)]);
+        order.push_back(param::integer("order", p));
+    }
+    auto& l = add_layer("Permute", {in_name(n, 0)}, {out_name(n)});
+    l.params.push_back(param::message("permute_param", std::move(order)));
+    shapes_[out_name(n)] = out;
+    return ok();
+}
+
+mapper::outcome mapper::split(std::uint32_t n) {
+    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    const auto& nd = model_.nodes[n];
+    const auto& in = in_shape(n, 0);
+    auto axis = attr_int(n, "axis", 0);
+    if (axis < 0) axis += static_cast<std::int64_t>(in.size());
+    const auto a = static_cast<std::size_t>(axis);
+    std::vector<std::int64_t> sizes;
+    if (const auto s = attr_ints(n, "split")) {
+        sizes = *s;
+    } else if (has_input(n, 1)) {
+        ONNXSTREAM_ASSIGN(const auto v, static_values(n, 1));
+        if (!v) return refuse("its split sizes are computed", "export with constant split sizes");
+        for (const auto x : *v) sizes.push_back(static_cast<std::int64_t>(x));
+    } else {
+        const auto parts = static_cast<std::int64_t>(nd.outputs.size());
+        if (in[a] % parts != 0) return refuse("its axis does not split evenly", "give split sizes");
+        sizes.assign(nd.outputs.size(), in[a] / parts);
+    }
+    if (sizes.size() != nd.outputs.size()) return refuse("its split sizes do not match its outputs", "check the model");
+    std::vector<param> p{param::integer("axis", axis)};
+    std::vector<std::string> tops;
+    std::int64_t at = 0;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        if (i > 0) p.push_back(param::integer("slice_point", at));
+        auto name = nd.outputs[i] == 0 ? fresh_blob(node_base() + "/unused") : out_name(n, i);
+        auto s = in;
+        s[a] = sizes[i];
+        shapes_[name] = s;
+        tops.push_back(std::move(name));
+        at += sizes[i];
+    }
+    if (at != in[a]) return refuse("its split sizes do not add up to the axis", "check the model");
+    auto& l = add_layer("Slice", {in_name(n, 0)}, tops);
+    l.params.push_back(param::message("slice_param", std::move(p)));
+    return ok();
+}
+
+mapper::outcome mapper::slice(std::uint32_t n) {
+    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    const auto& in = in_shape(n, 0);
+    std::vector<std::int64_t> starts, ends, axes, steps;
+    auto read = [&](std::size_t slot, std::string_view attribute, std::vector<std::int64_t>& into) -> result<bool> {
+        if (model_.opset("") < 10) {
+            if (const auto a = attr_ints(n, attribute)) into = *a;
+            return true;
+        }
+        if (!has_input(n, slot)) return true;
+        ONNXSTREAM_ASSIGN(const auto v, static_values(n, slot));
+        if (!v) return false;
+        for (const auto x : *v) into.push_back(x >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
+                                              : x <= -9.2e18 ? std::numeric_limits<std::int64_t>::min()
+                                                             : static_cast<std::int64_t>(x));
+        return true;
+    };
+    for (auto [slot, attribute, into] : {std::tuple{1, "starts", &starts}, std::tuple{2, "ends", &ends},
+                                         std::tuple{3, "axes", &axes}, std::tuple{4, "steps", &steps}}) {
+        ONNXSTREAM_ASSIGN(const bool constant, read(static_cast<std::size_t>(slot), attribute, *into));
+        if (!constant) return refuse("its starts, ends, axes or steps are computed", "export with constant slice bounds");
+    }
+    if (axes.empty())
+        for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+    if (starts.size() != ends.size() || axes.size() != starts.size()) return refuse("its bounds do not match", "check the model");
+    for (const auto s : steps)
+        if (s != 1) return refuse("a step other than 1 has no Caffe Slice form", "slice with step 1");
+    std::string current = in_name(n, 0);
+    const auto out = out_name(n);
+    std::vector<std::tuple<std::size_t, std::int64_t, std::int64_t>> cuts;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        auto axis = axes[i] < 0 ? axes[i] + static_cast<std::int64_t>(in.size()) : axes[i];
+        const auto dim = in[static_cast<std::size_t>(axis)];
+        auto clamp = [&](std::int64_t v) {
+            if (v < 0) v = v < -dim ? 0 : v + dim;
+            return std::min(v, dim);
+        };
+        const auto b = clamp(starts[i]);
+        const auto e = std::max(b, clamp(ends[i]));
+        if (e - b == 0) return refuse("it yields an empty tensor", "check the model");
+        if (b != 0 || e != dim) cuts.emplace_back(static_cast<std::size_t>(axis), b, e - b);
+    }
+    if (cuts.empty()) {
+        power(current, out, 1.0, 0.0, "");
+        return ok();
+    }
+    for (std::size_t i = 0; i < cuts.size(); ++i) {
+        const auto next = i + 1 == cuts.size() ? out : fresh_blob(out + "/part");
+        crop(current, std::get<0>(cuts[i]), std::get<1>(cuts[i]), std::get<2>(cuts[i]), next, "/" + std::to_string(i));
+        current = next;
+    }
+    return ok();
+}
+
+}  // namespace onnxstream::caffe::detail

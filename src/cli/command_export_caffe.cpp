@@ -1,0 +1,194 @@
+#include "cli_common.hpp"
+
+#include <onnxstream/ops/export_caffe.hpp>
+
+#include <array>
+#include <charconv>
+#include <cstdio>
+
+namespace onnxstream::cli {
+namespace {
+
+constexpr std::string_view caffe_help =
+    "usage: onnxstream export MODEL --to caffe [-o PREFIX] [--dialect opencv|bvlc] [--input-shape NAME=DIMS]...\n"
+    "                         [--no-fold-bn] [--check [--tolerance X]] [--report] [--force] [--json]\n"
+    "\n"
+    "Writes PREFIX.prototxt and PREFIX.caffemodel (default PREFIX: the model's folder and stem).\n"
+    "Every blob gets a static shape from the input shapes; BatchNormalization is folded into the\n"
+    "Conv/ConvTranspose/Gemm before it where that is exact; unchanged float weights are copied\n"
+    "straight from the model. A node without an exact Caffe form stops the export: nothing is\n"
+    "written and every such node is listed with what to try.\n"
+    "\n"
+    "  -o, --output PREFIX     where the files go (PREFIX.prototxt, PREFIX.caffemodel)\n"
+    "  --dialect D             opencv (default: what OpenCV's Caffe importer loads, e.g. ReLU6,\n"
+    "                          Permute, ceil_mode) or bvlc (BVLC Caffe 1.0 layers only)\n"
+    "  --input-shape N=DIMS    the shape of input N, e.g. input=1,3,224,224 (a symbolic batch is\n"
+    "                          otherwise taken as 1)\n"
+    "  --no-fold-bn            keep BatchNormalization as BatchNorm + Scale layers\n"
+    "  --check                 run the export in OpenCV and the original in a reference evaluator\n"
+    "                          on the same random input; exit 1 past the tolerance\n"
+    "  --tolerance X           largest error allowed, relative to the output's magnitude (1e-4)\n"
+    "  --report                also write PREFIX.caffe-report.json and PREFIX.caffe-report.html\n"
+    "  -f, --force             replace existing outputs\n"
+    "  --json                  print a JSON document on stdout\n"
+    "  --quiet                 print nothing but warnings and errors\n";
+
+constexpr std::array caffe_options{opt_help, opt_quiet, opt_json, opt_output, opt_force, opt_writer, opt_data, opt_data_dir,
+                                   opt_allow_size_mismatch,
+                                   option_spec{"--to", "", true, false},
+                                   option_spec{"--dialect", "", true, false},
+                                   option_spec{"--input-shape", "", true, true},
+                                   option_spec{"--no-fold-bn", "", false, false},
+                                   option_spec{"--check", "", false, false},
+                                   option_spec{"--tolerance", "", true, false},
+                                   option_spec{"--report", "", false, false},
+                                   option_spec{"--check-dump", "", true, false}};  // testing: see export_caffe.hpp
+
+result<std::pair<std::string, caffe::shape>> parse_input_shape(const std::string& text) {
+    const auto eq = text.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+        return failure(error_code::invalid_argument, "--input-shape takes NAME=DIMS, e.g. input=1,3,224,224 (got '" + text + "')");
+    caffe::shape dims;
+    std::string_view rest(text.data() + eq + 1, text.size() - eq - 1);
+    while (!rest.empty()) {
+        const auto comma = rest.find(',');
+        const auto word = rest.substr(0, comma);
+        std::int64_t v = 0;
+        const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
+        if (ec != std::errc{} || end != word.data() + word.size() || v < 1 || v > (1LL << 31))
+            return failure(error_code::invalid_argument, "--input-shape dimensions are positive whole numbers (got '" + text + "')");
+        dims.push_back(v);
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+    }
+    return std::pair{text.substr(0, eq), dims};
+}
+
+// Names come from the model: control characters would drive the terminal.
+std::string escape_for_terminal(std::string_view text) {
+    std::string out;
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c == 0x7f) {
+            char escape[8];
+            std::snprintf(escape, sizeof escape, "\\x%02x", static_cast<unsigned>(c));
+            out += escape;
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
+
+void print_json(const ops::export_caffe_report& r, double tolerance) {
+    json_writer json;
+    json.begin_object().field("ok", r.written && (!r.check.ran || r.check.passed)).field("input", r.input.string());
+    json.field("prototxt", r.prototxt.string()).field("caffemodel", r.caffemodel.string()).field("dialect", r.dialect);
+    json.field("written", r.written).field("layers", static_cast<std::uint64_t>(r.layers.size()));
+    json.field("folded_batchnorms", r.folded_batchnorms).field("caffemodel_size", r.caffemodel_size);
+    json.field("copied_weight_bytes", r.copied_bytes).field("computed_weight_bytes", r.computed_bytes);
+    if (!r.report_json.empty()) json.field("report_json", r.report_json.string()).field("report_html", r.report_html.string());
+    json.key("refusals").begin_array();
+    for (const auto& x : r.refusals)
+        json.begin_object().field("op_type", x.op_type).field("node", x.node).field("why", x.why).field("hint", x.hint).end_object();
+    json.end_array().key("decisions").begin_array();
+    for (const auto& d : r.decisions)
+        json.begin_object().field("kind", d.kind).field("layer", d.layer).field("detail", d.detail).end_object();
+    json.end_array().key("check");
+    if (!r.check.ran) {
+        json.begin_object().field("ran", false).end_object();
+    } else {
+        json.begin_object().field("ran", true).field("passed", r.check.passed).field("tolerance", tolerance);
+        json.field("max_relative_error", r.check.max_relative_error).field("compared_blobs", r.check.compared_blobs);
+        json.field("reference_seconds", r.check.reference_seconds).field("opencv_seconds", r.check.opencv_seconds);
+        json.key("outputs").begin_array();
+        for (const auto& o : r.check.outputs)
+            json.begin_object().field("name", o.name).field("max_abs_error", o.max_abs_error).field("magnitude", o.magnitude)
+                .field("relative_error", o.relative_error).end_object();
+        json.end_array().end_object();
+    }
+    json.key("warnings").begin_array();
+    for (const auto& w : r.warnings) json.value(w.message);
+    json.end_array().field("seconds", r.seconds).end_object();
+    std::printf("%s\n", json.text().c_str());
+}
+
+void print_text(const ops::export_caffe_report& r) {
+    std::printf("%s -> %s + %s (%s, %s; %s folded)\n", r.input.string().c_str(), r.prototxt.string().c_str(),
+                r.caffemodel.string().c_str(), plural(r.layers.size(), "layer").c_str(), human_bytes(r.caffemodel_size).c_str(),
+                plural(r.folded_batchnorms, "BatchNormalization").c_str());
+    for (const auto& d : r.decisions)
+        if (d.kind == "input-shape") std::printf("  input %s: %s\n", d.layer.c_str(), d.detail.c_str());
+    if (r.check.ran)
+        std::printf("  check: %s, largest error %.3g of the output's magnitude (%s compared; reference %.3f s, OpenCV %.3f s)\n",
+                    r.check.passed ? "passed" : "FAILED", r.check.max_relative_error,
+                    plural(r.check.compared_blobs, "blob").c_str(), r.check.reference_seconds, r.check.opencv_seconds);
+    if (!r.report_html.empty()) std::printf("  report: %s, %s\n", r.report_html.string().c_str(), r.report_json.string().c_str());
+}
+
+}  // namespace
+
+int run_export_caffe(std::span<const std::string> argv, const command_context& context) {
+    auto p = prepare("export", caffe_help, argv, caffe_options);
+    if (!p.args) return p.status;
+    const auto& args = *p.args;
+    if (args.positionals.size() != 1) return usage_error("export", "export takes exactly one MODEL");
+    ops::export_caffe_options options;
+    auto parse_all = [&]() -> result<void> {
+        ONNXSTREAM_TRY(fill_rewrite_options(args, options));
+        if (const auto out = args.value("--output")) options.output = *out;
+        if (const auto d = args.value("--dialect")) {
+            if (*d == "opencv") options.dialect = caffe::dialect::opencv;
+            else if (*d == "bvlc") options.dialect = caffe::dialect::bvlc;
+            else return failure(error_code::invalid_argument, "--dialect takes opencv or bvlc (got '" + *d + "')");
+        }
+        for (const auto& s : args.values("--input-shape")) {
+            ONNXSTREAM_ASSIGN(auto parsed, parse_input_shape(s));
+            if (options.input_shapes.contains(parsed.first))
+                return failure(error_code::invalid_argument, "--input-shape gives '" + parsed.first + "' twice");
+            options.input_shapes.insert(std::move(parsed));
+        }
+        options.fold_batchnorm = !args.flag("--no-fold-bn");
+        options.check = args.flag("--check");
+        if (const auto t = args.value("--tolerance")) {
+            if (!options.check) return failure(error_code::invalid_argument, "--tolerance needs --check");
+            char* end = nullptr;
+            options.tolerance = std::strtod(t->c_str(), &end);
+            if (end == t->c_str() || *end != '\0' || !(options.tolerance > 0))
+                return failure(error_code::invalid_argument, "--tolerance takes a positive number such as 1e-4 (got '" + *t + "')");
+        }
+        options.report = args.flag("--report");
+        if (const auto d = args.value("--check-dump")) options.check_dump = *d;
+        return {};
+    };
+    if (auto parsed = parse_all(); !parsed) return usage_error("export", parsed.error().message);
+    options.cancel = context.cancel;
+    progress_bar bar(!p.flags.quiet && !p.flags.json);
+    options.on_progress = progress_to(bar);
+    auto report = ops::export_caffe(args.positionals[0], options);
+    bar.finish();
+    if (!report) return fail(report.error(), p.flags.json);
+    for (const auto& w : report->warnings) print_warning(w);
+    if (!report->refusals.empty()) {
+        if (p.flags.json) print_json(*report, options.tolerance);
+        std::fprintf(stderr, "onnxstream: error: %s cannot be exported to Caffe exactly; nothing was written\n",
+                     plural(report->refusals.size(), "node").c_str());
+        for (const auto& x : report->refusals)
+            std::fprintf(stderr, "  %s %s: %s (try: %s)\n", escape_for_terminal(x.op_type).c_str(),
+                         escape_for_terminal(x.node).c_str(), escape_for_terminal(x.why).c_str(), x.hint.c_str());
+        std::fprintf(stderr, "  change these nodes in the source model (or run 'onnxstream optimize' first), then export again\n");
+        return exit_failed;
+    }
+    if (p.flags.json) print_json(*report, options.tolerance);
+    else if (!p.flags.quiet) print_text(*report);
+    if (report->check.ran && !report->check.passed) {
+        std::fprintf(stderr,
+                     "onnxstream: error: the export differs from the original by %.3g of the output's magnitude (tolerance %.3g)\n"
+                     "  the files were written for inspection; --report shows the error of every layer\n",
+                     report->check.max_relative_error, options.tolerance);
+        return exit_failed;
+    }
+    return exit_ok;
+}
+
+}  // namespace onnxstream::cli

@@ -1,0 +1,408 @@
+"""`onnxstream export --to caffe` against OpenCV (python3-opencv's Caffe importer) and ONNX
+Runtime.
+
+Fixtures: scripts/make_caffe_fixtures.py, written to <ONNXSTREAM_FIXTURES>/caffe (made when
+missing or stale): torchvision architectures with seeded random weights and BatchNorm kept
+in the export, and hand-made nets for each layer rule and each refusal. For each model that
+exports:
+  - cv2.dnn.readNetFromCaffe runs the export and matches ONNX Runtime on the original within
+    1e-4 of the output's magnitude, on the same input as --check used;
+  - the reference evaluator behind --check matches ONNX Runtime (within 1e-5);
+  - no BatchNorm layer is left where folding applied; no bottom is used before a layer
+    produces it;
+  - OpenCV's per-layer outputs match the reference where they have a counterpart;
+  - the report's SHA-256 digests match the files.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import cases
+import refcheck
+from refcheck import run_cli
+
+cv2 = pytest.importorskip("cv2")
+
+MAKE_CAFFE_FIXTURES = refcheck.REPO_ROOT / "scripts" / "make_caffe_fixtures.py"
+TOLERANCE = 1e-4          # of the output's largest magnitude: the export vs ONNX Runtime
+EVALUATOR_TOLERANCE = 1e-5  # the double-precision evaluator vs ONNX Runtime (float32)
+
+
+def fixtures() -> Path:
+    return cases.fixtures_dir() / "caffe"
+
+
+@functools.lru_cache(maxsize=None)
+def manifest() -> list[dict]:
+    # The script stamps its output and holds a lock: a second run (the other writer's
+    # ctest job) waits, then finds the fixtures current.
+    subprocess.run([sys.executable, str(MAKE_CAFFE_FIXTURES), str(fixtures())], check=True)
+    return json.loads((fixtures() / "manifest.json").read_text())["models"]
+
+
+def models(ok: bool) -> list[dict]:
+    return [m for m in manifest() if m["ok"] == ok]
+
+
+def ids(selected):
+    return [m["name"] for m in selected]
+
+
+def read_tensor_dir(folder: Path) -> dict[str, np.ndarray]:
+    return refcheck._read_tensor_dir(folder)
+
+
+def prototxt_layers(text: str) -> list[dict]:
+    """name, type, bottoms, tops of each layer (the writer's own layout: one field a line)."""
+    layers = []
+    for block in re.findall(r"^layer \{\n(.*?)^\}", text, flags=re.S | re.M):
+        def values(key):
+            return [json.loads(v) for v in re.findall(rf"^  {key}: (\".*\")$", block, flags=re.M)]
+        layers.append({"name": values("name")[0], "type": values("type")[0], "bottoms": values("bottom"),
+                       "tops": values("top")})
+    return layers
+
+
+def opencv_outputs(prototxt: Path, caffemodel: Path, inputs: dict[str, np.ndarray], names: list[str]) -> dict[str, np.ndarray]:
+    net = cv2.dnn.readNetFromCaffe(str(prototxt), str(caffemodel))
+    for name, value in inputs.items():
+        net.setInput(value.astype(np.float32), name)
+    layers = prototxt_layers(prototxt.read_text())
+    where = {t: (l["name"], k) for l in layers for k, t in enumerate(l["tops"])}
+    first_top = {l["name"]: l["tops"][0] for l in layers if l["tops"]}
+    known = set(net.getLayerNames())
+
+    def opencv_name(layer):  # OpenCV names some layers after their first top
+        return layer if layer in known else first_top[layer]
+
+    firsts = [t for t in names if where[t][1] == 0]
+    out = dict(zip(firsts, net.forward([opencv_name(where[t][0]) for t in firsts])))
+    for t in names:
+        layer, index = where[t]
+        if index > 0:  # a later top: all of the layer's outputs
+            out[t] = net.forwardAndRetrieve([opencv_name(layer)])[0][index]
+    return out
+
+
+def relative_error(got: np.ndarray, want: np.ndarray) -> float:
+    got = np.asarray(got, dtype=np.float64).reshape(want.shape)
+    return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-12))
+
+
+def export(model: Path, out: Path, *extra) -> subprocess.CompletedProcess:
+    return run_cli(["export", model, "--to", "caffe", "-o", out, *extra])
+
+
+def expected_unfolded(model_path: Path) -> int:
+    """BatchNormalization nodes fold-bn leaves: those not right after a Conv/ConvTranspose/Gemm
+    that feeds nothing else."""
+    model = onnx.load(str(model_path), load_external_data=False)
+    producer = {o: n for n in model.graph.node for o in n.output}
+    consumers: dict[str, int] = {}
+    for n in model.graph.node:
+        for i in n.input:
+            consumers[i] = consumers.get(i, 0) + 1
+    left = 0
+    for n in model.graph.node:
+        if n.op_type != "BatchNormalization":
+            continue
+        p = producer.get(n.input[0])
+        if p is None or p.op_type not in ("Conv", "ConvTranspose", "Gemm") or consumers[n.input[0]] != 1:
+            left += 1
+    return left
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("entry", models(True), ids=ids(models(True)))
+def test_export_matches_onnx_runtime(entry, tmp_path):
+    model = fixtures() / entry["file"]
+    prefix = tmp_path / entry["name"]
+    dump = tmp_path / "dump"
+    proc = export(model, prefix, "--check", "--report", "--json", "--check-dump", dump)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["written"] and doc["check"]["passed"], doc
+    prototxt, caffemodel = Path(f"{prefix}.prototxt"), Path(f"{prefix}.caffemodel")
+    inputs = read_tensor_dir(dump)
+    reference = read_tensor_dir(dump / "reference")
+
+    ort = refcheck.run_ort(model, inputs)
+    got = opencv_outputs(prototxt, caffemodel, inputs, list(ort))
+    errors = {}
+    for name, want in ort.items():
+        want = want.astype(np.float64)
+        errors[name] = relative_error(got[name], want)
+        assert errors[name] <= TOLERANCE, f"{name}: OpenCV vs ONNX Runtime {errors[name]:.3g}"
+        evaluator = relative_error(reference[name], want)
+        assert evaluator <= EVALUATOR_TOLERANCE, f"{name}: reference evaluator vs ONNX Runtime {evaluator:.3g}"
+    print(f"{entry['name']}: {len(prototxt_layers(prototxt.read_text()))} layers, max error {max(errors.values()):.3g}")
+
+    layers = prototxt_layers(prototxt.read_text())
+    produced = set()
+    for l in layers:
+        for b in l["bottoms"]:
+            assert b in produced, f"layer {l['name']} reads {b} before any layer produces it"
+        produced.update(l["tops"])
+    batchnorms = sum(1 for l in layers if l["type"] == "BatchNorm")
+    assert batchnorms == expected_unfolded(model), f"{batchnorms} BatchNorm layers left"
+    assert "Clip" not in {l["type"] for l in layers}
+
+    report = json.loads(Path(f"{prefix}.caffe-report.json").read_text())
+    digests = {d["role"]: d for d in report["files"]}
+    assert digests["model"]["sha256"] == sha256(model)
+    assert digests["prototxt"]["sha256"] == sha256(prototxt)
+    assert digests["caffemodel"]["sha256"] == sha256(caffemodel)
+    if entry.get("external"):
+        data = [d for d in report["files"] if d["role"] == "data"]
+        assert data and data[0]["sha256"] == sha256(data[0]["path"])
+        assert report["copied_weight_bytes"] > 0
+    compared = [l for l in report["layers"] if l["max_rel_error"] is not None]
+    assert len(compared) >= len(ort)
+    for l in compared:
+        assert l["max_rel_error"] <= TOLERANCE, f"layer {l['name']}: {l['max_rel_error']}"
+    html = Path(f"{prefix}.caffe-report.html").read_text()
+    assert "<script" not in html and report["files"][0]["sha256"] in html
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "squeezenet1_1", "shape_rules", "pool_rules", "elementwise_rules"])
+def test_bvlc_dialect_loads_and_matches(name, tmp_path):
+    model = fixtures() / f"{name}.onnx"
+    prefix = tmp_path / name
+    proc = export(model, prefix, "--dialect", "bvlc", "--check", "--check-dump", tmp_path / "dump")
+    if name == "shape_rules":  # Permute is not a BVLC layer
+        assert proc.returncode == 1 and "BVLC Caffe has no Permute layer" in proc.stderr
+        return
+    assert proc.returncode == 0, proc.stderr
+    text = Path(f"{prefix}.prototxt").read_text()
+    assert "ReLU6" not in text and "ceil_mode" not in text and "Permute" not in text
+    inputs = read_tensor_dir(tmp_path / "dump")
+    ort = refcheck.run_ort(model, inputs)
+    got = opencv_outputs(Path(f"{prefix}.prototxt"), Path(f"{prefix}.caffemodel"), inputs, list(ort))
+    for out, want in ort.items():
+        assert relative_error(got[out], want.astype(np.float64)) <= TOLERANCE
+
+
+def test_no_fold_bn_keeps_batchnorm_and_scale(tmp_path):
+    model = fixtures() / "resnet18.onnx"
+    prefix = tmp_path / "r"
+    proc = export(model, prefix, "--no-fold-bn", "--check", "--check-dump", tmp_path / "dump")
+    assert proc.returncode == 0, proc.stderr
+    layers = prototxt_layers(Path(f"{prefix}.prototxt").read_text())
+    assert sum(l["type"] == "BatchNorm" for l in layers) == 20
+    assert sum(l["type"] == "Scale" for l in layers) == 20
+    assert "use_global_stats: true" in Path(f"{prefix}.prototxt").read_text()
+    inputs = read_tensor_dir(tmp_path / "dump")
+    ort = refcheck.run_ort(model, inputs)
+    got = opencv_outputs(Path(f"{prefix}.prototxt"), Path(f"{prefix}.caffemodel"), inputs, list(ort))
+    assert relative_error(got["logits"], ort["logits"].astype(np.float64)) <= TOLERANCE
+
+
+def test_symbolic_batch_and_input_shape(tmp_path):
+    model = fixtures() / "resnet18.onnx"
+    proc = export(model, tmp_path / "a")
+    assert proc.returncode == 0, proc.stderr
+    assert "symbolic batch 'N' taken as 1" in proc.stdout
+    proc = export(model, tmp_path / "b", "--input-shape", "input=2,3,64,64", "--check", "--check-dump", tmp_path / "dump")
+    assert proc.returncode == 0, proc.stderr
+    assert "from --input-shape: 2,3,64,64" in proc.stdout
+    inputs = read_tensor_dir(tmp_path / "dump")
+    assert inputs["input"].shape == (2, 3, 64, 64)
+    ort = refcheck.run_ort(model, inputs)
+    got = opencv_outputs(tmp_path / "b.prototxt", tmp_path / "b.caffemodel", inputs, list(ort))
+    assert relative_error(got["logits"], ort["logits"].astype(np.float64)) <= TOLERANCE
+
+
+@pytest.mark.parametrize("entry", models(False), ids=ids(models(False)))
+def test_refusals_write_nothing_and_list_every_node(entry, tmp_path):
+    model = fixtures() / entry["file"]
+    proc = export(model, tmp_path / "out", "--report")
+    assert proc.returncode == 1
+    assert "cannot be exported to Caffe exactly; nothing was written" in proc.stderr
+    for op in entry["refused"]:
+        assert re.search(rf"^  {op} ", proc.stderr, flags=re.M), proc.stderr
+    for text in entry["texts"]:
+        assert text in proc.stderr, proc.stderr
+    assert "try:" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+    doc = json.loads(export(model, tmp_path / "out", "--json").stdout)
+    assert sorted({r["op_type"] for r in doc["refusals"]}) == sorted(set(entry["refused"]))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_output_needs_force(tmp_path):
+    model = fixtures() / "conv_rules.onnx"
+    assert export(model, tmp_path / "x").returncode == 0
+    before = (tmp_path / "x.prototxt").read_bytes()
+    proc = export(model, tmp_path / "x")
+    assert proc.returncode == 1 and "already exists" in proc.stderr and "--force" in proc.stderr
+    assert (tmp_path / "x.prototxt").read_bytes() == before
+    assert export(model, tmp_path / "x", "--force").returncode == 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--input-shape", "nope=1,2"], "not an input of the model"),
+    (["--input-shape", "x=1,0,3"], "positive whole numbers"),
+    (["--input-shape", "x"], "NAME=DIMS"),
+    (["--dialect", "tf"], "--dialect takes opencv or bvlc"),
+    (["--tolerance", "1e-3"], "--tolerance needs --check"),
+    (["--check", "--tolerance", "-1"], "positive number"),
+])
+def test_usage_errors(args, message, tmp_path):
+    proc = export(fixtures() / "conv_rules.onnx", tmp_path / "x", *args)
+    assert proc.returncode in (1, 2) and message in proc.stderr, proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_format_and_missing_to(tmp_path):
+    proc = run_cli(["export", fixtures() / "conv_rules.onnx", "--to", "tensorflow"])
+    assert proc.returncode == 2 and "unknown export format" in proc.stderr
+    proc = run_cli(["export", fixtures() / "conv_rules.onnx"])
+    assert proc.returncode == 2 and "--to" in proc.stderr
+
+
+def test_hostile_names_are_escaped(tmp_path):
+    """Names with quotes, backslashes, newlines and markup survive into a prototxt OpenCV
+    parses, and into a report page that shows them as text."""
+    evil = 'a"b\\c\n</td><script>alert(1)</script>'
+    w = numpy_helper.from_array(np.ones([2, 1, 1, 1], np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], [evil], name=evil), helper.make_node("Relu", [evil], ["y"], name="relu\x1b[31m")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 2, 2])], [w])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, str(tmp_path / "evil.onnx"))
+    proc = export(tmp_path / "evil.onnx", tmp_path / "evil", "--check", "--report")
+    assert proc.returncode == 0, proc.stderr
+    net = cv2.dnn.readNetFromCaffe(str(tmp_path / "evil.prototxt"), str(tmp_path / "evil.caffemodel"))
+    net.setInput(np.full([1, 1, 2, 2], -1.0, np.float32), "x")
+    assert np.all(net.forward() == 0)
+    html = (tmp_path / "evil.caffe-report.html").read_text()
+    assert "<script>" not in html and "&lt;script&gt;" in html and "\x1b" not in html
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed")
+def test_report_page_renders_in_chromium(tmp_path):
+    """The self-contained report opens in headless Chromium: the DOM it builds has every
+    layer's row and the check verdict, and the screenshot is a page, not a blank."""
+    model = fixtures() / "squeezenet1_1.onnx"
+    prefix = tmp_path / "sq"
+    proc = export(model, prefix, "--check", "--report")
+    assert proc.returncode == 0, proc.stderr
+    page = Path(f"{prefix}.caffe-report.html").resolve().as_uri()
+    common = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run(common + ["--dump-dom", page], capture_output=True, text=True, timeout=120).stdout
+    report = json.loads(Path(f"{prefix}.caffe-report.json").read_text())
+    layer_rows = dom.count("<tr><td>")
+    assert layer_rows >= len(report["layers"]) + len(report["files"]), layer_rows
+    assert '<span class="ok">passed</span>' in dom
+    for l in report["layers"]:
+        assert l["name"].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in dom
+    shot = tmp_path / "shot.png"
+    subprocess.run(common + [f"--screenshot={shot}", "--window-size=1200,900", page], capture_output=True, timeout=120,
+                   check=True)
+    image = cv2.imread(str(shot))
+    assert image is not None and image.shape[:2] == (900, 1200)
+    assert image.std() > 10, "the screenshot is blank"
+    # The verdict is drawn in the report's green (#070): some pixels must be that colour.
+    green = np.all(np.abs(image.astype(int) - np.array([0, 0x77, 0])) < 40, axis=2)
+    assert green.sum() > 50
+
+
+def test_tolerance_exceeded_fails(tmp_path):
+    proc = export(fixtures() / "mobilenet_v2.onnx", tmp_path / "m", "--check", "--tolerance", "1e-12")
+    assert proc.returncode == 1
+    assert "differs from the original" in proc.stderr and "tolerance 1e-12" in proc.stderr
+
+
+def test_report_lists_folds_with_eps_and_sources(tmp_path):
+    proc = export(fixtures() / "conv_rules.onnx", tmp_path / "c", "--report")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "c.caffe-report.json").read_text())
+    folds = [d for d in report["decisions"] if d["kind"] == "fold-bn"]
+    assert len(folds) == 1 and "(eps 0.001" in folds[0]["detail"]
+    padding = [d for d in report["decisions"] if d["kind"] == "padding"]
+    assert padding, report["decisions"]
+    conv = next(l for l in report["layers"] if l["type"] == "Convolution")
+    assert any("batchnormalization" in s for s in conv["sources"]), conv["sources"]
+
+
+def test_help():
+    proc = run_cli(["export", "--to", "caffe", "--help"])
+    assert proc.returncode == 0 and "--dialect" in proc.stdout and "--input-shape" in proc.stdout
+    proc = run_cli(["export", "--help"])
+    assert proc.returncode == 0 and "--to FORMAT" in proc.stdout
+    proc = run_cli(["--help"])
+    assert "export" in proc.stdout
+
+
+def test_external_weights_stream_with_flat_memory(tmp_path):
+    """A 64 MiB FLOAT weight in an external data file is copied into the .caffemodel as
+    one slice: the export's peak RSS stays far below the weight's size, and OpenCV's result
+    is numpy's."""
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((4096, 4096)).astype(np.float32)
+    graph = helper.make_graph([helper.make_node("Gemm", ["x", "w"], ["y"], transB=1)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4096])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4096])],
+                              [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, str(tmp_path / "big.onnx"), save_as_external_data=True, location="big.onnx.data")
+    proc = subprocess.Popen([str(refcheck.binary_path()), "export", str(tmp_path / "big.onnx"), "--to", "caffe", "-o",
+                             str(tmp_path / "big"), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    doc = json.loads(stdout)
+    assert doc["copied_weight_bytes"] == w.nbytes and doc["computed_weight_bytes"] == 0
+    x = rng.standard_normal((1, 4096)).astype(np.float32)
+    net = cv2.dnn.readNetFromCaffe(str(tmp_path / "big.prototxt"), str(tmp_path / "big.caffemodel"))
+    net.setInput(x, "x")
+    want = x.astype(np.float64) @ w.T.astype(np.float64)
+    assert relative_error(net.forward(), want) <= TOLERANCE
+
+
+def test_external_weights_peak_memory(tmp_path):
+    w = np.zeros((4096, 4096), np.float32)
+    w[::7, ::5] = 1.0
+    graph = helper.make_graph([helper.make_node("Gemm", ["x", "w"], ["y"], transB=1)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4096])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4096])],
+                              [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, str(tmp_path / "big.onnx"), save_as_external_data=True, location="big.onnx.data")
+    # A small interpreter forks the export and reads its peak with wait4: forking this
+    # test's own process would count its arrays (Linux keeps the peak across exec).
+    probe = ("import os, sys\n"
+             "pid = os.fork()\n"
+             "if pid == 0:\n"
+             "    os.execv(sys.argv[1], sys.argv[1:])\n"
+             "_, status, usage = os.wait4(pid, 0)\n"
+             "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n")
+    proc = subprocess.run([sys.executable, "-c", probe, str(refcheck.binary_path()), "export", str(tmp_path / "big.onnx"),
+                           "--to", "caffe", "-o", str(tmp_path / "big"), "--quiet"], capture_output=True, text=True, timeout=300)
+    code, maxrss = (int(v) for v in proc.stdout.split())
+    assert code == 0, proc.stderr
+    peak_bytes = maxrss * 1024
+    print(f"peak RSS {peak_bytes / 2**20:.1f} MiB for a {w.nbytes / 2**20:.0f} MiB weight")
+    assert peak_bytes < w.nbytes / 2, f"peak RSS {peak_bytes} for {w.nbytes} bytes of weights"
+    assert (tmp_path / "big.caffemodel").stat().st_size > w.nbytes
