@@ -4,11 +4,11 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
-#include "json_writer.hpp"
 #include "progress.hpp"
 
 #include <onnxstream/error.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
+#include <onnxstream/report/json.hpp>
 
 #include <functional>
 #include <optional>
@@ -17,6 +17,8 @@
 #include <string_view>
 
 namespace onnxstream::cli {
+
+using report::json_writer;
 
 void print_error(const error& e);
 void print_warning(const error& e);

@@ -1,9 +1,9 @@
-#include "json_writer.hpp"
+#include <onnxstream/report/json_writer.hpp>
 
 #include <cmath>
 #include <cstdio>
 
-namespace onnxstream::cli {
+namespace onnxstream::report {
 
 namespace {
 
@@ -137,4 +137,4 @@ json_writer& json_writer::null() {
     return *this;
 }
 
-}  // namespace onnxstream::cli
+}  // namespace onnxstream::report
