@@ -129,7 +129,7 @@ private:
             std::lock_guard lock(progress_mutex_);
             progress_[index] = {event.done, event.total};
             ops::progress_event all{models_.size() == 1 ? event.stage : "merge " + std::to_string(models_.size()) + " models",
-                                    0, 0};
+                                    0, 0, event.tensor};
             for (const auto& [done, total] : progress_) {
                 all.done += done;
                 all.total += total;

@@ -14,6 +14,7 @@ constexpr std::array command_table{
     command{"optimize", "graph passes: dce, const-if, cse, identity, fold-bn (BatchNorm folding)", run_optimize},
     command{"verify", "check external references, sizes and SHA-1 checksums; exit 1 on problems", run_verify},
     command{"diff", "compare two models' graphs and tensor values, ignoring storage", run_diff},
+    command{"gui", "a local web page for the models in a folder: inspect, merge, split ... with progress", run_gui},
 };
 
 }  // namespace

@@ -32,5 +32,6 @@ int run_analyze(std::span<const std::string> args, const command_context& contex
 int run_optimize(std::span<const std::string> args, const command_context& context);
 int run_verify(std::span<const std::string> args, const command_context& context);
 int run_diff(std::span<const std::string> args, const command_context& context);
+int run_gui(std::span<const std::string> args, const command_context& context);
 
 }  // namespace onnxstream::cli

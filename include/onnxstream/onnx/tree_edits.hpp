@@ -30,6 +30,7 @@ struct new_field {
     std::uint64_t length = 0;        // bytes, slice
     std::uint32_t source = 0;        // slice: index into the writer's source table
     std::uint32_t check = io::no_check;  // slice: index into tree_edits::checks()
+    std::uint32_t label = io::no_check;  // slice: index into tree_edits::labels() (progress), or none
 
     /// Bytes this field takes in the output (tag, length prefix, payload).
     [[nodiscard]] std::uint64_t encoded_size() const noexcept;
@@ -49,6 +50,8 @@ public:
                                   std::uint32_t check = io::no_check) const;
     /// A stream check to attach to a slice (see io::stream_check).
     [[nodiscard]] std::uint32_t add_check(io::stream_check value);
+    /// A name for a slice's bytes (the tensor), shown as progress while they are written.
+    [[nodiscard]] std::uint32_t add_label(std::string name);
 
     [[nodiscard]] bool dropped(std::uint32_t field_index) const noexcept {
         return field_index < dropped_.size() && dropped_[field_index];
@@ -64,6 +67,7 @@ public:
     [[nodiscard]] std::span<const std::uint32_t> dropped_fields() const noexcept { return drop_list_; }
     [[nodiscard]] std::span<const std::byte> pool() const noexcept { return pool_; }
     [[nodiscard]] std::span<const io::stream_check> checks() const noexcept { return checks_; }
+    [[nodiscard]] std::span<const std::string> labels() const noexcept { return labels_; }
     [[nodiscard]] bool empty() const noexcept { return drop_list_.empty() && insertions_.empty(); }
 
 private:
@@ -73,6 +77,7 @@ private:
     mutable bool sorted_ = true;
     std::vector<std::byte> pool_;
     std::vector<io::stream_check> checks_;
+    std::vector<std::string> labels_;
 };
 
 }  // namespace onnxstream::onnx
