@@ -7,10 +7,12 @@ packages=(
   # build
   cmake g++ make pkg-config
   libboost-iostreams-dev libxxhash-dev libssl-dev liburing-dev
+  libcpp-httplib-dev  # the gui command's web server
   # tests and benchmarks
   doctest-dev libbenchmark-dev clang
   # independent references
   python3-onnx python3-numpy python3-pytest python3-torch python3-torchvision
+  chromium  # the gui tests drive it headless
 )
 # Node.js may come from elsewhere (its npm then comes with it): install Debian's only if absent.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

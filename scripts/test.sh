@@ -24,6 +24,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 echo "== dependencies"
 scripts/install_deps.sh
 scripts/setup_e2e.sh
+scripts/setup_gui_tests.sh
 
 echo "== build (warnings are errors)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXSTREAM_WERROR=ON

@@ -240,6 +240,29 @@ bool action_input::flag(std::string_view name) const {
     return value == "1" || value == "on" || value == "true";
 }
 
+std::string page_hint(std::string hint) {
+    static constexpr std::pair<std::string_view, std::string_view> words[] = {
+        {"pass the file with --data FILE, or the folder holding it with --data-dir DIR",
+         "drop the file on the page to copy it beside the model, or give it in an action's 'data' or 'data-dir' field"},
+        {"pass --force", "tick 'force'"},
+        {"choose another name with -o", "choose another output"},
+        {"write to another file with -o", "choose another output"},
+        {"give a file name with -o", "give a file name as the output"},
+        {"pass the file with --data FILE", "give the file in the field 'data'"},
+        {"--data-dir", "the field 'data-dir'"},
+        {"--data ", "the field 'data' "},
+        {"--strict", "'strict'"},
+        {"--allow-size-mismatch", "'allow-size-mismatch'"},
+        {"'onnxstream repack'", "Repack"},
+        {"'onnxstream inspect'", "the model's page"},
+    };
+    for (const auto& [from, to] : words)
+        for (auto at = hint.find(from); at != std::string::npos; at = hint.find(from, at + to.size()))
+            hint.replace(at, from.size(), to);
+    return hint;
+}
+
+
 std::span<const action> actions() { return action_table; }
 
 const action* find_action(std::string_view name) {

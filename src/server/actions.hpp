@@ -55,6 +55,9 @@ struct action {
 };
 
 [[nodiscard]] std::span<const action> actions();
+
+/// A hint from the library (it names the CLI's flags) worded for the page: fields and buttons.
+[[nodiscard]] std::string page_hint(std::string hint);
 [[nodiscard]] const action* find_action(std::string_view name);
 
 /// The model file an action will write (claimed so two jobs never write one output).

@@ -143,8 +143,9 @@ private:
 
     std::string cookie_name() const { return "onnxstream_token_" + std::to_string(port_); }
 
-    static void send_error(httplib::Response& res, int status, const error& e) {
+    static void send_error(httplib::Response& res, int status, error e) {
         res.status = status;
+        e.hint = page_hint(std::move(e.hint));
         res.set_content(report::error_json(e), "application/json");
     }
 
@@ -234,8 +235,11 @@ private:
         auto r = ops::inspect(*model, {});
         if (!r) return send_error(res, 422, r.error());
         // Paths relative to the served folder: the page shows where each file was looked for.
-        for (auto& f : r->data_files)
+        for (auto& f : r->data_files) {
             if (f.path) f.path = relative_to(*f.path, root_);
+            f.hint = page_hint(std::move(f.hint));
+            for (auto& p : f.problems) p = page_hint(std::move(p));
+        }
         r->path = relative_to(r->path, root_);
         send_json(res, report::to_json(*r));
     }
@@ -338,8 +342,14 @@ private:
         action_input input;
         input.root = root_;
         input.model = *model;
-        for (const auto& f : a->fields)
-            if (req.has_param(std::string(f.name))) input.fields.emplace(std::string(f.name), req.get_param_value(std::string(f.name)));
+        for (const auto& f : a->fields) {
+            const std::string name(f.name);
+            if (!req.has_param(name)) continue;
+            input.fields.emplace(name, req.get_param_value(name));
+            // Paths are checked before the job starts, so a refused one is an answer, not a failed job.
+            if (f.kind == field_kind::path || f.kind == field_kind::model)
+                if (auto checked = input.path_field(f.name); !checked) return send_error(res, 400, checked.error());
+        }
         auto started = jobs_.start(*a, std::move(input));
         if (!started) return send_error(res, started.error().code == error_code::output_exists ? 409 : 400, started.error());
         send_json(res, "{\"ok\":true,\"id\":\"" + (*started)->id + "\"}");

@@ -26,27 +26,6 @@ std::string relative_to(const fs::path& path, const fs::path& root) {
     return rel.empty() ? path.filename().string() : rel.generic_string();
 }
 
-// The hints the library gives name the CLI's flags; on the page they are form fields.
-std::string page_hint(std::string hint) {
-    static constexpr std::pair<std::string_view, std::string_view> words[] = {
-        {"pass --force", "tick 'force'"},
-        {"choose another name with -o", "choose another output"},
-        {"write to another file with -o", "choose another output"},
-        {"give a file name with -o", "give a file name as the output"},
-        {"pass the file with --data FILE", "give the file in the field 'data'"},
-        {"--data-dir", "the field 'data-dir'"},
-        {"--data ", "the field 'data' "},
-        {"--strict", "'strict'"},
-        {"--allow-size-mismatch", "'allow-size-mismatch'"},
-        {"'onnxstream repack'", "Repack"},
-        {"'onnxstream inspect'", "the model's page"},
-    };
-    for (const auto& [from, to] : words)
-        for (auto at = hint.find(from); at != std::string::npos; at = hint.find(from, at + to.size()))
-            hint.replace(at, from.size(), to);
-    return hint;
-}
-
 }  // namespace
 
 job::job(std::string id_, std::string action_, fs::path model_, fs::path output_)
