@@ -212,6 +212,9 @@ function showForm(form, a, path, jobs) {
       else if (input.value !== '') body.set(f.name, input.value);
     }
     const started = await api('/api/jobs', {}, { method: 'POST', body });
+    // The form folds away: the job shows right under the buttons.
+    form.hidden = true;
+    for (const button of form.parentNode.querySelectorAll('.actions button')) button.setAttribute('aria-pressed', 'false');
     if (!started.ok) { jobs.prepend(el('div', { class: 'job' }, el('strong', {}, a.title + ' ' + path), errorBox(started.error))); return; }
     watchJob(started.id, a, path, jobs);
   };
