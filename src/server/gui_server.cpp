@@ -289,7 +289,10 @@ private:
         if (fd < 0) return send_error(res, 404, error{error_code::io, "cannot open " + req.get_param_value("path"), ""});
         const auto size = fs::file_size(*file, ec);
         auto shared = std::make_shared<int>(fd);
-        res.set_header("Content-Disposition", "attachment; filename=\"" + file->filename().string() + "\"");
+        std::string name = file->filename().string();
+        for (auto& c : name)
+            if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
+        res.set_header("Content-Disposition", "attachment; filename=\"" + name + "\"");
         res.set_content_provider(
             static_cast<std::size_t>(size), "application/octet-stream",
             [shared](std::size_t offset, std::size_t length, httplib::DataSink& sink) {

@@ -76,15 +76,10 @@ std::string job::event_json(const fs::path& root) const {
     // Time left from this stage's rate so far.
     if (state_ == job_state::running && done_ > 0 && total_ > done_ && stage_seconds > 0.2)
         json.field("seconds_left", stage_seconds * static_cast<double>(total_ - done_) / static_cast<double>(done_));
+    // The object is left open: a finished job's members (result or error) go inside.
     std::string text = json.text();
-    if (!body_.empty()) {
-        text.pop_back();  // the closing brace: the finished body goes inside
-        text += "," + body_ + "}";
-    } else {
-        text.pop_back();
-        text += "}";
-    }
-    return text;
+    if (!body_.empty()) text += "," + body_;
+    return text + "}";
 }
 
 job_table::~job_table() { stop_all(); }

@@ -174,6 +174,62 @@ def test_job_fields_and_uploads_stay_inside_the_folder(served):
     assert sorted(p.name for p in served["outside"].iterdir()) == ["secret.txt"]
 
 
+def sse_until_finished(served, job_id, timeout=120):
+    """The job's server-sent events until it finishes; returns them all."""
+    conn = http.client.HTTPConnection("127.0.0.1", served["port"], timeout=timeout)
+    conn.request("GET", f"/api/jobs/{job_id}/events?token={served['token']}",
+                 headers={"Host": f"127.0.0.1:{served['port']}"})
+    r = conn.getresponse()
+    assert r.status == 200 and r.getheader("Content-Type").startswith("text/event-stream")
+    events = []
+    buffer = b""
+    while not events or events[-1]["state"] == "running":
+        chunk = r.read1(65536)
+        assert chunk, "the event stream ended before the job finished"
+        buffer += chunk
+        while b"\n\n" in buffer:
+            event, buffer = buffer.split(b"\n\n", 1)
+            assert event.startswith(b"data: "), event
+            events.append(json.loads(event[6:]))
+    conn.close()
+    return events
+
+
+def test_one_job_per_output_and_a_cancel_leaves_nothing(served):
+    """Over plain HTTP: a second job for a busy output is refused; Cancel stops the first."""
+    folder = served["root"] / "sparse"
+    folder.mkdir()
+    size = 1 << 30  # a sparse GiB: instant to make, seconds to hash
+    with open(folder / "w.data", "wb") as f:
+        f.truncate(size)
+    t = TensorProto(name="w", data_type=TensorProto.UINT8, dims=[size])
+    t.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", "w.data"), ("offset", "0"), ("length", str(size))):
+        t.external_data.add(key=key, value=value)
+    graph = helper.make_graph([helper.make_node("Identity", ["w"], ["y"])], "sparse", [],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, [size])], initializer=[t])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(folder / "m.onnx"))
+    before = sorted(p.name for p in folder.iterdir())
+    job = {"action": "repack", "path": "sparse/m.onnx", "write-checksums": "1", "threads": "1"}
+    status, body, _ = request(served, "POST", "/api/jobs", body=urllib.parse.urlencode(job))
+    assert status == 200, body
+    first = json.loads(body)["id"]
+    status, body, _ = request(served, "POST", "/api/jobs", body=urllib.parse.urlencode(job))
+    assert status == 409, body
+    assert "another job is writing sparse/m.repacked.onnx" in json.loads(body)["error"]["message"]
+    status, _, _ = request(served, "POST", f"/api/jobs/{first}/cancel", body="")
+    assert status == 200
+    events = sse_until_finished(served, first)
+    assert events[-1]["state"] == "cancelled", events[-1]
+    assert events[-1]["error"]["code"] == "interrupted"
+    assert sorted(p.name for p in folder.iterdir()) == before
+    # The output is free again once the job ended.
+    status, body, _ = request(served, "POST", "/api/jobs", body=urllib.parse.urlencode(dict(job, action="verify")))
+    assert status == 200
+    assert sse_until_finished(served, json.loads(body)["id"])[-1]["state"] == "done"
+    shutil.rmtree(folder)
+
+
 def test_the_port_is_bound_to_loopback_only(served):
     port = f"{served['port']:04X}"
     listening = []
