@@ -199,6 +199,7 @@ private:
             std::string name;
             bool folder;
             std::uint64_t size;
+            bool outside;  // a link out of the served folder: listed, never followed
         };
         std::vector<entry> entries;
         for (fs::directory_iterator it(*folder, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
@@ -208,14 +209,16 @@ private:
             std::error_code ignored;
             const bool is_folder = it->is_directory(ignored);
             const auto size = is_folder ? 0 : it->file_size(ignored);
-            entries.push_back({name, is_folder, ignored ? 0 : size});
+            const bool outside = !onnx::contained_path(root_, relative_to(it->path(), root_)).has_value();
+            entries.push_back({name, is_folder, ignored ? 0 : size, outside});
         }
         std::sort(entries.begin(), entries.end(),
                   [](const entry& a, const entry& b) { return a.folder != b.folder ? a.folder : a.name < b.name; });
         report::json_writer json;
         json.begin_object().field("ok", true).field("path", relative_to(*folder, root_)).key("entries").begin_array();
         for (const auto& e : entries)
-            json.begin_object().field("name", e.name).field("folder", e.folder).field("size", e.size).end_object();
+            json.begin_object().field("name", e.name).field("folder", e.folder).field("size", e.size)
+                .field("outside", e.outside).end_object();
         json.end_array().end_object();
         send_json(res, json.text());
     }

@@ -110,8 +110,9 @@ def test_the_page_and_api_answer_with_the_token(served):
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
     status, body, _ = request(served, "GET", "/api/list", {"path": ""})
     assert status == 200
-    names = [e["name"] for e in json.loads(body)["entries"]]
-    assert "resnet18" in names and "missing" in names
+    entries = {e["name"]: e for e in json.loads(body)["entries"]}
+    assert not entries["resnet18"]["outside"] and not entries["missing"]["outside"]
+    assert entries["link.txt"]["outside"] and entries["linkdir"]["outside"]
     # After the first load the cookie is enough (the page's EventSource and links use it).
     status, _, _ = request(served, "GET", "/api/list", headers={"Cookie": cookie.split(";")[0]}, token=False)
     assert status == 200

@@ -81,6 +81,11 @@ async function showFolder(path) {
   for (const e of body.entries) {
     const rel = body.path ? body.path + '/' + e.name : e.name;
     const isModel = !e.folder && e.name.endsWith('.onnx');
+    if (e.outside) {
+      list.append(el('li', { class: 'outside' }, el('button', { type: 'button', disabled: '', title: 'a link out of the served folder: not followed' },
+        el('span', { class: 'name' }, e.name), el('span', { class: 'size' }, 'link out'))));
+      continue;
+    }
     const button = el('button', { type: 'button', title: rel },
       el('span', { class: 'name' }, e.name), el('span', { class: 'size' }, e.folder ? '' : bytes(e.size)));
     button.addEventListener('click', () => {
