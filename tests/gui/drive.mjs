@@ -72,6 +72,13 @@ try {
   };
   await shot('model', true);
 
+  // Names from a model are text, never markup.
+  await openModel('hostile/model.onnx');
+  results.hostile = { inputs: await texts('.inputs td'), summary: await texts('.model-summary'),
+    pwned: await page.evaluate(() => window.pwned ?? null),
+    injected: await page.evaluate(() => document.querySelectorAll('#model img, #model script, #model b').length) };
+  await openModel('resnet18/model.onnx');
+
   // Keyboard: Tab reaches the action buttons, Enter opens the form.
   await page.focus('.actions button[data-action="merge"]');
   await page.keyboard.press('Enter');

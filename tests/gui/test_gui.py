@@ -30,6 +30,7 @@ import refcheck  # noqa: E402
 
 FIXTURES = Path(os.environ.get("ONNXSTREAM_FIXTURES", REPO / "build" / "fixtures"))
 ARTIFACTS = Path(os.environ.get("ONNXSTREAM_GUI_ARTIFACTS", REPO / "build" / "gui-screenshots"))
+HOSTILE_NAME = '<img src=x onerror="window.pwned=1">'
 BIG_TENSORS = 3
 BIG_ELEMENTS = 25_000_000  # 100 MB of float each: ~300 MB in all
 
@@ -64,6 +65,14 @@ def served(tmp_path_factory):
     root.mkdir()
     shutil.copytree(FIXTURES / "resnet18", root / "resnet18")
     shutil.copytree(FIXTURES / "bad_missing_data", root / "missing")
+    hostile = root / "hostile"
+    hostile.mkdir()
+    node = helper.make_node("Identity", [HOSTILE_NAME], ["y"])
+    graph = helper.make_graph([node], "<b>graph</b>", [helper.make_tensor_value_info(HOSTILE_NAME, TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    model = helper.make_model(graph, producer_name="<script>window.pwned=2</script>",
+                              opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(model, str(hostile / "model.onnx"))
     outside = base / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("not for the page\n")
@@ -293,6 +302,13 @@ def test_a_deep_link_shows_the_inputs_and_the_data_file(page_run, served):
     assert any("model.onnx.data" in row and "resnet18/model.onnx.data" in row for row in view["data_rows"])
     assert "fits in one .onnx file" in view["merged"][0]
     assert page_run["keyboard_form"]
+
+
+def test_model_text_is_shown_as_text_never_as_markup(page_run):
+    hostile = page_run["hostile"]
+    assert hostile["pwned"] is None and hostile["injected"] == 0
+    assert HOSTILE_NAME in hostile["inputs"]
+    assert "<script>window.pwned=2</script>" in hostile["summary"][0]
 
 
 def test_a_dropped_model_is_found_by_name_and_size_and_others_are_copied_in(page_run, served):
