@@ -26,6 +26,7 @@ echo "== dependencies"
 scripts/install_deps.sh
 scripts/setup_e2e.sh
 scripts/setup_models.sh
+scripts/setup_gui_tests.sh
 
 echo "== build (warnings are errors)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXSTREAM_WERROR=ON

@@ -18,13 +18,7 @@ void print_warning(const error& e) {
 }
 
 void write_error_json(json_writer& json, const error& e) {
-    json.begin_object()
-        .field("code", to_string(e.code))
-        .field("message", e.message)
-        .field("hint", e.hint);
-    if (!e.field_path.empty()) json.field("field_path", e.field_path);
-    if (e.offset != error::no_offset) json.field("offset", e.offset);
-    json.end_object();
+    report::write_error(json, e);
 }
 
 int exit_for(const error& e) {
@@ -36,11 +30,7 @@ int exit_for(const error& e) {
 int fail(const error& e, bool json) {
     print_error(e);
     if (json) {
-        json_writer doc;
-        doc.begin_object().field("ok", false).key("error");
-        write_error_json(doc, e);
-        doc.end_object();
-        print_text(stdout, "%s\n", doc.text().c_str());
+        print_text(stdout, "%s\n", report::error_json(e).c_str());
     }
     return exit_for(e);
 }

@@ -4,12 +4,12 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
-#include "json_writer.hpp"
 #include "progress.hpp"
 #include "terminal_text.hpp"
 
 #include <onnxstream/error.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
+#include <onnxstream/report/json.hpp>
 
 #include <functional>
 #include <optional>
@@ -18,6 +18,8 @@
 #include <string_view>
 
 namespace onnxstream::cli {
+
+using report::json_writer;
 
 void print_error(const error& e);
 void print_warning(const error& e);

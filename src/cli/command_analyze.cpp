@@ -29,38 +29,6 @@ constexpr std::array analyze_options{opt_help, opt_quiet, opt_json, opt_data, op
 
 using passes::finding_kind;
 
-struct category {
-    finding_kind kind;
-    const char* key;    // JSON
-    const char* title;  // text
-};
-
-constexpr std::array categories{
-    category{finding_kind::dead_node, "dead_nodes", "dead nodes"},
-    category{finding_kind::isolated_component, "isolated_components", "isolated components"},
-    category{finding_kind::dead_branch, "dead_branches", "dead branches"},
-    category{finding_kind::duplicate_node, "duplicate_computations", "duplicate computations"},
-    category{finding_kind::duplicate_initializer, "duplicate_initializers", "duplicate initializers"},
-    category{finding_kind::unused_initializer, "unused_initializers", "unused initializers"},
-    category{finding_kind::identity_node, "identity_nodes", "Identity / no-op nodes"},
-    category{finding_kind::unused_input, "unused_inputs", "unused graph inputs"},
-    category{finding_kind::removed_function, "unused_functions", "unused local functions"},
-    category{finding_kind::folded_constant, "folded_constants", "constants folded"},
-    category{finding_kind::folded_shape, "folded_shapes", "shapes folded"},
-    category{finding_kind::nop_node, "nop_nodes", "no-op nodes"},
-    category{finding_kind::fused_node, "fused_nodes", "nodes that fuse"},
-};
-
-void write_finding_json(json_writer& json, const passes::finding& f) {
-    json.begin_object();
-    if (!f.op_type.empty()) json.field("op_type", f.op_type);
-    json.key("names").begin_array();
-    for (const auto& n : f.names) json.value(n);
-    json.end_array().field("nodes", f.nodes).field("bytes", f.bytes);
-    if (!f.detail.empty()) json.field("detail", f.detail);
-    json.end_object();
-}
-
 std::string describe(const passes::finding& f) {
     std::string text;
     if (!f.op_type.empty()) text += terminal_safe(f.op_type) + " ";
@@ -74,32 +42,7 @@ std::string describe(const passes::finding& f) {
     return text;
 }
 
-void print_json(const ops::analyze_report& r) {
-    json_writer json;
-    json.begin_object().field("ok", true).field("path", r.path.string()).field("nodes", r.nodes);
-    json.field("initializers", r.initializers).field("initializer_bytes", r.initializer_bytes);
-    json.key("scopes").begin_array();
-    for (const auto& scope : r.scopes) {
-        json.begin_object().field("scope", scope);
-        for (const auto& c : categories) {
-            json.key(c.key).begin_array();
-            for (const auto& f : r.findings)
-                if (f.kind == c.kind && f.scope == scope) write_finding_json(json, f);
-            json.end_array();
-        }
-        json.end_object();
-    }
-    json.end_array().key("summary").begin_object();
-    for (const auto& c : categories) {
-        const auto t = r.totals(c.kind);
-        json.key(c.key).begin_object().field("count", t.count).field("nodes", t.nodes).field("bytes", t.bytes).end_object();
-    }
-    json.field("removable_nodes", r.removable_nodes);
-    json.end_object().key("warnings").begin_array();
-    for (const auto& w : r.warnings) json.value(w.message);
-    json.end_array().end_object();
-    print_text(stdout, "%s\n", json.text().c_str());
-}
+void print_json(const ops::analyze_report& r) { print_text(stdout, "%s\n", report::to_json(r).c_str()); }
 
 void print_report(const ops::analyze_report& r) {
     print_text(stdout, "%s: %s, %s (%s)\n", r.path.string().c_str(), plural(r.nodes, "node").c_str(),
@@ -107,7 +50,7 @@ void print_report(const ops::analyze_report& r) {
     bool any = false;
     for (const auto& scope : r.scopes) {
         bool header = false;
-        for (const auto& c : categories) {
+        for (const auto& c : report::analyze_categories()) {
             std::vector<const passes::finding*> items;
             for (const auto& f : r.findings)
                 if (f.kind == c.kind && f.scope == scope) items.push_back(&f);
@@ -124,7 +67,7 @@ void print_report(const ops::analyze_report& r) {
         return;
     }
     print_text(stdout, "summary:\n");
-    for (const auto& c : categories) {
+    for (const auto& c : report::analyze_categories()) {
         const auto t = r.totals(c.kind);
         if (t.count == 0) continue;
         print_text(stdout, "  %-26s %6llu", c.title, static_cast<unsigned long long>(t.count));

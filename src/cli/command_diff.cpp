@@ -30,21 +30,7 @@ constexpr std::array diff_options{opt_help, opt_quiet, opt_json, opt_threads, op
 
 constexpr int exit_trouble = 2;
 
-void print_json(const ops::diff_report& r) {
-    json_writer json;
-    json.begin_object().field("ok", r.equivalent).field("a", r.a.string()).field("b", r.b.string());
-    json.field("equivalent", r.equivalent).field("byte_identical", r.byte_identical);
-    json.key("tensors").begin_object().field("a", r.tensors_a).field("b", r.tensors_b).field("differing", r.differing_tensors).end_object();
-    json.key("nodes").begin_object().field("a", r.nodes_a).field("b", r.nodes_b).field("differing", r.differing_nodes).end_object();
-    json.field("other_differences", r.other_differences).field("bytes_hashed", r.bytes_hashed);
-    json.key("differences").begin_array();
-    for (const auto& d : r.differences) {
-        json.begin_object().field("kind", to_string(d.kind)).field("what", d.what).field("name", d.name);
-        json.field("path", d.path).field("detail", d.detail).end_object();
-    }
-    json.end_array().end_object();
-    print_text(stdout, "%s\n", json.text().c_str());
-}
+void print_json(const ops::diff_report& r) { print_text(stdout, "%s\n", report::to_json(r).c_str()); }
 
 void print_report(const ops::diff_report& r) {
     const auto a = r.a.string();

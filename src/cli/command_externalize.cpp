@@ -117,20 +117,7 @@ int run_externalize(std::string_view name, std::string_view help, std::span<cons
     for (const auto& w : report->warnings) print_warning(w);
     const auto& r = *report;
     if (p.flags.json) {
-        json_writer json;
-        json.begin_object().field("ok", true).field("input", r.input.string()).field("output", r.output.string());
-        json.field("output_size", r.output_size).key("data_files").begin_array();
-        for (const auto& f : r.data_files)
-            json.begin_object().field("path", f.path.string()).field("size", f.size).field("tensors", f.tensors).end_object();
-        json.end_array();
-        json.field("tensors_external", r.tensors_external).field("bytes_external", r.bytes_external);
-        json.field("kept_small", r.kept_small).field("kept_shape_like", r.kept_shape_like).field("kept_other", r.kept_other);
-        json.field("converted_typed", r.converted_typed).field("inlined", r.inlined);
-        json.field("deduplicated", r.deduplicated).field("bytes_saved", r.bytes_saved).field("writer", r.writer);
-        json.key("warnings").begin_array();
-        for (const auto& w : r.warnings) json.value(w.message);
-        json.end_array().end_object();
-        print_text(stdout, "%s\n", json.text().c_str());
+        print_text(stdout, "%s\n", report::to_json(r).c_str());
     } else if (!p.flags.quiet) {
         print_text(stdout, "%s -> %s (%s)\n", r.input.string().c_str(), r.output.string().c_str(), human_bytes(r.output_size).c_str());
         for (const auto& f : r.data_files)

@@ -26,18 +26,6 @@ constexpr std::string_view inspect_help =
 
 constexpr std::array inspect_options{opt_help, opt_quiet, opt_json, opt_data, opt_data_dir};
 
-void write_value_json(json_writer& json, const ops::value_summary& v) {
-    json.begin_object().field("name", v.name).field("type", v.type).key("shape");
-    if (v.has_shape) {
-        json.begin_array();
-        for (const auto& d : v.shape) json.value(d);
-        json.end_array();
-    } else {
-        json.null();
-    }
-    json.end_object();
-}
-
 std::string describe_value(const ops::value_summary& v) {
     std::string text = v.name + ": " + (v.type.empty() ? "?" : v.type);
     if (v.has_shape) {
@@ -48,58 +36,7 @@ std::string describe_value(const ops::value_summary& v) {
     return text;
 }
 
-void print_inspect_json(const ops::inspect_report& r) {
-    json_writer json;
-    json.begin_object().field("ok", true).field("path", r.path.string()).field("file_size", r.file_size);
-    json.field("ir_version", r.ir_version).field("producer_name", r.producer_name).field("producer_version", r.producer_version);
-    json.field("domain", r.domain).field("model_version", r.model_version).field("graph_name", r.graph_name);
-    json.key("opsets").begin_array();
-    for (const auto& [domain, version] : r.opsets)
-        json.begin_object().field("domain", domain.empty() ? std::string("ai.onnx") : domain).field("version", version).end_object();
-    json.end_array();
-    json.key("inputs").begin_array();
-    for (const auto& v : r.inputs) write_value_json(json, v);
-    json.end_array().key("outputs").begin_array();
-    for (const auto& v : r.outputs) write_value_json(json, v);
-    json.end_array();
-    json.field("nodes", r.nodes).field("main_graph_nodes", r.main_graph_nodes).key("op_types").begin_object();
-    for (const auto& [op, count] : r.op_types) json.field(op, count);
-    json.end_object().field("subgraphs", r.subgraphs).field("training_infos", r.training_infos);
-    json.key("functions").begin_array();
-    for (const auto& f : r.functions)
-        json.begin_object().field("domain", f.domain).field("name", f.name).field("nodes", f.nodes).end_object();
-    json.end_array();
-    json.field("tensors", r.tensors).field("tensor_bytes", r.tensor_bytes);
-    json.key("tensors_by_type").begin_object();
-    for (const auto& [type, count] : r.by_type)
-        json.key(type).begin_object().field("tensors", count.tensors).field("bytes", count.bytes).end_object();
-    json.end_object().key("tensors_by_storage").begin_object();
-    for (const auto& [storage, count] : r.by_storage)
-        json.key(storage).begin_object().field("tensors", count.tensors).field("bytes", count.bytes).end_object();
-    json.end_object();
-    json.key("external_data").begin_array();
-    for (const auto& f : r.data_files) {
-        json.begin_object().field("location", f.location).key("path");
-        if (f.path) json.value(f.path->string());
-        else json.null();
-        json.field("found_by", f.how).field("guessed", f.guessed).field("size", f.size).field("tensors", f.tensors);
-        json.field("bytes_needed", f.bytes_needed).field("bytes_referenced", f.bytes_referenced);
-        json.key("problems").begin_array();
-        for (const auto& p : f.problems) json.value(p);
-        json.end_array();
-        if (!f.hint.empty()) json.field("hint", f.hint);
-        json.end_object();
-    }
-    json.end_array();
-    json.key("problems").begin_array();
-    for (const auto& p : r.problems) json.value(p);
-    json.end_array().key("warnings").begin_array();
-    for (const auto& w : r.warnings) json.value(w.message);
-    json.end_array();
-    json.field("merged_size", r.merged_size).field("fits_2gb", r.fits_in_one_file);
-    json.end_object();
-    print_text(stdout, "%s\n", json.text().c_str());
-}
+void print_inspect_json(const ops::inspect_report& r) { print_text(stdout, "%s\n", report::to_json(r).c_str()); }
 
 void print_inspect_text(const ops::inspect_report& r) {
     print_text(stdout, "%s  (%s)\n", terminal_safe(r.path.string()).c_str(), human_bytes(r.file_size).c_str());

@@ -141,7 +141,7 @@ private:
             std::lock_guard lock(progress_mutex_);
             progress_[index] = {event.done, event.total};
             ops::progress_event all{models_.size() == 1 ? event.stage : "merge " + std::to_string(models_.size()) + " models",
-                                    0, 0};
+                                    0, 0, event.tensor};
             for (const auto& [done, total] : progress_) {
                 all.done += done;
                 all.total += total;
@@ -201,9 +201,7 @@ int run_merge(std::span<const std::string> argv, const command_context& context)
         if (!report) {
             print_error(report.error());
             if (status == exit_ok || exit_for(report.error()) == exit_interrupted) status = exit_for(report.error());
-            json.begin_object().field("input", model).field("ok", false).key("error");
-            write_error_json(json, report.error());
-            json.end_object();
+            report::write_merge_failure(json, model, report.error());
             if (report.error().code == error_code::interrupted) {
                 queue.stop();
                 break;
@@ -212,15 +210,7 @@ int run_merge(std::span<const std::string> argv, const command_context& context)
         }
         for (const auto& w : report->warnings) print_warning(w);
         if (p.flags.json) {
-            json.begin_object().field("input", model).field("ok", true).field("output", report->output.string());
-            json.field("output_size", report->output_size).field("tensors_inlined", report->tensors_inlined);
-            json.field("bytes_inlined", report->bytes_inlined).field("writer", report->writer).key("data_files").begin_array();
-            for (const auto& f : report->data_files)
-                json.begin_object().field("location", f.location).field("path", f.path.string()).field("found_by", f.how).field("guessed", f.guessed)
-                    .field("tensors", f.tensors).field("bytes", f.bytes).end_object();
-            json.end_array().key("warnings").begin_array();
-            for (const auto& w : report->warnings) json.value(w.message);
-            json.end_array().end_object();
+            report::write_merged(json, model, *report);
         } else if (!p.flags.quiet) {
             if (report->tensors_inlined == 0) {
                 print_text(stdout, "%s -> %s: no external data; copied unchanged (%s)\n", model.c_str(),

@@ -54,49 +54,9 @@ constexpr std::array optimize_options{opt_help, opt_quiet, opt_json, opt_output,
 
 using passes::finding_kind;
 
-struct pass_summary {
-    std::uint64_t nodes = 0;          // nodes removed
-    std::uint64_t initializers = 0;   // initializers removed
-    std::uint64_t bytes = 0;          // initializer bytes removed
-    std::uint64_t value_info = 0;
-    std::uint64_t functions = 0;
-    std::uint64_t folded = 0;
-    std::uint64_t branches = 0;
-    std::uint64_t skipped = 0;
-};
-
-pass_summary summarize(const ops::pass_result& pass) {
-    pass_summary s;
-    for (const auto& f : pass.findings) {
-        switch (f.kind) {
-            case finding_kind::unused_initializer:
-            case finding_kind::duplicate_initializer:
-                ++s.initializers;
-                s.bytes += f.bytes;
-                break;
-            case finding_kind::removed_value_info: s.value_info += f.count; break;
-            case finding_kind::removed_function:
-                ++s.functions;
-                s.nodes += f.nodes;
-                break;
-            case finding_kind::folded_batchnorm:
-                ++s.folded;
-                s.nodes += f.nodes;
-                break;
-            case finding_kind::dead_branch:
-                ++s.branches;
-                s.nodes += f.nodes;
-                s.bytes += f.bytes;
-                break;
-            case finding_kind::skipped: ++s.skipped; break;
-            default: s.nodes += f.nodes; break;
-        }
-    }
-    return s;
-}
 
 std::string summary_line(const ops::pass_result& pass, bool dry_run) {
-    const auto s = summarize(pass);
+    const auto s = report::totals(pass);
     std::string line;
     auto add = [&](const std::string& part) { line += (line.empty() ? "" : ", ") + part; };
     const auto* entry = passes::find_pass(pass.name);
@@ -115,47 +75,7 @@ std::string summary_line(const ops::pass_result& pass, bool dry_run) {
     return line;
 }
 
-void write_counts(json_writer& json, const ops::model_counts& c) {
-    json.begin_object().field("nodes", c.nodes).field("main_graph_nodes", c.main_graph_nodes);
-    json.field("initializers", c.initializers).field("initializer_bytes", c.initializer_bytes).end_object();
-}
-
-void print_json(const ops::optimize_report& r) {
-    json_writer json;
-    json.begin_object().field("ok", true).field("input", r.input.string()).field("output", r.output.string());
-    json.field("dry_run", r.dry_run).field("storage", r.storage).field("output_size", r.output_size);
-    json.key("data_files").begin_array();
-    for (const auto& f : r.data_files)
-        json.begin_object().field("path", f.path.string()).field("size", f.size).field("tensors", f.tensors).end_object();
-    json.end_array().field("rounds", r.rounds).key("before");
-    write_counts(json, r.before);
-    json.key("after");
-    write_counts(json, r.after);
-    json.key("passes").begin_array();
-    for (const auto& pass : r.passes) {
-        const auto s = summarize(pass);
-        json.begin_object().field("name", pass.name).field("changes", pass.changes);
-        json.field("nodes_removed", s.nodes).field("initializers_removed", s.initializers).field("bytes_removed", s.bytes);
-        json.field("value_info_removed", s.value_info).field("functions_removed", s.functions);
-        json.field("folded", s.folded).field("branches_replaced", s.branches).field("skipped", s.skipped);
-        json.key("findings").begin_array();
-        for (const auto& f : pass.findings) {
-            json.begin_object().field("kind", passes::to_string(f.kind)).field("scope", f.scope);
-            if (!f.op_type.empty()) json.field("op_type", f.op_type);
-            json.key("names").begin_array();
-            for (const auto& n : f.names) json.value(n);
-            json.end_array().field("nodes", f.nodes).field("bytes", f.bytes);
-            if (f.count != 1) json.field("count", f.count);
-            if (!f.detail.empty()) json.field("detail", f.detail);
-            json.end_object();
-        }
-        json.end_array().end_object();
-    }
-    json.end_array().field("stale_value_info", r.stale_value_info).key("warnings").begin_array();
-    for (const auto& w : r.warnings) json.value(w.message);
-    json.end_array().field("writer", r.writer).end_object();
-    print_text(stdout, "%s\n", json.text().c_str());
-}
+void print_json(const ops::optimize_report& r) { print_text(stdout, "%s\n", report::to_json(r).c_str()); }
 
 void print_report(const ops::optimize_report& r) {
     if (r.dry_run) print_text(stdout, "%s (dry run, nothing written)", r.input.string().c_str());

@@ -37,34 +37,7 @@ std::string where(const ops::verify_problem& p) {
     return text;
 }
 
-void print_json(const ops::verify_report& r) {
-    json_writer json;
-    json.begin_object().field("ok", r.clean()).field("path", r.path.string()).field("file_size", r.file_size);
-    json.field("structure_ok", r.structure_ok).field("tensors", r.tensors).field("external_tensors", r.external_tensors);
-    json.field("checksums", r.checksums).field("checksums_matched", r.checksums_matched).field("bytes_hashed", r.bytes_hashed);
-    json.key("files").begin_array();
-    for (const auto& f : r.files) {
-        json.begin_object().field("location", f.location).key("path");
-        if (f.path) json.value(f.path->string());
-        else json.null();
-        json.field("found_by", f.how).field("guessed", f.guessed).field("size", f.size).field("tensors", f.tensors);
-        json.field("bytes_referenced", f.bytes_referenced).field("unreferenced_bytes", f.unreferenced_bytes);
-        json.end_object();
-    }
-    json.end_array().key("problems").begin_array();
-    for (const auto& p : r.problems) {
-        json.begin_object().field("check", to_string(p.check)).field("code", to_string(p.what.code));
-        json.field("tensor", p.tensor).field("location", p.location).key("file");
-        if (p.file) json.value(p.file->string());
-        else json.null();
-        json.field("message", p.what.message).field("hint", p.what.hint).field("field_path", p.what.field_path);
-        json.end_object();
-    }
-    json.end_array().key("notes").begin_array();
-    for (const auto& n : r.notes) json.value(n);
-    json.end_array().end_object();
-    print_text(stdout, "%s\n", json.text().c_str());
-}
+void print_json(const ops::verify_report& r) { print_text(stdout, "%s\n", report::to_json(r).c_str()); }
 
 void print_report(const ops::verify_report& r, bool quiet) {
     for (const auto& p : r.problems) {

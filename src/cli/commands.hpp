@@ -39,5 +39,6 @@ int run_export(std::span<const std::string> args, const command_context& context
 int run_export_safetensors(std::span<const std::string> args, const command_context& context);
 /// `export --to caffe`; args are all the words after `export`, --to included.
 int run_export_caffe(std::span<const std::string> args, const command_context& context);
+int run_gui(std::span<const std::string> args, const command_context& context);
 
 }  // namespace onnxstream::cli

@@ -114,23 +114,51 @@ data_resolver::data_resolver(fs::path model_path, resolve_options options)
         if (const auto real = real_folder(dir)) allowed_roots_.push_back(*real);
 }
 
+namespace {
+
+// Why a relative path written by someone else may not be followed, or empty; `folder`
+// names the folder it must stay in.
+std::string unsafe_because(std::string_view location, std::string_view folder) {
+    if (location.find('\0') != std::string_view::npos) return "it contains a NUL byte";
+    const fs::path p{std::string(location)};
+    if (p.is_absolute() || location.front() == '/' || location.front() == '\\' ||
+        (location.size() > 1 && location[1] == ':'))
+        return "it is an absolute path";
+    for (const auto& part : p)
+        if (part == "..") return "it leaves " + std::string(folder) + " with '..'";
+    if (location.find("..\\") != std::string_view::npos) return "it leaves " + std::string(folder) + " with '..'";
+    return {};
+}
+
+}  // namespace
+
 result<void> data_resolver::check_location_text(std::string_view location) {
-    auto refuse = [&](const std::string& why) {
+    if (location.empty()) return failure(error_code::invalid_tensor, "an external data location is empty");
+    if (const auto why = unsafe_because(location, "the model's folder"); !why.empty()) {
         return failure(error_code::unsafe_location,
                        "refusing external data location '" + std::string(location) + "': " + why,
                        "a model may only reference data files inside its own folder; if you trust this model, "
                        "pass the file with --data FILE");
-    };
-    if (location.empty()) return failure(error_code::invalid_tensor, "an external data location is empty");
-    if (location.find('\0') != std::string_view::npos) return refuse("it contains a NUL byte");
-    const fs::path p{std::string(location)};
-    if (p.is_absolute() || location.front() == '/' || location.front() == '\\' ||
-        (location.size() > 1 && location[1] == ':'))
-        return refuse("it is an absolute path");
-    for (const auto& part : p)
-        if (part == "..") return refuse("it leaves the model's folder with '..'");
-    if (location.find("..\\") != std::string_view::npos) return refuse("it leaves the model's folder with '..'");
+    }
     return {};
+}
+
+result<fs::path> contained_path(const fs::path& root, std::string_view relative) {
+    std::error_code ec;
+    const auto real_root = fs::weakly_canonical(root, ec);
+    if (ec) return failure(error_code::io, "cannot resolve " + root.string() + ": " + ec.message());
+    if (relative.empty() || relative == ".") return real_root;
+    if (const auto why = unsafe_because(relative, "the served folder"); !why.empty())
+        return failure(error_code::unsafe_location, "refusing the path '" + std::string(relative) + "': " + why,
+                       "give a path inside the served folder");
+    const auto real = fs::weakly_canonical(real_root / fs::path(std::string(relative)), ec);
+    if (ec) return failure(error_code::io, "cannot resolve " + std::string(relative) + ": " + ec.message());
+    if (!is_inside(real, real_root))
+        return failure(error_code::unsafe_location,
+                       "refusing the path '" + std::string(relative) + "': it links to " + real.string() +
+                           ", outside the served folder",
+                       "give a path inside the served folder");
+    return real;
 }
 
 result<std::optional<io::source_file>> data_resolver::try_candidate(const fs::path& candidate, trust level,

@@ -68,6 +68,11 @@ new_field tree_edits::slice(std::uint32_t number, std::uint32_t source, std::uin
     return f;
 }
 
+std::uint32_t tree_edits::add_label(std::string name) {
+    labels_.push_back(std::move(name));
+    return static_cast<std::uint32_t>(labels_.size() - 1);
+}
+
 std::uint32_t tree_edits::add_check(io::stream_check value) {
     checks_.push_back(std::move(value));
     return static_cast<std::uint32_t>(checks_.size() - 1);

@@ -271,7 +271,7 @@ result<std::uint64_t> hash_values(std::array<model_side*, 2> sides, const diff_o
         sorted.push_back(r);
         total += r.length;
     }
-    progress_event event{"diff", 0, total};
+    progress_event event{"diff", 0, total, {}};
     range_hash_options hashing;
     hashing.threads = effective_threads(options.threads);
     hashing.buffer_size = options.buffer_size;

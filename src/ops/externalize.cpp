@@ -381,6 +381,7 @@ private:
                 ++tensors;
                 if (p.same_as != onnx::no_index) continue;
                 if (p.offset > plan.size()) plan.skip(p.offset - plan.size());
+                plan.label(std::string(model_.tensors[p.tensor].name));
                 if (p.converted != onnx::no_index) {
                     plan.emit(converted_[p.converted]);
                     continue;

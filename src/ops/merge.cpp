@@ -38,9 +38,10 @@ void inline_external_tensors(const onnx::model_file& model, const onnx::external
                                     ""});
             }
         }
-        edits.insert(message, position,
-                     edits.slice(number(tensor_field::raw_data), first_data_source + binding.file, binding.offset,
-                                 binding.length, check));
+        auto raw_data = edits.slice(number(tensor_field::raw_data), first_data_source + binding.file, binding.offset,
+                                    binding.length, check);
+        raw_data.label = edits.add_label(std::string(tensor.name));
+        edits.insert(message, position, raw_data);
     }
 }
 

@@ -55,11 +55,12 @@ result<io::write_report> write_planned(io::output_file& output, const plan::writ
     io::writer_options writer_options;
     writer_options.cancel = options.cancel;
     writer_options.threads = effective_threads(options.threads);
-    progress_event event{stage, 0, plan.size()};
+    progress_event event{stage, 0, plan.size(), {}};
     if (options.on_progress) {
         options.on_progress(event);
         writer_options.on_progress = [&](std::uint64_t bytes) {
             event.done += bytes;
+            if (const auto tensor = plan.label_at(event.done); tensor != event.tensor) event.tensor = tensor;
             options.on_progress(event);
         };
     }

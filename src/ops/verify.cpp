@@ -287,7 +287,7 @@ private:
             ranges.push_back({&*data_.files[job.file].file, job.offset, job.length, {}, {}, {}});
             total += job.length;
         }
-        progress_event event{"verify " + path_.filename().string(), 0, total};
+        progress_event event{"verify " + path_.filename().string(), 0, total, {}};
         range_hash_options hashing;
         hashing.threads = effective_threads(options_.threads);
         hashing.buffer_size = options_.buffer_size;

@@ -100,6 +100,8 @@ private:
             put_varint(f.value);
             return;
         }
+        if (f.kind == new_field::payload_kind::slice && f.label < edits_.labels().size())
+            plan_.label(edits_.labels()[f.label]);
         put_varint(proto::make_tag(f.number, proto::wire_type::length_delimited));
         put_varint(f.length);
         if (f.kind == new_field::payload_kind::bytes) plan_.emit(edits_.pool().subspan(f.offset, f.length));

@@ -1,5 +1,8 @@
 #include <onnxstream/plan/write_plan.hpp>
 
+#include <algorithm>
+#include <iterator>
+
 namespace onnxstream::plan {
 
 void write_plan::emit(std::span<const std::byte> bytes) {
@@ -41,6 +44,17 @@ void write_plan::convert(std::uint32_t source, std::uint64_t offset, std::uint64
     op.conversion = conversion;
     operations_.push_back(op);
     size_ += length;
+}
+
+void write_plan::label(std::string name) {
+    if (!labels_.empty() && labels_.back().first == size_) labels_.back().second = std::move(name);
+    else labels_.emplace_back(size_, std::move(name));
+}
+
+std::string_view write_plan::label_at(std::uint64_t offset) const noexcept {
+    const auto after = std::upper_bound(labels_.begin(), labels_.end(), offset,
+                                        [](std::uint64_t o, const auto& entry) { return o < entry.first; });
+    return after == labels_.begin() ? std::string_view() : std::string_view(std::prev(after)->second);
 }
 
 void write_plan::align(std::uint64_t alignment) {

@@ -268,3 +268,23 @@ TEST_CASE("a located file opens as the file that was checked, whatever its name 
     REQUIRE_FALSE(missing);
     CHECK(missing.error().code == error_code::missing_data);
 }
+
+TEST_CASE("a path given to a front end stays inside its folder, links included") {
+    temp_folder root;
+    temp_folder outside;
+    root.write("models/m.onnx", "x");
+    outside.write("secret.txt", "s");
+    fs::create_symlink(outside.path() / "secret.txt", root.path() / "link.txt");
+    fs::create_symlink(outside.path(), root.path() / "linkdir");
+    fs::create_symlink(root.path() / "models", root.path() / "inside");
+    const auto real_root = fs::canonical(root.path());
+    CHECK(contained_path(root.path(), "").value() == real_root);
+    CHECK(contained_path(root.path(), "models/m.onnx").value() == real_root / "models" / "m.onnx");
+    CHECK(contained_path(root.path(), "models/new.onnx").value() == real_root / "models" / "new.onnx");  // outputs
+    CHECK(contained_path(root.path(), "inside/m.onnx").value() == real_root / "models" / "m.onnx");
+    for (const auto* bad : {"../x", "models/../../x", "/etc/passwd", "link.txt", "linkdir/secret.txt", "linkdir/new.onnx"}) {
+        const auto refused = contained_path(root.path(), bad);
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().code == error_code::unsafe_location);
+    }
+}

@@ -163,3 +163,25 @@ TEST_CASE("a converted slice becomes one convert operation of half the bytes, si
     CHECK(converts == 1);
     CHECK(p->describe().find(" to float16") != std::string::npos);
 }
+
+TEST_CASE("a labelled slice names the tensor being written for progress, from its field on") {
+    const auto bytes = sample_model();
+    const auto tree = onnx::message_tree::parse(bytes);
+    REQUIRE(tree);
+    const auto other = test_support::float_bytes({1, 2, 3, 4, 5, 6, 7, 8});
+    onnx::tree_edits edits;
+    const auto& raw = tree->fields(2)[3];
+    edits.drop(static_cast<std::uint32_t>(&raw - tree->all_fields().data()));
+    auto slice = edits.slice(9, 1, 0, other.size());
+    slice.label = edits.add_label("w");
+    edits.insert(2, 3, slice);
+    const auto p = plan::plan_rewrite(*tree, edits);
+    REQUIRE(p);
+    // Everything before the new field is unlabelled; from its tag to the end, "w".
+    CHECK(p->label_at(0).empty());
+    CHECK(p->label_at(p->size() - 1) == "w");
+    std::uint64_t first = p->size();
+    for (std::uint64_t offset = 0; offset < p->size(); ++offset)
+        if (!p->label_at(offset).empty()) first = std::min(first, offset);
+    CHECK(first + 2 + other.size() <= p->size());
+}

@@ -113,4 +113,10 @@ private:
 
 [[nodiscard]] const char* to_string(found_by how) noexcept;
 
+/// `relative` inside `root`, with the rules of external data locations: refused when
+/// absolute, with `..`, with a NUL, or when the existing part of the path leads through a
+/// symlink out of `root`. The file need not exist yet (an output). Empty: `root` itself.
+/// Returns the canonical path. Errors: `unsafe_location`.
+[[nodiscard]] result<std::filesystem::path> contained_path(const std::filesystem::path& root, std::string_view relative);
+
 }  // namespace onnxstream::onnx

@@ -33,6 +33,7 @@ struct new_field {
     /// slice: none copies; otherwise the payload is `length` bytes converted from the
     /// `2 * length` float32 bytes at `offset` (a converted weight, see float_conversion.hpp).
     float_conversion conversion = float_conversion::none;
+    std::uint32_t label = io::no_check;  // slice: index into tree_edits::labels() (progress), or none
 
     /// Bytes this field takes in the output (tag, length prefix, payload).
     [[nodiscard]] std::uint64_t encoded_size() const noexcept;
@@ -56,6 +57,8 @@ public:
                                             std::uint32_t check = io::no_check) const;
     /// A stream check to attach to a slice (see io::stream_check).
     [[nodiscard]] std::uint32_t add_check(io::stream_check value);
+    /// A name for a slice's bytes (the tensor), shown as progress while they are written.
+    [[nodiscard]] std::uint32_t add_label(std::string name);
 
     [[nodiscard]] bool dropped(std::uint32_t field_index) const noexcept {
         return field_index < dropped_.size() && dropped_[field_index];
@@ -71,6 +74,7 @@ public:
     [[nodiscard]] std::span<const std::uint32_t> dropped_fields() const noexcept { return drop_list_; }
     [[nodiscard]] std::span<const std::byte> pool() const noexcept { return pool_; }
     [[nodiscard]] std::span<const io::stream_check> checks() const noexcept { return checks_; }
+    [[nodiscard]] std::span<const std::string> labels() const noexcept { return labels_; }
     [[nodiscard]] bool empty() const noexcept { return drop_list_.empty() && insertions_.empty(); }
 
 private:
@@ -80,6 +84,7 @@ private:
     mutable bool sorted_ = true;
     std::vector<std::byte> pool_;
     std::vector<io::stream_check> checks_;
+    std::vector<std::string> labels_;
 };
 
 }  // namespace onnxstream::onnx

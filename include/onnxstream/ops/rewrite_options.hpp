@@ -17,6 +17,8 @@ struct progress_event {
     std::string stage;           // "merge model.onnx", "write model.split.onnx.data"
     std::uint64_t done = 0;      // bytes written so far in this stage
     std::uint64_t total = 0;     // bytes this stage will write
+    std::string tensor;          // the tensor being written, when the stage knows (about: bytes
+                                 // are written in parallel, this is the one at offset `done`)
 };
 
 struct rewrite_options {

@@ -16,6 +16,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace onnxstream::plan {
@@ -40,6 +42,10 @@ public:
     void skip(std::uint64_t length) { size_ += length; }
     /// Pads with a hole until the size is a multiple of `alignment` (0 or 1: nothing).
     void align(std::uint64_t alignment);
+    /// Names what the plan writes from here on (a tensor), for progress reports.
+    void label(std::string name);
+    /// The last label at or before `offset` (empty when none).
+    [[nodiscard]] std::string_view label_at(std::uint64_t offset) const noexcept;
     /// Registers a check; attach it to a copy with the returned index.
     [[nodiscard]] std::uint32_t add_check(io::stream_check value);
 
@@ -60,6 +66,7 @@ private:
     std::vector<operation> operations_;
     std::vector<std::byte> pool_;
     std::vector<io::stream_check> checks_;
+    std::vector<std::pair<std::uint64_t, std::string>> labels_;  // by offset
     std::uint64_t size_ = 0;
 };
 

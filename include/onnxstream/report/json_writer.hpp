@@ -1,4 +1,4 @@
-// A small streaming JSON writer for --json output: objects, arrays, and scalars, with
+// A small streaming JSON writer for reports (--json, the gui page): objects, arrays, and scalars, with
 // commas placed automatically. Strings from models are untrusted bytes: invalid UTF-8 is
 // replaced with U+FFFD so the document is always valid JSON.
 #pragma once
@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace onnxstream::cli {
+namespace onnxstream::report {
 
 class json_writer {
 public:
@@ -50,4 +50,4 @@ private:
 /// `text` as a JSON string literal (quotes included).
 [[nodiscard]] std::string json_quote(std::string_view text);
 
-}  // namespace onnxstream::cli
+}  // namespace onnxstream::report

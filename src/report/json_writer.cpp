@@ -1,11 +1,11 @@
-#include "json_writer.hpp"
+#include <onnxstream/report/json_writer.hpp>
 
 #include "terminal_text.hpp"
 
 #include <cmath>
 #include <cstdio>
 
-namespace onnxstream::cli {
+namespace onnxstream::report {
 
 std::string json_quote(std::string_view text) {
     std::string out = "\"";
@@ -121,4 +121,4 @@ json_writer& json_writer::null() {
     return *this;
 }
 
-}  // namespace onnxstream::cli
+}  // namespace onnxstream::report

@@ -1,0 +1,63 @@
+// Reports as JSON: the one place that turns each operation's report into the document
+// `--json` prints and the gui page reads. Every function returns one JSON value (no
+// trailing newline); `write_*` append to a writer for documents that nest reports.
+#pragma once
+
+#include <onnxstream/error.hpp>
+#include <onnxstream/ops/analyze.hpp>
+#include <onnxstream/ops/diff.hpp>
+#include <onnxstream/ops/externalize.hpp>
+#include <onnxstream/ops/inspect.hpp>
+#include <onnxstream/ops/merge.hpp>
+#include <onnxstream/ops/optimize.hpp>
+#include <onnxstream/ops/verify.hpp>
+#include <onnxstream/report/json_writer.hpp>
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace onnxstream::report {
+
+/// One kind of analyze finding: its JSON key and its title for people.
+struct finding_category {
+    passes::finding_kind kind;
+    const char* key;    // "dead_nodes"
+    const char* title;  // "dead nodes"
+};
+/// The categories analyze reports, in the order they are shown.
+[[nodiscard]] std::span<const finding_category> analyze_categories() noexcept;
+
+/// What one optimize pass changed, summed over its findings.
+struct pass_totals {
+    std::uint64_t nodes = 0;
+    std::uint64_t initializers = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t value_info = 0;
+    std::uint64_t functions = 0;
+    std::uint64_t folded = 0;
+    std::uint64_t branches = 0;
+    std::uint64_t skipped = 0;
+};
+[[nodiscard]] pass_totals totals(const ops::pass_result& pass);
+
+/// {"code", "message", "hint"[, "field_path"][, "offset"]}
+void write_error(json_writer& json, const error& e);
+/// {"ok": false, "error": {...}}
+[[nodiscard]] std::string error_json(const error& e);
+
+[[nodiscard]] std::string to_json(const ops::inspect_report& r);
+[[nodiscard]] std::string to_json(const ops::analyze_report& r);
+[[nodiscard]] std::string to_json(const ops::externalize_report& r);  // split, repack
+[[nodiscard]] std::string to_json(const ops::optimize_report& r);
+[[nodiscard]] std::string to_json(const ops::verify_report& r);
+[[nodiscard]] std::string to_json(const ops::diff_report& r);
+
+/// One merged model inside merge's {"models": [...]} document: {"input", "ok": true, ...}.
+void write_merged(json_writer& json, const std::string& input, const ops::merge_report& r);
+/// One model that failed: {"input", "ok": false, "error": {...}}.
+void write_merge_failure(json_writer& json, const std::string& input, const error& e);
+/// A whole merge document for one model, as `merge --json` prints it.
+[[nodiscard]] std::string merge_json(const std::string& input, const result<ops::merge_report>& r);
+
+}  // namespace onnxstream::report

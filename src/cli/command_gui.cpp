@@ -1,0 +1,105 @@
+#include "cli_common.hpp"
+
+#ifdef ONNXSTREAM_HAVE_GUI
+#include <gui_server.hpp>
+#endif
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+extern char** environ;
+
+namespace onnxstream::cli {
+namespace {
+
+constexpr std::string_view gui_help =
+    "usage: onnxstream gui [DIR] [--port N] [--host ADDR] [--no-browser]\n"
+    "\n"
+    "Serves a web page for the models under DIR (default: the current folder) and prints its\n"
+    "URL: browse, drop files, see what inspect and analyze say, run Merge, Split, Repack,\n"
+    "Optimize, Verify and Diff with a progress bar and a Cancel button. Works on the files\n"
+    "where they are: weights never travel to the browser. Every path stays inside DIR.\n"
+    "The URL carries a random token; only this machine can connect unless --host says so.\n"
+    "Stop it with Ctrl-C.\n"
+    "\n"
+    "  --port N       the port (default: a free one)\n"
+    "  --host ADDR    the address to listen on (default 127.0.0.1; others expose the page)\n"
+    "  --no-browser   do not open a browser, only print the URL\n";
+
+constexpr std::array gui_options{opt_help, opt_quiet, option_spec{"--port", "", true, false},
+                                 option_spec{"--host", "", true, false}, option_spec{"--no-browser", "", false, false}};
+
+#ifdef ONNXSTREAM_HAVE_GUI
+// Starts xdg-open; false when it cannot run. Its exit status is watched on the side (a
+// browser may keep it waiting): a failure then says how to open the URL.
+bool open_browser(const std::string& url) {
+    const char* argv[] = {"xdg-open", url.c_str(), nullptr};
+    pid_t pid = 0;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", 0, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", 0, 0);
+    const int spawned = posix_spawnp(&pid, "xdg-open", &actions, nullptr, const_cast<char* const*>(argv), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) return false;
+    std::thread([pid] {
+        int status = 0;
+        if (::waitpid(pid, &status, 0) == pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+            std::fprintf(stderr, "onnxstream: no browser could be started; open the URL above in one\n");
+    }).detach();
+    return true;
+}
+#endif
+
+}  // namespace
+
+int run_gui(std::span<const std::string> argv, const command_context& context) {
+    auto p = prepare("gui", gui_help, argv, gui_options);
+    if (!p.args) return p.status;
+    const auto& args = *p.args;
+    if (args.positionals.size() > 1) return usage_error("gui", "gui takes at most one DIR");
+#ifndef ONNXSTREAM_HAVE_GUI
+    (void)context;
+    return fail(error{error_code::invalid_argument, "this onnxstream was built without the gui (cpp-httplib was not found)",
+                      "install it (apt-get install libcpp-httplib-dev, or scripts/install_deps.sh) and build again"},
+                false);
+#else
+    server::serve_options options;
+    options.root = args.positionals.empty() ? std::filesystem::path(".") : std::filesystem::path(args.positionals[0]);
+    if (const auto host = args.value("--host")) options.host = *host;
+    if (const auto port = args.value("--port")) {
+        auto parsed = parse_count(*port, "--port");
+        if (!parsed || *parsed > 65535) return usage_error("gui", "--port takes a number from 0 to 65535");
+        options.port = static_cast<std::uint16_t>(*parsed);
+    }
+    if (!server::is_loopback(options.host))
+        std::fprintf(stderr,
+                     "onnxstream: warning: listening on %s: other machines on this network can reach the page\n"
+                     "  anyone with the URL (it carries the token) can read and write files under the folder\n",
+                     options.host.c_str());
+    options.token = server::random_token();
+    options.stop = context.cancel;
+    const bool browser = !args.flag("--no-browser");
+    const bool quiet = p.flags.quiet;
+    options.on_listening = [&](std::uint16_t port) {
+        const auto shown_host = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
+        const auto url = "http://" + (options.host == "0.0.0.0" ? std::string("127.0.0.1") : shown_host) + ":" +
+                         std::to_string(port) + "/?token=" + options.token;
+        std::printf("%s\n", url.c_str());
+        std::fflush(stdout);
+        if (!quiet) std::fprintf(stderr, "onnxstream: serving %s; stop with Ctrl-C\n", options.root.string().c_str());
+        if (browser && !open_browser(url))
+            std::fprintf(stderr, "onnxstream: no browser could be started; open the URL above in one\n");
+    };
+    auto served = server::serve(options);
+    if (!served) return fail(served.error(), false);
+    return exit_ok;
+#endif
+}
+
+}  // namespace onnxstream::cli

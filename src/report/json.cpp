@@ -1,0 +1,324 @@
+#include <onnxstream/report/json.hpp>
+
+#include <array>
+
+namespace onnxstream::report {
+
+using passes::finding_kind;
+
+namespace {
+
+constexpr std::array categories{
+    finding_category{finding_kind::dead_node, "dead_nodes", "dead nodes"},
+    finding_category{finding_kind::isolated_component, "isolated_components", "isolated components"},
+    finding_category{finding_kind::dead_branch, "dead_branches", "dead branches"},
+    finding_category{finding_kind::duplicate_node, "duplicate_computations", "duplicate computations"},
+    finding_category{finding_kind::duplicate_initializer, "duplicate_initializers", "duplicate initializers"},
+    finding_category{finding_kind::unused_initializer, "unused_initializers", "unused initializers"},
+    finding_category{finding_kind::identity_node, "identity_nodes", "Identity / no-op nodes"},
+    finding_category{finding_kind::unused_input, "unused_inputs", "unused graph inputs"},
+    finding_category{finding_kind::removed_function, "unused_functions", "unused local functions"},
+    finding_category{finding_kind::folded_constant, "folded_constants", "constants folded"},
+    finding_category{finding_kind::folded_shape, "folded_shapes", "shapes folded"},
+    finding_category{finding_kind::nop_node, "nop_nodes", "no-op nodes"},
+    finding_category{finding_kind::fused_node, "fused_nodes", "nodes that fuse"},
+};
+
+void write_names(json_writer& json, const std::vector<std::string>& names) {
+    json.key("names").begin_array();
+    for (const auto& n : names) json.value(n);
+    json.end_array();
+}
+
+void write_warnings(json_writer& json, const std::vector<error>& warnings) {
+    json.key("warnings").begin_array();
+    for (const auto& w : warnings) json.value(w.message);
+    json.end_array();
+}
+
+void write_strings(json_writer& json, std::string_view key, const std::vector<std::string>& items) {
+    json.key(key).begin_array();
+    for (const auto& item : items) json.value(item);
+    json.end_array();
+}
+
+void write_path_or_null(json_writer& json, const std::optional<std::filesystem::path>& path) {
+    if (path) json.value(path->string());
+    else json.null();
+}
+
+void write_value(json_writer& json, const ops::value_summary& v) {
+    json.begin_object().field("name", v.name).field("type", v.type).key("shape");
+    if (v.has_shape) {
+        json.begin_array();
+        for (const auto& d : v.shape) json.value(d);
+        json.end_array();
+    } else {
+        json.null();
+    }
+    json.end_object();
+}
+
+void write_data_files(json_writer& json, const std::vector<ops::written_data_file>& files) {
+    json.key("data_files").begin_array();
+    for (const auto& f : files)
+        json.begin_object().field("path", f.path.string()).field("size", f.size).field("tensors", f.tensors).end_object();
+    json.end_array();
+}
+
+void write_finding(json_writer& json, const passes::finding& f) {
+    json.begin_object();
+    if (!f.op_type.empty()) json.field("op_type", f.op_type);
+    write_names(json, f.names);
+    json.field("nodes", f.nodes).field("bytes", f.bytes);
+    if (!f.detail.empty()) json.field("detail", f.detail);
+    json.end_object();
+}
+
+void write_counts(json_writer& json, const ops::model_counts& c) {
+    json.begin_object().field("nodes", c.nodes).field("main_graph_nodes", c.main_graph_nodes);
+    json.field("initializers", c.initializers).field("initializer_bytes", c.initializer_bytes).end_object();
+}
+
+}  // namespace
+
+std::span<const finding_category> analyze_categories() noexcept { return categories; }
+
+pass_totals totals(const ops::pass_result& pass) {
+    pass_totals s;
+    for (const auto& f : pass.findings) {
+        switch (f.kind) {
+            case finding_kind::unused_initializer:
+            case finding_kind::duplicate_initializer:
+                ++s.initializers;
+                s.bytes += f.bytes;
+                break;
+            case finding_kind::removed_value_info: s.value_info += f.count; break;
+            case finding_kind::removed_function:
+                ++s.functions;
+                s.nodes += f.nodes;
+                break;
+            case finding_kind::folded_batchnorm:
+                ++s.folded;
+                s.nodes += f.nodes;
+                break;
+            case finding_kind::dead_branch:
+                ++s.branches;
+                s.nodes += f.nodes;
+                s.bytes += f.bytes;
+                break;
+            case finding_kind::skipped: ++s.skipped; break;
+            default: s.nodes += f.nodes; break;
+        }
+    }
+    return s;
+}
+
+void write_error(json_writer& json, const error& e) {
+    json.begin_object().field("code", to_string(e.code)).field("message", e.message).field("hint", e.hint);
+    if (!e.field_path.empty()) json.field("field_path", e.field_path);
+    if (e.offset != error::no_offset) json.field("offset", e.offset);
+    json.end_object();
+}
+
+std::string error_json(const error& e) {
+    json_writer json;
+    json.begin_object().field("ok", false).key("error");
+    write_error(json, e);
+    json.end_object();
+    return json.text();
+}
+
+std::string to_json(const ops::inspect_report& r) {
+    json_writer json;
+    json.begin_object().field("ok", true).field("path", r.path.string()).field("file_size", r.file_size);
+    json.field("ir_version", r.ir_version).field("producer_name", r.producer_name).field("producer_version", r.producer_version);
+    json.field("domain", r.domain).field("model_version", r.model_version).field("graph_name", r.graph_name);
+    json.key("opsets").begin_array();
+    for (const auto& [domain, version] : r.opsets)
+        json.begin_object().field("domain", domain.empty() ? std::string("ai.onnx") : domain).field("version", version).end_object();
+    json.end_array();
+    json.key("inputs").begin_array();
+    for (const auto& v : r.inputs) write_value(json, v);
+    json.end_array().key("outputs").begin_array();
+    for (const auto& v : r.outputs) write_value(json, v);
+    json.end_array();
+    json.field("nodes", r.nodes).field("main_graph_nodes", r.main_graph_nodes).key("op_types").begin_object();
+    for (const auto& [op, count] : r.op_types) json.field(op, count);
+    json.end_object().field("subgraphs", r.subgraphs).field("training_infos", r.training_infos);
+    json.key("functions").begin_array();
+    for (const auto& f : r.functions)
+        json.begin_object().field("domain", f.domain).field("name", f.name).field("nodes", f.nodes).end_object();
+    json.end_array();
+    json.field("tensors", r.tensors).field("tensor_bytes", r.tensor_bytes);
+    json.key("tensors_by_type").begin_object();
+    for (const auto& [type, count] : r.by_type)
+        json.key(type).begin_object().field("tensors", count.tensors).field("bytes", count.bytes).end_object();
+    json.end_object().key("tensors_by_storage").begin_object();
+    for (const auto& [storage, count] : r.by_storage)
+        json.key(storage).begin_object().field("tensors", count.tensors).field("bytes", count.bytes).end_object();
+    json.end_object();
+    json.key("external_data").begin_array();
+    for (const auto& f : r.data_files) {
+        json.begin_object().field("location", f.location).key("path");
+        write_path_or_null(json, f.path);
+        json.field("found_by", f.how).field("guessed", f.guessed).field("size", f.size).field("tensors", f.tensors);
+        json.field("bytes_needed", f.bytes_needed).field("bytes_referenced", f.bytes_referenced);
+        write_strings(json, "problems", f.problems);
+        if (!f.hint.empty()) json.field("hint", f.hint);
+        json.end_object();
+    }
+    json.end_array();
+    write_strings(json, "problems", r.problems);
+    write_warnings(json, r.warnings);
+    json.field("merged_size", r.merged_size).field("fits_2gb", r.fits_in_one_file);
+    json.end_object();
+    return json.text();
+}
+
+std::string to_json(const ops::analyze_report& r) {
+    json_writer json;
+    json.begin_object().field("ok", true).field("path", r.path.string()).field("nodes", r.nodes);
+    json.field("initializers", r.initializers).field("initializer_bytes", r.initializer_bytes);
+    json.key("scopes").begin_array();
+    for (const auto& scope : r.scopes) {
+        json.begin_object().field("scope", scope);
+        for (const auto& c : categories) {
+            json.key(c.key).begin_array();
+            for (const auto& f : r.findings)
+                if (f.kind == c.kind && f.scope == scope) write_finding(json, f);
+            json.end_array();
+        }
+        json.end_object();
+    }
+    json.end_array().key("summary").begin_object();
+    for (const auto& c : categories) {
+        const auto t = r.totals(c.kind);
+        json.key(c.key).begin_object().field("count", t.count).field("nodes", t.nodes).field("bytes", t.bytes).end_object();
+    }
+    json.field("removable_nodes", r.removable_nodes);
+    json.end_object();
+    write_warnings(json, r.warnings);
+    json.end_object();
+    return json.text();
+}
+
+std::string to_json(const ops::externalize_report& r) {
+    json_writer json;
+    json.begin_object().field("ok", true).field("input", r.input.string()).field("output", r.output.string());
+    json.field("output_size", r.output_size);
+    write_data_files(json, r.data_files);
+    json.field("tensors_external", r.tensors_external).field("bytes_external", r.bytes_external);
+    json.field("kept_small", r.kept_small).field("kept_shape_like", r.kept_shape_like).field("kept_other", r.kept_other);
+    json.field("converted_typed", r.converted_typed).field("inlined", r.inlined);
+    json.field("deduplicated", r.deduplicated).field("bytes_saved", r.bytes_saved).field("writer", r.writer);
+    write_warnings(json, r.warnings);
+    json.end_object();
+    return json.text();
+}
+
+std::string to_json(const ops::optimize_report& r) {
+    json_writer json;
+    json.begin_object().field("ok", true).field("input", r.input.string()).field("output", r.output.string());
+    json.field("dry_run", r.dry_run).field("storage", r.storage).field("output_size", r.output_size);
+    write_data_files(json, r.data_files);
+    json.field("rounds", r.rounds).key("before");
+    write_counts(json, r.before);
+    json.key("after");
+    write_counts(json, r.after);
+    json.key("passes").begin_array();
+    for (const auto& pass : r.passes) {
+        const auto s = totals(pass);
+        json.begin_object().field("name", pass.name).field("changes", pass.changes);
+        json.field("nodes_removed", s.nodes).field("initializers_removed", s.initializers).field("bytes_removed", s.bytes);
+        json.field("value_info_removed", s.value_info).field("functions_removed", s.functions);
+        json.field("folded", s.folded).field("branches_replaced", s.branches).field("skipped", s.skipped);
+        json.key("findings").begin_array();
+        for (const auto& f : pass.findings) {
+            json.begin_object().field("kind", passes::to_string(f.kind)).field("scope", f.scope);
+            if (!f.op_type.empty()) json.field("op_type", f.op_type);
+            write_names(json, f.names);
+            json.field("nodes", f.nodes).field("bytes", f.bytes);
+            if (f.count != 1) json.field("count", f.count);
+            if (!f.detail.empty()) json.field("detail", f.detail);
+            json.end_object();
+        }
+        json.end_array().end_object();
+    }
+    json.end_array().field("stale_value_info", r.stale_value_info);
+    write_warnings(json, r.warnings);
+    json.field("writer", r.writer).end_object();
+    return json.text();
+}
+
+std::string to_json(const ops::verify_report& r) {
+    json_writer json;
+    json.begin_object().field("ok", r.clean()).field("path", r.path.string()).field("file_size", r.file_size);
+    json.field("structure_ok", r.structure_ok).field("tensors", r.tensors).field("external_tensors", r.external_tensors);
+    json.field("checksums", r.checksums).field("checksums_matched", r.checksums_matched).field("bytes_hashed", r.bytes_hashed);
+    json.key("files").begin_array();
+    for (const auto& f : r.files) {
+        json.begin_object().field("location", f.location).key("path");
+        write_path_or_null(json, f.path);
+        json.field("found_by", f.how).field("guessed", f.guessed).field("size", f.size).field("tensors", f.tensors);
+        json.field("bytes_referenced", f.bytes_referenced).field("unreferenced_bytes", f.unreferenced_bytes);
+        json.end_object();
+    }
+    json.end_array().key("problems").begin_array();
+    for (const auto& p : r.problems) {
+        json.begin_object().field("check", to_string(p.check)).field("code", to_string(p.what.code));
+        json.field("tensor", p.tensor).field("location", p.location).key("file");
+        write_path_or_null(json, p.file);
+        json.field("message", p.what.message).field("hint", p.what.hint).field("field_path", p.what.field_path);
+        json.end_object();
+    }
+    json.end_array();
+    write_strings(json, "notes", r.notes);
+    json.end_object();
+    return json.text();
+}
+
+std::string to_json(const ops::diff_report& r) {
+    json_writer json;
+    json.begin_object().field("ok", r.equivalent).field("a", r.a.string()).field("b", r.b.string());
+    json.field("equivalent", r.equivalent).field("byte_identical", r.byte_identical);
+    json.key("tensors").begin_object().field("a", r.tensors_a).field("b", r.tensors_b).field("differing", r.differing_tensors).end_object();
+    json.key("nodes").begin_object().field("a", r.nodes_a).field("b", r.nodes_b).field("differing", r.differing_nodes).end_object();
+    json.field("other_differences", r.other_differences).field("bytes_hashed", r.bytes_hashed);
+    json.key("differences").begin_array();
+    for (const auto& d : r.differences) {
+        json.begin_object().field("kind", to_string(d.kind)).field("what", d.what).field("name", d.name);
+        json.field("path", d.path).field("detail", d.detail).end_object();
+    }
+    json.end_array().end_object();
+    return json.text();
+}
+
+void write_merged(json_writer& json, const std::string& input, const ops::merge_report& r) {
+    json.begin_object().field("input", input).field("ok", true).field("output", r.output.string());
+    json.field("output_size", r.output_size).field("tensors_inlined", r.tensors_inlined);
+    json.field("bytes_inlined", r.bytes_inlined).field("writer", r.writer).key("data_files").begin_array();
+    for (const auto& f : r.data_files)
+        json.begin_object().field("location", f.location).field("path", f.path.string()).field("found_by", f.how)
+            .field("guessed", f.guessed).field("tensors", f.tensors).field("bytes", f.bytes).end_object();
+    json.end_array();
+    write_warnings(json, r.warnings);
+    json.end_object();
+}
+
+void write_merge_failure(json_writer& json, const std::string& input, const error& e) {
+    json.begin_object().field("input", input).field("ok", false).key("error");
+    write_error(json, e);
+    json.end_object();
+}
+
+std::string merge_json(const std::string& input, const result<ops::merge_report>& r) {
+    json_writer json;
+    json.begin_object().key("models").begin_array();
+    if (r) write_merged(json, input, *r);
+    else write_merge_failure(json, input, r.error());
+    json.end_array().field("ok", r.has_value()).end_object();
+    return json.text();
+}
+
+}  // namespace onnxstream::report

@@ -1,0 +1,296 @@
+#include "actions.hpp"
+
+#include <onnxstream/onnx/data_resolver.hpp>
+#include <onnxstream/ops/diff.hpp>
+#include <onnxstream/ops/externalize.hpp>
+#include <onnxstream/ops/merge.hpp>
+#include <onnxstream/ops/optimize.hpp>
+#include <onnxstream/ops/verify.hpp>
+#include <onnxstream/report/json.hpp>
+
+#include <array>
+#include <charconv>
+
+namespace onnxstream::server {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// ---------------------------------------------------------------- field values
+
+result<std::uint64_t> parse_size(std::string_view text, std::string_view name) {
+    auto bad = [&] {
+        return failure(error_code::invalid_argument,
+                       "the field '" + std::string(name) + "' takes a size such as 4096, 64K, 1M or 2G, not '" +
+                           std::string(text) + "'");
+    };
+    if (text.empty()) return bad();
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc()) return bad();
+    std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+    if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.remove_suffix(1);
+    if (!unit.empty() && (unit.back() == 'i')) unit.remove_suffix(1);
+    unsigned shift = 0;
+    if (unit == "K" || unit == "k") shift = 10;
+    else if (unit == "M" || unit == "m") shift = 20;
+    else if (unit == "G" || unit == "g") shift = 30;
+    else if (!unit.empty()) return bad();
+    if (shift > 0 && value > (UINT64_MAX >> shift)) return bad();
+    return value << shift;
+}
+
+result<unsigned> parse_count(std::string_view text, std::string_view name) {
+    unsigned value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size())
+        return failure(error_code::invalid_argument,
+                       "the field '" + std::string(name) + "' takes a whole number, not '" + std::string(text) + "'");
+    return value;
+}
+
+// Fields every rewriting action shares (the CLI's --data, --data-dir, --threads, ...).
+result<void> fill_rewrite(const action_input& in, ops::rewrite_options& options, std::string_view suffix) {
+    ONNXSTREAM_ASSIGN(const auto data, in.path_field("data"));
+    if (!data.empty()) options.data.data_files.push_back(data);
+    ONNXSTREAM_ASSIGN(const auto data_dir, in.path_field("data-dir"));
+    if (!data_dir.empty()) options.data.data_dirs.push_back(data_dir);
+    if (const auto threads = in.text("threads"); !threads.empty()) {
+        ONNXSTREAM_ASSIGN(options.threads, parse_count(threads, "threads"));
+    }
+    options.force = in.flag("force");
+    options.allow_size_mismatch = in.flag("allow-size-mismatch");
+    options.strict = in.flag("strict");
+    if (!suffix.empty()) {
+        ONNXSTREAM_ASSIGN(options.output, in.path_field("output"));
+        if (options.output.empty()) options.output = ops::default_output(in.model, std::string(suffix));
+    }
+    options.cancel = in.cancel;
+    options.on_progress = in.on_progress;
+    return {};
+}
+
+template <class Report>
+std::vector<fs::path> written(const Report& r) {
+    std::vector<fs::path> files{r.output};
+    for (const auto& f : r.data_files) files.push_back(f.path);
+    return files;
+}
+
+// ---------------------------------------------------------------- the actions
+
+constexpr field_spec output_field{"output", field_kind::path, "", "the output model (default: beside the input)"};
+constexpr field_spec data_field{"data", field_kind::path, "", "an external data file, if it is not beside the model"};
+constexpr field_spec data_dir_field{"data-dir", field_kind::path, "", "a folder to look for external data files in"};
+constexpr field_spec threads_field{"threads", field_kind::count, "", "worker threads (default: the number of cores)"};
+constexpr field_spec force_field{"force", field_kind::flag, "", "replace existing outputs"};
+
+constexpr std::array merge_fields{
+    output_field, data_field, data_dir_field, threads_field,
+    field_spec{"allow-size-mismatch", field_kind::flag, "", "warn instead of failing when bytes != dims x element size"},
+    field_spec{"strict", field_kind::flag, "", "fail when a SHA-1 checksum does not match"},
+    force_field};
+
+result<action_outcome> run_merge(const action_input& in) {
+    ops::rewrite_options options;
+    ONNXSTREAM_TRY(fill_rewrite(in, options, "merged"));
+    ONNXSTREAM_ASSIGN(const auto r, ops::merge(in.model, options));
+    return action_outcome{report::merge_json(in.model.string(), r), {r.output}, true};
+}
+
+constexpr std::array split_fields{
+    output_field,
+    field_spec{"data-name", field_kind::text, "", "the data file's name (default: <output file name>.data)"},
+    field_spec{"threshold", field_kind::size, "1024", "smallest tensor to move out (sizes take K, M, G)"},
+    field_spec{"align", field_kind::size, "", "offset alignment (default 4096 for tensors >= 1 MiB; 0 = dense)"},
+    data_field, data_dir_field, threads_field, force_field};
+
+constexpr std::array repack_fields{
+    output_field,
+    field_spec{"data-name", field_kind::text, "", "the data file's name (default: <output file name>.data)"},
+    field_spec{"threshold", field_kind::size, "1024", "smallest tensor to move out (sizes take K, M, G)"},
+    field_spec{"align", field_kind::size, "", "offset alignment (default 4096 for tensors >= 1 MiB; 0 = dense)"},
+    field_spec{"shard-size", field_kind::size, "", "several data files of at most this size"},
+    field_spec{"dedupe", field_kind::flag, "", "store identical tensors once"},
+    field_spec{"write-checksums", field_kind::flag, "", "write each tensor's SHA-1 into its 'checksum' key"},
+    data_field, data_dir_field, threads_field, force_field};
+
+result<action_outcome> run_externalize(const action_input& in, std::string_view suffix) {
+    ops::externalize_options options;
+    options.output_suffix = std::string(suffix);
+    options.allow_in_place = suffix == "repacked";
+    ONNXSTREAM_TRY(fill_rewrite(in, options, suffix));
+    options.data_name = std::string(in.text("data-name"));
+    if (options.data_name.find('/') != std::string::npos || options.data_name.find("..") != std::string::npos)
+        return failure(error_code::invalid_argument, "the data file's name must be a plain file name");
+    if (const auto v = in.text("threshold"); !v.empty()) {
+        ONNXSTREAM_ASSIGN(options.threshold, parse_size(v, "threshold"));
+    }
+    if (const auto v = in.text("align"); !v.empty()) {
+        ONNXSTREAM_ASSIGN(options.alignment, parse_size(v, "align"));
+    }
+    if (const auto v = in.text("shard-size"); !v.empty()) {
+        ONNXSTREAM_ASSIGN(options.shard_size, parse_size(v, "shard-size"));
+        if (options.shard_size == 0) return failure(error_code::invalid_argument, "the shard size must be more than 0");
+    }
+    options.dedupe = in.flag("dedupe");
+    options.write_checksums = in.flag("write-checksums");
+    ONNXSTREAM_ASSIGN(const auto r, ops::externalize(in.model, options));
+    return action_outcome{report::to_json(r), written(r), true};
+}
+
+result<action_outcome> run_split(const action_input& in) { return run_externalize(in, "split"); }
+result<action_outcome> run_repack(const action_input& in) { return run_externalize(in, "repacked"); }
+
+constexpr std::array optimize_fields{
+    output_field,
+    field_spec{"passes", field_kind::text, "dce,const-if,cse,identity,fold-bn", "comma-separated passes, in order"},
+    field_spec{"dry-run", field_kind::flag, "", "run the passes and report, write nothing"},
+    field_spec{"reuse-data", field_kind::flag, "", "point at the input's data files instead of copying them"},
+    threads_field, force_field};
+
+result<action_outcome> run_optimize(const action_input& in) {
+    ops::optimize_options options;
+    ONNXSTREAM_TRY(fill_rewrite(in, options, "optimized"));
+    if (const auto list = in.text("passes"); !list.empty()) {
+        ONNXSTREAM_ASSIGN(options.passes, ops::parse_pass_list(list));
+    }
+    options.dry_run = in.flag("dry-run");
+    options.reuse_data = in.flag("reuse-data");
+    ONNXSTREAM_ASSIGN(const auto r, ops::optimize(in.model, options));
+    return action_outcome{report::to_json(r), r.dry_run ? std::vector<fs::path>{} : written(r), true};
+}
+
+constexpr std::array verify_fields{data_field, data_dir_field, threads_field};
+
+result<action_outcome> run_verify(const action_input& in) {
+    ops::verify_options options;
+    ONNXSTREAM_ASSIGN(const auto data, in.path_field("data"));
+    if (!data.empty()) options.data.data_files.push_back(data);
+    ONNXSTREAM_ASSIGN(const auto data_dir, in.path_field("data-dir"));
+    if (!data_dir.empty()) options.data.data_dirs.push_back(data_dir);
+    if (const auto threads = in.text("threads"); !threads.empty()) {
+        ONNXSTREAM_ASSIGN(options.threads, parse_count(threads, "threads"));
+    }
+    options.cancel = in.cancel;
+    options.on_progress = in.on_progress;
+    ONNXSTREAM_ASSIGN(const auto r, ops::verify(in.model, options));
+    return action_outcome{report::to_json(r), {}, r.clean()};
+}
+
+constexpr std::array diff_fields{field_spec{"other", field_kind::model, "", "the model to compare with"}, threads_field};
+
+result<action_outcome> run_diff(const action_input& in) {
+    ONNXSTREAM_ASSIGN(const auto other, in.path_field("other"));
+    if (other.empty()) return failure(error_code::invalid_argument, "diff needs a second model", "pick it in the field 'other'");
+    ops::diff_options options;
+    if (const auto threads = in.text("threads"); !threads.empty()) {
+        ONNXSTREAM_ASSIGN(options.threads, parse_count(threads, "threads"));
+    }
+    options.cancel = in.cancel;
+    options.on_progress = in.on_progress;
+    ONNXSTREAM_ASSIGN(const auto r, ops::diff(in.model, other, options));
+    return action_outcome{report::to_json(r), {}, r.equivalent};
+}
+
+constexpr std::array action_table{
+    action{"merge", "Merge", "inline external data into one self-contained .onnx", merge_fields, "merged", run_merge},
+    action{"split", "Split", "move large tensors out to an aligned data file", split_fields, "split", run_split},
+    action{"repack", "Repack", "rewrite all weights into fresh aligned data files", repack_fields, "repacked", run_repack},
+    action{"optimize", "Optimize", "graph passes: dce, const-if, cse, identity, fold-bn", optimize_fields, "optimized",
+           run_optimize},
+    action{"verify", "Verify", "check external references, sizes and SHA-1 checksums", verify_fields, "", run_verify},
+    action{"diff", "Diff", "compare with a second model's graph and tensor values", diff_fields, "", run_diff},
+};
+
+const char* to_string(field_kind kind) {
+    switch (kind) {
+        case field_kind::text: return "text";
+        case field_kind::path: return "path";
+        case field_kind::model: return "model";
+        case field_kind::size: return "size";
+        case field_kind::count: return "count";
+        case field_kind::flag: return "flag";
+    }
+    return "text";
+}
+
+}  // namespace
+
+result<fs::path> action_input::path_field(std::string_view name) const {
+    const auto value = text(name);
+    if (value.empty()) return fs::path();
+    auto confined = onnx::contained_path(root, value);
+    if (!confined) {
+        auto e = std::move(confined).error();
+        e.message = "the field '" + std::string(name) + "': " + e.message;
+        return failure(std::move(e));
+    }
+    return confined;
+}
+
+std::string_view action_input::text(std::string_view name) const {
+    const auto it = fields.find(name);
+    return it == fields.end() ? std::string_view() : std::string_view(it->second);
+}
+
+bool action_input::flag(std::string_view name) const {
+    const auto value = text(name);
+    return value == "1" || value == "on" || value == "true";
+}
+
+std::string page_hint(std::string hint) {
+    static constexpr std::pair<std::string_view, std::string_view> words[] = {
+        {"pass the file with --data FILE, or the folder holding it with --data-dir DIR",
+         "drop the file on the page to copy it beside the model, or give it in an action's 'data' or 'data-dir' field"},
+        {"pass --force", "tick 'force'"},
+        {"choose another name with -o", "choose another output"},
+        {"write to another file with -o", "choose another output"},
+        {"give a file name with -o", "give a file name as the output"},
+        {"pass the file with --data FILE", "give the file in the field 'data'"},
+        {"--data-dir", "the field 'data-dir'"},
+        {"--data ", "the field 'data' "},
+        {"--strict", "'strict'"},
+        {"--allow-size-mismatch", "'allow-size-mismatch'"},
+        {"'onnxstream repack'", "Repack"},
+        {"'onnxstream inspect'", "the model's page"},
+    };
+    for (const auto& [from, to] : words)
+        for (auto at = hint.find(from); at != std::string::npos; at = hint.find(from, at + to.size()))
+            hint.replace(at, from.size(), to);
+    return hint;
+}
+
+
+std::span<const action> actions() { return action_table; }
+
+const action* find_action(std::string_view name) {
+    for (const auto& a : action_table)
+        if (a.name == name) return &a;
+    return nullptr;
+}
+
+result<fs::path> planned_output(const action& a, const action_input& input) {
+    if (a.output_suffix.empty()) return fs::path();
+    ONNXSTREAM_ASSIGN(auto output, input.path_field("output"));
+    if (output.empty()) output = ops::default_output(input.model, std::string(a.output_suffix));
+    return output;
+}
+
+std::string actions_json() {
+    report::json_writer json;
+    json.begin_array();
+    for (const auto& a : action_table) {
+        json.begin_object().field("name", a.name).field("title", a.title).field("summary", a.summary);
+        json.field("writes", !a.output_suffix.empty()).key("fields").begin_array();
+        for (const auto& f : a.fields)
+            json.begin_object().field("name", f.name).field("kind", to_string(f.kind)).field("default", f.default_value)
+                .field("help", f.help).end_object();
+        json.end_array().end_object();
+    }
+    json.end_array();
+    return json.text();
+}
+
+}  // namespace onnxstream::server

@@ -1,0 +1,413 @@
+#include "gui_server.hpp"
+
+#include "actions.hpp"
+#include "jobs.hpp"
+#include "page.hpp"
+
+#include <onnxstream/onnx/data_resolver.hpp>
+#include <onnxstream/ops/analyze.hpp>
+#include <onnxstream/ops/inspect.hpp>
+#include <onnxstream/report/json.hpp>
+
+#include <httplib.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace onnxstream::server {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t max_found = 50;
+constexpr std::size_t max_walked = 200000;
+
+bool same_token(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    unsigned char diff = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+std::string cookie_value(const httplib::Request& req, const std::string& name) {
+    const auto cookies = req.get_header_value("Cookie");
+    std::size_t at = 0;
+    while (at < cookies.size()) {
+        auto end = cookies.find(';', at);
+        if (end == std::string::npos) end = cookies.size();
+        auto part = std::string_view(cookies).substr(at, end - at);
+        while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+        if (part.size() > name.size() && part.substr(0, name.size()) == name && part[name.size()] == '=')
+            return std::string(part.substr(name.size() + 1));
+        at = end + 1;
+    }
+    return {};
+}
+
+std::string relative_to(const fs::path& path, const fs::path& root) {
+    std::error_code ignored;
+    const auto rel = fs::relative(path, root, ignored);
+    return rel == "." ? std::string() : rel.generic_string();
+}
+
+class gui_server {
+public:
+    explicit gui_server(const serve_options& options, fs::path root)
+        : options_(options), root_(std::move(root)), jobs_(root_) {}
+
+    result<void> run() {
+        server_.new_task_queue = [] { return new httplib::ThreadPool(24); };
+        server_.set_keep_alive_timeout(2);
+        server_.set_read_timeout(30);
+        server_.set_write_timeout(30);
+        server_.set_payload_max_length(std::numeric_limits<std::size_t>::max());
+        server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+            return admit(req, res) ? httplib::Server::HandlerResponse::Unhandled : httplib::Server::HandlerResponse::Handled;
+        });
+        server_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+            send_error(res, 500, error{error_code::io, "the request failed inside the server", "try again"});
+        });
+        routes();
+        const int port = options_.port == 0 ? server_.bind_to_any_port(options_.host)
+                                            : (server_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
+        if (port <= 0)
+            return failure(error_code::io, "cannot listen on " + options_.host + ":" + std::to_string(options_.port),
+                           "the port may be taken: choose another with --port, or leave it out for a free one");
+        port_ = static_cast<std::uint16_t>(port);
+        std::thread watcher([this] {
+            while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            if (options_.on_listening) options_.on_listening(port_);
+            while (options_.stop == nullptr || !options_.stop->load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            jobs_.stop_all();
+            server_.stop();
+        });
+        server_.listen_after_bind();
+        if (options_.stop == nullptr) {
+            jobs_.stop_all();
+        }
+        watcher.join();
+        return {};
+    }
+
+private:
+    // ------------------------------------------------------------ who may ask
+
+    bool host_allowed(std::string_view host) const {
+        const std::string port = ":" + std::to_string(port_);
+        for (const std::string& name : {std::string("127.0.0.1"), std::string("localhost"), std::string("[::1]"), options_.host})
+            if (host == name + port) return true;
+        return false;
+    }
+
+    bool admit(const httplib::Request& req, httplib::Response& res) {
+        res.set_header("Cache-Control", "no-store");
+        res.set_header("Referrer-Policy", "no-referrer");
+        res.set_header("X-Content-Type-Options", "nosniff");
+        res.set_header("X-Frame-Options", "DENY");
+        // DNS rebinding: a foreign name resolving to this address must not reach the API.
+        if (!host_allowed(req.get_header_value("Host"))) {
+            send_error(res, 403, error{error_code::invalid_argument, "this server only answers to its own address", ""});
+            return false;
+        }
+        // Cross-site requests: a browser names the page that sent them.
+        const auto origin = req.get_header_value("Origin");
+        if (!origin.empty() && (!origin.starts_with("http://") || !host_allowed(std::string_view(origin).substr(7)))) {
+            send_error(res, 403, error{error_code::invalid_argument, "requests from other sites are refused", ""});
+            return false;
+        }
+        if (req.method == "POST" && req.get_header_value("Sec-Fetch-Site") == "cross-site") {
+            send_error(res, 403, error{error_code::invalid_argument, "requests from other sites are refused", ""});
+            return false;
+        }
+        const auto cookie = cookie_name();
+        std::string given = req.get_param_value("token");
+        if (given.empty()) given = req.get_header_value("X-Onnxstream-Token");
+        if (given.empty()) given = cookie_value(req, cookie);
+        if (!same_token(given, options_.token)) {
+            send_error(res, 403, error{error_code::invalid_argument, "a valid token is required",
+                                       "open the URL that 'onnxstream gui' printed (it carries the token)"});
+            return false;
+        }
+        if (cookie_value(req, cookie) != options_.token)
+            res.set_header("Set-Cookie", cookie + "=" + options_.token + "; Path=/; HttpOnly; SameSite=Strict");
+        return true;
+    }
+
+    std::string cookie_name() const { return "onnxstream_token_" + std::to_string(port_); }
+
+    static void send_error(httplib::Response& res, int status, error e) {
+        res.status = status;
+        e.hint = page_hint(std::move(e.hint));
+        res.set_content(report::error_json(e), "application/json");
+    }
+
+    static void send_json(httplib::Response& res, const std::string& body) { res.set_content(body, "application/json"); }
+
+    result<fs::path> path_param(const httplib::Request& req, const char* name = "path") const {
+        return onnx::contained_path(root_, req.get_param_value(name));
+    }
+
+    // ------------------------------------------------------------ routes
+
+    void routes() {
+        server_.Get("/", [](const httplib::Request&, httplib::Response& res) {
+            res.set_header("Content-Security-Policy",
+                           "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                           "connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'");
+            res.set_content(std::string(page_html()), "text/html; charset=utf-8");
+        });
+        server_.Get("/app.js", [](const httplib::Request&, httplib::Response& res) {
+            res.set_content(std::string(page_js()), "text/javascript; charset=utf-8");
+        });
+        server_.Get("/app.css", [](const httplib::Request&, httplib::Response& res) {
+            res.set_content(std::string(page_css()), "text/css; charset=utf-8");
+        });
+        server_.Get("/api/actions", [](const httplib::Request&, httplib::Response& res) { send_json(res, actions_json()); });
+        server_.Get("/api/list", [this](const httplib::Request& req, httplib::Response& res) { list(req, res); });
+        server_.Get("/api/inspect", [this](const httplib::Request& req, httplib::Response& res) { inspect(req, res); });
+        server_.Get("/api/analyze", [this](const httplib::Request& req, httplib::Response& res) { analyze(req, res); });
+        server_.Get("/api/find", [this](const httplib::Request& req, httplib::Response& res) { find(req, res); });
+        server_.Get("/api/file", [this](const httplib::Request& req, httplib::Response& res) { download(req, res); });
+        server_.Post("/api/upload", [this](const httplib::Request& req, httplib::Response& res,
+                                           const httplib::ContentReader& reader) { upload(req, res, reader); });
+        server_.Post("/api/jobs", [this](const httplib::Request& req, httplib::Response& res) { start_job(req, res); });
+        server_.Get(R"(/api/jobs/(\d+)/events)",
+                    [this](const httplib::Request& req, httplib::Response& res) { job_events(req, res); });
+        server_.Post(R"(/api/jobs/(\d+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {
+            const auto j = jobs_.find(req.matches[1]);
+            if (!j) return send_error(res, 404, error{error_code::invalid_argument, "no such job", ""});
+            j->cancel();
+            send_json(res, "{\"ok\":true}");
+        });
+    }
+
+    void list(const httplib::Request& req, httplib::Response& res) const {
+        auto folder = path_param(req);
+        if (!folder) return send_error(res, 403, folder.error());
+        std::error_code ec;
+        if (!fs::is_directory(*folder, ec))
+            return send_error(res, 404, error{error_code::invalid_argument, "not a folder: " + req.get_param_value("path"), ""});
+        struct entry {
+            std::string name;
+            bool folder;
+            std::uint64_t size;
+            bool outside;  // a link out of the served folder: listed, never followed
+        };
+        std::vector<entry> entries;
+        for (fs::directory_iterator it(*folder, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+             it.increment(ec)) {
+            const auto name = it->path().filename().string();
+            if (name.starts_with(".")) continue;
+            std::error_code ignored;
+            const bool is_folder = it->is_directory(ignored);
+            const auto size = is_folder ? 0 : it->file_size(ignored);
+            const bool outside = !onnx::contained_path(root_, relative_to(it->path(), root_)).has_value();
+            entries.push_back({name, is_folder, ignored ? 0 : size, outside});
+        }
+        std::sort(entries.begin(), entries.end(),
+                  [](const entry& a, const entry& b) { return a.folder != b.folder ? a.folder : a.name < b.name; });
+        report::json_writer json;
+        json.begin_object().field("ok", true).field("path", relative_to(*folder, root_)).key("entries").begin_array();
+        for (const auto& e : entries)
+            json.begin_object().field("name", e.name).field("folder", e.folder).field("size", e.size)
+                .field("outside", e.outside).end_object();
+        json.end_array().end_object();
+        send_json(res, json.text());
+    }
+
+    result<fs::path> model_param(const httplib::Request& req) const {
+        ONNXSTREAM_ASSIGN(auto model, path_param(req));
+        std::error_code ec;
+        if (!fs::is_regular_file(model, ec))
+            return failure(error_code::invalid_argument, "no model file at '" + req.get_param_value("path") + "'",
+                           "pick a .onnx file in the list");
+        return model;
+    }
+
+    void inspect(const httplib::Request& req, httplib::Response& res) const {
+        auto model = model_param(req);
+        if (!model) return send_error(res, 400, model.error());
+        auto r = ops::inspect(*model, {});
+        if (!r) return send_error(res, 422, r.error());
+        // Paths relative to the served folder: the page shows where each file was looked for.
+        for (auto& f : r->data_files) {
+            if (f.path) f.path = relative_to(*f.path, root_);
+            f.hint = page_hint(std::move(f.hint));
+            for (auto& p : f.problems) p = page_hint(std::move(p));
+        }
+        r->path = relative_to(r->path, root_);
+        send_json(res, report::to_json(*r));
+    }
+
+    void analyze(const httplib::Request& req, httplib::Response& res) const {
+        auto model = model_param(req);
+        if (!model) return send_error(res, 400, model.error());
+        auto r = ops::analyze(*model);
+        if (!r) return send_error(res, 422, r.error());
+        r->path = relative_to(r->path, root_);
+        send_json(res, report::to_json(*r));
+    }
+
+    // Files dropped on the page arrive as a name and a size: find them under the folder.
+    void find(const httplib::Request& req, httplib::Response& res) const {
+        const auto name = req.get_param_value("name");
+        std::uint64_t size = 0;
+        try {
+            size = std::stoull(req.get_param_value("size"));
+        } catch (const std::exception&) {
+            return send_error(res, 400, error{error_code::invalid_argument, "find needs a name and a size", ""});
+        }
+        report::json_writer json;
+        json.begin_object().field("ok", true).key("matches").begin_array();
+        std::error_code ec;
+        std::size_t walked = 0;
+        std::size_t found = 0;
+        for (fs::recursive_directory_iterator it(root_, fs::directory_options::skip_permission_denied, ec), end;
+             !ec && it != end && walked < max_walked && found < max_found; it.increment(ec), ++walked) {
+            std::error_code ignored;
+            if (it->is_symlink(ignored) || !it->is_regular_file(ignored)) continue;
+            if (it->path().filename() != name || it->file_size(ignored) != size || ignored) continue;
+            json.value(relative_to(it->path(), root_));
+            ++found;
+        }
+        json.end_array().end_object();
+        send_json(res, json.text());
+    }
+
+    void download(const httplib::Request& req, httplib::Response& res) const {
+        auto file = path_param(req);
+        if (!file) return send_error(res, 403, file.error());
+        std::error_code ec;
+        if (!fs::is_regular_file(*file, ec))
+            return send_error(res, 404, error{error_code::invalid_argument, "no file at '" + req.get_param_value("path") + "'", ""});
+        const int fd = ::open(file->c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return send_error(res, 404, error{error_code::io, "cannot open " + req.get_param_value("path"), ""});
+        const auto size = fs::file_size(*file, ec);
+        auto shared = std::make_shared<int>(fd);
+        std::string name = file->filename().string();
+        for (auto& c : name)
+            if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
+        res.set_header("Content-Disposition", "attachment; filename=\"" + name + "\"");
+        res.set_content_provider(
+            static_cast<std::size_t>(size), "application/octet-stream",
+            [shared](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                std::array<char, 1 << 16> buffer{};
+                const auto n = ::pread(*shared, buffer.data(), std::min(length, buffer.size()), static_cast<off_t>(offset));
+                if (n <= 0) return false;
+                return sink.write(buffer.data(), static_cast<std::size_t>(n));
+            },
+            [shared](bool) { ::close(*shared); });
+    }
+
+    // The only upload: a file dropped on the page that is not under the folder yet.
+    void upload(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) const {
+        auto folder = path_param(req, "dir");
+        if (!folder) return send_error(res, 403, folder.error());
+        const auto name = req.get_param_value("name");
+        if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." || name.starts_with("."))
+            return send_error(res, 400, error{error_code::invalid_argument, "upload needs a plain file name", ""});
+        auto target = onnx::contained_path(*folder, name);
+        if (!target) return send_error(res, 403, target.error());
+        std::error_code ec;
+        if (fs::exists(fs::symlink_status(*target, ec)))
+            return send_error(res, 409, error{error_code::output_exists, relative_to(*target, root_) + " already exists",
+                                              "it was not replaced; pick it in the list"});
+        const auto temporary = *folder / ("." + name + ".upload-" + random_token().substr(0, 8));
+        const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0) return send_error(res, 500, error{error_code::io, "cannot create a file in " + relative_to(*folder, root_), ""});
+        bool ok = reader([&](const char* data, std::size_t length) {
+            while (length > 0) {
+                const auto n = ::write(fd, data, length);
+                if (n <= 0) return false;
+                data += n;
+                length -= static_cast<std::size_t>(n);
+            }
+            return true;
+        });
+        ok = ::fsync(fd) == 0 && ok;
+        ok = ::close(fd) == 0 && ok;
+        if (ok && ::link(temporary.c_str(), target->c_str()) != 0) ok = false;  // never replaces a file
+        fs::remove(temporary, ec);
+        if (!ok) return send_error(res, 500, error{error_code::io, "the upload of " + name + " did not complete", "drop it again"});
+        send_json(res, "{\"ok\":true,\"path\":" + report::json_quote(relative_to(*target, root_)) + "}");
+    }
+
+    void start_job(const httplib::Request& req, httplib::Response& res) {
+        const auto* a = find_action(req.get_param_value("action"));
+        if (a == nullptr) return send_error(res, 400, error{error_code::invalid_argument, "no such action", ""});
+        auto model = model_param(req);
+        if (!model) return send_error(res, 400, model.error());
+        action_input input;
+        input.root = root_;
+        input.model = *model;
+        for (const auto& f : a->fields) {
+            const std::string name(f.name);
+            if (!req.has_param(name)) continue;
+            input.fields.emplace(name, req.get_param_value(name));
+            // Paths are checked before the job starts, so a refused one is an answer, not a failed job.
+            if (f.kind == field_kind::path || f.kind == field_kind::model)
+                if (auto checked = input.path_field(f.name); !checked) return send_error(res, 400, checked.error());
+        }
+        auto started = jobs_.start(*a, std::move(input));
+        if (!started) return send_error(res, started.error().code == error_code::output_exists ? 409 : 400, started.error());
+        send_json(res, "{\"ok\":true,\"id\":\"" + (*started)->id + "\"}");
+    }
+
+    void job_events(const httplib::Request& req, httplib::Response& res) {
+        const auto j = jobs_.find(req.matches[1]);
+        if (!j) return send_error(res, 404, error{error_code::invalid_argument, "no such job", ""});
+        auto version = std::make_shared<std::uint64_t>(0);
+        const auto root = root_;
+        res.set_chunked_content_provider("text/event-stream", [j, version, root](std::size_t, httplib::DataSink& sink) {
+            const auto now = j->wait_change(*version, std::chrono::milliseconds(*version == 0 ? 0 : 500));
+            const bool finished = j->finished();
+            const auto event = "data: " + j->event_json(root) + "\n\n";
+            if (!sink.write(event.data(), event.size())) return false;
+            *version = now;
+            if (finished) sink.done();
+            return true;
+        });
+    }
+
+    const serve_options& options_;
+    fs::path root_;
+    job_table jobs_;
+    httplib::Server server_;
+    std::uint16_t port_ = 0;
+};
+
+}  // namespace
+
+std::string random_token() {
+    std::random_device device;
+    std::string token;
+    static constexpr char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 4; ++i) {
+        auto word = device();
+        for (int k = 0; k < 8; ++k, word >>= 4) token += digits[word & 0xFU];
+    }
+    return token;
+}
+
+bool is_loopback(const std::string& host) {
+    return host == "localhost" || host == "::1" || host == "[::1]" || host.starts_with("127.");
+}
+
+result<void> serve(const serve_options& options) {
+    std::error_code ec;
+    if (!fs::is_directory(options.root, ec))
+        return failure(error_code::invalid_argument, "not a folder: " + options.root.string(), "give the folder to serve");
+    ONNXSTREAM_ASSIGN(auto root, onnx::contained_path(options.root, ""));
+    gui_server server(options, std::move(root));
+    return server.run();
+}
+
+}  // namespace onnxstream::server

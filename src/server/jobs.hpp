@@ -1,0 +1,86 @@
+// Jobs: one action running on its own thread, with its progress, a cancel flag and its
+// result, watched by the page through server-sent events. A job that throws becomes a
+// failed job; the server goes on.
+#pragma once
+
+#include "actions.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+namespace onnxstream::server {
+
+enum class job_state : std::uint8_t { running, done, failed, cancelled };
+
+class job {
+public:
+    job(std::string id, std::string action, std::filesystem::path model, std::filesystem::path output);
+    job(const job&) = delete;
+    job& operator=(const job&) = delete;
+
+    /// The job as a JSON event: state, progress, and once finished the result or error.
+    [[nodiscard]] std::string event_json(const std::filesystem::path& root) const;
+    /// Waits until the job changed after `version` (or `timeout`); returns the new version.
+    [[nodiscard]] std::uint64_t wait_change(std::uint64_t version, std::chrono::milliseconds timeout) const;
+    [[nodiscard]] bool finished() const;
+    void cancel() { cancel_.store(true); }
+
+    const std::string id;
+    const std::string action;
+    const std::filesystem::path model;
+    const std::filesystem::path output;  // claimed while running; empty for read-only actions
+
+private:
+    friend class job_table;
+    void progress(const ops::progress_event& event);
+    void finish(job_state state, std::string body);
+
+    std::atomic<bool> cancel_{false};
+    mutable std::mutex mutex_;
+    mutable std::condition_variable changed_;
+    std::uint64_t version_ = 1;
+    job_state state_ = job_state::running;
+    std::string stage_;
+    std::string tensor_;
+    std::uint64_t done_ = 0;
+    std::uint64_t total_ = 0;
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point stage_started_ = started_;
+    double seconds_ = 0;
+    std::string body_;  // finished: the "result" or "error" members
+};
+
+class job_table {
+public:
+    explicit job_table(std::filesystem::path root) : root_(std::move(root)) {}
+    ~job_table();
+    job_table(const job_table&) = delete;
+    job_table& operator=(const job_table&) = delete;
+
+    /// Starts `a` on `input`. Errors: `output_exists` when another job writes the same output.
+    [[nodiscard]] result<std::shared_ptr<job>> start(const action& a, action_input input);
+    [[nodiscard]] std::shared_ptr<job> find(const std::string& id) const;
+    /// Cancels every job and waits for them.
+    void stop_all();
+
+private:
+    void run(const action& a, const std::shared_ptr<job>& j, action_input input);
+
+    std::filesystem::path root_;
+    mutable std::mutex mutex_;
+    std::map<std::string, std::shared_ptr<job>> jobs_;
+    std::set<std::filesystem::path> busy_outputs_;
+    std::vector<std::thread> threads_;
+    std::uint64_t next_id_ = 1;
+};
+
+}  // namespace onnxstream::server

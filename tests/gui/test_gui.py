@@ -1,0 +1,382 @@
+"""`onnxstream gui`: the page in Debian's chromium (puppeteer-core, drive.mjs) and the
+server's security over plain HTTP. Outputs written from the page are checked with
+python-onnx and ONNX Runtime as the CLI's end-to-end tests do.
+
+Needs: the binary (ONNXSTREAM_BIN), the fixtures (ONNXSTREAM_FIXTURES), tests/e2e and
+tests/gui node_modules (scripts/setup_e2e.sh, scripts/setup_gui_tests.sh), /usr/bin/chromium.
+Screenshots go to ONNXSTREAM_GUI_ARTIFACTS (default build/gui-screenshots).
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shutil
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO / "tests" / "e2e"))
+
+import refcheck  # noqa: E402
+
+FIXTURES = Path(os.environ.get("ONNXSTREAM_FIXTURES", REPO / "build" / "fixtures"))
+ARTIFACTS = Path(os.environ.get("ONNXSTREAM_GUI_ARTIFACTS", REPO / "build" / "gui-screenshots"))
+HOSTILE_NAME = '<img src=x onerror="window.pwned=1">'
+BIG_TENSORS = 3
+BIG_ELEMENTS = 25_000_000  # 100 MB of float each: ~300 MB in all
+
+
+def make_big_model(folder: Path) -> None:
+    """A ~300 MB model with its weights in one external data file, written on the fly."""
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(1)
+    inits = []
+    with open(folder / "model.onnx.data", "wb") as data:
+        for i in range(BIG_TENSORS):
+            offset = data.tell()
+            data.write(rng.integers(0, 255, BIG_ELEMENTS * 4, dtype=np.uint8).tobytes())
+            t = TensorProto(name=f"w{i}", data_type=TensorProto.FLOAT, dims=[BIG_ELEMENTS])
+            t.data_location = TensorProto.EXTERNAL
+            for key, value in (("location", "model.onnx.data"), ("offset", str(offset)),
+                               ("length", str(BIG_ELEMENTS * 4))):
+                t.external_data.add(key=key, value=value)
+            inits.append(t)
+    nodes = [helper.make_node("Add", ["w0", "w1"], ["s"]), helper.make_node("Add", ["s", "w2"], ["y"])]
+    graph = helper.make_graph(nodes, "big", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [BIG_ELEMENTS])],
+                              initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    (folder / "model.onnx").write_bytes(model.SerializeToString())
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A folder with fixtures, a link out of it, and the gui serving it on a free port."""
+    base = tmp_path_factory.mktemp("gui")
+    root = base / "served"
+    root.mkdir()
+    shutil.copytree(FIXTURES / "resnet18", root / "resnet18")
+    shutil.copytree(FIXTURES / "bad_missing_data", root / "missing")
+    hostile = root / "hostile"
+    hostile.mkdir()
+    node = helper.make_node("Identity", [HOSTILE_NAME], ["y"])
+    graph = helper.make_graph([node], "<b>graph</b>", [helper.make_tensor_value_info(HOSTILE_NAME, TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    model = helper.make_model(graph, producer_name="<script>window.pwned=2</script>",
+                              opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(model, str(hostile / "model.onnx"))
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("not for the page\n")
+    (root / "link.txt").symlink_to(outside / "secret.txt")
+    (root / "linkdir").symlink_to(outside)
+    proc = subprocess.Popen([str(refcheck.binary_path()), "gui", str(root), "--no-browser"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    url = proc.stdout.readline().strip()
+    assert url.startswith("http://127.0.0.1:"), f"no URL printed: {url!r} {proc.stderr.read() if proc.poll() else ''}"
+    parsed = urllib.parse.urlsplit(url)
+    token = urllib.parse.parse_qs(parsed.query)["token"][0]
+    yield {"root": root, "outside": outside, "port": parsed.port, "token": token, "url": url, "proc": proc,
+           "base": base}
+    proc.terminate()
+    assert proc.wait(timeout=30) in (0, 130), proc.stderr.read()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def request(served, method, path, query=None, headers=None, body=None, token=True):
+    q = dict(query or {})
+    if token is True:
+        q["token"] = served["token"]
+    elif token:
+        q["token"] = token
+    conn = http.client.HTTPConnection("127.0.0.1", served["port"], timeout=30)
+    h = {"Host": f"127.0.0.1:{served['port']}"}
+    h.update(headers or {})
+    if body is not None and "Content-Type" not in h:
+        h["Content-Type"] = "application/x-www-form-urlencoded"
+    conn.request(method, path + "?" + urllib.parse.urlencode(q), body=body, headers=h)
+    r = conn.getresponse()
+    data = r.read()
+    conn.close()
+    return r.status, data, r
+
+
+# ---------------------------------------------------------------- security, plain HTTP
+
+def test_the_page_and_api_answer_with_the_token(served):
+    status, body, r = request(served, "GET", "/")
+    assert status == 200 and b"onnxstream" in body
+    assert "default-src 'none'" in r.getheader("Content-Security-Policy")
+    cookie = r.getheader("Set-Cookie")
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    status, body, _ = request(served, "GET", "/api/list", {"path": ""})
+    assert status == 200
+    entries = {e["name"]: e for e in json.loads(body)["entries"]}
+    assert not entries["resnet18"]["outside"] and not entries["missing"]["outside"]
+    assert entries["link.txt"]["outside"] and entries["linkdir"]["outside"]
+    # After the first load the cookie is enough (the page's EventSource and links use it).
+    status, _, _ = request(served, "GET", "/api/list", headers={"Cookie": cookie.split(";")[0]}, token=False)
+    assert status == 200
+
+
+@pytest.mark.parametrize("token", [False, "0" * 32, "short"])
+def test_a_missing_or_wrong_token_is_refused(served, token):
+    for path in ("/", "/app.js", "/api/list", "/api/inspect"):
+        status, body, _ = request(served, "GET", path, {"path": "resnet18/model.onnx"}, token=token)
+        assert status == 403, path
+        assert b"token" in body
+    status, _, _ = request(served, "POST", "/api/jobs", token=token,
+                           body=urllib.parse.urlencode({"action": "merge", "path": "resnet18/model.onnx"}))
+    assert status == 403
+
+
+@pytest.mark.parametrize("host", ["evil.example:{port}", "127.0.0.1.nip.io:{port}", "127.0.0.1:1", ""])
+def test_a_foreign_host_is_refused(served, host):
+    status, _, _ = request(served, "GET", "/api/list", headers={"Host": host.format(port=served["port"])})
+    assert status == 403
+
+
+@pytest.mark.parametrize("origin", ["http://evil.example", "null", "http://localhost:1", "https://127.0.0.1:{port}"])
+def test_a_foreign_origin_cannot_post(served, origin):
+    before = sorted(p.name for p in (served["root"] / "resnet18").iterdir())
+    status, _, _ = request(served, "POST", "/api/jobs", headers={"Origin": origin.format(port=served["port"])},
+                           body=urllib.parse.urlencode({"action": "merge", "path": "resnet18/model.onnx",
+                                                        "output": "resnet18/evil.onnx"}))
+    assert status == 403
+    assert sorted(p.name for p in (served["root"] / "resnet18").iterdir()) == before
+
+
+@pytest.mark.parametrize("path", ["..", "../outside/secret.txt", "resnet18/../../outside/secret.txt",
+                                  "/etc/passwd", str(Path("/etc/passwd")), "link.txt", "linkdir/secret.txt",
+                                  "resnet18/\x00x"])
+def test_paths_outside_the_folder_are_refused(served, path):
+    for route in ("/api/file", "/api/list", "/api/inspect"):
+        status, body, _ = request(served, "GET", route, {"path": path})
+        assert status in (400, 403), (route, path, status)
+        assert b"not for the page" not in body
+    status, _, _ = request(served, "GET", "/api/list", {"path": "linkdir"})
+    assert status == 403
+
+
+def test_job_fields_and_uploads_stay_inside_the_folder(served):
+    for field, value in (("output", "../outside/x.onnx"), ("output", "/tmp/x.onnx"), ("data", "link.txt"),
+                         ("output", "linkdir/x.onnx")):
+        status, body, _ = request(served, "POST", "/api/jobs",
+                                  body=urllib.parse.urlencode({"action": "merge", "path": "resnet18/model.onnx",
+                                                               field: value}))
+        assert status == 400, (field, value, body)
+        assert json.loads(body)["error"]["code"] == "unsafe_location"
+    for name in ("../up.txt", ".hidden", "a/b"):
+        status, _, _ = request(served, "POST", "/api/upload", {"dir": "", "name": name}, body=b"x",
+                               headers={"Content-Type": "application/octet-stream"})
+        assert status in (400, 403), name
+    status, _, _ = request(served, "POST", "/api/upload", {"dir": "linkdir", "name": "up.txt"}, body=b"x",
+                           headers={"Content-Type": "application/octet-stream"})
+    assert status == 403
+    assert sorted(p.name for p in served["outside"].iterdir()) == ["secret.txt"]
+
+
+def sse_until_finished(served, job_id, timeout=120):
+    """The job's server-sent events until it finishes; returns them all."""
+    conn = http.client.HTTPConnection("127.0.0.1", served["port"], timeout=timeout)
+    conn.request("GET", f"/api/jobs/{job_id}/events?token={served['token']}",
+                 headers={"Host": f"127.0.0.1:{served['port']}"})
+    r = conn.getresponse()
+    assert r.status == 200 and r.getheader("Content-Type").startswith("text/event-stream")
+    events = []
+    buffer = b""
+    while not events or events[-1]["state"] == "running":
+        chunk = r.read1(65536)
+        assert chunk, "the event stream ended before the job finished"
+        buffer += chunk
+        while b"\n\n" in buffer:
+            event, buffer = buffer.split(b"\n\n", 1)
+            assert event.startswith(b"data: "), event
+            events.append(json.loads(event[6:]))
+    conn.close()
+    return events
+
+
+def test_one_job_per_output_and_a_cancel_leaves_nothing(served):
+    """Over plain HTTP: a second job for a busy output is refused; Cancel stops the first."""
+    folder = served["root"] / "sparse"
+    folder.mkdir()
+    size = 1 << 30  # a sparse GiB: instant to make, seconds to hash
+    with open(folder / "w.data", "wb") as f:
+        f.truncate(size)
+    t = TensorProto(name="w", data_type=TensorProto.UINT8, dims=[size])
+    t.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", "w.data"), ("offset", "0"), ("length", str(size))):
+        t.external_data.add(key=key, value=value)
+    graph = helper.make_graph([helper.make_node("Identity", ["w"], ["y"])], "sparse", [],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, [size])], initializer=[t])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(folder / "m.onnx"))
+    before = sorted(p.name for p in folder.iterdir())
+    job = {"action": "repack", "path": "sparse/m.onnx", "write-checksums": "1", "threads": "1"}
+    status, body, _ = request(served, "POST", "/api/jobs", body=urllib.parse.urlencode(job))
+    assert status == 200, body
+    first = json.loads(body)["id"]
+    status, body, _ = request(served, "POST", "/api/jobs", body=urllib.parse.urlencode(job))
+    assert status == 409, body
+    assert "another job is writing sparse/m.repacked.onnx" in json.loads(body)["error"]["message"]
+    status, _, _ = request(served, "POST", f"/api/jobs/{first}/cancel", body="")
+    assert status == 200
+    events = sse_until_finished(served, first)
+    assert events[-1]["state"] == "cancelled", events[-1]
+    assert events[-1]["error"]["code"] == "interrupted"
+    assert sorted(p.name for p in folder.iterdir()) == before
+    # The output is free again once the job ended.
+    status, body, _ = request(served, "POST", "/api/jobs", body=urllib.parse.urlencode(dict(job, action="verify")))
+    assert status == 200
+    assert sse_until_finished(served, json.loads(body)["id"])[-1]["state"] == "done"
+    shutil.rmtree(folder)
+
+
+def test_the_port_is_bound_to_loopback_only(served):
+    port = f"{served['port']:04X}"
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                if state == "0A" and local.endswith(":" + port):
+                    listening.append(local.split(":")[0])
+    assert listening == ["0100007F"], listening
+
+
+def test_a_non_loopback_host_warns(tmp_path):
+    proc = subprocess.Popen([str(refcheck.binary_path()), "gui", str(tmp_path), "--no-browser", "--host", "0.0.0.0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout.readline().startswith("http://")
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "warning: listening on 0.0.0.0" in err
+
+
+# ---------------------------------------------------------------- the page in chromium
+
+@pytest.fixture(scope="module")
+def page_run(served):
+    """Runs drive.mjs once over the served folder (with a ~300 MB model for the cancel)."""
+    if not Path("/usr/bin/chromium").exists():
+        pytest.fail("chromium is missing: run scripts/install_deps.sh")
+    if not (HERE / "node_modules" / "puppeteer-core").is_dir():
+        pytest.fail("puppeteer-core is missing: run scripts/setup_gui_tests.sh")
+    root = served["root"]
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)  # no screenshot from an earlier run passes for this one
+    make_big_model(root / "big")
+    big_before = sorted(p.name for p in (root / "big").iterdir())
+    result_file = served["base"] / "drive.json"
+    env = dict(os.environ, GUI_DROP_MODEL=str(root / "resnet18" / "model.onnx"))
+    proc = subprocess.run(["node", str(HERE / "drive.mjs"), f"http://127.0.0.1:{served['port']}", served["token"],
+                           str(ARTIFACTS), str(result_file)], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(result_file.read_text())
+    # Everything but the repack shown running (big/shown.onnx*) must be as before the cancel.
+    big_after = sorted(p.name for p in (root / "big").iterdir() if not p.name.startswith("shown."))
+    shutil.rmtree(root / "big")  # ~300 MB, and the repack shown running
+    results["big_before"], results["big_after"] = big_before, big_after
+    assert "failure" not in results, results["failure"]
+    return results
+
+
+def test_the_page_runs_without_script_errors(page_run):
+    assert page_run["console_errors"] == []
+
+
+def test_a_deep_link_shows_the_inputs_and_the_data_file(page_run, served):
+    view = page_run["deep_link"]
+    model = onnx.load(str(served["root"] / "resnet18" / "model.onnx"), load_external_data=False)
+    assert model.graph.input[0].name in view["inputs"]
+    assert view["status"] == ["found"]
+    assert any("model.onnx.data" in row and "resnet18/model.onnx.data" in row for row in view["data_rows"])
+    assert "fits in one .onnx file" in view["merged"][0]
+    assert page_run["keyboard_form"]
+
+
+def test_model_text_is_shown_as_text_never_as_markup(page_run):
+    hostile = page_run["hostile"]
+    assert hostile["pwned"] is None and hostile["injected"] == 0
+    assert HOSTILE_NAME in hostile["inputs"]
+    assert "<script>window.pwned=2</script>" in hostile["summary"][0]
+
+
+def test_a_dropped_model_is_found_by_name_and_size_and_others_are_copied_in(page_run, served):
+    drop = page_run["drop"]
+    assert drop["path"][0].startswith("resnet18/model.onnx")
+    assert any("found at resnet18/model.onnx" in s for s in drop["status"])
+    assert (served["root"] / "notes.txt").read_text() == "dropped bytes\n"
+    assert not [p for p in served["root"].iterdir() if ".upload-" in p.name]
+
+
+@pytest.fixture
+def ort():
+    """ONNX Runtime (tests/e2e/node_modules) is needed; fails with the fix when it is not installed."""
+    problem = refcheck.ort_problem()
+    if problem:
+        pytest.fail(problem)
+
+
+def test_merge_split_and_optimize_from_the_page_write_models_that_run_the_same(page_run, served, ort):
+    folder = served["root"] / "resnet18"
+    original = folder / "model.onnx"
+    expected = refcheck.run_ort(original, refcheck.make_inputs(original, seed=3))
+    for key, name in (("merge", "model.merged.onnx"), ("split", "model.split.onnx"), ("optimize", "model.optimized.onnx")):
+        job = page_run[key]
+        assert job["state"] == "done", job["text"]
+        assert f"resnet18/{name}" in job["outputs"], job["outputs"]
+        out = folder / name
+        refcheck.check_model(out)
+        refcheck.assert_same_outputs(expected, refcheck.run_ort(out, refcheck.make_inputs(original, seed=3)))
+    merged = onnx.load(str(folder / "model.merged.onnx"), load_external_data=False)
+    assert not any(refcheck.is_external(t) for _, t in refcheck.iter_tensors(merged))
+    assert "resnet18/model.split.onnx.data" in page_run["split"]["outputs"]
+    refcheck.assert_same_tensors(original, folder / "model.split.onnx")
+    assert page_run["range"] == {"status": 206, "length": 100,
+                                 "range": f"bytes 0-99/{(folder / 'model.merged.onnx').stat().st_size}"}
+
+
+def test_an_existing_output_is_an_error_worded_for_the_page(page_run):
+    job = page_run["merge_again"]
+    assert job["state"] == "failed"
+    assert "already exists" in job["text"] and "tick 'force'" in job["text"] and "--force" not in job["text"]
+
+
+def test_a_missing_data_file_shows_the_message(page_run):
+    missing = page_run["missing"]
+    assert missing["status"] == ["missing"]
+    assert any("not found" in p.lower() or "missing" in p.lower() for p in missing["problems"]), missing
+    assert "unknown until the problems above are fixed" in missing["merged"][0]
+    assert any("drop the file on the page" in p and "--data" not in p for p in missing["problems"]), missing
+
+
+def test_diff_from_the_page_finds_a_model_equal_to_itself(page_run):
+    job = page_run["diff"]
+    assert job["state"] == "done" and "the models are equivalent" in job["text"], job["text"]
+
+
+def test_a_cancelled_job_leaves_nothing_behind(page_run):
+    job = page_run["cancel"]
+    assert page_run["cancel_clicked"]
+    assert job["state"] == "cancelled", job["text"]
+    assert "nothing was written" in job["text"]
+    assert "of 286.1 MiB" in page_run["cancel_progress"], page_run["cancel_progress"]
+    assert page_run["big_after"] == page_run["big_before"] == ["model.onnx", "model.onnx.data"]
+
+
+def test_the_page_fits_a_phone_width_and_leaves_screenshots(page_run):
+    assert page_run["phone_scroll_width"] <= 400
+    for name in ("files", "model", "merge-done", "optimize-done", "error", "missing", "drop", "progress", "cancelled",
+                 "phone"):
+        shot = ARTIFACTS / f"{name}.png"
+        assert shot.is_file() and shot.stat().st_size > 5000, name
