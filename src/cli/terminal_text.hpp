@@ -1,28 +1,17 @@
-// Text for a terminal. Strings from a model (names, producer, doc strings, locations) are
-// untrusted bytes: printed raw, ESC and OSC sequences could clear the screen, set the
-// window title or hide text, and U+202E could reverse what a line seems to say. Every text
-// the CLI prints goes through `print_text` (or `terminal_safe` for one value), which shows
-// such bytes as escapes instead: `\x1b`, `\x9b` for a byte that is not UTF-8, `\u202e`.
-// --json output is escaped by json_writer with the same rule (`is_unsafe_code_point`).
+// Text for a terminal: every text the CLI prints goes through `print_text` (or
+// `terminal_safe` for one value), so that model strings never reach the terminal raw
+// (the rule is the library's: onnxstream/report/safe_text.hpp).
 #pragma once
 
-#include <cstddef>
+#include <onnxstream/report/safe_text.hpp>
+
 #include <cstdio>
-#include <string>
-#include <string_view>
 
 namespace onnxstream::cli {
 
-/// The length of the valid UTF-8 sequence at text[i] (storing its code point), or 0.
-[[nodiscard]] std::size_t utf8_sequence(std::string_view text, std::size_t i, char32_t& code) noexcept;
-
-/// Control characters (C0, DEL, C1) and the invisible ones that reorder or hide text
-/// (bidirectional overrides and isolates, zero-width marks, line/paragraph separators).
-[[nodiscard]] bool is_unsafe_code_point(char32_t code) noexcept;
-
-/// `text` with every unsafe code point and invalid UTF-8 byte escaped. With `keep_lines`,
-/// newlines and tabs stay (for whole messages); without, they are escaped too (one value).
-[[nodiscard]] std::string terminal_safe(std::string_view text, bool keep_lines = false);
+using report::is_unsafe_code_point;
+using report::terminal_safe;
+using report::utf8_sequence;
 
 /// printf to `out`, the formatted text passed through terminal_safe(..., keep_lines = true).
 void print_text(std::FILE* out, const char* format, ...) __attribute__((format(printf, 2, 3)));

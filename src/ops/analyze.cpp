@@ -112,7 +112,7 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
         ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
         const auto live_nodes = [&graph] {
             std::uint64_t live = 0;
-            for (std::uint32_t n = 0; n < graph.nodes.size(); ++n) live += graph.node_live(n) ? 1 : 0;
+            for (std::uint32_t n = 0; n < graph.nodes.size(); ++n) live += graph.node_live(n) ? 1U : 0U;
             return live;
         };
         const auto before = live_nodes();

@@ -13,6 +13,7 @@
 #include <onnxstream/plan/planner.hpp>
 
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
 #include <onnxstream/report/json_writer.hpp>
 
-#include "terminal_text.hpp"
+#include <onnxstream/report/safe_text.hpp>
 
 #include <cmath>
 #include <cstdio>
