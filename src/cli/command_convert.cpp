@@ -96,35 +96,21 @@ int run_convert(std::span<const std::string> argv, const command_context& contex
     const auto& r = *report;
     const char* dtype = options.target == ops::half_type::float16 ? "float16" : "bfloat16";
     if (p.flags.json) {
-        json_writer json;
-        json.begin_object().field("ok", true).field("input", r.input.string()).field("output", r.output.string());
-        json.field("dtype", dtype).field("output_size", r.output_size).field("external_layout", r.external_layout);
-        json.key("data_files").begin_array();
-        for (const auto& f : r.data_files)
-            json.begin_object().field("path", f.path.string()).field("size", f.size).field("tensors", f.tensors).end_object();
-        json.end_array();
-        json.field("tensors_converted", r.tensors_converted).field("tensors_kept_float32", r.tensors_kept_float32);
-        json.field("bytes_before", r.bytes_before).field("bytes_after", r.bytes_after).field("saturated", r.saturated);
-        json.field("casts_inserted", r.casts_inserted).field("nodes_blocked", r.nodes_blocked);
-        json.field("types_changed", r.types_changed).field("cast_targets_changed", r.cast_targets_changed);
-        json.field("writer", r.writer).key("warnings").begin_array();
-        for (const auto& w : r.warnings) json.value(w.message);
-        json.end_array().end_object();
-        std::printf("%s\n", json.text().c_str());
+        print_text(stdout, "%s\n", report::to_json(r, dtype).c_str());
     } else if (!p.flags.quiet) {
-        std::printf("%s -> %s (%s, %s)\n", r.input.string().c_str(), r.output.string().c_str(), dtype,
+        print_text(stdout, "%s -> %s (%s, %s)\n", r.input.string().c_str(), r.output.string().c_str(), dtype,
                     human_bytes(r.output_size).c_str());
         for (const auto& f : r.data_files)
-            std::printf("  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
+            print_text(stdout, "  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
                         human_bytes(f.size).c_str());
-        std::printf("  %s converted: %s -> %s; %s kept float32\n", plural(r.tensors_converted, "tensor").c_str(),
+        print_text(stdout, "  %s converted: %s -> %s; %s kept float32\n", plural(r.tensors_converted, "tensor").c_str(),
                     human_bytes(r.bytes_before).c_str(), human_bytes(r.bytes_after).c_str(),
                     plural(r.tensors_kept_float32, "tensor").c_str());
-        std::printf("  %s inserted, %s computing in float32, %s retyped (inputs, outputs, value_info)\n",
+        print_text(stdout, "  %s inserted, %s computing in float32, %s retyped (inputs, outputs, value_info)\n",
                     plural(r.casts_inserted, "Cast").c_str(), plural(r.nodes_blocked, "node").c_str(),
                     plural(r.types_changed, "declared type").c_str());
         if (r.saturated > 0)
-            std::printf("  %s beyond the float16 range saturated to +-65504\n", plural(r.saturated, "value").c_str());
+            print_text(stdout, "  %s beyond the float16 range saturated to +-65504\n", plural(r.saturated, "value").c_str());
     }
     if (r.saturated > 0 && p.flags.json) {
         // Keep stdout pure JSON; still tell a person on stderr.

@@ -64,66 +64,21 @@ result<std::pair<std::string, caffe::shape>> parse_input_shape(const std::string
     return std::pair{text.substr(0, eq), dims};
 }
 
-// Names come from the model: control characters would drive the terminal.
-std::string escape_for_terminal(std::string_view text) {
-    std::string out;
-    for (const char ch : text) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c < 0x20 || c == 0x7f) {
-            char escape[8];
-            std::snprintf(escape, sizeof escape, "\\x%02x", static_cast<unsigned>(c));
-            out += escape;
-        } else {
-            out += ch;
-        }
-    }
-    return out;
-}
-
 void print_json(const ops::export_caffe_report& r, double tolerance) {
-    json_writer json;
-    json.begin_object().field("ok", r.written && (!r.check.ran || r.check.passed)).field("input", r.input.string());
-    json.field("prototxt", r.prototxt.string()).field("caffemodel", r.caffemodel.string()).field("dialect", r.dialect);
-    json.field("written", r.written).field("layers", static_cast<std::uint64_t>(r.layers.size()));
-    json.field("folded_batchnorms", r.folded_batchnorms).field("caffemodel_size", r.caffemodel_size);
-    json.field("copied_weight_bytes", r.copied_bytes).field("computed_weight_bytes", r.computed_bytes);
-    if (!r.report_json.empty()) json.field("report_json", r.report_json.string()).field("report_html", r.report_html.string());
-    json.key("refusals").begin_array();
-    for (const auto& x : r.refusals)
-        json.begin_object().field("op_type", x.op_type).field("node", x.node).field("why", x.why).field("hint", x.hint).end_object();
-    json.end_array().key("decisions").begin_array();
-    for (const auto& d : r.decisions)
-        json.begin_object().field("kind", d.kind).field("layer", d.layer).field("detail", d.detail).end_object();
-    json.end_array().key("check");
-    if (!r.check.ran) {
-        json.begin_object().field("ran", false).end_object();
-    } else {
-        json.begin_object().field("ran", true).field("passed", r.check.passed).field("tolerance", tolerance);
-        json.field("max_relative_error", r.check.max_relative_error).field("compared_blobs", r.check.compared_blobs);
-        json.field("reference_seconds", r.check.reference_seconds).field("opencv_seconds", r.check.opencv_seconds);
-        json.key("outputs").begin_array();
-        for (const auto& o : r.check.outputs)
-            json.begin_object().field("name", o.name).field("max_abs_error", o.max_abs_error).field("magnitude", o.magnitude)
-                .field("relative_error", o.relative_error).end_object();
-        json.end_array().end_object();
-    }
-    json.key("warnings").begin_array();
-    for (const auto& w : r.warnings) json.value(w.message);
-    json.end_array().field("seconds", r.seconds).end_object();
-    std::printf("%s\n", json.text().c_str());
+    print_text(stdout, "%s\n", report::to_json(r, tolerance).c_str());
 }
 
-void print_text(const ops::export_caffe_report& r) {
-    std::printf("%s -> %s + %s (%s, %s; %s folded)\n", r.input.string().c_str(), r.prototxt.string().c_str(),
+void print_report(const ops::export_caffe_report& r) {
+    print_text(stdout, "%s -> %s + %s (%s, %s; %s folded)\n", r.input.string().c_str(), r.prototxt.string().c_str(),
                 r.caffemodel.string().c_str(), plural(r.layers.size(), "layer").c_str(), human_bytes(r.caffemodel_size).c_str(),
                 plural(r.folded_batchnorms, "BatchNormalization").c_str());
     for (const auto& d : r.decisions)
-        if (d.kind == "input-shape") std::printf("  input %s: %s\n", d.layer.c_str(), d.detail.c_str());
+        if (d.kind == "input-shape") print_text(stdout, "  input %s: %s\n", d.layer.c_str(), d.detail.c_str());
     if (r.check.ran)
-        std::printf("  check: %s, largest error %.3g of the output's magnitude (%s compared; reference %.3f s, OpenCV %.3f s)\n",
+        print_text(stdout, "  check: %s, largest error %.3g of the output's magnitude (%s compared; reference %.3f s, OpenCV %.3f s)\n",
                     r.check.passed ? "passed" : "FAILED", r.check.max_relative_error,
                     plural(r.check.compared_blobs, "blob").c_str(), r.check.reference_seconds, r.check.opencv_seconds);
-    if (!r.report_html.empty()) std::printf("  report: %s, %s\n", r.report_html.string().c_str(), r.report_json.string().c_str());
+    if (!r.report_html.empty()) print_text(stdout, "  report: %s, %s\n", r.report_html.string().c_str(), r.report_json.string().c_str());
 }
 
 }  // namespace
@@ -171,16 +126,16 @@ int run_export_caffe(std::span<const std::string> argv, const command_context& c
     for (const auto& w : report->warnings) print_warning(w);
     if (!report->refusals.empty()) {
         if (p.flags.json) print_json(*report, options.tolerance);
-        std::fprintf(stderr, "onnxstream: error: %s cannot be exported to Caffe exactly; nothing was written\n",
+        print_text(stderr, "onnxstream: error: %s cannot be exported to Caffe exactly; nothing was written\n",
                      plural(report->refusals.size(), "node").c_str());
         for (const auto& x : report->refusals)
-            std::fprintf(stderr, "  %s %s: %s (try: %s)\n", escape_for_terminal(x.op_type).c_str(),
-                         escape_for_terminal(x.node).c_str(), escape_for_terminal(x.why).c_str(), x.hint.c_str());
+            print_text(stderr, "  %s %s: %s (try: %s)\n", terminal_safe(x.op_type).c_str(), terminal_safe(x.node).c_str(),
+                       terminal_safe(x.why).c_str(), terminal_safe(x.hint).c_str());
         std::fprintf(stderr, "  change these nodes in the source model (or run 'onnxstream optimize' first), then export again\n");
         return exit_failed;
     }
     if (p.flags.json) print_json(*report, options.tolerance);
-    else if (!p.flags.quiet) print_text(*report);
+    else if (!p.flags.quiet) print_report(*report);
     if (report->check.ran && !report->check.passed) {
         std::fprintf(stderr,
                      "onnxstream: error: the export differs from the original by %.3g of the output's magnitude (tolerance %.3g)\n"

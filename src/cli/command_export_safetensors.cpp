@@ -61,25 +61,14 @@ int run_export_safetensors(std::span<const std::string> argv, const command_cont
     for (const auto& w : report->warnings) print_warning(w);
     const auto& r = *report;
     if (p.flags.json) {
-        json_writer json;
-        json.begin_object().field("ok", true).field("input", r.input.string()).key("files").begin_array();
-        for (const auto& f : r.files)
-            json.begin_object().field("path", f.path.string()).field("size", f.size).field("tensors", f.tensors).end_object();
-        json.end_array();
-        if (r.index) json.field("index", r.index->string());
-        if (r.linked) json.field("linked", r.linked->string()).field("linked_size", r.linked_size);
-        json.field("tensors", r.tensors).field("bytes", r.bytes).field("writer", r.writer);
-        json.key("warnings").begin_array();
-        for (const auto& w : r.warnings) json.value(w.message);
-        json.end_array().end_object();
-        std::printf("%s\n", json.text().c_str());
+        print_text(stdout, "%s\n", report::to_json(r).c_str());
     } else if (!p.flags.quiet) {
-        std::printf("%s -> %s in %s (%s)\n", r.input.string().c_str(), plural(r.tensors, "tensor").c_str(),
+        print_text(stdout, "%s -> %s in %s (%s)\n", r.input.string().c_str(), plural(r.tensors, "tensor").c_str(),
                     plural(r.files.size(), "safetensors file").c_str(), human_bytes(r.bytes).c_str());
         for (const auto& f : r.files)
-            std::printf("  %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(), human_bytes(f.size).c_str());
-        if (r.index) std::printf("  index %s\n", r.index->string().c_str());
-        if (r.linked) std::printf("  linked model %s (%s)\n", r.linked->string().c_str(), human_bytes(r.linked_size).c_str());
+            print_text(stdout, "  %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(), human_bytes(f.size).c_str());
+        if (r.index) print_text(stdout, "  index %s\n", r.index->string().c_str());
+        if (r.linked) print_text(stdout, "  linked model %s (%s)\n", r.linked->string().c_str(), human_bytes(r.linked_size).c_str());
     }
     return exit_ok;
 }

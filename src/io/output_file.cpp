@@ -306,6 +306,11 @@ result<void> output_file::commit() {
     return commit_outputs(std::span(&self, 1));
 }
 
+std::filesystem::path output_file::readable_path() const {
+    if (!temporary_.empty()) return temporary_;
+    return std::filesystem::path("/proc/self/fd") / std::to_string(fd_);
+}
+
 result<void> commit_outputs(std::span<output_file* const> outputs) {
     // Every failure below leaves each output discarded (its temporary removed).
     struct discard_all {

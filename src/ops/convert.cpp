@@ -381,7 +381,7 @@ private:
     result<void> commit_all() {
         auto flush = [](const io::output_file& file) -> result<void> {
             if (::fsync(file.descriptor()) != 0)
-                return failure(os_failure("cannot flush " + file.temporary_path().string() + " to disk",
+                return failure(os_failure("cannot flush " + file.destination().string() + " to disk",
                                           {errno, std::generic_category()}));
             return {};
         };

@@ -256,13 +256,13 @@ public:
         ONNXSTREAM_TRY(write_planned(binary_output, binary, sources, options_, "write " + report_.caffemodel.filename().string(),
                                      report_.warnings));
 
-        if (options_.check) ONNXSTREAM_TRY(check(reader, shapes, mapped, text_output.temporary_path(), binary_output.temporary_path()));
+        if (options_.check) ONNXSTREAM_TRY(check(reader, shapes, mapped, text_output.readable_path(), binary_output.readable_path()));
 
         ONNXSTREAM_TRY(digest(model_path_, "model"));
         for (const auto& f : data_.files)
             if (f.found) ONNXSTREAM_TRY(digest(f.found->path, "data"));
-        ONNXSTREAM_TRY(digest(text_output.temporary_path(), "prototxt", report_.prototxt));
-        ONNXSTREAM_TRY(digest(binary_output.temporary_path(), "caffemodel", report_.caffemodel));
+        ONNXSTREAM_TRY(digest(text_output.readable_path(), "prototxt", report_.prototxt));
+        ONNXSTREAM_TRY(digest(binary_output.readable_path(), "caffemodel", report_.caffemodel));
         report_.written = true;
         report_.seconds = seconds_since(start);
 
@@ -273,14 +273,12 @@ public:
         }
         for (const auto* source : sources)
             if (source != nullptr) ONNXSTREAM_TRY(source->check_unchanged());
-        ONNXSTREAM_TRY(text_output.commit());
-        if (auto committed = binary_output.commit(); !committed) {
-            std::error_code ec;
-            fs::remove(report_.prototxt, ec);  // never one half of an export without the other
-            return failure(std::move(committed).error());
-        }
-        if (json_output) ONNXSTREAM_TRY(json_output->commit());
-        if (html_output) ONNXSTREAM_TRY(html_output->commit());
+        // One transaction: never one half of an export without the other, and a replaced
+        // file comes back when a later rename fails.
+        std::vector<io::output_file*> committed{&text_output, &binary_output};
+        if (json_output) committed.push_back(&*json_output);
+        if (html_output) committed.push_back(&*html_output);
+        ONNXSTREAM_TRY(io::commit_outputs(committed));
         return std::move(report_);
     }
 

@@ -409,7 +409,7 @@ private:
     result<void> commit_all() {
         for (const auto& file : outputs_)
             if (::fsync(file.descriptor()) != 0)
-                return failure(os_failure("cannot flush " + file.temporary_path().string() + " to disk",
+                return failure(os_failure("cannot flush " + file.destination().string() + " to disk",
                                           {errno, std::generic_category()}));
         for (auto& file : outputs_) ONNXSTREAM_TRY(file.commit());
         return {};

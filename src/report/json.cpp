@@ -294,6 +294,67 @@ std::string to_json(const ops::diff_report& r) {
     return json.text();
 }
 
+std::string to_json(const ops::convert_report& r, std::string_view dtype) {
+    json_writer json;
+    json.begin_object().field("ok", true).field("input", r.input.string()).field("output", r.output.string());
+    json.field("dtype", dtype).field("output_size", r.output_size).field("external_layout", r.external_layout);
+    write_data_files(json, r.data_files);
+    json.field("tensors_converted", r.tensors_converted).field("tensors_kept_float32", r.tensors_kept_float32);
+    json.field("bytes_before", r.bytes_before).field("bytes_after", r.bytes_after).field("saturated", r.saturated);
+    json.field("casts_inserted", r.casts_inserted).field("nodes_blocked", r.nodes_blocked);
+    json.field("types_changed", r.types_changed).field("cast_targets_changed", r.cast_targets_changed);
+    json.field("writer", r.writer);
+    write_warnings(json, r.warnings);
+    json.end_object();
+    return json.text();
+}
+
+std::string to_json(const ops::safetensors_report& r) {
+    json_writer json;
+    json.begin_object().field("ok", true).field("input", r.input.string()).key("files").begin_array();
+    for (const auto& f : r.files)
+        json.begin_object().field("path", f.path.string()).field("size", f.size).field("tensors", f.tensors).end_object();
+    json.end_array();
+    if (r.index) json.field("index", r.index->string());
+    if (r.linked) json.field("linked", r.linked->string()).field("linked_size", r.linked_size);
+    json.field("tensors", r.tensors).field("bytes", r.bytes).field("writer", r.writer);
+    write_warnings(json, r.warnings);
+    json.end_object();
+    return json.text();
+}
+
+std::string to_json(const ops::export_caffe_report& r, double tolerance) {
+    json_writer json;
+    json.begin_object().field("ok", r.written && (!r.check.ran || r.check.passed)).field("input", r.input.string());
+    json.field("prototxt", r.prototxt.string()).field("caffemodel", r.caffemodel.string()).field("dialect", r.dialect);
+    json.field("written", r.written).field("layers", static_cast<std::uint64_t>(r.layers.size()));
+    json.field("folded_batchnorms", r.folded_batchnorms).field("caffemodel_size", r.caffemodel_size);
+    json.field("copied_weight_bytes", r.copied_bytes).field("computed_weight_bytes", r.computed_bytes);
+    if (!r.report_json.empty()) json.field("report_json", r.report_json.string()).field("report_html", r.report_html.string());
+    json.key("refusals").begin_array();
+    for (const auto& x : r.refusals)
+        json.begin_object().field("op_type", x.op_type).field("node", x.node).field("why", x.why).field("hint", x.hint).end_object();
+    json.end_array().key("decisions").begin_array();
+    for (const auto& d : r.decisions)
+        json.begin_object().field("kind", d.kind).field("layer", d.layer).field("detail", d.detail).end_object();
+    json.end_array().key("check");
+    if (!r.check.ran) {
+        json.begin_object().field("ran", false).end_object();
+    } else {
+        json.begin_object().field("ran", true).field("passed", r.check.passed).field("tolerance", tolerance);
+        json.field("max_relative_error", r.check.max_relative_error).field("compared_blobs", r.check.compared_blobs);
+        json.field("reference_seconds", r.check.reference_seconds).field("opencv_seconds", r.check.opencv_seconds);
+        json.key("outputs").begin_array();
+        for (const auto& o : r.check.outputs)
+            json.begin_object().field("name", o.name).field("max_abs_error", o.max_abs_error).field("magnitude", o.magnitude)
+                .field("relative_error", o.relative_error).end_object();
+        json.end_array().end_object();
+    }
+    write_warnings(json, r.warnings);
+    json.field("seconds", r.seconds).end_object();
+    return json.text();
+}
+
 void write_merged(json_writer& json, const std::string& input, const ops::merge_report& r) {
     json.begin_object().field("input", input).field("ok", true).field("output", r.output.string());
     json.field("output_size", r.output_size).field("tensors_inlined", r.tensors_inlined);

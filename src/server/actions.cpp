@@ -1,7 +1,10 @@
 #include "actions.hpp"
 
 #include <onnxstream/onnx/data_resolver.hpp>
+#include <onnxstream/ops/convert.hpp>
 #include <onnxstream/ops/diff.hpp>
+#include <onnxstream/ops/export_caffe.hpp>
+#include <onnxstream/ops/export_safetensors.hpp>
 #include <onnxstream/ops/externalize.hpp>
 #include <onnxstream/ops/merge.hpp>
 #include <onnxstream/ops/optimize.hpp>
@@ -10,6 +13,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstdlib>
 
 namespace onnxstream::server {
 
@@ -86,6 +90,9 @@ constexpr field_spec data_dir_field{"data-dir", field_kind::path, "", "a folder 
 constexpr field_spec threads_field{"threads", field_kind::count, "", "worker threads (default: the number of cores)"};
 constexpr field_spec force_field{"force", field_kind::flag, "", "replace existing outputs"};
 
+constexpr field_spec align_threshold_field{"align-threshold", field_kind::size, "1M",
+                                           "only tensors at least this large are aligned; smaller stay dense"};
+
 constexpr std::array merge_fields{
     output_field, data_field, data_dir_field, threads_field,
     field_spec{"allow-size-mismatch", field_kind::flag, "", "warn instead of failing when bytes != dims x element size"},
@@ -103,14 +110,15 @@ constexpr std::array split_fields{
     output_field,
     field_spec{"data-name", field_kind::text, "", "the data file's name (default: <output file name>.data)"},
     field_spec{"threshold", field_kind::size, "1024", "smallest tensor to move out (sizes take K, M, G)"},
-    field_spec{"align", field_kind::size, "", "offset alignment (default 4096 for tensors >= 1 MiB; 0 = dense)"},
-    data_field, data_dir_field, threads_field, force_field};
+    field_spec{"align", field_kind::size, "4096", "offset alignment of large tensors (0 = dense)"},
+    align_threshold_field, data_field, data_dir_field, threads_field, force_field};
 
 constexpr std::array repack_fields{
     output_field,
     field_spec{"data-name", field_kind::text, "", "the data file's name (default: <output file name>.data)"},
     field_spec{"threshold", field_kind::size, "1024", "smallest tensor to move out (sizes take K, M, G)"},
-    field_spec{"align", field_kind::size, "", "offset alignment (default 4096 for tensors >= 1 MiB; 0 = dense)"},
+    field_spec{"align", field_kind::size, "4096", "offset alignment of large tensors (0 = dense)"},
+    align_threshold_field,
     field_spec{"shard-size", field_kind::size, "", "several data files of at most this size"},
     field_spec{"dedupe", field_kind::flag, "", "store identical tensors once"},
     field_spec{"write-checksums", field_kind::flag, "", "write each tensor's SHA-1 into its 'checksum' key"},
@@ -130,6 +138,9 @@ result<action_outcome> run_externalize(const action_input& in, std::string_view 
     if (const auto v = in.text("align"); !v.empty()) {
         ONNXSTREAM_ASSIGN(options.alignment, parse_size(v, "align"));
     }
+    if (const auto v = in.text("align-threshold"); !v.empty()) {
+        ONNXSTREAM_ASSIGN(options.align_threshold, parse_size(v, "align-threshold"));
+    }
     if (const auto v = in.text("shard-size"); !v.empty()) {
         ONNXSTREAM_ASSIGN(options.shard_size, parse_size(v, "shard-size"));
         if (options.shard_size == 0) return failure(error_code::invalid_argument, "the shard size must be more than 0");
@@ -145,7 +156,9 @@ result<action_outcome> run_repack(const action_input& in) { return run_externali
 
 constexpr std::array optimize_fields{
     output_field,
-    field_spec{"passes", field_kind::text, "dce,const-if,cse,identity,fold-bn", "comma-separated passes, in order"},
+    field_spec{"passes", field_kind::text, "", "comma-separated passes, in order (default: all of them)"},
+    field_spec{"fold-limit", field_kind::size, "1M", "the largest tensor folding may create or read"},
+    data_field, data_dir_field,
     field_spec{"dry-run", field_kind::flag, "", "run the passes and report, write nothing"},
     field_spec{"reuse-data", field_kind::flag, "", "point at the input's data files instead of copying them"},
     threads_field, force_field};
@@ -155,6 +168,9 @@ result<action_outcome> run_optimize(const action_input& in) {
     ONNXSTREAM_TRY(fill_rewrite(in, options, "optimized"));
     if (const auto list = in.text("passes"); !list.empty()) {
         ONNXSTREAM_ASSIGN(options.passes, ops::parse_pass_list(list));
+    }
+    if (const auto v = in.text("fold-limit"); !v.empty()) {
+        ONNXSTREAM_ASSIGN(options.fold_limit, parse_size(v, "fold-limit"));
     }
     options.dry_run = in.flag("dry-run");
     options.reuse_data = in.flag("reuse-data");
@@ -194,14 +210,160 @@ result<action_outcome> run_diff(const action_input& in) {
     return action_outcome{report::to_json(r), {}, r.equivalent};
 }
 
+constexpr std::array convert_fields{
+    output_field,
+    field_spec{"dtype", field_kind::text, "fp16", "fp16 or bf16"},
+    field_spec{"keep-io-types", field_kind::flag, "", "keep the graph's inputs and outputs float32 (Casts at the boundary)"},
+    field_spec{"block-ops", field_kind::text, "", "operators kept in float32, comma-separated (default: the built-in list)"},
+    field_spec{"data-name", field_kind::text, "", "the data file's name, for external layouts"},
+    field_spec{"align", field_kind::size, "4096", "offset alignment of large tensors (0 = dense)"},
+    field_spec{"shard-size", field_kind::size, "", "several data files of at most this size"},
+    data_field, data_dir_field, force_field};
+
+result<ops::half_type> dtype_field(const action_input& in) {
+    const auto dtype = in.text("dtype");
+    if (dtype.empty() || dtype == "fp16") return ops::half_type::float16;
+    if (dtype == "bf16") return ops::half_type::bfloat16;
+    return failure(error_code::invalid_argument, "the field 'dtype' takes fp16 or bf16, not '" + std::string(dtype) + "'");
+}
+
+result<fs::path> convert_output(const action_input& in) {
+    ONNXSTREAM_ASSIGN(const auto type, dtype_field(in));
+    ONNXSTREAM_ASSIGN(auto output, in.path_field("output"));
+    if (output.empty()) output = ops::default_output(in.model, type == ops::half_type::float16 ? "fp16" : "bf16");
+    return output;
+}
+
+std::vector<std::string> comma_list(std::string_view text) {
+    std::vector<std::string> items;
+    while (!text.empty()) {
+        const auto comma = text.find(',');
+        if (const auto item = text.substr(0, comma); !item.empty()) items.emplace_back(item);
+        if (comma == std::string_view::npos) break;
+        text.remove_prefix(comma + 1);
+    }
+    return items;
+}
+
+result<action_outcome> run_convert(const action_input& in) {
+    ops::convert_options options;
+    ONNXSTREAM_TRY(fill_rewrite(in, options, ""));
+    ONNXSTREAM_ASSIGN(options.target, dtype_field(in));
+    ONNXSTREAM_ASSIGN(options.output, convert_output(in));
+    options.keep_io_types = in.flag("keep-io-types");
+    if (const auto v = in.text("block-ops"); !v.empty()) options.block_ops = comma_list(v);
+    options.data_name = std::string(in.text("data-name"));
+    if (options.data_name.find('/') != std::string::npos || options.data_name.find("..") != std::string::npos)
+        return failure(error_code::invalid_argument, "the data file's name must be a plain file name");
+    if (const auto v = in.text("align"); !v.empty()) {
+        ONNXSTREAM_ASSIGN(options.alignment, parse_size(v, "align"));
+    }
+    if (const auto v = in.text("shard-size"); !v.empty()) {
+        ONNXSTREAM_ASSIGN(options.shard_size, parse_size(v, "shard-size"));
+        if (options.shard_size == 0) return failure(error_code::invalid_argument, "the shard size must be more than 0");
+    }
+    ONNXSTREAM_ASSIGN(const auto r, ops::convert(in.model, options));
+    return action_outcome{report::to_json(r, options.target == ops::half_type::float16 ? "fp16" : "bf16"), written(r), true};
+}
+
+// export --to caffe: the output field is the PREFIX of PREFIX.prototxt + PREFIX.caffemodel.
+constexpr std::array caffe_fields{
+    field_spec{"output", field_kind::path, "", "the outputs' prefix (default: the model's folder and stem)"},
+    field_spec{"dialect", field_kind::text, "opencv", "opencv (what OpenCV 4.6 loads) or bvlc (BVLC Caffe 1.0 only)"},
+    field_spec{"no-fold-bn", field_kind::flag, "", "keep BatchNorm + Scale layers instead of folding"},
+    field_spec{"check", field_kind::flag, "", "run the export in OpenCV and compare it with the original"},
+    field_spec{"tolerance", field_kind::text, "1e-4", "the largest error the check allows, of the output's magnitude"},
+    field_spec{"report", field_kind::flag, "", "also write the audit report (.caffe-report.html and .json)"},
+    data_field, data_dir_field, force_field};
+
+result<fs::path> caffe_prefix(const action_input& in) {
+    ONNXSTREAM_ASSIGN(auto prefix, in.path_field("output"));
+    if (prefix.empty()) prefix = in.model.parent_path() / in.model.stem();
+    return prefix;
+}
+
+result<fs::path> caffe_claim(const action_input& in) {
+    ONNXSTREAM_ASSIGN(auto prefix, caffe_prefix(in));
+    return fs::path(prefix.string() + ".prototxt");
+}
+
+result<action_outcome> run_export_caffe(const action_input& in) {
+    ops::export_caffe_options options;
+    ONNXSTREAM_TRY(fill_rewrite(in, options, ""));
+    ONNXSTREAM_ASSIGN(options.output, caffe_prefix(in));
+    const auto dialect = in.text("dialect");
+    if (dialect.empty() || dialect == "opencv") options.dialect = caffe::dialect::opencv;
+    else if (dialect == "bvlc") options.dialect = caffe::dialect::bvlc;
+    else return failure(error_code::invalid_argument, "the field 'dialect' takes opencv or bvlc, not '" + std::string(dialect) + "'");
+    options.fold_batchnorm = !in.flag("no-fold-bn");
+    options.check = in.flag("check");
+    options.report = in.flag("report");
+    if (const auto v = in.text("tolerance"); !v.empty()) {
+        const std::string text(v);
+        char* end = nullptr;
+        options.tolerance = std::strtod(text.c_str(), &end);
+        if (end != text.c_str() + text.size() || !(options.tolerance > 0))
+            return failure(error_code::invalid_argument, "the field 'tolerance' takes a positive number such as 1e-4");
+    }
+    ONNXSTREAM_ASSIGN(const auto r, ops::export_caffe(in.model, options));
+    if (!r.refusals.empty()) {
+        std::string what;
+        for (const auto& x : r.refusals) what += (what.empty() ? "" : "; ") + x.op_type + " " + x.node + ": " + x.why;
+        return failure(error_code::invalid_argument, "the model cannot be exported to Caffe exactly (" + what + ")",
+                       "change these nodes in the source model (or run Optimize first), then export again");
+    }
+    std::vector<fs::path> outputs;
+    if (r.written) outputs = {r.prototxt, r.caffemodel};
+    if (!r.report_html.empty()) {
+        outputs.push_back(r.report_html);
+        outputs.push_back(r.report_json);
+    }
+    return action_outcome{report::to_json(r, options.tolerance), outputs, !r.check.ran || r.check.passed};
+}
+
+constexpr std::array safetensors_fields{
+    field_spec{"output", field_kind::path, "", "the .safetensors file (default: <stem>.safetensors beside the model)"},
+    field_spec{"shard-size", field_kind::size, "", "shards of at most this size, with the Hugging Face index"},
+    field_spec{"link", field_kind::flag, "", "also write <stem>.linked.onnx reading its weights from the safetensors"},
+    data_field, data_dir_field, force_field};
+
+result<fs::path> safetensors_claim(const action_input& in) {
+    ONNXSTREAM_ASSIGN(auto output, in.path_field("output"));
+    if (output.empty()) output = in.model.parent_path() / (in.model.stem().string() + ".safetensors");
+    return output;
+}
+
+result<action_outcome> run_export_safetensors(const action_input& in) {
+    ops::safetensors_options options;
+    ONNXSTREAM_TRY(fill_rewrite(in, options, ""));
+    ONNXSTREAM_ASSIGN(options.output, in.path_field("output"));
+    if (const auto v = in.text("shard-size"); !v.empty()) {
+        ONNXSTREAM_ASSIGN(options.shard_size, parse_size(v, "shard-size"));
+        if (options.shard_size == 0) return failure(error_code::invalid_argument, "the shard size must be more than 0");
+    }
+    options.link = in.flag("link");
+    ONNXSTREAM_ASSIGN(const auto r, ops::export_safetensors(in.model, options));
+    std::vector<fs::path> outputs;
+    for (const auto& f : r.files) outputs.push_back(f.path);
+    if (r.index) outputs.push_back(*r.index);
+    if (r.linked) outputs.push_back(*r.linked);
+    return action_outcome{report::to_json(r), outputs, true};
+}
+
 constexpr std::array action_table{
     action{"merge", "Merge", "inline external data into one self-contained .onnx", merge_fields, "merged", run_merge},
     action{"split", "Split", "move large tensors out to an aligned data file", split_fields, "split", run_split},
     action{"repack", "Repack", "rewrite all weights into fresh aligned data files", repack_fields, "repacked", run_repack},
-    action{"optimize", "Optimize", "graph passes: dce, const-if, cse, identity, fold-bn", optimize_fields, "optimized",
+    action{"optimize", "Optimize", "graph passes: dead code, constant folding, no-ops, BatchNorm folding, fusion", optimize_fields, "optimized",
            run_optimize},
     action{"verify", "Verify", "check external references, sizes and SHA-1 checksums", verify_fields, "", run_verify},
     action{"diff", "Diff", "compare with a second model's graph and tensor values", diff_fields, "", run_diff},
+    action{"convert", "Convert", "float32 weights and computation to fp16 or bf16", convert_fields, "fp16", run_convert,
+           convert_output},
+    action{"export-caffe", "Export to Caffe", "a .prototxt + .caffemodel, BatchNorm folded", caffe_fields, "caffe",
+           run_export_caffe, caffe_claim},
+    action{"export-safetensors", "Export to safetensors", "the weights as safetensors, optionally linked from an .onnx",
+           safetensors_fields, "safetensors", run_export_safetensors, safetensors_claim},
 };
 
 const char* to_string(field_kind kind) {
@@ -272,6 +434,7 @@ const action* find_action(std::string_view name) {
 }
 
 result<fs::path> planned_output(const action& a, const action_input& input) {
+    if (a.claimed_output != nullptr) return a.claimed_output(input);
     if (a.output_suffix.empty()) return fs::path();
     ONNXSTREAM_ASSIGN(auto output, input.path_field("output"));
     if (output.empty()) output = ops::default_output(input.model, std::string(a.output_suffix));

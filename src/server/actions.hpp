@@ -52,6 +52,9 @@ struct action {
     std::span<const field_spec> fields;
     std::string_view output_suffix;  // default output <stem>.<suffix>.onnx; empty: writes nothing
     result<action_outcome> (*run)(const action_input& input);
+    /// The file a job claims when its default is not <stem>.<suffix>.onnx (convert's
+    /// dtype, export's formats); null: from output_suffix.
+    result<std::filesystem::path> (*claimed_output)(const action_input& input) = nullptr;
 };
 
 [[nodiscard]] std::span<const action> actions();

@@ -49,6 +49,10 @@ public:
     [[nodiscard]] const std::filesystem::path& destination() const noexcept { return destination_; }
     /// The temporary's name, or empty when it has none (O_TMPFILE).
     [[nodiscard]] const std::filesystem::path& temporary_path() const noexcept { return temporary_; }
+    /// A name another library can open the written bytes by before the commit (OpenCV
+    /// reading an export to check it): the temporary's name, or for an anonymous
+    /// temporary its descriptor under /proc/self/fd. Valid while this object owns it.
+    [[nodiscard]] std::filesystem::path readable_path() const;
     [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
 
     /// fsync, move over the destination, fsync the folder: `commit_outputs` of this one.

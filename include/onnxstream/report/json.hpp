@@ -5,7 +5,10 @@
 
 #include <onnxstream/error.hpp>
 #include <onnxstream/ops/analyze.hpp>
+#include <onnxstream/ops/convert.hpp>
 #include <onnxstream/ops/diff.hpp>
+#include <onnxstream/ops/export_caffe.hpp>
+#include <onnxstream/ops/export_safetensors.hpp>
 #include <onnxstream/ops/externalize.hpp>
 #include <onnxstream/ops/inspect.hpp>
 #include <onnxstream/ops/merge.hpp>
@@ -52,6 +55,11 @@ void write_error(json_writer& json, const error& e);
 [[nodiscard]] std::string to_json(const ops::optimize_report& r);
 [[nodiscard]] std::string to_json(const ops::verify_report& r);
 [[nodiscard]] std::string to_json(const ops::diff_report& r);
+/// `dtype`: "fp16" or "bf16", as the command line spells the target.
+[[nodiscard]] std::string to_json(const ops::convert_report& r, std::string_view dtype);
+[[nodiscard]] std::string to_json(const ops::safetensors_report& r);
+/// `tolerance`: the --check tolerance the comparison used.
+[[nodiscard]] std::string to_json(const ops::export_caffe_report& r, double tolerance);
 
 /// One merged model inside merge's {"models": [...]} document: {"input", "ok": true, ...}.
 void write_merged(json_writer& json, const std::string& input, const ops::merge_report& r);
