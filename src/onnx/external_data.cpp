@@ -1,10 +1,14 @@
 #include <onnxstream/onnx/external_data.hpp>
 
 #include <onnxstream/onnx/data_type.hpp>
+#include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/proto/varint.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <span>
+#include <utility>
 #include <unordered_map>
 
 namespace onnxstream::onnx {
@@ -153,6 +157,21 @@ result<void> external_data::check_unchanged() const {
     for (const auto& f : files)
         if (f.file) ONNXSTREAM_TRY(f.file->check_unchanged());
     return {};
+}
+
+std::vector<std::byte> encode_string_entry(std::string_view key, std::string_view value) {
+    std::vector<std::byte> out;
+    auto put_varint = [&out](std::uint64_t v) {
+        const auto encoded = proto::encode_varint(v);
+        out.insert(out.end(), encoded.view().begin(), encoded.view().end());
+    };
+    for (const auto& [field, text] : {std::pair{string_entry_field::key, key}, std::pair{string_entry_field::value, value}}) {
+        put_varint(proto::make_tag(number(field), proto::wire_type::length_delimited));
+        put_varint(text.size());
+        const auto bytes = std::as_bytes(std::span(text.data(), text.size()));
+        out.insert(out.end(), bytes.begin(), bytes.end());
+    }
+    return out;
 }
 
 }  // namespace onnxstream::onnx

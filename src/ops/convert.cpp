@@ -30,32 +30,6 @@ namespace {
 
 constexpr std::int32_t float32 = 1;
 
-bool is_value_field(std::uint32_t n) {
-    return n == number(tensor_field::raw_data) || n == number(tensor_field::float_data) ||
-           n == number(tensor_field::int32_data) || n == number(tensor_field::int64_data) ||
-           n == number(tensor_field::double_data) || n == number(tensor_field::uint64_data) ||
-           n == number(tensor_field::external_data) || n == number(tensor_field::data_location);
-}
-
-void put_varint(std::vector<std::byte>& out, std::uint64_t value) {
-    const auto encoded = proto::encode_varint(value);
-    out.insert(out.end(), encoded.view().begin(), encoded.view().end());
-}
-
-void put_text(std::vector<std::byte>& out, std::uint32_t field, std::string_view text) {
-    put_varint(out, proto::make_tag(field, proto::wire_type::length_delimited));
-    put_varint(out, text.size());
-    const auto bytes = std::as_bytes(std::span(text.data(), text.size()));
-    out.insert(out.end(), bytes.begin(), bytes.end());
-}
-
-std::vector<std::byte> string_entry(std::string_view key, std::string_view value) {
-    std::vector<std::byte> out;
-    put_text(out, number(onnx::string_entry_field::key), key);
-    put_text(out, number(onnx::string_entry_field::value), value);
-    return out;
-}
-
 // Where one tensor's output bytes come from: a source slice (copied, or converted from
 // float32 on the way) or a buffer computed here (typed fields).
 struct tensor_bytes {
@@ -300,16 +274,16 @@ private:
             const auto& msg = model_.tree.at(message);
             std::uint32_t position = msg.field_count;
             for (std::uint32_t i = 0; i < msg.field_count; ++i) {
-                if (!is_value_field(model_.tree.field(msg.first_field + i).token.number)) continue;
+                if (!onnx::holds_tensor_value(model_.tree.field(msg.first_field + i).token.number)) continue;
                 edits.drop(msg.first_field + i);
                 position = std::min(position, i);
             }
             if (b.external) {
                 const auto entry = number(tensor_field::external_data);
                 position = msg.field_count;  // external_data after every other field, as repack writes it
-                edits.insert(message, position, edits.bytes(entry, string_entry("location", data_file_name(b.shard))));
-                edits.insert(message, position, edits.bytes(entry, string_entry("offset", std::to_string(b.offset))));
-                edits.insert(message, position, edits.bytes(entry, string_entry("length", std::to_string(b.output_length()))));
+                edits.insert(message, position, edits.bytes(entry, onnx::encode_string_entry("location", data_file_name(b.shard))));
+                edits.insert(message, position, edits.bytes(entry, onnx::encode_string_entry("offset", std::to_string(b.offset))));
+                edits.insert(message, position, edits.bytes(entry, onnx::encode_string_entry("length", std::to_string(b.output_length()))));
                 edits.insert(message, position,
                              edits.varint(number(tensor_field::data_location), static_cast<std::uint64_t>(onnx::data_location::external)));
                 continue;

@@ -106,32 +106,6 @@ void json_string(std::string& out, std::string_view text) {
     out += '"';
 }
 
-void put_varint(std::vector<std::byte>& out, std::uint64_t value) {
-    const auto encoded = proto::encode_varint(value);
-    out.insert(out.end(), encoded.view().begin(), encoded.view().end());
-}
-
-void put_text(std::vector<std::byte>& out, std::uint32_t field, std::string_view text) {
-    put_varint(out, proto::make_tag(field, proto::wire_type::length_delimited));
-    put_varint(out, text.size());
-    const auto bytes = std::as_bytes(std::span(text.data(), text.size()));
-    out.insert(out.end(), bytes.begin(), bytes.end());
-}
-
-std::vector<std::byte> string_entry(std::string_view key, std::string_view value) {
-    std::vector<std::byte> out;
-    put_text(out, number(onnx::string_entry_field::key), key);
-    put_text(out, number(onnx::string_entry_field::value), value);
-    return out;
-}
-
-bool is_value_field(std::uint32_t n) {
-    return n == number(tensor_field::raw_data) || n == number(tensor_field::float_data) ||
-           n == number(tensor_field::int32_data) || n == number(tensor_field::int64_data) ||
-           n == number(tensor_field::double_data) || n == number(tensor_field::uint64_data) ||
-           n == number(tensor_field::external_data) || n == number(tensor_field::data_location);
-}
-
 struct entry {
     std::uint32_t tensor = 0;        // index into model_file::tensors
     std::uint32_t source = 0;
@@ -381,12 +355,12 @@ private:
             const auto message = model_.tensors[e.tensor].message;
             const auto& msg = model_.tree.at(message);
             for (std::uint32_t i = 0; i < msg.field_count; ++i)
-                if (is_value_field(model_.tree.field(msg.first_field + i).token.number)) edits.drop(msg.first_field + i);
+                if (onnx::holds_tensor_value(model_.tree.field(msg.first_field + i).token.number)) edits.drop(msg.first_field + i);
             const auto field = number(tensor_field::external_data);
             const auto offset = 8 + shards_[e.shard].header.size() + e.begin;
-            edits.insert(message, msg.field_count, edits.bytes(field, string_entry("location", shard_path(e.shard).filename().string())));
-            edits.insert(message, msg.field_count, edits.bytes(field, string_entry("offset", std::to_string(offset))));
-            edits.insert(message, msg.field_count, edits.bytes(field, string_entry("length", std::to_string(e.length))));
+            edits.insert(message, msg.field_count, edits.bytes(field, onnx::encode_string_entry("location", shard_path(e.shard).filename().string())));
+            edits.insert(message, msg.field_count, edits.bytes(field, onnx::encode_string_entry("offset", std::to_string(offset))));
+            edits.insert(message, msg.field_count, edits.bytes(field, onnx::encode_string_entry("length", std::to_string(e.length))));
             edits.insert(message, msg.field_count,
                          edits.varint(number(tensor_field::data_location), static_cast<std::uint64_t>(onnx::data_location::external)));
         }

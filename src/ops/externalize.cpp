@@ -46,32 +46,6 @@ struct placement {
     std::uint32_t check = io::no_check;
 };
 
-void put_varint(std::vector<std::byte>& out, std::uint64_t value) {
-    const auto encoded = proto::encode_varint(value);
-    out.insert(out.end(), encoded.view().begin(), encoded.view().end());
-}
-
-void put_string_field(std::vector<std::byte>& out, std::uint32_t field, std::string_view text) {
-    put_varint(out, proto::make_tag(field, proto::wire_type::length_delimited));
-    put_varint(out, text.size());
-    const auto bytes = std::as_bytes(std::span(text.data(), text.size()));
-    out.insert(out.end(), bytes.begin(), bytes.end());
-}
-
-std::vector<std::byte> string_entry(std::string_view key, std::string_view value) {
-    std::vector<std::byte> out;
-    put_string_field(out, number(onnx::string_entry_field::key), key);
-    put_string_field(out, number(onnx::string_entry_field::value), value);
-    return out;
-}
-
-bool is_value_field(std::uint32_t n) {
-    return n == number(tensor_field::raw_data) || n == number(tensor_field::float_data) ||
-           n == number(tensor_field::int32_data) || n == number(tensor_field::int64_data) ||
-           n == number(tensor_field::double_data) || n == number(tensor_field::uint64_data) ||
-           n == number(tensor_field::external_data) || n == number(tensor_field::data_location);
-}
-
 // Streams a slice through a fixed buffer; `visit` sees each piece.
 template <class Visit>
 result<void> stream_slice(const io::source_file& file, std::uint64_t offset, std::uint64_t length, std::vector<std::byte>& buffer,
@@ -456,13 +430,13 @@ private:
             const auto message = tensor.message;
             const auto& msg = model_.tree.at(message);
             for (std::uint32_t i = 0; i < msg.field_count; ++i)
-                if (is_value_field(model_.tree.field(msg.first_field + i).token.number)) edits.drop(msg.first_field + i);
+                if (onnx::holds_tensor_value(model_.tree.field(msg.first_field + i).token.number)) edits.drop(msg.first_field + i);
             const auto entry = number(tensor_field::external_data);
-            edits.insert(message, msg.field_count, edits.bytes(entry, string_entry("location", data_file_name(p.shard))));
-            edits.insert(message, msg.field_count, edits.bytes(entry, string_entry("offset", std::to_string(p.offset))));
-            edits.insert(message, msg.field_count, edits.bytes(entry, string_entry("length", std::to_string(p.length))));
+            edits.insert(message, msg.field_count, edits.bytes(entry, onnx::encode_string_entry("location", data_file_name(p.shard))));
+            edits.insert(message, msg.field_count, edits.bytes(entry, onnx::encode_string_entry("offset", std::to_string(p.offset))));
+            edits.insert(message, msg.field_count, edits.bytes(entry, onnx::encode_string_entry("length", std::to_string(p.length))));
             if (const auto checksum = checksum_of(index))
-                edits.insert(message, msg.field_count, edits.bytes(entry, string_entry("checksum", *checksum)));
+                edits.insert(message, msg.field_count, edits.bytes(entry, onnx::encode_string_entry("checksum", *checksum)));
             edits.insert(message, msg.field_count,
                          edits.varint(number(tensor_field::data_location),
                                       static_cast<std::uint64_t>(onnx::data_location::external)));

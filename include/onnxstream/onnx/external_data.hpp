@@ -9,9 +9,11 @@
 #include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/result.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace onnxstream::onnx {
@@ -59,5 +61,9 @@ struct external_data {
     /// them is only right if none changed meanwhile. Call it before reporting a result.
     [[nodiscard]] result<void> check_unchanged() const;
 };
+
+/// One `external_data` entry (a StringStringEntryProto: key, value), encoded, for a
+/// rewrite that points a tensor at a data file ("location", "offset", "length", "checksum").
+[[nodiscard]] std::vector<std::byte> encode_string_entry(std::string_view key, std::string_view value);
 
 }  // namespace onnxstream::onnx

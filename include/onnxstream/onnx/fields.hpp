@@ -142,4 +142,21 @@ template <class Field>
     return static_cast<std::uint32_t>(field);
 }
 
+/// The TensorProto fields that hold or locate a tensor's value: raw_data, the typed value
+/// fields, external_data and data_location. A rewrite that stores the value elsewhere
+/// drops exactly these and keeps every other field (name, dims, doc_string, unknown ones).
+[[nodiscard]] constexpr bool holds_tensor_value(std::uint32_t field_number) noexcept {
+    switch (static_cast<tensor_field>(field_number)) {
+        case tensor_field::raw_data:
+        case tensor_field::float_data:
+        case tensor_field::int32_data:
+        case tensor_field::int64_data:
+        case tensor_field::double_data:
+        case tensor_field::uint64_data:
+        case tensor_field::external_data:
+        case tensor_field::data_location: return true;
+        default: return false;
+    }
+}
+
 }  // namespace onnxstream::onnx
