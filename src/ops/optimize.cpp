@@ -4,6 +4,7 @@
 #include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/onnx/tensor_walker.hpp>
 #include <onnxstream/ops/plan_output.hpp>
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <set>
 #include <tuple>
+#include <unordered_set>
 
 namespace onnxstream::ops {
 
@@ -177,8 +179,13 @@ private:
         for (std::uint32_t t = 0; t < graph_.tensors.size(); ++t)
             if (graph_.tensor_live(t) && graph_.tensors[t].site == none) computed.push_back(t);
         std::vector<bool> computed_external(graph_.tensors.size(), false);
+        // What a runtime reads while loading (Resize scales, Reshape shapes...) stays
+        // embedded, as split and repack keep it: a folded value feeds the same inputs.
+        std::unordered_set<std::string_view> load_time;
+        if (external) load_time = onnx::shape_like_values(model_.tree);
         for (const auto t : computed) {
             if (!external || graph_.tensor_bytes(t) < options_.external_threshold) continue;
+            if (load_time.contains(graph_.text(graph_.tensors[t].name))) continue;
             computed_external[t] = true;
             entries.push_back({plan.spill_source, 0, graph_.tensor_bytes(t), 0});
             entry_site.push_back(none);

@@ -206,3 +206,34 @@ def test_random_ops_and_graph_outputs_are_never_folded(tmp_path, onnxstream):
     assert counts.get("RandomUniform") == 1 and counts.get("ConstantOfShape") == 1, counts
     skips = [f["detail"] for p in report["passes"] for f in p["findings"] if f["kind"] == "skipped"]
     assert any("graph output" in s for s in skips), skips
+
+
+def test_folded_load_time_tensors_stay_embedded_in_an_external_model(tmp_path, onnxstream):
+    """A fold whose result feeds an input runtimes read while loading (Slice bounds here)
+    stays embedded even past the size that sends computed tensors to the data file:
+    ONNX Runtime cannot read such inputs from external data (issue 9, item 15's rule)."""
+    rank = 130  # 130 int64 bounds: 1040 bytes, over optimize's 1 KiB external threshold
+    halves = {n: np.zeros(rank // 2, dtype=np.int64) for n in ("s0", "s1")}
+    halves.update({n: np.ones(rank // 2, dtype=np.int64) for n in ("e0", "e1")})
+    inits = [numpy_helper.from_array(v, n) for n, v in halves.items()]
+    inits.append(numpy_helper.from_array(np.arange(4096, dtype=np.float32), "w"))
+    nodes = [helper.make_node("Concat", ["s0", "s1"], ["starts"], axis=0),
+             helper.make_node("Concat", ["e0", "e1"], ["ends"], axis=0),
+             helper.make_node("Slice", ["x", "starts", "ends"], ["y"]),
+             helper.make_node("Relu", ["w"], ["z"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1] * rank)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1] * rank),
+                               helper.make_tensor_value_info("z", TensorProto.FLOAT, [4096])], inits)
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path),
+              save_as_external_data=True, location="m.onnx.data", size_threshold=1024)
+    out, doc = optimize(path)
+    model = onnx.load(str(out), load_external_data=False)
+    assert [n.op_type for n in model.graph.node] == ["Slice", "Relu"], doc
+    by_name = {t.name: t for t in model.graph.initializer}
+    for name in ("starts", "ends"):
+        assert by_name[name].data_location != TensorProto.EXTERNAL, f"{name} was written to the data file"
+    assert by_name["w"].data_location == TensorProto.EXTERNAL
+    loaded = onnx.load(str(out))
+    assert np.array_equal(numpy_helper.to_array({t.name: t for t in loaded.graph.initializer}["ends"]), np.ones(rank))
+    assert run_cli(["verify", out]).returncode == 0
