@@ -8,6 +8,8 @@
 // the graph) or is used by a training graph, ops of other domains, and whatever the
 // evaluator refuses. Random ops are never evaluated (the evaluator does not know them).
 #include <onnxstream/onnx/data_type.hpp>
+
+#include "node_rewriter.hpp"
 #include <onnxstream/passes/constant_evaluator.hpp>
 #include <onnxstream/passes/constant_values.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
@@ -203,35 +205,15 @@ struct folder {
 
     void run() {
         if (!can_add_initializers(model)) return;
-        // Scopes in id order: a subgraph comes after the scope around it, so what an outer
-        // node folded is known to the nodes inside.
-        for (std::uint32_t s = 0; s < model.scopes.size(); ++s) {
-            if (model.scopes[s].removed) continue;
-            const auto nodes = model.scopes[s].nodes;
-            for (const auto n : nodes)
-                if (model.node_live(n) && model.nodes[n].scope == s) visit(n);
-        }
+        model.for_each_live_node([this](std::uint32_t n) { visit(n); });
     }
 };
-
-std::uint64_t fold_constants(pass_context& context) {
-    folder f(context);
-    f.run();
-    context.model.compact();
-    return f.changes;
-}
-
-void analyze_constant_folding(pass_context& context) {
-    folder f(context);
-    f.report_only = true;
-    f.run();
-}
 
 }  // namespace
 
 pass_entry constant_folding_pass() {
     return {"fold-constants", "nodes of constant inputs evaluated as ONNX Runtime does; Constant -> initializer",
-            fold_constants, analyze_constant_folding, {finding_kind::folded_constant, "folded", "would fold", "node"}, false};
+            run_rewriter<folder>, analyze_rewriter<folder>, {finding_kind::folded_constant, "folded", "would fold", "node"}, false};
 }
 
 }  // namespace onnxstream::passes

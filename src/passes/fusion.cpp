@@ -9,6 +9,8 @@
 // output keeps its name (the fused node produces it). Pad into Conv / Pool is not done:
 // it needs attributes rewritten, which the graph model does not do yet.
 #include <onnxstream/passes/constant_values.hpp>
+
+#include "node_rewriter.hpp"
 #include <onnxstream/passes/pass_registry.hpp>
 #include <onnxstream/passes/value_shapes.hpp>
 
@@ -137,32 +139,14 @@ struct fuser {
 
     void run() {
         if (!can_add_initializers(model)) return;
-        for (std::uint32_t s = 0; s < model.scopes.size(); ++s) {
-            if (model.scopes[s].removed) continue;
-            const auto nodes = model.scopes[s].nodes;
-            for (const auto n : nodes)
-                if (model.node_live(n) && model.nodes[n].scope == s) visit(n);
-        }
+        model.for_each_live_node([this](std::uint32_t n) { visit(n); });
     }
 };
-
-std::uint64_t fuse_nodes(pass_context& context) {
-    fuser f(context);
-    f.run();
-    context.model.compact();
-    return f.changes;
-}
-
-void analyze_fusion(pass_context& context) {
-    fuser f(context);
-    f.report_only = true;
-    f.run();
-}
 
 }  // namespace
 
 pass_entry fusion_pass() {
-    return {"fuse", "Conv + Add(per-channel constant) -> Conv bias; MatMul + Add(bias) -> Gemm", fuse_nodes, analyze_fusion,
+    return {"fuse", "Conv + Add(per-channel constant) -> Conv bias; MatMul + Add(bias) -> Gemm", run_rewriter<fuser>, analyze_rewriter<fuser>,
             {finding_kind::fused_node, "fused", "would fuse", "node pair"}, false};
 }
 

@@ -8,6 +8,8 @@
 // Shapes and types come from passes/value_shapes.hpp: only what is known for certain.
 // As with identity, an output that is a graph output keeps its node.
 #include <onnxstream/passes/constant_values.hpp>
+
+#include "node_rewriter.hpp"
 #include <onnxstream/passes/pass_registry.hpp>
 #include <onnxstream/passes/value_shapes.hpp>
 
@@ -228,33 +230,15 @@ struct nop_remover {
     }
 
     void run() {
-        for (std::uint32_t s = 0; s < model.scopes.size(); ++s) {
-            if (model.scopes[s].removed) continue;
-            const auto nodes = model.scopes[s].nodes;
-            for (const auto n : nodes)
-                if (model.node_live(n) && model.nodes[n].scope == s) visit(n);
-        }
+        model.for_each_live_node([this](std::uint32_t n) { visit(n); });
     }
 };
-
-std::uint64_t remove_nops(pass_context& context) {
-    nop_remover r(context);
-    r.run();
-    context.model.compact();
-    return r.changes;
-}
-
-void analyze_nops(pass_context& context) {
-    nop_remover r(context);
-    r.report_only = true;
-    r.run();
-}
 
 }  // namespace
 
 pass_entry nop_removal_pass() {
     return {"nop", "no-op Cast, Reshape, Transpose, Slice, Pad, Concat, Mul by 1... removed",
-            remove_nops, analyze_nops};
+            run_rewriter<nop_remover>, analyze_rewriter<nop_remover>};
 }
 
 }  // namespace onnxstream::passes

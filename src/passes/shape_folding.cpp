@@ -2,6 +2,8 @@
 // become initializers, and so does Gather of a Shape when the dims it picks are known,
 // even where other dims are symbolic. Symbolic dims are never replaced.
 #include <onnxstream/passes/constant_evaluator.hpp>
+
+#include "node_rewriter.hpp"
 #include <onnxstream/passes/constant_values.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 #include <onnxstream/passes/value_shapes.hpp>
@@ -111,33 +113,15 @@ struct shape_folder {
 
     void run() {
         if (!can_add_initializers(model)) return;
-        for (std::uint32_t s = 0; s < model.scopes.size(); ++s) {
-            if (model.scopes[s].removed) continue;
-            const auto nodes = model.scopes[s].nodes;
-            for (const auto n : nodes)
-                if (model.node_live(n) && model.nodes[n].scope == s) visit(n);
-        }
+        model.for_each_live_node([this](std::uint32_t n) { visit(n); });
     }
 };
-
-std::uint64_t fold_shapes(pass_context& context) {
-    shape_folder f(context);
-    f.run();
-    context.model.compact();
-    return f.changes;
-}
-
-void analyze_shapes(pass_context& context) {
-    shape_folder f(context);
-    f.report_only = true;
-    f.run();
-}
 
 }  // namespace
 
 pass_entry shape_folding_pass() {
     return {"shape", "Shape/Size of static shapes (and Gather of known dims) -> initializer",
-            fold_shapes, analyze_shapes, {finding_kind::folded_shape, "folded", "would fold", "Shape/Size/Gather"}, false};
+            run_rewriter<shape_folder>, analyze_rewriter<shape_folder>, {finding_kind::folded_shape, "folded", "would fold", "Shape/Size/Gather"}, false};
 }
 
 }  // namespace onnxstream::passes

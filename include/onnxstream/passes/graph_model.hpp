@@ -147,6 +147,19 @@ public:
     [[nodiscard]] std::int64_t opset(std::string_view domain) const;
 
     [[nodiscard]] bool node_live(std::uint32_t n) const { return !nodes[n].removed && !scopes[nodes[n].scope].removed; }
+    /// Calls `visit(n)` for every live node, scope by scope in id order (a subgraph comes
+    /// after the scope around it, so what an outer node rewrote is known inside). Each
+    /// scope's node list is copied first and liveness checked at each step, so `visit` may
+    /// remove nodes or add new ones (they are not visited).
+    template <class Visit>
+    void for_each_live_node(Visit&& visit) const {
+        for (std::uint32_t s = 0; s < scopes.size(); ++s) {
+            if (scopes[s].removed) continue;
+            const auto scope_nodes = scopes[s].nodes;
+            for (const auto n : scope_nodes)
+                if (node_live(n) && nodes[n].scope == s) visit(n);
+        }
+    }
     [[nodiscard]] bool tensor_live(std::uint32_t t) const { return !tensors[t].removed && !scopes[tensors[t].scope].removed; }
 
     /// The attribute `name` of node `n` (a dropped attribute is absent).
