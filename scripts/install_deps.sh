@@ -16,6 +16,9 @@ packages=(
   # export --to caffe: --check in process, the tests' Caffe runtime, the report page
   libopencv-dnn-dev python3-opencv chromium
 )
+# The Windows build (cmake/mingw-w64-x86_64.cmake) and its tests under wine: optional,
+# test.sh skips that stage with a clear line when they cannot be installed.
+windows_packages=(g++-mingw-w64-x86-64-posix wine wine64)
 # Node.js may come from elsewhere (its npm then comes with it): install Debian's only if absent.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
@@ -31,4 +34,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+missing_windows=()
+for p in "${windows_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_windows+=("$p")
+done
+if [ ${#missing_windows[@]} -gt 0 ]; then
+  echo "installing (for the Windows build): ${missing_windows[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing_windows[@]}" ||
+    echo "could not install ${missing_windows[*]}: the Windows stage of test.sh will be skipped"
 fi

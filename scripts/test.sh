@@ -5,18 +5,22 @@
 #      and ctest: unit tests, fuzz-corpus replays, end-to-end tests against the references
 #   3. the unit tests, fuzz replays and the hostile-input end-to-end suites (corrupt
 #      catalogue, faults, bad inputs) again under AddressSanitizer + UndefinedBehaviorSanitizer
+#   4. the Windows build (mingw-w64, scripts/test_windows.sh): its unit tests and a chosen
+#      set of end-to-end suites under wine, and its outputs compared with Linux's
 #
-# Options: --no-sanitizers (skip stage 3), --large (also the multi-GB tests: slow, needs
-# ~10 GB of disk). Build folders: build/ and build-asan/.
+# Options: --no-sanitizers (skip stage 3), --no-windows (skip stage 4), --large (also the
+# multi-GB tests: slow, needs ~10 GB of disk). Build folders: build/, build-asan/, build-windows/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 sanitizers=1
+windows=1
 for arg in "$@"; do
   case "$arg" in
     --no-sanitizers) sanitizers=0 ;;
+    --no-windows) windows=0 ;;
     --large) export ONNXSTREAM_LARGE=1 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "unknown option: $arg" >&2; exit 2 ;;
   esac
 done
@@ -54,4 +58,8 @@ if [ "$sanitizers" = 1 ]; then
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j"$jobs" \
       -R '^(unit|fuzz\..*|e2e\.test_corrupt|e2e\.test_faults|e2e\.test_bad_inputs)$'
+fi
+
+if [ "$windows" = 1 ]; then
+  scripts/test_windows.sh
 fi

@@ -60,8 +60,9 @@ result<void> fill_rewrite_options(const parsed_arguments& args, ops::rewrite_opt
     if (const auto writer = args.value("--writer")) {
         if (*writer == "portable") options.backend = io::writer_backend::portable;
         else if (*writer == "io_uring" || *writer == "uring") options.backend = io::writer_backend::io_uring;
+        else if (*writer == "overlapped") options.backend = io::writer_backend::overlapped;
         else if (*writer == "auto") options.backend = io::writer_backend::automatic;
-        else return failure(error_code::invalid_argument, "--writer takes auto, io_uring or portable");
+        else return failure(error_code::invalid_argument, "--writer takes auto, io_uring, overlapped or portable");
     }
     return {};
 }

@@ -1,18 +1,18 @@
 #include "cli_common.hpp"
 
-#ifdef ONNXSTREAM_HAVE_GUI
-#include <gui_server.hpp>
-#endif
-
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
 
+#ifdef ONNXSTREAM_HAVE_GUI
+#include <gui_server.hpp>
+
 #include <spawn.h>
 #include <sys/wait.h>
 
 extern char** environ;
+#endif
 
 namespace onnxstream::cli {
 namespace {

@@ -1,39 +1,9 @@
 #include <onnxstream/io/hashing.hpp>
 
-#include <openssl/evp.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include <stdexcept>
-
 namespace onnxstream::io {
-
-struct sha1_hasher::state {
-    EVP_MD_CTX* context = nullptr;
-    ~state() { EVP_MD_CTX_free(context); }
-};
-
-sha1_hasher::sha1_hasher() : state_(std::make_unique<state>()) {
-    state_->context = EVP_MD_CTX_new();
-    // Allocation failure inside OpenSSL is the one failure here that cannot be a value:
-    // it means the process is out of memory.
-    if (state_->context == nullptr || EVP_DigestInit_ex(state_->context, EVP_sha1(), nullptr) != 1)
-        throw std::bad_alloc();
-}
-sha1_hasher::sha1_hasher(sha1_hasher&&) noexcept = default;
-sha1_hasher& sha1_hasher::operator=(sha1_hasher&&) noexcept = default;
-sha1_hasher::~sha1_hasher() = default;
-
-void sha1_hasher::update(std::span<const std::byte> bytes) {
-    EVP_DigestUpdate(state_->context, bytes.data(), bytes.size());
-}
-
-sha1_digest sha1_hasher::finish() {
-    sha1_digest digest{};
-    unsigned int length = 0;
-    EVP_DigestFinal_ex(state_->context, digest.data(), &length);
-    return digest;
-}
 
 struct xxh3_hasher::state {
     XXH3_state_t value;

@@ -306,6 +306,13 @@ result<void> output_file::commit() {
     return commit_outputs(std::span(&self, 1));
 }
 
+result<void> output_file::flush_to_disk() const {
+    if (fd_ < 0 || ::fsync(fd_) != 0)
+        return failure(os_failure("cannot flush " + destination_.string() + " to disk",
+                                  {fd_ < 0 ? EBADF : errno, std::generic_category()}));
+    return {};
+}
+
 std::filesystem::path output_file::readable_path() const {
     if (!temporary_.empty()) return temporary_;
     return std::filesystem::path("/proc/self/fd") / std::to_string(fd_);
@@ -324,9 +331,7 @@ result<void> commit_outputs(std::span<output_file* const> outputs) {
 
     for (auto* file : outputs) {
         if (file->fd_ < 0) return failure(error_code::io, "the output was already committed or discarded");
-        if (::fsync(file->fd_) != 0)
-            return failure(os_failure("cannot flush " + file->destination_.string() + " to disk",
-                                      {errno, std::generic_category()}));
+        ONNXSTREAM_TRY(file->flush_to_disk());
     }
     auto& r = outputs_registry();
     std::unique_lock lock(r.mutex);

@@ -1,7 +1,7 @@
 // What the writers share (private to src/io): whole writes, kernel copies, early
-// writeback, range checks and the incremental hashes of one stream check. Linux-specific
-// calls (copy_file_range, sync_file_range) sit here so that another backend has one place
-// to look.
+// writeback, range checks and the incremental hashes of one stream check. The calls to
+// the operating system (pwrite, copy_file_range, sync_file_range; WriteFile on Windows)
+// sit in writer_os_posix.hpp and writer_os_win.hpp.
 #pragma once
 
 #include <onnxstream/io/plan_writer.hpp>
@@ -9,10 +9,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <fcntl.h>
+#include <optional>
 #include <string>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <vector>
 
 namespace onnxstream::io::detail {
@@ -48,6 +46,23 @@ inline constexpr std::uint64_t writeback_interval = 32ULL << 20;
     return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed);
 }
 
+struct kernel_copy_result {
+    std::uint64_t copied = 0;
+    int os_error = 0;            // errno of the failure that stopped it, 0 if none
+    bool end_of_source = false;  // the source ended before `length` bytes
+    bool cancelled = false;
+};
+
+}  // namespace onnxstream::io::detail
+
+#if defined(_WIN32)
+#include "writer_os_win.hpp"
+#else
+#include "writer_os_posix.hpp"
+#endif
+
+namespace onnxstream::io::detail {
+
 /// The size of each source now, or the size it had when opened if that is smaller. A
 /// file truncated since it was opened then fails with `truncated_data` before a copy
 /// reads its mapping past the end (which would be a SIGBUS). A file that shrinks during
@@ -58,9 +73,8 @@ inline constexpr std::uint64_t writeback_interval = 32ULL << 20;
     sizes.reserve(job.sources.size());
     for (const source_file* source : job.sources) {
         std::uint64_t size = source != nullptr ? source->size() : 0;
-        struct stat info {};
-        if (source != nullptr && ::fstat(source->descriptor(), &info) == 0)
-            size = std::min(size, static_cast<std::uint64_t>(info.st_size));
+        if (source != nullptr)
+            if (const auto now = size_now(source->descriptor())) size = std::min(size, *now);
         sizes.push_back(size);
     }
     return sizes;
@@ -92,79 +106,6 @@ inline constexpr std::uint64_t writeback_interval = 32ULL << 20;
     if (op.length > job.pool.size() || op.input_offset > job.pool.size() - op.length)
         return failure(error_code::io, "an emit lies outside the plan's byte pool");
     return {};
-}
-
-/// pwrite until every byte is written (short writes and EINTR handled).
-[[nodiscard]] inline result<void> write_all(int fd, std::span<const std::byte> bytes, std::uint64_t offset) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t wrote = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
-        if (wrote < 0) {
-            if (errno == EINTR || errno == EAGAIN) continue;
-            return write_failed(errno);
-        }
-        if (wrote == 0) return failure(error_code::io, "cannot write the output: the device accepted no bytes");
-        done += static_cast<std::size_t>(wrote);
-    }
-    return {};
-}
-
-/// Starts writing [offset, offset + length) of the output to the device without waiting
-/// (length 0: to the end). The output is fsync'd before it is renamed; starting writeback
-/// while copying overlaps the device's work with ours, so that fsync finds little left.
-/// Best effort: a failure here is reported by the fsync.
-inline void start_writeback(int fd, std::uint64_t offset, std::uint64_t length) noexcept {
-#if defined(__linux__)
-    (void)::sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(length), SYNC_FILE_RANGE_WRITE);
-#else
-    (void)fd;
-    (void)offset;
-    (void)length;
-#endif
-}
-
-/// Errors after which copy_file_range cannot work for this pair of files, so that the
-/// bytes must be read and written instead (different file systems, a file system or
-/// kernel without it, a seccomp filter).
-[[nodiscard]] inline bool kernel_copy_unsupported(int os_error) noexcept {
-    return os_error == EXDEV || os_error == ENOSYS || os_error == EINVAL || os_error == EOPNOTSUPP ||
-           os_error == ENOTSUP || os_error == EPERM || os_error == EBADF || os_error == ETXTBSY;
-}
-
-struct kernel_copy_result {
-    std::uint64_t copied = 0;
-    int os_error = 0;            // errno of the failure that stopped it, 0 if none
-    bool end_of_source = false;  // the source ended before `length` bytes
-    bool cancelled = false;
-};
-
-/// copy_file_range of `length` bytes, in pieces so that `cancel` is seen between them;
-/// the bytes never enter user space. Stops at the first failure.
-[[nodiscard]] inline kernel_copy_result copy_in_kernel(int in, std::uint64_t in_offset, int out, std::uint64_t out_offset,
-                                                       std::uint64_t length, const std::atomic<bool>* cancel) {
-    kernel_copy_result outcome;
-    while (outcome.copied < length) {
-        if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
-            outcome.cancelled = true;
-            break;
-        }
-        auto from = static_cast<off_t>(in_offset + outcome.copied);
-        auto to = static_cast<off_t>(out_offset + outcome.copied);
-        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(length - outcome.copied, 4ULL << 20));
-        const ssize_t copied = ::copy_file_range(in, &from, out, &to, piece, 0);
-        if (copied > 0) {
-            outcome.copied += static_cast<std::uint64_t>(copied);
-            continue;
-        }
-        if (copied == 0) {
-            outcome.end_of_source = true;
-            break;
-        }
-        if (errno == EINTR || errno == EAGAIN) continue;
-        outcome.os_error = errno;
-        break;
-    }
-    return outcome;
 }
 
 /// The hashes one stream check asks for, fed in order.

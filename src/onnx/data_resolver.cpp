@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <array>
-#include <sys/stat.h>
+#include <cwctype>
 
 namespace onnxstream::onnx {
 
@@ -36,6 +36,18 @@ bool is_inside(const fs::path& child, const fs::path& root) {
     return true;
 }
 
+// File names as the platform compares them: Windows' are case-insensitive.
+bool same_file_name(const fs::path& a, const fs::path& b) {
+#if defined(_WIN32)
+    const auto& x = a.native();
+    const auto& y = b.native();
+    return x.size() == y.size() &&
+           std::equal(x.begin(), x.end(), y.begin(), [](wchar_t l, wchar_t r) { return std::towlower(l) == std::towlower(r); });
+#else
+    return a == b;
+#endif
+}
+
 bool looks_like_data(const fs::path& p) {
     static constexpr std::array<std::string_view, 6> extensions{".data", ".bin", ".onnx_data", ".weights", ".raw", ".pb"};
     const auto name = p.filename().string();
@@ -45,11 +57,12 @@ bool looks_like_data(const fs::path& p) {
     return std::find(extensions.begin(), extensions.end(), extension) != extensions.end();
 }
 
+// Where a folder really is, as the data files' real paths are told (located_file): the
+// two must agree letter for letter for `is_inside`, on Windows in their case too.
 std::optional<fs::path> real_folder(const fs::path& folder) {
-    std::error_code ec;
-    auto real = fs::canonical(folder, ec);
-    if (ec || !fs::is_directory(real, ec)) return std::nullopt;
-    return real;
+    auto located = io::located_file::locate(folder);
+    if (!located || !located->is_directory()) return std::nullopt;
+    return located->real_path();
 }
 
 // The Hugging Face cache keeps `<repo>/snapshots/<rev>/<any/depth/>model.onnx` with files
@@ -61,8 +74,8 @@ std::optional<fs::path> hub_blobs(const fs::path& model_folder) {
         if (snapshots.filename() != "snapshots") continue;
         const auto repository = snapshots.parent_path();
         const auto blobs = repository / "blobs";
-        struct stat info {};
-        if (::lstat(blobs.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return std::nullopt;
+        std::error_code status_error;
+        if (!fs::is_directory(fs::symlink_status(blobs, status_error))) return std::nullopt;
         const auto real_blobs = real_folder(blobs);
         const auto real_repository = real_folder(repository);
         if (!real_blobs || !real_repository || real_blobs->parent_path() != *real_repository) return std::nullopt;
@@ -223,7 +236,7 @@ result<opened_location> data_resolver::search(std::string_view location, const d
     // 1. --data: by matching file name, or a single one serves every location.
     const fs::path* given = nullptr;
     for (const auto& data : options_.data_files)
-        if (given == nullptr && data.filename() == file_name) given = &data;
+        if (given == nullptr && same_file_name(data.filename(), file_name)) given = &data;
     if (given == nullptr && options_.data_files.size() == 1) given = &options_.data_files.front();
     if (given != nullptr) {
         ONNXSTREAM_ASSIGN(auto file, io::source_file::open(*given, false));

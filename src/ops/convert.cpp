@@ -14,8 +14,6 @@
 
 #include <algorithm>
 #include <map>
-#include <cerrno>
-#include <unistd.h>
 
 namespace onnxstream::ops {
 
@@ -353,14 +351,8 @@ private:
     // Every output is complete and on disk before the first rename (data files first,
     // the model last), so a failure leaves no model pointing at missing data.
     result<void> commit_all() {
-        auto flush = [](const io::output_file& file) -> result<void> {
-            if (::fsync(file.descriptor()) != 0)
-                return failure(os_failure("cannot flush " + file.destination().string() + " to disk",
-                                          {errno, std::generic_category()}));
-            return {};
-        };
-        for (const auto& file : data_outputs_) ONNXSTREAM_TRY(flush(file));
-        ONNXSTREAM_TRY(flush(model_output_));
+        for (const auto& file : data_outputs_) ONNXSTREAM_TRY(file.flush_to_disk());
+        ONNXSTREAM_TRY(model_output_.flush_to_disk());
         for (auto& file : data_outputs_) ONNXSTREAM_TRY(file.commit());
         return model_output_.commit();
     }

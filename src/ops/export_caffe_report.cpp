@@ -1,8 +1,7 @@
 #include "export_caffe_report.hpp"
 
+#include <onnxstream/io/hashing.hpp>
 #include <onnxstream/io/source_file.hpp>
-
-#include <openssl/evp.h>
 
 #include <cmath>
 #include <cstdio>
@@ -75,28 +74,20 @@ std::string string_array(const std::vector<std::string>& items) {
 
 result<file_digest> sha256_of_file(const std::filesystem::path& path) {
     ONNXSTREAM_ASSIGN(const auto file, io::source_file::open(path, false));
-    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-    if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1)
-        return failure(error_code::io, "SHA-256 is not available from OpenSSL");
+    io::sha256_hasher hasher;
     std::vector<std::byte> buffer(1U << 20);
     for (std::uint64_t at = 0; at < file.size();) {
         const auto length = std::min<std::uint64_t>(buffer.size(), file.size() - at);
         auto piece = std::span(buffer).first(static_cast<std::size_t>(length));
         ONNXSTREAM_TRY(file.read_at(at, piece));
-        EVP_DigestUpdate(context.get(), piece.data(), piece.size());
+        hasher.update(piece);
         at += length;
     }
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    EVP_DigestFinal_ex(context.get(), digest, &length);
+    const auto digest = hasher.finish();
     file_digest out;
     out.path = path;
     out.size = file.size();
-    static constexpr char hex[] = "0123456789abcdef";
-    for (unsigned int i = 0; i < length; ++i) {
-        out.sha256 += hex[digest[i] >> 4];
-        out.sha256 += hex[digest[i] & 15];
-    }
+    out.sha256 = io::to_hex(digest);
     return out;
 }
 

@@ -10,10 +10,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cstdio>
 #include <set>
-#include <unistd.h>
 
 namespace onnxstream::ops {
 
@@ -381,10 +379,7 @@ private:
     // Everything on disk before the first rename; the linked model (written last) is
     // renamed last, so it never points at safetensors files that are not there.
     result<void> commit_all() {
-        for (const auto& file : outputs_)
-            if (::fsync(file.descriptor()) != 0)
-                return failure(os_failure("cannot flush " + file.destination().string() + " to disk",
-                                          {errno, std::generic_category()}));
+        for (const auto& file : outputs_) ONNXSTREAM_TRY(file.flush_to_disk());
         for (auto& file : outputs_) ONNXSTREAM_TRY(file.commit());
         return {};
     }

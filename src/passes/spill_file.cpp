@@ -1,13 +1,18 @@
 #include <onnxstream/passes/spill_file.hpp>
 
-#include <cerrno>
-#include <fcntl.h>
 #include <string>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
+#if !defined(_WIN32)  // Windows: spill_file_win.cpp
+#include <cerrno>
+#include <fcntl.h>
+#include <unistd.h>
+#endif
+
 namespace onnxstream::passes {
+
+#if !defined(_WIN32)
 
 spill_file::spill_file(spill_file&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)), size_(other.size_), folder_(std::move(other.folder_)) {}
@@ -57,6 +62,11 @@ result<void> spill_file::write_all(std::span<const std::byte> bytes) {
     return {};
 }
 
+result<io::source_file> spill_file::open_source() const {
+    return io::source_file::open("/proc/self/fd/" + std::to_string(fd_), false);
+}
+#endif
+
 result<std::uint64_t> spill_file::append(std::span<const std::byte> bytes) {
     const auto offset = size_;
     ONNXSTREAM_TRY(write_all(bytes));
@@ -83,10 +93,6 @@ result<std::uint64_t> spill_file::append(const encoded_message& message, std::sp
         }
     }
     return offset;
-}
-
-result<io::source_file> spill_file::open_source() const {
-    return io::source_file::open("/proc/self/fd/" + std::to_string(fd_), false);
 }
 
 }  // namespace onnxstream::passes

@@ -415,12 +415,22 @@ def binary_path() -> Path:
     return Path(env).resolve() if env else REPO_ROOT / "build" / "onnxstream"
 
 
+def command_prefix() -> list[str]:
+    """What runs the binary: ONNXSTREAM_WRAPPER (e.g. `wine`, for the Windows build), else nothing."""
+    return os.environ.get("ONNXSTREAM_WRAPPER", "").split()
+
+
+def windows_binary() -> bool:
+    """True when the binary under test is the Windows build (run under wine)."""
+    return binary_path().suffix.lower() == ".exe"
+
+
 def run_cli(args: Sequence[PathLike], timeout: float = 600, cwd: PathLike | None = None) -> subprocess.CompletedProcess:
     """Runs onnxstream with args (stdin closed, stdout/stderr captured as text).
 
     Fails when the process dies by a signal: DESIGN.md forbids that on any input.
     """
-    cmd = [str(binary_path()), *map(str, args)]
+    cmd = [*command_prefix(), str(binary_path()), *map(str, args)]
     proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
                           timeout=timeout, stdin=subprocess.DEVNULL, cwd=cwd)
     assert proc.returncode >= 0, (

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -12,9 +14,13 @@ namespace test_support {
 class temp_folder {
 public:
     temp_folder() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "onnxstream-test-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-        path_ = pattern;
+        // A fresh name made here rather than mkdtemp, which Windows lacks.
+        std::mt19937_64 generator{std::random_device{}()};
+        for (int attempt = 0; attempt < 16 && path_.empty(); ++attempt) {
+            auto candidate = std::filesystem::temp_directory_path() / ("onnxstream-test-" + std::to_string(generator()));
+            if (std::filesystem::create_directory(candidate)) path_ = std::move(candidate);
+        }
+        if (path_.empty()) throw std::runtime_error("cannot create a temporary folder");
     }
     ~temp_folder() {
         std::error_code ignored;

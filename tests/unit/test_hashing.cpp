@@ -31,3 +31,12 @@ TEST_CASE("parse_sha1_hex") {
     CHECK_FALSE(parse_sha1_hex("abc"));
     CHECK_FALSE(parse_sha1_hex("z9993e364706816aba3e25717850c26c9cd0d89d"));
 }
+
+TEST_CASE("SHA-256 of known strings (FIPS 180 examples), fed in one piece or several") {
+    sha256_hasher empty;
+    CHECK(to_hex(empty.finish()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    sha256_hasher incremental;
+    incremental.update(test_support::to_bytes("a"));
+    incremental.update(test_support::to_bytes("bc"));
+    CHECK(to_hex(incremental.finish()) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}

@@ -1,6 +1,8 @@
 // Incremental hashes fed while bytes stream through the writer: SHA-1 (the hash the ONNX
-// spec names for the external_data `checksum` key) and XXH3-64 (onnxstream's own fast
-// content hash, used by diff and dedupe). Move-only; each holds its state on the heap.
+// spec names for the external_data `checksum` key), SHA-256 (the export reports' file
+// digests) and XXH3-64 (onnxstream's own fast content hash, used by diff and dedupe).
+// Move-only; each holds its state on the heap. SHA-1 and SHA-256 come from OpenSSL on
+// Linux and from BCrypt on Windows (hashing_openssl.cpp, hashing_win.cpp).
 #pragma once
 
 #include <array>
@@ -26,6 +28,24 @@ public:
     void update(std::span<const std::byte> bytes);
     /// The digest of everything fed so far; the hasher must not be fed afterwards.
     [[nodiscard]] sha1_digest finish();
+
+private:
+    struct state;
+    std::unique_ptr<state> state_;
+};
+
+using sha256_digest = std::array<std::uint8_t, 32>;
+
+class sha256_hasher {
+public:
+    sha256_hasher();
+    sha256_hasher(sha256_hasher&&) noexcept;
+    sha256_hasher& operator=(sha256_hasher&&) noexcept;
+    ~sha256_hasher();
+
+    void update(std::span<const std::byte> bytes);
+    /// The digest of everything fed so far; the hasher must not be fed afterwards.
+    [[nodiscard]] sha256_digest finish();
 
 private:
     struct state;

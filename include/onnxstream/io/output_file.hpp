@@ -55,6 +55,9 @@ public:
     [[nodiscard]] std::filesystem::path readable_path() const;
     [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
 
+    /// Writes the bytes through to the disk (fsync, FlushFileBuffers on Windows).
+    [[nodiscard]] result<void> flush_to_disk() const;
+
     /// fsync, move over the destination, fsync the folder: `commit_outputs` of this one.
     [[nodiscard]] result<void> commit();
 

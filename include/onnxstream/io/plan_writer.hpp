@@ -4,11 +4,9 @@
 //   portable  pread/pwrite through a small set of reusable buffers, with copy_file_range
 //             where no byte needs to be seen (no hash), so those bytes never enter user
 //             space. Works on every POSIX system.
-//   io_uring  the same work with several reads and writes in flight (Linux, liburing).
-//
-// A Windows backend (overlapped I/O: ReadFile/WriteFile with OVERLAPPED and an I/O
-// completion port) would be a third implementation of `plan_writer`; nothing above this
-// interface would change.
+//   io_uring    the same work with several reads and writes in flight (Linux, liburing).
+//   overlapped  the same on Windows: ReadFile/WriteFile with OVERLAPPED, a ring of
+//               buffers, several requests in flight (overlapped_writer_win.cpp).
 #pragma once
 
 #include <onnxstream/io/source_file.hpp>
@@ -26,7 +24,7 @@
 
 namespace onnxstream::io {
 
-enum class writer_backend : std::uint8_t { automatic, io_uring, portable };
+enum class writer_backend : std::uint8_t { automatic, io_uring, portable, overlapped };
 
 struct write_job {
     std::span<const write_operation> operations;
@@ -68,13 +66,16 @@ public:
     [[nodiscard]] virtual const char* name() const noexcept = 0;
 };
 
-/// The writer for `backend`: `automatic` picks io_uring when the kernel allows it (and
-/// the environment variable ONNXSTREAM_WRITER is not `portable`), else portable.
+/// The writer for `backend`: `automatic` picks io_uring when the kernel allows it, or
+/// overlapped on Windows (unless the environment variable ONNXSTREAM_WRITER is
+/// `portable`), else portable. A backend this build or system lacks falls back to portable.
 [[nodiscard]] std::unique_ptr<plan_writer> make_writer(writer_backend backend = writer_backend::automatic);
 
 /// The portable backend, always available.
 [[nodiscard]] std::unique_ptr<plan_writer> make_portable_writer();
 /// The io_uring backend, or null when it is not compiled in or the kernel refuses it.
 [[nodiscard]] std::unique_ptr<plan_writer> make_uring_writer();
+/// The overlapped-I/O backend, or null except on Windows.
+[[nodiscard]] std::unique_ptr<plan_writer> make_overlapped_writer();
 
 }  // namespace onnxstream::io

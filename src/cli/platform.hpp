@@ -1,0 +1,25 @@
+// What the entry point asks of the operating system, one implementation per platform
+// (platform_posix.cpp, platform_win.cpp).
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace onnxstream::cli::platform {
+
+/// Turns the first terminating signal (POSIX) or console event (Windows: Ctrl-C, Ctrl-Break,
+/// the window closing) into a clean exit: `cancel` is set, a commit in progress finishes,
+/// every temporary output is removed, and the process exits with 128 + the signal (130 for
+/// Ctrl-C on both).
+void install_signal_handlers(std::atomic<bool>& cancel);
+
+/// Takes the open-file limit the hard limit allows (POSIX; nothing to do on Windows).
+void raise_open_file_limit();
+
+/// The program's arguments as UTF-8: argv on POSIX; on Windows the wide command line
+/// converted, so that a name in any script survives (argv there is in the ANSI code page).
+/// Also puts stdout in binary mode on Windows, so that printed bytes match Linux's.
+[[nodiscard]] std::vector<std::string> command_line(int argc, char** argv);
+
+}  // namespace onnxstream::cli::platform

@@ -1,0 +1,91 @@
+// Signals: every catchable signal whose default is to terminate the process is blocked
+// in all threads and taken by one thread with sigwait, so what it does need not be
+// async-signal-safe. On the first one (Ctrl-C included, whatever phase the command is
+// in: parsing, planning, hashing, writing) it waits for a commit in progress to finish,
+// removes every temporary output and exits with 128 + the signal (130 for SIGINT).
+// Temporaries have no name where the file system allows it (O_TMPFILE), so even SIGKILL
+// leaves none; a transaction is never cut in half by a signal. SIGXFSZ (a file-size
+// limit) and SIGPIPE are ignored: the write then fails with EFBIG or EPIPE and the
+// command reports it like any failed write.
+#include "platform.hpp"
+
+#include <onnxstream/io/output_file.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <system_error>
+#include <thread>
+#include <unistd.h>
+
+namespace onnxstream::cli::platform {
+namespace {
+
+std::atomic<bool>* cancel_requested = nullptr;
+
+sigset_t terminating_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGIO,
+                        SIGPWR, SIGSTKFLT})
+        sigaddset(&set, s);
+    for (int s = SIGRTMIN; s <= SIGRTMAX; ++s) sigaddset(&set, s);
+    return set;
+}
+
+// No allocation here: out of memory must not turn a clean exit into std::terminate.
+[[noreturn]] void leave_on(int signal_number) noexcept {
+    cancel_requested->store(true);
+    onnxstream::io::abandon_all_outputs();
+    const char* name = sigabbrev_np(signal_number);
+    char message[256];
+    const int length = std::snprintf(message, sizeof message,
+                                     "onnxstream: error: interrupted by SIG%s\n  no incomplete output was left behind; "
+                                     "run the command again to finish it\n",
+                                     name != nullptr ? name : "?");
+    if (length > 0 && ::write(STDERR_FILENO, message, std::min(sizeof message - 1, static_cast<std::size_t>(length))) < 0) {
+        // Nothing more to do: the exit status says it.
+    }
+    ::_exit(128 + signal_number);
+}
+
+}  // namespace
+
+void install_signal_handlers(std::atomic<bool>& cancel) {
+    cancel_requested = &cancel;
+    std::signal(SIGPIPE, SIG_IGN);
+    std::signal(SIGXFSZ, SIG_IGN);
+    const sigset_t set = terminating_signals();
+    // Blocked before any other thread exists, so that every thread inherits the mask.
+    ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    try {
+        std::thread([set] {
+            int signal_number = 0;
+            while (::sigwait(&set, &signal_number) != 0) {
+            }
+            leave_on(signal_number);
+        }).detach();
+    } catch (const std::system_error&) {
+        ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);  // no thread to take them: the defaults
+    }
+}
+
+// A model stored one file per tensor keeps thousands of data files open; the usual soft
+// limit (1024) is a default, not a choice: take what the hard limit allows.
+void raise_open_file_limit() {
+    struct rlimit limit {};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == limit.rlim_max) return;
+    const rlim_t soft = limit.rlim_cur;
+    limit.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &limit) == 0 || limit.rlim_max != RLIM_INFINITY) return;
+    // An infinite hard limit is refused (past fs.nr_open): ask for the kernel's usual ceiling.
+    limit.rlim_cur = std::max<rlim_t>(soft, 1U << 20);
+    (void)::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+std::vector<std::string> command_line(int argc, char** argv) { return {argv, argv + argc}; }
+
+}  // namespace onnxstream::cli::platform

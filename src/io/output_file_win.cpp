@@ -1,0 +1,306 @@
+// Windows: the temporary is a hidden file (.onnxstream-XXXXXXXX.tmp) beside the
+// destination, opened for overlapped I/O and shared for deletion so that it can be renamed
+// while open. A commit flushes it (FlushFileBuffers) and moves it into place with
+// MoveFileExW(MOVEFILE_WRITE_THROUGH), the replaced file first moved aside as a backup
+// (.onnxstream-XXXXXXXX.old) and only removed once every output of the transaction is in
+// place; on a failure every backup is moved back. Windows has no O_TMPFILE: a process
+// killed outright (TerminateProcess) can leave the hidden .tmp behind; Ctrl-C and every
+// failure remove it.
+#include <onnxstream/io/output_file.hpp>
+
+#include "handle_win.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace onnxstream::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every temporary of this process, for `abandon_all_outputs` (see output_file.cpp: one
+// mutex guards the list, the flag, a creation with its registration, a whole commit).
+struct registry {
+    std::mutex mutex;
+    std::vector<std::wstring> names;
+    bool abandoned = false;
+};
+
+registry& outputs_registry() {
+    static auto* instance = new registry;  // never destroyed: Ctrl-C may come during exit
+    return *instance;
+}
+
+void unregister_name(registry& r, const std::wstring& name) noexcept {
+    const auto it = std::find(r.names.begin(), r.names.end(), name);
+    if (it != r.names.end()) r.names.erase(it);
+}
+
+std::wstring temporary_name(const wchar_t* suffix) {
+    static thread_local std::mt19937_64 generator{std::random_device{}()};
+    static constexpr wchar_t alphabet[] = L"abcdefghijklmnopqrstuvwxyz0123456789";
+    std::wstring name = L".onnxstream-";
+    for (int i = 0; i < 8; ++i) name += alphabet[generator() % (std::size(alphabet) - 1)];
+    return name + suffix;
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+    char text[64];
+    if (bytes >= (1ULL << 30)) std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ULL << 30));
+    else if (bytes >= (1ULL << 20)) std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1ULL << 20));
+    else std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
+    return text;
+}
+
+fs::path folder_of(const fs::path& destination) {
+    auto folder = destination.parent_path();
+    return folder.empty() ? fs::path(".") : folder;
+}
+
+// What is at `path`, without following a link: missing, a regular file, or something
+// onnxstream never replaces (a folder, a link or junction, a device name).
+enum class existing_kind { none, regular, directory, link, other };
+
+existing_kind kind_at(const fs::path& path) {
+    const DWORD attributes = ::GetFileAttributesW(path.c_str());
+    if (attributes == INVALID_FILE_ATTRIBUTES) return existing_kind::none;
+    if ((attributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0) return existing_kind::link;
+    if ((attributes & FILE_ATTRIBUTE_DIRECTORY) != 0) return existing_kind::directory;
+    if ((attributes & FILE_ATTRIBUTE_DEVICE) != 0) return existing_kind::other;
+    return existing_kind::regular;
+}
+
+error not_regular(const fs::path& destination, existing_kind kind, bool during) {
+    const char* what = kind == existing_kind::link        ? "a symbolic link or junction"
+                       : kind == existing_kind::directory ? "a directory"
+                                                          : "not a regular file";
+    return {error_code::invalid_argument,
+            "the output " + destination.string() + " is " + what + (during ? " (it appeared while writing)" : ""),
+            "onnxstream only replaces regular files; remove it or choose another name with -o"};
+}
+
+struct step {
+    output_file* file = nullptr;
+    std::wstring backup;  // where the replaced file waits until the transaction is done
+    bool placed = false;
+};
+
+// Moves the temporary over the destination, the replaced file kept as `backup`.
+result<void> place(step& s, const fs::path& temporary, bool overwrite) {
+    const fs::path& destination = s.file->destination();
+    const auto kind = kind_at(destination);
+    if (kind != existing_kind::none) {
+        if (!overwrite)
+            return failure(error_code::output_exists, "the output " + destination.string() + " appeared while writing",
+                           "pass --force to replace it");
+        if (kind != existing_kind::regular) return failure(not_regular(destination, kind, true));
+        for (int attempt = 0; attempt < 16 && s.backup.empty(); ++attempt) {
+            auto name = (folder_of(destination) / temporary_name(L".old")).native();
+            if (::MoveFileExW(destination.c_str(), name.c_str(), MOVEFILE_WRITE_THROUGH)) s.backup = std::move(name);
+            else if (::GetLastError() != ERROR_ALREADY_EXISTS && ::GetLastError() != ERROR_FILE_EXISTS)
+                return failure(os_failure("cannot keep a backup of " + destination.string(), win::last_error()));
+        }
+        if (s.backup.empty()) return failure(error_code::io, "cannot keep a backup of " + destination.string());
+    }
+    // No REPLACE_EXISTING: a destination that appeared since is refused, never overwritten.
+    if (!::MoveFileExW(temporary.c_str(), destination.c_str(), MOVEFILE_WRITE_THROUGH)) {
+        const DWORD code = ::GetLastError();
+        if (!s.backup.empty() && ::MoveFileExW(s.backup.c_str(), destination.c_str(), MOVEFILE_WRITE_THROUGH))
+            s.backup.clear();
+        if (code == ERROR_ALREADY_EXISTS || code == ERROR_FILE_EXISTS)
+            return failure(error_code::output_exists, "the output " + destination.string() + " appeared while writing",
+                           "pass --force to replace it");
+        return failure(os_failure("cannot move the output into place as " + destination.string(), win::error_of(code)));
+    }
+    s.placed = true;
+    return {};
+}
+
+// Undoes a placed step: the replaced file comes back over the new one, or the new goes.
+void roll_back(step& s) noexcept {
+    if (!s.placed) return;
+    const auto& destination = s.file->destination();
+    if (!s.backup.empty()) {
+        if (::MoveFileExW(s.backup.c_str(), destination.c_str(), MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+            s.backup.clear();
+    } else {
+        ::DeleteFileW(destination.c_str());
+    }
+    s.placed = false;
+}
+
+}  // namespace
+
+void abandon_all_outputs() noexcept {
+    auto& r = outputs_registry();
+    const std::lock_guard lock(r.mutex);
+    r.abandoned = true;
+    for (const auto& name : r.names) ::DeleteFileW(name.c_str());
+    r.names.clear();
+}
+
+output_file::output_file(output_file&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      size_(other.size_),
+      overwrite_(other.overwrite_),
+      destination_(std::move(other.destination_)),
+      temporary_(std::exchange(other.temporary_, {})) {}
+
+output_file& output_file::operator=(output_file&& other) noexcept {
+    if (this != &other) {
+        discard();
+        fd_ = std::exchange(other.fd_, -1);
+        size_ = other.size_;
+        overwrite_ = other.overwrite_;
+        destination_ = std::move(other.destination_);
+        temporary_ = std::exchange(other.temporary_, {});
+    }
+    return *this;
+}
+
+output_file::~output_file() { discard(); }
+
+void output_file::discard() noexcept {
+    if (fd_ >= 0) ::CloseHandle(win::to_handle(fd_));
+    fd_ = -1;
+    if (!temporary_.empty()) {
+        auto& r = outputs_registry();
+        const std::lock_guard lock(r.mutex);
+        ::DeleteFileW(temporary_.c_str());
+        unregister_name(r, temporary_.native());
+        temporary_.clear();
+    }
+}
+
+result<output_file> output_file::create(const fs::path& destination, std::uint64_t size, const output_options& options) {
+    output_file file;
+    file.destination_ = destination;
+    file.size_ = size;
+    file.overwrite_ = options.overwrite;
+    const auto kind = kind_at(destination);
+    if (kind == existing_kind::directory)
+        return failure(error_code::invalid_argument, "the output " + destination.string() + " is a directory",
+                       "give a file name with -o");
+    if (kind != existing_kind::none && !options.overwrite)
+        return failure(error_code::output_exists, "the output " + destination.string() + " already exists",
+                       "pass --force to replace it, or choose another name with -o");
+    if (kind != existing_kind::none && kind != existing_kind::regular) return failure(not_regular(destination, kind, false));
+    const auto folder = folder_of(destination);
+    std::error_code status_error;
+    if (!fs::is_directory(folder, status_error))
+        return failure(error_code::io, "the output folder " + folder.string() + " does not exist",
+                       "create it first, or choose another output with -o");
+    HANDLE handle = INVALID_HANDLE_VALUE;
+    {
+        auto& r = outputs_registry();
+        const std::lock_guard lock(r.mutex);
+        if (r.abandoned) return failure(error_code::interrupted, "interrupted; no output was written");
+        for (int attempt = 0; attempt < 16 && handle == INVALID_HANDLE_VALUE; ++attempt) {
+            file.temporary_ = folder / temporary_name(L".tmp");
+            handle = ::CreateFileW(file.temporary_.c_str(), GENERIC_READ | GENERIC_WRITE | DELETE,
+                                   FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, CREATE_NEW,
+                                   FILE_ATTRIBUTE_HIDDEN | FILE_FLAG_OVERLAPPED, nullptr);
+            if (handle == INVALID_HANDLE_VALUE && ::GetLastError() != ERROR_FILE_EXISTS) {
+                const auto os = win::last_error();
+                file.temporary_.clear();
+                return failure(os_failure("cannot create a file in " + folder.string(), os,
+                                          "check that the output folder exists and is writable"));
+            }
+        }
+        if (handle == INVALID_HANDLE_VALUE) {
+            file.temporary_.clear();
+            return failure(error_code::io, "cannot create a temporary file in " + folder.string());
+        }
+        file.fd_ = win::to_descriptor(handle);
+        try {
+            r.names.push_back(file.temporary_.native());
+        } catch (const std::bad_alloc&) {
+            ::CloseHandle(handle);
+            file.fd_ = -1;
+            ::DeleteFileW(file.temporary_.c_str());
+            file.temporary_.clear();
+            return failure(error_code::io, "out of memory while creating the output " + destination.string());
+        }
+    }
+    if (size > 0) {
+        // Reserving the clusters finds a full disk now; the end of file makes it `size` long.
+        bool ok = true;
+        if (options.preallocate) {
+            FILE_ALLOCATION_INFO allocation{};
+            allocation.AllocationSize.QuadPart = static_cast<LONGLONG>(size);
+            ok = ::SetFileInformationByHandle(handle, FileAllocationInfo, &allocation, sizeof allocation) != 0;
+        }
+        if (ok) {
+            FILE_END_OF_FILE_INFO end{};
+            end.EndOfFile.QuadPart = static_cast<LONGLONG>(size);
+            ok = ::SetFileInformationByHandle(handle, FileEndOfFileInfo, &end, sizeof end) != 0;
+        }
+        if (!ok) {
+            const auto os = win::last_error();
+            return failure(os_failure("cannot reserve " + human_bytes(size) + " for " + destination.string(), os,
+                                      os == std::errc::no_space_on_device
+                                          ? "free at least " + human_bytes(size) + " on that drive, or write elsewhere with -o"
+                                          : std::string{}));
+        }
+    }
+    return file;
+}
+
+result<void> output_file::commit() {
+    output_file* self = this;
+    return commit_outputs(std::span(&self, 1));
+}
+
+result<void> output_file::flush_to_disk() const {
+    if (fd_ < 0 || !::FlushFileBuffers(win::to_handle(fd_)))
+        return failure(os_failure("cannot flush " + destination_.string() + " to disk", win::last_error()));
+    return {};
+}
+
+std::filesystem::path output_file::readable_path() const { return temporary_; }
+
+result<void> commit_outputs(std::span<output_file* const> outputs) {
+    struct discard_all {
+        std::span<output_file* const> outputs;
+        bool armed = true;
+        ~discard_all() {
+            if (armed)
+                for (auto* file : outputs) file->discard();
+        }
+    } guard{outputs};
+
+    for (auto* file : outputs) {
+        if (file->fd_ < 0) return failure(error_code::io, "the output was already committed or discarded");
+        ONNXSTREAM_TRY(file->flush_to_disk());
+    }
+    auto& r = outputs_registry();
+    std::unique_lock lock(r.mutex);
+    if (r.abandoned) return failure(error_code::interrupted, "interrupted; no output was written");
+    std::vector<step> steps(outputs.size());
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        auto& s = steps[i];
+        s.file = outputs[i];
+        auto placed = place(s, s.file->temporary_, s.file->overwrite_);
+        if (!placed) {
+            for (std::size_t j = i + 1; j-- > 0;) roll_back(steps[j]);
+            return placed;
+        }
+    }
+    // Every output is in place: the temporaries' names are gone, the backups may go.
+    for (auto& s : steps) {
+        if (!s.backup.empty()) ::DeleteFileW(s.backup.c_str());
+        unregister_name(r, s.file->temporary_.native());
+        s.file->temporary_.clear();
+        ::CloseHandle(win::to_handle(std::exchange(s.file->fd_, -1)));
+    }
+    lock.unlock();
+    guard.armed = false;
+    return {};
+}
+
+}  // namespace onnxstream::io

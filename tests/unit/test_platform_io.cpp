@@ -1,0 +1,163 @@
+// What the io layer must do the same on every platform (Linux and the Windows build under
+// wine): external-data locations in Windows spellings never escape the model's folder,
+// every writer backend writes the same bytes through output_file, offsets past 4 GiB
+// work, and a file is recognised through another spelling of its name.
+#include <onnxstream/io/output_file.hpp>
+#include <onnxstream/io/plan_writer.hpp>
+#include <onnxstream/io/source_file.hpp>
+#include <onnxstream/onnx/data_resolver.hpp>
+
+#include "temp_folder.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
+
+namespace io = onnxstream::io;
+namespace fs = std::filesystem;
+using onnxstream::error_code;
+using onnxstream::onnx::data_resolver;
+
+namespace {
+
+std::vector<std::byte> bytes_of(std::string_view text) {
+    std::vector<std::byte> out(text.size());
+    std::transform(text.begin(), text.end(), out.begin(), [](char c) { return static_cast<std::byte>(c); });
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("a location with a drive letter, a root, a UNC prefix or ..\\ is refused on every platform") {
+    for (const char* location : {"C:\\Windows\\win.ini", "C:/x.bin", "c:x.bin", "\\x.bin", "/x.bin",
+                                 "\\\\server\\share\\x.bin", "//server/share/x.bin", "\\\\?\\C:\\x.bin",
+                                 "..\\x.bin", "sub\\..\\..\\x.bin", "../x.bin", "sub/../../x.bin"}) {
+        CAPTURE(location);
+        const auto checked = data_resolver::check_location_text(location);
+        REQUIRE_FALSE(checked);
+        CHECK(checked.error().code == error_code::unsafe_location);
+    }
+    for (const char* location : {"w.bin", "sub/w.bin", "sub\\w.bin", "model.onnx.data", "a..b.bin"}) {
+        CAPTURE(location);
+        CHECK(data_resolver::check_location_text(location));
+    }
+}
+
+TEST_CASE("every writer backend writes the same bytes through an output file, hashes included") {
+    const test_support::temp_folder dir;
+    std::string content(3 << 20, '\0');
+    for (std::size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>((i * 131 + i / 977) & 0xff);
+    const auto input_path = dir.write("input.bin", content);
+    auto source = io::source_file::open(input_path, true);
+    REQUIRE(source);
+    const auto pool = bytes_of("header-bytes|trailer");
+    // emit 13, a small copy, a hashed large copy, a large copy, the trailer
+    std::vector<io::write_operation> ops;
+    ops.push_back({io::operation_kind::emit, 0, io::no_check, 0, 13, 0});
+    ops.push_back({io::operation_kind::copy, 0, io::no_check, 13, 1000, 5});
+    ops.push_back({io::operation_kind::copy, 0, 0, 1013, (2 << 20) + 12345, 1000});
+    ops.push_back({io::operation_kind::copy, 0, io::no_check, 1013 + (2 << 20) + 12345, 700000, 17});
+    const std::uint64_t tail = 1013 + (2 << 20) + 12345 + 700000;
+    ops.push_back({io::operation_kind::emit, 0, io::no_check, tail, 7, 13});
+    const std::uint64_t size = tail + 7;
+    std::string expected = "header-bytes|" + content.substr(5, 1000) + content.substr(1000, (2 << 20) + 12345) +
+                           content.substr(17, 700000) + "trailer";
+    REQUIRE(expected.size() == size);
+    std::vector<io::stream_check> checks(1);
+    checks[0].tensor = "w";
+    checks[0].compute_sha1 = true;
+    const io::source_file* sources[] = {&*source};
+
+    for (const auto backend : {io::writer_backend::portable, io::writer_backend::automatic, io::writer_backend::overlapped}) {
+        auto writer = io::make_writer(backend);
+        CAPTURE(writer->name());
+        const auto destination = dir.path() / (std::string("out-") + writer->name() + ".bin");
+        auto output = io::output_file::create(destination, size, {});
+        REQUIRE(output);
+        io::write_job job;
+        job.operations = ops;
+        job.pool = pool;
+        job.checks = checks;
+        job.sources = sources;
+        job.output_descriptor = output->descriptor();
+        io::writer_options options;
+        options.buffer_size = 256 * 1024;  // several buffers per large copy
+        options.buffer_count = 3;
+        const auto report = writer->run(job, options);
+        REQUIRE(report);
+        CHECK(report->bytes_written == size);
+        REQUIRE(report->checks.size() == 1);
+        REQUIRE(report->checks[0].sha1);
+        CHECK(*report->checks[0].sha1 == io::sha1_of(bytes_of(content.substr(1000, (2 << 20) + 12345))));
+        REQUIRE(output->commit());
+        CHECK(test_support::read_file(destination) == expected);
+    }
+}
+
+TEST_CASE("an output replaces an existing file only with overwrite, and the commit leaves no temporary") {
+    const test_support::temp_folder dir;
+    const auto destination = dir.write("out.bin", "old");
+    CHECK(io::output_file::create(destination, 3, {}).error().code == error_code::output_exists);
+    auto output = io::output_file::create(destination, 3, {true, true, true});
+    REQUIRE(output);
+    const auto pool = bytes_of("new");
+    const io::write_operation op{io::operation_kind::emit, 0, io::no_check, 0, 3, 0};
+    io::write_job job;
+    job.operations = std::span(&op, 1);
+    job.pool = pool;
+    job.output_descriptor = output->descriptor();
+    REQUIRE(io::make_writer(io::writer_backend::portable)->run(job, {}));
+    REQUIRE(output->commit());
+    CHECK(test_support::read_file(destination) == "new");
+    std::vector<fs::path> left;
+    for (const auto& entry : fs::directory_iterator(dir.path())) left.push_back(entry.path().filename());
+    CHECK(left == std::vector<fs::path>{"out.bin"});
+}
+
+TEST_CASE("bytes past 4 GiB are written and read back at their offset") {
+    const test_support::temp_folder dir;
+    const std::uint64_t offset = (4ULL << 30) + 4093;  // past every 32-bit boundary
+    const auto destination = dir.path() / "large.bin";
+    auto output = io::output_file::create(destination, offset + 6, {false, false, true});  // sparse
+    REQUIRE(output);
+    const auto pool = bytes_of("beyond");
+    const io::write_operation op{io::operation_kind::emit, 0, io::no_check, offset, 6, 0};
+    io::write_job job;
+    job.operations = std::span(&op, 1);
+    job.pool = pool;
+    job.output_descriptor = output->descriptor();
+    REQUIRE(io::make_writer()->run(job, {}));
+    REQUIRE(output->commit());
+    auto source = io::source_file::open(destination, false);
+    REQUIRE(source);
+    CHECK(source->size() == offset + 6);
+    std::vector<std::byte> back(6);
+    REQUIRE(source->read_at(offset, back));
+    CHECK(back == pool);
+    std::vector<std::byte> hole(4);
+    REQUIRE(source->read_at(1ULL << 32, hole));
+    CHECK(hole == std::vector<std::byte>(4));
+}
+
+TEST_CASE("a file is the same file through another spelling of its name") {
+    const test_support::temp_folder dir;
+    const auto path = dir.write("Model.onnx", "x");
+    const auto same = io::identity_of(path);
+    REQUIRE(same);
+    CHECK(io::identity_of(dir.path() / "." / "Model.onnx") == same);
+#if defined(_WIN32)
+    // Windows names are case-insensitive, and `/` separates as `\` does.
+    CHECK(io::identity_of(dir.path() / "MODEL.ONNX") == same);
+    CHECK(io::identity_of(fs::path(dir.path().generic_wstring() + L"/model.onnx")) == same);
+#endif
+    const auto located = io::located_file::locate(dir.path() / "." / "Model.onnx");
+    REQUIRE(located);
+    CHECK(located->is_regular());
+    CHECK(located->real_path().filename() == "Model.onnx");
+    auto opened = located->open(false);
+    REQUIRE(opened);
+    CHECK(opened->identity() == *same);
+}
