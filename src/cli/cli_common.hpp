@@ -41,7 +41,7 @@ inline constexpr option_spec opt_data{"--data", "", true, true};
 inline constexpr option_spec opt_data_dir{"--data-dir", "", true, true};
 inline constexpr option_spec opt_threads{"--threads", "-j", true, false};
 inline constexpr option_spec opt_force{"--force", "-f", false, false};
-inline constexpr option_spec opt_writer{"--writer", "", true, false};  // auto | io_uring | portable (testing)
+inline constexpr option_spec opt_writer{"--writer", "", true, false};  // auto | io_uring | overlapped | portable (testing)
 inline constexpr option_spec opt_allow_size_mismatch{"--allow-size-mismatch", "", false, false};
 inline constexpr option_spec opt_strict{"--strict", "", false, false};
 
