@@ -229,11 +229,13 @@ result<output_file> output_file::create(const fs::path& destination, std::uint64
     }
     if (size > 0) {
         // Reserving the clusters finds a full disk now; the end of file makes it `size` long.
+        // A file system (or wine) that cannot reserve clusters gets the size alone.
         bool ok = true;
         if (options.preallocate) {
             FILE_ALLOCATION_INFO allocation{};
             allocation.AllocationSize.QuadPart = static_cast<LONGLONG>(size);
-            ok = ::SetFileInformationByHandle(handle, FileAllocationInfo, &allocation, sizeof allocation) != 0;
+            ok = ::SetFileInformationByHandle(handle, FileAllocationInfo, &allocation, sizeof allocation) != 0 ||
+                 (::GetLastError() != ERROR_DISK_FULL && ::GetLastError() != ERROR_HANDLE_DISK_FULL);
         }
         if (ok) {
             FILE_END_OF_FILE_INFO end{};
