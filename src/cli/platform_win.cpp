@@ -7,7 +7,6 @@
 #include <onnxstream/io/output_file.hpp>
 
 #include <windows.h>
-#include <shellapi.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -36,14 +35,6 @@ BOOL WINAPI on_console_event(DWORD event) {
     ::ExitProcess(130);
 }
 
-std::string to_utf8(const wchar_t* text) {
-    const int size = ::WideCharToMultiByte(CP_UTF8, 0, text, -1, nullptr, 0, nullptr, nullptr);
-    if (size <= 1) return {};
-    std::string out(static_cast<std::size_t>(size - 1), '\0');
-    ::WideCharToMultiByte(CP_UTF8, 0, text, -1, out.data(), size, nullptr, nullptr);
-    return out;
-}
-
 }  // namespace
 
 void install_signal_handlers(std::atomic<bool>& cancel) {
@@ -58,14 +49,11 @@ void raise_open_file_limit() {
 
 std::vector<std::string> command_line(int argc, char** argv) {
     (void)::_setmode(::_fileno(stdout), _O_BINARY);
-    int count = 0;
-    wchar_t** wide = ::CommandLineToArgvW(::GetCommandLineW(), &count);
-    if (wide == nullptr) return {argv, argv + argc};
-    std::vector<std::string> arguments;
-    arguments.reserve(static_cast<std::size_t>(count));
-    for (int i = 0; i < count; ++i) arguments.push_back(to_utf8(wide[i]));
-    ::LocalFree(wide);
-    return arguments;
+    // The arguments stay in the ANSI code page: std::filesystem::path converts narrow
+    // strings with the C runtime's locale, which msvcrt cannot set to UTF-8, so UTF-8
+    // arguments would name the wrong files (tried: "é" became "Ã©"). Names outside the
+    // code page need every string-to-path conversion made UTF-8 first (README).
+    return {argv, argv + argc};
 }
 
 }  // namespace onnxstream::cli::platform
