@@ -88,6 +88,9 @@ def test_repack_default_output_name(llm: LlmFixture, tmp_path):
 SHARD = 4 * MIB
 
 
+@pytest.mark.xfail(refcheck.windows_binary(), strict=True,
+                   reason="Windows build under wine: the shards are created as 'test_repack_shards0\\weights-...' "
+                          "inside the output folder (a separator kept in the name); open bug, issue 16")
 def test_repack_shards(llm: LlmFixture, tmp_path):
     out = tmp_path / "m.onnx"
     report = repack(llm.model, out, "--shard-size", "4M", "--data-name", "weights.data")
