@@ -1,7 +1,7 @@
 #include <onnxstream/caffe/caffemodel_writer.hpp>
 
 #include <onnxstream/caffe/fields.hpp>
-#include <onnxstream/passes/encoded_message.hpp>
+#include <onnxstream/proto/encoded_message.hpp>
 #include <onnxstream/proto/varint.hpp>
 
 #include <bit>

@@ -1,8 +1,8 @@
 #include <onnxstream/caffe/reference_evaluator.hpp>
 
 #include <onnxstream/caffe/layer_mapping.hpp>
-#include <onnxstream/passes/constant_values.hpp>
-#include <onnxstream/passes/graph_index.hpp>
+#include <onnxstream/graph/constant_values.hpp>
+#include <onnxstream/graph/graph_index.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -2,6 +2,7 @@
 
 #include "convert_typing.hpp"
 
+#include <onnxstream/graph/graph_model.hpp>
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
@@ -9,7 +10,6 @@
 #include <onnxstream/onnx/typed_data.hpp>
 #include <onnxstream/ops/merge.hpp>
 #include <onnxstream/ops/plan_output.hpp>
-#include <onnxstream/passes/graph_model.hpp>
 #include <onnxstream/plan/planner.hpp>
 
 #include <algorithm>

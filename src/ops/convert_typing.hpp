@@ -11,8 +11,8 @@
 // tool does not know. Its float inputs are cast to float32 and its float outputs back.
 #pragma once
 
+#include <onnxstream/graph/graph_model.hpp>
 #include <onnxstream/onnx/tree_edits.hpp>
-#include <onnxstream/passes/graph_model.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>

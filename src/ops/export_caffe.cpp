@@ -7,6 +7,7 @@
 #include <onnxstream/caffe/prototxt_writer.hpp>
 #include <onnxstream/caffe/reference_evaluator.hpp>
 #include <onnxstream/io/output_file.hpp>
+#include <onnxstream/io/spill_file.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/fields.hpp>
@@ -15,7 +16,6 @@
 #include <onnxstream/passes/batchnorm_folding.hpp>
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/passes/identity_removal.hpp>
-#include <onnxstream/passes/spill_file.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
 #include <algorithm>

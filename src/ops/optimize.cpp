@@ -1,5 +1,6 @@
 #include <onnxstream/ops/optimize.hpp>
 
+#include <onnxstream/graph/model_edits.hpp>
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/fields.hpp>
@@ -8,7 +9,6 @@
 #include <onnxstream/ops/plan_output.hpp>
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
-#include <onnxstream/passes/model_edits.hpp>
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/proto/varint.hpp>
 

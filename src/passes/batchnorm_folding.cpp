@@ -1,8 +1,8 @@
 #include <onnxstream/passes/batchnorm_folding.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 
+#include <onnxstream/graph/constant_values.hpp>
 #include <onnxstream/onnx/data_type.hpp>
-#include <onnxstream/passes/constant_values.hpp>
 
 #include <cmath>
 #include <unordered_set>

@@ -1,7 +1,7 @@
 #include <onnxstream/passes/constant_evaluator.hpp>
 
+#include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/onnx/data_type.hpp>
-#include <onnxstream/passes/tensor_reader.hpp>
 
 #include <algorithm>
 #include <array>

@@ -10,8 +10,8 @@
 #include <onnxstream/onnx/data_type.hpp>
 
 #include "node_rewriter.hpp"
+#include <onnxstream/graph/constant_values.hpp>
 #include <onnxstream/passes/constant_evaluator.hpp>
-#include <onnxstream/passes/constant_values.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 
 #include <cstring>

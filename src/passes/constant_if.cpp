@@ -1,7 +1,7 @@
 #include <onnxstream/passes/constant_if.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 
-#include <onnxstream/passes/constant_values.hpp>
+#include <onnxstream/graph/constant_values.hpp>
 
 #include <unordered_map>
 #include <unordered_set>

@@ -8,11 +8,11 @@
 // The first node's output must be read by the Add alone and be no graph output; the Add's
 // output keeps its name (the fused node produces it). Pad into Conv / Pool is not done:
 // it needs attributes rewritten, which the graph model does not do yet.
-#include <onnxstream/passes/constant_values.hpp>
+#include <onnxstream/graph/constant_values.hpp>
 
 #include "node_rewriter.hpp"
+#include <onnxstream/graph/value_shapes.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
-#include <onnxstream/passes/value_shapes.hpp>
 
 #include <unordered_set>
 

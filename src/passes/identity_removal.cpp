@@ -1,7 +1,7 @@
 #include <onnxstream/passes/identity_removal.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 
-#include <onnxstream/passes/constant_values.hpp>
+#include <onnxstream/graph/constant_values.hpp>
 
 #include <unordered_set>
 

@@ -5,13 +5,13 @@
 // of every dim of a Shape gathered back in order, Mul / Div by ones and Add / Sub of zeros
 // that do not broadcast (floats: only where the sign of zero survives). A Reshape of a
 // Reshape reads the first one's input instead (its shape has no 0 to copy).
-// Shapes and types come from passes/value_shapes.hpp: only what is known for certain.
+// Shapes and types come from graph/value_shapes.hpp: only what is known for certain.
 // As with identity, an output that is a graph output keeps its node.
-#include <onnxstream/passes/constant_values.hpp>
+#include <onnxstream/graph/constant_values.hpp>
 
 #include "node_rewriter.hpp"
+#include <onnxstream/graph/value_shapes.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
-#include <onnxstream/passes/value_shapes.hpp>
 
 #include <algorithm>
 #include <cmath>

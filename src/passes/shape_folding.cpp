@@ -1,12 +1,12 @@
-// shape: Shape and Size of a tensor whose shape is known statically (passes/value_shapes.hpp)
+// shape: Shape and Size of a tensor whose shape is known statically (graph/value_shapes.hpp)
 // become initializers, and so does Gather of a Shape when the dims it picks are known,
 // even where other dims are symbolic. Symbolic dims are never replaced.
 #include <onnxstream/passes/constant_evaluator.hpp>
 
 #include "node_rewriter.hpp"
-#include <onnxstream/passes/constant_values.hpp>
+#include <onnxstream/graph/constant_values.hpp>
+#include <onnxstream/graph/value_shapes.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
-#include <onnxstream/passes/value_shapes.hpp>
 
 #include <algorithm>
 #include <cstring>

@@ -1,7 +1,7 @@
 // fold-bn and the element arithmetic under it: FLOAT16 rounding, channel layouts, the
 // folded values themselves, and the cases that must be skipped.
+#include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/passes/batchnorm_folding.hpp>
-#include <onnxstream/passes/tensor_reader.hpp>
 
 #include "test_passes_builder.hpp"
 

@@ -3,10 +3,10 @@
 // opens one, builds its graph model, runs passes and reads results back.
 #pragma once
 
+#include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/ops/optimize.hpp>
-#include <onnxstream/passes/graph_model.hpp>
-#include <onnxstream/passes/tensor_reader.hpp>
 
 #include "proto_builder.hpp"
 #include "temp_folder.hpp"

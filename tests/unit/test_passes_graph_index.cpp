@@ -1,7 +1,7 @@
 // The graph model and its index: scopes, values, producers, consumers, and names an
 // If/Loop body reads from outside.
-#include <onnxstream/passes/graph_index.hpp>
-#include <onnxstream/passes/name_table.hpp>
+#include <onnxstream/graph/graph_index.hpp>
+#include <onnxstream/graph/name_table.hpp>
 
 #include "test_passes_builder.hpp"
 

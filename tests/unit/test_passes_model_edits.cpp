@@ -1,9 +1,9 @@
 // Writing an edited graph model back: untouched bytes are copied as they were, changed
 // nodes are re-encoded with their unknown fields, subgraph changes reach the output.
+#include <onnxstream/graph/model_edits.hpp>
 #include <onnxstream/onnx/message_tree.hpp>
 #include <onnxstream/passes/dead_code.hpp>
-#include <onnxstream/passes/encoded_message.hpp>
-#include <onnxstream/passes/model_edits.hpp>
+#include <onnxstream/proto/encoded_message.hpp>
 
 #include "test_passes_builder.hpp"
 

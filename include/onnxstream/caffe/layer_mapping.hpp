@@ -14,10 +14,10 @@
 #pragma once
 
 #include <onnxstream/caffe/net.hpp>
-#include <onnxstream/passes/constant_values.hpp>
-#include <onnxstream/passes/graph_index.hpp>
-#include <onnxstream/passes/graph_model.hpp>
-#include <onnxstream/passes/tensor_reader.hpp>
+#include <onnxstream/graph/constant_values.hpp>
+#include <onnxstream/graph/graph_index.hpp>
+#include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>

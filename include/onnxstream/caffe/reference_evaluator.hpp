@@ -6,8 +6,8 @@
 #pragma once
 
 #include <onnxstream/caffe/dense_tensor.hpp>
-#include <onnxstream/passes/graph_model.hpp>
-#include <onnxstream/passes/tensor_reader.hpp>
+#include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/result.hpp>
 
 #include <map>

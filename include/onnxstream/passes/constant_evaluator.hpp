@@ -15,7 +15,7 @@
 // Elements are little-endian in `bytes`; BOOL is one byte, 0 or 1.
 #pragma once
 
-#include <onnxstream/passes/graph_model.hpp>
+#include <onnxstream/graph/graph_model.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstddef>

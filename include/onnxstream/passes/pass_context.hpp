@@ -7,9 +7,9 @@
 #pragma once
 
 #include <onnxstream/error.hpp>
-#include <onnxstream/passes/graph_index.hpp>
-#include <onnxstream/passes/graph_model.hpp>
-#include <onnxstream/passes/tensor_reader.hpp>
+#include <onnxstream/graph/graph_index.hpp>
+#include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/graph/tensor_reader.hpp>
 
 #include <cstdint>
 #include <string>

@@ -6,9 +6,9 @@
 // is guessed: value_info entries are not trusted.
 #pragma once
 
-#include <onnxstream/passes/graph_index.hpp>
-#include <onnxstream/passes/graph_model.hpp>
-#include <onnxstream/passes/tensor_reader.hpp>
+#include <onnxstream/graph/graph_index.hpp>
+#include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/graph/tensor_reader.hpp>
 
 #include <cstdint>
 #include <optional>

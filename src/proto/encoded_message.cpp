@@ -1,4 +1,4 @@
-#include <onnxstream/passes/encoded_message.hpp>
+#include <onnxstream/proto/encoded_message.hpp>
 
 #include <onnxstream/proto/varint.hpp>
 

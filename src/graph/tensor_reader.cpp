@@ -1,4 +1,4 @@
-#include <onnxstream/passes/tensor_reader.hpp>
+#include <onnxstream/graph/tensor_reader.hpp>
 
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/typed_data.hpp>

@@ -1,4 +1,4 @@
-#include <onnxstream/passes/model_edits.hpp>
+#include <onnxstream/graph/model_edits.hpp>
 
 #include <onnxstream/onnx/fields.hpp>
 

@@ -4,9 +4,9 @@
 // Cast, Not and Equal of constants, so `If(Equal(Constant 1, Constant 2))` is known.
 #pragma once
 
-#include <onnxstream/passes/graph_index.hpp>
-#include <onnxstream/passes/graph_model.hpp>
-#include <onnxstream/passes/tensor_reader.hpp>
+#include <onnxstream/graph/graph_index.hpp>
+#include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>

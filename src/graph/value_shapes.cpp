@@ -1,8 +1,8 @@
-#include <onnxstream/passes/value_shapes.hpp>
+#include <onnxstream/graph/value_shapes.hpp>
 
+#include <onnxstream/graph/constant_values.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
-#include <onnxstream/passes/constant_values.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include <onnxstream/passes/constant_values.hpp>
+#include <onnxstream/graph/constant_values.hpp>
 
 #include <onnxstream/onnx/data_type.hpp>
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <onnxstream/io/source_file.hpp>
-#include <onnxstream/passes/encoded_message.hpp>
+#include <onnxstream/proto/encoded_message.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>

@@ -9,9 +9,9 @@
 // nearest, ties to even, straight from double (no double rounding through float).
 #pragma once
 
+#include <onnxstream/graph/graph_model.hpp>
 #include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/model_file.hpp>
-#include <onnxstream/passes/graph_model.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include <onnxstream/passes/name_table.hpp>
+#include <onnxstream/graph/name_table.hpp>
 
 namespace onnxstream::passes {
 

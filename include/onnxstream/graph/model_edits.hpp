@@ -12,10 +12,10 @@
 // are streamed into the spill file and inserted as slices of it.
 #pragma once
 
+#include <onnxstream/graph/graph_model.hpp>
 #include <onnxstream/io/source_file.hpp>
+#include <onnxstream/io/spill_file.hpp>
 #include <onnxstream/onnx/tree_edits.hpp>
-#include <onnxstream/passes/graph_model.hpp>
-#include <onnxstream/passes/spill_file.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include <onnxstream/passes/graph_model.hpp>
+#include <onnxstream/graph/graph_model.hpp>
 
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>

@@ -9,7 +9,7 @@
 // before deciding again. Removed nodes and scopes are left out.
 #pragma once
 
-#include <onnxstream/passes/graph_model.hpp>
+#include <onnxstream/graph/graph_model.hpp>
 
 #include <cstdint>
 #include <span>

@@ -1,4 +1,4 @@
-#include <onnxstream/passes/spill_file.hpp>
+#include <onnxstream/io/spill_file.hpp>
 
 #include <cerrno>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include <onnxstream/passes/graph_index.hpp>
+#include <onnxstream/graph/graph_index.hpp>
 
 namespace onnxstream::passes {
 namespace {

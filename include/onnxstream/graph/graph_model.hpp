@@ -15,9 +15,9 @@
 // value is never removed or renamed in the main graph.
 #pragma once
 
+#include <onnxstream/graph/name_table.hpp>
 #include <onnxstream/onnx/message_tree.hpp>
 #include <onnxstream/onnx/model_file.hpp>
-#include <onnxstream/passes/name_table.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstddef>
