@@ -31,13 +31,6 @@ proto_builder typed_input(std::string_view name, std::int32_t elem_type, const s
     return v;
 }
 
-proto_builder attr_ints(std::string_view name, const std::vector<std::int64_t>& values) {
-    proto_builder a;
-    a.string_field(1, name).varint_field(20, 7);
-    for (const auto v : values) a.varint_field(8, static_cast<std::uint64_t>(v));
-    return a;
-}
-
 proto_builder int64_vector(std::string_view name, const std::vector<std::int64_t>& values) {
     proto_builder t;
     t.varint_field(1, values.size()).varint_field(2, 7).string_field(8, name);
