@@ -44,6 +44,14 @@ inline proto_builder attr_graph(std::string_view name, const proto_builder& grap
     return a;
 }
 
+/// An INTS attribute (type 7), its values unpacked.
+inline proto_builder attr_ints(std::string_view name, const std::vector<std::int64_t>& values) {
+    proto_builder a;
+    a.string_field(1, name).varint_field(20, 7);
+    for (const auto v : values) a.varint_field(8, static_cast<std::uint64_t>(v));
+    return a;
+}
+
 inline proto_builder attr_tensor(std::string_view name, const proto_builder& tensor) {
     proto_builder a;
     a.string_field(1, name).varint_field(20, 4).message_field(5, tensor);
