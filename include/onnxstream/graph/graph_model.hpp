@@ -5,9 +5,10 @@
 // building and editing the model never reads a weight.
 //
 // Passes edit this model (remove, add, move and rewire nodes, drop and add initializers);
-// nothing is written until the end, when model_writer turns the differences between the
-// model and the tree into tree edits. Nodes and tensors keep their ids for the model's
-// life: removal only marks them, `compact` tidies the scopes' lists.
+// nothing is written until the end, when build_edits (model_edits.hpp) turns the
+// differences between the model and the tree into tree edits. Nodes and tensors keep
+// their ids for the model's life: removal only marks them, `compact` tidies the scopes'
+// lists.
 //
 // Scoping: a subgraph sees every name of the scopes around it (ONNX lets an If/Loop/Scan
 // body read any outer value by name); a function sees only its own. Graphs of
@@ -29,7 +30,7 @@
 #include <unordered_set>
 #include <vector>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 inline constexpr std::uint32_t none = onnx::no_index;
 
@@ -41,14 +42,14 @@ struct node {
     std::uint32_t original_scope = none;  // the scope it was read in
     bool removed = false;
     bool changed = false;  // inputs, outputs or attributes differ from its NodeProto
-    std::string op_type;
-    std::string domain;    // "" is ai.onnx
-    std::string overload;
-    std::string name;
-    std::vector<name_id> inputs;
-    std::vector<name_id> outputs;
-    std::vector<std::uint32_t> subgraphs;           // scopes its attributes hold, in attribute order
-    std::vector<std::string> dropped_attributes;    // attribute names a pass removed
+    std::string op_type{};
+    std::string domain{};  // "" is ai.onnx
+    std::string overload{};
+    std::string name{};
+    std::vector<name_id> inputs{};
+    std::vector<name_id> outputs{};
+    std::vector<std::uint32_t> subgraphs{};         // scopes its attributes hold, in attribute order
+    std::vector<std::string> dropped_attributes{};  // attribute names a pass removed
 };
 
 /// How the channel of each element of a weight is found (BatchNormalization folding).
@@ -212,7 +213,16 @@ private:
     std::vector<std::pair<std::string, std::int64_t>> opsets_;
 };
 
+/// Nodes in `n` and, recursively, in every subgraph it holds.
+[[nodiscard]] std::uint64_t nodes_within(const graph_model& model, std::uint32_t n);
+/// Initializer bytes held by the subgraphs of `n`, recursively.
+[[nodiscard]] std::uint64_t bytes_within(const graph_model& model, std::uint32_t n);
+
+/// Whether a pass may add initializers that are not graph inputs: IR version 4 and later
+/// (before, every initializer had to be a graph input too).
+[[nodiscard]] bool can_add_initializers(const graph_model& model);
+
 /// The attribute held by AttributeProto message `message`, decoded.
 [[nodiscard]] attribute_value read_attribute(const onnx::message_tree& tree, std::uint32_t message);
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph
