@@ -357,6 +357,75 @@ void graph_model::set_output(std::uint32_t n, std::size_t slot, name_id name) {
     nd.changed = true;
 }
 
+void graph_model::set_graph_output(std::uint32_t s, std::size_t slot, name_id name) {
+    auto& outputs = scopes[s].outputs;
+    if (outputs[slot] == name) return;
+    outputs[slot] = name;
+    scopes[s].changed = true;
+}
+
+void graph_model::drop_attribute(std::uint32_t n, std::string name) {
+    nodes[n].dropped_attributes.push_back(std::move(name));
+    nodes[n].changed = true;
+}
+
+void graph_model::rename_tensor(std::uint32_t t, name_id name) {
+    tensors[t].name = name;
+    tensors[t].renamed = true;
+    scopes[tensors[t].scope].changed = true;
+}
+
+void graph_model::rename_value_infos(std::uint32_t s, name_id from, name_id to) {
+    for (auto& vi : value_infos) {
+        if (vi.removed || vi.scope != s || vi.name != from) continue;
+        vi.name = to;
+        scopes[s].changed = true;
+    }
+}
+
+void graph_model::remove_value_info(std::uint32_t v) {
+    if (value_infos[v].removed) return;
+    value_infos[v].removed = true;
+    scopes[value_infos[v].scope].changed = true;
+}
+
+void graph_model::remove_function(std::uint32_t f) {
+    auto& fn = functions[f];
+    fn.removed = true;
+    scopes[fn.scope].removed = true;
+    // Scopes are in pre-order: one sweep reaches every scope inside the function's.
+    for (auto s = fn.scope + 1; s < scopes.size(); ++s)
+        if (scopes[s].parent != none && scopes[scopes[s].parent].removed) scopes[s].removed = true;
+}
+
+std::vector<std::uint32_t> graph_model::move_contents(std::uint32_t from, std::uint32_t to, std::uint32_t before) {
+    auto& target = scopes[to];
+    auto& moved = scopes[from];
+    std::vector<std::uint32_t> moving;
+    for (const auto m : moved.nodes)
+        if (!nodes[m].removed) moving.push_back(m);
+    target.nodes.insert(std::find(target.nodes.begin(), target.nodes.end(), before), moving.begin(), moving.end());
+    for (const auto m : moving) {
+        nodes[m].scope = to;
+        for (const auto sub : nodes[m].subgraphs) scopes[sub].parent = to;
+    }
+    for (const auto t : moved.initializers) {
+        if (tensors[t].removed) continue;
+        tensors[t].scope = to;
+        target.initializers.push_back(t);
+    }
+    for (const auto v : moved.value_infos) {
+        if (value_infos[v].removed) continue;
+        value_infos[v].scope = to;
+        target.value_infos.push_back(v);
+    }
+    moved.nodes.clear();
+    moved.initializers.clear();
+    moved.value_infos.clear();
+    target.changed = true;
+    return moving;
+}
+
 void graph_model::compact() {
     for (auto& s : scopes) {
         std::erase_if(s.nodes, [&](std::uint32_t n) { return nodes[n].removed; });

@@ -32,12 +32,8 @@ bool can_replace_uses(const graph_model& model, const graph_index& index, std::u
 
 void replace_uses(graph_model& model, const graph_index& index, std::uint32_t v, name_id name) {
     for (const auto& u : index.at(v).uses) {
-        if (u.node != none) {
-            model.set_input(u.node, u.slot, name);
-        } else if (model.scopes[u.scope].outputs[u.slot] != name) {
-            model.scopes[u.scope].outputs[u.slot] = name;
-            model.scopes[u.scope].changed = true;
-        }
+        if (u.node != none) model.set_input(u.node, u.slot, name);
+        else model.set_graph_output(u.scope, u.slot, name);
     }
 }
 

@@ -237,10 +237,7 @@ private:
         model_.set_input(p, 1, weight_name);
         model_.set_input(p, 2, bias_name);
         model_.set_output(p, 0, bn_output);
-        if (plan.drop_beta) {
-            model_.nodes[p].dropped_attributes.emplace_back("beta");
-            model_.nodes[p].changed = true;
-        }
+        if (plan.drop_beta) model_.drop_attribute(p, "beta");
         for (auto& w : plan.warnings) context_.warnings.push_back(std::move(w));
 
         finding f;

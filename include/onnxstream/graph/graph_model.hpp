@@ -6,9 +6,10 @@
 //
 // Passes edit this model (remove, add, move and rewire nodes, drop and add initializers);
 // nothing is written until the end, when build_edits (model_edits.hpp) turns the
-// differences between the model and the tree into tree edits. Nodes and tensors keep
-// their ids for the model's life: removal only marks them, `compact` tidies the scopes'
-// lists.
+// differences between the model and the tree into tree edits. Every edit is a member
+// function that marks what it dirties itself (`changed`, `removed`, `renamed`): a caller
+// never sets those flags. Nodes and tensors keep their ids for the model's life: removal
+// only marks them, `compact` tidies the scopes' lists.
 //
 // Scoping: a subgraph sees every name of the scopes around it (ONNX lets an If/Loop/Scan
 // body read any outer value by name); a function sees only its own. Graphs of
@@ -187,6 +188,21 @@ public:
     /// Sets input/output `slot` of node `n`, marking it changed.
     void set_input(std::uint32_t n, std::size_t slot, name_id name);
     void set_output(std::uint32_t n, std::size_t slot, name_id name);
+    /// Sets output `slot` of scope `s`.
+    void set_graph_output(std::uint32_t s, std::size_t slot, name_id name);
+    /// Drops attribute `name` of node `n` (it is then encoded without it).
+    void drop_attribute(std::uint32_t n, std::string name);
+    /// Gives initializer `t` a new name (its TensorProto is then encoded anew).
+    void rename_tensor(std::uint32_t t, name_id name);
+    /// Renames the live value_info entries of scope `s` called `from`.
+    void rename_value_infos(std::uint32_t s, name_id from, name_id to);
+    void remove_value_info(std::uint32_t v);
+    /// Marks function `f` removed, and with it its scope and every scope inside it.
+    void remove_function(std::uint32_t f);
+    /// Moves the live nodes, initializers and value_info of scope `from` into scope `to`,
+    /// the nodes just before node `before` of `to`, and returns the moved nodes in order.
+    /// The subgraphs they hold then see `to`. `from` is left empty.
+    std::vector<std::uint32_t> move_contents(std::uint32_t from, std::uint32_t to, std::uint32_t before);
 
     /// Drops removed nodes, tensors and value_info from the scopes' lists.
     void compact();
