@@ -24,4 +24,15 @@ const char* to_string(finding_kind kind) noexcept {
     return "finding";
 }
 
+finding node_finding(const graph_model& model, std::uint32_t n, finding_kind kind, std::string detail) {
+    finding f;
+    f.kind = kind;
+    f.scope = model.scope_path(model.nodes[n].scope);
+    f.op_type = model.nodes[n].op_type;
+    f.names.push_back(model.node_label(n));
+    f.nodes = 1;
+    f.detail = std::move(detail);
+    return f;
+}
+
 }  // namespace onnxstream::passes

@@ -54,6 +54,9 @@ struct finding {
     std::string detail;
 };
 
+/// A finding about one node `n` of `model`: its scope, op_type and label, one node.
+[[nodiscard]] finding node_finding(const graph_model& model, std::uint32_t n, finding_kind kind, std::string detail = {});
+
 /// Limits the passes respect (set by the front end: `--fold-limit`).
 struct pass_limits {
     std::uint64_t fold_bytes = 1ULL << 20;  // largest tensor fold-constants / shape may create
