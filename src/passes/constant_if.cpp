@@ -263,8 +263,11 @@ void find_dead_branches(pass_context& context) {
 }
 
 pass_entry constant_if_pass() {
-    return {"const-if", "If with a constant condition -> the branch taken; Loop that never runs", inline_constant_branches,
-            find_dead_branches, {finding_kind::dead_branch, "replaced", "would replace", "If/Loop"}};
+    return {.name = "const-if",
+            .summary = "If with a constant condition -> the branch taken; Loop that never runs",
+            .run = inline_constant_branches,
+            .analyze = find_dead_branches,
+            .headline = {.kind = finding_kind::dead_branch, .done = "replaced", .would = "would replace", .noun = "If/Loop"}};
 }
 
 }  // namespace onnxstream::passes

@@ -196,8 +196,10 @@ void analyze_dead_code(pass_context& context) {
 }
 
 pass_entry dead_code_pass() {
-    return {"dce", "dead nodes, unused initializers, value_info and local functions", eliminate_dead_code,
-            analyze_dead_code};
+    return {.name = "dce",
+            .summary = "dead nodes, unused initializers, value_info and local functions",
+            .run = eliminate_dead_code,
+            .analyze = analyze_dead_code};
 }
 
 }  // namespace onnxstream::passes
