@@ -10,7 +10,7 @@
 namespace onnxstream::caffe {
 namespace {
 
-using passes::encoded_message;
+using proto::encoded_message;
 
 constexpr std::uint64_t protobuf_limit = (1ULL << 31) - 1;
 

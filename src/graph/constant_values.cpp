@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 std::optional<constant> find_constant(const graph_model& model, const graph_index& index, std::uint32_t v) {
     if (v == none) return std::nullopt;
@@ -161,4 +161,4 @@ std::optional<double> constant_scalar(const graph_model& model, const graph_inde
     return x->value;
 }
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph

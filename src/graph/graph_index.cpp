@@ -1,6 +1,6 @@
 #include <onnxstream/graph/graph_index.hpp>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 namespace {
 
 std::uint64_t key(std::uint32_t s, name_id name) { return (static_cast<std::uint64_t>(s) << 32) | name; }
@@ -131,4 +131,4 @@ bool graph_index::visible_at_uses(std::uint32_t v, std::uint32_t replacement) co
     return true;
 }
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph

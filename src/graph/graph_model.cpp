@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <bit>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 using onnx::message_kind;
 using onnx::number;
@@ -318,16 +318,14 @@ void graph_model::remove_tensor(std::uint32_t t) {
 
 std::uint32_t graph_model::add_node(std::uint32_t s, std::uint32_t after, std::string op_type, std::vector<name_id> inputs,
                                     std::vector<name_id> outputs, std::string name) {
-    node n;
-    n.scope = s;
-    n.original_scope = s;
-    n.changed = true;
-    n.op_type = std::move(op_type);
-    n.inputs = std::move(inputs);
-    n.outputs = std::move(outputs);
-    n.name = std::move(name);
     const auto id = static_cast<std::uint32_t>(nodes.size());
-    nodes.push_back(std::move(n));
+    nodes.push_back({.scope = s,
+                     .original_scope = s,
+                     .changed = true,
+                     .op_type = std::move(op_type),
+                     .name = std::move(name),
+                     .inputs = std::move(inputs),
+                     .outputs = std::move(outputs)});
     auto& list = scopes[s].nodes;
     const auto at = std::find(list.begin(), list.end(), after);
     list.insert(at == list.end() ? list.end() : at + 1, id);
@@ -337,14 +335,8 @@ std::uint32_t graph_model::add_node(std::uint32_t s, std::uint32_t after, std::s
 
 std::uint32_t graph_model::add_tensor(std::uint32_t s, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
                                       computed_values values) {
-    tensor t;
-    t.scope = s;
-    t.name = name;
-    t.data_type = data_type;
-    t.dims = std::move(dims);
-    t.computed = std::move(values);
-    tensors.push_back(std::move(t));
-    const auto id = static_cast<std::uint32_t>(tensors.size() - 1);
+    const auto id = static_cast<std::uint32_t>(tensors.size());
+    tensors.push_back({.scope = s, .name = name, .data_type = data_type, .dims = std::move(dims), .computed = std::move(values)});
     scopes[s].initializers.push_back(id);
     scopes[s].changed = true;
     return id;
@@ -363,6 +355,75 @@ void graph_model::set_output(std::uint32_t n, std::size_t slot, name_id name) {
     if (nd.outputs[slot] == name) return;
     nd.outputs[slot] = name;
     nd.changed = true;
+}
+
+void graph_model::set_graph_output(std::uint32_t s, std::size_t slot, name_id name) {
+    auto& outputs = scopes[s].outputs;
+    if (outputs[slot] == name) return;
+    outputs[slot] = name;
+    scopes[s].changed = true;
+}
+
+void graph_model::drop_attribute(std::uint32_t n, std::string name) {
+    nodes[n].dropped_attributes.push_back(std::move(name));
+    nodes[n].changed = true;
+}
+
+void graph_model::rename_tensor(std::uint32_t t, name_id name) {
+    tensors[t].name = name;
+    tensors[t].renamed = true;
+    scopes[tensors[t].scope].changed = true;
+}
+
+void graph_model::rename_value_infos(std::uint32_t s, name_id from, name_id to) {
+    for (auto& vi : value_infos) {
+        if (vi.removed || vi.scope != s || vi.name != from) continue;
+        vi.name = to;
+        scopes[s].changed = true;
+    }
+}
+
+void graph_model::remove_value_info(std::uint32_t v) {
+    if (value_infos[v].removed) return;
+    value_infos[v].removed = true;
+    scopes[value_infos[v].scope].changed = true;
+}
+
+void graph_model::remove_function(std::uint32_t f) {
+    auto& fn = functions[f];
+    fn.removed = true;
+    scopes[fn.scope].removed = true;
+    // Scopes are in pre-order: one sweep reaches every scope inside the function's.
+    for (auto s = fn.scope + 1; s < scopes.size(); ++s)
+        if (scopes[s].parent != none && scopes[scopes[s].parent].removed) scopes[s].removed = true;
+}
+
+std::vector<std::uint32_t> graph_model::move_contents(std::uint32_t from, std::uint32_t to, std::uint32_t before) {
+    auto& target = scopes[to];
+    auto& moved = scopes[from];
+    std::vector<std::uint32_t> moving;
+    for (const auto m : moved.nodes)
+        if (!nodes[m].removed) moving.push_back(m);
+    target.nodes.insert(std::find(target.nodes.begin(), target.nodes.end(), before), moving.begin(), moving.end());
+    for (const auto m : moving) {
+        nodes[m].scope = to;
+        for (const auto sub : nodes[m].subgraphs) scopes[sub].parent = to;
+    }
+    for (const auto t : moved.initializers) {
+        if (tensors[t].removed) continue;
+        tensors[t].scope = to;
+        target.initializers.push_back(t);
+    }
+    for (const auto v : moved.value_infos) {
+        if (value_infos[v].removed) continue;
+        value_infos[v].scope = to;
+        target.value_infos.push_back(v);
+    }
+    moved.nodes.clear();
+    moved.initializers.clear();
+    moved.value_infos.clear();
+    target.changed = true;
+    return moving;
 }
 
 void graph_model::compact() {
@@ -400,4 +461,28 @@ std::size_t graph_model::live_node_count() const {
     return count;
 }
 
-}  // namespace onnxstream::passes
+std::uint64_t nodes_within(const graph_model& model, std::uint32_t n) {
+    std::uint64_t count = 1;
+    for (const auto s : model.nodes[n].subgraphs)
+        for (const auto inner : model.scopes[s].nodes)
+            if (!model.nodes[inner].removed) count += nodes_within(model, inner);
+    return count;
+}
+
+std::uint64_t bytes_within(const graph_model& model, std::uint32_t n) {
+    std::uint64_t bytes = 0;
+    for (const auto s : model.nodes[n].subgraphs) {
+        for (const auto t : model.scopes[s].initializers)
+            if (!model.tensors[t].removed) bytes += model.tensor_bytes(t);
+        for (const auto inner : model.scopes[s].nodes)
+            if (!model.nodes[inner].removed) bytes += bytes_within(model, inner);
+    }
+    return bytes;
+}
+
+bool can_add_initializers(const graph_model& model) {
+    const auto* ir = model.tree().find(0, onnx::number(onnx::model_field::ir_version));
+    return ir == nullptr || ir->token.value >= 4;
+}
+
+}  // namespace onnxstream::graph

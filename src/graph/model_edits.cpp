@@ -1,40 +1,24 @@
 #include <onnxstream/graph/model_edits.hpp>
 
 #include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/tensor_encoding.hpp>
+#include <onnxstream/proto/encoded_message.hpp>
 
 #include <algorithm>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 using onnx::message_kind;
 using onnx::number;
+using proto::encoded_message;
 
 namespace {
 
 // Fields this small are copied into the encoding; larger ones stay slices of the input.
 constexpr std::uint64_t inline_copy_limit = 64 * 1024;
 
-bool is_storage_field(std::uint32_t n) {
-    using onnx::tensor_field;
-    return n == number(tensor_field::raw_data) || n == number(tensor_field::float_data) ||
-           n == number(tensor_field::int32_data) || n == number(tensor_field::int64_data) ||
-           n == number(tensor_field::double_data) || n == number(tensor_field::uint64_data) ||
-           n == number(tensor_field::external_data) || n == number(tensor_field::data_location);
-}
-
-encoded_message string_entry(std::string_view key, std::string_view value) {
-    encoded_message entry;
-    entry.text_field(number(onnx::string_entry_field::key), key);
-    entry.text_field(number(onnx::string_entry_field::value), value);
-    return entry;
-}
-
-void put_external(encoded_message& out, const external_location& where) {
-    const auto entry = number(onnx::tensor_field::external_data);
-    out.message_field(entry, string_entry("location", where.location));
-    out.message_field(entry, string_entry("offset", std::to_string(where.offset)));
-    out.message_field(entry, string_entry("length", std::to_string(where.length)));
-    out.varint_field(number(onnx::tensor_field::data_location), static_cast<std::uint64_t>(onnx::data_location::external));
+void put_external(proto::encoded_message& out, const external_location& where) {
+    onnx::encode_external_location(out, where.location, where.offset, where.length);
 }
 
 // Lookups from tree messages to the graph model's ids.
@@ -61,7 +45,7 @@ struct model_maps {
 
 class edit_builder {
 public:
-    edit_builder(const graph_model& model, const storage_plan& plan, spill_file& spill,
+    edit_builder(const graph_model& model, const storage_plan& plan, io::spill_file& spill,
                  std::span<const io::source_file* const> sources)
         : model_(model), tree_(model.tree()), plan_(plan), spill_(spill), sources_(sources), maps_(model) {}
 
@@ -141,7 +125,7 @@ private:
             edits_.insert(message, position, edits_.slice(field_number, p.source, p.offset, p.length));
             return {};
         }
-        ONNXSTREAM_ASSIGN(const auto offset, spill_.append(encoded, sources_));
+        ONNXSTREAM_ASSIGN(const auto offset, proto::append_to_spill(encoded, spill_, sources_));
         edits_.insert(message, position, edits_.slice(field_number, plan_.spill_source, offset, encoded.size()));
         return {};
     }
@@ -222,7 +206,7 @@ private:
             const auto message = sites[site].message;
             const auto& msg = tree_.at(message);
             for (std::uint32_t i = 0; i < msg.field_count; ++i)
-                if (is_storage_field(tree_.field(msg.first_field + i).token.number)) edits_.drop(msg.first_field + i);
+                if (onnx::holds_tensor_value(tree_.field(msg.first_field + i).token.number)) edits_.drop(msg.first_field + i);
             encoded_message entries;
             put_external(entries, *plan_.sites[site]);
             // Inserted as raw fields of the tensor: the encoding is a run of whole fields.
@@ -429,7 +413,7 @@ private:
             if (k == number(onnx::tensor_field::name) && rename) {
                 if (!named) out.text_field(k, model_.text(*rename));
                 named = true;
-            } else if (where && is_storage_field(k)) {
+            } else if (where && onnx::holds_tensor_value(k)) {
                 continue;
             } else {
                 copy_field(out, f);
@@ -453,7 +437,7 @@ private:
             out.append_slice(plan_.spill_source, placed.message_offset, placed.message_length);
             return out;
         }
-        encode_tensor_header(out, x.dims, x.data_type, model_.text(x.name));
+        onnx::encode_tensor_header(out, x.dims, x.data_type, model_.text(x.name));
         put_external(out, *placed.external);
         return out;
     }
@@ -461,7 +445,7 @@ private:
     const graph_model& model_;
     const onnx::message_tree& tree_;
     const storage_plan& plan_;
-    spill_file& spill_;
+    io::spill_file& spill_;
     std::span<const io::source_file* const> sources_;
     model_maps maps_;
     std::vector<bool> encode_;
@@ -470,13 +454,6 @@ private:
 };
 
 }  // namespace
-
-void encode_tensor_header(encoded_message& out, std::span<const std::int64_t> dims, std::int32_t data_type,
-                          std::string_view name) {
-    for (const auto d : dims) out.varint_field(number(onnx::tensor_field::dims), static_cast<std::uint64_t>(d));
-    out.varint_field(number(onnx::tensor_field::data_type), static_cast<std::uint64_t>(data_type));
-    out.text_field(number(onnx::tensor_field::name), name);
-}
 
 std::vector<bool> surviving_sites(const graph_model& model) {
     const model_maps maps(model);
@@ -500,9 +477,9 @@ std::vector<bool> surviving_sites(const graph_model& model) {
     return out;
 }
 
-result<onnx::tree_edits> build_edits(const graph_model& model, const storage_plan& plan, spill_file& spill,
+result<onnx::tree_edits> build_edits(const graph_model& model, const storage_plan& plan, io::spill_file& spill,
                                      std::span<const io::source_file* const> sources) {
     return edit_builder(model, plan, spill, sources).run();
 }
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph

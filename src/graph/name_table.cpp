@@ -1,6 +1,6 @@
 #include <onnxstream/graph/name_table.hpp>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 name_table::name_table() { (void)intern(""); }
 
@@ -26,4 +26,4 @@ name_id name_table::fresh(std::string_view base) {
     }
 }
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph

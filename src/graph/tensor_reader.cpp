@@ -1,5 +1,6 @@
 #include <onnxstream/graph/tensor_reader.hpp>
 
+#include <onnxstream/io/chunked_read.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
 
@@ -9,7 +10,7 @@
 #include <limits>
 #include <string>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 using onnx::data_type;
 
@@ -253,16 +254,7 @@ result<void> tensor_reader::for_each_chunk(std::uint32_t site, std::size_t chunk
                 return failure(error_code::size_mismatch, name + " has " + std::to_string(binding.length) +
                                                               " bytes of external data but its dims need " +
                                                               std::to_string(*info.expected_bytes));
-            const auto& file = *data_->files[binding.file].file;
-            std::vector<std::byte> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(chunk, binding.length)));
-            for (std::uint64_t done = 0; done < binding.length;) {
-                const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), binding.length - done));
-                const auto view = std::span(buffer).first(piece);
-                ONNXSTREAM_TRY(file.read_at(binding.offset + done, view));
-                visit(view);
-                done += piece;
-            }
-            return {};
+            return io::for_each_chunk(*data_->files[binding.file].file, binding.offset, binding.length, visit, chunk);
         }
         case onnx::tensor_storage::strings:
             return failure(error_code::unsupported, name + " holds strings");
@@ -351,4 +343,4 @@ result<std::vector<std::byte>> tensor_reader::tensor_bytes(const graph_model& mo
     return compute(x.data_type, x.dims, x.computed);
 }
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph

@@ -10,7 +10,7 @@
 #include <limits>
 #include <string_view>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 using onnx::data_type;
 
@@ -452,4 +452,4 @@ std::vector<value_shape> infer_shapes(const graph_model& model, const graph_inde
     return std::move(i.shapes);
 }
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph

@@ -1,13 +1,15 @@
 #include <onnxstream/io/spill_file.hpp>
 
+#include "writer_support.hpp"
+#include <onnxstream/io/chunked_read.hpp>
+
 #include <cerrno>
 #include <fcntl.h>
 #include <string>
 #include <unistd.h>
 #include <utility>
-#include <vector>
 
-namespace onnxstream::passes {
+namespace onnxstream::io {
 
 spill_file::spill_file(spill_file&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)), size_(other.size_), folder_(std::move(other.folder_)) {}
@@ -42,17 +44,11 @@ result<spill_file> spill_file::create(const std::filesystem::path& folder) {
     return spill;
 }
 
+// Appends go through the writers' pwrite loop; only the message says which file failed.
 result<void> spill_file::write_all(std::span<const std::byte> bytes) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        const auto wrote = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(size_ + done));
-        if (wrote < 0) {
-            if (errno == EINTR) continue;
-            return failure(os_failure("cannot write a scratch file in " + folder_.string(), {errno, std::generic_category()},
-                                      "free some space in the output's folder"));
-        }
-        done += static_cast<std::size_t>(wrote);
-    }
+    if (auto wrote = detail::write_all(fd_, bytes, size_); !wrote)
+        return failure(os_failure("cannot write a scratch file in " + folder_.string(), wrote.error().os_error,
+                                  "free some space in the output's folder"));
     size_ += bytes.size();
     return {};
 }
@@ -63,30 +59,14 @@ result<std::uint64_t> spill_file::append(std::span<const std::byte> bytes) {
     return offset;
 }
 
-result<std::uint64_t> spill_file::append(const encoded_message& message, std::span<const io::source_file* const> sources) {
-    const auto offset = size_;
-    std::vector<std::byte> buffer;
-    for (const auto& p : message.pieces()) {
-        if (p.source == encoded_message::pool_source) {
-            ONNXSTREAM_TRY(write_all(message.pool().subspan(p.offset, p.length)));
-            continue;
-        }
-        if (p.source >= sources.size() || sources[p.source] == nullptr)
-            return failure(error_code::invalid_argument, "an encoded message refers to an unknown source");
-        buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(p.length, 1U << 20)));
-        for (std::uint64_t done = 0; done < p.length;) {
-            const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), p.length - done));
-            const auto view = std::span(buffer).first(piece);
-            ONNXSTREAM_TRY(sources[p.source]->read_at(p.offset + done, view));
-            ONNXSTREAM_TRY(write_all(view));
-            done += piece;
-        }
-    }
-    return offset;
+result<std::uint64_t> spill_file::append_range(const source_file& source, std::uint64_t offset, std::uint64_t length) {
+    const auto start = size_;
+    ONNXSTREAM_TRY(for_each_chunk(source, offset, length, [this](std::span<const std::byte> piece) { return write_all(piece); }));
+    return start;
 }
 
-result<io::source_file> spill_file::open_source() const {
-    return io::source_file::open("/proc/self/fd/" + std::to_string(fd_), false);
+result<source_file> spill_file::open_source() const {
+    return source_file::open("/proc/self/fd/" + std::to_string(fd_), false);
 }
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::io

@@ -1,5 +1,7 @@
 #include <onnxstream/onnx/data_resolver.hpp>
 
+#include <onnxstream/io/chunked_read.hpp>
+
 #include <algorithm>
 #include <array>
 #include <sys/stat.h>
@@ -74,13 +76,7 @@ std::optional<fs::path> hub_blobs(const fs::path& model_folder) {
 // Reads [offset, offset + length) of `file` through a fixed buffer into a SHA-1.
 result<io::sha1_digest> sha1_of_range(const io::source_file& file, std::uint64_t offset, std::uint64_t length) {
     io::sha1_hasher hasher;
-    std::vector<std::byte> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(length, 1U << 20)));
-    for (std::uint64_t done = 0; done < length;) {
-        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(length - done, buffer.size()));
-        ONNXSTREAM_TRY(file.read_at(offset + done, std::span(buffer).first(piece)));
-        hasher.update(std::span<const std::byte>(buffer).first(piece));
-        done += piece;
-    }
+    ONNXSTREAM_TRY(io::for_each_chunk(file, offset, length, [&](std::span<const std::byte> piece) { hasher.update(piece); }));
     return hasher.finish();
 }
 

@@ -74,7 +74,7 @@ public:
             sources_.push_back(&*f.file);
         }
 
-        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model_));
+        ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model_));
         if (!half && graph.opset("") != 0 && graph.opset("") < 13)
             return failure(error_code::unsupported,
                            "bfloat16 needs opset 13 or later; this model imports opset " + std::to_string(graph.opset("")),

@@ -2,6 +2,7 @@
 
 #include "range_hasher.hpp"
 
+#include <onnxstream/io/chunked_read.hpp>
 #include <onnxstream/io/hashing.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/external_data.hpp>
@@ -295,16 +296,18 @@ result<std::uint64_t> hash_values(std::array<model_side*, 2> sides, const diff_o
 result<bool> same_bytes(const io::source_file& a, const io::source_file& b) {
     if (a.identity() == b.identity()) return true;
     if (a.size() != b.size()) return false;
-    std::vector<std::byte> left(1U << 20);
-    std::vector<std::byte> right(left.size());
-    for (std::uint64_t done = 0; done < a.size();) {
-        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(a.size() - done, left.size()));
-        ONNXSTREAM_TRY(a.read_at(done, std::span(left).first(piece)));
-        ONNXSTREAM_TRY(b.read_at(done, std::span(right).first(piece)));
-        if (std::memcmp(left.data(), right.data(), piece) != 0) return false;
-        done += piece;
-    }
-    return true;
+    std::vector<std::byte> right(io::read_chunk_size);
+    std::uint64_t done = 0;
+    bool same = true;
+    auto compare = [&](std::span<const std::byte> left) -> result<bool> {
+        const auto other = std::span(right).first(left.size());
+        ONNXSTREAM_TRY(b.read_at(done, other));
+        done += left.size();
+        same = std::memcmp(left.data(), other.data(), left.size()) == 0;
+        return same;
+    };
+    ONNXSTREAM_TRY(io::for_each_chunk(a, 0, a.size(), compare));
+    return same;
 }
 
 // ---------------------------------------------------------------- naming things

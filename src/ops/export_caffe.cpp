@@ -29,7 +29,7 @@
 namespace onnxstream::ops {
 
 namespace fs = std::filesystem;
-using passes::none;
+using graph::none;
 
 bool caffe_check_available() noexcept { return caffe::opencv_available(); }
 
@@ -89,14 +89,14 @@ result<declared_shape> read_declared_shape(const onnx::message_tree& tree, std::
 // everything else as floats, inline when tiny or in the spill file.
 class blob_placer final : public caffe::weight_store {
 public:
-    blob_placer(const passes::graph_model& model, const onnx::external_data& data, const passes::tensor_reader& reader,
-                passes::spill_file& spill, std::uint32_t spill_source)
+    blob_placer(const graph::graph_model& model, const onnx::external_data& data, const graph::tensor_reader& reader,
+                io::spill_file& spill, std::uint32_t spill_source)
         : model_(model), data_(data), reader_(reader), spill_(spill), spill_source_(spill_source) {
         binding_of_.assign(model.file().tensors.size(), none);
         for (std::uint32_t b = 0; b < data.tensors.size(); ++b) binding_of_[data.tensors[b].tensor] = b;
     }
 
-    result<caffe::blob_data> constant_data(const passes::constant& c) override {
+    result<caffe::blob_data> constant_data(const graph::constant& c) override {
         if (c.data_type == static_cast<std::int32_t>(onnx::data_type::float32) && c.site != none && !c.inline_values &&
             (c.tensor == none || model_.tensors[c.tensor].site != none)) {
             const auto& info = model_.file().tensors[c.site];
@@ -124,7 +124,7 @@ public:
             computed_bytes += bytes.size();
             return d;
         }
-        ONNXSTREAM_ASSIGN(const auto v, passes::constant_elements(model_, reader_, c, 1ULL << 31));
+        ONNXSTREAM_ASSIGN(const auto v, graph::constant_elements(model_, reader_, c, 1ULL << 31));
         std::vector<float> f(v.size());
         for (std::size_t i = 0; i < v.size(); ++i) f[i] = static_cast<float>(v[i]);
         return computed_data(std::move(f));
@@ -159,10 +159,10 @@ private:
         return d;
     }
 
-    const passes::graph_model& model_;
+    const graph::graph_model& model_;
     const onnx::external_data& data_;
-    const passes::tensor_reader& reader_;
-    passes::spill_file& spill_;
+    const graph::tensor_reader& reader_;
+    io::spill_file& spill_;
     std::uint32_t spill_source_;
     std::vector<std::uint32_t> binding_of_;
 };
@@ -196,8 +196,8 @@ public:
         onnx::data_resolver resolver(model_path_, options_.data);
         data_ = onnx::external_data::bind(model_, resolver);
         if (const auto* problem = data_.blocking_problem(options_.allow_size_mismatch)) return failure(problem->what);
-        const passes::tensor_reader reader(model_, &data_);
-        ONNXSTREAM_ASSIGN(graph_, passes::graph_model::build(model_));
+        const graph::tensor_reader reader(model_, &data_);
+        ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
 
         ONNXSTREAM_ASSIGN(auto shapes, input_shapes());
         run_passes(reader);
@@ -218,7 +218,7 @@ public:
         for (const auto& o : outputs) ONNXSTREAM_TRY(check_output(o, inputs, options_.force));
 
         const auto folder = report_.caffemodel.parent_path().empty() ? fs::path(".") : report_.caffemodel.parent_path();
-        ONNXSTREAM_ASSIGN(auto spill, passes::spill_file::create(folder));
+        ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
         const auto spill_source = static_cast<std::uint32_t>(sources.size());
         blob_placer placer(graph_, data_, reader, spill, spill_source);
         caffe::mapping_options mapping_options;
@@ -286,7 +286,7 @@ private:
     result<std::map<std::string, caffe::shape>> input_shapes() {
         std::map<std::string, caffe::shape> out;
         const auto& main = graph_.scopes[0];
-        const passes::graph_index index(graph_);
+        const graph::graph_index index(graph_);
         std::set<std::string> names;
         for (const auto& f : graph_.tree().fields(main.message)) {
             if (f.token.number != onnx::number(onnx::graph_field::input) || f.child == onnx::no_index) continue;
@@ -294,7 +294,7 @@ private:
             const auto id = graph_.names.find(name);
             if (!id) continue;
             const auto v = index.resolve(0, *id);
-            if (v == none || index.at(v).kind != passes::value_kind::graph_input) continue;
+            if (v == none || index.at(v).kind != graph::value_kind::graph_input) continue;
             names.insert(name);
             if (const auto given = options_.input_shapes.find(name); given != options_.input_shapes.end()) {
                 out[name] = given->second;
@@ -328,7 +328,7 @@ private:
         return out;
     }
 
-    void run_passes(const passes::tensor_reader& reader) {
+    void run_passes(const graph::tensor_reader& reader) {
         std::map<std::string, double> epsilon_of;  // BatchNormalization label -> epsilon
         for (std::uint32_t n = 0; n < graph_.nodes.size(); ++n)
             if (graph_.node_live(n) && graph_.nodes[n].op_type == "BatchNormalization") {
@@ -379,7 +379,7 @@ private:
         return {};
     }
 
-    result<void> check(const passes::tensor_reader& reader, const std::map<std::string, caffe::shape>& shapes,
+    result<void> check(const graph::tensor_reader& reader, const std::map<std::string, caffe::shape>& shapes,
                        const caffe::mapping& mapped, const fs::path& prototxt, const fs::path& caffemodel) {
         auto& c = report_.check;
         c.ran = true;
@@ -396,7 +396,7 @@ private:
             for (auto& v : t.values) v = static_cast<double>(static_cast<float>(uniform(random)));
             inputs[name] = std::move(t);
         }
-        ONNXSTREAM_ASSIGN(const auto original, passes::graph_model::build(model_));
+        ONNXSTREAM_ASSIGN(const auto original, graph::graph_model::build(model_));
         auto start = std::chrono::steady_clock::now();
         ONNXSTREAM_ASSIGN(const auto reference, caffe::evaluate_onnx(original, reader, inputs));
         c.reference_seconds = seconds_since(start);
@@ -499,7 +499,7 @@ private:
     export_caffe_report report_;
     onnx::model_file model_;
     onnx::external_data data_;
-    passes::graph_model graph_;
+    graph::graph_model graph_;
     std::map<std::string, std::vector<std::string>> folded_into_;  // producer label -> BatchNormalizations folded into it
 };
 

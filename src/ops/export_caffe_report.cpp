@@ -1,5 +1,6 @@
 #include "export_caffe_report.hpp"
 
+#include <onnxstream/io/chunked_read.hpp>
 #include <onnxstream/io/source_file.hpp>
 
 #include <openssl/evp.h>
@@ -78,14 +79,9 @@ result<file_digest> sha256_of_file(const std::filesystem::path& path) {
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
     if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1)
         return failure(error_code::io, "SHA-256 is not available from OpenSSL");
-    std::vector<std::byte> buffer(1U << 20);
-    for (std::uint64_t at = 0; at < file.size();) {
-        const auto length = std::min<std::uint64_t>(buffer.size(), file.size() - at);
-        auto piece = std::span(buffer).first(static_cast<std::size_t>(length));
-        ONNXSTREAM_TRY(file.read_at(at, piece));
+    ONNXSTREAM_TRY(io::for_each_chunk(file, 0, file.size(), [&](std::span<const std::byte> piece) {
         EVP_DigestUpdate(context.get(), piece.data(), piece.size());
-        at += length;
-    }
+    }));
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int length = 0;
     EVP_DigestFinal_ex(context.get(), digest, &length);

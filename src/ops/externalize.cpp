@@ -1,5 +1,6 @@
 #include <onnxstream/ops/externalize.hpp>
 
+#include <onnxstream/io/chunked_read.hpp>
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
@@ -45,21 +46,6 @@ struct placement {
     std::uint32_t same_as = onnx::no_index;  // dedupe: the placement whose bytes these are
     std::uint32_t check = io::no_check;
 };
-
-// Streams a slice through a fixed buffer; `visit` sees each piece.
-template <class Visit>
-result<void> stream_slice(const io::source_file& file, std::uint64_t offset, std::uint64_t length, std::vector<std::byte>& buffer,
-                          Visit&& visit) {
-    std::uint64_t done = 0;
-    while (done < length) {
-        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(length - done, buffer.size()));
-        const auto view = std::span(buffer).first(piece);
-        ONNXSTREAM_TRY(file.read_at(offset + done, view));
-        visit(std::span<const std::byte>(view), done);
-        done += piece;
-    }
-    return {};
-}
 
 class engine {
 public:
@@ -174,15 +160,15 @@ private:
     // per tensor, not a second pass over every byte).
     result<void> deduplicate() {
         constexpr std::uint64_t prefix = 64 * 1024;
-        std::vector<std::byte> buffer(1U << 20);
+        std::vector<std::byte> buffer(io::read_chunk_size);
         auto hash = [&](const placement& p, std::uint64_t length) -> result<std::uint64_t> {
             if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed))
                 return failure(error_code::interrupted, "interrupted; no output was written");
             if (p.converted != onnx::no_index)
                 return io::xxh3_of(std::span<const std::byte>(converted_[p.converted]).first(static_cast<std::size_t>(length)));
             io::xxh3_hasher hasher;
-            ONNXSTREAM_TRY(stream_slice(*sources_[p.source], p.source_offset, length, buffer,
-                                        [&](std::span<const std::byte> piece, std::uint64_t) { hasher.update(piece); }));
+            ONNXSTREAM_TRY(io::for_each_chunk(*sources_[p.source], p.source_offset, length,
+                                              [&](std::span<const std::byte> piece) { hasher.update(piece); }, std::span(buffer)));
             return hasher.digest();
         };
         using key = std::tuple<std::int32_t, std::uint64_t, std::uint64_t>;  // type, length, hash

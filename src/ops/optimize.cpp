@@ -5,6 +5,7 @@
 #include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/onnx/tensor_encoding.hpp>
 #include <onnxstream/onnx/tensor_walker.hpp>
 #include <onnxstream/ops/plan_output.hpp>
 #include <onnxstream/passes/dead_code.hpp>
@@ -20,7 +21,7 @@
 namespace onnxstream::ops {
 
 namespace fs = std::filesystem;
-using passes::none;
+using graph::none;
 
 result<std::vector<std::string>> parse_pass_list(std::string_view list) {
     ONNXSTREAM_ASSIGN(const auto entries, passes::parse_pass_list(list));
@@ -34,7 +35,7 @@ namespace {
 constexpr std::uint64_t data_alignment = 4096;
 constexpr std::uint64_t aligned_minimum = 1ULL << 20;
 
-model_counts count(const passes::graph_model& model) {
+model_counts count(const graph::graph_model& model) {
     model_counts c;
     for (std::uint32_t n = 0; n < model.nodes.size(); ++n) {
         if (!model.node_live(n)) continue;
@@ -86,8 +87,8 @@ public:
         }
         for (const auto& p : data_.problems) report_.warnings.push_back(p.what);
         for (const auto& g : data_.guesses) report_.warnings.push_back(g.what);
-        const passes::tensor_reader reader(model_, &data_);
-        ONNXSTREAM_ASSIGN(graph_, passes::graph_model::build(model_));
+        const graph::tensor_reader reader(model_, &data_);
+        ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
         report_.before = count(graph_);
 
         for (const auto* entry : entries) report_.passes.push_back({std::string(entry->name), 0, {}});
@@ -135,7 +136,7 @@ private:
         });
     }
 
-    result<void> write(const passes::tensor_reader& reader) {
+    result<void> write(const graph::tensor_reader& reader) {
         const bool external = !data_.files.empty();
         report_.storage = !external ? "embedded" : options_.reuse_data ? "reuse-data" : "external";
         const auto folder = report_.output.parent_path().empty() ? fs::path(".") : report_.output.parent_path();
@@ -150,7 +151,7 @@ private:
         }
         ONNXSTREAM_TRY(check_output(report_.output, inputs, options_.force));
 
-        passes::storage_plan plan;
+        graph::storage_plan plan;
         plan.sites.resize(model_.sites.size());
         plan.computed.resize(graph_.tensors.size());
         plan.spill_source = static_cast<std::uint32_t>(sources.size());
@@ -160,7 +161,7 @@ private:
         std::vector<std::uint32_t> entry_site;     // per entry: site, or none for a computed tensor
         std::vector<std::uint32_t> entry_tensor;   // per entry: computed tensor, or none
         if (external) {
-            const auto survive = passes::surviving_sites(graph_);
+            const auto survive = graph::surviving_sites(graph_);
             std::vector<std::uint32_t> binding_of(model_.tensors.size(), none);
             for (std::uint32_t b = 0; b < data_.tensors.size(); ++b) binding_of[data_.tensors[b].tensor] = b;
             for (std::uint32_t site = 0; site < model_.sites.size(); ++site) {
@@ -199,15 +200,15 @@ private:
         }
 
         // Computed tensors, one at a time, into the spill file.
-        ONNXSTREAM_ASSIGN(auto spill, passes::spill_file::create(folder));
+        ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
         for (const auto t : computed) {
             const auto& x = graph_.tensors[t];
             ONNXSTREAM_ASSIGN(const auto bytes, reader.compute(x.data_type, x.dims, x.computed));
             auto& placed = plan.computed[t];
             placed.length = bytes.size();
             if (!computed_external[t]) {
-                passes::encoded_message header;
-                passes::encode_tensor_header(header, x.dims, x.data_type, graph_.text(x.name));
+                proto::encoded_message header;
+                onnx::encode_tensor_header(header, x.dims, x.data_type, graph_.text(x.name));
                 const auto tag = proto::encode_varint(proto::make_tag(onnx::number(onnx::tensor_field::raw_data),
                                                                       proto::wire_type::length_delimited));
                 const auto length = proto::encode_varint(bytes.size());
@@ -227,7 +228,7 @@ private:
             const auto align = e.length >= aligned_minimum ? data_alignment : 1;
             e.offset = (size + align - 1) / align * align;
             size = e.offset + e.length;
-            const passes::external_location where{data_name, e.offset, e.length};
+            const graph::external_location where{data_name, e.offset, e.length};
             if (entry_site[i] != none) plan.sites[entry_site[i]] = where;
             else plan.computed[entry_tensor[i]].external = where;
         }
@@ -235,7 +236,7 @@ private:
         // The model's edits; the spill file is readable while they stream into it.
         ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
         sources.push_back(&spill_reader);
-        ONNXSTREAM_ASSIGN(const auto edits, passes::build_edits(graph_, plan, spill, sources));
+        ONNXSTREAM_ASSIGN(const auto edits, graph::build_edits(graph_, plan, spill, sources));
         ONNXSTREAM_ASSIGN(auto spill_source, spill.open_source());
         sources.back() = &spill_source;
         auto planned = plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit});
@@ -275,7 +276,7 @@ private:
 
     // --reuse-data: the output points at the original data file, by a path from its folder.
     result<void> reuse_location(std::uint32_t site, const onnx::external_tensor& binding, const fs::path& folder,
-                                passes::storage_plan& plan) {
+                                graph::storage_plan& plan) {
         const auto& file = data_.files[binding.file];
         std::error_code ec;
         const auto data_real = fs::canonical(file.found->path, ec);
@@ -290,7 +291,7 @@ private:
                            "write the output beside the input model, or leave out --reuse-data to write a new data file");
         const auto location = relative.generic_string();
         if (location == file.location) return {};
-        plan.sites[site] = passes::external_location{location, binding.offset, binding.length};
+        plan.sites[site] = graph::external_location{location, binding.offset, binding.length};
         return {};
     }
 
@@ -299,7 +300,7 @@ private:
     optimize_report report_;
     onnx::model_file model_;
     onnx::external_data data_;
-    passes::graph_model graph_;
+    graph::graph_model graph_;
 };
 
 }  // namespace

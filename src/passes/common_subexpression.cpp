@@ -322,8 +322,10 @@ void analyze_common_subexpressions(pass_context& context) { (void)eliminate_comm
 }  // namespace
 
 pass_entry common_subexpression_pass() {
-    return {"cse", "duplicate nodes and identical initializers merged", eliminate_common_subexpressions,
-            analyze_common_subexpressions};
+    return {.name = "cse",
+            .summary = "duplicate nodes and identical initializers merged",
+            .run = eliminate_common_subexpressions,
+            .analyze = analyze_common_subexpressions};
 }
 
 }  // namespace onnxstream::passes

@@ -203,17 +203,18 @@ struct folder {
         replace(n, std::move(*outputs), finding_kind::folded_constant, {});
     }
 
-    void run() {
-        if (!can_add_initializers(model)) return;
-        model.for_each_live_node([this](std::uint32_t n) { visit(n); });
-    }
+    void run() { visit_live_nodes_if_initializers_allowed(*this); }
 };
 
 }  // namespace
 
 pass_entry constant_folding_pass() {
-    return {"fold-constants", "nodes of constant inputs evaluated as ONNX Runtime does; Constant -> initializer",
-            run_rewriter<folder>, analyze_rewriter<folder>, {finding_kind::folded_constant, "folded", "would fold", "node"}, false};
+    return {.name = "fold-constants",
+            .summary = "nodes of constant inputs evaluated as ONNX Runtime does; Constant -> initializer",
+            .run = run_rewriter<folder>,
+            .analyze = analyze_rewriter<folder>,
+            .headline = {.kind = finding_kind::folded_constant, .done = "folded", .would = "would fold", .noun = "node"},
+            .always_count_nodes = false};
 }
 
 }  // namespace onnxstream::passes

@@ -183,12 +183,9 @@ private:
         if (val.kind == value_kind::node_output) {
             model_.set_output(val.node, val.slot, name);
         } else if (val.kind == value_kind::initializer) {
-            model_.tensors[val.tensor].name = name;
-            model_.tensors[val.tensor].renamed = true;
+            model_.rename_tensor(val.tensor, name);
         }
-        for (auto& vi : model_.value_infos)
-            if (!vi.removed && vi.scope == val.scope && vi.name == old_name) vi.name = name;
-        model_.scopes[val.scope].changed = true;
+        model_.rename_value_infos(val.scope, old_name, name);
     }
 
     bool inline_if(std::uint32_t n, std::uint32_t b, std::string& why_not) {
@@ -234,34 +231,8 @@ private:
         }
 
         // Move everything up into the If's scope, where the If was.
-        auto& target = model_.scopes[s];
-        auto& moved = model_.scopes[b];
-        auto at = std::find(target.nodes.begin(), target.nodes.end(), n);
-        std::vector<std::uint32_t> moving;
-        for (const auto m : moved.nodes)
-            if (!model_.nodes[m].removed) moving.push_back(m);
-        at = target.nodes.insert(at, moving.begin(), moving.end()) + static_cast<std::ptrdiff_t>(moving.size());
-        for (const auto m : moving) {
-            model_.nodes[m].scope = s;
-            for (const auto sub : model_.nodes[m].subgraphs) {
-                model_.scopes[sub].parent = s;
-                busy_.insert(sub);
-            }
-        }
-        for (const auto t : moved.initializers) {
-            if (model_.tensors[t].removed) continue;
-            model_.tensors[t].scope = s;
-            target.initializers.push_back(t);
-        }
-        for (const auto v : moved.value_infos) {
-            if (model_.value_infos[v].removed) continue;
-            model_.value_infos[v].scope = s;
-            target.value_infos.push_back(v);
-        }
-        moved.nodes.clear();
-        moved.initializers.clear();
-        moved.value_infos.clear();
-        target.changed = true;
+        const auto moving = model_.move_contents(b, s, n);
+        for (const auto m : moving) busy_.insert(model_.nodes[m].subgraphs.begin(), model_.nodes[m].subgraphs.end());
         auto after = moving.empty() ? n : moving.back();
         for (const auto& [from, to] : identities) after = model_.add_node(s, after, "Identity", {from}, {to}, {});
         model_.remove_node(n);
@@ -292,8 +263,11 @@ void find_dead_branches(pass_context& context) {
 }
 
 pass_entry constant_if_pass() {
-    return {"const-if", "If with a constant condition -> the branch taken; Loop that never runs", inline_constant_branches,
-            find_dead_branches, {finding_kind::dead_branch, "replaced", "would replace", "If/Loop"}};
+    return {.name = "const-if",
+            .summary = "If with a constant condition -> the branch taken; Loop that never runs",
+            .run = inline_constant_branches,
+            .analyze = find_dead_branches,
+            .headline = {.kind = finding_kind::dead_branch, .done = "replaced", .would = "would replace", .noun = "If/Loop"}};
 }
 
 }  // namespace onnxstream::passes

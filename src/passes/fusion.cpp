@@ -20,16 +20,9 @@ namespace onnxstream::passes {
 
 namespace {
 
-struct fuser {
-    pass_context& context;
-    graph_model& model;
-    const graph_index index;
-    const std::vector<value_shape> shapes;
-    bool report_only = false;
-    std::uint64_t changes = 0;
+struct fuser : shape_rewriter {
+    using shape_rewriter::shape_rewriter;
     std::unordered_set<std::uint32_t> used;  // nodes this run fused or rewired
-
-    explicit fuser(pass_context& c) : context(c), model(c.model), index(c.model), shapes(infer_shapes(c.model, index, c.reader)) {}
 
     void note(std::uint32_t n, finding_kind kind, std::string detail) {
         finding f;
@@ -146,8 +139,12 @@ struct fuser {
 }  // namespace
 
 pass_entry fusion_pass() {
-    return {"fuse", "Conv + Add(per-channel constant) -> Conv bias; MatMul + Add(bias) -> Gemm", run_rewriter<fuser>, analyze_rewriter<fuser>,
-            {finding_kind::fused_node, "fused", "would fuse", "node pair"}, false};
+    return {.name = "fuse",
+            .summary = "Conv + Add(per-channel constant) -> Conv bias; MatMul + Add(bias) -> Gemm",
+            .run = run_rewriter<fuser>,
+            .analyze = analyze_rewriter<fuser>,
+            .headline = {.kind = finding_kind::fused_node, .done = "fused", .would = "would fuse", .noun = "node pair"},
+            .always_count_nodes = false};
 }
 
 }  // namespace onnxstream::passes

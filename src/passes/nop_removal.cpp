@@ -21,17 +21,9 @@ namespace onnxstream::passes {
 
 namespace {
 
-struct nop_remover {
-    pass_context& context;
-    graph_model& model;
-    const graph_index index;
-    const std::vector<value_shape> shapes;
-    bool report_only = false;
-    std::uint64_t changes = 0;
+struct nop_remover : shape_rewriter {
+    using shape_rewriter::shape_rewriter;
     std::unordered_set<std::uint32_t> touched;  // values this run renamed or rewired: judged next run
-
-    explicit nop_remover(pass_context& c)
-        : context(c), model(c.model), index(c.model), shapes(infer_shapes(c.model, index, c.reader)) {}
 
     std::vector<std::int64_t> perm_of(std::uint32_t n, std::size_t rank) const {
         std::vector<std::int64_t> perm(rank);

@@ -2,7 +2,7 @@
 
 #include <onnxstream/proto/varint.hpp>
 
-namespace onnxstream::passes {
+namespace onnxstream::proto {
 
 void encoded_message::append_bytes(std::span<const std::byte> bytes) {
     if (bytes.empty()) return;
@@ -55,4 +55,19 @@ void encoded_message::message_field(std::uint32_t number, const encoded_message&
     }
 }
 
-}  // namespace onnxstream::passes
+result<std::uint64_t> append_to_spill(const encoded_message& message, io::spill_file& spill,
+                                      std::span<const io::source_file* const> sources) {
+    const auto offset = spill.size();
+    for (const auto& p : message.pieces()) {
+        if (p.source == encoded_message::pool_source) {
+            ONNXSTREAM_TRY(spill.append(message.pool().subspan(p.offset, p.length)));
+            continue;
+        }
+        if (p.source >= sources.size() || sources[p.source] == nullptr)
+            return failure(error_code::invalid_argument, "an encoded message refers to an unknown source");
+        ONNXSTREAM_TRY(spill.append_range(*sources[p.source], p.offset, p.length));
+    }
+    return offset;
+}
+
+}  // namespace onnxstream::proto

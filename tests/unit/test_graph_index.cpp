@@ -5,6 +5,8 @@
 
 #include "test_passes_builder.hpp"
 
+#include <algorithm>
+
 using namespace onnxstream::passes;
 using namespace test_passes;
 
@@ -115,6 +117,50 @@ TEST_CASE("graph_model: removing a node removes the scopes it holds") {
     CHECK(m.scopes[0].changed);
     m.compact();
     CHECK(m.scopes[0].nodes.size() == 2);
+}
+
+TEST_CASE("graph_model: every edit marks what it dirties") {
+    harness h(branchy_model());
+    auto& m = h.model();
+    const auto fresh = m.names.fresh("renamed");
+    CHECK(!m.scopes[0].changed);
+    // Renaming an initializer: the tensor is re-encoded and its graph's list changes.
+    const auto w = m.scopes[0].initializers[0];
+    m.rename_tensor(w, fresh);
+    CHECK(m.tensors[w].renamed);
+    CHECK(m.tensors[w].name == fresh);
+    CHECK(m.scopes[0].changed);
+    // A subgraph output rewired: that subgraph changes, not its parent.
+    CHECK(!m.scopes[1].changed);
+    m.set_graph_output(1, 0, fresh);
+    CHECK(m.scopes[1].outputs[0] == fresh);
+    CHECK(m.scopes[1].changed);
+    CHECK(!m.scopes[2].changed);
+    // Setting a name a slot already has changes nothing.
+    m.set_graph_output(2, 0, m.scopes[2].outputs[0]);
+    CHECK(!m.scopes[2].changed);
+    // A dropped attribute marks the node changed.
+    const auto relu = h.node_named("relu");
+    CHECK(!m.nodes[relu].changed);
+    m.drop_attribute(relu, "alpha");
+    CHECK(m.nodes[relu].changed);
+}
+
+TEST_CASE("graph_model: moving a branch's contents up places its nodes before the node given") {
+    harness h(branchy_model());
+    auto& m = h.model();
+    const auto if_node = h.node_named("if");
+    const auto moved = m.move_contents(1, 0, if_node);
+    REQUIRE(moved.size() == 1);
+    CHECK(moved[0] == h.node_named("then_add"));
+    CHECK(m.nodes[moved[0]].scope == 0);
+    CHECK(m.scopes[1].nodes.empty());
+    CHECK(m.scopes[0].changed);
+    const auto& order = m.scopes[0].nodes;
+    const auto at = std::find(order.begin(), order.end(), moved[0]);
+    REQUIRE(at != order.end());
+    REQUIRE(at + 1 != order.end());
+    CHECK(*(at + 1) == if_node);
 }
 
 TEST_CASE("graph_model: names used by training graphs are pinned") {

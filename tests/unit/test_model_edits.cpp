@@ -9,6 +9,7 @@
 
 using namespace onnxstream::passes;
 using namespace test_passes;
+using onnxstream::proto::encoded_message;
 
 TEST_CASE("encoded_message: fields, nested messages and slices") {
     encoded_message inner;

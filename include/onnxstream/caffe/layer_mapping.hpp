@@ -39,7 +39,7 @@ class weight_store {
 public:
     virtual ~weight_store() = default;
     /// The bytes of constant `c` as float32: a slice when they already are, else converted.
-    [[nodiscard]] virtual result<blob_data> constant_data(const passes::constant& c) = 0;
+    [[nodiscard]] virtual result<blob_data> constant_data(const graph::constant& c) = 0;
     /// Values the exporter computed.
     [[nodiscard]] virtual result<blob_data> computed_data(std::vector<float> values) = 0;
 };
@@ -72,7 +72,7 @@ struct mapping {
 
 /// Maps the live main graph of `model`. Fails only on errors reading the model; what
 /// cannot be expressed is in `refusals`.
-[[nodiscard]] result<mapping> map_graph(const passes::graph_model& model, const passes::tensor_reader& reader,
+[[nodiscard]] result<mapping> map_graph(const graph::graph_model& model, const graph::tensor_reader& reader,
                                         weight_store& weights, const mapping_options& options);
 
 /// Output sizes (ONNX rules), shared with the reference evaluator.

@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 struct constant {
     std::int32_t data_type = 0;
@@ -42,4 +42,4 @@ struct constant {
 [[nodiscard]] std::optional<double> constant_scalar(const graph_model& model, const graph_index& index,
                                                     const tensor_reader& reader, std::uint32_t v);
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph

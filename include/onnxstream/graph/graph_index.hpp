@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 enum class value_kind : std::uint8_t { undefined, graph_input, initializer, sparse_initializer, node_output };
 
@@ -82,4 +82,4 @@ private:
     std::vector<std::vector<std::uint32_t>> graph_outputs_;    // per scope
 };
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph

@@ -5,9 +5,11 @@
 // building and editing the model never reads a weight.
 //
 // Passes edit this model (remove, add, move and rewire nodes, drop and add initializers);
-// nothing is written until the end, when model_writer turns the differences between the
-// model and the tree into tree edits. Nodes and tensors keep their ids for the model's
-// life: removal only marks them, `compact` tidies the scopes' lists.
+// nothing is written until the end, when build_edits (model_edits.hpp) turns the
+// differences between the model and the tree into tree edits. Every edit is a member
+// function that marks what it dirties itself (`changed`, `removed`, `renamed`): a caller
+// never sets those flags. Nodes and tensors keep their ids for the model's life: removal
+// only marks them, `compact` tidies the scopes' lists.
 //
 // Scoping: a subgraph sees every name of the scopes around it (ONNX lets an If/Loop/Scan
 // body read any outer value by name); a function sees only its own. Graphs of
@@ -29,7 +31,7 @@
 #include <unordered_set>
 #include <vector>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 inline constexpr std::uint32_t none = onnx::no_index;
 
@@ -41,14 +43,14 @@ struct node {
     std::uint32_t original_scope = none;  // the scope it was read in
     bool removed = false;
     bool changed = false;  // inputs, outputs or attributes differ from its NodeProto
-    std::string op_type;
-    std::string domain;    // "" is ai.onnx
-    std::string overload;
-    std::string name;
-    std::vector<name_id> inputs;
-    std::vector<name_id> outputs;
-    std::vector<std::uint32_t> subgraphs;           // scopes its attributes hold, in attribute order
-    std::vector<std::string> dropped_attributes;    // attribute names a pass removed
+    std::string op_type{};
+    std::string domain{};  // "" is ai.onnx
+    std::string overload{};
+    std::string name{};
+    std::vector<name_id> inputs{};
+    std::vector<name_id> outputs{};
+    std::vector<std::uint32_t> subgraphs{};         // scopes its attributes hold, in attribute order
+    std::vector<std::string> dropped_attributes{};  // attribute names a pass removed
 };
 
 /// How the channel of each element of a weight is found (BatchNormalization folding).
@@ -186,6 +188,21 @@ public:
     /// Sets input/output `slot` of node `n`, marking it changed.
     void set_input(std::uint32_t n, std::size_t slot, name_id name);
     void set_output(std::uint32_t n, std::size_t slot, name_id name);
+    /// Sets output `slot` of scope `s`.
+    void set_graph_output(std::uint32_t s, std::size_t slot, name_id name);
+    /// Drops attribute `name` of node `n` (it is then encoded without it).
+    void drop_attribute(std::uint32_t n, std::string name);
+    /// Gives initializer `t` a new name (its TensorProto is then encoded anew).
+    void rename_tensor(std::uint32_t t, name_id name);
+    /// Renames the live value_info entries of scope `s` called `from`.
+    void rename_value_infos(std::uint32_t s, name_id from, name_id to);
+    void remove_value_info(std::uint32_t v);
+    /// Marks function `f` removed, and with it its scope and every scope inside it.
+    void remove_function(std::uint32_t f);
+    /// Moves the live nodes, initializers and value_info of scope `from` into scope `to`,
+    /// the nodes just before node `before` of `to`, and returns the moved nodes in order.
+    /// The subgraphs they hold then see `to`. `from` is left empty.
+    std::vector<std::uint32_t> move_contents(std::uint32_t from, std::uint32_t to, std::uint32_t before);
 
     /// Drops removed nodes, tensors and value_info from the scopes' lists.
     void compact();
@@ -212,7 +229,16 @@ private:
     std::vector<std::pair<std::string, std::int64_t>> opsets_;
 };
 
+/// Nodes in `n` and, recursively, in every subgraph it holds.
+[[nodiscard]] std::uint64_t nodes_within(const graph_model& model, std::uint32_t n);
+/// Initializer bytes held by the subgraphs of `n`, recursively.
+[[nodiscard]] std::uint64_t bytes_within(const graph_model& model, std::uint32_t n);
+
+/// Whether a pass may add initializers that are not graph inputs: IR version 4 and later
+/// (before, every initializer had to be a graph input too).
+[[nodiscard]] bool can_add_initializers(const graph_model& model);
+
 /// The attribute held by AttributeProto message `message`, decoded.
 [[nodiscard]] attribute_value read_attribute(const onnx::message_tree& tree, std::uint32_t message);
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 struct external_location {
     std::string location;
@@ -46,17 +46,13 @@ struct storage_plan {
     std::uint32_t spill_source = none;                    // the spill file's index in the writer's sources
 };
 
-/// The fields of a new TensorProto before its values: dims, data_type, name.
-void encode_tensor_header(encoded_message& out, std::span<const std::int64_t> dims, std::int32_t data_type,
-                          std::string_view name);
-
 /// Whether each model_file site is still in the model after the passes (in a live scope,
 /// a live node, a function still used, or a training graph).
 [[nodiscard]] std::vector<bool> surviving_sites(const graph_model& model);
 
 /// Builds the edits. `sources` are the writer's sources (0: the model file), used to
 /// stream slices into the spill file. Errors: I/O errors of the spill file.
-[[nodiscard]] result<onnx::tree_edits> build_edits(const graph_model& model, const storage_plan& plan, spill_file& spill,
+[[nodiscard]] result<onnx::tree_edits> build_edits(const graph_model& model, const storage_plan& plan, io::spill_file& spill,
                                                    std::span<const io::source_file* const> sources);
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph

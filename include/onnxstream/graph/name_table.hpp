@@ -14,7 +14,7 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 using name_id = std::uint32_t;
 
@@ -41,4 +41,4 @@ private:
     std::unordered_map<std::string_view, name_id> ids_;
 };
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph

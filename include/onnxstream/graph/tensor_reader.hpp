@@ -21,7 +21,7 @@
 #include <span>
 #include <vector>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 /// Bytes per element for the types the passes decode; 0 for others.
 [[nodiscard]] std::uint32_t element_size(std::int32_t data_type) noexcept;
@@ -77,4 +77,4 @@ private:
     std::vector<std::uint32_t> binding_of_;  // per site: index into data_->tensors, or none
 };
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph

@@ -14,7 +14,7 @@
 #include <optional>
 #include <vector>
 
-namespace onnxstream::passes {
+namespace onnxstream::graph {
 
 struct value_shape {
     std::int32_t data_type = 0;                     // 0: unknown
@@ -32,4 +32,4 @@ struct value_shape {
                                                                          const tensor_reader& reader, std::uint32_t v,
                                                                          std::uint64_t max_elements = 64);
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::graph

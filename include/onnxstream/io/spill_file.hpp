@@ -1,19 +1,18 @@
-// A scratch file for bytes the passes produce that must not pile up in memory: computed
-// tensors (folded weights) and encoded messages holding large slices. It has no name
+// A scratch file for bytes that must not pile up in memory: computed tensors (folded
+// weights, converted blobs) and encoded messages holding large slices. It has no name
 // (O_TMPFILE, or a name unlinked at once), so it disappears with the process whatever
 // happens. Bytes are appended; once everything is in, `open_source` gives a source_file
 // the writer copies from like any input.
 #pragma once
 
 #include <onnxstream/io/source_file.hpp>
-#include <onnxstream/proto/encoded_message.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
 #include <filesystem>
 #include <span>
 
-namespace onnxstream::passes {
+namespace onnxstream::io {
 
 class spill_file {
 public:
@@ -29,12 +28,13 @@ public:
 
     /// Appends bytes; returns the offset they start at.
     [[nodiscard]] result<std::uint64_t> append(std::span<const std::byte> bytes);
-    /// Appends an encoded message, copying its slices from `sources` in bounded pieces.
-    [[nodiscard]] result<std::uint64_t> append(const encoded_message& message, std::span<const io::source_file* const> sources);
+    /// Appends bytes [offset, offset + length) of `source`, copied in bounded pieces;
+    /// returns the offset they start at.
+    [[nodiscard]] result<std::uint64_t> append_range(const source_file& source, std::uint64_t offset, std::uint64_t length);
 
     [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
     /// The file opened for reading, for the writer's source table.
-    [[nodiscard]] result<io::source_file> open_source() const;
+    [[nodiscard]] result<source_file> open_source() const;
 
 private:
     [[nodiscard]] result<void> write_all(std::span<const std::byte> bytes);
@@ -44,4 +44,4 @@ private:
     std::filesystem::path folder_;
 };
 
-}  // namespace onnxstream::passes
+}  // namespace onnxstream::io

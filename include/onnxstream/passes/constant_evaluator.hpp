@@ -27,6 +27,8 @@
 
 namespace onnxstream::passes {
 
+using graph::attribute_value;  // a node's attributes as the graph model decodes them
+
 struct host_tensor {
     std::int32_t data_type = 0;
     std::vector<std::int64_t> dims;

@@ -10,12 +10,17 @@
 #include <onnxstream/graph/graph_index.hpp>
 #include <onnxstream/graph/graph_model.hpp>
 #include <onnxstream/graph/tensor_reader.hpp>
+#include <onnxstream/graph/value_replacement.hpp>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace onnxstream::passes {
+
+// Passes are written in the graph layer's terms (graph_model, graph_index, none, name_id,
+// replace_uses...): its names are this namespace's too.
+using namespace onnxstream::graph;
 
 enum class finding_kind : std::uint8_t {
     dead_node,              // no output reaches a graph output
@@ -49,6 +54,9 @@ struct finding {
     std::string detail;
 };
 
+/// A finding about one node `n` of `model`: its scope, op_type and label, one node.
+[[nodiscard]] finding node_finding(const graph_model& model, std::uint32_t n, finding_kind kind, std::string detail = {});
+
 /// Limits the passes respect (set by the front end: `--fold-limit`).
 struct pass_limits {
     std::uint64_t fold_bytes = 1ULL << 20;  // largest tensor fold-constants / shape may create
@@ -61,28 +69,5 @@ struct pass_context {
     std::vector<error>& warnings;
     pass_limits limits{};
 };
-
-/// Nodes in `n` and, recursively, in every subgraph it holds.
-[[nodiscard]] std::uint64_t nodes_within(const graph_model& model, std::uint32_t n);
-/// Initializer bytes held by the subgraphs of `n`, recursively.
-[[nodiscard]] std::uint64_t bytes_within(const graph_model& model, std::uint32_t n);
-
-/// Whether value `v` is an output of the main graph or of a function: the model's (or
-/// the function's) interface, whose names never change.
-[[nodiscard]] bool is_interface_output(const graph_model& model, const graph_index& index, std::uint32_t v);
-
-/// Whether every use of `v` may read `replacement` instead: the name means `replacement`
-/// at each use, and a subgraph output only changes to a value of the same standing (both
-/// from outside the subgraph, or the replacement computed inside it). Interface outputs
-/// are never replaceable.
-[[nodiscard]] bool can_replace_uses(const graph_model& model, const graph_index& index, std::uint32_t v,
-                                    std::uint32_t replacement);
-
-/// Whether a pass may add initializers that are not graph inputs: IR version 4 and later
-/// (before, every initializer had to be a graph input too).
-[[nodiscard]] bool can_add_initializers(const graph_model& model);
-
-/// Makes every use of `v` (node inputs and subgraph outputs) read `name`.
-void replace_uses(graph_model& model, const graph_index& index, std::uint32_t v, name_id name);
 
 }  // namespace onnxstream::passes

@@ -7,6 +7,10 @@
 // (see spill_file.hpp) and referenced from there.
 #pragma once
 
+#include <onnxstream/io/source_file.hpp>
+#include <onnxstream/io/spill_file.hpp>
+#include <onnxstream/result.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -14,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-namespace onnxstream::passes {
+namespace onnxstream::proto {
 
 class encoded_message {
 public:
@@ -48,4 +52,10 @@ private:
     std::uint64_t slices_ = 0;
 };
 
-}  // namespace onnxstream::passes
+/// Appends `message` to `spill`, its slices copied from `sources` (indexed by a piece's
+/// `source`) in bounded pieces; returns the offset it starts at. Errors: I/O errors, and
+/// `invalid_argument` for a slice of a source not in `sources`.
+[[nodiscard]] result<std::uint64_t> append_to_spill(const encoded_message& message, io::spill_file& spill,
+                                                    std::span<const io::source_file* const> sources);
+
+}  // namespace onnxstream::proto
