@@ -16,7 +16,7 @@ std::vector<std::uint16_t> halves_of(harness& h, std::string_view name, std::int
     auto& m = h.model();
     for (std::uint32_t t = 0; t < m.tensors.size(); ++t) {
         if (!m.tensor_live(t) || m.text(m.tensors[t].name) != name) continue;
-        data_type = m.tensors[t].data_type;
+        data_type = m.tensor_type(t);
         const auto bytes = h.reader().tensor_bytes(m, t);
         REQUIRE(bytes);
         std::vector<std::uint16_t> out(bytes->size() / 2);
