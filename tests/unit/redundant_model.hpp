@@ -12,9 +12,9 @@ namespace test_passes {
 
 inline std::vector<std::byte> redundant_model() {
     graph_spec main;
-    main.nodes = {onnx_node("Relu", {"X"}, {"relu"}, "relu"),       onnx_node("Identity", {"relu"}, {"r2"}, "id"),
-                  onnx_node("Sigmoid", {"X"}, {"s1"}, "sig1"),      onnx_node("Sigmoid", {"X"}, {"s2"}, "sig2"),
-                  onnx_node("Add", {"r2", "s1"}, {"a"}, "add"),     onnx_node("Add", {"a", "s2"}, {"Y"}, "add2"),
+    main.nodes = {onnx_node("Relu", {"X"}, {"relu"}, "relu"),      onnx_node("Identity", {"relu"}, {"r2"}, "id"),
+                  onnx_node("Sigmoid", {"X"}, {"s1"}, "sig1"),     onnx_node("Sigmoid", {"X"}, {"s2"}, "sig2"),
+                  onnx_node("Add", {"r2", "s1"}, {"a"}, "add"),    onnx_node("Add", {"a", "s2"}, {"Y"}, "add2"),
                   onnx_node("Mul", {"X", "U"}, {"unused"}, "dead")};
     main.initializers = {float_tensor("U", {4}, {1, 2, 3, 4})};
     main.inputs = {"X"};

@@ -21,7 +21,10 @@ TEST_CASE("analyze finds the dead node, the duplicate and the Identity, and writ
     const auto dead = report->totals(passes::finding_kind::dead_node);
     CHECK(dead.count == 1);
     CHECK(dead.nodes == 1);
-    CHECK(dead.bytes == 16);  // U goes with the only node that reads it
+    CHECK(dead.bytes == 0);
+    const auto unused = report->totals(passes::finding_kind::unused_initializer);
+    CHECK(unused.count == 1);  // U, read only by the dead node: dce removes it with it
+    CHECK(unused.bytes == 16);
     const auto duplicate = report->totals(passes::finding_kind::duplicate_node);
     CHECK(duplicate.count == 1);
     CHECK(duplicate.nodes == 1);

@@ -16,7 +16,7 @@ std::vector<std::uint16_t> halves_of(harness& h, std::string_view name, std::int
     auto& m = h.model();
     for (std::uint32_t t = 0; t < m.tensors.size(); ++t) {
         if (!m.tensor_live(t) || m.text(m.tensors[t].name) != name) continue;
-        data_type = m.tensors[t].data_type;
+        data_type = m.tensor_type(t);
         const auto bytes = h.reader().tensor_bytes(m, t);
         REQUIRE(bytes);
         std::vector<std::uint16_t> out(bytes->size() / 2);
@@ -55,9 +55,9 @@ TEST_CASE("float16: numpy's bit patterns for every weight; the output is FLOAT16
     CHECK(report.saturated == 0);
     CHECK(report.types_changed >= 1);  // Y
     std::int32_t type = 0;
-    CHECK(halves_of(*out, "W", type) == std::vector<std::uint16_t>{0x0000, 0x3c00, 0x4000, 0x4200, 0x4400, 0x4500,
-                                                                   0x4600, 0x4700, 0x4800, 0x4880, 0x4900, 0x4980,
-                                                                   0x4a00, 0x4a80, 0x4b00, 0x4b80});
+    CHECK(halves_of(*out, "W", type) == std::vector<std::uint16_t>{0x0000, 0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700,
+                                                                   0x4800, 0x4880, 0x4900, 0x4980, 0x4a00, 0x4a80, 0x4b00,
+                                                                   0x4b80});
     CHECK(type == 10);
     CHECK(halves_of(*out, "B", type) == std::vector<std::uint16_t>{0x3800, 0xbc00, 0x4000, 0x4200});
     CHECK(type == 10);
@@ -68,9 +68,9 @@ TEST_CASE("bfloat16: the float32 bits rounded to their top half") {
     const auto out = converted(ops::half_type::bfloat16, report);
     CHECK(report.tensors_converted == 2);
     std::int32_t type = 0;
-    CHECK(halves_of(*out, "W", type) == std::vector<std::uint16_t>{0x0000, 0x3f80, 0x4000, 0x4040, 0x4080, 0x40a0,
-                                                                   0x40c0, 0x40e0, 0x4100, 0x4110, 0x4120, 0x4130,
-                                                                   0x4140, 0x4150, 0x4160, 0x4170});
+    CHECK(halves_of(*out, "W", type) == std::vector<std::uint16_t>{0x0000, 0x3f80, 0x4000, 0x4040, 0x4080, 0x40a0, 0x40c0, 0x40e0,
+                                                                   0x4100, 0x4110, 0x4120, 0x4130, 0x4140, 0x4150, 0x4160,
+                                                                   0x4170});
     CHECK(type == 16);
     CHECK(halves_of(*out, "B", type) == std::vector<std::uint16_t>{0x3f00, 0xbf80, 0x4000, 0x4040});
 }

@@ -41,14 +41,14 @@ constexpr reference_type reference[] = {
     {14, "COMPLEX64", 64, tensor_field::float_data},
     {15, "COMPLEX128", 128, tensor_field::double_data},
     {16, "BFLOAT16", 16, tensor_field::int32_data},
-    {17, "FLOAT8E4M3FN", 8, tensor_field::int32_data},  // onnx.proto after 1.12
+    {17, "FLOAT8E4M3FN", 8, tensor_field::int32_data},    // onnx.proto after 1.12
     {18, "FLOAT8E4M3FNUZ", 8, tensor_field::int32_data},  // onnx.proto after 1.12
-    {19, "FLOAT8E5M2", 8, tensor_field::int32_data},  // onnx.proto after 1.12
+    {19, "FLOAT8E5M2", 8, tensor_field::int32_data},      // onnx.proto after 1.12
     {20, "FLOAT8E5M2FNUZ", 8, tensor_field::int32_data},  // onnx.proto after 1.12
-    {21, "UINT4", 4, tensor_field::int32_data},  // onnx.proto after 1.12
-    {22, "INT4", 4, tensor_field::int32_data},  // onnx.proto after 1.12
-    {23, "FLOAT4E2M1", 4, tensor_field::int32_data},  // onnx.proto after 1.12
-    {24, "FLOAT8E8M0", 8, tensor_field::int32_data},  // onnx.proto after 1.12
+    {21, "UINT4", 4, tensor_field::int32_data},           // onnx.proto after 1.12
+    {22, "INT4", 4, tensor_field::int32_data},            // onnx.proto after 1.12
+    {23, "FLOAT4E2M1", 4, tensor_field::int32_data},      // onnx.proto after 1.12
+    {24, "FLOAT8E8M0", 8, tensor_field::int32_data},      // onnx.proto after 1.12
 };
 
 }  // namespace
@@ -77,11 +77,11 @@ TEST_CASE("numbers ONNX does not define have no facts, and a name that says the 
 }
 
 TEST_CASE("typed encodings: how one element sits in its typed field (onnx.proto's comments)") {
-    CHECK(describe(1)->encoding == typed_encoding::fixed32);    // float_data
-    CHECK(describe(14)->encoding == typed_encoding::fixed32);   // COMPLEX64: two floats
-    CHECK(describe(11)->encoding == typed_encoding::fixed64);   // double_data
-    CHECK(describe(15)->encoding == typed_encoding::fixed64);   // COMPLEX128: two doubles
-    CHECK(describe(7)->encoding == typed_encoding::varint64);   // int64_data
+    CHECK(describe(1)->encoding == typed_encoding::fixed32);      // float_data
+    CHECK(describe(14)->encoding == typed_encoding::fixed32);     // COMPLEX64: two floats
+    CHECK(describe(11)->encoding == typed_encoding::fixed64);     // double_data
+    CHECK(describe(15)->encoding == typed_encoding::fixed64);     // COMPLEX128: two doubles
+    CHECK(describe(7)->encoding == typed_encoding::varint64);     // int64_data
     CHECK(describe(12)->encoding == typed_encoding::varint_u64);  // UINT32 in uint64_data
     CHECK(describe(13)->encoding == typed_encoding::varint_u64);
     for (const std::int32_t n : {2, 3, 4, 5, 6, 9, 10, 16, 17, 18, 19, 20, 24}) {
@@ -98,9 +98,9 @@ TEST_CASE("typed encodings: how one element sits in its typed field (onnx.proto'
 
 TEST_CASE("raw byte sizes: elements times width, 4-bit types two to a byte rounded up, overflow refused") {
     CHECK(*raw_byte_size(1, 0) == 0);
-    CHECK(*raw_byte_size(9, 7) == 7);      // BOOL: one byte each in raw_data
-    CHECK(*raw_byte_size(16, 5) == 10);    // BFLOAT16
-    CHECK(*raw_byte_size(14, 3) == 24);    // COMPLEX64
+    CHECK(*raw_byte_size(9, 7) == 7);    // BOOL: one byte each in raw_data
+    CHECK(*raw_byte_size(16, 5) == 10);  // BFLOAT16
+    CHECK(*raw_byte_size(14, 3) == 24);  // COMPLEX64
     CHECK(*raw_byte_size(22, 0) == 0);
     CHECK(*raw_byte_size(22, 1) == 1);
     CHECK(*raw_byte_size(23, 4) == 2);
@@ -108,7 +108,6 @@ TEST_CASE("raw byte sizes: elements times width, 4-bit types two to a byte round
     CHECK(*raw_byte_size(11, std::numeric_limits<std::uint64_t>::max() / 8) == std::numeric_limits<std::uint64_t>::max() / 8 * 8);
     CHECK(raw_byte_size(11, std::numeric_limits<std::uint64_t>::max() / 8 + 1).error().code == error_code::invalid_tensor);
     CHECK(raw_byte_size(15, std::uint64_t{1} << 60).error().code == error_code::invalid_tensor);
-    CHECK(raw_byte_size(8, 1).error().code == error_code::unsupported);   // STRING
-    CHECK(raw_byte_size(0, 1).error().code == error_code::unsupported);   // UNDEFINED
+    CHECK(raw_byte_size(8, 1).error().code == error_code::unsupported);  // STRING
+    CHECK(raw_byte_size(0, 1).error().code == error_code::unsupported);  // UNDEFINED
 }
-

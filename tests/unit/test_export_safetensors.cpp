@@ -82,8 +82,8 @@ TEST_CASE("the file is header size, JSON header padded to 8 bytes, then each ten
 
 TEST_CASE("safetensors dtypes: the format's names for the ONNX types it can hold, none for the rest") {
     const std::pair<std::int32_t, const char*> names[] = {
-        {1, "F32"}, {2, "U8"},   {3, "I8"},   {4, "U16"},  {5, "I16"},      {6, "I32"},      {7, "I64"},
-        {9, "BOOL"}, {10, "F16"}, {11, "F64"}, {12, "U32"}, {13, "U64"}, {16, "BF16"}, {17, "F8_E4M3"}, {19, "F8_E5M2"},
+        {1, "F32"},  {2, "U8"},   {3, "I8"},   {4, "U16"},  {5, "I16"},   {6, "I32"},      {7, "I64"},      {9, "BOOL"},
+        {10, "F16"}, {11, "F64"}, {12, "U32"}, {13, "U64"}, {16, "BF16"}, {17, "F8_E4M3"}, {19, "F8_E5M2"},
     };
     for (const auto& [onnx_type, name] : names) {
         CAPTURE(onnx_type);

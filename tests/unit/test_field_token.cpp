@@ -24,8 +24,8 @@ std::array<std::byte, N> bytes_of(const unsigned char (&raw)[N]) {
 
 TEST_CASE("header, payload and total lengths of the encoding guide's examples") {
     // 150, "testing", field 16 = {01 02} (tag 0x82 0x01), fixed64 field 3 = 1.
-    const unsigned char raw[] = {0x08, 0x96, 0x01, 0x12, 0x07, 't',  'e',  's',  't',  'i',  'n',  'g',
-                                 0x82, 0x01, 0x02, 0x01, 0x02, 0x19, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+    const unsigned char raw[] = {0x08, 0x96, 0x01, 0x12, 0x07, 't',  'e',  's',  't',  'i',  'n',  'g',  0x82,
+                                 0x01, 0x02, 0x01, 0x02, 0x19, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
     const auto bytes = bytes_of(raw);
     std::vector<field_token> tokens;
     REQUIRE(tokenize(bytes, 0, bytes.size(), tokens));

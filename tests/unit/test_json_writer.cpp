@@ -25,8 +25,11 @@ TEST_CASE("json_quote: UTF-8 passes through, unsafe code points are escaped, inv
     CHECK(json_quote("caf\xC3\xA9 \xF0\x9F\x98\x80") == "\"caf\xC3\xA9 \xF0\x9F\x98\x80\"");
     // Valid JSON raw, but shown by a terminal when the document is printed: escaped.
     CHECK(json_quote("\x7f\xC2\x9B\xE2\x80\xAE\xE2\x81\xA6\xEF\xBB\xBF") == R"("\u007f\u009b\u202e\u2066\ufeff")");
-    CHECK(json_quote("a\xFF" "b") == "\"a\xEF\xBF\xBD" "b\"");
-    CHECK(json_quote("\xC0\x80") == "\"\xEF\xBF\xBD\xEF\xBF\xBD\"");  // each byte of an overlong form
+    CHECK(json_quote("a\xFF"
+                     "b") ==
+          "\"a\xEF\xBF\xBD"
+          "b\"");
+    CHECK(json_quote("\xC0\x80") == "\"\xEF\xBF\xBD\xEF\xBF\xBD\"");                  // each byte of an overlong form
     CHECK(json_quote("\xED\xA0\x80") == "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");  // a surrogate
 }
 

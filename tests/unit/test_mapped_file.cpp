@@ -20,9 +20,7 @@ using test_support::temp_folder;
 
 namespace {
 
-std::string text_of(const io::mapped_file& m) {
-    return {reinterpret_cast<const char*>(m.bytes().data()), m.bytes().size()};
-}
+std::string text_of(const io::mapped_file& m) { return {reinterpret_cast<const char*>(m.bytes().data()), m.bytes().size()}; }
 
 struct descriptor {
     int fd;

@@ -48,7 +48,7 @@ TEST_CASE("every field number is the one onnx.proto gives the field of that name
     CHECK(number(node_field::attribute) == 5);
     CHECK(number(node_field::doc_string) == 6);
     CHECK(number(node_field::domain) == 7);
-    CHECK(number(node_field::overload) == 8);  // onnx 1.16
+    CHECK(number(node_field::overload) == 8);        // onnx 1.16
     CHECK(number(node_field::metadata_props) == 9);  // onnx 1.16
     // AttributeProto
     CHECK(number(attribute_field::name) == 1);
@@ -104,9 +104,9 @@ TEST_CASE("every field number is the one onnx.proto gives the field of that name
     CHECK(number(function_field::opset_import) == 9);
     CHECK(number(function_field::domain) == 10);
     CHECK(number(function_field::attribute_proto) == 11);  // onnx 1.16
-    CHECK(number(function_field::value_info) == 12);  // onnx 1.16
-    CHECK(number(function_field::overload) == 13);  // onnx 1.16
-    CHECK(number(function_field::metadata_props) == 14);  // onnx 1.16
+    CHECK(number(function_field::value_info) == 12);       // onnx 1.16
+    CHECK(number(function_field::overload) == 13);         // onnx 1.16
+    CHECK(number(function_field::metadata_props) == 14);   // onnx 1.16
     // ValueInfoProto
     CHECK(number(value_info_field::name) == 1);
     CHECK(number(value_info_field::type) == 2);
@@ -134,22 +134,22 @@ TEST_CASE("TensorProto.DataLocation values") {
 
 TEST_CASE("holds_tensor_value: the fields that hold or locate a value, and no other") {
     // By number, as the tokenizer meets them (numbers from python-onnx's TensorProto descriptor).
-    CHECK(holds_tensor_value(9));  // raw_data
-    CHECK(holds_tensor_value(4));  // float_data
-    CHECK(holds_tensor_value(5));  // int32_data
-    CHECK(holds_tensor_value(7));  // int64_data
+    CHECK(holds_tensor_value(9));   // raw_data
+    CHECK(holds_tensor_value(4));   // float_data
+    CHECK(holds_tensor_value(5));   // int32_data
+    CHECK(holds_tensor_value(7));   // int64_data
     CHECK(holds_tensor_value(10));  // double_data
     CHECK(holds_tensor_value(11));  // uint64_data
     CHECK(holds_tensor_value(13));  // external_data
     CHECK(holds_tensor_value(14));  // data_location
     // Not string_data: onnx.proto forbids raw_data (and so external data) for STRING tensors,
     // so no rewrite stores strings elsewhere and they stay with the tensor.
-    CHECK_FALSE(holds_tensor_value(1));  // dims
-    CHECK_FALSE(holds_tensor_value(2));  // data_type
-    CHECK_FALSE(holds_tensor_value(3));  // segment
-    CHECK_FALSE(holds_tensor_value(8));  // name
+    CHECK_FALSE(holds_tensor_value(1));   // dims
+    CHECK_FALSE(holds_tensor_value(2));   // data_type
+    CHECK_FALSE(holds_tensor_value(3));   // segment
+    CHECK_FALSE(holds_tensor_value(8));   // name
     CHECK_FALSE(holds_tensor_value(12));  // doc_string
-    CHECK_FALSE(holds_tensor_value(6));  // string_data
+    CHECK_FALSE(holds_tensor_value(6));   // string_data
     CHECK_FALSE(holds_tensor_value(16));  // metadata_props (onnx 1.16)
     CHECK_FALSE(holds_tensor_value(15));  // unknown to ONNX: kept as it is
     CHECK_FALSE(holds_tensor_value(0));

@@ -90,9 +90,8 @@ TEST_CASE("types and dims agree with onnx.shape_inference; a symbolic dim stays 
     };
     // From onnx.shape_inference (FLOAT = 1, INT64 = 7, FLOAT16 = 10; 'N' here is -1).
     const expected reference[] = {
-        {"T", 1, {4, 2, 3}}, {"S", 7, {3}},       {"R", 1, {4, 6}},    {"U", 1, {1, 4, 6}},
-        {"Q", 1, {4, 6}},    {"C", 1, {2, 6, 4}}, {"A", 1, {2, 6, 4}}, {"K", 10, {2, 6, 4}},
-        {"F", 1, {6, 4}},    {"G", 7, {}},        {"D", 1, {-1, 3}},   {"Z", 1, {2, 3, 4}},
+        {"T", 1, {4, 2, 3}}, {"S", 7, {3}},        {"R", 1, {4, 6}}, {"U", 1, {1, 4, 6}}, {"Q", 1, {4, 6}},  {"C", 1, {2, 6, 4}},
+        {"A", 1, {2, 6, 4}}, {"K", 10, {2, 6, 4}}, {"F", 1, {6, 4}}, {"G", 7, {}},        {"D", 1, {-1, 3}}, {"Z", 1, {2, 3, 4}},
     };
     for (const auto& r : reference) {
         CAPTURE(r.name);
