@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <unordered_set>
 
@@ -194,7 +195,9 @@ struct fuser {
             if (!std::isinf(*value) || *value > 0)
                 return {"a MaxPool ignores padded cells: only a -inf Pad is the same", {}};
         } else if (*value != 0.0 || std::signbit(*value)) {
-            return {"it pads with " + std::to_string(*value) + ", the " + op + " pads with +0", {}};
+            char shown[32];
+            (void)std::snprintf(shown, sizeof shown, "%g", *value);
+            return {"it pads with " + std::string(shown) + ", the " + op + " pads with +0", {}};
         }
         // The consumer's own padding.
         if (const auto a = model.attribute(consumer, "auto_pad"); a && a->s && *a->s != "NOTSET")
