@@ -243,8 +243,23 @@ std::int64_t graph_model::opset(std::string_view domain) const {
     return 0;
 }
 
+namespace {
+
+attribute_value decoded(const integer_attribute& a) {
+    attribute_value v;
+    v.name = a.name;
+    v.type = a.i ? 2 : 7;  // AttributeProto.AttributeType INT, INTS
+    v.i = a.i;
+    v.ints = a.ints;
+    return v;
+}
+
+}  // namespace
+
 std::optional<attribute_value> graph_model::attribute(std::uint32_t n, std::string_view name) const {
     const auto& nd = nodes[n];
+    for (const auto& a : nd.set_attributes)
+        if (a.name == name) return decoded(a);
     if (nd.message == none) return std::nullopt;
     if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), name) != nd.dropped_attributes.end())
         return std::nullopt;
@@ -269,6 +284,27 @@ std::vector<std::uint32_t> graph_model::attribute_messages(std::uint32_t n) cons
         out.push_back(f.child);
     }
     return out;
+}
+
+std::vector<attribute_value> graph_model::attributes(std::uint32_t n) const {
+    std::vector<attribute_value> out;
+    for (const auto m : attribute_messages(n)) out.push_back(read_attribute(tree(), m));
+    for (const auto& a : nodes[n].set_attributes) out.push_back(decoded(a));
+    return out;
+}
+
+void graph_model::set_attribute(std::uint32_t n, integer_attribute a) {
+    auto& nd = nodes[n];
+    if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), a.name) == nd.dropped_attributes.end())
+        nd.dropped_attributes.push_back(a.name);
+    nd.changed = true;
+    for (auto& existing : nd.set_attributes) {
+        if (existing.name == a.name) {
+            existing = std::move(a);
+            return;
+        }
+    }
+    nd.set_attributes.push_back(std::move(a));
 }
 
 std::uint32_t graph_model::site_of(std::uint32_t tensor_message) const {

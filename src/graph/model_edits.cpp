@@ -280,8 +280,14 @@ private:
             if (!nd.name.empty()) out.text_field(number(onnx::node_field::name), nd.name);
             out.text_field(number(onnx::node_field::op_type), nd.op_type);
             if (!nd.domain.empty()) out.text_field(number(onnx::node_field::domain), nd.domain);
+            for (const auto& a : nd.set_attributes) out.message_field(number(onnx::node_field::attribute), encode_integer_attribute(a));
             return out;
         }
+        std::vector<bool> set_done(nd.set_attributes.size());
+        auto put_set = [&](std::size_t k) {
+            if (!set_done[k]) out.message_field(number(onnx::node_field::attribute), encode_integer_attribute(nd.set_attributes[k]));
+            set_done[k] = true;
+        };
         bool inputs_done = false;
         bool outputs_done = false;
         for (const auto& f : tree_.fields(nd.message)) {
@@ -294,8 +300,12 @@ private:
                 outputs_done = true;
             } else if (k == number(onnx::node_field::attribute) && f.child != none) {
                 const auto name = tree_.find_text(f.child, number(onnx::attribute_field::name));
-                if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), name) != nd.dropped_attributes.end())
+                if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), name) != nd.dropped_attributes.end()) {
+                    // A set attribute takes the place of the one it replaces.
+                    for (std::size_t s = 0; s < nd.set_attributes.size(); ++s)
+                        if (nd.set_attributes[s].name == name) put_set(s);
                     continue;
+                }
                 const auto a = read_attribute(tree_, f.child);
                 if (a.has_graph || rewrite_[f.child]) out.message_field(k, encode_attribute(f.child));
                 else copy_field(out, f);
@@ -305,6 +315,20 @@ private:
         }
         if (!inputs_done) put_names(input_field, nd.inputs);
         if (!outputs_done) put_names(output_field, nd.outputs);
+        for (std::size_t k = 0; k < nd.set_attributes.size(); ++k) put_set(k);
+        return out;
+    }
+
+    // An AttributeProto as python-onnx writes it: name, then the value (ints unpacked), then type.
+    static encoded_message encode_integer_attribute(const integer_attribute& a) {
+        encoded_message out;
+        out.text_field(number(onnx::attribute_field::name), a.name);
+        if (a.i) {
+            out.varint_field(number(onnx::attribute_field::i), static_cast<std::uint64_t>(*a.i));
+        } else {
+            for (const auto x : a.ints) out.varint_field(number(onnx::attribute_field::ints), static_cast<std::uint64_t>(x));
+        }
+        out.varint_field(number(onnx::attribute_field::type), a.i ? 2 : 7);  // INT, INTS
         return out;
     }
 

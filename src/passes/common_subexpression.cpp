@@ -170,7 +170,9 @@ private:
             auto& candidates = seen[key_of(n, attributes)];
             bool merged = false;
             for (const auto c : candidates) {
-                if (!same_attributes(attributes_of(model_, c), attributes)) continue;
+                if (!same_attributes(attributes_of(model_, c), attributes) ||
+                    model_.nodes[c].set_attributes != model_.nodes[n].set_attributes)
+                    continue;
                 if (!merge(c, n)) break;
                 finding f;
                 f.kind = finding_kind::duplicate_node;

@@ -183,8 +183,7 @@ struct folder {
         }
         if (model.scopes[nd.scope].kind == scope_kind::function) return skip(n, "nodes of local functions are not folded");
         if (const auto why = cannot_replace(n)) return skip(n, *why);
-        for (const auto m : model.attribute_messages(n)) {
-            auto a = read_attribute(model.tree(), m);
+        for (auto& a : model.attributes(n)) {
             if (a.name == "value" && a.tensor != none) {
                 const auto site = model.site_of(a.tensor);
                 if (site == none) return skip(n, "its value attribute is not readable");

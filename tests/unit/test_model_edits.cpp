@@ -105,3 +105,41 @@ TEST_CASE("surviving_sites follows removed nodes, scopes and initializers") {
     for (const bool s : survive) alive += s ? 1 : 0;
     CHECK(alive == 1);  // flag
 }
+
+TEST_CASE("a set attribute replaces the one of its name, is read back and is written in its place") {
+    proto_builder perm;
+    perm.string_field(1, "perm").varint_field(20, 7).varint_field(8, 1).varint_field(8, 2).varint_field(8, 0);
+    graph_spec main;
+    main.nodes = {onnx_node("Transpose", {"X"}, {"a"}, "first", {perm}),
+                  onnx_node("Transpose", {"a"}, {"Y"}, "second", {attr_int("before", 1), perm, attr_int("after", 2)})};
+    main.inputs = {"X"};
+    main.outputs = {"Y"};
+    harness h(model(graph(main)));
+    auto& m = h.model();
+    const auto second = h.node_named("second");
+    m.set_attribute(second, {"perm", std::nullopt, {0, 2, 1}});
+    m.set_attribute(second, {"perm", std::nullopt, {2, 1, 0}});  // the last one set wins
+    m.set_attribute(second, {"axis", -3, {}});
+    REQUIRE(m.attribute(second, "perm"));
+    CHECK(m.attribute(second, "perm")->ints == std::vector<std::int64_t>{2, 1, 0});
+    CHECK(m.attribute(second, "axis")->i == -3);
+    CHECK(m.attribute(second, "before")->i == 1);
+    CHECK(m.attributes(second).size() == 4);
+    CHECK(m.attribute_messages(second).size() == 2);
+
+    // Through optimize: nop composes the two Transposes (perm [1,2,0] twice is [2,0,1]) and
+    // dce drops the first; the written Transpose keeps its other attributes around the new perm.
+    const auto out = h.optimized({"nop", "dce"});
+    auto& written = out->model();
+    CHECK(out->node_named("first") == none);
+    const auto t = out->node_named("second");
+    REQUIRE(t != none);
+    CHECK(written.text(written.nodes[t].inputs[0]) == "X");
+    std::vector<std::string> order;
+    for (const auto a : written.attribute_messages(t)) order.emplace_back(read_attribute(written.tree(), a).name);
+    CHECK(order == std::vector<std::string>{"before", "perm", "after"});
+    const auto a = written.attribute(t, "perm");
+    REQUIRE(a);
+    CHECK(a->type == 7);
+    CHECK(a->ints == std::vector<std::int64_t>{2, 0, 1});
+}

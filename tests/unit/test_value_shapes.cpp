@@ -2,8 +2,8 @@
 // python-onnx's helpers, was run through onnx.shape_inference.infer_shapes (strict mode,
 // Debian's onnx 1.12); the types and dims it gave are the expectations here. Where ONNX
 // infers more than onnxstream promises (an op it does not know), the contract is "unknown".
-#include <onnxstream/passes/graph_index.hpp>
-#include <onnxstream/passes/value_shapes.hpp>
+#include <onnxstream/graph/graph_index.hpp>
+#include <onnxstream/graph/value_shapes.hpp>
 
 #include "test_passes_builder.hpp"
 

@@ -37,6 +37,15 @@ inline constexpr std::uint32_t none = onnx::no_index;
 
 enum class scope_kind : std::uint8_t { main, subgraph, function };
 
+/// An INT or INTS attribute a pass gave a node (Conv `pads` after a Pad was fused into it,
+/// Transpose `perm` after two were composed); it replaces the node's attribute of that name.
+struct integer_attribute {
+    std::string name;
+    std::optional<std::int64_t> i;   // set: type INT
+    std::vector<std::int64_t> ints;  // otherwise: type INTS
+    bool operator==(const integer_attribute&) const = default;
+};
+
 struct node {
     std::uint32_t message = none;         // the NodeProto it was read from; none for a node a pass added
     std::uint32_t scope = none;           // the scope it is in now
@@ -51,6 +60,7 @@ struct node {
     std::vector<name_id> outputs{};
     std::vector<std::uint32_t> subgraphs{};         // scopes its attributes hold, in attribute order
     std::vector<std::string> dropped_attributes{};  // attribute names a pass removed
+    std::vector<integer_attribute> set_attributes{};  // attributes a pass set (their names are dropped too)
 };
 
 /// How the channel of each element of a weight is found (BatchNormalization folding).
@@ -164,10 +174,16 @@ public:
     }
     [[nodiscard]] bool tensor_live(std::uint32_t t) const { return !tensors[t].removed && !scopes[tensors[t].scope].removed; }
 
-    /// The attribute `name` of node `n` (a dropped attribute is absent).
+    /// The attribute `name` of node `n` (a dropped attribute is absent, a set one is as set).
+    /// Views into the node: valid until the node is next changed.
     [[nodiscard]] std::optional<attribute_value> attribute(std::uint32_t n, std::string_view name) const;
-    /// Every attribute message of node `n`, in order (dropped ones left out).
+    /// Every attribute message of node `n`, in order (dropped ones left out; set ones, which
+    /// have no message, are in `nodes[n].set_attributes`).
     [[nodiscard]] std::vector<std::uint32_t> attribute_messages(std::uint32_t n) const;
+    /// Every attribute of node `n`, decoded: its messages', then the ones a pass set.
+    [[nodiscard]] std::vector<attribute_value> attributes(std::uint32_t n) const;
+    /// Gives node `n` attribute `a`, replacing the one of that name it had; marks it changed.
+    void set_attribute(std::uint32_t n, integer_attribute a);
 
     /// The index into model_file::sites of a TensorProto message, or none.
     [[nodiscard]] std::uint32_t site_of(std::uint32_t tensor_message) const;
