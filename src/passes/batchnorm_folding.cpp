@@ -33,20 +33,19 @@ public:
             if (!model_.node_live(n)) continue;
             const auto& nd = model_.nodes[n];
             if (nd.op_type != "BatchNormalization" || !nd.domain.empty()) continue;
-            std::string why;
             fold_plan plan;
-            if (!check(n, plan, why)) {
-                if (!why.empty()) {
-                    finding f;
-                    f.kind = finding_kind::skipped;
-                    f.scope = model_.scope_path(nd.scope);
-                    f.op_type = nd.op_type;
-                    f.names.push_back(model_.node_label(n));
-                    f.detail = why;
-                    context_.findings.push_back(std::move(f));
-                }
+            const auto folds = check(n, plan);
+            if (!folds) {
+                finding f;
+                f.kind = finding_kind::skipped;
+                f.scope = model_.scope_path(nd.scope);
+                f.op_type = nd.op_type;
+                f.names.push_back(model_.node_label(n));
+                f.detail = folds.error().message;
+                context_.findings.push_back(std::move(f));
                 continue;
             }
+            if (!*folds) continue;  // next run
             apply(n, plan);
             ++folded;
         }
@@ -66,62 +65,66 @@ private:
         return values;
     }
 
-    bool check(std::uint32_t bn, fold_plan& plan, std::string& why) {
+    // A reason the BatchNormalization cannot fold, reported as a skip.
+    static failure cannot_fold(std::string why) { return failure(error_code::unsupported, std::move(why)); }
+
+    // Whether `bn` folds now (its plan filled in), or not in this run (false, silently:
+    // a neighbour changed under the index); an error says why it cannot fold at all.
+    result<bool> check(std::uint32_t bn, fold_plan& plan) {
         const auto& nd = model_.nodes[bn];
         const auto opset = model_.opset("");
         if (const auto a = model_.attribute(bn, "training_mode"); a && a->i && *a->i != 0)
-            return why = "training_mode is 1", false;
+            return cannot_fold("training_mode is 1");
         if (opset < 7) {
             const auto is_test = model_.attribute(bn, "is_test");
-            if (!is_test || !is_test->i || *is_test->i != 1) return why = "is_test is not 1 (training mode before opset 7)", false;
+            if (!is_test || !is_test->i || *is_test->i != 1) return cannot_fold("is_test is not 1 (training mode before opset 7)");
         }
         if (opset < 9)
             if (const auto a = model_.attribute(bn, "spatial"); a && a->i && *a->i == 0)
-                return why = "spatial is 0 (parameters per activation)", false;
-        if (nd.inputs.size() < 5) return why = "it has fewer than 5 inputs", false;
+                return cannot_fold("spatial is 0 (parameters per activation)");
+        if (nd.inputs.size() < 5) return cannot_fold("it has fewer than 5 inputs");
         for (std::size_t k = 1; k < nd.outputs.size(); ++k) {
             const auto v = index_.output(bn, k);
-            if (v != none && !index_.at(v).uses.empty()) return why = "its running mean or variance outputs are used", false;
+            if (v != none && !index_.at(v).uses.empty()) return cannot_fold("its running mean or variance outputs are used");
         }
         const auto x = index_.input(bn, 0);
         const auto p = index_.producer(x);
         const std::string op = p == none ? std::string() : model_.nodes[p].op_type;
         if (p == none || !model_.nodes[p].domain.empty() || (op != "Conv" && op != "ConvTranspose" && op != "Gemm"))
-            return why = "its input is not computed by a Conv, ConvTranspose or Gemm" +
-                         (op.empty() ? std::string() : " (it comes from " + op + ")"),
-                   false;
+            return cannot_fold("its input is not computed by a Conv, ConvTranspose or Gemm" +
+                               (op.empty() ? std::string() : " (it comes from " + op + ")"));
         const auto out = index_.output(bn, 0);
         if (touched_.contains(x) || (out != none && touched_.contains(out))) return false;  // next run
-        if (index_.at(x).scope != nd.scope) return why = "the " + op + " is in another graph", false;
-        if (index_.at(x).uses.size() != 1) return why = "the " + op + "'s output is also used elsewhere (or is a graph output)", false;
-        if (index_.at(x).pinned || (out != none && index_.at(out).pinned)) return why = "a training graph uses its values", false;
+        if (index_.at(x).scope != nd.scope) return cannot_fold("the " + op + " is in another graph");
+        if (index_.at(x).uses.size() != 1) return cannot_fold("the " + op + "'s output is also used elsewhere (or is a graph output)");
+        if (index_.at(x).pinned || (out != none && index_.at(out).pinned)) return cannot_fold("a training graph uses its values");
         plan.producer = p;
         plan.op = op;
 
         const auto& producer = model_.nodes[p];
-        if (producer.inputs.size() < 2) return why = "the " + op + " has no weight", false;
+        if (producer.inputs.size() < 2) return cannot_fold("the " + op + " has no weight");
         const auto weight = find_constant(model_, index_, index_.input(p, 1));
         if (!weight || weight->inline_values || (weight->site == none && weight->tensor == none))
-            return why = "the " + op + "'s weight is not a constant", false;
+            return cannot_fold("the " + op + "'s weight is not a constant");
         if (!is_encodable_float(weight->data_type))
-            return why = "the weight's type " + onnx::data_type_name(weight->data_type) + " is not FLOAT, FLOAT16 or DOUBLE", false;
+            return cannot_fold("the weight's type " + onnx::data_type_name(weight->data_type) + " is not FLOAT, FLOAT16 or DOUBLE");
         const auto& dims = weight->dims;
         std::uint64_t channels = 0;
         channel_layout layout = channel_layout::axis0;
         std::uint64_t group = 1;
         if (op == "Conv") {
-            if (dims.size() < 3) return why = "the Conv weight has fewer than 3 dimensions", false;
+            if (dims.size() < 3) return cannot_fold("the Conv weight has fewer than 3 dimensions");
             channels = static_cast<std::uint64_t>(dims[0]);
         } else if (op == "ConvTranspose") {
-            if (dims.size() < 3) return why = "the ConvTranspose weight has fewer than 3 dimensions", false;
+            if (dims.size() < 3) return cannot_fold("the ConvTranspose weight has fewer than 3 dimensions");
             const auto g = model_.attribute(p, "group");
             group = g && g->i ? static_cast<std::uint64_t>(*g->i) : 1;
             if (group == 0 || static_cast<std::uint64_t>(dims[0]) % group != 0)
-                return why = "the ConvTranspose group does not divide its input channels", false;
+                return cannot_fold("the ConvTranspose group does not divide its input channels");
             channels = static_cast<std::uint64_t>(dims[1]) * group;
             layout = channel_layout::conv_transpose;
         } else {
-            if (dims.size() != 2) return why = "the Gemm weight is not 2-D", false;
+            if (dims.size() != 2) return cannot_fold("the Gemm weight is not 2-D");
             const auto trans_b = model_.attribute(p, "transB");
             const bool transposed = trans_b && trans_b->i && *trans_b->i != 0;
             channels = static_cast<std::uint64_t>(transposed ? dims[0] : dims[1]);
@@ -129,14 +132,14 @@ private:
         }
         const auto base_site = weight->tensor != none ? model_.tensors[weight->tensor].site : weight->site;
         if (base_site != none && !context_.reader.readable(base_site))
-            return why = "the weight's bytes cannot be read (missing external data?)", false;
+            return cannot_fold("the weight's bytes cannot be read (missing external data?)");
 
         auto scale = elements(index_.input(bn, 1), channels, "scale");
         auto bias_bn = elements(index_.input(bn, 2), channels, "B");
         auto mean = elements(index_.input(bn, 3), channels, "mean");
         auto var = elements(index_.input(bn, 4), channels, "var");
         for (const auto* r : {&scale, &bias_bn, &mean, &var})
-            if (!*r) return why = r->error().message, false;
+            if (!*r) return cannot_fold(r->error().message);
         const auto eps_attribute = model_.attribute(bn, "epsilon");
         const double epsilon = eps_attribute && eps_attribute->f ? *eps_attribute->f : 1e-5;
 
@@ -144,7 +147,7 @@ private:
         for (std::size_t c = 0; c < factors.size(); ++c) {
             double denominator = (*var)[c] + epsilon;
             if (!(denominator > 0)) {
-                if (!(epsilon > 0)) return why = "var + epsilon <= 0 with epsilon <= 0 (channel " + std::to_string(c) + ")", false;
+                if (!(epsilon > 0)) return cannot_fold("var + epsilon <= 0 with epsilon <= 0 (channel " + std::to_string(c) + ")");
                 plan.warnings.emplace_back(
                     error_code::invalid_tensor,
                     "BatchNormalization '" + model_.node_label(bn) + "' channel " + std::to_string(c) + ": var + epsilon = " +
@@ -161,7 +164,7 @@ private:
             std::vector<double> b(static_cast<std::size_t>(channels), 0.0);
             if (has_bias) {
                 auto old = elements(index_.input(p, 2), channels, "the bias");
-                if (!old) return why = old.error().message, false;
+                if (!old) return cannot_fold(old.error().message);
                 b = std::move(*old);
             }
             plan.bias.resize(b.size());
@@ -175,9 +178,9 @@ private:
             std::vector<std::int64_t> c_dims;
             if (has_bias) {
                 const auto c = find_constant(model_, index_, index_.input(p, 2));
-                if (!c) return why = "the Gemm's C is not a constant", false;
+                if (!c) return cannot_fold("the Gemm's C is not a constant");
                 auto values = constant_elements(model_, context_.reader, *c);
-                if (!values) return why = "the Gemm's C: " + values.error().message, false;
+                if (!values) return cannot_fold("the Gemm's C: " + values.error().message);
                 c_values = std::move(*values);
                 c_dims = c->dims;
             }
@@ -188,10 +191,10 @@ private:
                 rows = static_cast<std::uint64_t>(c_dims[0]);
                 c_columns = static_cast<std::uint64_t>(c_dims[1]);
             } else if (c_dims.size() > 2) {
-                return why = "the Gemm's C has more than 2 dimensions", false;
+                return cannot_fold("the Gemm's C has more than 2 dimensions");
             }
-            if (c_columns != 1 && c_columns != channels) return why = "the Gemm's C does not broadcast over the channels", false;
-            if (rows * c_columns != c_values.size()) return why = "the Gemm's C has the wrong number of values", false;
+            if (c_columns != 1 && c_columns != channels) return cannot_fold("the Gemm's C does not broadcast over the channels");
+            if (rows * c_columns != c_values.size()) return cannot_fold("the Gemm's C has the wrong number of values");
             plan.bias.resize(static_cast<std::size_t>(rows * channels));
             for (std::uint64_t m = 0; m < rows; ++m)
                 for (std::uint64_t c = 0; c < channels; ++c) {
@@ -214,7 +217,7 @@ private:
         if (weight->tensor != none && model_.tensors[weight->tensor].site == none) {
             const auto& earlier = model_.tensors[weight->tensor].computed;
             if (!earlier.scaled || earlier.layout != layout || earlier.group != group || earlier.factors.size() != channels)
-                return why = "the weight was computed in a way that cannot be folded again", false;
+                return cannot_fold("the weight was computed in a way that cannot be folded again");
             plan.weight.base_site = earlier.base_site;
             for (std::size_t c = 0; c < plan.weight.factors.size(); ++c) plan.weight.factors[c] *= earlier.factors[c];
         } else {
