@@ -97,8 +97,9 @@ TEST_CASE("inlining drops the value fields and adds raw_data; the size is what m
     onnx::inline_external(bound, bound.data.tensors, edits, warnings);
     CHECK(warnings.empty());
     CHECK(edits.checks().size() == 1);
-    // external_data x3 and data_location dropped; one raw_data slice of 32 bytes added.
-    CHECK(edits.dropped_fields().size() == 4);
+    // external_data x4 (location, offset, length, checksum) and data_location dropped;
+    // one raw_data slice of 32 bytes added.
+    CHECK(edits.dropped_fields().size() == 5);
     REQUIRE(edits.insertions().size() == 1);
     CHECK(edits.insertions()[0].field.source == 1);
     CHECK(edits.insertions()[0].field.length == 32);
