@@ -2,6 +2,7 @@
 
 #include <onnxstream/onnx/data_type.hpp>
 
+#include <algorithm>
 #include <string>
 
 namespace onnxstream::onnx {
@@ -24,11 +25,8 @@ result<std::vector<std::byte>> typed_to_raw(const message_tree& tree, const tens
     // The typed fields live in the model, which is under 2 GB: the size is bounded.
     std::vector<std::byte> out;
     out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(expected, tree.bytes().size() * 8)));
-    const bool fixed = info->encoding == typed_encoding::fixed32 || info->encoding == typed_encoding::fixed64;
-    const std::uint32_t width = info->encoding == typed_encoding::varint32_packed4 ? 1
-                               : info->encoding == typed_encoding::fixed32         ? 4
-                               : info->encoding == typed_encoding::fixed64         ? 8
-                                                                                   : info->bits / 8;
+    const bool fixed = fixed_width(info->encoding);
+    const std::uint32_t width = raw_entry_width(*info);
     for (const auto index : tensor.typed_fields) {
         const auto& f = tree.field(index);
         if (f.token.number != number(info->typed_field)) continue;  // another type's field: ignored, as by ONNX
@@ -59,6 +57,29 @@ result<std::vector<std::byte>> typed_to_raw(const message_tree& tree, const tens
                            " bytes of typed values but its dims need " + std::to_string(expected),
                        "the model is damaged; pass --allow-size-mismatch to keep it as it is");
     return out;
+}
+
+std::optional<std::uint64_t> typed_raw_size(const message_tree& tree, const tensor_info& tensor) {
+    const auto info = describe(tensor.data_type);
+    if (!info || info->encoding == typed_encoding::none) return std::nullopt;
+    const std::uint64_t width = raw_entry_width(*info);
+    std::uint64_t bytes = 0;
+    for (const auto index : tensor.typed_fields) {
+        const auto& f = tree.field(index);
+        if (f.token.number != number(info->typed_field)) continue;  // another type's field: ignored
+        const auto payload = tree.payload(f);
+        if (fixed_width(info->encoding)) {
+            bytes += payload.size();
+        } else if (f.token.type == proto::wire_type::varint) {
+            bytes += width;
+        } else {
+            if (!payload.empty() && (std::to_integer<unsigned>(payload.back()) & 0x80U) != 0) return std::nullopt;
+            const auto values = static_cast<std::uint64_t>(std::count_if(
+                payload.begin(), payload.end(), [](std::byte b) { return (std::to_integer<unsigned>(b) & 0x80U) == 0; }));
+            bytes += values * width;
+        }
+    }
+    return bytes;
 }
 
 }  // namespace onnxstream::onnx

@@ -1,7 +1,6 @@
 #include <onnxstream/ops/analyze.hpp>
 
-#include <onnxstream/onnx/external_data.hpp>
-#include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 
@@ -78,14 +77,12 @@ void static_findings(const graph::graph_model& model, std::vector<finding>& out)
 }  // namespace
 
 result<analyze_report> analyze(const std::filesystem::path& path, const onnx::resolve_options& data_options) {
-    ONNXSTREAM_ASSIGN(auto model, onnx::model_file::open(path));
-    onnx::data_resolver resolver(path, data_options);
-    const auto data = onnx::external_data::bind(model, resolver);
+    ONNXSTREAM_ASSIGN(const auto bound, onnx::bound_model::open(path, data_options));
+    const auto& model = bound.model;
     analyze_report report;
     report.path = path;
-    for (const auto& p : data.problems) report.warnings.push_back(p.what);
-    for (const auto& g : data.guesses) report.warnings.push_back(g.what);
-    const graph::tensor_reader reader(model, &data);
+    report.warnings = bound.warnings();
+    const graph::tensor_reader reader(model, &bound.data);
 
     std::vector<error> ignored;
     {
@@ -130,8 +127,7 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
         report.removable_nodes = before - live_nodes();
     }
     // What was read through the mapping is only right if the file did not change meanwhile.
-    ONNXSTREAM_TRY(model.file.check_unchanged());
-    ONNXSTREAM_TRY(data.check_unchanged());
+    ONNXSTREAM_TRY(bound.check_unchanged());
     return report;
 }
 

@@ -1,6 +1,7 @@
 #include <onnxstream/ops/export_caffe.hpp>
 
 #include "export_caffe_report.hpp"
+#include "plan_output.hpp"
 
 #include <onnxstream/caffe/caffemodel_writer.hpp>
 #include <onnxstream/caffe/opencv_runner.hpp>
@@ -8,11 +9,9 @@
 #include <onnxstream/caffe/reference_evaluator.hpp>
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/io/spill_file.hpp>
+#include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
-#include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/fields.hpp>
-#include <onnxstream/onnx/model_file.hpp>
-#include <onnxstream/ops/plan_output.hpp>
 #include <onnxstream/passes/batchnorm_folding.hpp>
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/passes/identity_removal.hpp>
@@ -89,12 +88,9 @@ result<declared_shape> read_declared_shape(const onnx::message_tree& tree, std::
 // everything else as floats, inline when tiny or in the spill file.
 class blob_placer final : public caffe::weight_store {
 public:
-    blob_placer(const graph::graph_model& model, const onnx::external_data& data, const graph::tensor_reader& reader,
+    blob_placer(const graph::graph_model& model, const onnx::bound_model& bound, const graph::tensor_reader& reader,
                 io::spill_file& spill, std::uint32_t spill_source)
-        : model_(model), data_(data), reader_(reader), spill_(spill), spill_source_(spill_source) {
-        binding_of_.assign(model.file().tensors.size(), none);
-        for (std::uint32_t b = 0; b < data.tensors.size(); ++b) binding_of_[data.tensors[b].tensor] = b;
-    }
+        : model_(model), bound_(bound), reader_(reader), spill_(spill), spill_source_(spill_source) {}
 
     result<caffe::blob_data> constant_data(const graph::constant& c) override {
         if (c.data_type == static_cast<std::int32_t>(onnx::data_type::float32) && c.site != none && !c.inline_values &&
@@ -109,9 +105,9 @@ public:
                 if (f.token.number == onnx::number(onnx::tensor_field::float_data) &&
                     f.token.type == proto::wire_type::length_delimited && f.token.payload_length == bytes)
                     return slice(0, f.token.payload_offset, bytes);
-            } else if (info.storage == onnx::tensor_storage::external && binding_of_[c.site] != none) {
-                const auto& b = data_.tensors[binding_of_[c.site]];
-                if (b.usable && b.length == bytes) return slice(1 + b.file, b.offset, bytes);
+            } else if (info.storage == onnx::tensor_storage::external && bound_.binding_of(c.site) != none) {
+                const auto& b = bound_.data.tensors[bound_.binding_of(c.site)];
+                if (b.usable && b.length == bytes) return slice(onnx::bound_model::source_of_file(b.file), b.offset, bytes);
             }
         }
         if (c.data_type == static_cast<std::int32_t>(onnx::data_type::float32) && c.tensor != none &&
@@ -160,11 +156,10 @@ private:
     }
 
     const graph::graph_model& model_;
-    const onnx::external_data& data_;
+    const onnx::bound_model& bound_;
     const graph::tensor_reader& reader_;
     io::spill_file& spill_;
     std::uint32_t spill_source_;
-    std::vector<std::uint32_t> binding_of_;
 };
 
 std::string shape_text(const caffe::shape& s) {
@@ -184,6 +179,35 @@ public:
         if (options_.check && !caffe::opencv_available())
             return failure(error_code::unsupported, "this build of onnxstream has no OpenCV, which --check runs the export in",
                            "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild, or leave out --check");
+        name_outputs();
+
+        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data));
+        ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
+        report_.warnings = bound_.warnings();
+        const graph::tensor_reader reader(model_, &bound_.data);
+        ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
+        ONNXSTREAM_ASSIGN(auto shapes, input_shapes());
+        run_passes(reader);
+        ONNXSTREAM_TRY(check_outputs());
+
+        auto sources = bound_.sources();
+        const auto folder = report_.caffemodel.parent_path().empty() ? fs::path(".") : report_.caffemodel.parent_path();
+        ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
+        blob_placer placer(graph_, bound_, reader, spill, static_cast<std::uint32_t>(sources.size()));
+        ONNXSTREAM_ASSIGN(auto mapped, map_network(reader, placer, shapes));
+        if (!report_.refusals.empty()) {
+            report_.seconds = seconds_since(start);
+            return std::move(report_);
+        }
+        mapped.network.name = model_path_.stem().string();
+        ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
+        sources.push_back(&spill_reader);
+        ONNXSTREAM_TRY(write_outputs(reader, shapes, mapped, sources, start));
+        return std::move(report_);
+    }
+
+private:
+    void name_outputs() {
         const auto prefix = options_.output.empty() ? model_path_.parent_path() / model_path_.stem() : options_.output;
         report_.prototxt = fs::path(prefix.string() + ".prototxt");
         report_.caffemodel = fs::path(prefix.string() + ".caffemodel");
@@ -191,36 +215,23 @@ public:
             report_.report_json = fs::path(prefix.string() + ".caffe-report.json");
             report_.report_html = fs::path(prefix.string() + ".caffe-report.html");
         }
+    }
 
-        ONNXSTREAM_ASSIGN(model_, onnx::model_file::open(model_path_));
-        onnx::data_resolver resolver(model_path_, options_.data);
-        data_ = onnx::external_data::bind(model_, resolver);
-        if (const auto* problem = data_.blocking_problem(options_.allow_size_mismatch)) return failure(problem->what);
-        const graph::tensor_reader reader(model_, &data_);
-        ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
-
-        ONNXSTREAM_ASSIGN(auto shapes, input_shapes());
-        run_passes(reader);
-
-        std::vector<io::file_identity> inputs{model_.file.identity()};
-        std::vector<const io::source_file*> sources{&model_.file};
-        for (const auto& f : data_.files) {
-            if (!f.file) return failure(error_code::missing_data, "the data file " + f.location + " cannot be read",
-                                        "put it beside the model or give it with --data");
-            inputs.push_back(f.file->identity());
-            sources.push_back(&*f.file);
-        }
+    result<void> check_outputs() const {
+        const auto inputs = bound_.inputs();
         std::vector<fs::path> outputs{report_.prototxt, report_.caffemodel};
         if (options_.report) {
             outputs.push_back(report_.report_json);
             outputs.push_back(report_.report_html);
         }
         for (const auto& o : outputs) ONNXSTREAM_TRY(check_output(o, inputs, options_.force));
+        return {};
+    }
 
-        const auto folder = report_.caffemodel.parent_path().empty() ? fs::path(".") : report_.caffemodel.parent_path();
-        ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
-        const auto spill_source = static_cast<std::uint32_t>(sources.size());
-        blob_placer placer(graph_, data_, reader, spill, spill_source);
+    // The Caffe network, with a report row per layer (the BatchNormalizations folded into
+    // a layer listed among its sources).
+    result<caffe::mapping> map_network(const graph::tensor_reader& reader, blob_placer& placer,
+                                       const std::map<std::string, caffe::shape>& shapes) {
         caffe::mapping_options mapping_options;
         mapping_options.target = options_.dialect;
         mapping_options.input_shapes = shapes;
@@ -239,19 +250,19 @@ public:
         }
         report_.copied_bytes = placer.copied_bytes;
         report_.computed_bytes = placer.computed_bytes;
-        if (!report_.refusals.empty()) {
-            report_.seconds = seconds_since(start);
-            return std::move(report_);
-        }
-        mapped.network.name = model_path_.stem().string();
+        return mapped;
+    }
 
-        // Both outputs as temporaries; renamed only once both are complete.
+    // Every output as a temporary, checked (--check) and digested, then renamed as one
+    // transaction: never one half of an export without the other, and a replaced file
+    // comes back when a later rename fails.
+    result<void> write_outputs(const graph::tensor_reader& reader, const std::map<std::string, caffe::shape>& shapes,
+                               const caffe::mapping& mapped, std::span<const io::source_file* const> sources,
+                               std::chrono::steady_clock::time_point start) {
         const auto text = caffe::write_prototxt(mapped.network);
-        ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
-        sources.push_back(&spill_reader);
         ONNXSTREAM_ASSIGN(const auto binary, caffe::plan_caffemodel(mapped.network));
         report_.caffemodel_size = binary.size();
-        ONNXSTREAM_ASSIGN(auto text_output, write_text(report_.prototxt, text, sources));
+        ONNXSTREAM_ASSIGN(auto text_output, write_text_file(report_.prototxt, text, sources, options_, report_.warnings));
         ONNXSTREAM_ASSIGN(auto binary_output, io::output_file::create(report_.caffemodel, binary.size(), {options_.force, true}));
         ONNXSTREAM_TRY(write_planned(binary_output, binary, sources, options_, "write " + report_.caffemodel.filename().string(),
                                      report_.warnings));
@@ -259,7 +270,7 @@ public:
         if (options_.check) ONNXSTREAM_TRY(check(reader, shapes, mapped, text_output.readable_path(), binary_output.readable_path()));
 
         ONNXSTREAM_TRY(digest(model_path_, "model"));
-        for (const auto& f : data_.files)
+        for (const auto& f : bound_.data.files)
             if (f.found) ONNXSTREAM_TRY(digest(f.found->path, "data"));
         ONNXSTREAM_TRY(digest(text_output.readable_path(), "prototxt", report_.prototxt));
         ONNXSTREAM_TRY(digest(binary_output.readable_path(), "caffemodel", report_.caffemodel));
@@ -268,21 +279,19 @@ public:
 
         std::optional<io::output_file> json_output, html_output;
         if (options_.report) {
-            ONNXSTREAM_ASSIGN(json_output, write_text(report_.report_json, report_json(report_), sources));
-            ONNXSTREAM_ASSIGN(html_output, write_text(report_.report_html, report_html(report_), sources));
+            ONNXSTREAM_ASSIGN(json_output, write_text_file(report_.report_json, report_json(report_), sources, options_,
+                                                           report_.warnings));
+            ONNXSTREAM_ASSIGN(html_output, write_text_file(report_.report_html, report_html(report_), sources, options_,
+                                                           report_.warnings));
         }
         for (const auto* source : sources)
             if (source != nullptr) ONNXSTREAM_TRY(source->check_unchanged());
-        // One transaction: never one half of an export without the other, and a replaced
-        // file comes back when a later rename fails.
         std::vector<io::output_file*> committed{&text_output, &binary_output};
         if (json_output) committed.push_back(&*json_output);
         if (html_output) committed.push_back(&*html_output);
-        ONNXSTREAM_TRY(io::commit_outputs(committed));
-        return std::move(report_);
+        return io::commit_outputs(committed);
     }
 
-private:
     result<std::map<std::string, caffe::shape>> input_shapes() {
         std::map<std::string, caffe::shape> out;
         const auto& main = graph_.scopes[0];
@@ -360,15 +369,6 @@ private:
             else if (f.kind == passes::finding_kind::identity_node && !f.names.empty())
                 report_.decisions.push_back({"removed", "", f.op_type + " " + f.names[0] + " removed"});
         }
-    }
-
-    result<io::output_file> write_text(const fs::path& path, const std::string& text,
-                                       std::span<const io::source_file* const> sources) {
-        plan::write_plan plan;
-        plan.emit(std::as_bytes(std::span(text.data(), text.size())));
-        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));
-        ONNXSTREAM_TRY(write_planned(output, plan, sources, options_, "write " + path.filename().string(), report_.warnings));
-        return output;
     }
 
     result<void> digest(const fs::path& path, const std::string& role, const fs::path& shown = {}) {
@@ -497,8 +497,8 @@ private:
     const fs::path& model_path_;
     const export_caffe_options& options_;
     export_caffe_report report_;
-    onnx::model_file model_;
-    onnx::external_data data_;
+    onnx::bound_model bound_;
+    const onnx::model_file& model_ = bound_.model;
     graph::graph_model graph_;
     std::map<std::string, std::vector<std::string>> folded_into_;  // producer label -> BatchNormalizations folded into it
 };

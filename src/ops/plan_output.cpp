@@ -1,4 +1,6 @@
-#include <onnxstream/ops/plan_output.hpp>
+#include "plan_output.hpp"
+
+#include <onnxstream/onnx/external_data.hpp>
 
 #include <algorithm>
 #include <thread>
@@ -74,15 +76,28 @@ result<io::write_report> write_planned(io::output_file& output, const plan::writ
     for (std::size_t i = 0; i < report.checks.size(); ++i) {
         if (report.checks[i].sha1_matches) continue;
         const auto& check = plan.checks()[i];
-        error e{error_code::checksum_mismatch,
-                "the bytes of tensor '" + check.tensor + "' do not match its SHA-1 checksum (expected " +
-                    io::to_hex(*check.expected_sha1) + ", found " + io::to_hex(*report.checks[i].sha1) + ")",
-                options.strict ? "the data file is damaged or belongs to another model; fetch it again"
-                               : "the data file may be damaged; --strict makes this an error"};
+        auto e = onnx::checksum_mismatch(check.tensor, *check.expected_sha1, *report.checks[i].sha1, options.strict);
         if (options.strict) return failure(std::move(e));
         warnings.push_back(std::move(e));
     }
     return report;
+}
+
+result<void> rewrite_outputs::commit() {
+    std::vector<io::output_file*> outputs;
+    for (auto& file : data) outputs.push_back(&file);
+    outputs.push_back(&model);
+    return io::commit_outputs(outputs);
+}
+
+result<io::output_file> write_text_file(const fs::path& path, std::string_view text,
+                                        std::span<const io::source_file* const> sources, const rewrite_options& options,
+                                        std::vector<error>& warnings) {
+    plan::write_plan plan;
+    plan.emit(std::as_bytes(std::span(text.data(), text.size())));
+    ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options.force, true}));
+    ONNXSTREAM_TRY(write_planned(output, plan, sources, options, "write " + path.filename().string(), warnings));
+    return output;
 }
 
 }  // namespace onnxstream::ops

@@ -13,6 +13,7 @@
 // for an unchanged FLOAT tensor, computed values somewhere bounded.
 #pragma once
 
+#include <onnxstream/caffe/mapping_notes.hpp>
 #include <onnxstream/caffe/net.hpp>
 #include <onnxstream/graph/constant_values.hpp>
 #include <onnxstream/graph/graph_index.hpp>
@@ -28,13 +29,6 @@
 
 namespace onnxstream::caffe {
 
-enum class dialect : std::uint8_t {
-    opencv,  // what OpenCV 4.6's Caffe importer loads: ReLU6, Permute, Pooling ceil_mode
-    bvlc,    // BVLC Caffe 1.0 layers and fields only
-};
-
-using shape = std::vector<std::int64_t>;
-
 class weight_store {
 public:
     virtual ~weight_store() = default;
@@ -42,19 +36,6 @@ public:
     [[nodiscard]] virtual result<blob_data> constant_data(const graph::constant& c) = 0;
     /// Values the exporter computed.
     [[nodiscard]] virtual result<blob_data> computed_data(std::vector<float> values) = 0;
-};
-
-struct refusal {
-    std::string op_type;
-    std::string node;
-    std::string why;
-    std::string hint;
-};
-
-struct decision {
-    std::string kind;    // "input-shape", "pooling", "padding", "batchnorm", "composition" ...
-    std::string layer;   // the Caffe layer it concerns, if any
-    std::string detail;
 };
 
 struct mapping_options {

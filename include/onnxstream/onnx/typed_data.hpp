@@ -11,6 +11,8 @@
 #include <onnxstream/result.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace onnxstream::onnx {
@@ -18,5 +20,10 @@ namespace onnxstream::onnx {
 /// Errors: `unsupported` (strings, unknown types), `size_mismatch` (the number of values
 /// does not match the dims), `malformed` (a value does not decode).
 [[nodiscard]] result<std::vector<std::byte>> typed_to_raw(const message_tree& tree, const tensor_info& tensor);
+
+/// The bytes the typed values would take as raw_data, counted without converting them
+/// (each varint by its final width). Empty for strings and unknown types, and when a
+/// packed field ends inside a varint (typed_to_raw reports such tensors in detail).
+[[nodiscard]] std::optional<std::uint64_t> typed_raw_size(const message_tree& tree, const tensor_info& tensor);
 
 }  // namespace onnxstream::onnx

@@ -13,8 +13,9 @@
 // stays visible to `verify` instead of being blessed.
 #pragma once
 
-#include <onnxstream/ops/merge.hpp>
+#include <onnxstream/error.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
+#include <onnxstream/ops/written_data_file.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
@@ -24,10 +25,6 @@
 #include <vector>
 
 namespace onnxstream::ops {
-
-inline constexpr std::uint64_t default_threshold = 1024;
-inline constexpr std::uint64_t default_alignment = 4096;
-inline constexpr std::uint64_t aligned_tensor_minimum = 1ULL << 20;  // default align_threshold
 
 struct externalize_options : rewrite_options {
     std::string output_suffix = "split";    // default output <stem>.<suffix>.onnx
@@ -43,12 +40,6 @@ struct externalize_options : rewrite_options {
     /// opened before anything is written, outputs go to temporary files, and all of them
     /// are flushed to disk before the first rename. Without it such an output is refused.
     bool allow_in_place = false;
-};
-
-struct written_data_file {
-    std::filesystem::path path;
-    std::uint64_t size = 0;
-    std::uint64_t tensors = 0;
 };
 
 struct externalize_report {

@@ -2,7 +2,7 @@
 // touched (their sizes come from the tokens and the data files' sizes).
 #pragma once
 
-#include <onnxstream/onnx/data_resolver.hpp>
+#include <onnxstream/onnx/resolve_options.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>

@@ -12,9 +12,9 @@
 #pragma once
 
 #include <onnxstream/error.hpp>
-#include <onnxstream/ops/externalize.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
-#include <onnxstream/passes/pass_context.hpp>
+#include <onnxstream/ops/written_data_file.hpp>
+#include <onnxstream/passes/finding.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace onnxstream::ops {
@@ -28,5 +29,23 @@ namespace onnxstream::ops {
                                                      std::span<const io::source_file* const> sources,
                                                      const rewrite_options& options, const std::string& stage,
                                                      std::vector<error>& warnings);
+
+/// What a rewrite writes: data files and the model that points into them. Every one is
+/// complete and on disk before the first rename, and the renames (data files first, the
+/// model last) are one transaction (io::commit_outputs): if any fails, those done are
+/// undone and the files they replaced (a repack in place: the inputs) are back intact, so
+/// no model is left pointing at missing data.
+struct rewrite_outputs {
+    std::vector<io::output_file> data;
+    io::output_file model;
+
+    [[nodiscard]] result<void> commit();
+};
+
+/// A small text output (a report, an index, a prototxt) created and written through the
+/// same writer (not yet committed).
+[[nodiscard]] result<io::output_file> write_text_file(const std::filesystem::path& path, std::string_view text,
+                                                      std::span<const io::source_file* const> sources,
+                                                      const rewrite_options& options, std::vector<error>& warnings);
 
 }  // namespace onnxstream::ops
