@@ -4,9 +4,11 @@
 #include "plan_output.hpp"
 
 #include <onnxstream/caffe/caffemodel_writer.hpp>
+#include <onnxstream/caffe/layer_mapping.hpp>
 #include <onnxstream/caffe/opencv_runner.hpp>
 #include <onnxstream/caffe/prototxt_writer.hpp>
 #include <onnxstream/caffe/reference_evaluator.hpp>
+#include <onnxstream/graph/constant_values.hpp>
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/io/spill_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>

@@ -42,7 +42,7 @@ TEST_CASE("a model without redundancy has nothing removable") {
     main.nodes = {onnx_node("Relu", {"X"}, {"Y"}, "relu")};
     main.inputs = {"X", "unused_input"};
     main.outputs = {"Y"};
-    harness h(model(graph(main)));
+    harness h(model(test_passes::graph(main)));
     const auto report = ops::analyze(h.path());
     REQUIRE(report);
     CHECK(report->removable_nodes == 0);

@@ -21,7 +21,7 @@ std::vector<std::byte> chain_model() {
                          float_tensor("B", {2, 4}, {1, 2, 3, 4, -1, 0.5F, 0, 2}), float_tensor("C", {2}, {0.25F, -1})};
     main.inputs = {"X"};
     main.outputs = {"Y"};
-    return model(graph(main));
+    return model(test_passes::graph(main));
 }
 
 std::string floats(std::initializer_list<float> values) {
@@ -70,7 +70,7 @@ TEST_CASE("an operator with no Caffe layer is refused and nothing is written") {
     main.nodes = {onnx_node("NonZero", {"X"}, {"Y"}, "nonzero")};
     main.inputs = {"X"};
     main.outputs = {"Y"};
-    harness h(model(graph(main)));
+    harness h(model(test_passes::graph(main)));
     ops::export_caffe_options options;
     options.output = h.folder().path() / "net";
     options.input_shapes["X"] = {1, 4};

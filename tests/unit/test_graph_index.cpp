@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+using namespace onnxstream::graph;
 using namespace onnxstream::passes;
 using namespace test_passes;
 

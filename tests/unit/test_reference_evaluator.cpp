@@ -21,7 +21,7 @@ std::vector<std::byte> chain_model(std::string_view last_op = "Gemm") {
                          float_tensor("B", {2, 4}, {1, 2, 3, 4, -1, 0.5F, 0, 2}), float_tensor("C", {2}, {0.25F, -1})};
     main.inputs = {"X"};
     main.outputs = {"Y"};
-    return model(graph(main));
+    return model(test_passes::graph(main));
 }
 
 std::map<std::string, caffe::dense_tensor> one_to_nine() {

@@ -7,6 +7,7 @@
 
 #include "test_passes_builder.hpp"
 
+using namespace onnxstream::graph;
 using namespace onnxstream::passes;
 using namespace test_passes;
 
