@@ -216,7 +216,6 @@ def build_cases(args, work: Path, binary: str) -> list[case]:
     c.command("split", [binary, "split", str(tiny), "-o", str(out / "tiny.split.onnx"), "--threshold", "0", "--quiet"],
               [out / "tiny.split.onnx", out / "tiny.split.onnx.data"])
     c.command("diff", [binary, "diff", str(tiny), str(tiny_copy)])
-    c.command("analyze", [binary, "analyze", str(tiny), "--json"])
     cases.append(c)
 
     packed = gen("int64", work / f"int64-{100_000_000 // scale}.onnx", 100_000_000 // scale)
