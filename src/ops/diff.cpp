@@ -109,7 +109,7 @@ struct model_side {
             case proto::wire_type::length_delimited:
                 break;
             default:
-                out.push_back({n, hash_pair(static_cast<std::uint64_t>(f.token.type), io::xxh3_of(payload))});
+                out.push_back({n, hash_pair(static_cast<std::uint64_t>(f.token.type), io::xxh3_of(model().file.mapping(), payload))});
                 return;
         }
         // Packed repeated numbers compare equal to their unpacked form.
@@ -132,7 +132,7 @@ struct model_side {
                 return;
             }
         }
-        out.push_back({n, hash_pair(tag_bytes, io::xxh3_of(payload))});
+        out.push_back({n, hash_pair(tag_bytes, io::xxh3_of(model().file.mapping(), payload))});
     }
 
     void message_entries(std::uint32_t m, std::vector<entry>& out) const {

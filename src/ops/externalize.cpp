@@ -9,11 +9,13 @@
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/tensor_value_edits.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
+#include <onnxstream/io/spill_file.hpp>
 #include <onnxstream/plan/planner.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -39,7 +41,6 @@ struct placement {
     std::uint32_t source = 0;        // writer source index (0: the model)
     std::uint64_t source_offset = 0;
     std::uint64_t length = 0;
-    std::uint32_t converted = onnx::no_index;  // index into converted buffers (typed fields)
     std::optional<io::sha1_digest> expected_sha1;
     std::optional<std::string_view> checksum_text;  // the input's `checksum` key, as written
     std::uint32_t shard = 0;
@@ -62,6 +63,10 @@ public:
         inputs_ = bound_.inputs();
         sources_ = bound_.sources();
         ONNXSTREAM_TRY(choose_placements());
+        if (converted_) {
+            ONNXSTREAM_ASSIGN(converted_source_, converted_->open_source());
+            sources_.push_back(&*converted_source_);
+        }
         if (options_.dedupe) ONNXSTREAM_TRY(deduplicate());
         lay_out();
         ONNXSTREAM_TRY(check_outputs());
@@ -122,9 +127,20 @@ private:
                     }
                 }
             } else {
-                ONNXSTREAM_ASSIGN(auto bytes, onnx::typed_to_raw(model_.tree, tensor));
-                p.converted = static_cast<std::uint32_t>(converted_.size());
-                converted_.push_back(std::move(bytes));
+                // Typed values become raw bytes in a scratch file, a piece at a time, and
+                // are then copied like any other source (its index follows the data files').
+                if (!converted_) {
+                    ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(report_.output.parent_path()));
+                    converted_.emplace(std::move(spill));
+                }
+                p.source = static_cast<std::uint32_t>(1 + bound_.data.files.size());
+                p.source_offset = converted_->size();
+                const std::function<result<void>(std::span<const std::byte>)> append = [this](std::span<const std::byte> piece) {
+                    auto appended = converted_->append(piece);
+                    if (!appended) return result<void>(failure(std::move(appended).error()));
+                    return result<void>{};
+                };
+                ONNXSTREAM_TRY(onnx::typed_to_raw(model_.tree, tensor, append, &model_.file.mapping()));
                 ++report_.converted_typed;
             }
             placements_.push_back(p);
@@ -143,8 +159,6 @@ private:
         auto hash = [&](const placement& p, std::uint64_t length) -> result<std::uint64_t> {
             if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed))
                 return failure(error_code::interrupted, "interrupted; no output was written");
-            if (p.converted != onnx::no_index)
-                return io::xxh3_of(std::span<const std::byte>(converted_[p.converted]).first(static_cast<std::size_t>(length)));
             io::xxh3_hasher hasher;
             ONNXSTREAM_TRY(io::for_each_chunk(*sources_[p.source], p.source_offset, length,
                                               [&](std::span<const std::byte> piece) { hasher.update(piece); }, std::span(buffer)));
@@ -199,7 +213,6 @@ private:
         while (done < a.length) {
             const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(a.length - done, left.size()));
             auto read = [&](const placement& p, std::vector<std::byte>& into) -> result<std::span<const std::byte>> {
-                if (p.converted != onnx::no_index) return std::span<const std::byte>(converted_[p.converted]).subspan(done, piece);
                 const auto view = std::span(into).first(piece);
                 ONNXSTREAM_TRY(sources_[p.source]->read_at(p.source_offset + done, view));
                 return std::span<const std::byte>(view);
@@ -295,10 +308,6 @@ private:
                 if (p.same_as != onnx::no_index) continue;
                 if (p.offset > plan.size()) plan.skip(p.offset - plan.size());
                 plan.label(std::string(model_.tensors[p.tensor].name));
-                if (p.converted != onnx::no_index) {
-                    plan.emit(converted_[p.converted]);
-                    continue;
-                }
                 std::uint32_t check = io::no_check;
                 if (p.expected_sha1 || options_.write_checksums || needs_sha1_[i]) {
                     check = plan.add_check({std::string(model_.tensors[p.tensor].name), p.expected_sha1,
@@ -326,7 +335,6 @@ private:
         const auto& p = placements_[index];
         const auto owner = p.same_as != onnx::no_index ? p.same_as : index;
         if (sha1_of_placement_[owner]) return sha1_of_placement_[owner];
-        if (placements_[owner].converted != onnx::no_index) return io::sha1_of(converted_[placements_[owner].converted]);
         return std::nullopt;
     }
 
@@ -389,7 +397,8 @@ private:
     std::vector<io::file_identity> inputs_;
     std::vector<const io::source_file*> sources_;
     std::vector<placement> placements_;
-    std::vector<std::vector<std::byte>> converted_;
+    std::optional<io::spill_file> converted_;         // typed tensors' values as raw bytes
+    std::optional<io::source_file> converted_source_;  // the same, for the writer
     std::vector<onnx::external_tensor> inline_bindings_;  // external tensors that stay embedded
     std::vector<std::optional<io::sha1_digest>> sha1_of_placement_;
     std::vector<bool> mismatched_;   // the input's checksum did not match the bytes
