@@ -147,7 +147,10 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
         summary.bytes_referenced = file.bytes_referenced;
         for (const auto* p : problems_of[f]) {
             summary.problems.push_back(p->what.message);
-            if (p->what.code == error_code::missing_data) summary.hint = p->what.hint;
+            if (p->what.code == error_code::missing_data) {
+                summary.hint = p->what.hint;
+                summary.remedies = p->what.remedies;
+            }
         }
         report.data_files.push_back(std::move(summary));
     }
