@@ -138,7 +138,7 @@ result<void> data_resolver::check_location_text(std::string_view location) {
         return failure(error_code::unsafe_location,
                        "refusing external data location '" + std::string(location) + "': " + why,
                        "a model may only reference data files inside its own folder; if you trust this model, "
-                       "pass the file with --data FILE");
+                       "pass the file with {0}", {{remedy::give_data_file, "FILE"}});
     }
     return {};
 }
@@ -183,7 +183,8 @@ result<std::optional<io::source_file>> data_resolver::try_candidate(const fs::pa
         return failure(error_code::unsafe_location,
                        "refusing to follow " + candidate.string() + ": it links to " + located->real_path().string() +
                            ", outside the model's folder",
-                       "if you trust this link, pass the file explicitly with --data " + located->real_path().string());
+                       "if you trust this link, pass the file explicitly with {0}",
+                       {{remedy::give_data_file, located->real_path().string()}});
     if (!guess_label.empty() && !located->is_regular()) {  // a FIFO or device is nobody's weights
         tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": not a regular file)");
         return nothing();
@@ -237,7 +238,8 @@ result<opened_location> data_resolver::search(std::string_view location, const d
                        "the external data location '" + std::string(location) +
                            "' ends with a separator: it names a folder, not a file",
                        "the model is damaged (its location must name the data file): fix it, or pass the data file "
-                       "with --data FILE");
+                       "with {0}",
+                       {{remedy::give_data_file, "FILE"}});
 
     // 2. the location as written, under the model's folder.
     {
@@ -246,7 +248,8 @@ result<opened_location> data_resolver::search(std::string_view location, const d
             return failure(error_code::invalid_tensor,
                            "the external data location '" + std::string(location) + "' is a directory (" +
                                as_written.string() + "), not a file",
-                           "the model is damaged or the folder is not its data: pass the data file with --data FILE");
+                           "the model is damaged or the folder is not its data: pass the data file with {0}",
+                           {{remedy::give_data_file, "FILE"}});
     }
     ONNXSTREAM_ASSIGN(auto beside, attempt(as_written, trust::confined));
     if (beside) return found(std::move(*beside), as_written, found_by::model_folder, "next to the model");
@@ -303,11 +306,12 @@ result<opened_location> data_resolver::search(std::string_view location, const d
 
     std::string hint = "looked in:";
     for (const auto& t : tried) hint += "\n    " + t;
-    hint += "\n  pass the file with --data FILE, or the folder holding it with --data-dir DIR";
+    hint += "\n  {0}";
     error e;
     e.code = error_code::missing_data;
     e.message = "cannot find the external data file '" + std::string(location) + "'";
     e.hint = std::move(hint);
+    e.remedies = {{remedy::give_data_location, {}}};
     return failure(std::move(e));
 }
 

@@ -34,11 +34,12 @@ std::uint64_t end_of(const tensor_info& tensor) {
 
 error guess_warning(const data_file& file) {
     const auto& where = *file.found;
-    return {error_code::missing_data,
-            "external data '" + file.location + "' does not resolve as written (no file " + where.as_written.string() +
-                "); ONNX Runtime will not find it. onnxstream guessed " + where.path.string() + " (" + where.how_text + ")",
-            "rename the file to " + where.as_written.string() + ", pass it with --data " + where.path.string() +
-                ", or run 'onnxstream merge' to embed the weights; --strict refuses guesses"};
+    return with_remedies({error_code::missing_data, "external data '" + file.location + "' does not resolve as written (no file " +
+                                                        where.as_written.string() + "); ONNX Runtime will not find it. onnxstream guessed " +
+                                                        where.path.string() + " (" + where.how_text + ")"},
+                         "rename the file to " + where.as_written.string() +
+                             ", pass it with {0}, or run {1} to embed the weights; {2} refuses guesses",
+                         {{remedy::give_data_file, where.path.string()}, {remedy::embed_weights, {}}, {remedy::refuse_guesses, {}}});
 }
 
 }  // namespace
@@ -138,7 +139,8 @@ external_data external_data::bind(const model_file& model, data_resolver& resolv
                     tensor_name + " has " + std::to_string(binding.length) + " bytes in " + file.location +
                         " but its dims and type (" + data_type_name(tensor.data_type) + ") need " +
                         std::to_string(*tensor.expected_bytes),
-                    "the model or its data file is damaged; --allow-size-mismatch copies the bytes anyway"};
+                    "the model or its data file is damaged; {0} copies the bytes anyway"};
+            e.remedies = {{remedy::accept_size_mismatch, {}}};
             e.field_path = model.tree.path(tensor.message);
             data.problems.push_back({t, file_index, std::move(e)});
         }

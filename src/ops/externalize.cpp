@@ -130,7 +130,8 @@ private:
                 error e{error_code::size_mismatch,
                         "tensor '" + std::string(tensor.name) + "' has " + std::to_string(length) +
                             " bytes of raw_data but its dims and type need " + std::to_string(*tensor.expected_bytes),
-                        "the model is damaged; --allow-size-mismatch moves the bytes anyway"};
+                        "the model is damaged; {0} moves the bytes anyway"};
+                e.remedies = {{remedy::accept_size_mismatch, {}}};
                 e.field_path = model_.tree.path(tensor.message);
                 if (!options_.allow_size_mismatch) return failure(std::move(e));
                 report_.warnings.push_back(std::move(e));
@@ -298,19 +299,21 @@ private:
             return failure(error_code::output_is_input,
                            "the output " + path.string() + " is a file the input model " + model_path_.string() +
                                " still needs",
-                           "choose another --data-name, or repack in place (-o " + model_path_.string() +
-                               " --force) so that the model is replaced with its data");
+                           "choose another {0}, or repack in place ({1}) so that the model is replaced with its data",
+                           {{remedy::choose_data_name, {}}, {remedy::repack_in_place, model_path_.string()}});
         if (!options_.force)
             return failure(error_code::output_is_input, "the output " + path.string() + " is one of the inputs",
-                           "pass --force to repack in place (the old files are replaced only once the new ones "
-                           "are complete), or write elsewhere with -o");
+                           "{0} to repack in place (the old files are replaced only once the new ones "
+                           "are complete), or write elsewhere with {1}",
+                           {{remedy::replace_output, {}}, {remedy::choose_output, {}}});
         std::error_code ec;
         if (fs::is_directory(path, ec))
             return failure(error_code::invalid_argument, "the output " + path.string() + " is a directory",
-                           "give a file name with -o");
+                           "give a file name with {0}", {{remedy::choose_output, {}}});
         if (!fs::is_regular_file(fs::symlink_status(path, ec)))
             return failure(error_code::invalid_argument, "the output " + path.string() + " is not a regular file",
-                           "onnxstream only replaces regular files; write the result elsewhere with -o");
+                           "onnxstream only replaces regular files; write the result elsewhere with {0}",
+                           {{remedy::choose_output, {}}});
         return {};
     }
 
@@ -321,7 +324,7 @@ private:
             const auto path = folder / data_file_name(s);
             if (path.filename() == report_.output.filename())
                 return failure(error_code::invalid_argument, "the data file and the model would both be " + path.string(),
-                               "choose another --data-name");
+                               "choose another {0}", {{remedy::choose_data_name, {}}});
             ONNXSTREAM_TRY(check_one_output(path));
         }
         return {};
@@ -404,7 +407,8 @@ private:
                         "' do not match its SHA-1 checksum (expected " + io::to_hex(*p.expected_sha1) + ", found " +
                         io::to_hex(*found) + ")",
                     options_.strict ? "the data file is damaged or belongs to another model; fetch it again"
-                                    : "the data file may be damaged; --strict makes this an error"};
+                                    : "the data file may be damaged; {0} makes this an error"};
+            if (!options_.strict) e.remedies = {{remedy::refuse_guesses, {}}};
             if (options_.strict) return failure(std::move(e));
             report_.warnings.push_back(std::move(e));
         }

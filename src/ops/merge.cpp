@@ -50,8 +50,11 @@ namespace {
 failure with_more(const onnx::external_data& data, const onnx::data_problem& first) {
     error e = first.what;
     const auto others = data.problems.size() - 1;
-    if (others > 0) e.hint += (e.hint.empty() ? "" : "\n  ") + std::string("(") + std::to_string(others) +
-                              " more problem" + (others == 1 ? "" : "s") + ": 'onnxstream inspect' lists them all)";
+    if (others > 0) {
+        e.hint += (e.hint.empty() ? "" : "\n  ") + std::string("(") + std::to_string(others) + " more problem" +
+                  (others == 1 ? "" : "s") + ": {" + std::to_string(e.remedies.size()) + "} lists them all)";
+        e.remedies.push_back({remedy::inspect_model, {}});
+    }
     return failure(std::move(e));
 }
 

@@ -194,7 +194,7 @@ private:
         if (!entries.empty()) {
             if (data_path.filename() == report_.output.filename())
                 return failure(error_code::invalid_argument, "the data file and the model would both be " + data_path.string(),
-                               "choose another output name with -o");
+                               "choose another output name with {0}", {{remedy::choose_output, {}}});
             ONNXSTREAM_TRY(check_output(data_path, inputs, options_.force));
         }
 
@@ -242,8 +242,10 @@ private:
         if (!planned) {
             auto e = std::move(planned).error();
             if (e.code == error_code::too_large && !external)
-                e.hint = "the optimized model does not fit in one .onnx file; move its weights out first with "
-                         "'onnxstream repack', then optimize that";
+                e = with_remedies(std::move(e),
+                                  "the optimized model does not fit in one .onnx file; move its weights out first with "
+                                  "{0}, then optimize that",
+                                  {{remedy::keep_external_data, {}}});
             return failure(std::move(e));
         }
         report_.output_size = planned->size();
@@ -287,7 +289,8 @@ private:
             return failure(error_code::invalid_argument,
                            "--reuse-data needs the data file " + file.found->path.string() + " inside the output's folder " +
                                folder.string(),
-                           "write the output beside the input model, or leave out --reuse-data to write a new data file");
+                           "write the output beside the input model, or leave out {0} to write a new data file",
+                           {{remedy::reuse_data, {}}});
         const auto location = relative.generic_string();
         if (location == file.location) return {};
         plan.sites[site] = passes::external_location{location, binding.offset, binding.length};
