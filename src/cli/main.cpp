@@ -17,6 +17,7 @@
 #include "commands.hpp"
 #include "terminal_text.hpp"
 
+#include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/io/output_file.hpp>
 
 #include <algorithm>
@@ -153,6 +154,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    onnxstream::io::install_sigbus_guard();  // before any thread: the guard for mapped inputs (mapped_file.hpp)
     install_signal_handlers();
     raise_open_file_limit();
     try {

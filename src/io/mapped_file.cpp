@@ -79,7 +79,7 @@ void install_handler() {
 // The slot guarding [data, data + size), or max_guarded when the table is full (the
 // mapping then works unguarded, as any plain mmap).
 std::size_t guard(const void* data, std::size_t size) noexcept {
-    std::call_once(handler_installed, install_handler);
+    install_sigbus_guard();
     for (std::size_t i = 0; i < guarded.size(); ++i) {
         bool expected = false;
         if (guarded[i].used.load() || !guarded[i].used.compare_exchange_strong(expected, true)) continue;
@@ -99,6 +99,8 @@ void unguard(std::size_t slot) noexcept {
 }
 
 }  // namespace
+
+void install_sigbus_guard() noexcept { std::call_once(handler_installed, install_handler); }
 
 struct mapped_file::impl {
     boost::iostreams::mapped_file_source source;

@@ -21,9 +21,11 @@ result<void> bound_model::usable(bool allow_size_mismatch) const {
     if (first == nullptr) return {};
     error e = first->what;
     const auto others = data.problems.size() - 1;
-    if (others > 0)
+    if (others > 0) {
         e.hint += (e.hint.empty() ? "" : "\n  ") + std::string("(") + std::to_string(others) + " more problem" +
-                  (others == 1 ? "" : "s") + ": 'onnxstream inspect' lists them all)";
+                  (others == 1 ? "" : "s") + ": {" + std::to_string(e.remedies.size()) + "} lists them all)";
+        e.remedies.push_back({remedy::inspect_model, {}});
+    }
     return failure(std::move(e));
 }
 

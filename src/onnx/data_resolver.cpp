@@ -134,7 +134,7 @@ result<void> data_resolver::check_location_text(std::string_view location) {
         return failure(error_code::unsafe_location,
                        "refusing external data location '" + std::string(location) + "': " + why,
                        "a model may only reference data files inside its own folder; if you trust this model, "
-                       "pass the file with --data FILE");
+                       "pass the file with {0}", {{remedy::give_data_file, "FILE"}});
     }
     return {};
 }
@@ -179,7 +179,8 @@ result<std::optional<io::source_file>> data_resolver::try_candidate(const fs::pa
         return failure(error_code::unsafe_location,
                        "refusing to follow " + candidate.string() + ": it links to " + located->real_path().string() +
                            ", outside the model's folder",
-                       "if you trust this link, pass the file explicitly with --data " + located->real_path().string());
+                       "if you trust this link, pass the file explicitly with {0}",
+                       {{remedy::give_data_file, located->real_path().string()}});
     if (!guess_label.empty() && !located->is_regular()) {  // a FIFO or device is nobody's weights
         tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": not a regular file)");
         return nothing();
@@ -215,13 +216,15 @@ result<void> refuse_folder(std::string_view location, const fs::path& as_written
                        "the external data location '" + std::string(location) +
                            "' ends with a separator: it names a folder, not a file",
                        "the model is damaged (its location must name the data file): fix it, or pass the data file "
-                       "with --data FILE");
+                       "with {0}",
+                       {{remedy::give_data_file, "FILE"}});
     auto located = io::located_file::locate(as_written);
     if (located && located->is_directory())
         return failure(error_code::invalid_tensor,
                        "the external data location '" + std::string(location) + "' is a directory (" +
                            as_written.string() + "), not a file",
-                       "the model is damaged or the folder is not its data: pass the data file with --data FILE");
+                       "the model is damaged or the folder is not its data: pass the data file with {0}",
+                       {{remedy::give_data_file, "FILE"}});
     return {};
 }
 
@@ -241,9 +244,13 @@ std::vector<fs::path> data_like_files(const fs::path& folder) {
 failure not_found(std::string_view location, const std::vector<std::string>& tried) {
     std::string hint = "looked in:";
     for (const auto& t : tried) hint += "\n    " + t;
-    hint += "\n  pass the file with --data FILE, or the folder holding it with --data-dir DIR";
-    return failure(error_code::missing_data, "cannot find the external data file '" + std::string(location) + "'",
-                   std::move(hint));
+    hint += "\n  {0}";
+    error e;
+    e.code = error_code::missing_data;
+    e.message = "cannot find the external data file '" + std::string(location) + "'";
+    e.hint = std::move(hint);
+    e.remedies = {{remedy::give_data_location, {}}};
+    return failure(std::move(e));
 }
 
 }  // namespace

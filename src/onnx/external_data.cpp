@@ -34,11 +34,12 @@ std::uint64_t end_of(const tensor_info& tensor) {
 
 error guess_warning(const data_file& file) {
     const auto& where = *file.found;
-    return {error_code::missing_data,
-            "external data '" + file.location + "' does not resolve as written (no file " + where.as_written.string() +
-                "); ONNX Runtime will not find it. onnxstream guessed " + where.path.string() + " (" + where.how_text + ")",
-            "rename the file to " + where.as_written.string() + ", pass it with --data " + where.path.string() +
-                ", or run 'onnxstream merge' to embed the weights; --strict refuses guesses"};
+    return with_remedies({error_code::missing_data, "external data '" + file.location + "' does not resolve as written (no file " +
+                                                        where.as_written.string() + "); ONNX Runtime will not find it. onnxstream guessed " +
+                                                        where.path.string() + " (" + where.how_text + ")"},
+                         "rename the file to " + where.as_written.string() +
+                             ", pass it with {0}, or run {1} to embed the weights; {2} refuses guesses",
+                         {{remedy::give_data_file, where.path.string()}, {remedy::embed_weights, {}}, {remedy::refuse_guesses, {}}});
 }
 
 }  // namespace
@@ -142,14 +143,15 @@ void bind_tensor(const model_file& model, std::uint32_t t, std::uint32_t file_in
     file.bytes_needed = std::max(file.bytes_needed, binding.offset + binding.length);
     file.bytes_referenced += binding.length;
     binding.usable = true;
-    if (tensor.expected_bytes && *tensor.expected_bytes != binding.length)
-        data.problems.push_back(
-            {t, file_index,
-             tensor_problem(model, tensor, error_code::size_mismatch,
-                            tensor_name + " has " + std::to_string(binding.length) + " bytes in " + file.location +
-                                " but its dims and type (" + data_type_name(tensor.data_type) + ") need " +
-                                std::to_string(*tensor.expected_bytes),
-                            "the model or its data file is damaged; --allow-size-mismatch copies the bytes anyway")});
+    if (tensor.expected_bytes && *tensor.expected_bytes != binding.length) {
+        auto e = tensor_problem(model, tensor, error_code::size_mismatch,
+                                tensor_name + " has " + std::to_string(binding.length) + " bytes in " + file.location +
+                                    " but its dims and type (" + data_type_name(tensor.data_type) + ") need " +
+                                    std::to_string(*tensor.expected_bytes),
+                                "the model or its data file is damaged; {0} copies the bytes anyway");
+        e.remedies = {{remedy::accept_size_mismatch, {}}};
+        data.problems.push_back({t, file_index, std::move(e)});
+    }
     data.tensors.push_back(binding);
 }
 
@@ -208,11 +210,13 @@ std::optional<io::sha1_digest> expected_sha1(const tensor_info& tensor, std::vec
 
 error checksum_mismatch(std::string_view tensor_name, const io::sha1_digest& expected, const io::sha1_digest& found,
                         bool fatal, std::string_view where) {
-    return {error_code::checksum_mismatch,
+    error e{error_code::checksum_mismatch,
             "the bytes of tensor '" + std::string(tensor_name) + "' " + (where.empty() ? "" : std::string(where) + " ") +
                 "do not match its SHA-1 checksum (expected " + io::to_hex(expected) + ", found " + io::to_hex(found) + ")",
             fatal ? "the data file is damaged or belongs to another model; fetch it again"
-                  : "the data file may be damaged; --strict makes this an error"};
+                  : "the data file may be damaged; {0} makes this an error"};
+    if (!fatal) e.remedies = {{remedy::refuse_guesses, {}}};
+    return e;
 }
 
 std::vector<std::byte> encode_string_entry(std::string_view key, std::string_view value) {

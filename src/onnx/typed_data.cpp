@@ -120,7 +120,7 @@ result<std::uint64_t> typed_to_raw(const message_tree& tree, const tensor_info& 
         return failure(error_code::size_mismatch,
                        "tensor '" + std::string(tensor.name) + "' holds " + std::to_string(out.size()) +
                            " bytes of typed values but its dims need " + std::to_string(expected),
-                       "the model is damaged; pass --allow-size-mismatch to keep it as it is");
+                       "the model is damaged; pass {0} to keep it as it is", {{remedy::accept_size_mismatch, {}}});
     return out.size();
 }
 

@@ -68,7 +68,7 @@ public:
         if (!half && graph.opset("") != 0 && graph.opset("") < 13)
             return failure(error_code::unsupported,
                            "bfloat16 needs opset 13 or later; this model imports opset " + std::to_string(graph.opset("")),
-                           "convert with --dtype fp16, or upgrade the model's opset first");
+                           "convert with {0}, or upgrade the model's opset first", {{remedy::choose_dtype, "fp16"}});
         detail::typing_options typing;
         typing.target = target_;
         typing.keep_io_types = options_.keep_io_types;
@@ -137,7 +137,8 @@ private:
                 error e{error_code::size_mismatch,
                         "tensor '" + std::string(tensor.name) + "' has " + std::to_string(b.input_length) +
                             " bytes but its dims and type need " + std::to_string(*tensor.expected_bytes),
-                        "the model is damaged; --allow-size-mismatch converts the bytes anyway"};
+                        "the model is damaged; {0} converts the bytes anyway"};
+                e.remedies = {{remedy::accept_size_mismatch, {}}};
                 e.field_path = model_.tree.path(tensor.message);
                 if (!options_.allow_size_mismatch) return failure(std::move(e));
                 report_.warnings.push_back(std::move(e));

@@ -28,11 +28,11 @@ std::string data_file_name(const std::string& data_name, std::uint64_t shard_siz
     return count > 1 || shard_size > 0 ? shard_name(data_name, index, count) : data_name;
 }
 
-result<void> check_not_model(const std::filesystem::path& path, const std::filesystem::path& output,
-                             std::string_view hint) {
+result<void> check_not_model(const std::filesystem::path& path, const std::filesystem::path& output, remedy change) {
     if (path.filename() == output.filename())
         return failure(error_code::invalid_argument, "the data file and the model would both be " + path.string(),
-                       std::string(hint));
+                       change == remedy::choose_output ? "choose another output name with {0}" : "choose another {0}",
+                       {{change, {}}});
     return {};
 }
 

@@ -51,8 +51,9 @@ private:
 [[nodiscard]] std::string data_file_name(const std::string& data_name, std::uint64_t shard_size, std::uint32_t index,
                                          std::uint32_t count);
 
-/// Refuses data file `path` when it would be the model output itself.
+/// Refuses data file `path` when it would be the model output itself; the hint names
+/// `change` (another data name, or another output).
 [[nodiscard]] result<void> check_not_model(const std::filesystem::path& path, const std::filesystem::path& output,
-                                           std::string_view hint = "choose another --data-name");
+                                           remedy change = remedy::choose_data_name);
 
 }  // namespace onnxstream::ops

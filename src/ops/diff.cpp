@@ -186,8 +186,10 @@ result<model_side> open_side(const fs::path& path, const onnx::resolve_options& 
         auto e = problem->what;
         e.message = path.string() + ": " + e.message;
         if (e.code == error_code::missing_data)
-            e.hint = "diff looks for external data beside each model, as merge does without flags; put the file "
-                     "there, or merge the model with --data first";
+            e = with_remedies(std::move(e),
+                              "diff looks for external data beside each model, as merge does without flags; put the file "
+                              "there, or merge the model with {0} first",
+                              {{remedy::give_data_file, {}}});
         return failure(std::move(e));
     }
     side.tensor_of_message.assign(side.tree().messages().size(), no_index);

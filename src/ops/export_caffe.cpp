@@ -180,7 +180,8 @@ public:
         report_.dialect = options_.dialect == caffe::dialect::opencv ? "opencv" : "bvlc";
         if (options_.check && !caffe::opencv_available())
             return failure(error_code::unsupported, "this build of onnxstream has no OpenCV, which --check runs the export in",
-                           "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild, or leave out --check");
+                           "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild, or leave out {0}",
+                           {{remedy::leave_out_check, {}}});
         name_outputs();
 
         ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data));
@@ -315,7 +316,7 @@ private:
             ONNXSTREAM_ASSIGN(const auto declared, read_declared_shape(graph_.tree(), f.child));
             if (!declared.known)
                 return failure(error_code::invalid_argument, "the input '" + name + "' has no declared shape",
-                               "give it with --input-shape " + name + "=1,3,224,224");
+                               "give it with {0}", {{remedy::give_input_shape, name + "=1,3,224,224"}});
             caffe::shape s;
             for (std::size_t i = 0; i < declared.dims.size(); ++i) {
                 if (declared.dims[i]) {
@@ -327,7 +328,8 @@ private:
                     return failure(error_code::invalid_argument,
                                    "the input '" + name + "' has a symbolic dimension '" + declared.symbols[i] + "' at axis " +
                                        std::to_string(i),
-                                   "Caffe needs static shapes; give one with --input-shape " + name + "=1,3,224,224");
+                                   "Caffe needs static shapes; give one with {0}",
+                                   {{remedy::give_input_shape, name + "=1,3,224,224"}});
                 }
             }
             out[name] = s;
@@ -335,7 +337,7 @@ private:
         for (const auto& [name, s] : options_.input_shapes)
             if (!names.contains(name))
                 return failure(error_code::invalid_argument, "--input-shape names '" + name + "', which is not an input of the model",
-                               "the inputs are listed by 'onnxstream inspect'");
+                               "the inputs are listed by {0}", {{remedy::inspect_model, {}}});
         return out;
     }
 

@@ -106,7 +106,8 @@ private:
                 error e{error_code::size_mismatch,
                         "tensor '" + std::string(tensor.name) + "' has " + std::to_string(length) +
                             " bytes of raw_data but its dims and type need " + std::to_string(*tensor.expected_bytes),
-                        "the model is damaged; --allow-size-mismatch moves the bytes anyway"};
+                        "the model is damaged; {0} moves the bytes anyway"};
+                e.remedies = {{remedy::accept_size_mismatch, {}}};
                 e.field_path = model_.tree.path(tensor.message);
                 if (!options_.allow_size_mismatch) return failure(std::move(e));
                 report_.warnings.push_back(std::move(e));
@@ -262,19 +263,21 @@ private:
             return failure(error_code::output_is_input,
                            "the output " + path.string() + " is a file the input model " + model_path_.string() +
                                " still needs",
-                           "choose another --data-name, or repack in place (-o " + model_path_.string() +
-                               " --force) so that the model is replaced with its data");
+                           "choose another {0}, or repack in place ({1}) so that the model is replaced with its data",
+                           {{remedy::choose_data_name, {}}, {remedy::repack_in_place, model_path_.string()}});
         if (!options_.force)
             return failure(error_code::output_is_input, "the output " + path.string() + " is one of the inputs",
-                           "pass --force to repack in place (the old files are replaced only once the new ones "
-                           "are complete), or write elsewhere with -o");
+                           "{0} to repack in place (the old files are replaced only once the new ones "
+                           "are complete), or write elsewhere with {1}",
+                           {{remedy::replace_output, {}}, {remedy::choose_output, {}}});
         std::error_code ec;
         if (fs::is_directory(path, ec))
             return failure(error_code::invalid_argument, "the output " + path.string() + " is a directory",
-                           "give a file name with -o");
+                           "give a file name with {0}", {{remedy::choose_output, {}}});
         if (!fs::is_regular_file(fs::symlink_status(path, ec)))
             return failure(error_code::invalid_argument, "the output " + path.string() + " is not a regular file",
-                           "onnxstream only replaces regular files; write the result elsewhere with -o");
+                           "onnxstream only replaces regular files; write the result elsewhere with {0}",
+                           {{remedy::choose_output, {}}});
         return {};
     }
 

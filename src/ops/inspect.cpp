@@ -150,7 +150,10 @@ void summarize_data_files(const external_data& data, inspect_report& report) {
         summary.bytes_referenced = file.bytes_referenced;
         for (const auto* p : problems_of[f]) {
             summary.problems.push_back(p->what.message);
-            if (p->what.code == error_code::missing_data) summary.hint = p->what.hint;
+            if (p->what.code == error_code::missing_data) {
+                summary.hint = p->what.hint;
+                summary.remedies = p->what.remedies;
+            }
         }
         report.data_files.push_back(std::move(summary));
     }

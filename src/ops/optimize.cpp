@@ -149,7 +149,7 @@ private:
         const auto computed = computed_tensors();
         const auto computed_external = choose_computed_external(computed, plan.spill_source, entries);
         if (!entries.empty()) {
-            ONNXSTREAM_TRY(check_not_model(data_path, report_.output, "choose another output name with -o"));
+            ONNXSTREAM_TRY(check_not_model(data_path, report_.output, remedy::choose_output));
             ONNXSTREAM_TRY(check_output(data_path, inputs, options_.force));
         }
         ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
@@ -264,8 +264,10 @@ private:
         auto planned = plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit});
         if (!planned && planned.error().code == error_code::too_large && !external) {
             auto e = std::move(planned).error();
-            e.hint = "the optimized model does not fit in one .onnx file; move its weights out first with "
-                     "'onnxstream repack', then optimize that";
+            e = with_remedies(std::move(e),
+                              "the optimized model does not fit in one .onnx file; move its weights out first with "
+                              "{0}, then optimize that",
+                              {{remedy::keep_external_data, {}}});
             return failure(std::move(e));
         }
         return planned;
@@ -298,7 +300,8 @@ private:
             return failure(error_code::invalid_argument,
                            "--reuse-data needs the data file " + file.found->path.string() + " inside the output's folder " +
                                folder.string(),
-                           "write the output beside the input model, or leave out --reuse-data to write a new data file");
+                           "write the output beside the input model, or leave out {0} to write a new data file",
+                           {{remedy::reuse_data, {}}});
         const auto location = data_real.lexically_relative(folder_real).generic_string();
         if (location == file.location) return {};
         plan.sites[site] = graph::external_location{location, binding.offset, binding.length};

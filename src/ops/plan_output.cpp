@@ -24,23 +24,26 @@ result<void> check_output(const fs::path& output, std::span<const io::file_ident
     std::error_code ec;
     if (fs::is_directory(output, ec))
         return failure(error_code::invalid_argument, "the output " + output.string() + " is a directory",
-                       "give a file name with -o");
+                       "give a file name with {0}", {{remedy::choose_output, {}}});
     if (const auto identity = io::identity_of(output)) {
         for (const auto& input : inputs)
             if (*identity == input)
                 return failure(error_code::output_is_input,
                                "the output " + output.string() + " is one of the inputs",
-                               "write to another file with -o; onnxstream never overwrites its inputs");
+                               "write to another file with {0}; onnxstream never overwrites its inputs",
+                               {{remedy::choose_output, {}}});
     }
     // What is there, not what a link points at: a dangling link exists too, and only a
     // regular file may be replaced (never a FIFO, a device such as /dev/null, a link).
     const auto status = fs::symlink_status(output, ec);
     if (fs::exists(status) && !force)
         return failure(error_code::output_exists, "the output " + output.string() + " already exists",
-                       "pass --force to replace it, or choose another name with -o");
+                       "{0} to replace it, or choose another name with {1}",
+                       {{remedy::replace_output, {}}, {remedy::choose_output, {}}});
     if (fs::exists(status) && !fs::is_regular_file(status))
         return failure(error_code::invalid_argument, "the output " + output.string() + " is not a regular file",
-                       "onnxstream only replaces regular files; remove it or choose another name with -o");
+                       "onnxstream only replaces regular files; remove it or choose another name with {0}",
+                       {{remedy::choose_output, {}}});
     return {};
 }
 

@@ -71,7 +71,7 @@ result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kin
     guarded();
     for (auto& t : threads) t.join();
     if (threw.load())
-        return failure(error_code::io, "out of memory while hashing", "free memory or use fewer --threads");
+        return failure(error_code::io, "out of memory while hashing", "free memory or use fewer {0}", {{remedy::fewer_threads, {}}});
     if (stopped.load()) return failure(error_code::interrupted, "interrupted; nothing was changed");
     return total;
 }

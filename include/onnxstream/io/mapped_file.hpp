@@ -71,4 +71,11 @@ private:
     std::vector<byte_range> private_pages_;  // sorted page ranges copied in by copy_in_except
 };
 
+/// Installs the SIGBUS guard now; idempotent. The guard is process-wide and stays for the
+/// life of the process; without this call the first mapping installs it. A front end calls
+/// it at start-up, before it starts threads, so that the handler is in place whatever maps
+/// first; a front end that wants a SIGBUS handler of its own installs it before this call
+/// (the guard chains to it for faults outside guarded mappings), never after.
+void install_sigbus_guard() noexcept;
+
 }  // namespace onnxstream::io

@@ -68,8 +68,8 @@ public:
     [[nodiscard]] virtual const char* name() const noexcept = 0;
 };
 
-/// The writer for `backend`: `automatic` picks io_uring when the kernel allows it (and
-/// the environment variable ONNXSTREAM_WRITER is not `portable`), else portable.
+/// The writer for `backend`: `automatic` picks io_uring when the kernel allows it, else
+/// portable. (No environment variable counts: a front end turns one into `backend`.)
 [[nodiscard]] std::unique_ptr<plan_writer> make_writer(writer_backend backend = writer_backend::automatic);
 
 /// The portable backend, always available.

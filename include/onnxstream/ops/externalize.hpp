@@ -42,6 +42,18 @@ struct externalize_options : rewrite_options {
     bool allow_in_place = false;
 };
 
+/// split or repack: one engine, two sets of defaults.
+enum class externalize_kind : std::uint8_t { split, repack };
+
+/// The options `kind` starts from: split writes <stem>.split.onnx; repack writes
+/// <stem>.repacked.onnx and, with `force`, may replace the model's own files.
+[[nodiscard]] inline externalize_options externalize_defaults(externalize_kind kind) {
+    externalize_options options;
+    options.output_suffix = kind == externalize_kind::split ? "split" : "repacked";
+    options.allow_in_place = kind == externalize_kind::repack;
+    return options;
+}
+
 struct externalize_report {
     std::filesystem::path input;
     std::filesystem::path output;

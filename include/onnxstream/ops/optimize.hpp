@@ -40,6 +40,19 @@ struct pass_result {
     std::vector<passes::finding> findings;  // every round's, skips reported once
 };
 
+/// What one pass changed, summed over its findings (what optimize prints per pass).
+struct pass_totals {
+    std::uint64_t nodes = 0;
+    std::uint64_t initializers = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t value_info = 0;
+    std::uint64_t functions = 0;
+    std::uint64_t folded = 0;
+    std::uint64_t branches = 0;
+    std::uint64_t skipped = 0;
+};
+[[nodiscard]] pass_totals totals(const pass_result& pass);
+
 struct model_counts {
     std::uint64_t nodes = 0;              // in every graph, subgraph and function
     std::uint64_t main_graph_nodes = 0;
