@@ -22,6 +22,7 @@ constexpr std::array categories{
     finding_category{finding_kind::folded_shape, "folded_shapes", "shapes folded"},
     finding_category{finding_kind::nop_node, "nop_nodes", "no-op nodes"},
     finding_category{finding_kind::fused_node, "fused_nodes", "nodes that fuse"},
+    finding_category{finding_kind::skipped, "skipped", "left alone, and why"},
 };
 
 void write_names(json_writer& json, const std::vector<std::string>& names) {

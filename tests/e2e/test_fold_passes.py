@@ -344,6 +344,16 @@ def test_pads_that_would_change_the_result_are_not_fused(tmp_path, onnxstream):
     skips = skip_details(report)
     for *_, reason in cases:
         assert any("not fused" in s and reason in s for s in skips), (reason, skips)
+    # analyze names the same skips, with their reasons, in --json and in its text.
+    analyzed = run_cli(["analyze", path, "--json"])
+    assert analyzed.returncode == 0, describe(analyzed)
+    doc = json.loads(analyzed.stdout)
+    left = [f["detail"] for f in doc["scopes"][0]["skipped"]]
+    for *_, reason in cases:
+        assert any("not fused" in s and reason in s for s in left), (reason, left)
+    assert doc["summary"]["skipped"]["count"] == len(left)
+    text = run_cli(["analyze", path]).stdout
+    assert "left alone, and why" in text and "channel axis" in text, text
     inputs = {"X": rng.standard_normal((1, 3, 6, 6)).astype(np.float32)}
     expected, got = ort_run(path, inputs), ort_run(out, inputs)
     for y in outputs:
