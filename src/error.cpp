@@ -25,6 +25,31 @@ const char* to_string(error_code code) noexcept {
     return "unknown";
 }
 
+const char* to_string(remedy change) noexcept {
+    switch (change) {
+        case remedy::replace_output: return "replace_output";
+        case remedy::choose_output: return "choose_output";
+        case remedy::give_data_file: return "give_data_file";
+        case remedy::give_data_folder: return "give_data_folder";
+        case remedy::give_data_location: return "give_data_location";
+        case remedy::refuse_guesses: return "refuse_guesses";
+        case remedy::accept_size_mismatch: return "accept_size_mismatch";
+        case remedy::choose_data_name: return "choose_data_name";
+        case remedy::repack_in_place: return "repack_in_place";
+        case remedy::keep_external_data: return "keep_external_data";
+        case remedy::embed_weights: return "embed_weights";
+        case remedy::inspect_model: return "inspect_model";
+        case remedy::optimize_first: return "optimize_first";
+        case remedy::give_input_shape: return "give_input_shape";
+        case remedy::choose_dialect: return "choose_dialect";
+        case remedy::fewer_threads: return "fewer_threads";
+        case remedy::leave_out_check: return "leave_out_check";
+        case remedy::reuse_data: return "reuse_data";
+        case remedy::choose_dtype: return "choose_dtype";
+    }
+    return "unknown";
+}
+
 std::string error::describe() const {
     std::string text = message;
     if (!field_path.empty()) text += " (at " + field_path + ")";
@@ -38,6 +63,12 @@ error os_failure(std::string what, std::error_code os, std::string hint) {
     e.message = std::move(what) + ": " + os.message();
     e.hint = std::move(hint);
     e.os_error = os;
+    return e;
+}
+
+error with_remedies(error e, std::string hint, std::vector<remedy_step> steps) {
+    e.hint = std::move(hint);
+    e.remedies = std::move(steps);
     return e;
 }
 

@@ -18,6 +18,11 @@ struct failure {
     explicit failure(error e) : value(std::move(e)) {}
     failure(error_code code, std::string message, std::string hint = {})
         : value(code, std::move(message), std::move(hint)) {}
+    /// `hint` names `steps` as {0}, {1} ... (see error.hpp).
+    failure(error_code code, std::string message, std::string hint, std::vector<remedy_step> steps)
+        : value(code, std::move(message), std::move(hint)) {
+        value.remedies = std::move(steps);
+    }
 };
 
 template <class T>

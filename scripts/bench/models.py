@@ -5,6 +5,11 @@
     models.py external DIR BYTES [--tensor-size N]   DIR/model.onnx + DIR/model.onnx.data
     models.py embedded FILE BYTES [--tensor-size N]  one self-contained .onnx (< 2 GiB)
     models.py graph FILE NODES                       a metadata-heavy graph, tiny weights
+    models.py tiny FILE COUNT                        COUNT initializers of 16 bytes each
+    models.py int64 FILE BYTES                       one INT64 initializer: BYTES of packed int64_data
+    models.py dims FILE BYTES                        initializers holding BYTES of dims (all 1)
+    models.py unknown FILE BYTES                     a tiny model with an unknown ModelProto field
+                                                     of BYTES (sparse zeros: no disk used)
 
 The weight models are a chain y = x + w0 + w1 + ... over float32 vectors, one initializer
 per tensor-size bytes (default 16 MiB), filled with seeded random bytes. The external one
@@ -159,19 +164,101 @@ def write_graph(path: Path, nodes: int) -> None:
     path.write_bytes(model.SerializeToString())
 
 
+def write_graph_fields(path: Path, graph: onnx.GraphProto, fields: list[bytes], trailer: bytes = b"") -> None:
+    """A model whose graph is `graph` followed by the already encoded GraphProto `fields`
+    (protobuf parsers accept fields in any order); `trailer` is appended to the ModelProto
+    after the graph field."""
+    graph_bytes = graph.SerializeToString()
+    graph_length = len(graph_bytes) + sum(len(f) for f in fields)
+    skeleton = model_of(onnx.GraphProto())
+    skeleton.ClearField("graph")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as out:
+        out.write(skeleton.SerializeToString() + length_field(7, graph_length))  # ModelProto.graph = 7
+        out.write(graph_bytes)
+        for f in fields:
+            out.write(f)
+        out.write(trailer)
+
+
+def identity_graph(name: str) -> onnx.GraphProto:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+    return helper.make_graph([helper.make_node("Identity", ["x"], ["y"], name="out")], name, [x], [y])
+
+
+def initializer_field(tensor: bytes) -> bytes:
+    return length_field(5, len(tensor)) + tensor  # GraphProto.initializer = 5
+
+
+def write_tiny(path: Path, count: int) -> None:
+    """`count` float32 initializers of 4 values each (16 bytes of raw_data), named like the
+    layers of a big exported network: about 73 bytes of metadata per tensor."""
+    rng = np.random.default_rng(SEED)
+    raw = rng.bytes(16 * count)
+    fields = []
+    for i in range(count):
+        tensor = TensorProto(name=f"/model/layers.{i // 64}/block.{i % 64}/attention.query.weight", data_type=TensorProto.FLOAT,
+                             dims=[4], raw_data=raw[16 * i:16 * i + 16])
+        fields.append(initializer_field(tensor.SerializeToString()))
+    write_graph_fields(path, identity_graph("tiny_initializers"), fields)
+
+
+def write_int64(path: Path, payload_bytes: int) -> None:
+    """One INT64 initializer whose values sit in a packed int64_data field of about
+    `payload_bytes`: every value in [2^28, 2^35), so each takes 5 varint bytes and 8 bytes
+    once split converts it to raw_data."""
+    count = max(1, payload_bytes // 5)
+    rng = np.random.default_rng(SEED)
+    values = rng.integers(1 << 28, 1 << 35, size=count, dtype=np.int64)
+    encoded = np.empty((count, 5), dtype=np.uint8)
+    for k in range(4):
+        encoded[:, k] = ((values >> (7 * k)) & 0x7F) | 0x80
+    encoded[:, 4] = values >> 28
+    head = TensorProto(name="packed_int64", data_type=TensorProto.INT64, dims=[count]).SerializeToString()
+    data = encoded.tobytes()
+    tensor = head + length_field(7, len(data)) + data  # TensorProto.int64_data = 7
+    write_graph_fields(path, identity_graph("packed_int64"), [initializer_field(tensor)])
+
+
+def write_dims(path: Path, dims_bytes: int, tensors: int = 100) -> None:
+    """`tensors` float32 initializers of one value each whose dims (all 1, one byte each,
+    packed) add up to `dims_bytes`."""
+    per_tensor = max(1, dims_bytes // tensors)
+    dims = b"\x01" * per_tensor
+    fields = []
+    for i in range(tensors):
+        head = TensorProto(name=f"many_dims_{i}", data_type=TensorProto.FLOAT,
+                           raw_data=np.float32(i).tobytes()).SerializeToString()
+        fields.append(initializer_field(head + length_field(1, len(dims)) + dims))  # TensorProto.dims = 1
+    write_graph_fields(path, identity_graph("many_dims"), fields)
+
+
+def write_unknown(path: Path, payload_bytes: int) -> None:
+    """The identity model with a ModelProto field no ONNX version defines (number 1000),
+    holding `payload_bytes` of zeros written as a hole: the file takes no disk space."""
+    write_graph_fields(path, identity_graph("unknown_field"), [])
+    with open(path, "r+b") as out:
+        out.seek(0, os.SEEK_END)
+        out.write(length_field(1000, payload_bytes))
+        out.truncate(out.tell() + payload_bytes)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("kind", choices=("external", "embedded", "graph"))
+    parser.add_argument("kind", choices=("external", "embedded", "graph", "tiny", "int64", "dims", "unknown"))
     parser.add_argument("path", type=Path)
-    parser.add_argument("amount", type=int, help="bytes of weights, or nodes for 'graph'")
+    parser.add_argument("amount", type=int, help="bytes of weights, nodes for 'graph', tensors for 'tiny'")
     parser.add_argument("--tensor-size", type=int, default=16 << 20)
     args = parser.parse_args()
     if args.kind == "external":
         write_external(args.path, args.amount, args.tensor_size)
     elif args.kind == "embedded":
         write_embedded(args.path, args.amount, args.tensor_size)
-    else:
+    elif args.kind == "graph":
         write_graph(args.path, args.amount)
+    else:
+        {"tiny": write_tiny, "int64": write_int64, "dims": write_dims, "unknown": write_unknown}[args.kind](args.path, args.amount)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #include <onnxstream/caffe/caffemodel_writer.hpp>
 
 #include <onnxstream/caffe/fields.hpp>
-#include <onnxstream/passes/encoded_message.hpp>
+#include <onnxstream/proto/encoded_message.hpp>
 #include <onnxstream/proto/varint.hpp>
 
 #include <bit>
@@ -10,7 +10,7 @@
 namespace onnxstream::caffe {
 namespace {
 
-using passes::encoded_message;
+using proto::encoded_message;
 
 constexpr std::uint64_t protobuf_limit = (1ULL << 31) - 1;
 

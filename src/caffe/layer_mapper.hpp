@@ -20,8 +20,8 @@
 namespace onnxstream::caffe::detail {
 
 
-using passes::none;
-using passes::name_id;
+using graph::none;
+using graph::name_id;
 
 // Caffe's pooling output size (pooling_layer.cpp): ceil, then a window starting in the
 // padding is dropped; OpenCV's `ceil_mode: false` floors instead.
@@ -53,7 +53,7 @@ struct refused {
 
 class mapper {
 public:
-    mapper(const passes::graph_model& model, const passes::tensor_reader& reader, weight_store& weights,
+    mapper(const graph::graph_model& model, const graph::tensor_reader& reader, weight_store& weights,
            const mapping_options& options)
         : model_(model), index_(model), reader_(reader), weights_(weights), options_(options) {}
 
@@ -66,15 +66,15 @@ private:
 
     std::string text(name_id id) const { return std::string(model_.text(id)); }
 
-    std::optional<passes::constant> constant_at(std::uint32_t n, std::size_t slot) const {
+    std::optional<graph::constant> constant_at(std::uint32_t n, std::size_t slot) const {
         if (slot >= model_.nodes[n].inputs.size()) return std::nullopt;
-        return passes::find_constant(model_, index_, index_.input(n, slot));
+        return graph::find_constant(model_, index_, index_.input(n, slot));
     }
     bool has_input(std::uint32_t n, std::size_t slot) const {
         return slot < model_.nodes[n].inputs.size() && model_.nodes[n].inputs[slot] != 0;
     }
-    result<std::vector<double>> values(const passes::constant& c) const {
-        return passes::constant_elements(model_, reader_, c);
+    result<std::vector<double>> values(const graph::constant& c) const {
+        return graph::constant_elements(model_, reader_, c);
     }
     // The values of input `slot`: a constant, or integers known from static shapes
     // (Shape -> Gather -> Concat chains as PyTorch exports them). Empty when neither.
@@ -152,7 +152,7 @@ private:
                                   std::move(detail)});
     }
 
-    result<blob> constant_blob(const passes::constant& c, shape s) {
+    result<blob> constant_blob(const graph::constant& c, shape s) {
         blob b;
         b.shape = std::move(s);
         ONNXSTREAM_ASSIGN(b.data, weights_.constant_data(c));
@@ -219,7 +219,7 @@ private:
                           std::optional<blob> bias, shape out_shape);
 
     // B [K, N] -> [N, K] floats.
-        result<std::vector<float>> transposed(const passes::constant& b, double scale) const;
+        result<std::vector<float>> transposed(const graph::constant& b, double scale) const;
 
         outcome gemm(std::uint32_t n);
 
@@ -265,9 +265,9 @@ private:
 
         outcome resize(std::uint32_t n);
 
-    const passes::graph_model& model_;
-    const passes::graph_index index_;
-    const passes::tensor_reader& reader_;
+    const graph::graph_model& model_;
+    const graph::graph_index index_;
+    const graph::tensor_reader& reader_;
     weight_store& weights_;
     const mapping_options& options_;
     mapping out_;

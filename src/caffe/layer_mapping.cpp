@@ -37,7 +37,7 @@ result<mapping> mapper::run() {
             for (const auto o : model_.nodes[n].outputs) used_blobs_.insert(std::string(model_.text(o)));
     for (std::size_t i = 0; i < main.inputs.size(); ++i) {
         const auto v = index_.resolve(0, main.inputs[i]);
-        if (v == none || index_.at(v).kind != passes::value_kind::graph_input) continue;
+        if (v == none || index_.at(v).kind != graph::value_kind::graph_input) continue;
         const auto name = std::string(model_.text(main.inputs[i]));
         used_blobs_.insert(name);
         const auto found = options_.input_shapes.find(name);
@@ -534,7 +534,7 @@ mapper::outcome mapper::batchnorm(std::uint32_t n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     if (attr_int(n, "training_mode", 0) != 0) return refuse("it is in training mode", "export an inference-mode model");
     const auto& in = in_shape(n, 0);
-    std::array<std::optional<passes::constant>, 4> p;
+    std::array<std::optional<graph::constant>, 4> p;
     for (std::size_t i = 0; i < 4; ++i) {
         p[i] = constant_at(n, i + 1);
         if (!p[i]) return refuse("its scale, bias, mean or variance is not a constant", "export an inference-mode model");
@@ -590,7 +590,7 @@ mapper::outcome mapper::lrn(std::uint32_t n) {
 
 }  // namespace detail
 
-result<mapping> map_graph(const passes::graph_model& model, const passes::tensor_reader& reader, weight_store& weights,
+result<mapping> map_graph(const graph::graph_model& model, const graph::tensor_reader& reader, weight_store& weights,
                           const mapping_options& options) {
     return detail::mapper(model, reader, weights, options).run();
 }

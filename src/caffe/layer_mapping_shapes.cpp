@@ -14,7 +14,7 @@ mapper::outcome mapper::inner_product(std::uint32_t n, const std::string& input,
     return ok();
 }
 
-result<std::vector<float>> mapper::transposed(const passes::constant& b, double scale) const {
+result<std::vector<float>> mapper::transposed(const graph::constant& b, double scale) const {
     ONNXSTREAM_ASSIGN(const auto v, values(b));
     const auto k = static_cast<std::size_t>(b.dims[0]);
     const auto nn = static_cast<std::size_t>(b.dims[1]);

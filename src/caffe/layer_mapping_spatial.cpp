@@ -49,7 +49,7 @@ mapper::outcome mapper::conv(std::uint32_t n) {
     const auto channels_out = w->dims[0];
     if (group < 1 || in[1] != w->dims[1] * group || channels_out % group != 0)
         return refuse("its weight shape does not match the input channels and group", "check the model with onnx.checker");
-    std::optional<passes::constant> bias;
+    std::optional<graph::constant> bias;
     if (has_input(n, 2)) {
         bias = constant_at(n, 2);
         if (!bias) return refuse("its bias is not a constant", "export with a constant bias");
@@ -148,7 +148,7 @@ mapper::outcome mapper::conv_transpose(std::uint32_t n) {
         if (os->size() != 2 || (*os)[0] != out_shape[2] || (*os)[1] != out_shape[3])
             return refuse("output_shape asks for a size Deconvolution cannot produce", "export without output_shape");
     }
-    std::optional<passes::constant> bias;
+    std::optional<graph::constant> bias;
     if (has_input(n, 2)) {
         bias = constant_at(n, 2);
         if (!bias) return refuse("its bias is not a constant", "export with a constant bias");

@@ -1,8 +1,8 @@
 #include <onnxstream/caffe/reference_evaluator.hpp>
 
 #include <onnxstream/caffe/layer_mapping.hpp>
-#include <onnxstream/passes/constant_values.hpp>
-#include <onnxstream/passes/graph_index.hpp>
+#include <onnxstream/graph/constant_values.hpp>
+#include <onnxstream/graph/graph_index.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 namespace onnxstream::caffe {
 namespace {
 
-using passes::none;
+using graph::none;
 using dims = std::vector<std::int64_t>;
 
 std::size_t count_of(const dims& s) {
@@ -26,7 +26,7 @@ std::size_t sz(std::int64_t v) { return static_cast<std::size_t>(v); }
 
 class evaluator {
 public:
-    evaluator(const passes::graph_model& model, const passes::tensor_reader& reader) : model_(model), index_(model), reader_(reader) {}
+    evaluator(const graph::graph_model& model, const graph::tensor_reader& reader) : model_(model), index_(model), reader_(reader) {}
 
     result<std::map<std::string, dense_tensor>> run(const std::map<std::string, dense_tensor>& inputs) {
         values_ = inputs;
@@ -63,11 +63,11 @@ private:
     result<dense_tensor> input(std::uint32_t n, std::size_t slot) {
         const auto name = std::string(model_.text(model_.nodes[n].inputs[slot]));
         if (const auto found = values_.find(name); found != values_.end()) return found->second;
-        const auto c = passes::find_constant(model_, index_, index_.input(n, slot));
+        const auto c = graph::find_constant(model_, index_, index_.input(n, slot));
         if (!c) return failure(error_code::unsupported, "the value '" + name + "' is not known to the reference evaluator");
         dense_tensor t;
         t.shape = c->dims;
-        ONNXSTREAM_ASSIGN(t.values, passes::constant_elements(model_, reader_, *c, 1ULL << 31));
+        ONNXSTREAM_ASSIGN(t.values, graph::constant_elements(model_, reader_, *c, 1ULL << 31));
         return t;
     }
     void set(std::uint32_t n, std::size_t slot, dense_tensor t, bool integer = false) {
@@ -82,7 +82,7 @@ private:
         const auto name = std::string(model_.text(model_.nodes[n].inputs[slot]));
         if (integer_.contains(name)) return true;
         if (values_.contains(name)) return false;
-        const auto c = passes::find_constant(model_, index_, index_.input(n, slot));
+        const auto c = graph::find_constant(model_, index_, index_.input(n, slot));
         return c && c->data_type != 1 && c->data_type != 10 && c->data_type != 11 && c->data_type != 16;
     }
 
@@ -137,11 +137,11 @@ private:
     result<void> node(std::uint32_t n) {
         const auto& op = model_.nodes[n].op_type;
         if (op == "Constant") {
-            const auto c = passes::find_constant(model_, index_, index_.output(n, 0));
+            const auto c = graph::find_constant(model_, index_, index_.output(n, 0));
             if (!c) return failure(error_code::unsupported, "a Constant the reference evaluator cannot read");
             dense_tensor t;
             t.shape = c->dims;
-            ONNXSTREAM_ASSIGN(t.values, passes::constant_elements(model_, reader_, *c, 1ULL << 31));
+            ONNXSTREAM_ASSIGN(t.values, graph::constant_elements(model_, reader_, *c, 1ULL << 31));
             set(n, 0, std::move(t));
             return {};
         }
@@ -779,16 +779,16 @@ private:
         return {};
     }
 
-    const passes::graph_model& model_;
-    const passes::graph_index index_;
-    const passes::tensor_reader& reader_;
+    const graph::graph_model& model_;
+    const graph::graph_index index_;
+    const graph::tensor_reader& reader_;
     std::map<std::string, dense_tensor> values_;
     std::set<std::string> integer_;
 };
 
 }  // namespace
 
-result<std::map<std::string, dense_tensor>> evaluate_onnx(const passes::graph_model& model, const passes::tensor_reader& reader,
+result<std::map<std::string, dense_tensor>> evaluate_onnx(const graph::graph_model& model, const graph::tensor_reader& reader,
                                                           const std::map<std::string, dense_tensor>& inputs) {
     return evaluator(model, reader).run(inputs);
 }

@@ -1,8 +1,8 @@
 #include "arguments.hpp"
 
+#include <onnxstream/report/byte_size.hpp>
+
 #include <algorithm>
-#include <cctype>
-#include <limits>
 
 namespace onnxstream::cli {
 
@@ -63,26 +63,9 @@ result<parsed_arguments> parse_arguments(std::span<const std::string> args, std:
 }
 
 result<std::uint64_t> parse_size(std::string_view text, std::string_view option) {
-    auto bad = [&] {
-        return usage("invalid size '" + std::string(text) + "' for " + std::string(option) +
-                     " (use a number of bytes, optionally with K, M or G: 4096, 64K, 1M, 2G)");
-    };
-    std::size_t digits = 0;
-    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-    if (digits == 0 || digits > 19) return bad();
-    std::uint64_t value = 0;
-    for (std::size_t i = 0; i < digits; ++i) value = value * 10 + static_cast<std::uint64_t>(text[i] - '0');
-    std::string suffix(text.substr(digits));
-    std::transform(suffix.begin(), suffix.end(), suffix.begin(), [](unsigned char c) { return std::toupper(c); });
-    std::uint64_t scale = 1;
-    if (suffix.empty() || suffix == "B") scale = 1;
-    else if (suffix == "K" || suffix == "KB" || suffix == "KIB") scale = 1ULL << 10;
-    else if (suffix == "M" || suffix == "MB" || suffix == "MIB") scale = 1ULL << 20;
-    else if (suffix == "G" || suffix == "GB" || suffix == "GIB") scale = 1ULL << 30;
-    else if (suffix == "T" || suffix == "TB" || suffix == "TIB") scale = 1ULL << 40;
-    else return bad();
-    if (value > std::numeric_limits<std::uint64_t>::max() / scale) return bad();
-    return value * scale;
+    if (const auto size = report::parse_size(text)) return *size;
+    return usage("invalid size '" + std::string(text) + "' for " + std::string(option) +
+                 " (use a number of bytes, optionally with K, M or G: 4096, 64K, 1M, 2G)");
 }
 
 result<unsigned> parse_count(std::string_view text, std::string_view option) {

@@ -1,25 +1,64 @@
 #include "cli_common.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace onnxstream::cli {
 
+// ---------------------------------------------------------------- remedies as flags
+
+namespace {
+
+std::string with_argument(const char* flag, const std::string& argument) {
+    return argument.empty() ? std::string(flag) : std::string(flag) + " " + argument;
+}
+
+std::string flag_for(const remedy_step& step) {
+    switch (step.change) {
+        case remedy::replace_output: return "pass --force";
+        case remedy::choose_output: return with_argument("-o", step.argument);
+        case remedy::give_data_file: return with_argument("--data", step.argument);
+        case remedy::give_data_folder: return with_argument("--data-dir", step.argument);
+        case remedy::give_data_location: return "pass the file with --data FILE, or the folder holding it with --data-dir DIR";
+        case remedy::refuse_guesses: return "--strict";
+        case remedy::accept_size_mismatch: return "--allow-size-mismatch";
+        case remedy::choose_data_name: return "--data-name";
+        case remedy::repack_in_place: return "-o " + step.argument + " --force";
+        case remedy::keep_external_data: return "'onnxstream repack'";
+        case remedy::embed_weights: return "'onnxstream merge'";
+        case remedy::inspect_model: return "'onnxstream inspect'";
+        case remedy::optimize_first: return "'onnxstream optimize'";
+        case remedy::give_input_shape: return with_argument("--input-shape", step.argument);
+        case remedy::choose_dialect: return with_argument("--dialect", step.argument);
+        case remedy::fewer_threads: return "--threads";
+        case remedy::leave_out_check: return "--check";
+        case remedy::reuse_data: return "--reuse-data";
+        case remedy::choose_dtype: return with_argument("--dtype", step.argument);
+    }
+    return to_string(step.change);
+}
+
+constexpr report::hint_wording flags{flag_for, false};
+
+}  // namespace
+
+const report::hint_wording& flag_wording() noexcept { return flags; }
+
 // ---------------------------------------------------------------- printing
 
-// The message is one line whatever a model's strings hold; a hint may list several.
-void print_error(const error& e) {
-    print_text(stderr, "onnxstream: error: %s\n", terminal_safe(e.describe()).c_str());
-    if (!e.hint.empty()) print_text(stderr, "  %s\n", e.hint.c_str());
-}
+void print_error(const error& e) { print_text(stderr, "%s", report::error_text(e, report::severity::error, flags).c_str()); }
 
 void print_warning(const error& e) {
-    print_text(stderr, "onnxstream: warning: %s\n", terminal_safe(e.describe()).c_str());
-    if (!e.hint.empty()) print_text(stderr, "  %s\n", e.hint.c_str());
+    print_text(stderr, "%s", report::error_text(e, report::severity::warning, flags).c_str());
 }
 
-void write_error_json(json_writer& json, const error& e) {
-    report::write_error(json, e);
+void print_warnings(std::span<const error> warnings) {
+    for (const auto& w : warnings) print_warning(w);
 }
+
+void print_out(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+void print_json(const std::string& document) { print_text(stdout, "%s\n", document.c_str()); }
 
 int exit_for(const error& e) {
     if (e.code == error_code::invalid_argument) return exit_usage;
@@ -29,9 +68,7 @@ int exit_for(const error& e) {
 
 int fail(const error& e, bool json) {
     print_error(e);
-    if (json) {
-        print_text(stdout, "%s\n", report::error_json(e).c_str());
-    }
+    if (json) print_json(report::error_json(e, flags));
     return exit_for(e);
 }
 
@@ -41,12 +78,7 @@ int usage_error(std::string_view command, const std::string& message) {
     return exit_usage;
 }
 
-std::string plural(std::uint64_t n, std::string_view word) {
-    return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
-}
-
 // ---------------------------------------------------------------- shared options
-
 
 result<void> fill_rewrite_options(const parsed_arguments& args, ops::rewrite_options& options) {
     for (const auto& d : args.values("--data")) options.data.data_files.emplace_back(d);
@@ -54,15 +86,48 @@ result<void> fill_rewrite_options(const parsed_arguments& args, ops::rewrite_opt
     options.force = args.flag("--force");
     options.allow_size_mismatch = args.flag("--allow-size-mismatch");
     options.strict = args.flag("--strict");
-    if (const auto threads = args.value("--threads")) {
-            ONNXSTREAM_ASSIGN(options.threads, parse_count(*threads, "--threads"));
-        }
+    ONNXSTREAM_TRY(read_threads(args, options.threads));
     if (const auto writer = args.value("--writer")) {
         if (*writer == "portable") options.backend = io::writer_backend::portable;
         else if (*writer == "io_uring" || *writer == "uring") options.backend = io::writer_backend::io_uring;
         else if (*writer == "overlapped") options.backend = io::writer_backend::overlapped;
         else if (*writer == "auto") options.backend = io::writer_backend::automatic;
         else return failure(error_code::invalid_argument, "--writer takes auto, io_uring, overlapped or portable");
+    }
+    options.backend = writer_from_environment(options.backend);
+    return {};
+}
+
+io::writer_backend writer_from_environment(io::writer_backend chosen) {
+    if (chosen != io::writer_backend::automatic) return chosen;
+    const char* forced = std::getenv("ONNXSTREAM_WRITER");
+    return forced != nullptr && std::string_view(forced) == "portable" ? io::writer_backend::portable : chosen;
+}
+
+result<void> read_size(const parsed_arguments& args, std::string_view name, std::optional<std::uint64_t>& target) {
+    const auto text = args.value(name);
+    if (!text) return {};
+    ONNXSTREAM_ASSIGN(target, parse_size(*text, name));
+    return {};
+}
+
+result<void> read_size(const parsed_arguments& args, std::string_view name, std::uint64_t& target) {
+    std::optional<std::uint64_t> size;
+    ONNXSTREAM_TRY(read_size(args, name, size));
+    if (size) target = *size;
+    return {};
+}
+
+result<void> read_shard_size(const parsed_arguments& args, std::uint64_t& target) {
+    ONNXSTREAM_TRY(read_size(args, "--shard-size", target));
+    if (args.flag("--shard-size") && target == 0)
+        return failure(error_code::invalid_argument, "--shard-size must be more than 0");
+    return {};
+}
+
+result<void> read_threads(const parsed_arguments& args, unsigned& target) {
+    if (const auto threads = args.value("--threads")) {
+        ONNXSTREAM_ASSIGN(target, parse_count(*threads, "--threads"));
     }
     return {};
 }
@@ -84,10 +149,6 @@ prepared prepare(std::string_view name, std::string_view help, std::span<const s
     p.flags.json = parsed->flag("--json");
     p.args = std::move(parsed).value();
     return p;
-}
-
-std::function<void(const ops::progress_event&)> progress_to(progress_bar& bar) {
-    return [&bar](const ops::progress_event& event) { bar.update(event); };
 }
 
 onnx::resolve_options data_options(const parsed_arguments& args) {

@@ -1,4 +1,5 @@
-// Helpers every subcommand shares: printing errors and warnings, --json documents,
+// Helpers every subcommand shares: printing errors, warnings and reports (the library
+// renders them: report/text.hpp, report/json.hpp), the flags the CLI words remedies as,
 // common options, and turning a parse into arguments or an exit status.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <onnxstream/error.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
 #include <onnxstream/report/json.hpp>
+#include <onnxstream/report/text.hpp>
 
 #include <functional>
 #include <optional>
@@ -19,19 +21,26 @@
 
 namespace onnxstream::cli {
 
+using report::human_bytes;
 using report::json_writer;
+using report::plural;
+
+/// Remedies worded as this command line's flags and commands ("--force", "'onnxstream repack'").
+[[nodiscard]] const report::hint_wording& flag_wording() noexcept;
 
 void print_error(const error& e);
 void print_warning(const error& e);
-void write_error_json(json_writer& json, const error& e);
+void print_warnings(std::span<const error> warnings);
+/// Text the library rendered, on stdout as it is (it is already terminal-safe).
+void print_out(std::string_view text);
+/// A JSON document on stdout, with its newline.
+void print_json(const std::string& document);
 /// The exit status for an error: 2 for usage errors, 130 when interrupted, else 1.
 [[nodiscard]] int exit_for(const error& e);
 /// Prints an error (and, with --json, an error document on stdout) and returns its status.
 [[nodiscard]] int fail(const error& e, bool json);
 /// Prints a usage error pointing at the command's --help and returns 2.
 [[nodiscard]] int usage_error(std::string_view command, const std::string& message);
-/// "1 tensor", "3 tensors".
-[[nodiscard]] std::string plural(std::uint64_t n, std::string_view word);
 
 inline constexpr option_spec opt_help{"--help", "-h", false, false};
 inline constexpr option_spec opt_quiet{"--quiet", "-q", false, false};
@@ -50,8 +59,22 @@ struct common_flags {
     bool json = false;
 };
 
-/// Fills --data, --data-dir, --force, --allow-size-mismatch, --strict, --threads, --writer.
+/// Fills --data, --data-dir, --force, --allow-size-mismatch, --strict, --threads, --writer
+/// (without --writer, or with --writer auto, the environment variable ONNXSTREAM_WRITER=portable
+/// picks the portable writer: the test suites run every command that way).
 [[nodiscard]] result<void> fill_rewrite_options(const parsed_arguments& args, ops::rewrite_options& options);
+
+/// `chosen`, or for `automatic` the writer ONNXSTREAM_WRITER names (only `portable` counts):
+/// the library reads no environment, so the command line reads it for the test suites.
+[[nodiscard]] io::writer_backend writer_from_environment(io::writer_backend chosen);
+
+/// Sets `target` from the size option `name` when it is given (errors: usage).
+[[nodiscard]] result<void> read_size(const parsed_arguments& args, std::string_view name, std::uint64_t& target);
+[[nodiscard]] result<void> read_size(const parsed_arguments& args, std::string_view name, std::optional<std::uint64_t>& target);
+/// --shard-size: as read_size, and more than 0.
+[[nodiscard]] result<void> read_shard_size(const parsed_arguments& args, std::uint64_t& target);
+/// --threads when it is given (errors: usage).
+[[nodiscard]] result<void> read_threads(const parsed_arguments& args, unsigned& target);
 
 struct prepared {
     std::optional<parsed_arguments> args;  // empty: return `status`
@@ -63,9 +86,31 @@ struct prepared {
 [[nodiscard]] prepared prepare(std::string_view name, std::string_view help, std::span<const std::string> argv,
                                std::span<const option_spec> options);
 
-[[nodiscard]] std::function<void(const ops::progress_event&)> progress_to(progress_bar& bar);
-
 /// --data and --data-dir as resolve options.
 [[nodiscard]] onnx::resolve_options data_options(const parsed_arguments& args);
+
+/// Runs `run()` with `options` cancelled by the context and reporting to a progress bar on
+/// stderr (none with --quiet or --json); the bar is gone when it returns.
+template <class Options, class Run>
+auto run_with_progress(Options& options, const command_context& context, const common_flags& flags, Run&& run) {
+    options.cancel = context.cancel;
+    progress_bar bar(!flags.quiet && !flags.json);
+    options.on_progress = [&bar](const ops::progress_event& event) { bar.update(event); };
+    auto outcome = run();
+    bar.finish();
+    options.on_progress = nullptr;
+    return outcome;
+}
+
+/// What every command does with its outcome: the error and its status, or the warnings,
+/// then the report as JSON (`json(report)`) or as text (`text(report)`, not with --quiet).
+template <class Report, class Json, class Text>
+int show(const result<Report>& outcome, const common_flags& flags, Json&& json, Text&& text) {
+    if (!outcome) return fail(outcome.error(), flags.json);
+    print_warnings(outcome->warnings);
+    if (flags.json) print_json(json(*outcome));
+    else if (!flags.quiet) print_out(text(*outcome));
+    return exit_ok;
+}
 
 }  // namespace onnxstream::cli

@@ -76,42 +76,17 @@ int run_convert(std::span<const std::string> argv, const command_context& contex
         options.keep_io_types = args.flag("--keep-io-types");
         if (const auto v = args.value("--block-ops")) options.block_ops = split_list(*v);
         if (const auto v = args.value("--data-name")) options.data_name = *v;
-        if (const auto v = args.value("--align")) {
-            ONNXSTREAM_ASSIGN(options.alignment, parse_size(*v, "--align"));
-        }
-        if (const auto v = args.value("--shard-size")) {
-            ONNXSTREAM_ASSIGN(options.shard_size, parse_size(*v, "--shard-size"));
-            if (options.shard_size == 0) return failure(error_code::invalid_argument, "--shard-size must be more than 0");
-        }
+        ONNXSTREAM_TRY(read_size(args, "--align", options.alignment));
+        ONNXSTREAM_TRY(read_shard_size(args, options.shard_size));
         return {};
     };
     if (auto parsed = parse_all(); !parsed) return usage_error("convert", parsed.error().message);
-    options.cancel = context.cancel;
-    progress_bar bar(!p.flags.quiet && !p.flags.json);
-    options.on_progress = progress_to(bar);
-    auto report = ops::convert(args.positionals[0], options);
-    bar.finish();
-    if (!report) return fail(report.error(), p.flags.json);
-    for (const auto& w : report->warnings) print_warning(w);
-    const auto& r = *report;
+    const auto report = run_with_progress(options, context, p.flags, [&] { return ops::convert(args.positionals[0], options); });
     const char* dtype = options.target == ops::half_type::float16 ? "float16" : "bfloat16";
-    if (p.flags.json) {
-        print_text(stdout, "%s\n", report::to_json(r, dtype).c_str());
-    } else if (!p.flags.quiet) {
-        print_text(stdout, "%s -> %s (%s, %s)\n", r.input.string().c_str(), r.output.string().c_str(), dtype,
-                    human_bytes(r.output_size).c_str());
-        for (const auto& f : r.data_files)
-            print_text(stdout, "  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
-                        human_bytes(f.size).c_str());
-        print_text(stdout, "  %s converted: %s -> %s; %s kept float32\n", plural(r.tensors_converted, "tensor").c_str(),
-                    human_bytes(r.bytes_before).c_str(), human_bytes(r.bytes_after).c_str(),
-                    plural(r.tensors_kept_float32, "tensor").c_str());
-        print_text(stdout, "  %s inserted, %s computing in float32, %s retyped (inputs, outputs, value_info)\n",
-                    plural(r.casts_inserted, "Cast").c_str(), plural(r.nodes_blocked, "node").c_str(),
-                    plural(r.types_changed, "declared type").c_str());
-        if (r.saturated > 0)
-            print_text(stdout, "  %s beyond the float16 range saturated to +-65504\n", plural(r.saturated, "value").c_str());
-    }
+    const int status = show(report, p.flags, [&](const auto& r) { return report::to_json(r, dtype); },
+                            [&](const auto& r) { return report::to_text(r, dtype); });
+    if (!report) return status;
+    const auto& r = *report;
     if (r.saturated > 0 && p.flags.json) {
         // Keep stdout pure JSON; still tell a person on stderr.
         std::fprintf(stderr, "onnxstream: warning: %llu values beyond the float16 range saturated to +-65504\n",

@@ -3,7 +3,6 @@
 #include <onnxstream/ops/diff.hpp>
 
 #include <array>
-#include <cstdio>
 
 namespace onnxstream::cli {
 namespace {
@@ -30,29 +29,6 @@ constexpr std::array diff_options{opt_help, opt_quiet, opt_json, opt_threads, op
 
 constexpr int exit_trouble = 2;
 
-void print_json(const ops::diff_report& r) { print_text(stdout, "%s\n", report::to_json(r).c_str()); }
-
-void print_report(const ops::diff_report& r) {
-    const auto a = r.a.string();
-    const auto b = r.b.string();
-    if (r.equivalent) {
-        print_text(stdout, "%s and %s are equivalent%s\n", a.c_str(), b.c_str(),
-                           r.byte_identical ? " (the .onnx files are byte-identical)" : " (stored differently)");
-        return;
-    }
-    print_text(stdout, "%s and %s differ: %s, %s, %s%s\n", a.c_str(), b.c_str(), plural(r.differing_tensors, "tensor").c_str(),
-                       plural(r.differing_nodes, "node").c_str(), plural(r.other_differences, "other difference").c_str(),
-                       r.byte_identical ? " (yet the .onnx files are byte-identical: their external data differs)" : "");
-    for (const auto& d : r.differences) {
-        const char* side = d.kind == ops::difference_kind::only_in_b ? " [B]" : "";
-        print_text(stdout, "  %s%s%s at %s%s: %s\n", d.what.c_str(), d.name.empty() ? "" : " '", d.name.empty() ? "" : (terminal_safe(d.name) + "'").c_str(),
-                           terminal_safe(d.path).c_str(), side, terminal_safe(d.detail).c_str());
-    }
-    const auto listed = r.differences.size();
-    const auto total = r.differing_tensors + r.differing_nodes + r.other_differences;
-    if (total > listed) print_text(stdout, "  ... and %llu more\n", static_cast<unsigned long long>(total - listed));
-}
-
 }  // namespace
 
 int run_diff(std::span<const std::string> argv, const command_context& context) {
@@ -62,23 +38,12 @@ int run_diff(std::span<const std::string> argv, const command_context& context) 
     if (args.positionals.size() != 2) return usage_error("diff", "diff takes exactly two models, A and B");
     ops::diff_options options;
     options.data = data_options(args);
-    if (const auto threads = args.value("--threads")) {
-        auto parsed = parse_count(*threads, "--threads");
-        if (!parsed) return usage_error("diff", parsed.error().message);
-        options.threads = *parsed;
-    }
-    options.cancel = context.cancel;
-    progress_bar bar(!p.flags.quiet && !p.flags.json);
-    options.on_progress = progress_to(bar);
-    auto report = ops::diff(args.positionals[0], args.positionals[1], options);
-    bar.finish();
-    if (!report) {
-        const int status = fail(report.error(), p.flags.json);
-        return status == exit_interrupted ? status : exit_trouble;
-    }
-    for (const auto& w : report->warnings) print_warning(w);
-    if (p.flags.json) print_json(*report);
-    else if (!p.flags.quiet) print_report(*report);
+    if (auto threads = read_threads(args, options.threads); !threads) return usage_error("diff", threads.error().message);
+    const auto report =
+        run_with_progress(options, context, p.flags, [&] { return ops::diff(args.positionals[0], args.positionals[1], options); });
+    const int status =
+        show(report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
+    if (!report) return status == exit_interrupted ? status : exit_trouble;
     return report->equivalent ? exit_ok : exit_failed;
 }
 

@@ -64,23 +64,6 @@ result<std::pair<std::string, caffe::shape>> parse_input_shape(const std::string
     return std::pair{text.substr(0, eq), dims};
 }
 
-void print_json(const ops::export_caffe_report& r, double tolerance) {
-    print_text(stdout, "%s\n", report::to_json(r, tolerance).c_str());
-}
-
-void print_report(const ops::export_caffe_report& r) {
-    print_text(stdout, "%s -> %s + %s (%s, %s; %s folded)\n", r.input.string().c_str(), r.prototxt.string().c_str(),
-                r.caffemodel.string().c_str(), plural(r.layers.size(), "layer").c_str(), human_bytes(r.caffemodel_size).c_str(),
-                plural(r.folded_batchnorms, "BatchNormalization").c_str());
-    for (const auto& d : r.decisions)
-        if (d.kind == "input-shape") print_text(stdout, "  input %s: %s\n", d.layer.c_str(), d.detail.c_str());
-    if (r.check.ran)
-        print_text(stdout, "  check: %s, largest error %.3g of the output's magnitude (%s compared; reference %.3f s, OpenCV %.3f s)\n",
-                    r.check.passed ? "passed" : "FAILED", r.check.max_relative_error,
-                    plural(r.check.compared_blobs, "blob").c_str(), r.check.reference_seconds, r.check.opencv_seconds);
-    if (!r.report_html.empty()) print_text(stdout, "  report: %s, %s\n", r.report_html.string().c_str(), r.report_json.string().c_str());
-}
-
 }  // namespace
 
 int run_export_caffe(std::span<const std::string> argv, const command_context& context) {
@@ -117,25 +100,15 @@ int run_export_caffe(std::span<const std::string> argv, const command_context& c
         return {};
     };
     if (auto parsed = parse_all(); !parsed) return usage_error("export", parsed.error().message);
-    options.cancel = context.cancel;
-    progress_bar bar(!p.flags.quiet && !p.flags.json);
-    options.on_progress = progress_to(bar);
-    auto report = ops::export_caffe(args.positionals[0], options);
-    bar.finish();
+    const auto report = run_with_progress(options, context, p.flags, [&] { return ops::export_caffe(args.positionals[0], options); });
     if (!report) return fail(report.error(), p.flags.json);
-    for (const auto& w : report->warnings) print_warning(w);
+    print_warnings(report->warnings);
+    if (p.flags.json) print_json(report::to_json(*report, options.tolerance));
     if (!report->refusals.empty()) {
-        if (p.flags.json) print_json(*report, options.tolerance);
-        print_text(stderr, "onnxstream: error: %s cannot be exported to Caffe exactly; nothing was written\n",
-                     plural(report->refusals.size(), "node").c_str());
-        for (const auto& x : report->refusals)
-            print_text(stderr, "  %s %s: %s (try: %s)\n", terminal_safe(x.op_type).c_str(), terminal_safe(x.node).c_str(),
-                       terminal_safe(x.why).c_str(), terminal_safe(x.hint).c_str());
-        std::fprintf(stderr, "  change these nodes in the source model (or run 'onnxstream optimize' first), then export again\n");
+        print_text(stderr, "%s", report::refusals_text(*report, flag_wording()).c_str());
         return exit_failed;
     }
-    if (p.flags.json) print_json(*report, options.tolerance);
-    else if (!p.flags.quiet) print_report(*report);
+    if (!p.flags.json && !p.flags.quiet) print_out(report::to_text(*report));
     if (report->check.ran && !report->check.passed) {
         std::fprintf(stderr,
                      "onnxstream: error: the export differs from the original by %.3g of the output's magnitude (tolerance %.3g)\n"

@@ -3,7 +3,6 @@
 #include <onnxstream/ops/export_safetensors.hpp>
 
 #include <array>
-#include <cstdio>
 
 namespace onnxstream::cli {
 namespace {
@@ -44,33 +43,14 @@ int run_export_safetensors(std::span<const std::string> argv, const command_cont
     auto parse_all = [&]() -> result<void> {
         ONNXSTREAM_TRY(fill_rewrite_options(args, options));
         if (const auto out = args.value("--output")) options.output = *out;
-        if (const auto v = args.value("--shard-size")) {
-            ONNXSTREAM_ASSIGN(options.shard_size, parse_size(*v, "--shard-size"));
-            if (options.shard_size == 0) return failure(error_code::invalid_argument, "--shard-size must be more than 0");
-        }
+        ONNXSTREAM_TRY(read_shard_size(args, options.shard_size));
         options.link = args.flag("--link");
         return {};
     };
     if (auto parsed = parse_all(); !parsed) return usage_error("export", parsed.error().message);
-    options.cancel = context.cancel;
-    progress_bar bar(!p.flags.quiet && !p.flags.json);
-    options.on_progress = progress_to(bar);
-    auto report = ops::export_safetensors(args.positionals[0], options);
-    bar.finish();
-    if (!report) return fail(report.error(), p.flags.json);
-    for (const auto& w : report->warnings) print_warning(w);
-    const auto& r = *report;
-    if (p.flags.json) {
-        print_text(stdout, "%s\n", report::to_json(r).c_str());
-    } else if (!p.flags.quiet) {
-        print_text(stdout, "%s -> %s in %s (%s)\n", r.input.string().c_str(), plural(r.tensors, "tensor").c_str(),
-                    plural(r.files.size(), "safetensors file").c_str(), human_bytes(r.bytes).c_str());
-        for (const auto& f : r.files)
-            print_text(stdout, "  %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(), human_bytes(f.size).c_str());
-        if (r.index) print_text(stdout, "  index %s\n", r.index->string().c_str());
-        if (r.linked) print_text(stdout, "  linked model %s (%s)\n", r.linked->string().c_str(), human_bytes(r.linked_size).c_str());
-    }
-    return exit_ok;
+    const auto report =
+        run_with_progress(options, context, p.flags, [&] { return ops::export_safetensors(args.positionals[0], options); });
+    return show(report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
 }
 
 }  // namespace onnxstream::cli

@@ -3,7 +3,6 @@
 #include <onnxstream/ops/externalize.hpp>
 
 #include <array>
-#include <cstdio>
 
 namespace onnxstream::cli {
 namespace {
@@ -83,55 +82,22 @@ int run_externalize(std::string_view name, std::string_view help, std::span<cons
     if (!p.args) return p.status;
     const auto& args = *p.args;
     if (args.positionals.size() != 1) return usage_error(name, std::string(name) + " takes exactly one MODEL");
-    ops::externalize_options options;
-    options.output_suffix = name == "split" ? "split" : "repacked";
-    options.allow_in_place = name == "repack";  // with --force: repack over the model's own files
+    auto options = ops::externalize_defaults(name == "split" ? ops::externalize_kind::split : ops::externalize_kind::repack);
     auto parse_all = [&]() -> result<void> {
         ONNXSTREAM_TRY(fill_rewrite_options(args, options));
         if (const auto out = args.value("--output")) options.output = *out;
         if (const auto v = args.value("--data-name")) options.data_name = *v;
-        if (const auto v = args.value("--threshold")) {
-            ONNXSTREAM_ASSIGN(options.threshold, parse_size(*v, "--threshold"));
-        }
-        if (const auto v = args.value("--align")) {
-            ONNXSTREAM_ASSIGN(options.alignment, parse_size(*v, "--align"));
-        }
-        if (const auto v = args.value("--align-threshold")) {
-            ONNXSTREAM_ASSIGN(options.align_threshold, parse_size(*v, "--align-threshold"));
-        }
-        if (const auto v = args.value("--shard-size")) {
-            ONNXSTREAM_ASSIGN(options.shard_size, parse_size(*v, "--shard-size"));
-            if (options.shard_size == 0) return failure(error_code::invalid_argument, "--shard-size must be more than 0");
-        }
+        ONNXSTREAM_TRY(read_size(args, "--threshold", options.threshold));
+        ONNXSTREAM_TRY(read_size(args, "--align", options.alignment));
+        ONNXSTREAM_TRY(read_size(args, "--align-threshold", options.align_threshold));
+        ONNXSTREAM_TRY(read_shard_size(args, options.shard_size));
         options.dedupe = args.flag("--dedupe");
         options.write_checksums = args.flag("--write-checksums");
         return {};
     };
     if (auto parsed = parse_all(); !parsed) return usage_error(name, parsed.error().message);
-    options.cancel = context.cancel;
-    progress_bar bar(!p.flags.quiet && !p.flags.json);
-    options.on_progress = progress_to(bar);
-    auto report = ops::externalize(args.positionals[0], options);
-    bar.finish();
-    if (!report) return fail(report.error(), p.flags.json);
-    for (const auto& w : report->warnings) print_warning(w);
-    const auto& r = *report;
-    if (p.flags.json) {
-        print_text(stdout, "%s\n", report::to_json(r).c_str());
-    } else if (!p.flags.quiet) {
-        print_text(stdout, "%s -> %s (%s)\n", r.input.string().c_str(), r.output.string().c_str(), human_bytes(r.output_size).c_str());
-        for (const auto& f : r.data_files)
-            print_text(stdout, "  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
-                               human_bytes(f.size).c_str());
-        print_text(stdout, "  %s external (%s); kept embedded: %llu small, %llu shape-like, %llu other\n",
-                           plural(r.tensors_external, "tensor").c_str(), human_bytes(r.bytes_external).c_str(),
-                           static_cast<unsigned long long>(r.kept_small), static_cast<unsigned long long>(r.kept_shape_like),
-                           static_cast<unsigned long long>(r.kept_other));
-        if (r.converted_typed > 0) print_text(stdout, "  %s converted from typed fields to raw bytes\n", plural(r.converted_typed, "tensor").c_str());
-        if (r.deduplicated > 0)
-            print_text(stdout, "  %s deduplicated, %s saved\n", plural(r.deduplicated, "tensor").c_str(), human_bytes(r.bytes_saved).c_str());
-    }
-    return exit_ok;
+    const auto report = run_with_progress(options, context, p.flags, [&] { return ops::externalize(args.positionals[0], options); });
+    return show(report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
 }
 
 int run_split(std::span<const std::string> argv, const command_context& context) {

@@ -84,6 +84,7 @@ int run_gui(std::span<const std::string> argv, const command_context& context) {
                      options.host.c_str());
     options.token = server::random_token();
     options.stop = context.cancel;
+    options.writer = writer_from_environment(io::writer_backend::automatic);
     const bool browser = !args.flag("--no-browser");
     const bool quiet = p.flags.quiet;
     options.on_listening = [&](std::uint16_t port) {

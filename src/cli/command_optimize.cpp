@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <string>
-#include <cstdio>
 
 namespace onnxstream::cli {
 namespace {
@@ -52,62 +51,6 @@ constexpr std::array optimize_options{opt_help, opt_quiet, opt_json, opt_output,
                                       option_spec{"--dry-run", "", false, false},
                                       option_spec{"--reuse-data", "", false, false}};
 
-using passes::finding_kind;
-
-
-std::string summary_line(const ops::pass_result& pass, bool dry_run) {
-    const auto s = report::totals(pass);
-    std::string line;
-    auto add = [&](const std::string& part) { line += (line.empty() ? "" : ", ") + part; };
-    const auto* entry = passes::find_pass(pass.name);
-    if (entry != nullptr && entry->headline.kind != finding_kind::skipped) {
-        const auto& h = entry->headline;
-        const auto count = std::count_if(pass.findings.begin(), pass.findings.end(),
-                                         [&](const passes::finding& f) { return f.kind == h.kind; });
-        add(std::string(dry_run ? h.would : h.done) + " " + plural(static_cast<std::uint64_t>(count), h.noun));
-    }
-    if (s.nodes > 0 || entry == nullptr || entry->always_count_nodes)
-        add((dry_run ? "would remove " : "removed ") + plural(s.nodes, "node"));
-    if (s.initializers > 0) add(plural(s.initializers, "initializer") + " (" + human_bytes(s.bytes) + ")");
-    if (s.value_info > 0) add(plural(s.value_info, "value_info"));
-    if (s.functions > 0) add(plural(s.functions, "function"));
-    if (s.skipped > 0) add(std::to_string(s.skipped) + " skipped");
-    return line;
-}
-
-void print_json(const ops::optimize_report& r) { print_text(stdout, "%s\n", report::to_json(r).c_str()); }
-
-void print_report(const ops::optimize_report& r) {
-    if (r.dry_run) print_text(stdout, "%s (dry run, nothing written)", r.input.string().c_str());
-    else print_text(stdout, "%s -> %s (%s)", r.input.string().c_str(), r.output.string().c_str(), human_bytes(r.output_size).c_str());
-    if (r.rounds == 0) print_text(stdout, ", nothing to change\n");
-    else print_text(stdout, ", %s until nothing changed\n", plural(r.rounds, "round").c_str());
-    for (const auto& f : r.data_files)
-        print_text(stdout, "  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(),
-                           human_bytes(f.size).c_str());
-    print_text(stdout, "  nodes %llu -> %llu (main graph %llu -> %llu), initializers %llu -> %llu (%s -> %s)\n",
-                       static_cast<unsigned long long>(r.before.nodes), static_cast<unsigned long long>(r.after.nodes),
-                       static_cast<unsigned long long>(r.before.main_graph_nodes),
-                       static_cast<unsigned long long>(r.after.main_graph_nodes),
-                       static_cast<unsigned long long>(r.before.initializers), static_cast<unsigned long long>(r.after.initializers),
-                       human_bytes(r.before.initializer_bytes).c_str(), human_bytes(r.after.initializer_bytes).c_str());
-    int width = 0;
-    for (const auto& pass : r.passes) width = std::max(width, static_cast<int>(pass.name.size() + 1));
-    for (const auto& pass : r.passes) {
-        print_text(stdout, "  %-*s %s\n", width, (pass.name + ":").c_str(), summary_line(pass, r.dry_run).c_str());
-        std::size_t shown = 0;
-        for (const auto& f : pass.findings) {
-            if (f.kind != finding_kind::skipped) continue;
-            if (++shown > 10) {
-                print_text(stdout, "    ... (--json lists every skip)\n");
-                break;
-            }
-            print_text(stdout, "    skipped %s%s: %s\n", f.op_type.empty() ? "" : (f.op_type + " ").c_str(),
-                               f.names.empty() ? "" : f.names[0].c_str(), f.detail.c_str());
-        }
-    }
-}
-
 }  // namespace
 
 int run_optimize(std::span<const std::string> argv, const command_context& context) {
@@ -123,24 +66,14 @@ int run_optimize(std::span<const std::string> argv, const command_context& conte
         if (const auto list = args.value("--passes")) {
             ONNXSTREAM_ASSIGN(options.passes, ops::parse_pass_list(*list));
         }
-        if (const auto limit = args.value("--fold-limit")) {
-            ONNXSTREAM_ASSIGN(options.fold_limit, parse_size(*limit, "--fold-limit"));
-        }
+        ONNXSTREAM_TRY(read_size(args, "--fold-limit", options.fold_limit));
         options.dry_run = args.flag("--dry-run");
         options.reuse_data = args.flag("--reuse-data");
         return {};
     };
     if (auto parsed = parse_all(); !parsed) return usage_error("optimize", parsed.error().message);
-    options.cancel = context.cancel;
-    progress_bar bar(!p.flags.quiet && !p.flags.json);
-    options.on_progress = progress_to(bar);
-    auto report = ops::optimize(args.positionals[0], options);
-    bar.finish();
-    if (!report) return fail(report.error(), p.flags.json);
-    for (const auto& w : report->warnings) print_warning(w);
-    if (p.flags.json) print_json(*report);
-    else if (!p.flags.quiet) print_report(*report);
-    return exit_ok;
+    const auto report = run_with_progress(options, context, p.flags, [&] { return ops::optimize(args.positionals[0], options); });
+    return show(report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
 }
 
 }  // namespace onnxstream::cli

@@ -11,6 +11,7 @@
 #include "platform.hpp"
 #include "terminal_text.hpp"
 
+#include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/io/output_file.hpp>
 
 #include <atomic>
@@ -83,6 +84,7 @@ int run(const std::vector<std::string>& argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    onnxstream::io::install_sigbus_guard();  // before any thread: the guard for mapped inputs (mapped_file.hpp)
     onnxstream::cli::platform::install_signal_handlers(cancel_requested);
     onnxstream::cli::platform::raise_open_file_limit();
     try {

@@ -1,21 +1,14 @@
 #include "progress.hpp"
 
+#include <onnxstream/report/byte_size.hpp>
+
 #include <cstdio>
 #include <unistd.h>
 
 namespace onnxstream::cli {
 
 using clock_type = std::chrono::steady_clock;
-
-std::string human_bytes(std::uint64_t bytes) {
-    char text[32];
-    const auto value = static_cast<double>(bytes);
-    if (bytes < 1024) std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
-    else if (bytes < (1ULL << 20)) std::snprintf(text, sizeof text, "%.1f KiB", value / 1024.0);
-    else if (bytes < (1ULL << 30)) std::snprintf(text, sizeof text, "%.1f MiB", value / 1048576.0);
-    else std::snprintf(text, sizeof text, "%.2f GiB", value / 1073741824.0);
-    return text;
-}
+using report::human_bytes;
 
 progress_bar::progress_bar(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) == 1) {}
 

@@ -29,7 +29,4 @@ private:
     std::chrono::steady_clock::time_point last_draw_;
 };
 
-/// Human-readable byte counts: "512 B", "12.3 KiB", "1.50 GiB".
-[[nodiscard]] std::string human_bytes(std::uint64_t bytes);
-
 }  // namespace onnxstream::cli

@@ -3,6 +3,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <algorithm>
+
 namespace onnxstream::io {
 
 struct xxh3_hasher::state {
@@ -24,6 +26,22 @@ sha1_digest sha1_of(std::span<const std::byte> bytes) {
 }
 
 std::uint64_t xxh3_of(std::span<const std::byte> bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
+
+std::uint64_t xxh3_of(const mapped_file& mapping, std::span<const std::byte> bytes) {
+    constexpr std::size_t window = 1U << 20;
+    if (bytes.size() <= window) return xxh3_of(bytes);
+    const auto base = mapping.bytes();
+    const auto begin = reinterpret_cast<std::uintptr_t>(base.data());
+    const auto at = reinterpret_cast<std::uintptr_t>(bytes.data());
+    const bool inside = !base.empty() && at >= begin && bytes.size() <= base.size() && at - begin <= base.size() - bytes.size();
+    xxh3_hasher hasher;
+    for (std::size_t done = 0; done < bytes.size(); done += window) {
+        const auto piece = bytes.subspan(done, std::min(window, bytes.size() - done));
+        hasher.update(piece);
+        if (inside) mapping.release(at - begin + done, piece.size());
+    }
+    return hasher.digest();
+}
 
 std::string to_hex(std::span<const std::uint8_t> bytes) {
     static constexpr char digits[] = "0123456789abcdef";

@@ -7,7 +7,8 @@
 #include <new>
 
 namespace onnxstream::io {
-namespace {
+// Named, not anonymous: the hashers' states derive from it (-Wsubobject-linkage).
+namespace win {
 
 // BCryptHashData takes a ULONG length: large spans go in pieces.
 constexpr std::size_t max_piece = 1U << 30;
@@ -51,9 +52,9 @@ struct bcrypt_state {
     }
 };
 
-}  // namespace
+}  // namespace win
 
-struct sha1_hasher::state : bcrypt_state {
+struct sha1_hasher::state : win::bcrypt_state {
     state() : bcrypt_state(BCRYPT_SHA1_ALGORITHM) {}
 };
 
@@ -64,7 +65,7 @@ sha1_hasher::~sha1_hasher() = default;
 void sha1_hasher::update(std::span<const std::byte> bytes) { state_->update(bytes); }
 sha1_digest sha1_hasher::finish() { return state_->finish<20>(); }
 
-struct sha256_hasher::state : bcrypt_state {
+struct sha256_hasher::state : win::bcrypt_state {
     state() : bcrypt_state(BCRYPT_SHA256_ALGORITHM) {}
 };
 

@@ -2,12 +2,15 @@
 
 #include <boost/iostreams/device/mapped_file.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -76,7 +79,7 @@ void install_handler() {
 // The slot guarding [data, data + size), or max_guarded when the table is full (the
 // mapping then works unguarded, as any plain mmap).
 std::size_t guard(const void* data, std::size_t size) noexcept {
-    std::call_once(handler_installed, install_handler);
+    install_sigbus_guard();
     for (std::size_t i = 0; i < guarded.size(); ++i) {
         bool expected = false;
         if (guarded[i].used.load() || !guarded[i].used.compare_exchange_strong(expected, true)) continue;
@@ -96,6 +99,8 @@ void unguard(std::size_t slot) noexcept {
 }
 
 }  // namespace
+
+void install_sigbus_guard() noexcept { std::call_once(handler_installed, install_handler); }
 
 struct mapped_file::impl {
     boost::iostreams::mapped_file_source source;
@@ -141,11 +146,64 @@ void mapped_file::release(std::uint64_t offset, std::uint64_t length) const noex
     if (bytes_.empty() || offset >= bytes_.size()) return;
     static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
     // Only whole pages inside the range may be dropped.
-    const std::uint64_t first = (offset + page - 1) / page * page;
+    std::uint64_t first = (offset + page - 1) / page * page;
     const std::uint64_t last = std::min<std::uint64_t>(offset + length, bytes_.size()) / page * page;
-    if (last <= first) return;
     auto* base = const_cast<std::byte*>(bytes_.data());
-    ::madvise(base + first, static_cast<std::size_t>(last - first), MADV_DONTNEED);
+    auto drop = [base](std::uint64_t from, std::uint64_t to) {
+        if (to > from) ::madvise(base + from, static_cast<std::size_t>(to - from), MADV_DONTNEED);
+    };
+    // Private pages are anonymous memory: MADV_DONTNEED would turn them into zeros.
+    auto next = std::lower_bound(private_pages_.begin(), private_pages_.end(), first,
+                                 [](const byte_range& r, std::uint64_t at) { return r.offset + r.length <= at; });
+    for (; next != private_pages_.end() && next->offset < last && first < last; ++next) {
+        drop(first, std::min(next->offset, last));
+        first = std::max(first, next->offset + next->length);
+    }
+    if (first < last) drop(first, last);
+}
+
+result<void> mapped_file::copy_in_except(int fd, std::span<const byte_range> bulk) {
+    if (bytes_.empty() || !private_pages_.empty()) return {};
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t size = bytes_.size();
+    const std::uint64_t mapped_end = (size + page - 1) / page * page;
+    // The private runs: everything but the whole pages inside a bulk range.
+    std::vector<byte_range> runs;
+    std::uint64_t from = 0;
+    for (const auto& range : bulk) {
+        if (range.offset > size || range.length > size - range.offset) break;
+        const std::uint64_t first = (range.offset + page - 1) / page * page;
+        const std::uint64_t last = (range.offset + range.length) / page * page;
+        if (last <= first || first < from) continue;
+        if (first > from) runs.push_back({from, first - from});
+        from = last;
+    }
+    if (from < mapped_end) runs.push_back({from, mapped_end - from});
+    auto* base = const_cast<std::byte*>(bytes_.data());
+    auto broken = [this](std::string what) {
+        if (impl_ != nullptr && impl_->slot < max_guarded) guarded[impl_->slot].truncated.store(true, std::memory_order_release);
+        return failure(error_code::io, std::move(what), "check that the file is readable and not being changed");
+    };
+    for (const auto& run : runs) {
+        void* at = base + run.offset;
+        // MAP_FIXED replaces the file's pages with fresh anonymous ones in one step.
+        if (::mmap(at, static_cast<std::size_t>(run.length), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                   -1, 0) == MAP_FAILED)
+            return broken("cannot copy the metadata of a mapped file into memory: " +
+                          std::error_code(errno, std::generic_category()).message());
+        private_pages_.push_back(run);
+        const std::uint64_t bytes = std::min(run.offset + run.length, size) - run.offset;
+        for (std::uint64_t done = 0; done < bytes;) {
+            const ssize_t got = ::pread(fd, base + run.offset + done, static_cast<std::size_t>(bytes - done),
+                                        static_cast<off_t>(run.offset + done));
+            if (got < 0 && errno == EINTR) continue;
+            if (got < 0) return broken("cannot read a mapped file: " + std::error_code(errno, std::generic_category()).message());
+            if (got == 0) return broken("a mapped file ended early while it was read (it is being changed)");
+            done += static_cast<std::uint64_t>(got);
+        }
+        ::mprotect(at, static_cast<std::size_t>(run.length), PROT_READ);
+    }
+    return {};
 }
 
 }  // namespace onnxstream::io

@@ -1,7 +1,8 @@
 // Windows: a read-only view of the file's own handle (CreateFileMapping + MapViewOfFile),
 // so the mapping is of exactly the file that was opened and checked. Windows refuses to
 // truncate a file while a view of it exists (ERROR_USER_MAPPED_FILE), so the SIGBUS guard
-// of the POSIX version has no counterpart: a mapping here stays intact.
+// of the POSIX version has no counterpart: a mapping here stays intact. Nor does
+// copy_in_except: the large-folio faults it works around are Linux's.
 #include <onnxstream/io/mapped_file.hpp>
 
 #include "handle_win.hpp"
@@ -28,6 +29,10 @@ mapped_file& mapped_file::operator=(mapped_file&&) noexcept = default;
 mapped_file::~mapped_file() = default;
 
 bool mapped_file::intact() const noexcept { return true; }
+
+void install_sigbus_guard() noexcept {}
+
+result<void> mapped_file::copy_in_except(int, std::span<const byte_range>) { return {}; }
 
 result<mapped_file> mapped_file::map(int fd, std::uint64_t size, const std::filesystem::path& display) {
     mapped_file file;

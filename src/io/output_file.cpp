@@ -75,9 +75,10 @@ const char* kind_of(mode_t mode) {
 }
 
 error not_regular(const fs::path& destination, mode_t mode, bool during) {
-    return {error_code::invalid_argument,
-            "the output " + destination.string() + " is " + kind_of(mode) + (during ? " (it appeared while writing)" : ""),
-            "onnxstream only replaces regular files; remove it or choose another name with -o"};
+    return with_remedies(
+        {error_code::invalid_argument,
+         "the output " + destination.string() + " is " + kind_of(mode) + (during ? " (it appeared while writing)" : "")},
+        "onnxstream only replaces regular files; remove it or choose another name with {0}", {{remedy::choose_output, {}}});
 }
 
 // One output's way through a commit.
@@ -155,11 +156,11 @@ result<void> place(step& s, bool overwrite) {
         ::unlink(s.staged.c_str());
     } else if (errno == EEXIST) {
         return failure(error_code::output_exists, "the output " + destination + " appeared while writing",
-                       "pass --force to replace it");
+                       "{0} to replace it", {{remedy::replace_output, {}}});
     } else if (::renameat2(AT_FDCWD, s.staged.c_str(), AT_FDCWD, destination.c_str(), RENAME_NOREPLACE) != 0) {
         if (errno == EEXIST)
             return failure(error_code::output_exists, "the output " + destination + " appeared while writing",
-                           "pass --force to replace it");
+                           "{0} to replace it", {{remedy::replace_output, {}}});
         return os("cannot move the output into place as");
     }
     s.staged.clear();
@@ -230,18 +231,19 @@ result<output_file> output_file::create(const fs::path& destination, std::uint64
     std::error_code status_error;
     if (fs::is_directory(fs::status(destination, status_error)))
         return failure(error_code::invalid_argument, "the output " + destination.string() + " is a directory",
-                       "give a file name with -o");
+                       "give a file name with {0}", {{remedy::choose_output, {}}});
     // lstat: a dangling symbolic link exists too.
     struct stat existing {};
     const bool exists = ::lstat(destination.c_str(), &existing) == 0;
     if (exists && !options.overwrite)
         return failure(error_code::output_exists, "the output " + destination.string() + " already exists",
-                       "pass --force to replace it, or choose another name with -o");
+                       "{0} to replace it, or choose another name with {1}",
+                       {{remedy::replace_output, {}}, {remedy::choose_output, {}}});
     if (exists && !S_ISREG(existing.st_mode)) return failure(not_regular(destination, existing.st_mode, false));
     const auto folder = folder_of(destination);
     if (!fs::is_directory(folder, status_error))
         return failure(error_code::io, "the output folder " + folder.string() + " does not exist",
-                       "create it first, or choose another output with -o");
+                       "create it first, or choose another output with {0}", {{remedy::choose_output, {}}});
     {
         auto& r = outputs_registry();
         const std::lock_guard lock(r.mutex);
@@ -291,10 +293,11 @@ result<output_file> output_file::create(const fs::path& destination, std::uint64
             const std::error_code os(rc, std::generic_category());
             auto e = os_failure("cannot reserve " + human_bytes(size) + " for " + destination.string(), os,
                                 os == std::errc::no_space_on_device
-                                    ? "free at least " + human_bytes(size) + " on that file system, or write elsewhere with -o"
+                                    ? "free at least " + human_bytes(size) + " on that file system, or write elsewhere with {0}"
                                 : os == std::errc::file_too_large
                                     ? "the file-size limit (ulimit -f) or the file system does not allow a file that large"
                                     : std::string{});
+            if (os == std::errc::no_space_on_device) e.remedies = {{remedy::choose_output, {}}};
             return failure(std::move(e));
         }
     }

@@ -79,9 +79,10 @@ error not_regular(const fs::path& destination, existing_kind kind, bool during) 
     const char* what = kind == existing_kind::link        ? "a symbolic link or junction"
                        : kind == existing_kind::directory ? "a directory"
                                                           : "not a regular file";
-    return {error_code::invalid_argument,
-            "the output " + destination.string() + " is " + what + (during ? " (it appeared while writing)" : ""),
-            "onnxstream only replaces regular files; remove it or choose another name with -o"};
+    return with_remedies(
+        {error_code::invalid_argument,
+         "the output " + destination.string() + " is " + what + (during ? " (it appeared while writing)" : "")},
+        "onnxstream only replaces regular files; remove it or choose another name with {0}", {{remedy::choose_output, {}}});
 }
 
 struct step {
@@ -97,7 +98,7 @@ result<void> place(step& s, const fs::path& temporary, bool overwrite) {
     if (kind != existing_kind::none) {
         if (!overwrite)
             return failure(error_code::output_exists, "the output " + destination.string() + " appeared while writing",
-                           "pass --force to replace it");
+                           "{0} to replace it", {{remedy::replace_output, {}}});
         if (kind != existing_kind::regular) return failure(not_regular(destination, kind, true));
         for (int attempt = 0; attempt < 16 && s.backup.empty(); ++attempt) {
             auto name = (folder_of(destination) / temporary_name(L".old")).native();
@@ -114,7 +115,7 @@ result<void> place(step& s, const fs::path& temporary, bool overwrite) {
             s.backup.clear();
         if (code == ERROR_ALREADY_EXISTS || code == ERROR_FILE_EXISTS)
             return failure(error_code::output_exists, "the output " + destination.string() + " appeared while writing",
-                           "pass --force to replace it");
+                           "{0} to replace it", {{remedy::replace_output, {}}});
         return failure(os_failure("cannot move the output into place as " + destination.string(), win::error_of(code)));
     }
     s.placed = true;
@@ -185,16 +186,17 @@ result<output_file> output_file::create(const fs::path& destination, std::uint64
     const auto kind = kind_at(destination);
     if (kind == existing_kind::directory)
         return failure(error_code::invalid_argument, "the output " + destination.string() + " is a directory",
-                       "give a file name with -o");
+                       "give a file name with {0}", {{remedy::choose_output, {}}});
     if (kind != existing_kind::none && !options.overwrite)
         return failure(error_code::output_exists, "the output " + destination.string() + " already exists",
-                       "pass --force to replace it, or choose another name with -o");
+                       "{0} to replace it, or choose another name with {1}",
+                       {{remedy::replace_output, {}}, {remedy::choose_output, {}}});
     if (kind != existing_kind::none && kind != existing_kind::regular) return failure(not_regular(destination, kind, false));
     const auto folder = folder_of(destination);
     std::error_code status_error;
     if (!fs::is_directory(folder, status_error))
         return failure(error_code::io, "the output folder " + folder.string() + " does not exist",
-                       "create it first, or choose another output with -o");
+                       "create it first, or choose another output with {0}", {{remedy::choose_output, {}}});
     HANDLE handle = INVALID_HANDLE_VALUE;
     {
         auto& r = outputs_registry();
@@ -244,10 +246,12 @@ result<output_file> output_file::create(const fs::path& destination, std::uint64
         }
         if (!ok) {
             const auto os = win::last_error();
-            return failure(os_failure("cannot reserve " + human_bytes(size) + " for " + destination.string(), os,
-                                      os == std::errc::no_space_on_device
-                                          ? "free at least " + human_bytes(size) + " on that drive, or write elsewhere with -o"
-                                          : std::string{}));
+            auto e = os_failure("cannot reserve " + human_bytes(size) + " for " + destination.string(), os,
+                                os == std::errc::no_space_on_device
+                                    ? "free at least " + human_bytes(size) + " on that drive, or write elsewhere with {0}"
+                                    : std::string{});
+            if (os == std::errc::no_space_on_device) e.remedies = {{remedy::choose_output, {}}};
+            return failure(std::move(e));
         }
     }
     return file;

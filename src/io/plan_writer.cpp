@@ -1,8 +1,5 @@
 #include <onnxstream/io/plan_writer.hpp>
 
-#include <cstdlib>
-#include <string_view>
-
 namespace onnxstream::io {
 
 #if !defined(ONNXSTREAM_HAVE_IO_URING)
@@ -13,10 +10,6 @@ std::unique_ptr<plan_writer> make_overlapped_writer() { return nullptr; }
 #endif
 
 std::unique_ptr<plan_writer> make_writer(writer_backend backend) {
-    if (backend == writer_backend::automatic) {
-        const char* forced = std::getenv("ONNXSTREAM_WRITER");
-        if (forced != nullptr && std::string_view(forced) == "portable") backend = writer_backend::portable;
-    }
     if (backend == writer_backend::automatic || backend == writer_backend::overlapped) {
         if (auto writer = make_overlapped_writer()) return writer;
     }

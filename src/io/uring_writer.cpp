@@ -653,7 +653,8 @@ private:
     void collect_workers() {
         pool_->take(done_);
         if (pool_->failed() && !error_)
-            stop(error{error_code::io, "a writer thread failed (out of memory?)", "free memory or use fewer --threads"});
+            stop(with_remedies({error_code::io, "a writer thread failed (out of memory?)"}, "free memory or use fewer {0}",
+                               {{remedy::fewer_threads, {}}}));
         for (const auto& done : done_) {
             --tasks_;
             if (done.what == worker_done::kind::hashed) hash_done(done.index);

@@ -1,5 +1,7 @@
 #include <onnxstream/onnx/data_resolver.hpp>
 
+#include <onnxstream/io/chunked_read.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cwctype>
@@ -25,8 +27,6 @@ bool is_guess(found_by how) noexcept {
     return how == found_by::file_name_in_model_folder || how == found_by::common_name || how == found_by::only_data_file;
 }
 
-namespace {
-
 bool is_inside(const fs::path& child, const fs::path& root) {
     auto c = child.begin();
     for (auto r = root.begin(); r != root.end(); ++r, ++c) {
@@ -35,6 +35,8 @@ bool is_inside(const fs::path& child, const fs::path& root) {
     }
     return true;
 }
+
+namespace {
 
 // File names as the platform compares them: Windows' are case-insensitive.
 bool same_file_name(const fs::path& a, const fs::path& b) {
@@ -87,13 +89,7 @@ std::optional<fs::path> hub_blobs(const fs::path& model_folder) {
 // Reads [offset, offset + length) of `file` through a fixed buffer into a SHA-1.
 result<io::sha1_digest> sha1_of_range(const io::source_file& file, std::uint64_t offset, std::uint64_t length) {
     io::sha1_hasher hasher;
-    std::vector<std::byte> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(length, 1U << 20)));
-    for (std::uint64_t done = 0; done < length;) {
-        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(length - done, buffer.size()));
-        ONNXSTREAM_TRY(file.read_at(offset + done, std::span(buffer).first(piece)));
-        hasher.update(std::span<const std::byte>(buffer).first(piece));
-        done += piece;
-    }
+    ONNXSTREAM_TRY(io::for_each_chunk(file, offset, length, [&](std::span<const std::byte> piece) { hasher.update(piece); }));
     return hasher.finish();
 }
 
@@ -151,7 +147,7 @@ result<void> data_resolver::check_location_text(std::string_view location) {
         return failure(error_code::unsafe_location,
                        "refusing external data location '" + std::string(location) + "': " + why,
                        "a model may only reference data files inside its own folder; if you trust this model, "
-                       "pass the file with --data FILE");
+                       "pass the file with {0}", {{remedy::give_data_file, "FILE"}});
     }
     return {};
 }
@@ -196,7 +192,8 @@ result<std::optional<io::source_file>> data_resolver::try_candidate(const fs::pa
         return failure(error_code::unsafe_location,
                        "refusing to follow " + candidate.string() + ": it links to " + located->real_path().string() +
                            ", outside the model's folder",
-                       "if you trust this link, pass the file explicitly with --data " + located->real_path().string());
+                       "if you trust this link, pass the file explicitly with {0}",
+                       {{remedy::give_data_file, located->real_path().string()}});
     if (!guess_label.empty() && !located->is_regular()) {  // a FIFO or device is nobody's weights
         tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": not a regular file)");
         return nothing();
@@ -216,6 +213,61 @@ result<std::optional<io::source_file>> data_resolver::try_candidate(const fs::pa
     return nothing(std::move(file));
 }
 
+namespace {
+
+const fs::path* given_data_file(const std::vector<fs::path>& data_files, const fs::path& file_name) {
+    for (const auto& data : data_files)
+        if (same_file_name(data.filename(), file_name)) return &data;
+    return data_files.size() == 1 ? &data_files.front() : nullptr;
+}
+
+// A location naming a folder: by its text (a trailing separator, whatever is on disk), or
+// because that is what is there.
+result<void> refuse_folder(std::string_view location, const fs::path& as_written) {
+    if (location.back() == '/' || location.back() == '\\')
+        return failure(error_code::invalid_tensor,
+                       "the external data location '" + std::string(location) +
+                           "' ends with a separator: it names a folder, not a file",
+                       "the model is damaged (its location must name the data file): fix it, or pass the data file "
+                       "with {0}",
+                       {{remedy::give_data_file, "FILE"}});
+    auto located = io::located_file::locate(as_written);
+    if (located && located->is_directory())
+        return failure(error_code::invalid_tensor,
+                       "the external data location '" + std::string(location) + "' is a directory (" +
+                           as_written.string() + "), not a file",
+                       "the model is damaged or the folder is not its data: pass the data file with {0}",
+                       {{remedy::give_data_file, "FILE"}});
+    return {};
+}
+
+// The data-like files of `folder`, or the first two when there are more (step 6 needs
+// to know only whether there is exactly one).
+std::vector<fs::path> data_like_files(const fs::path& folder) {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code type_error;
+        if (it->is_regular_file(type_error) && looks_like_data(it->path())) out.push_back(it->path());
+        if (out.size() > 1) break;
+    }
+    return out;
+}
+
+failure not_found(std::string_view location, const std::vector<std::string>& tried) {
+    std::string hint = "looked in:";
+    for (const auto& t : tried) hint += "\n    " + t;
+    hint += "\n  {0}";
+    error e;
+    e.code = error_code::missing_data;
+    e.message = "cannot find the external data file '" + std::string(location) + "'";
+    e.hint = std::move(hint);
+    e.remedies = {{remedy::give_data_location, {}}};
+    return failure(std::move(e));
+}
+
+}  // namespace
+
 result<opened_location> data_resolver::search(std::string_view location, const data_needs& needs) const {
     const fs::path relative{std::string(location)};
     const auto file_name = relative.filename();
@@ -234,33 +286,14 @@ result<opened_location> data_resolver::search(std::string_view location, const d
     };
 
     // 1. --data: by matching file name, or a single one serves every location.
-    const fs::path* given = nullptr;
-    for (const auto& data : options_.data_files)
-        if (given == nullptr && same_file_name(data.filename(), file_name)) given = &data;
-    if (given == nullptr && options_.data_files.size() == 1) given = &options_.data_files.front();
-    if (given != nullptr) {
+    if (const auto* given = given_data_file(options_.data_files, file_name)) {
         ONNXSTREAM_ASSIGN(auto file, io::source_file::open(*given, false));
         return found(std::move(file), *given, found_by::data_flag, "--data " + given->string());
     }
     for (const auto& data : options_.data_files) tried.push_back(data.string() + " (--data, name does not match)");
 
-    // A location ending in a separator names a folder whatever is on disk.
-    if (location.back() == '/' || location.back() == '\\')
-        return failure(error_code::invalid_tensor,
-                       "the external data location '" + std::string(location) +
-                           "' ends with a separator: it names a folder, not a file",
-                       "the model is damaged (its location must name the data file): fix it, or pass the data file "
-                       "with --data FILE");
-
     // 2. the location as written, under the model's folder.
-    {
-        auto located = io::located_file::locate(as_written);
-        if (located && located->is_directory())
-            return failure(error_code::invalid_tensor,
-                           "the external data location '" + std::string(location) + "' is a directory (" +
-                               as_written.string() + "), not a file",
-                           "the model is damaged or the folder is not its data: pass the data file with --data FILE");
-    }
+    ONNXSTREAM_TRY(refuse_folder(location, as_written));
     ONNXSTREAM_ASSIGN(auto beside, attempt(as_written, trust::confined));
     if (beside) return found(std::move(*beside), as_written, found_by::model_folder, "next to the model");
 
@@ -295,15 +328,7 @@ result<opened_location> data_resolver::search(std::string_view location, const d
     }
 
     // 6. the only data-like file in the model's folder.
-    if (!data_like_) {
-        data_like_.emplace();
-        std::error_code ec;
-        for (fs::directory_iterator it(model_folder_, ec), end; !ec && it != end; it.increment(ec)) {
-            std::error_code type_error;
-            if (it->is_regular_file(type_error) && looks_like_data(it->path())) data_like_->push_back(it->path());
-            if (data_like_->size() > 1) break;
-        }
-    }
+    if (!data_like_) data_like_ = data_like_files(model_folder_);
     const auto& data_like = *data_like_;
     if (data_like.size() == 1) {
         const std::string label = "the only data file in the model's folder";
@@ -314,14 +339,7 @@ result<opened_location> data_resolver::search(std::string_view location, const d
                         (data_like.size() > 1 ? " (there are several)" : " (there is none)"));
     }
 
-    std::string hint = "looked in:";
-    for (const auto& t : tried) hint += "\n    " + t;
-    hint += "\n  pass the file with --data FILE, or the folder holding it with --data-dir DIR";
-    error e;
-    e.code = error_code::missing_data;
-    e.message = "cannot find the external data file '" + std::string(location) + "'";
-    e.hint = std::move(hint);
-    return failure(std::move(e));
+    return not_found(location, tried);
 }
 
 result<opened_location> data_resolver::resolve(std::string_view location, const data_needs& needs) {

@@ -34,115 +34,147 @@ std::uint64_t end_of(const tensor_info& tensor) {
 
 error guess_warning(const data_file& file) {
     const auto& where = *file.found;
-    return {error_code::missing_data,
-            "external data '" + file.location + "' does not resolve as written (no file " + where.as_written.string() +
-                "); ONNX Runtime will not find it. onnxstream guessed " + where.path.string() + " (" + where.how_text + ")",
-            "rename the file to " + where.as_written.string() + ", pass it with --data " + where.path.string() +
-                ", or run 'onnxstream merge' to embed the weights; --strict refuses guesses"};
+    return with_remedies({error_code::missing_data, "external data '" + file.location + "' does not resolve as written (no file " +
+                                                        where.as_written.string() + "); ONNX Runtime will not find it. onnxstream guessed " +
+                                                        where.path.string() + " (" + where.how_text + ")"},
+                         "rename the file to " + where.as_written.string() +
+                             ", pass it with {0}, or run {1} to embed the weights; {2} refuses guesses",
+                         {{remedy::give_data_file, where.path.string()}, {remedy::embed_weights, {}}, {remedy::refuse_guesses, {}}});
+}
+
+}  // namespace
+
+namespace {
+
+// The files the tensors name, in the order first named, and what each one's tensors need.
+struct file_table {
+    // One lookup per tensor, not a scan of the files: a hostile model may name a
+    // different file for each of a million tensors.
+    std::unordered_map<std::string, std::uint32_t> file_of;  // location -> index into files
+    std::vector<std::uint32_t> first_tensor;                 // per file
+    std::vector<data_needs> needs;                           // per file
+};
+
+file_table gather_files(const model_file& model, external_data& data) {
+    file_table table;
+    for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
+        const auto& tensor = model.tensors[t];
+        if (tensor.storage != tensor_storage::external) continue;
+        const auto& ref = *tensor.external;
+        const auto [known, added] =
+            table.file_of.try_emplace(std::string(ref.location), static_cast<std::uint32_t>(data.files.size()));
+        if (added) {
+            data_file file;
+            file.location = std::string(ref.location);
+            data.files.push_back(std::move(file));
+            table.first_tensor.push_back(t);
+            table.needs.emplace_back();
+        }
+        auto& need = table.needs[known->second];
+        const auto end = end_of(tensor);
+        need.bytes = std::max(need.bytes, end);
+        data.files[known->second].bytes_needed = std::max(data.files[known->second].bytes_needed, end);
+        // A checksum that is not a SHA-1 cannot tell a guess apart: it is reported later.
+        if (const auto digest = expected_sha1(tensor); digest && *digest)
+            need.checksums.push_back({ref.offset.value_or(0), ref.length ? ref.length : tensor.expected_bytes, **digest});
+    }
+    return table;
+}
+
+void open_files(data_resolver& resolver, file_table& table, external_data& data) {
+    for (std::uint32_t f = 0; f < data.files.size(); ++f) {
+        auto& file = data.files[f];
+        auto found = resolver.resolve(file.location, table.needs[f]);
+        table.needs[f] = {};
+        if (!found) {
+            data.problems.push_back({table.first_tensor[f], f, std::move(found).error()});
+            continue;
+        }
+        file.found = std::move(found->where);
+        file.size = found->file.size();
+        file.file = std::move(found->file);
+        if (file.found->guess()) data.guesses.push_back({table.first_tensor[f], f, guess_warning(file)});
+        file.bytes_needed = 0;  // measured again by bind_tensor, from the bytes that exist
+    }
+}
+
+error tensor_problem(const model_file& model, const tensor_info& tensor, error_code code, std::string what,
+                     std::string hint) {
+    error e{code, std::move(what), std::move(hint)};
+    e.field_path = model.tree.path(tensor.message);
+    return e;
+}
+
+// The binding of external tensor `t` to its (open) file, bounds- and size-checked.
+void bind_tensor(const model_file& model, std::uint32_t t, std::uint32_t file_index, external_data& data) {
+    const auto& tensor = model.tensors[t];
+    auto& file = data.files[file_index];
+    external_tensor binding;
+    binding.tensor = t;
+    binding.file = file_index;
+    binding.offset = tensor.external->offset.value_or(0);
+    const std::string tensor_name = "tensor '" + std::string(tensor.name) + "'";
+    constexpr const char* incomplete = "the download is probably incomplete: fetch the data file again";
+    if (binding.offset > file.size) {
+        data.problems.push_back({t, file_index,
+                                 tensor_problem(model, tensor, error_code::truncated_data,
+                                                file.found->path.string() + " is " + std::to_string(file.size) +
+                                                    " bytes but " + tensor_name + " starts at byte " +
+                                                    std::to_string(binding.offset),
+                                                incomplete)});
+        data.tensors.push_back(binding);
+        return;
+    }
+    binding.length = tensor.external->length.value_or(file.size - binding.offset);
+    if (binding.length > file.size - binding.offset) {
+        const std::uint64_t end =
+            binding.offset + std::min(binding.length, std::numeric_limits<std::uint64_t>::max() - binding.offset);
+        data.problems.push_back({t, file_index,
+                                 tensor_problem(model, tensor, error_code::truncated_data,
+                                                file.found->path.string() + " is " + std::to_string(file.size) +
+                                                    " bytes" + human(file.size) + " but " + tensor_name +
+                                                    " needs bytes " + std::to_string(binding.offset) + " to " +
+                                                    std::to_string(end) + human(end),
+                                                incomplete)});
+        file.bytes_needed = std::max(file.bytes_needed, end);
+        data.tensors.push_back(binding);
+        return;
+    }
+    file.bytes_needed = std::max(file.bytes_needed, binding.offset + binding.length);
+    file.bytes_referenced += binding.length;
+    binding.usable = true;
+    if (tensor.expected_bytes && *tensor.expected_bytes != binding.length) {
+        auto e = tensor_problem(model, tensor, error_code::size_mismatch,
+                                tensor_name + " has " + std::to_string(binding.length) + " bytes in " + file.location +
+                                    " but its dims and type (" + data_type_name(tensor.data_type) + ") need " +
+                                    std::to_string(*tensor.expected_bytes),
+                                "the model or its data file is damaged; {0} copies the bytes anyway");
+        e.remedies = {{remedy::accept_size_mismatch, {}}};
+        data.problems.push_back({t, file_index, std::move(e)});
+    }
+    data.tensors.push_back(binding);
 }
 
 }  // namespace
 
 external_data external_data::bind(const model_file& model, data_resolver& resolver) {
     external_data data;
-    // One lookup per tensor, not a scan of the files: a hostile model may name a
-    // different file for each of a million tensors.
-    std::unordered_map<std::string, std::uint32_t> file_of;  // location -> index into files
-    std::vector<std::uint32_t> first_tensor;                 // per file
-    std::vector<data_needs> needs;                           // per file
+    auto table = gather_files(model, data);
+    open_files(resolver, table, data);
     for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
         const auto& tensor = model.tensors[t];
         if (tensor.storage != tensor_storage::external) continue;
-        const auto& ref = *tensor.external;
-        const auto [known, added] = file_of.try_emplace(std::string(ref.location), static_cast<std::uint32_t>(data.files.size()));
-        if (added) {
-            data_file file;
-            file.location = std::string(ref.location);
-            data.files.push_back(std::move(file));
-            first_tensor.push_back(t);
-            needs.emplace_back();
-        }
-        auto& need = needs[known->second];
-        const auto end = end_of(tensor);
-        need.bytes = std::max(need.bytes, end);
-        data.files[known->second].bytes_needed = std::max(data.files[known->second].bytes_needed, end);
-        if (ref.checksum)
-            if (const auto digest = io::parse_sha1_hex(*ref.checksum)) {
-                std::optional<std::uint64_t> length = ref.length;
-                if (!length) length = tensor.expected_bytes;
-                need.checksums.push_back({ref.offset.value_or(0), length, *digest});
-            }
-    }
-    for (std::uint32_t f = 0; f < data.files.size(); ++f) {
-        auto& file = data.files[f];
-        auto found = resolver.resolve(file.location, needs[f]);
-        needs[f] = {};
-        if (!found) {
-            data.problems.push_back({first_tensor[f], f, std::move(found).error()});
-            continue;
-        }
-        file.found = std::move(found->where);
-        file.size = found->file.size();
-        file.file = std::move(found->file);
-        if (file.found->guess()) data.guesses.push_back({first_tensor[f], f, guess_warning(file)});
-    }
-    // bytes_needed is measured again below from the bytes that exist.
-    for (auto& file : data.files)
-        if (file.file) file.bytes_needed = 0;
-
-    for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
-        const auto& tensor = model.tensors[t];
-        if (tensor.storage != tensor_storage::external) continue;
-        const auto& ref = *tensor.external;
-        const std::uint32_t file_index = file_of.find(std::string(ref.location))->second;
-        auto& file = data.files[file_index];
-        external_tensor binding;
-        binding.tensor = t;
-        binding.file = file_index;
-        binding.offset = ref.offset.value_or(0);
-        ++file.tensor_count;
-        if (!file.file) {
+        const std::uint32_t file_index = table.file_of.at(std::string(tensor.external->location));
+        ++data.files[file_index].tensor_count;
+        if (data.files[file_index].file) {
+            bind_tensor(model, t, file_index, data);
+        } else {
+            external_tensor binding;
+            binding.tensor = t;
+            binding.file = file_index;
+            binding.offset = tensor.external->offset.value_or(0);
             data.tensors.push_back(binding);
-            continue;
         }
-        const std::string tensor_name = "tensor '" + std::string(tensor.name) + "'";
-        if (binding.offset > file.size) {
-            error e{error_code::truncated_data,
-                    file.found->path.string() + " is " + std::to_string(file.size) + " bytes but " + tensor_name +
-                        " starts at byte " + std::to_string(binding.offset),
-                    "the download is probably incomplete: fetch the data file again"};
-            e.field_path = model.tree.path(tensor.message);
-            data.problems.push_back({t, file_index, std::move(e)});
-            data.tensors.push_back(binding);
-            continue;
-        }
-        binding.length = ref.length.value_or(file.size - binding.offset);
-        if (binding.length > file.size - binding.offset) {
-            const std::uint64_t end = binding.offset + std::min(binding.length, std::numeric_limits<std::uint64_t>::max() - binding.offset);
-            error e{error_code::truncated_data,
-                    file.found->path.string() + " is " + std::to_string(file.size) + " bytes" + human(file.size) +
-                        " but " + tensor_name + " needs bytes " + std::to_string(binding.offset) + " to " +
-                        std::to_string(end) + human(end),
-                    "the download is probably incomplete: fetch the data file again"};
-            e.field_path = model.tree.path(tensor.message);
-            data.problems.push_back({t, file_index, std::move(e)});
-            file.bytes_needed = std::max(file.bytes_needed, end);
-            data.tensors.push_back(binding);
-            continue;
-        }
-        file.bytes_needed = std::max(file.bytes_needed, binding.offset + binding.length);
-        file.bytes_referenced += binding.length;
-        binding.usable = true;
-        if (tensor.expected_bytes && *tensor.expected_bytes != binding.length) {
-            error e{error_code::size_mismatch,
-                    tensor_name + " has " + std::to_string(binding.length) + " bytes in " + file.location +
-                        " but its dims and type (" + data_type_name(tensor.data_type) + ") need " +
-                        std::to_string(*tensor.expected_bytes),
-                    "the model or its data file is damaged; --allow-size-mismatch copies the bytes anyway"};
-            e.field_path = model.tree.path(tensor.message);
-            data.problems.push_back({t, file_index, std::move(e)});
-        }
-        data.tensors.push_back(binding);
     }
     return data;
 }
@@ -157,6 +189,34 @@ result<void> external_data::check_unchanged() const {
     for (const auto& f : files)
         if (f.file) ONNXSTREAM_TRY(f.file->check_unchanged());
     return {};
+}
+
+result<std::optional<io::sha1_digest>> expected_sha1(const tensor_info& tensor) {
+    if (tensor.storage != tensor_storage::external || !tensor.external->checksum) return std::optional<io::sha1_digest>{};
+    const auto text = *tensor.external->checksum;
+    if (const auto digest = io::parse_sha1_hex(text)) return std::optional<io::sha1_digest>{*digest};
+    return failure(error_code::checksum_mismatch,
+                   "tensor '" + std::string(tensor.name) + "' has a checksum that is not a SHA-1 ('" +
+                       std::string(text.substr(0, 48)) + "'); its bytes cannot be checked",
+                   "the ONNX spec says `checksum` holds 40 hexadecimal digits of SHA-1");
+}
+
+std::optional<io::sha1_digest> expected_sha1(const tensor_info& tensor, std::vector<error>& warnings) {
+    auto expected = expected_sha1(tensor);
+    if (expected) return *expected;
+    warnings.push_back(std::move(expected).error());
+    return std::nullopt;
+}
+
+error checksum_mismatch(std::string_view tensor_name, const io::sha1_digest& expected, const io::sha1_digest& found,
+                        bool fatal, std::string_view where) {
+    error e{error_code::checksum_mismatch,
+            "the bytes of tensor '" + std::string(tensor_name) + "' " + (where.empty() ? "" : std::string(where) + " ") +
+                "do not match its SHA-1 checksum (expected " + io::to_hex(expected) + ", found " + io::to_hex(found) + ")",
+            fatal ? "the data file is damaged or belongs to another model; fetch it again"
+                  : "the data file may be damaged; {0} makes this an error"};
+    if (!fatal) e.remedies = {{remedy::refuse_guesses, {}}};
+    return e;
 }
 
 std::vector<std::byte> encode_string_entry(std::string_view key, std::string_view value) {

@@ -1,6 +1,7 @@
 #include <onnxstream/onnx/message_tree.hpp>
 
 #include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/schema.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
 #include <utility>
@@ -24,205 +25,24 @@ const char* to_string(message_kind kind) noexcept {
     return "message";
 }
 
+// The three questions about a field the parser asks, answered by the schema table.
 bool child_kind(message_kind kind, std::uint32_t n, message_kind& out) noexcept {
-    auto is = [n](auto field) { return n == number(field); };
-    switch (kind) {
-        case message_kind::model:
-            if (is(model_field::graph)) return out = message_kind::graph, true;
-            if (is(model_field::training_info)) return out = message_kind::training_info, true;
-            if (is(model_field::functions)) return out = message_kind::function, true;
-            if (is(model_field::opset_import)) return out = message_kind::operator_set, true;
-            if (is(model_field::metadata_props)) return out = message_kind::string_entry, true;
-            return false;
-        case message_kind::graph:
-            if (is(graph_field::node)) return out = message_kind::node, true;
-            if (is(graph_field::initializer)) return out = message_kind::tensor, true;
-            if (is(graph_field::sparse_initializer)) return out = message_kind::sparse_tensor, true;
-            if (is(graph_field::input) || is(graph_field::output) || is(graph_field::value_info))
-                return out = message_kind::value_info, true;
-            return false;
-        case message_kind::node:
-            if (is(node_field::attribute)) return out = message_kind::attribute, true;
-            return false;
-        case message_kind::attribute:
-            if (is(attribute_field::t) || is(attribute_field::tensors)) return out = message_kind::tensor, true;
-            if (is(attribute_field::g) || is(attribute_field::graphs)) return out = message_kind::graph, true;
-            if (is(attribute_field::sparse_tensor) || is(attribute_field::sparse_tensors))
-                return out = message_kind::sparse_tensor, true;
-            return false;
-        case message_kind::tensor:
-            if (is(tensor_field::external_data)) return out = message_kind::string_entry, true;
-            return false;
-        case message_kind::sparse_tensor:
-            if (is(sparse_tensor_field::values) || is(sparse_tensor_field::indices)) return out = message_kind::tensor, true;
-            return false;
-        case message_kind::training_info:
-            if (is(training_info_field::initialization) || is(training_info_field::algorithm))
-                return out = message_kind::graph, true;
-            return false;
-        case message_kind::function:
-            if (is(function_field::node)) return out = message_kind::node, true;
-            if (is(function_field::attribute_proto)) return out = message_kind::attribute, true;
-            if (is(function_field::opset_import)) return out = message_kind::operator_set, true;
-            return false;
-        case message_kind::string_entry:
-        case message_kind::operator_set:
-        case message_kind::value_info:
-            return false;
-    }
-    return false;
+    const auto* f = find_field(kind, n);
+    if (f == nullptr || f->holds != field_holds::child) return false;
+    out = f->child;
+    return true;
 }
 
 bool is_singular(message_kind kind, std::uint32_t n) noexcept {
-    // Every field of these messages that onnx.proto does not declare `repeated` (oneof
-    // members included: protobuf keeps the last of them too).
-    auto any = [n](auto... fields) { return ((n == number(fields)) || ...); };
-    switch (kind) {
-        case message_kind::model:
-            return any(model_field::ir_version, model_field::producer_name, model_field::producer_version,
-                       model_field::domain, model_field::model_version, model_field::doc_string, model_field::graph);
-        case message_kind::graph: return any(graph_field::name, graph_field::doc_string);
-        case message_kind::node:
-            return any(node_field::name, node_field::op_type, node_field::domain, node_field::doc_string, node_field::overload);
-        case message_kind::attribute:
-            return any(attribute_field::name, attribute_field::ref_attr_name, attribute_field::doc_string,
-                       attribute_field::type, attribute_field::f, attribute_field::i, attribute_field::s,
-                       attribute_field::t, attribute_field::g, attribute_field::sparse_tensor, attribute_field::tp);
-        case message_kind::tensor:
-            return any(tensor_field::data_type, tensor_field::segment, tensor_field::name, tensor_field::raw_data,
-                       tensor_field::doc_string, tensor_field::data_location);
-        case message_kind::sparse_tensor: return any(sparse_tensor_field::values, sparse_tensor_field::indices);
-        case message_kind::training_info:
-            return any(training_info_field::initialization, training_info_field::algorithm);
-        case message_kind::function:
-            return any(function_field::name, function_field::doc_string, function_field::domain, function_field::overload);
-        case message_kind::string_entry: return any(string_entry_field::key, string_entry_field::value);
-        case message_kind::operator_set: return any(operator_set_field::domain, operator_set_field::version);
-        case message_kind::value_info: return any(value_info_field::name, value_info_field::type, value_info_field::doc_string);
-    }
-    return false;
+    // Every field onnx.proto does not declare `repeated` (oneof members included:
+    // protobuf keeps the last of them too).
+    const auto* f = find_field(kind, n);
+    return f != nullptr && !f->repeated;
 }
-
-namespace {
-
-// The names of the singular fields, for messages about them.
-std::string singular_field_name(message_kind kind, std::uint32_t n) {
-    auto is = [n](auto field) { return n == number(field); };
-    switch (kind) {
-        case message_kind::model:
-            if (is(model_field::ir_version)) return "ir_version";
-            if (is(model_field::producer_name)) return "producer_name";
-            if (is(model_field::producer_version)) return "producer_version";
-            if (is(model_field::domain)) return "domain";
-            if (is(model_field::model_version)) return "model_version";
-            if (is(model_field::doc_string)) return "doc_string";
-            break;
-        case message_kind::graph:
-            if (is(graph_field::name)) return "name";
-            if (is(graph_field::doc_string)) return "doc_string";
-            break;
-        case message_kind::node:
-            if (is(node_field::name)) return "name";
-            if (is(node_field::op_type)) return "op_type";
-            if (is(node_field::domain)) return "domain";
-            if (is(node_field::doc_string)) return "doc_string";
-            if (is(node_field::overload)) return "overload";
-            break;
-        case message_kind::attribute:
-            if (is(attribute_field::name)) return "name";
-            if (is(attribute_field::type)) return "type";
-            if (is(attribute_field::f)) return "f";
-            if (is(attribute_field::i)) return "i";
-            if (is(attribute_field::s)) return "s";
-            if (is(attribute_field::tp)) return "tp";
-            if (is(attribute_field::doc_string)) return "doc_string";
-            if (is(attribute_field::ref_attr_name)) return "ref_attr_name";
-            break;
-        case message_kind::tensor:
-            if (is(tensor_field::segment)) return "segment";
-            if (is(tensor_field::name)) return "name";
-            if (is(tensor_field::data_location)) return "data_location";
-            if (is(tensor_field::doc_string)) return "doc_string";
-            break;
-        case message_kind::value_info:
-            if (is(value_info_field::name)) return "name";
-            if (is(value_info_field::type)) return "type";
-            if (is(value_info_field::doc_string)) return "doc_string";
-            break;
-        case message_kind::string_entry:
-            if (is(string_entry_field::key)) return "key";
-            if (is(string_entry_field::value)) return "value";
-            break;
-        case message_kind::operator_set:
-            if (is(operator_set_field::domain)) return "domain";
-            if (is(operator_set_field::version)) return "version";
-            break;
-        case message_kind::function:
-            if (is(function_field::name)) return "name";
-            if (is(function_field::domain)) return "domain";
-            if (is(function_field::doc_string)) return "doc_string";
-            if (is(function_field::overload)) return "overload";
-            break;
-        default:
-            break;
-    }
-    return "field" + std::to_string(n);
-}
-
-}  // namespace
 
 std::string field_name(message_kind kind, std::uint32_t n) {
-    auto is = [n](auto field) { return n == number(field); };
-    switch (kind) {
-        case message_kind::model:
-            if (is(model_field::graph)) return "graph";
-            if (is(model_field::training_info)) return "training_info";
-            if (is(model_field::functions)) return "functions";
-            if (is(model_field::opset_import)) return "opset_import";
-            if (is(model_field::metadata_props)) return "metadata_props";
-            break;
-        case message_kind::graph:
-            if (is(graph_field::node)) return "node";
-            if (is(graph_field::initializer)) return "initializer";
-            if (is(graph_field::sparse_initializer)) return "sparse_initializer";
-            if (is(graph_field::input)) return "input";
-            if (is(graph_field::output)) return "output";
-            if (is(graph_field::value_info)) return "value_info";
-            break;
-        case message_kind::node:
-            if (is(node_field::attribute)) return "attribute";
-            break;
-        case message_kind::attribute:
-            if (is(attribute_field::t)) return "t";
-            if (is(attribute_field::tensors)) return "tensors";
-            if (is(attribute_field::g)) return "g";
-            if (is(attribute_field::graphs)) return "graphs";
-            if (is(attribute_field::sparse_tensor)) return "sparse_tensor";
-            if (is(attribute_field::sparse_tensors)) return "sparse_tensors";
-            break;
-        case message_kind::tensor:
-            if (is(tensor_field::external_data)) return "external_data";
-            if (is(tensor_field::raw_data)) return "raw_data";
-            if (is(tensor_field::dims)) return "dims";
-            if (is(tensor_field::data_type)) return "data_type";
-            break;
-        case message_kind::sparse_tensor:
-            if (is(sparse_tensor_field::values)) return "values";
-            if (is(sparse_tensor_field::indices)) return "indices";
-            break;
-        case message_kind::training_info:
-            if (is(training_info_field::initialization)) return "initialization";
-            if (is(training_info_field::algorithm)) return "algorithm";
-            break;
-        case message_kind::function:
-            if (is(function_field::node)) return "node";
-            if (is(function_field::attribute_proto)) return "attribute_proto";
-            if (is(function_field::opset_import)) return "opset_import";
-            break;
-        default:
-            break;
-    }
-    return singular_field_name(kind, n);
+    const auto* f = find_field(kind, n);
+    return f != nullptr ? std::string(f->name) : "field" + std::to_string(n);
 }
 
 struct message_tree::builder {
@@ -259,11 +79,7 @@ struct message_tree::builder {
                 seen.emplace_back(token.number, token.type);
                 continue;
             }
-            message_kind sub{};
-            const bool is_message = child_kind(kind, token.number, sub) ||
-                                    (kind == message_kind::value_info && token.number == number(value_info_field::type)) ||
-                                    (kind == message_kind::tensor && token.number == number(tensor_field::segment)) ||
-                                    (kind == message_kind::attribute && token.number == number(attribute_field::tp));
+            const bool is_message = find_field(kind, token.number)->holds != field_holds::value;
             error e(error_code::not_onnx,
                     std::string(to_string(kind)) + " field '" + field_name(kind, token.number) +
                         "' appears more than once; protobuf would " +

@@ -49,96 +49,84 @@ bool is_typed_field(std::uint32_t n) {
            n == number(tensor_field::uint64_data);
 }
 
-}  // namespace
+// A wrong wire type on the fields that decide where the bytes are would make the tensor
+// silently look empty (protobuf keeps such a field as unknown): refuse it.
+result<void> check_wire_type(const message_tree& tree, std::uint32_t message_index, const field_entry& f) {
+    const auto n = f.token.number;
+    const auto type = f.token.type;
+    const char* const scalar = n == number(tensor_field::data_type)       ? "data_type"
+                               : n == number(tensor_field::data_location) ? "data_location"
+                                                                          : nullptr;
+    if (scalar != nullptr && type != proto::wire_type::varint)
+        return invalid(tree, message_index,
+                       std::string("a tensor's ") + scalar + " has wire type " + std::to_string(static_cast<int>(type)) +
+                           ", not a varint",
+                       f.token.header_offset);
+    if (n == number(tensor_field::raw_data) && type != proto::wire_type::length_delimited)
+        return invalid(tree, message_index,
+                       "a tensor's raw_data has wire type " + std::to_string(static_cast<int>(type)) + ", not bytes",
+                       f.token.header_offset);
+    return {};
+}
 
-result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_index) {
-    tensor_info info;
-    info.message = message_index;
-    bool external_location = false;
-    bool location_seen = false;  // an empty location counts too
-    std::uint32_t first_external = no_index;
-    for (const auto& f : tree.fields(message_index)) {
-        const auto n = f.token.number;
-        const auto type = f.token.type;
-        // A wrong wire type on the fields that decide where the bytes are would make the
-        // tensor silently look empty (protobuf keeps such a field as unknown): refuse it.
-        const char* const scalar = n == number(tensor_field::data_type)       ? "data_type"
-                                   : n == number(tensor_field::data_location) ? "data_location"
-                                                                              : nullptr;
-        if (scalar != nullptr && type != proto::wire_type::varint)
-            return invalid(tree, message_index,
-                           std::string("a tensor's ") + scalar + " has wire type " +
-                               std::to_string(static_cast<int>(type)) + ", not a varint",
-                           f.token.header_offset);
-        if (n == number(tensor_field::raw_data) && type != proto::wire_type::length_delimited)
-            return invalid(tree, message_index,
-                           "a tensor's raw_data has wire type " + std::to_string(static_cast<int>(type)) +
-                               ", not bytes",
-                           f.token.header_offset);
-        if (n == number(tensor_field::name) && type == proto::wire_type::length_delimited) {
-            info.name = tree.text(f);
-        } else if (n == number(tensor_field::data_type) && type == proto::wire_type::varint) {
-            info.data_type = static_cast<std::int32_t>(f.token.value);
-        } else if (n == number(tensor_field::dims)) {
-            if (type == proto::wire_type::varint) {
-                info.dims.push_back(static_cast<std::int64_t>(f.token.value));
-            } else if (type == proto::wire_type::length_delimited) {
-                auto payload = tree.payload(f);
-                while (!payload.empty()) {
-                    const auto v = proto::decode_varint(payload);
-                    if (!v) return invalid(tree, message_index, "packed dims do not decode", f.token.payload_offset);
-                    info.dims.push_back(static_cast<std::int64_t>(v->value));
-                    payload = payload.subspan(v->size);
-                }
-            } else {
-                return invalid(tree, message_index, "dims has the wrong wire type", f.token.header_offset);
-            }
-        } else if (n == number(tensor_field::raw_data) && type == proto::wire_type::length_delimited) {
-            info.raw_field = static_cast<std::uint32_t>(&f - tree.all_fields().data());
-        } else if (is_typed_field(n)) {
-            info.typed_fields.push_back(static_cast<std::uint32_t>(&f - tree.all_fields().data()));
-        } else if (n == number(tensor_field::string_data)) {
-            info.storage = tensor_storage::strings;
-        } else if (n == number(tensor_field::segment)) {
-            info.has_segment = true;
-        } else if (n == number(tensor_field::data_location) && type == proto::wire_type::varint) {
-            external_location = f.token.value == static_cast<std::uint64_t>(data_location::external);
-        } else if (n == number(tensor_field::external_data) && f.child != no_index) {
-            if (first_external == no_index) first_external = f.child;
-            if (!info.external) info.external.emplace();
-            const auto key = tree.find_text(f.child, number(string_entry_field::key));
-            const auto value = tree.find_text(f.child, number(string_entry_field::value));
-            auto& ref = *info.external;
-            // A repeated key is ambiguous (which location? which offset?): readers disagree
-            // (onnx keeps the last, others the first), so the model is refused.
-            const bool repeated = (key == "location" && location_seen) || (key == "offset" && ref.offset) ||
-                                  (key == "length" && ref.length) || (key == "checksum" && ref.checksum);
-            if (repeated)
-                return invalid(tree, message_index,
-                               "external data key '" + std::string(key) + "' appears more than once",
-                               f.token.header_offset);
-            if (key == "location") {
-                location_seen = true;
-                if (value.find('\0') != std::string_view::npos)
-                    return invalid(tree, message_index, "an external data location contains a NUL byte",
-                                   f.token.header_offset);
-                ref.location = value;
-            } else if (key == "offset" || key == "length") {
-                const auto parsed = parse_decimal(value);
-                if (!parsed)
-                    return invalid(tree, message_index,
-                                   "external data " + std::string(key) + " '" + std::string(value.substr(0, 40)) +
-                                       "' is not a non-negative whole number",
-                                   f.token.header_offset);
-                (key == "offset" ? ref.offset : ref.length) = *parsed;
-            } else if (key == "checksum") {
-                ref.checksum = value;
-            }
-        }
+// dims, one varint or a packed run.
+result<void> read_dims(const message_tree& tree, std::uint32_t message_index, const field_entry& f, tensor_info& info) {
+    const auto type = f.token.type;
+    if (type == proto::wire_type::varint) {
+        info.dims.push_back(static_cast<std::int64_t>(f.token.value));
+        return {};
     }
-    // The overflow checks look at the product of the non-zero dims, so that the verdict
-    // does not depend on where a zero stands: [2^40, 2^40, 0] and [0, 2^62, 2^62] are both
-    // refused, as numpy (and so python-onnx) refuses them. A zero still makes the count 0.
+    if (type != proto::wire_type::length_delimited)
+        return invalid(tree, message_index, "dims has the wrong wire type", f.token.header_offset);
+    auto payload = tree.payload(f);
+    while (!payload.empty()) {
+        const auto v = proto::decode_varint(payload);
+        if (!v) return invalid(tree, message_index, "packed dims do not decode", f.token.payload_offset);
+        info.dims.push_back(static_cast<std::int64_t>(v->value));
+        payload = payload.subspan(v->size);
+    }
+    return {};
+}
+
+// One `external_data` entry (key, value). `location_seen`: an earlier entry was a
+// location (an empty one counts too).
+result<void> read_external_entry(const message_tree& tree, std::uint32_t message_index, const field_entry& f,
+                                 tensor_info& info, bool& location_seen) {
+    if (!info.external) info.external.emplace();
+    const auto key = tree.find_text(f.child, number(string_entry_field::key));
+    const auto value = tree.find_text(f.child, number(string_entry_field::value));
+    auto& ref = *info.external;
+    // A repeated key is ambiguous (which location? which offset?): readers disagree
+    // (onnx keeps the last, others the first), so the model is refused.
+    const bool repeated = (key == "location" && location_seen) || (key == "offset" && ref.offset) ||
+                          (key == "length" && ref.length) || (key == "checksum" && ref.checksum);
+    if (repeated)
+        return invalid(tree, message_index, "external data key '" + std::string(key) + "' appears more than once",
+                       f.token.header_offset);
+    if (key == "location") {
+        location_seen = true;
+        if (value.find('\0') != std::string_view::npos)
+            return invalid(tree, message_index, "an external data location contains a NUL byte", f.token.header_offset);
+        ref.location = value;
+    } else if (key == "offset" || key == "length") {
+        const auto parsed = parse_decimal(value);
+        if (!parsed)
+            return invalid(tree, message_index,
+                           "external data " + std::string(key) + " '" + std::string(value.substr(0, 40)) +
+                               "' is not a non-negative whole number",
+                           f.token.header_offset);
+        (key == "offset" ? ref.offset : ref.length) = *parsed;
+    } else if (key == "checksum") {
+        ref.checksum = value;
+    }
+    return {};
+}
+
+// The element count and byte size from dims and data_type. The overflow checks look at the
+// product of the non-zero dims, so that the verdict does not depend on where a zero
+// stands: [2^40, 2^40, 0] and [0, 2^62, 2^62] are both refused, as numpy (and so
+// python-onnx) refuses them. A zero still makes the count 0.
+result<void> count_elements(const message_tree& tree, std::uint32_t message_index, tensor_info& info) {
     std::uint64_t nonzero_product = 1;
     bool has_zero = false;
     for (const auto d : info.dims) {
@@ -171,7 +159,13 @@ result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_
                            ": its size in bytes overflows 64 bits",
                        tree.at(message_index).begin);
     }
-    if (external_location) {
+    return {};
+}
+
+// Where the values are: external (data_location says so, and a location is given), raw,
+// typed, strings or none.
+result<void> decide_storage(const message_tree& tree, std::uint32_t message_index, bool marked_external, tensor_info& info) {
+    if (marked_external) {
         if (!info.external || info.external->location.empty())
             return invalid(tree, message_index,
                            "tensor '" + std::string(info.name) + "' is marked external but has no location",
@@ -182,6 +176,43 @@ result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_
         else if (!info.typed_fields.empty()) info.storage = tensor_storage::typed;
         else info.external.reset();  // external_data keys without data_location: ignored by ONNX too
     }
+    return {};
+}
+
+}  // namespace
+
+result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_index) {
+    tensor_info info;
+    info.message = message_index;
+    bool marked_external = false;
+    bool location_seen = false;
+    for (const auto& f : tree.fields(message_index)) {
+        const auto n = f.token.number;
+        const auto type = f.token.type;
+        ONNXSTREAM_TRY(check_wire_type(tree, message_index, f));
+        const auto field = static_cast<std::uint32_t>(&f - tree.all_fields().data());
+        if (n == number(tensor_field::name) && type == proto::wire_type::length_delimited) {
+            info.name = tree.text(f);
+        } else if (n == number(tensor_field::data_type) && type == proto::wire_type::varint) {
+            info.data_type = static_cast<std::int32_t>(f.token.value);
+        } else if (n == number(tensor_field::dims)) {
+            ONNXSTREAM_TRY(read_dims(tree, message_index, f, info));
+        } else if (n == number(tensor_field::raw_data) && type == proto::wire_type::length_delimited) {
+            info.raw_field = field;
+        } else if (is_typed_field(n)) {
+            info.typed_fields.push_back(field);
+        } else if (n == number(tensor_field::string_data)) {
+            info.storage = tensor_storage::strings;
+        } else if (n == number(tensor_field::segment)) {
+            info.has_segment = true;
+        } else if (n == number(tensor_field::data_location) && type == proto::wire_type::varint) {
+            marked_external = f.token.value == static_cast<std::uint64_t>(data_location::external);
+        } else if (n == number(tensor_field::external_data) && f.child != no_index) {
+            ONNXSTREAM_TRY(read_external_entry(tree, message_index, f, info, location_seen));
+        }
+    }
+    ONNXSTREAM_TRY(count_elements(tree, message_index, info));
+    ONNXSTREAM_TRY(decide_storage(tree, message_index, marked_external, info));
     return info;
 }
 

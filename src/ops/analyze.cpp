@@ -1,7 +1,6 @@
 #include <onnxstream/ops/analyze.hpp>
 
-#include <onnxstream/onnx/external_data.hpp>
-#include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 
@@ -12,7 +11,7 @@ namespace onnxstream::ops {
 
 using passes::finding;
 using passes::finding_kind;
-using passes::none;
+using graph::none;
 
 analyze_totals analyze_report::totals(finding_kind kind) const {
     analyze_totals t;
@@ -28,19 +27,19 @@ analyze_totals analyze_report::totals(finding_kind kind) const {
 namespace {
 
 // Findings about the model as it is: unused initializers and inputs, isolated components.
-void static_findings(const passes::graph_model& model, std::vector<finding>& out) {
-    const passes::graph_index index(model);
+void static_findings(const graph::graph_model& model, std::vector<finding>& out) {
+    const graph::graph_index index(model);
     for (std::uint32_t v = 0; v < index.size(); ++v) {
         const auto& val = index.at(v);
         if (!val.uses.empty() || val.pinned) continue;
-        if (val.kind == passes::value_kind::graph_input && model.scopes[val.scope].kind == passes::scope_kind::main) {
+        if (val.kind == graph::value_kind::graph_input && model.scopes[val.scope].kind == graph::scope_kind::main) {
             finding f;
             f.kind = finding_kind::unused_input;
             f.scope = model.scope_path(val.scope);
             f.names.emplace_back(model.text(val.name));
             f.detail = "reported only: graph inputs are the model's interface";
             out.push_back(std::move(f));
-        } else if (val.kind == passes::value_kind::initializer && !val.overridable) {
+        } else if (val.kind == graph::value_kind::initializer && !val.overridable) {
             finding f;
             f.kind = finding_kind::unused_initializer;
             f.scope = model.scope_path(val.scope);
@@ -58,14 +57,14 @@ void static_findings(const passes::graph_model& model, std::vector<finding>& out
         std::set<std::uint32_t> members(c.nodes.begin(), c.nodes.end());
         for (const auto n : c.nodes) {
             f.names.push_back(model.node_label(n));
-            f.nodes += passes::nodes_within(model, n);
+            f.nodes += graph::nodes_within(model, n);
         }
         // Initializers only this component reads.
         std::set<std::uint32_t> counted;
         for (const auto n : c.nodes)
             for (std::size_t k = 0; k < model.nodes[n].inputs.size(); ++k) {
                 const auto v = index.input(n, k);
-                if (v == none || index.at(v).kind != passes::value_kind::initializer || !counted.insert(v).second) continue;
+                if (v == none || index.at(v).kind != graph::value_kind::initializer || !counted.insert(v).second) continue;
                 bool only_here = true;
                 for (const auto& u : index.at(v).uses) only_here = only_here && u.node != none && members.contains(u.node);
                 if (only_here && !index.at(v).overridable) f.bytes += model.tensor_bytes(index.at(v).tensor);
@@ -78,18 +77,16 @@ void static_findings(const passes::graph_model& model, std::vector<finding>& out
 }  // namespace
 
 result<analyze_report> analyze(const std::filesystem::path& path, const onnx::resolve_options& data_options) {
-    ONNXSTREAM_ASSIGN(auto model, onnx::model_file::open(path));
-    onnx::data_resolver resolver(path, data_options);
-    const auto data = onnx::external_data::bind(model, resolver);
+    ONNXSTREAM_ASSIGN(const auto bound, onnx::bound_model::open(path, data_options));
+    const auto& model = bound.model;
     analyze_report report;
     report.path = path;
-    for (const auto& p : data.problems) report.warnings.push_back(p.what);
-    for (const auto& g : data.guesses) report.warnings.push_back(g.what);
-    const passes::tensor_reader reader(model, &data);
+    report.warnings = bound.warnings();
+    const graph::tensor_reader reader(model, &bound.data);
 
     std::vector<error> ignored;
     {
-        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
+        ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
         for (std::uint32_t s = 0; s < graph.scopes.size(); ++s) report.scopes.push_back(graph.scope_path(s));
         report.nodes = graph.live_node_count();
         for (std::uint32_t t = 0; t < graph.tensors.size(); ++t) {
@@ -101,7 +98,7 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
     // Each pass on its own fresh copy: every finding says what that one change would save.
     for (const auto& pass : passes::pass_registry()) {
         if (pass.analyze == nullptr) continue;
-        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
+        ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
         passes::pass_context context{graph, reader, report.findings, ignored};
         pass.analyze(context);
     }
@@ -109,7 +106,7 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
     // Identity that is also dead), so the categories overlap: the total is what optimize
     // with the default passes removes, run to a fixed point on one more copy.
     {
-        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model));
+        ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
         const auto live_nodes = [&graph] {
             std::uint64_t live = 0;
             for (std::uint32_t n = 0; n < graph.nodes.size(); ++n) live += graph.node_live(n) ? 1U : 0U;
@@ -130,8 +127,7 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
         report.removable_nodes = before - live_nodes();
     }
     // What was read through the mapping is only right if the file did not change meanwhile.
-    ONNXSTREAM_TRY(model.file.check_unchanged());
-    ONNXSTREAM_TRY(data.check_unchanged());
+    ONNXSTREAM_TRY(bound.check_unchanged());
     return report;
 }
 

@@ -1,15 +1,17 @@
 #include <onnxstream/ops/convert.hpp>
 
 #include "convert_typing.hpp"
+#include "data_layout.hpp"
+#include "plan_output.hpp"
 
+#include <onnxstream/graph/graph_model.hpp>
 #include <onnxstream/io/output_file.hpp>
+#include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/float_conversion.hpp>
+#include <onnxstream/onnx/tensor_value_edits.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
-#include <onnxstream/ops/merge.hpp>
-#include <onnxstream/ops/plan_output.hpp>
-#include <onnxstream/passes/graph_model.hpp>
 #include <onnxstream/plan/planner.hpp>
 
 #include <algorithm>
@@ -55,28 +57,18 @@ public:
         target_ = half ? 10 : 16;
         report_.input = model_path_;
         report_.output = options_.output.empty() ? default_output(model_path_, half ? "fp16" : "bf16") : options_.output;
-        data_name_ = options_.data_name.empty() ? report_.output.filename().string() + ".data" : options_.data_name;
-        if (fs::path(data_name_).has_parent_path() || data_name_ == "." || data_name_ == "..")
-            return failure(error_code::invalid_argument, "--data-name must be a file name, not a path ('" + data_name_ + "')",
-                           "the data file is always written beside the output");
+        ONNXSTREAM_ASSIGN(data_name_, choose_data_name(report_.output, options_.data_name));
+        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data));
+        ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
+        report_.warnings = bound_.warnings();
+        inputs_ = bound_.inputs();
+        sources_ = bound_.sources();
 
-        ONNXSTREAM_ASSIGN(model_, onnx::model_file::open(model_path_));
-        onnx::data_resolver resolver(model_path_, options_.data);
-        data_ = onnx::external_data::bind(model_, resolver);
-        if (const auto* problem = data_.blocking_problem(options_.allow_size_mismatch)) return failure(problem->what);
-        for (const auto& p : data_.problems) report_.warnings.push_back(p.what);
-        inputs_.push_back(model_.file.identity());
-        sources_.push_back(&model_.file);
-        for (const auto& f : data_.files) {
-            inputs_.push_back(f.file->identity());
-            sources_.push_back(&*f.file);
-        }
-
-        ONNXSTREAM_ASSIGN(auto graph, passes::graph_model::build(model_));
+        ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model_));
         if (!half && graph.opset("") != 0 && graph.opset("") < 13)
             return failure(error_code::unsupported,
                            "bfloat16 needs opset 13 or later; this model imports opset " + std::to_string(graph.opset("")),
-                           "convert with --dtype fp16, or upgrade the model's opset first");
+                           "convert with {0}, or upgrade the model's opset first", {{remedy::choose_dtype, "fp16"}});
         detail::typing_options typing;
         typing.target = target_;
         typing.keep_io_types = options_.keep_io_types;
@@ -95,7 +87,7 @@ public:
                            "convert works on float32 models; this one is already in another precision");
 
         ONNXSTREAM_TRY(collect_bytes());
-        bool external = !data_.tensors.empty();
+        bool external = !bound_.data.tensors.empty();
         onnx::tree_edits edits;
         if (!external) {
             edits = model_edits();
@@ -109,14 +101,12 @@ public:
         ONNXSTREAM_TRY(check_outputs());
         ONNXSTREAM_TRY(write_data_files());
         ONNXSTREAM_TRY(write_model(edits));
-        ONNXSTREAM_TRY(commit_all());
+        ONNXSTREAM_TRY(outputs_.commit());
         return std::move(report_);
     }
 
 private:
     result<void> collect_bytes() {
-        std::vector<std::uint32_t> binding_of(model_.tensors.size(), onnx::no_index);
-        for (std::uint32_t b = 0; b < data_.tensors.size(); ++b) binding_of[data_.tensors[b].tensor] = b;
         for (std::uint32_t t = 0; t < model_.tensors.size(); ++t) {
             const auto& tensor = model_.tensors[t];
             const bool convert = convert_site_[t] && tensor.data_type == float32;
@@ -124,23 +114,11 @@ private:
             tensor_bytes b;
             b.tensor = t;
             b.convert = convert;
-            if (tensor.storage == tensor_storage::raw) {
-                const auto& f = model_.tree.field(tensor.raw_field);
-                b.source_offset = f.token.payload_offset;
-                b.input_length = f.token.payload_length;
-            } else if (tensor.storage == tensor_storage::external) {
-                const auto& binding = data_.tensors[binding_of[t]];
-                b.source = 1 + binding.file;
-                b.source_offset = binding.offset;
-                b.input_length = binding.length;
-                if (const auto& checksum = tensor.external->checksum) {
-                    b.expected_sha1 = io::parse_sha1_hex(*checksum);
-                    if (!b.expected_sha1)
-                        report_.warnings.push_back({error_code::checksum_mismatch,
-                                                    "tensor '" + std::string(tensor.name) + "' has a checksum that is not a SHA-1 ('" +
-                                                        std::string(checksum->substr(0, 48)) + "'); it was not checked",
-                                                    ""});
-                }
+            if (const auto stored = bound_.stored_bytes(t)) {
+                b.source = stored->source;
+                b.source_offset = stored->offset;
+                b.input_length = stored->length;
+                b.expected_sha1 = onnx::expected_sha1(tensor, report_.warnings);
             } else if (tensor.storage == tensor_storage::typed && tensor.expected_bytes) {
                 ONNXSTREAM_TRY(typed_bytes(tensor, b));
             } else {
@@ -159,7 +137,8 @@ private:
                 error e{error_code::size_mismatch,
                         "tensor '" + std::string(tensor.name) + "' has " + std::to_string(b.input_length) +
                             " bytes but its dims and type need " + std::to_string(*tensor.expected_bytes),
-                        "the model is damaged; --allow-size-mismatch converts the bytes anyway"};
+                        "the model is damaged; {0} converts the bytes anyway"};
+                e.remedies = {{remedy::accept_size_mismatch, {}}};
                 e.field_path = model_.tree.path(tensor.message);
                 if (!options_.allow_size_mismatch) return failure(std::move(e));
                 report_.warnings.push_back(std::move(e));
@@ -209,19 +188,13 @@ private:
 
     bool retyped(std::uint32_t t) const { return convert_site_[t] && model_.tensors[t].data_type == float32; }
 
-    std::uint64_t alignment_for(std::uint64_t length) const {
-        if (options_.alignment) return *options_.alignment;
-        return length >= aligned_tensor_minimum ? default_alignment : 0;
-    }
-
     // External layout: tensors at least `threshold` bytes (not shape-like integers) go to
     // fresh data files, as repack lays them out.
     void lay_out() {
         const auto shape_like = onnx::shape_like_values(model_.tree);
-        std::uint32_t shard = 0;
-        std::uint64_t size = 0;
-        std::uint64_t in_shard = 0;
-        bool any = false;
+        // An --align given applies to every tensor; by default only large ones are aligned.
+        data_layout layout({options_.alignment.value_or(default_alignment),
+                            options_.alignment ? 0 : aligned_tensor_minimum, options_.shard_size});
         for (auto& b : bytes_) {
             const auto& tensor = model_.tensors[b.tensor];
             const auto type = static_cast<onnx::data_type>(tensor.data_type);
@@ -231,24 +204,15 @@ private:
             // An embedded tensor that is not converted moves too, as in repack.
             index_of_tensor_.emplace(b.tensor, static_cast<std::uint32_t>(&b - bytes_.data()));
             b.external = true;
-            any = true;
-            const auto align = alignment_for(b.output_length());
-            std::uint64_t offset = align > 1 ? (size + align - 1) / align * align : size;
-            if (options_.shard_size > 0 && in_shard > 0 && offset + b.output_length() > options_.shard_size) {
-                ++shard;
-                offset = 0;
-                in_shard = 0;
-            }
-            b.shard = shard;
-            b.offset = offset;
-            size = offset + b.output_length();
-            ++in_shard;
+            const auto place = layout.add(b.output_length());
+            b.shard = place.shard;
+            b.offset = place.offset;
         }
-        shard_count_ = any ? shard + 1 : 0;
+        shard_count_ = layout.shard_count();
     }
 
     std::string data_file_name(std::uint32_t shard) const {
-        return shard_count_ > 1 || options_.shard_size > 0 ? shard_name(data_name_, shard, shard_count_) : data_name_;
+        return ops::data_file_name(data_name_, options_.shard_size, shard, shard_count_);
     }
 
     // The graph edits plus, for each tensor that changes, its type and where its bytes go.
@@ -269,23 +233,11 @@ private:
             const auto& b = bytes_[index];
             if (retyped(t)) retype(t);
             const auto message = model_.tensors[t].message;
-            const auto& msg = model_.tree.at(message);
-            std::uint32_t position = msg.field_count;
-            for (std::uint32_t i = 0; i < msg.field_count; ++i) {
-                if (!onnx::holds_tensor_value(model_.tree.field(msg.first_field + i).token.number)) continue;
-                edits.drop(msg.first_field + i);
-                position = std::min(position, i);
-            }
             if (b.external) {
-                const auto entry = number(tensor_field::external_data);
-                position = msg.field_count;  // external_data after every other field, as repack writes it
-                edits.insert(message, position, edits.bytes(entry, onnx::encode_string_entry("location", data_file_name(b.shard))));
-                edits.insert(message, position, edits.bytes(entry, onnx::encode_string_entry("offset", std::to_string(b.offset))));
-                edits.insert(message, position, edits.bytes(entry, onnx::encode_string_entry("length", std::to_string(b.output_length()))));
-                edits.insert(message, position,
-                             edits.varint(number(tensor_field::data_location), static_cast<std::uint64_t>(onnx::data_location::external)));
+                onnx::store_external(model_.tree, message, {data_file_name(b.shard), b.offset, b.output_length(), {}}, edits);
                 continue;
             }
+            const auto position = onnx::drop_value_fields(model_.tree, message, edits);
             const auto raw = number(tensor_field::raw_data);
             const auto check = b.expected_sha1 ? edits.add_check({std::string(model_.tensors[t].name), b.expected_sha1, false, false})
                                                : io::no_check;
@@ -302,9 +254,7 @@ private:
         ONNXSTREAM_TRY(check_output(report_.output, inputs_, options_.force));
         for (std::uint32_t s = 0; s < shard_count_; ++s) {
             const auto path = report_.output.parent_path() / data_file_name(s);
-            if (path.filename() == report_.output.filename())
-                return failure(error_code::invalid_argument, "the data file and the model would both be " + path.string(),
-                               "choose another --data-name");
+            ONNXSTREAM_TRY(check_not_model(path, report_.output));
             ONNXSTREAM_TRY(check_output(path, inputs_, options_.force));
         }
         return {};
@@ -332,7 +282,7 @@ private:
             report_.writer = written.backend;
             report_.saturated += written.saturated;
             report_.data_files.push_back({path, plan.size(), tensors});
-            data_outputs_.push_back(std::move(output));
+            outputs_.data.push_back(std::move(output));
         }
         return {};
     }
@@ -340,21 +290,12 @@ private:
     result<void> write_model(const onnx::tree_edits& edits) {
         ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         report_.output_size = plan.size();
-        ONNXSTREAM_ASSIGN(model_output_, io::output_file::create(report_.output, plan.size(), {options_.force, true}));
-        ONNXSTREAM_ASSIGN(auto written, write_planned(model_output_, plan, sources_, options_,
+        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, plan, sources_, options_,
                                                       "convert " + report_.output.filename().string(), report_.warnings));
         if (report_.writer[0] == '\0') report_.writer = written.backend;
         report_.saturated += written.saturated;
         return {};
-    }
-
-    // Every output is complete and on disk before the first rename (data files first,
-    // the model last), so a failure leaves no model pointing at missing data.
-    result<void> commit_all() {
-        for (const auto& file : data_outputs_) ONNXSTREAM_TRY(file.flush_to_disk());
-        ONNXSTREAM_TRY(model_output_.flush_to_disk());
-        for (auto& file : data_outputs_) ONNXSTREAM_TRY(file.commit());
-        return model_output_.commit();
     }
 
     const fs::path& model_path_;
@@ -363,8 +304,8 @@ private:
     onnx::float_conversion conversion_ = onnx::float_conversion::float32_to_float16;
     std::int32_t target_ = 10;
     std::string data_name_;
-    onnx::model_file model_;
-    onnx::external_data data_;
+    onnx::bound_model bound_;
+    const onnx::model_file& model_ = bound_.model;
     std::vector<io::file_identity> inputs_;
     std::vector<const io::source_file*> sources_;
     onnx::tree_edits graph_edits_;
@@ -374,8 +315,7 @@ private:
     std::vector<std::vector<std::byte>> buffers_;
     std::vector<std::uint32_t> convert_empty_;
     std::uint32_t shard_count_ = 0;
-    std::vector<io::output_file> data_outputs_;
-    io::output_file model_output_;
+    rewrite_outputs outputs_;
 };
 
 }  // namespace

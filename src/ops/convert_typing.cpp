@@ -17,8 +17,8 @@ namespace onnxstream::ops::detail {
 namespace {
 
 using onnx::number;
-using passes::name_id;
-using passes::none;
+using graph::name_id;
+using graph::none;
 
 constexpr std::int32_t float32 = 1;
 constexpr std::int32_t int64 = 7;
@@ -133,7 +133,7 @@ std::vector<std::byte> retyped(std::span<const std::byte> bytes, std::uint64_t b
 
 class planner {
 public:
-    planner(passes::graph_model& model, const typing_options& options, onnx::tree_edits& edits)
+    planner(graph::graph_model& model, const typing_options& options, onnx::tree_edits& edits)
         : model_(model), tree_(model.tree()), options_(options), edits_(edits) {
         for (const auto& op : options.block_ops) blocked_ops_.insert(op);
     }
@@ -143,7 +143,7 @@ public:
         read_declared_types();
         infer_scope(0);
         for (std::uint32_t s = 0; s < model_.scopes.size(); ++s)
-            if (model_.scopes[s].kind == passes::scope_kind::function) infer_scope(s);
+            if (model_.scopes[s].kind == graph::scope_kind::function) infer_scope(s);
         for (const auto& [name, type] : types_)
             if (type == float32) ++result_.float_values;
         collect_consumers();
@@ -171,7 +171,7 @@ private:
     void read_declared_types() {
         for (std::uint32_t s = 0; s < model_.scopes.size(); ++s) {
             const auto& scope = model_.scopes[s];
-            if (scope.kind == passes::scope_kind::function || scope.message == none) continue;
+            if (scope.kind == graph::scope_kind::function || scope.message == none) continue;
             for (const auto& f : tree_.fields(scope.message)) {
                 const auto n = f.token.number;
                 if (f.child == none) continue;
@@ -212,7 +212,7 @@ private:
 
     std::int32_t constant_type(std::uint32_t n) const {
         for (const auto& m : model_.attribute_messages(n)) {
-            const auto a = passes::read_attribute(tree_, m);
+            const auto a = graph::read_attribute(tree_, m);
             if (a.name == "value" && a.tensor != none) {
                 const auto site = model_.site_of(a.tensor);
                 return site == none ? 0 : model_.file().tensors[site].data_type;
@@ -224,7 +224,7 @@ private:
         return 0;
     }
 
-    std::int32_t input_type(const passes::node& nd, std::size_t slot) const {
+    std::int32_t input_type(const graph::node& nd, std::size_t slot) const {
         return slot < nd.inputs.size() ? type_of(nd.inputs[slot]) : 0;
     }
 
@@ -281,10 +281,10 @@ private:
 
     // ------------------------------------------------------------ decisions
 
-    bool graph_scope(std::uint32_t s) const { return model_.scopes[s].kind != passes::scope_kind::function; }
+    bool graph_scope(std::uint32_t s) const { return model_.scopes[s].kind != graph::scope_kind::function; }
 
-    bool is_function_call(const passes::node& nd) const {
-        return std::any_of(model_.functions.begin(), model_.functions.end(), [&](const passes::function& f) {
+    bool is_function_call(const graph::node& nd) const {
+        return std::any_of(model_.functions.begin(), model_.functions.end(), [&](const graph::function& f) {
             return !f.removed && f.domain == nd.domain && f.name == nd.op_type;
         });
     }
@@ -436,8 +436,8 @@ private:
     }
 
     bool in_graph_scope(std::uint32_t graph_message) const {
-        return std::any_of(model_.scopes.begin(), model_.scopes.end(), [&](const passes::scope& s) {
-            return s.message == graph_message && s.kind != passes::scope_kind::function && !s.removed;
+        return std::any_of(model_.scopes.begin(), model_.scopes.end(), [&](const graph::scope& s) {
+            return s.message == graph_message && s.kind != graph::scope_kind::function && !s.removed;
         });
     }
 
@@ -596,7 +596,7 @@ private:
         bool to_half;
     };
 
-    passes::graph_model& model_;
+    graph::graph_model& model_;
     const onnx::message_tree& tree_;
     const typing_options& options_;
     onnx::tree_edits& edits_;
@@ -622,7 +622,7 @@ std::vector<std::string> default_block_ops() {
             "Min", "Max", "Upsample"};
 }
 
-result<typing_result> plan_types(passes::graph_model& model, const typing_options& options, onnx::tree_edits& edits) {
+result<typing_result> plan_types(graph::graph_model& model, const typing_options& options, onnx::tree_edits& edits) {
     return planner(model, options, edits).run();
 }
 

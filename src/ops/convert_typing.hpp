@@ -11,8 +11,8 @@
 // tool does not know. Its float inputs are cast to float32 and its float outputs back.
 #pragma once
 
+#include <onnxstream/graph/graph_model.hpp>
 #include <onnxstream/onnx/tree_edits.hpp>
-#include <onnxstream/passes/graph_model.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
@@ -43,7 +43,7 @@ struct typing_result {
 
 /// Decides and records the graph edits (elem_types, Cast `to`, renamed inputs and outputs,
 /// new Cast nodes) in `edits`. Tensors to convert are returned, not edited.
-[[nodiscard]] result<typing_result> plan_types(passes::graph_model& model, const typing_options& options,
+[[nodiscard]] result<typing_result> plan_types(graph::graph_model& model, const typing_options& options,
                                                onnx::tree_edits& edits);
 
 }  // namespace onnxstream::ops::detail

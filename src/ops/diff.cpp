@@ -2,15 +2,16 @@
 
 #include "range_hasher.hpp"
 
+#include <onnxstream/io/chunked_read.hpp>
 #include <onnxstream/io/hashing.hpp>
+#include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
-#include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/fields.hpp>
-#include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -63,13 +64,6 @@ constexpr std::uint64_t tag_fixed = 1;
 constexpr std::uint64_t tag_bytes = 2;
 constexpr std::uint64_t tag_typed_fallback = 3;
 
-bool is_storage_field(std::uint32_t n) {
-    return n == number(tensor_field::raw_data) || n == number(tensor_field::float_data) ||
-           n == number(tensor_field::int32_data) || n == number(tensor_field::int64_data) ||
-           n == number(tensor_field::double_data) || n == number(tensor_field::uint64_data) ||
-           n == number(tensor_field::external_data) || n == number(tensor_field::data_location);
-}
-
 // Repeated fields whose order carries no meaning: they are paired by name when compared,
 // so their digest must not depend on their order either.
 bool unordered_field(message_kind kind, std::uint32_t n) {
@@ -87,13 +81,13 @@ std::uint64_t little_endian(std::span<const std::byte> bytes) {
 // One model, opened and hashed.
 struct model_side {
     fs::path path;
-    onnx::model_file model;
-    onnx::external_data data;
+    onnx::bound_model bound;
     std::vector<std::uint32_t> tensor_of_message;  // message index -> tensor index
     std::vector<std::uint64_t> values;             // per tensor: XXH3 of its raw little-endian bytes
     std::vector<std::uint64_t> digest;             // per message
 
-    [[nodiscard]] const onnx::message_tree& tree() const { return model.tree; }
+    [[nodiscard]] const onnx::message_tree& tree() const { return bound.model.tree; }
+    [[nodiscard]] const onnx::model_file& model() const { return bound.model; }
 
     // The canonical entries of one field, appended to `out`. Storage fields of tensors
     // and their dims are left out (the caller adds normalized ones).
@@ -115,7 +109,7 @@ struct model_side {
             case proto::wire_type::length_delimited:
                 break;
             default:
-                out.push_back({n, hash_pair(static_cast<std::uint64_t>(f.token.type), io::xxh3_of(payload))});
+                out.push_back({n, hash_pair(static_cast<std::uint64_t>(f.token.type), io::xxh3_of(model().file.mapping(), payload))});
                 return;
         }
         // Packed repeated numbers compare equal to their unpacked form.
@@ -138,18 +132,18 @@ struct model_side {
                 return;
             }
         }
-        out.push_back({n, hash_pair(tag_bytes, io::xxh3_of(payload))});
+        out.push_back({n, hash_pair(tag_bytes, io::xxh3_of(model().file.mapping(), payload))});
     }
 
     void message_entries(std::uint32_t m, std::vector<entry>& out) const {
         const auto kind = tree().at(m).kind;
         for (const auto& f : tree().fields(m)) {
-            if (kind == message_kind::tensor && (is_storage_field(f.token.number) || f.token.number == number(tensor_field::dims)))
+            if (kind == message_kind::tensor && (onnx::holds_tensor_value(f.token.number) || f.token.number == number(tensor_field::dims)))
                 continue;
             field_entries(kind, f, out);
         }
         if (kind == message_kind::tensor) {
-            const auto& tensor = model.tensors[tensor_of_message[m]];
+            const auto& tensor = model().tensors[tensor_of_message[m]];
             for (const auto d : tensor.dims)
                 out.push_back({number(tensor_field::dims), hash_pair(tag_varint, static_cast<std::uint64_t>(d))});
             if (tensor.storage != tensor_storage::strings) out.push_back({values_entry, values[tensor_of_message[m]]});
@@ -186,80 +180,66 @@ struct model_side {
 result<model_side> open_side(const fs::path& path, const onnx::resolve_options& data_options) {
     model_side side;
     side.path = path;
-    ONNXSTREAM_ASSIGN(side.model, onnx::model_file::open(path));
-    onnx::data_resolver resolver(path, data_options);
-    side.data = onnx::external_data::bind(side.model, resolver);
+    ONNXSTREAM_ASSIGN(side.bound, onnx::bound_model::open(path, data_options));
     // Sizes that do not match the dims still have bytes to compare; anything else is trouble.
-    if (const auto* problem = side.data.blocking_problem(true)) {
+    if (const auto* problem = side.bound.data.blocking_problem(true)) {
         auto e = problem->what;
         e.message = path.string() + ": " + e.message;
         if (e.code == error_code::missing_data)
-            e.hint = "diff looks for external data beside each model, as merge does without flags; put the file "
-                     "there, or merge the model with --data first";
+            e = with_remedies(std::move(e),
+                              "diff looks for external data beside each model, as merge does without flags; put the file "
+                              "there, or merge the model with {0} first",
+                              {{remedy::give_data_file, {}}});
         return failure(std::move(e));
     }
     side.tensor_of_message.assign(side.tree().messages().size(), no_index);
-    for (std::uint32_t t = 0; t < side.model.tensors.size(); ++t) side.tensor_of_message[side.model.tensors[t].message] = t;
-    side.values.assign(side.model.tensors.size(), 0);
+    for (std::uint32_t t = 0; t < side.model().tensors.size(); ++t) side.tensor_of_message[side.model().tensors[t].message] = t;
+    side.values.assign(side.model().tensors.size(), 0);
     return side;
 }
 
-// Where each tensor's value hash comes from: a streamed range, or computed in place.
+// A tensor whose value hash comes from a streamed range.
 struct value_job {
     model_side* side = nullptr;
     std::uint32_t tensor = 0;
 };
 
-result<std::uint64_t> hash_values(std::array<model_side*, 2> sides, const diff_options& options) {
-    std::vector<hashed_range> ranges;
-    std::vector<value_job> owners;
-    for (auto* side : sides) {
-        std::vector<std::uint32_t> binding_of(side->model.tensors.size(), no_index);
-        for (std::uint32_t b = 0; b < side->data.tensors.size(); ++b) binding_of[side->data.tensors[b].tensor] = b;
-        for (std::uint32_t t = 0; t < side->model.tensors.size(); ++t) {
-            const auto& tensor = side->model.tensors[t];
-            switch (tensor.storage) {
-                case tensor_storage::raw: {
-                    const auto& token = side->tree().field(tensor.raw_field).token;
-                    ranges.push_back({&side->model.file, token.payload_offset, token.payload_length, {}, {}, {}});
-                    owners.push_back({side, t});
-                    break;
-                }
-                case tensor_storage::external: {
-                    const auto& binding = side->data.tensors[binding_of[t]];
-                    ranges.push_back({&*side->data.files[binding.file].file, binding.offset, binding.length, {}, {}, {}});
-                    owners.push_back({side, t});
-                    break;
-                }
-                case tensor_storage::typed: {
-                    // Typed values live in the .onnx, under 2 GB; converted one tensor at a time.
-                    if (auto raw = onnx::typed_to_raw(side->tree(), tensor)) {
-                        side->values[t] = io::xxh3_of(*raw);
-                    } else {
-                        io::xxh3_hasher hasher;
-                        for (const auto index : tensor.typed_fields) hasher.update(side->tree().payload(side->tree().field(index)));
-                        side->values[t] = hash_pair(tag_typed_fallback, hasher.digest());
-                    }
-                    break;
-                }
-                case tensor_storage::empty:
-                case tensor_storage::strings:
-                    side->values[t] = io::xxh3_of({});
-                    break;
+// Hashes what is in memory (typed values, no values) now; lists the ranges to stream.
+void collect_value_ranges(model_side& side, std::vector<hashed_range>& ranges, std::vector<value_job>& owners) {
+    const auto& tree = side.tree();
+    const auto sources = side.bound.sources();
+    for (std::uint32_t t = 0; t < side.model().tensors.size(); ++t) {
+        const auto& tensor = side.model().tensors[t];
+        if (const auto stored = side.bound.stored_bytes(t)) {
+            ranges.push_back({sources[stored->source], stored->offset, stored->length, {}, {}, {}});
+            owners.push_back({&side, t});
+        } else if (tensor.storage == tensor_storage::typed) {
+            // Typed values live in the .onnx, under 2 GB; converted one tensor at a time.
+            if (auto raw = onnx::typed_to_raw(tree, tensor)) {
+                side.values[t] = io::xxh3_of(*raw);
+            } else {
+                io::xxh3_hasher hasher;
+                for (const auto index : tensor.typed_fields) hasher.update(tree.payload(tree.field(index)));
+                side.values[t] = hash_pair(tag_typed_fallback, hasher.digest());
             }
+        } else {
+            side.values[t] = io::xxh3_of({});  // empty, strings
         }
     }
-    // Reading each file forward, in order.
+}
+
+// The ranges in file and offset order (each file read forward), each distinct range once
+// (tensors sharing their bytes are hashed once); `range_of` maps every input range to its
+// place in the result.
+std::vector<hashed_range> distinct_in_order(const std::vector<hashed_range>& ranges, std::vector<std::size_t>& range_of) {
     std::vector<std::size_t> order(ranges.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
         if (ranges[x].file != ranges[y].file) return std::less<const io::source_file*>{}(ranges[x].file, ranges[y].file);
         return ranges[x].offset < ranges[y].offset;
     });
-    // Tensors sharing their bytes (deduplicated) are hashed once.
     std::vector<hashed_range> sorted;
-    std::vector<std::size_t> range_of(ranges.size());
-    std::uint64_t total = 0;
+    range_of.assign(ranges.size(), 0);
     for (const auto i : order) {
         const auto& r = ranges[i];
         if (!sorted.empty() && sorted.back().file == r.file && sorted.back().offset == r.offset &&
@@ -269,21 +249,17 @@ result<std::uint64_t> hash_values(std::array<model_side*, 2> sides, const diff_o
         }
         range_of[i] = sorted.size();
         sorted.push_back(r);
-        total += r.length;
     }
-    progress_event event{"diff", 0, total, {}};
-    range_hash_options hashing;
-    hashing.threads = effective_threads(options.threads);
-    hashing.buffer_size = options.buffer_size;
-    hashing.cancel = options.cancel;
-    if (options.on_progress) {
-        options.on_progress(event);
-        hashing.on_bytes = [&](std::uint64_t bytes) {
-            event.done += bytes;
-            options.on_progress(event);
-        };
-    }
-    ONNXSTREAM_ASSIGN(const auto hashed, hash_ranges(sorted, range_hash::xxh3, hashing));
+    return sorted;
+}
+
+result<std::uint64_t> hash_values(std::array<model_side*, 2> sides, const diff_options& options) {
+    std::vector<hashed_range> ranges;
+    std::vector<value_job> owners;
+    for (auto* side : sides) collect_value_ranges(*side, ranges, owners);
+    std::vector<std::size_t> range_of;
+    auto sorted = distinct_in_order(ranges, range_of);
+    ONNXSTREAM_ASSIGN(const auto hashed, hash_ranges(sorted, range_hash::xxh3, options, "diff"));
     for (std::size_t i = 0; i < ranges.size(); ++i) {
         const auto& range = sorted[range_of[i]];
         if (range.failed) return failure(*range.failed);
@@ -295,56 +271,21 @@ result<std::uint64_t> hash_values(std::array<model_side*, 2> sides, const diff_o
 result<bool> same_bytes(const io::source_file& a, const io::source_file& b) {
     if (a.identity() == b.identity()) return true;
     if (a.size() != b.size()) return false;
-    std::vector<std::byte> left(1U << 20);
-    std::vector<std::byte> right(left.size());
-    for (std::uint64_t done = 0; done < a.size();) {
-        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(a.size() - done, left.size()));
-        ONNXSTREAM_TRY(a.read_at(done, std::span(left).first(piece)));
-        ONNXSTREAM_TRY(b.read_at(done, std::span(right).first(piece)));
-        if (std::memcmp(left.data(), right.data(), piece) != 0) return false;
-        done += piece;
-    }
-    return true;
+    std::vector<std::byte> right(io::read_chunk_size);
+    std::uint64_t done = 0;
+    bool same = true;
+    auto compare = [&](std::span<const std::byte> left) -> result<bool> {
+        const auto other = std::span(right).first(left.size());
+        ONNXSTREAM_TRY(b.read_at(done, other));
+        done += left.size();
+        same = std::memcmp(left.data(), other.data(), left.size()) == 0;
+        return same;
+    };
+    ONNXSTREAM_TRY(io::for_each_chunk(a, 0, a.size(), compare));
+    return same;
 }
 
 // ---------------------------------------------------------------- naming things
-
-std::string scalar_field_name(message_kind kind, std::uint32_t n) {
-    struct known {
-        message_kind kind;
-        std::uint32_t number;
-        const char* name;
-    };
-    static constexpr std::array<known, 46> names{{
-        {message_kind::model, 1, "ir_version"},      {message_kind::model, 2, "producer_name"},
-        {message_kind::model, 3, "producer_version"}, {message_kind::model, 4, "domain"},
-        {message_kind::model, 5, "model_version"},   {message_kind::model, 6, "doc_string"},
-        {message_kind::graph, 2, "name"},            {message_kind::graph, 10, "doc_string"},
-        {message_kind::graph, 14, "quantization_annotation"}, {message_kind::graph, 16, "metadata_props"},
-        {message_kind::node, 1, "input"},            {message_kind::node, 2, "output"},
-        {message_kind::node, 3, "name"},             {message_kind::node, 4, "op_type"},
-        {message_kind::node, 6, "doc_string"},       {message_kind::node, 7, "domain"},
-        {message_kind::node, 8, "overload"},         {message_kind::node, 9, "metadata_props"},
-        {message_kind::attribute, 1, "name"},        {message_kind::attribute, 2, "f"},
-        {message_kind::attribute, 3, "i"},           {message_kind::attribute, 4, "s"},
-        {message_kind::attribute, 7, "floats"},      {message_kind::attribute, 8, "ints"},
-        {message_kind::attribute, 9, "strings"},     {message_kind::attribute, 13, "doc_string"},
-        {message_kind::attribute, 14, "tp"},         {message_kind::attribute, 15, "type_protos"},
-        {message_kind::attribute, 20, "type"},       {message_kind::attribute, 21, "ref_attr_name"},
-        {message_kind::value_info, 1, "name"},       {message_kind::value_info, 2, "type"},
-        {message_kind::value_info, 3, "doc_string"}, {message_kind::operator_set, 1, "domain"},
-        {message_kind::operator_set, 2, "version"},  {message_kind::string_entry, 1, "key"},
-        {message_kind::string_entry, 2, "value"},    {message_kind::function, 1, "name"},
-        {message_kind::function, 4, "input"},        {message_kind::function, 5, "output"},
-        {message_kind::function, 6, "attribute"},    {message_kind::function, 8, "doc_string"},
-        {message_kind::function, 10, "domain"},      {message_kind::function, 13, "overload"},
-        {message_kind::training_info, 3, "initialization_binding"},
-        {message_kind::training_info, 4, "update_binding"},
-    }};
-    for (const auto& k : names)
-        if (k.kind == kind && k.number == n) return k.name;
-    return onnx::field_name(kind, n);
-}
 
 bool printable(std::string_view text) {
     return std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
@@ -363,8 +304,9 @@ std::string describe_values(const model_side& side, message_kind kind, std::span
         if (f.token.type == proto::wire_type::varint) {
             parts.push_back(std::to_string(static_cast<std::int64_t>(f.token.value)));
         } else if (f.token.type == proto::wire_type::fixed32 && kind == message_kind::attribute) {
-            float value = 0;
-            std::memcpy(&value, payload.data(), std::min<std::size_t>(4, payload.size()));
+            // little_endian() assembles the bits whatever the host's byte order.
+            const auto bits = little_endian(payload.first(std::min<std::size_t>(4, payload.size())));
+            const auto value = std::bit_cast<float>(static_cast<std::uint32_t>(bits));
             char text[32];
             std::snprintf(text, sizeof text, "%g", static_cast<double>(value));
             parts.emplace_back(text);
@@ -437,7 +379,7 @@ private:
         switch (tree.at(m).kind) {
             case message_kind::tensor: {
                 const auto t = side.tensor_of_message[m];
-                return std::string(onnx::value_name(tree, side.model.sites[t]));
+                return std::string(onnx::value_name(tree, side.model().sites[t]));
             }
             case message_kind::node: {
                 const auto name = tree.find_text(m, number(onnx::node_field::name));
@@ -503,8 +445,8 @@ private:
 
     void tensor_differs(std::uint32_t ma, std::uint32_t mb) {
         if (!listing(report_.differing_tensors)) return;
-        const auto& ta = a_.model.tensors[a_.tensor_of_message[ma]];
-        const auto& tb = b_.model.tensors[b_.tensor_of_message[mb]];
+        const auto& ta = a_.model().tensors[a_.tensor_of_message[ma]];
+        const auto& tb = b_.model().tensors[b_.tensor_of_message[mb]];
         std::vector<std::string> reasons;
         if (ta.name != tb.name) reasons.push_back("name '" + std::string(ta.name) + "' vs '" + std::string(tb.name) + "'");
         if (ta.data_type != tb.data_type)
@@ -528,7 +470,7 @@ private:
     void scalar_differs(std::uint32_t ma, std::uint32_t n, const std::vector<std::uint32_t>& fa,
                         const std::vector<std::uint32_t>& fb) {
         const auto kind = a_.tree().at(ma).kind;
-        const auto field = scalar_field_name(kind, n);
+        const auto field = onnx::field_name(kind, n);
         std::string detail = field + " " + describe_values(a_, kind, fa) + " vs " + describe_values(b_, kind, fb);
         if (kind == message_kind::attribute) detail = "attribute '" + name_of(a_, ma) + "' " + detail;
         if (const auto node = enclosing_node(a_, ma); node != no_index) {
@@ -590,24 +532,22 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     ONNXSTREAM_ASSIGN(auto side_a, open_side(a, options.data));
     ONNXSTREAM_ASSIGN(auto side_b, open_side(b, options.data));
     for (const auto* side : {&side_a, &side_b})
-        for (const auto& g : side->data.guesses) {
+        for (const auto& g : side->bound.data.guesses) {
             report.warnings.push_back(g.what);
             report.warnings.back().message = side->path.string() + ": " + g.what.message;
         }
-    report.tensors_a = side_a.model.tensors.size();
-    report.tensors_b = side_b.model.tensors.size();
+    report.tensors_a = side_a.model().tensors.size();
+    report.tensors_b = side_b.model().tensors.size();
     report.nodes_a = onnx::find_nodes(side_a.tree()).size();
     report.nodes_b = onnx::find_nodes(side_b.tree()).size();
-    ONNXSTREAM_ASSIGN(report.byte_identical, same_bytes(side_a.model.file, side_b.model.file));
+    ONNXSTREAM_ASSIGN(report.byte_identical, same_bytes(side_a.model().file, side_b.model().file));
     ONNXSTREAM_ASSIGN(report.bytes_hashed, hash_values({&side_a, &side_b}, options));
     side_a.compute_digests();
     side_b.compute_digests();
     // Digests read the .onnx files through their mappings, which read zeros if a file was
     // cut short meanwhile: trust them only if both files are still as they were opened.
-    ONNXSTREAM_TRY(side_a.model.file.check_unchanged());
-    ONNXSTREAM_TRY(side_b.model.file.check_unchanged());
-    ONNXSTREAM_TRY(side_a.data.check_unchanged());
-    ONNXSTREAM_TRY(side_b.data.check_unchanged());
+    ONNXSTREAM_TRY(side_a.bound.check_unchanged());
+    ONNXSTREAM_TRY(side_b.bound.check_unchanged());
     report.equivalent = side_a.digest[0] == side_b.digest[0];
     if (!report.equivalent) {
         comparer walk(side_a, side_b, report, options.max_listed);

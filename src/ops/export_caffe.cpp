@@ -1,21 +1,22 @@
 #include <onnxstream/ops/export_caffe.hpp>
 
 #include "export_caffe_report.hpp"
+#include "plan_output.hpp"
 
 #include <onnxstream/caffe/caffemodel_writer.hpp>
+#include <onnxstream/caffe/layer_mapping.hpp>
 #include <onnxstream/caffe/opencv_runner.hpp>
 #include <onnxstream/caffe/prototxt_writer.hpp>
 #include <onnxstream/caffe/reference_evaluator.hpp>
+#include <onnxstream/graph/constant_values.hpp>
 #include <onnxstream/io/output_file.hpp>
+#include <onnxstream/io/spill_file.hpp>
+#include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
-#include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/fields.hpp>
-#include <onnxstream/onnx/model_file.hpp>
-#include <onnxstream/ops/plan_output.hpp>
 #include <onnxstream/passes/batchnorm_folding.hpp>
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/passes/identity_removal.hpp>
-#include <onnxstream/passes/spill_file.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
 #include <algorithm>
@@ -29,7 +30,7 @@
 namespace onnxstream::ops {
 
 namespace fs = std::filesystem;
-using passes::none;
+using graph::none;
 
 bool caffe_check_available() noexcept { return caffe::opencv_available(); }
 
@@ -89,14 +90,11 @@ result<declared_shape> read_declared_shape(const onnx::message_tree& tree, std::
 // everything else as floats, inline when tiny or in the spill file.
 class blob_placer final : public caffe::weight_store {
 public:
-    blob_placer(const passes::graph_model& model, const onnx::external_data& data, const passes::tensor_reader& reader,
-                passes::spill_file& spill, std::uint32_t spill_source)
-        : model_(model), data_(data), reader_(reader), spill_(spill), spill_source_(spill_source) {
-        binding_of_.assign(model.file().tensors.size(), none);
-        for (std::uint32_t b = 0; b < data.tensors.size(); ++b) binding_of_[data.tensors[b].tensor] = b;
-    }
+    blob_placer(const graph::graph_model& model, const onnx::bound_model& bound, const graph::tensor_reader& reader,
+                io::spill_file& spill, std::uint32_t spill_source)
+        : model_(model), bound_(bound), reader_(reader), spill_(spill), spill_source_(spill_source) {}
 
-    result<caffe::blob_data> constant_data(const passes::constant& c) override {
+    result<caffe::blob_data> constant_data(const graph::constant& c) override {
         if (c.data_type == static_cast<std::int32_t>(onnx::data_type::float32) && c.site != none && !c.inline_values &&
             (c.tensor == none || model_.tensors[c.tensor].site != none)) {
             const auto& info = model_.file().tensors[c.site];
@@ -109,9 +107,9 @@ public:
                 if (f.token.number == onnx::number(onnx::tensor_field::float_data) &&
                     f.token.type == proto::wire_type::length_delimited && f.token.payload_length == bytes)
                     return slice(0, f.token.payload_offset, bytes);
-            } else if (info.storage == onnx::tensor_storage::external && binding_of_[c.site] != none) {
-                const auto& b = data_.tensors[binding_of_[c.site]];
-                if (b.usable && b.length == bytes) return slice(1 + b.file, b.offset, bytes);
+            } else if (info.storage == onnx::tensor_storage::external && bound_.binding_of(c.site) != none) {
+                const auto& b = bound_.data.tensors[bound_.binding_of(c.site)];
+                if (b.usable && b.length == bytes) return slice(onnx::bound_model::source_of_file(b.file), b.offset, bytes);
             }
         }
         if (c.data_type == static_cast<std::int32_t>(onnx::data_type::float32) && c.tensor != none &&
@@ -124,7 +122,7 @@ public:
             computed_bytes += bytes.size();
             return d;
         }
-        ONNXSTREAM_ASSIGN(const auto v, passes::constant_elements(model_, reader_, c, 1ULL << 31));
+        ONNXSTREAM_ASSIGN(const auto v, graph::constant_elements(model_, reader_, c, 1ULL << 31));
         std::vector<float> f(v.size());
         for (std::size_t i = 0; i < v.size(); ++i) f[i] = static_cast<float>(v[i]);
         return computed_data(std::move(f));
@@ -159,12 +157,11 @@ private:
         return d;
     }
 
-    const passes::graph_model& model_;
-    const onnx::external_data& data_;
-    const passes::tensor_reader& reader_;
-    passes::spill_file& spill_;
+    const graph::graph_model& model_;
+    const onnx::bound_model& bound_;
+    const graph::tensor_reader& reader_;
+    io::spill_file& spill_;
     std::uint32_t spill_source_;
-    std::vector<std::uint32_t> binding_of_;
 };
 
 std::string shape_text(const caffe::shape& s) {
@@ -183,7 +180,37 @@ public:
         report_.dialect = options_.dialect == caffe::dialect::opencv ? "opencv" : "bvlc";
         if (options_.check && !caffe::opencv_available())
             return failure(error_code::unsupported, "this build of onnxstream has no OpenCV, which --check runs the export in",
-                           "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild, or leave out --check");
+                           "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild, or leave out {0}",
+                           {{remedy::leave_out_check, {}}});
+        name_outputs();
+
+        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data));
+        ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
+        report_.warnings = bound_.warnings();
+        const graph::tensor_reader reader(model_, &bound_.data);
+        ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
+        ONNXSTREAM_ASSIGN(auto shapes, input_shapes());
+        run_passes(reader);
+        ONNXSTREAM_TRY(check_outputs());
+
+        auto sources = bound_.sources();
+        const auto folder = report_.caffemodel.parent_path().empty() ? fs::path(".") : report_.caffemodel.parent_path();
+        ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
+        blob_placer placer(graph_, bound_, reader, spill, static_cast<std::uint32_t>(sources.size()));
+        ONNXSTREAM_ASSIGN(auto mapped, map_network(reader, placer, shapes));
+        if (!report_.refusals.empty()) {
+            report_.seconds = seconds_since(start);
+            return std::move(report_);
+        }
+        mapped.network.name = model_path_.stem().string();
+        ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
+        sources.push_back(&spill_reader);
+        ONNXSTREAM_TRY(write_outputs(reader, shapes, mapped, sources, start));
+        return std::move(report_);
+    }
+
+private:
+    void name_outputs() {
         const auto prefix = options_.output.empty() ? model_path_.parent_path() / model_path_.stem() : options_.output;
         report_.prototxt = fs::path(prefix.string() + ".prototxt");
         report_.caffemodel = fs::path(prefix.string() + ".caffemodel");
@@ -191,36 +218,23 @@ public:
             report_.report_json = fs::path(prefix.string() + ".caffe-report.json");
             report_.report_html = fs::path(prefix.string() + ".caffe-report.html");
         }
+    }
 
-        ONNXSTREAM_ASSIGN(model_, onnx::model_file::open(model_path_));
-        onnx::data_resolver resolver(model_path_, options_.data);
-        data_ = onnx::external_data::bind(model_, resolver);
-        if (const auto* problem = data_.blocking_problem(options_.allow_size_mismatch)) return failure(problem->what);
-        const passes::tensor_reader reader(model_, &data_);
-        ONNXSTREAM_ASSIGN(graph_, passes::graph_model::build(model_));
-
-        ONNXSTREAM_ASSIGN(auto shapes, input_shapes());
-        run_passes(reader);
-
-        std::vector<io::file_identity> inputs{model_.file.identity()};
-        std::vector<const io::source_file*> sources{&model_.file};
-        for (const auto& f : data_.files) {
-            if (!f.file) return failure(error_code::missing_data, "the data file " + f.location + " cannot be read",
-                                        "put it beside the model or give it with --data");
-            inputs.push_back(f.file->identity());
-            sources.push_back(&*f.file);
-        }
+    result<void> check_outputs() const {
+        const auto inputs = bound_.inputs();
         std::vector<fs::path> outputs{report_.prototxt, report_.caffemodel};
         if (options_.report) {
             outputs.push_back(report_.report_json);
             outputs.push_back(report_.report_html);
         }
         for (const auto& o : outputs) ONNXSTREAM_TRY(check_output(o, inputs, options_.force));
+        return {};
+    }
 
-        const auto folder = report_.caffemodel.parent_path().empty() ? fs::path(".") : report_.caffemodel.parent_path();
-        ONNXSTREAM_ASSIGN(auto spill, passes::spill_file::create(folder));
-        const auto spill_source = static_cast<std::uint32_t>(sources.size());
-        blob_placer placer(graph_, data_, reader, spill, spill_source);
+    // The Caffe network, with a report row per layer (the BatchNormalizations folded into
+    // a layer listed among its sources).
+    result<caffe::mapping> map_network(const graph::tensor_reader& reader, blob_placer& placer,
+                                       const std::map<std::string, caffe::shape>& shapes) {
         caffe::mapping_options mapping_options;
         mapping_options.target = options_.dialect;
         mapping_options.input_shapes = shapes;
@@ -239,19 +253,19 @@ public:
         }
         report_.copied_bytes = placer.copied_bytes;
         report_.computed_bytes = placer.computed_bytes;
-        if (!report_.refusals.empty()) {
-            report_.seconds = seconds_since(start);
-            return std::move(report_);
-        }
-        mapped.network.name = model_path_.stem().string();
+        return mapped;
+    }
 
-        // Both outputs as temporaries; renamed only once both are complete.
+    // Every output as a temporary, checked (--check) and digested, then renamed as one
+    // transaction: never one half of an export without the other, and a replaced file
+    // comes back when a later rename fails.
+    result<void> write_outputs(const graph::tensor_reader& reader, const std::map<std::string, caffe::shape>& shapes,
+                               const caffe::mapping& mapped, std::span<const io::source_file* const> sources,
+                               std::chrono::steady_clock::time_point start) {
         const auto text = caffe::write_prototxt(mapped.network);
-        ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
-        sources.push_back(&spill_reader);
         ONNXSTREAM_ASSIGN(const auto binary, caffe::plan_caffemodel(mapped.network));
         report_.caffemodel_size = binary.size();
-        ONNXSTREAM_ASSIGN(auto text_output, write_text(report_.prototxt, text, sources));
+        ONNXSTREAM_ASSIGN(auto text_output, write_text_file(report_.prototxt, text, sources, options_, report_.warnings));
         ONNXSTREAM_ASSIGN(auto binary_output, io::output_file::create(report_.caffemodel, binary.size(), {options_.force, true}));
         ONNXSTREAM_TRY(write_planned(binary_output, binary, sources, options_, "write " + report_.caffemodel.filename().string(),
                                      report_.warnings));
@@ -259,7 +273,7 @@ public:
         if (options_.check) ONNXSTREAM_TRY(check(reader, shapes, mapped, text_output.readable_path(), binary_output.readable_path()));
 
         ONNXSTREAM_TRY(digest(model_path_, "model"));
-        for (const auto& f : data_.files)
+        for (const auto& f : bound_.data.files)
             if (f.found) ONNXSTREAM_TRY(digest(f.found->path, "data"));
         ONNXSTREAM_TRY(digest(text_output.readable_path(), "prototxt", report_.prototxt));
         ONNXSTREAM_TRY(digest(binary_output.readable_path(), "caffemodel", report_.caffemodel));
@@ -268,25 +282,23 @@ public:
 
         std::optional<io::output_file> json_output, html_output;
         if (options_.report) {
-            ONNXSTREAM_ASSIGN(json_output, write_text(report_.report_json, report_json(report_), sources));
-            ONNXSTREAM_ASSIGN(html_output, write_text(report_.report_html, report_html(report_), sources));
+            ONNXSTREAM_ASSIGN(json_output, write_text_file(report_.report_json, report_json(report_), sources, options_,
+                                                           report_.warnings));
+            ONNXSTREAM_ASSIGN(html_output, write_text_file(report_.report_html, report_html(report_), sources, options_,
+                                                           report_.warnings));
         }
         for (const auto* source : sources)
             if (source != nullptr) ONNXSTREAM_TRY(source->check_unchanged());
-        // One transaction: never one half of an export without the other, and a replaced
-        // file comes back when a later rename fails.
         std::vector<io::output_file*> committed{&text_output, &binary_output};
         if (json_output) committed.push_back(&*json_output);
         if (html_output) committed.push_back(&*html_output);
-        ONNXSTREAM_TRY(io::commit_outputs(committed));
-        return std::move(report_);
+        return io::commit_outputs(committed);
     }
 
-private:
     result<std::map<std::string, caffe::shape>> input_shapes() {
         std::map<std::string, caffe::shape> out;
         const auto& main = graph_.scopes[0];
-        const passes::graph_index index(graph_);
+        const graph::graph_index index(graph_);
         std::set<std::string> names;
         for (const auto& f : graph_.tree().fields(main.message)) {
             if (f.token.number != onnx::number(onnx::graph_field::input) || f.child == onnx::no_index) continue;
@@ -294,7 +306,7 @@ private:
             const auto id = graph_.names.find(name);
             if (!id) continue;
             const auto v = index.resolve(0, *id);
-            if (v == none || index.at(v).kind != passes::value_kind::graph_input) continue;
+            if (v == none || index.at(v).kind != graph::value_kind::graph_input) continue;
             names.insert(name);
             if (const auto given = options_.input_shapes.find(name); given != options_.input_shapes.end()) {
                 out[name] = given->second;
@@ -304,7 +316,7 @@ private:
             ONNXSTREAM_ASSIGN(const auto declared, read_declared_shape(graph_.tree(), f.child));
             if (!declared.known)
                 return failure(error_code::invalid_argument, "the input '" + name + "' has no declared shape",
-                               "give it with --input-shape " + name + "=1,3,224,224");
+                               "give it with {0}", {{remedy::give_input_shape, name + "=1,3,224,224"}});
             caffe::shape s;
             for (std::size_t i = 0; i < declared.dims.size(); ++i) {
                 if (declared.dims[i]) {
@@ -316,7 +328,8 @@ private:
                     return failure(error_code::invalid_argument,
                                    "the input '" + name + "' has a symbolic dimension '" + declared.symbols[i] + "' at axis " +
                                        std::to_string(i),
-                                   "Caffe needs static shapes; give one with --input-shape " + name + "=1,3,224,224");
+                                   "Caffe needs static shapes; give one with {0}",
+                                   {{remedy::give_input_shape, name + "=1,3,224,224"}});
                 }
             }
             out[name] = s;
@@ -324,11 +337,11 @@ private:
         for (const auto& [name, s] : options_.input_shapes)
             if (!names.contains(name))
                 return failure(error_code::invalid_argument, "--input-shape names '" + name + "', which is not an input of the model",
-                               "the inputs are listed by 'onnxstream inspect'");
+                               "the inputs are listed by {0}", {{remedy::inspect_model, {}}});
         return out;
     }
 
-    void run_passes(const passes::tensor_reader& reader) {
+    void run_passes(const graph::tensor_reader& reader) {
         std::map<std::string, double> epsilon_of;  // BatchNormalization label -> epsilon
         for (std::uint32_t n = 0; n < graph_.nodes.size(); ++n)
             if (graph_.node_live(n) && graph_.nodes[n].op_type == "BatchNormalization") {
@@ -362,15 +375,6 @@ private:
         }
     }
 
-    result<io::output_file> write_text(const fs::path& path, const std::string& text,
-                                       std::span<const io::source_file* const> sources) {
-        plan::write_plan plan;
-        plan.emit(std::as_bytes(std::span(text.data(), text.size())));
-        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));
-        ONNXSTREAM_TRY(write_planned(output, plan, sources, options_, "write " + path.filename().string(), report_.warnings));
-        return output;
-    }
-
     result<void> digest(const fs::path& path, const std::string& role, const fs::path& shown = {}) {
         ONNXSTREAM_ASSIGN(auto d, sha256_of_file(path));
         d.path = shown.empty() ? path : shown;
@@ -379,7 +383,7 @@ private:
         return {};
     }
 
-    result<void> check(const passes::tensor_reader& reader, const std::map<std::string, caffe::shape>& shapes,
+    result<void> check(const graph::tensor_reader& reader, const std::map<std::string, caffe::shape>& shapes,
                        const caffe::mapping& mapped, const fs::path& prototxt, const fs::path& caffemodel) {
         auto& c = report_.check;
         c.ran = true;
@@ -396,7 +400,7 @@ private:
             for (auto& v : t.values) v = static_cast<double>(static_cast<float>(uniform(random)));
             inputs[name] = std::move(t);
         }
-        ONNXSTREAM_ASSIGN(const auto original, passes::graph_model::build(model_));
+        ONNXSTREAM_ASSIGN(const auto original, graph::graph_model::build(model_));
         auto start = std::chrono::steady_clock::now();
         ONNXSTREAM_ASSIGN(const auto reference, caffe::evaluate_onnx(original, reader, inputs));
         c.reference_seconds = seconds_since(start);
@@ -497,9 +501,9 @@ private:
     const fs::path& model_path_;
     const export_caffe_options& options_;
     export_caffe_report report_;
-    onnx::model_file model_;
-    onnx::external_data data_;
-    passes::graph_model graph_;
+    onnx::bound_model bound_;
+    const onnx::model_file& model_ = bound_.model;
+    graph::graph_model graph_;
     std::map<std::string, std::vector<std::string>> folded_into_;  // producer label -> BatchNormalizations folded into it
 };
 

@@ -1,5 +1,6 @@
 #include "export_caffe_report.hpp"
 
+#include <onnxstream/io/chunked_read.hpp>
 #include <onnxstream/io/hashing.hpp>
 #include <onnxstream/io/source_file.hpp>
 
@@ -75,14 +76,7 @@ std::string string_array(const std::vector<std::string>& items) {
 result<file_digest> sha256_of_file(const std::filesystem::path& path) {
     ONNXSTREAM_ASSIGN(const auto file, io::source_file::open(path, false));
     io::sha256_hasher hasher;
-    std::vector<std::byte> buffer(1U << 20);
-    for (std::uint64_t at = 0; at < file.size();) {
-        const auto length = std::min<std::uint64_t>(buffer.size(), file.size() - at);
-        auto piece = std::span(buffer).first(static_cast<std::size_t>(length));
-        ONNXSTREAM_TRY(file.read_at(at, piece));
-        hasher.update(piece);
-        at += length;
-    }
+    ONNXSTREAM_TRY(io::for_each_chunk(file, 0, file.size(), [&](std::span<const std::byte> piece) { hasher.update(piece); }));
     const auto digest = hasher.finish();
     file_digest out;
     out.path = path;

@@ -1,11 +1,12 @@
 #include <onnxstream/ops/export_safetensors.hpp>
 
+#include "plan_output.hpp"
+
 #include <onnxstream/io/output_file.hpp>
+#include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
-#include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/tensor_value_edits.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
-#include <onnxstream/ops/merge.hpp>
-#include <onnxstream/ops/plan_output.hpp>
 #include <onnxstream/plan/planner.hpp>
 
 #include <algorithm>
@@ -16,8 +17,6 @@
 namespace onnxstream::ops {
 
 namespace fs = std::filesystem;
-using onnx::number;
-using onnx::tensor_field;
 using onnx::tensor_storage;
 
 const char* safetensors_dtype(std::int32_t onnx_type) noexcept {
@@ -129,17 +128,11 @@ public:
         report_.input = model_path_;
         const auto folder = model_path_.parent_path();
         output_ = options_.output.empty() ? folder / (model_path_.stem().string() + ".safetensors") : options_.output;
-        ONNXSTREAM_ASSIGN(model_, onnx::model_file::open(model_path_));
-        onnx::data_resolver resolver(model_path_, options_.data);
-        data_ = onnx::external_data::bind(model_, resolver);
-        if (const auto* problem = data_.blocking_problem(options_.allow_size_mismatch)) return failure(problem->what);
-        for (const auto& p : data_.problems) report_.warnings.push_back(p.what);
-        inputs_.push_back(model_.file.identity());
-        sources_.push_back(&model_.file);
-        for (const auto& f : data_.files) {
-            inputs_.push_back(f.file->identity());
-            sources_.push_back(&*f.file);
-        }
+        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data));
+        ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
+        report_.warnings = bound_.warnings();
+        inputs_ = bound_.inputs();
+        sources_ = bound_.sources();
         ONNXSTREAM_TRY(collect());
         lay_out();
         ONNXSTREAM_TRY(check_outputs());
@@ -154,8 +147,6 @@ private:
     bool sharded() const { return options_.shard_size > 0; }
 
     result<void> collect() {
-        binding_of_.assign(model_.tensors.size(), onnx::no_index);
-        for (std::uint32_t b = 0; b < data_.tensors.size(); ++b) binding_of_[data_.tensors[b].tensor] = b;
         std::set<std::string_view> names;
         for (std::uint32_t t = 0; t < model_.tensors.size(); ++t) {
             if (model_.sites[t].role != onnx::tensor_role::initializer) continue;
@@ -181,22 +172,11 @@ private:
                                "tensors, or keep this one in ONNX");
             entry e;
             e.tensor = t;
-            if (tensor.storage == tensor_storage::raw) {
-                const auto& f = model_.tree.field(tensor.raw_field);
-                e.source_offset = f.token.payload_offset;
-                e.length = f.token.payload_length;
-            } else if (tensor.storage == tensor_storage::external) {
-                const auto& binding = data_.tensors[binding_of_[t]];
-                e.source = 1 + binding.file;
-                e.source_offset = binding.offset;
-                e.length = binding.length;
-                if (const auto& checksum = tensor.external->checksum) {
-                    e.expected_sha1 = io::parse_sha1_hex(*checksum);
-                    if (!e.expected_sha1)
-                        report_.warnings.push_back({error_code::checksum_mismatch,
-                                                    "initializer '" + shown + "' has a checksum that is not a SHA-1; it was not checked",
-                                                    ""});
-                }
+            if (const auto stored = bound_.stored_bytes(t)) {
+                e.source = stored->source;
+                e.source_offset = stored->offset;
+                e.length = stored->length;
+                e.expected_sha1 = onnx::expected_sha1(tensor, report_.warnings);
             } else if (tensor.storage == tensor_storage::typed) {
                 ONNXSTREAM_ASSIGN(auto raw, onnx::typed_to_raw(model_.tree, tensor));
                 e.length = raw.size();
@@ -317,15 +297,6 @@ private:
         return {};
     }
 
-    result<void> write_small_file(const fs::path& path, const std::string& text) {
-        plan::write_plan plan;
-        plan.emit(std::as_bytes(std::span(text.data(), text.size())));
-        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));
-        ONNXSTREAM_TRY(write_planned(output, plan, sources_, options_, "write " + path.filename().string(), report_.warnings));
-        outputs_.push_back(std::move(output));
-        return {};
-    }
-
     result<void> write_index() {
         std::string text = "{\n  \"metadata\": {\n    \"total_size\": " + std::to_string(report_.bytes) +
                            "\n  },\n  \"weight_map\": {";
@@ -339,7 +310,9 @@ private:
         }
         text += "\n  }\n}\n";
         report_.index = index_path();
-        return write_small_file(index_path(), text);
+        ONNXSTREAM_ASSIGN(auto output, write_text_file(index_path(), text, sources_, options_, report_.warnings));
+        outputs_.push_back(std::move(output));
+        return {};
     }
 
     // The model with every exported initializer pointing into the safetensors file(s);
@@ -350,22 +323,14 @@ private:
         std::vector<bool> exported(model_.tensors.size(), false);
         for (const auto& e : entries_) {
             exported[e.tensor] = true;
-            const auto message = model_.tensors[e.tensor].message;
-            const auto& msg = model_.tree.at(message);
-            for (std::uint32_t i = 0; i < msg.field_count; ++i)
-                if (onnx::holds_tensor_value(model_.tree.field(msg.first_field + i).token.number)) edits.drop(msg.first_field + i);
-            const auto field = number(tensor_field::external_data);
             const auto offset = 8 + shards_[e.shard].header.size() + e.begin;
-            edits.insert(message, msg.field_count, edits.bytes(field, onnx::encode_string_entry("location", shard_path(e.shard).filename().string())));
-            edits.insert(message, msg.field_count, edits.bytes(field, onnx::encode_string_entry("offset", std::to_string(offset))));
-            edits.insert(message, msg.field_count, edits.bytes(field, onnx::encode_string_entry("length", std::to_string(e.length))));
-            edits.insert(message, msg.field_count,
-                         edits.varint(number(tensor_field::data_location), static_cast<std::uint64_t>(onnx::data_location::external)));
+            onnx::store_external(model_.tree, model_.tensors[e.tensor].message,
+                                 {shard_path(e.shard).filename().string(), offset, e.length, {}}, edits);
         }
-        onnx::external_data rest;
-        for (const auto& b : data_.tensors)
-            if (!exported[b.tensor]) rest.tensors.push_back(b);
-        inline_external_tensors(model_, rest, 1, edits, report_.warnings);
+        std::vector<onnx::external_tensor> rest;
+        for (const auto& b : bound_.data.tensors)
+            if (!exported[b.tensor]) rest.push_back(b);
+        onnx::inline_external(bound_, rest, edits, report_.warnings);
         ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         const auto path = linked_path();
         ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));
@@ -376,23 +341,23 @@ private:
         return {};
     }
 
-    // Everything on disk before the first rename; the linked model (written last) is
-    // renamed last, so it never points at safetensors files that are not there.
+    // Everything on disk before the first rename, and the renames one transaction
+    // (io::commit_outputs); the linked model (written last) is renamed last, so it never
+    // points at safetensors files that are not there.
     result<void> commit_all() {
-        for (const auto& file : outputs_) ONNXSTREAM_TRY(file.flush_to_disk());
-        for (auto& file : outputs_) ONNXSTREAM_TRY(file.commit());
-        return {};
+        std::vector<io::output_file*> outputs;
+        for (auto& file : outputs_) outputs.push_back(&file);
+        return io::commit_outputs(outputs);
     }
 
     const fs::path& model_path_;
     const safetensors_options& options_;
     safetensors_report report_;
     fs::path output_;
-    onnx::model_file model_;
-    onnx::external_data data_;
+    onnx::bound_model bound_;
+    const onnx::model_file& model_ = bound_.model;
     std::vector<io::file_identity> inputs_;
     std::vector<const io::source_file*> sources_;
-    std::vector<std::uint32_t> binding_of_;
     std::vector<entry> entries_;
     std::vector<std::vector<std::byte>> buffers_;
     std::vector<shard_layout> shards_;

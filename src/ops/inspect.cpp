@@ -1,10 +1,11 @@
 #include <onnxstream/ops/inspect.hpp>
 
+#include "bound_summary.hpp"
+
+#include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
-#include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/fields.hpp>
-#include <onnxstream/onnx/model_file.hpp>
-#include <onnxstream/ops/merge.hpp>
+#include <onnxstream/onnx/tensor_value_edits.hpp>
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
@@ -55,15 +56,33 @@ value_summary summarize_value(const message_tree& tree, std::uint32_t value_info
     return v;
 }
 
-}  // namespace
+void read_opset(const message_tree& tree, std::uint32_t opset, inspect_report& report) {
+    const auto* version = tree.find(opset, number(operator_set_field::version));
+    report.opsets.emplace_back(std::string(tree.find_text(opset, number(operator_set_field::domain))),
+                               version != nullptr ? static_cast<std::int64_t>(version->token.value) : 0);
+}
 
-result<inspect_report> inspect(const std::filesystem::path& path, const resolve_options& data_options) {
-    ONNXSTREAM_ASSIGN(auto model, model_file::open(path));
-    const auto& tree = model.tree;
-    inspect_report report;
-    report.path = path;
-    report.file_size = model.file.size();
+void read_main_graph(const message_tree& tree, std::uint32_t graph, inspect_report& report) {
+    report.graph_name = tree.find_text(graph, number(graph_field::name));
+    for (const auto& g : tree.fields(graph)) {
+        if (g.child == no_index) continue;
+        if (g.token.number == number(graph_field::input)) report.inputs.push_back(summarize_value(tree, g.child));
+        if (g.token.number == number(graph_field::output)) report.outputs.push_back(summarize_value(tree, g.child));
+        if (g.token.number == number(graph_field::node)) ++report.main_graph_nodes;
+    }
+}
 
+function_summary summarize_function(const message_tree& tree, std::uint32_t function) {
+    function_summary fn;
+    fn.domain = tree.find_text(function, number(function_field::domain));
+    fn.name = tree.find_text(function, number(function_field::name));
+    for (const auto& ff : tree.fields(function))
+        if (ff.token.number == number(function_field::node)) ++fn.nodes;
+    return fn;
+}
+
+// The ModelProto's own fields: versions, producer, opsets, the main graph's interface, functions.
+void read_model_fields(const message_tree& tree, inspect_report& report) {
     for (const auto& f : tree.fields(0)) {
         const auto n = f.token.number;
         if (n == number(model_field::ir_version)) report.ir_version = static_cast<std::int64_t>(f.token.value);
@@ -72,29 +91,15 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
         else if (n == number(model_field::producer_name)) report.producer_name = tree.text(f);
         else if (n == number(model_field::producer_version)) report.producer_version = tree.text(f);
         else if (n == number(model_field::domain)) report.domain = tree.text(f);
-        else if (n == number(model_field::opset_import) && f.child != no_index) {
-            const auto* version = tree.find(f.child, number(operator_set_field::version));
-            report.opsets.emplace_back(std::string(tree.find_text(f.child, number(operator_set_field::domain))),
-                                       version != nullptr ? static_cast<std::int64_t>(version->token.value) : 0);
-        } else if (n == number(model_field::graph) && f.child != no_index) {
-            report.graph_name = tree.find_text(f.child, number(graph_field::name));
-            for (const auto& g : tree.fields(f.child)) {
-                if (g.child == no_index) continue;
-                if (g.token.number == number(graph_field::input)) report.inputs.push_back(summarize_value(tree, g.child));
-                if (g.token.number == number(graph_field::output)) report.outputs.push_back(summarize_value(tree, g.child));
-                if (g.token.number == number(graph_field::node)) ++report.main_graph_nodes;
-            }
-        } else if (n == number(model_field::training_info)) {
-            ++report.training_infos;
-        } else if (n == number(model_field::functions) && f.child != no_index) {
-            function_summary fn;
-            fn.domain = tree.find_text(f.child, number(function_field::domain));
-            fn.name = tree.find_text(f.child, number(function_field::name));
-            for (const auto& ff : tree.fields(f.child))
-                if (ff.token.number == number(function_field::node)) ++fn.nodes;
-            report.functions.push_back(std::move(fn));
-        }
+        else if (n == number(model_field::opset_import) && f.child != no_index) read_opset(tree, f.child, report);
+        else if (n == number(model_field::graph) && f.child != no_index) read_main_graph(tree, f.child, report);
+        else if (n == number(model_field::training_info)) ++report.training_infos;
+        else if (n == number(model_field::functions) && f.child != no_index)
+            report.functions.push_back(summarize_function(tree, f.child));
     }
+}
+
+void count_nodes(const message_tree& tree, inspect_report& report) {
     for (const auto node : find_nodes(tree)) {
         ++report.nodes;
         const auto domain = tree.find_text(node, number(node_field::domain));
@@ -104,21 +109,23 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
     }
     for (const auto& m : tree.messages())
         if (m.kind == message_kind::graph && tree.at(m.parent).kind == message_kind::attribute) ++report.subgraphs;
+}
 
-
-    data_resolver resolver(path, data_options);
-    const auto data = external_data::bind(model, resolver);
-    std::vector<std::uint64_t> external_length(model.tensors.size(), 0);
-    // Only bytes that exist count: a tensor past the end of its file claims a length
-    // that may be anything up to 2^64 - 1.
-    for (const auto& binding : data.tensors)
-        if (binding.usable) external_length[binding.tensor] = binding.length;
-    for (std::size_t t = 0; t < model.tensors.size(); ++t) {
+void count_tensors(const bound_model& bound, inspect_report& report) {
+    const auto& model = bound.model;
+    for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
         const auto& tensor = model.tensors[t];
         std::uint64_t bytes = 0;
-        if (tensor.storage == tensor_storage::raw) bytes = tree.field(tensor.raw_field).token.payload_length;
-        else if (tensor.storage == tensor_storage::external) bytes = external_length[t];
-        else bytes = tensor.expected_bytes.value_or(0);
+        if (tensor.storage == tensor_storage::raw) {
+            bytes = model.tree.field(tensor.raw_field).token.payload_length;
+        } else if (tensor.storage == tensor_storage::external) {
+            // Only bytes that exist count: a tensor past the end of its file claims a
+            // length that may be anything up to 2^64 - 1.
+            const auto b = bound.binding_of(t);
+            bytes = b != no_index && bound.data.tensors[b].usable ? bound.data.tensors[b].length : 0;
+        } else {
+            bytes = tensor.expected_bytes.value_or(0);
+        }
         ++report.tensors;
         report.tensor_bytes += bytes;
         auto& type = report.by_type[data_type_name(tensor.data_type)];
@@ -128,6 +135,9 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
         ++storage.tensors;
         storage.bytes += bytes;
     }
+}
+
+void summarize_data_files(const external_data& data, inspect_report& report) {
     // Problems by file, in one pass: a model may name tens of thousands of files.
     std::vector<std::vector<const data_problem*>> problems_of(data.files.size());
     for (const auto& p : data.problems)
@@ -135,34 +145,42 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
     for (std::uint32_t f = 0; f < data.files.size(); ++f) {
         const auto& file = data.files[f];
         data_file_summary summary;
-        summary.location = file.location;
-        if (file.found) {
-            summary.path = file.found->path;
-            summary.how = file.found->how_text;
-            summary.guessed = file.found->guess();
-        }
-        if (file.file) summary.size = file.size;
-        summary.tensors = file.tensor_count;
+        describe_found_file(file, summary);
         summary.bytes_needed = file.bytes_needed;
         summary.bytes_referenced = file.bytes_referenced;
         for (const auto* p : problems_of[f]) {
             summary.problems.push_back(p->what.message);
-            if (p->what.code == error_code::missing_data) summary.hint = p->what.hint;
+            if (p->what.code == error_code::missing_data) {
+                summary.hint = p->what.hint;
+                summary.remedies = p->what.remedies;
+            }
         }
         report.data_files.push_back(std::move(summary));
     }
     for (const auto& p : data.problems) report.problems.push_back(p.what.describe());
     for (const auto& g : data.guesses) report.warnings.push_back(g.what);
+}
 
-    if (data.blocking_problem(true) == nullptr) {
+}  // namespace
+
+result<inspect_report> inspect(const std::filesystem::path& path, const resolve_options& data_options) {
+    ONNXSTREAM_ASSIGN(const auto bound, bound_model::open(path, data_options));
+    inspect_report report;
+    report.path = path;
+    report.file_size = bound.model.file.size();
+    read_model_fields(bound.model.tree, report);
+    count_nodes(bound.model.tree, report);
+    count_tensors(bound, report);
+    summarize_data_files(bound.data, report);
+    if (bound.data.blocking_problem(true) == nullptr) {
         tree_edits edits;
         std::vector<error> ignored;
-        inline_external_tensors(model, data, 1, edits, ignored);
-        report.merged_size = plan::planned_size(tree, edits);
+        inline_external(bound, bound.data.tensors, edits, ignored);
+        report.merged_size = plan::planned_size(bound.model.tree, edits);
         report.fits_in_one_file = *report.merged_size <= plan::protobuf_limit;
     }
     // Names and numbers above came through the mapping: only true if the file held still.
-    ONNXSTREAM_TRY(model.file.check_unchanged());
+    ONNXSTREAM_TRY(bound.model.file.check_unchanged());
     return report;
 }
 

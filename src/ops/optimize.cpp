@@ -1,26 +1,27 @@
 #include <onnxstream/ops/optimize.hpp>
 
+#include "data_layout.hpp"
+#include "plan_output.hpp"
+
+#include <onnxstream/graph/model_edits.hpp>
 #include <onnxstream/io/output_file.hpp>
-#include <onnxstream/onnx/external_data.hpp>
+#include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/fields.hpp>
-#include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/onnx/tensor_encoding.hpp>
 #include <onnxstream/onnx/tensor_walker.hpp>
-#include <onnxstream/ops/plan_output.hpp>
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
-#include <onnxstream/passes/model_edits.hpp>
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/proto/varint.hpp>
 
 #include <algorithm>
 #include <set>
 #include <tuple>
-#include <unordered_set>
 
 namespace onnxstream::ops {
 
 namespace fs = std::filesystem;
-using passes::none;
+using graph::none;
 
 result<std::vector<std::string>> parse_pass_list(std::string_view list) {
     ONNXSTREAM_ASSIGN(const auto entries, passes::parse_pass_list(list));
@@ -31,10 +32,7 @@ result<std::vector<std::string>> parse_pass_list(std::string_view list) {
 
 namespace {
 
-constexpr std::uint64_t data_alignment = 4096;
-constexpr std::uint64_t aligned_minimum = 1ULL << 20;
-
-model_counts count(const passes::graph_model& model) {
+model_counts count(const graph::graph_model& model) {
     model_counts c;
     for (std::uint32_t n = 0; n < model.nodes.size(); ++n) {
         if (!model.node_live(n)) continue;
@@ -54,7 +52,9 @@ struct data_entry {
     std::uint32_t source = 0;
     std::uint64_t source_offset = 0;
     std::uint64_t length = 0;
-    std::uint64_t offset = 0;  // in the data file
+    std::uint64_t offset = 0;       // in the data file
+    std::uint32_t site = none;      // the model_file site it keeps, or none for a computed tensor
+    std::uint32_t tensor = none;    // the computed graph_model tensor, or none
 };
 
 class optimizer {
@@ -78,16 +78,11 @@ public:
             }
         }
 
-        ONNXSTREAM_ASSIGN(model_, onnx::model_file::open(model_path_));
-        onnx::data_resolver resolver(model_path_, data_options_for(options_));
-        data_ = onnx::external_data::bind(model_, resolver);
-        if (const auto* problem = data_.blocking_problem(options_.allow_size_mismatch)) {
-            if (!options_.dry_run) return failure(problem->what);
-        }
-        for (const auto& p : data_.problems) report_.warnings.push_back(p.what);
-        for (const auto& g : data_.guesses) report_.warnings.push_back(g.what);
-        const passes::tensor_reader reader(model_, &data_);
-        ONNXSTREAM_ASSIGN(graph_, passes::graph_model::build(model_));
+        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, data_options_for(options_)));
+        if (!options_.dry_run) ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
+        report_.warnings = bound_.warnings();
+        const graph::tensor_reader reader(model_, &bound_.data);
+        ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
         report_.before = count(graph_);
 
         for (const auto* entry : entries) report_.passes.push_back({std::string(entry->name), 0, {}});
@@ -110,12 +105,11 @@ public:
         graph_.compact();
         report_.after = count(graph_);
         if (options_.dry_run) {
-            ONNXSTREAM_TRY(model_.file.check_unchanged());
-            ONNXSTREAM_TRY(data_.check_unchanged());
-            report_.storage = data_.files.empty() ? "embedded" : options_.reuse_data ? "reuse-data" : "external";
+            ONNXSTREAM_TRY(bound_.check_unchanged());
+            report_.storage = storage_name();
             return std::move(report_);
         }
-        ONNXSTREAM_TRY(data_.check_unchanged());  // what the passes read from it
+        ONNXSTREAM_TRY(bound_.data.check_unchanged());  // what the passes read from it
         ONNXSTREAM_TRY(write(reader));
         return std::move(report_);
     }
@@ -135,79 +129,112 @@ private:
         });
     }
 
-    result<void> write(const passes::tensor_reader& reader) {
-        const bool external = !data_.files.empty();
-        report_.storage = !external ? "embedded" : options_.reuse_data ? "reuse-data" : "external";
+    result<void> write(const graph::tensor_reader& reader) {
+        const bool external = !bound_.data.files.empty();
+        report_.storage = storage_name();
         const auto folder = report_.output.parent_path().empty() ? fs::path(".") : report_.output.parent_path();
-        const auto data_name = report_.output.filename().string() + ".data";
-        const auto data_path = folder / data_name;
+        const auto data_path = folder / (report_.output.filename().string() + ".data");
 
-        std::vector<io::file_identity> inputs{model_.file.identity()};
-        std::vector<const io::source_file*> sources{&model_.file};
-        for (const auto& f : data_.files) {
-            inputs.push_back(f.file->identity());
-            sources.push_back(&*f.file);
-        }
+        const auto inputs = bound_.inputs();
+        auto sources = bound_.sources();
         ONNXSTREAM_TRY(check_output(report_.output, inputs, options_.force));
 
-        passes::storage_plan plan;
+        graph::storage_plan plan;
         plan.sites.resize(model_.sites.size());
         plan.computed.resize(graph_.tensors.size());
         plan.spill_source = static_cast<std::uint32_t>(sources.size());
 
-        // Which tensors go to the new data file (decided before anything is computed).
         std::vector<data_entry> entries;
-        std::vector<std::uint32_t> entry_site;     // per entry: site, or none for a computed tensor
-        std::vector<std::uint32_t> entry_tensor;   // per entry: computed tensor, or none
-        if (external) {
-            const auto survive = passes::surviving_sites(graph_);
-            std::vector<std::uint32_t> binding_of(model_.tensors.size(), none);
-            for (std::uint32_t b = 0; b < data_.tensors.size(); ++b) binding_of[data_.tensors[b].tensor] = b;
-            for (std::uint32_t site = 0; site < model_.sites.size(); ++site) {
-                if (!survive[site] || binding_of[site] == none) continue;
-                const auto& binding = data_.tensors[binding_of[site]];
-                if (options_.reuse_data) {
-                    ONNXSTREAM_TRY(reuse_location(site, binding, folder, plan));
-                    continue;
-                }
-                entries.push_back({1 + binding.file, binding.offset, binding.length, 0});
-                entry_site.push_back(site);
-                entry_tensor.push_back(none);
-            }
+        if (external) ONNXSTREAM_TRY(keep_surviving_external(folder, plan, entries));
+        const auto computed = computed_tensors();
+        const auto computed_external = choose_computed_external(computed, plan.spill_source, entries);
+        if (!entries.empty()) {
+            ONNXSTREAM_TRY(check_not_model(data_path, report_.output, remedy::choose_output));
+            ONNXSTREAM_TRY(check_output(data_path, inputs, options_.force));
         }
+        ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
+        ONNXSTREAM_TRY(spill_computed(reader, computed, computed_external, spill, plan));
+        lay_out(data_path.filename().string(), entries, plan);
+
+        // The model's edits; the spill file is readable while they stream into it.
+        ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
+        sources.push_back(&spill_reader);
+        ONNXSTREAM_ASSIGN(const auto edits, graph::build_edits(graph_, plan, spill, sources));
+        ONNXSTREAM_ASSIGN(auto spill_source, spill.open_source());
+        sources.back() = &spill_source;
+        ONNXSTREAM_ASSIGN(const auto planned, plan_model(edits, external));
+        report_.output_size = planned.size();
+
+        rewrite_outputs outputs;  // the data file and the model: both or neither
+        if (!entries.empty()) {
+            ONNXSTREAM_ASSIGN(auto data_output, write_data_file(data_path, entries, sources));
+            outputs.data.push_back(std::move(data_output));
+        }
+        ONNXSTREAM_ASSIGN(outputs.model, io::output_file::create(report_.output, planned.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(const auto written, write_planned(outputs.model, planned, sources, options_,
+                                                            "write " + report_.output.filename().string(), report_.warnings));
+        report_.writer = written.backend;
+        return outputs.commit();
+    }
+
+    std::string storage_name() const {
+        return bound_.data.files.empty() ? "embedded" : options_.reuse_data ? "reuse-data" : "external";
+    }
+
+    // The external tensors that survive the passes: copied to the new data file, or with
+    // --reuse-data pointed at where they are.
+    result<void> keep_surviving_external(const fs::path& folder, graph::storage_plan& plan, std::vector<data_entry>& entries) {
+        const auto survive = graph::surviving_sites(graph_);
+        for (std::uint32_t site = 0; site < model_.sites.size(); ++site) {
+            const auto b = bound_.binding_of(site);
+            if (!survive[site] || b == none) continue;
+            const auto& binding = bound_.data.tensors[b];
+            if (options_.reuse_data) {
+                ONNXSTREAM_TRY(reuse_location(site, binding, folder, plan));
+                continue;
+            }
+            entries.push_back({onnx::bound_model::source_of_file(binding.file), binding.offset, binding.length, 0, site, none});
+        }
+        return {};
+    }
+
+    std::vector<std::uint32_t> computed_tensors() const {
         std::vector<std::uint32_t> computed;
         for (std::uint32_t t = 0; t < graph_.tensors.size(); ++t)
             if (graph_.tensor_live(t) && graph_.tensors[t].site == none) computed.push_back(t);
+        return computed;
+    }
+
+    // Which computed tensors go to the data file (decided before anything is computed).
+    // What a runtime reads while loading (Resize scales, Reshape shapes...) stays
+    // embedded, as split and repack keep it: a folded value feeds the same inputs.
+    std::vector<bool> choose_computed_external(std::span<const std::uint32_t> computed, std::uint32_t spill_source,
+                                               std::vector<data_entry>& entries) const {
         std::vector<bool> computed_external(graph_.tensors.size(), false);
-        // What a runtime reads while loading (Resize scales, Reshape shapes...) stays
-        // embedded, as split and repack keep it: a folded value feeds the same inputs.
-        std::unordered_set<std::string_view> load_time;
-        if (external) load_time = onnx::shape_like_values(model_.tree);
+        if (bound_.data.files.empty()) return computed_external;
+        const auto load_time = onnx::shape_like_values(model_.tree);
         for (const auto t : computed) {
-            if (!external || graph_.tensor_bytes(t) < options_.external_threshold) continue;
+            if (graph_.tensor_bytes(t) < options_.external_threshold) continue;
             if (load_time.contains(graph_.text(graph_.tensors[t].name))) continue;
             computed_external[t] = true;
-            entries.push_back({plan.spill_source, 0, graph_.tensor_bytes(t), 0});
-            entry_site.push_back(none);
-            entry_tensor.push_back(t);
+            entries.push_back({spill_source, 0, graph_.tensor_bytes(t), 0, none, t});
         }
-        if (!entries.empty()) {
-            if (data_path.filename() == report_.output.filename())
-                return failure(error_code::invalid_argument, "the data file and the model would both be " + data_path.string(),
-                               "choose another output name with -o");
-            ONNXSTREAM_TRY(check_output(data_path, inputs, options_.force));
-        }
+        return computed_external;
+    }
 
-        // Computed tensors, one at a time, into the spill file.
-        ONNXSTREAM_ASSIGN(auto spill, passes::spill_file::create(folder));
+    // Computed tensors, one at a time, into the spill file: the embedded ones as whole
+    // TensorProtos, the external ones as their bytes.
+    result<void> spill_computed(const graph::tensor_reader& reader, std::span<const std::uint32_t> computed,
+                                const std::vector<bool>& computed_external, io::spill_file& spill,
+                                graph::storage_plan& plan) const {
         for (const auto t : computed) {
             const auto& x = graph_.tensors[t];
             ONNXSTREAM_ASSIGN(const auto bytes, reader.compute(x.data_type, x.dims, x.computed));
             auto& placed = plan.computed[t];
             placed.length = bytes.size();
             if (!computed_external[t]) {
-                passes::encoded_message header;
-                passes::encode_tensor_header(header, x.dims, x.data_type, graph_.text(x.name));
+                proto::encoded_message header;
+                onnx::encode_tensor_header(header, x.dims, x.data_type, graph_.text(x.name));
                 const auto tag = proto::encode_varint(proto::make_tag(onnx::number(onnx::tensor_field::raw_data),
                                                                       proto::wire_type::length_delimited));
                 const auto length = proto::encode_varint(bytes.size());
@@ -218,88 +245,75 @@ private:
             }
             ONNXSTREAM_ASSIGN(placed.data_offset, spill.append(bytes));
         }
+        return {};
+    }
 
-        // The data file's layout.
-        std::uint64_t size = 0;
-        for (std::size_t i = 0; i < entries.size(); ++i) {
-            auto& e = entries[i];
-            if (entry_tensor[i] != none) e.source_offset = plan.computed[entry_tensor[i]].data_offset;
-            const auto align = e.length >= aligned_minimum ? data_alignment : 1;
-            e.offset = (size + align - 1) / align * align;
-            size = e.offset + e.length;
+    // The data file's layout, as split lays out one file.
+    static void lay_out(const std::string& data_name, std::vector<data_entry>& entries, graph::storage_plan& plan) {
+        data_layout layout({});
+        for (auto& e : entries) {
+            if (e.tensor != none) e.source_offset = plan.computed[e.tensor].data_offset;
+            e.offset = layout.add(e.length).offset;
             const passes::external_location where{data_name, e.offset, e.length};
-            if (entry_site[i] != none) plan.sites[entry_site[i]] = where;
-            else plan.computed[entry_tensor[i]].external = where;
+            if (e.site != none) plan.sites[e.site] = where;
+            else plan.computed[e.tensor].external = where;
         }
+    }
 
-        // The model's edits; the spill file is readable while they stream into it.
-        ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
-        sources.push_back(&spill_reader);
-        ONNXSTREAM_ASSIGN(const auto edits, passes::build_edits(graph_, plan, spill, sources));
-        ONNXSTREAM_ASSIGN(auto spill_source, spill.open_source());
-        sources.back() = &spill_source;
+    result<plan::write_plan> plan_model(const onnx::tree_edits& edits, bool external) const {
         auto planned = plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit});
-        if (!planned) {
+        if (!planned && planned.error().code == error_code::too_large && !external) {
             auto e = std::move(planned).error();
-            if (e.code == error_code::too_large && !external)
-                e.hint = "the optimized model does not fit in one .onnx file; move its weights out first with "
-                         "'onnxstream repack', then optimize that";
+            e = with_remedies(std::move(e),
+                              "the optimized model does not fit in one .onnx file; move its weights out first with "
+                              "{0}, then optimize that",
+                              {{remedy::keep_external_data, {}}});
             return failure(std::move(e));
         }
-        report_.output_size = planned->size();
+        return planned;
+    }
 
-        std::optional<io::output_file> data_output;
-        if (!entries.empty()) {
-            plan::write_plan data_plan;
-            for (const auto& e : entries) {
-                if (e.offset > data_plan.size()) data_plan.skip(e.offset - data_plan.size());
-                data_plan.copy(e.source, e.source_offset, e.length);
-            }
-            ONNXSTREAM_ASSIGN(data_output, io::output_file::create(data_path, data_plan.size(), {options_.force, true}));
-            ONNXSTREAM_ASSIGN(const auto written, write_planned(*data_output, data_plan, sources, options_,
-                                                                "write " + data_name, report_.warnings));
-            report_.writer = written.backend;
-            report_.data_files.push_back({data_path, data_plan.size(), entries.size()});
+    result<io::output_file> write_data_file(const fs::path& path, std::span<const data_entry> entries,
+                                            std::span<const io::source_file* const> sources) {
+        plan::write_plan data_plan;
+        for (const auto& e : entries) {
+            if (e.offset > data_plan.size()) data_plan.skip(e.offset - data_plan.size());
+            data_plan.copy(e.source, e.source_offset, e.length);
         }
-        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(report_.output, planned->size(), {options_.force, true}));
-        ONNXSTREAM_ASSIGN(const auto written, write_planned(output, *planned, sources, options_,
-                                                            "write " + report_.output.filename().string(), report_.warnings));
+        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, data_plan.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(const auto written, write_planned(output, data_plan, sources, options_,
+                                                            "write " + path.filename().string(), report_.warnings));
         report_.writer = written.backend;
-        // The data file and the model are committed as one: both or neither.
-        std::vector<io::output_file*> outputs;
-        if (data_output) outputs.push_back(&*data_output);
-        outputs.push_back(&output);
-        ONNXSTREAM_TRY(io::commit_outputs(outputs));
-        return {};
+        report_.data_files.push_back({path, data_plan.size(), entries.size()});
+        return output;
     }
 
     // --reuse-data: the output points at the original data file, by a path from its folder.
     result<void> reuse_location(std::uint32_t site, const onnx::external_tensor& binding, const fs::path& folder,
-                                passes::storage_plan& plan) {
-        const auto& file = data_.files[binding.file];
-        std::error_code ec;
-        const auto data_real = fs::canonical(file.found->path, ec);
-        const auto folder_real = fs::canonical(folder, ec);
-        const auto relative = ec ? fs::path() : data_real.lexically_relative(folder_real);
-        const bool leaves = relative.empty() || relative.is_absolute() ||
-                            std::any_of(relative.begin(), relative.end(), [](const fs::path& part) { return part == ".."; });
-        if (leaves)
+                                graph::storage_plan& plan) {
+        const auto& file = bound_.data.files[binding.file];
+        std::error_code data_error;
+        std::error_code folder_error;
+        const auto data_real = fs::canonical(file.found->path, data_error);
+        const auto folder_real = fs::canonical(folder, folder_error);
+        if (data_error || folder_error || data_real == folder_real || !onnx::is_inside(data_real, folder_real))
             return failure(error_code::invalid_argument,
                            "--reuse-data needs the data file " + file.found->path.string() + " inside the output's folder " +
                                folder.string(),
-                           "write the output beside the input model, or leave out --reuse-data to write a new data file");
-        const auto location = relative.generic_string();
+                           "write the output beside the input model, or leave out {0} to write a new data file",
+                           {{remedy::reuse_data, {}}});
+        const auto location = data_real.lexically_relative(folder_real).generic_string();
         if (location == file.location) return {};
-        plan.sites[site] = passes::external_location{location, binding.offset, binding.length};
+        plan.sites[site] = graph::external_location{location, binding.offset, binding.length};
         return {};
     }
 
     const fs::path& model_path_;
     const optimize_options& options_;
     optimize_report report_;
-    onnx::model_file model_;
-    onnx::external_data data_;
-    passes::graph_model graph_;
+    onnx::bound_model bound_;
+    const onnx::model_file& model_ = bound_.model;
+    graph::graph_model graph_;
 };
 
 }  // namespace

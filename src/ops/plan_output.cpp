@@ -1,4 +1,6 @@
-#include <onnxstream/ops/plan_output.hpp>
+#include "plan_output.hpp"
+
+#include <onnxstream/onnx/external_data.hpp>
 
 #include <algorithm>
 #include <thread>
@@ -22,23 +24,26 @@ result<void> check_output(const fs::path& output, std::span<const io::file_ident
     std::error_code ec;
     if (fs::is_directory(output, ec))
         return failure(error_code::invalid_argument, "the output " + output.string() + " is a directory",
-                       "give a file name with -o");
+                       "give a file name with {0}", {{remedy::choose_output, {}}});
     if (const auto identity = io::identity_of(output)) {
         for (const auto& input : inputs)
             if (*identity == input)
                 return failure(error_code::output_is_input,
                                "the output " + output.string() + " is one of the inputs",
-                               "write to another file with -o; onnxstream never overwrites its inputs");
+                               "write to another file with {0}; onnxstream never overwrites its inputs",
+                               {{remedy::choose_output, {}}});
     }
     // What is there, not what a link points at: a dangling link exists too, and only a
     // regular file may be replaced (never a FIFO, a device such as /dev/null, a link).
     const auto status = fs::symlink_status(output, ec);
     if (fs::exists(status) && !force)
         return failure(error_code::output_exists, "the output " + output.string() + " already exists",
-                       "pass --force to replace it, or choose another name with -o");
+                       "{0} to replace it, or choose another name with {1}",
+                       {{remedy::replace_output, {}}, {remedy::choose_output, {}}});
     if (fs::exists(status) && !fs::is_regular_file(status))
         return failure(error_code::invalid_argument, "the output " + output.string() + " is not a regular file",
-                       "onnxstream only replaces regular files; remove it or choose another name with -o");
+                       "onnxstream only replaces regular files; remove it or choose another name with {0}",
+                       {{remedy::choose_output, {}}});
     return {};
 }
 
@@ -74,15 +79,28 @@ result<io::write_report> write_planned(io::output_file& output, const plan::writ
     for (std::size_t i = 0; i < report.checks.size(); ++i) {
         if (report.checks[i].sha1_matches) continue;
         const auto& check = plan.checks()[i];
-        error e{error_code::checksum_mismatch,
-                "the bytes of tensor '" + check.tensor + "' do not match its SHA-1 checksum (expected " +
-                    io::to_hex(*check.expected_sha1) + ", found " + io::to_hex(*report.checks[i].sha1) + ")",
-                options.strict ? "the data file is damaged or belongs to another model; fetch it again"
-                               : "the data file may be damaged; --strict makes this an error"};
+        auto e = onnx::checksum_mismatch(check.tensor, *check.expected_sha1, *report.checks[i].sha1, options.strict);
         if (options.strict) return failure(std::move(e));
         warnings.push_back(std::move(e));
     }
     return report;
+}
+
+result<void> rewrite_outputs::commit() {
+    std::vector<io::output_file*> outputs;
+    for (auto& file : data) outputs.push_back(&file);
+    outputs.push_back(&model);
+    return io::commit_outputs(outputs);
+}
+
+result<io::output_file> write_text_file(const fs::path& path, std::string_view text,
+                                        std::span<const io::source_file* const> sources, const rewrite_options& options,
+                                        std::vector<error>& warnings) {
+    plan::write_plan plan;
+    plan.emit(std::as_bytes(std::span(text.data(), text.size())));
+    ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options.force, true}));
+    ONNXSTREAM_TRY(write_planned(output, plan, sources, options, "write " + path.filename().string(), warnings));
+    return output;
 }
 
 }  // namespace onnxstream::ops

@@ -1,5 +1,7 @@
 #include "range_hasher.hpp"
 
+#include <onnxstream/io/chunked_read.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -30,23 +32,20 @@ result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kin
             std::optional<io::xxh3_hasher> xxh3;
             if (kind == range_hash::sha1) sha1.emplace();
             else xxh3.emplace();
-            std::uint64_t done = 0;
-            while (done < range.length) {
-                if (cancelled()) return;
-                const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(range.length - done, buffer.size()));
-                const auto view = std::span(buffer).first(piece);
-                if (auto read = range.file->read_at(range.offset + done, view); !read) {
-                    range.failed = std::move(read).error();
-                    break;
-                }
+            auto read = io::for_each_chunk(*range.file, range.offset, range.length, [&](std::span<const std::byte> view) {
+                if (cancelled()) return false;
                 if (sha1) sha1->update(view);
                 else xxh3->update(view);
-                done += piece;
                 const std::lock_guard guard(lock);
-                total += piece;
-                if (options.on_bytes) options.on_bytes(piece);
+                total += view.size();
+                if (options.on_bytes) options.on_bytes(view.size());
+                return true;
+            }, std::span(buffer));
+            if (!read) {
+                range.failed = std::move(read).error();
+                continue;
             }
-            if (range.failed) continue;
+            if (cancelled()) return;
             if (sha1) range.sha1 = sha1->finish();
             else range.xxh3 = xxh3->digest();
         }
@@ -72,7 +71,7 @@ result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kin
     guarded();
     for (auto& t : threads) t.join();
     if (threw.load())
-        return failure(error_code::io, "out of memory while hashing", "free memory or use fewer --threads");
+        return failure(error_code::io, "out of memory while hashing", "free memory or use fewer {0}", {{remedy::fewer_threads, {}}});
     if (stopped.load()) return failure(error_code::interrupted, "interrupted; nothing was changed");
     return total;
 }

@@ -6,6 +6,7 @@
 
 #include <onnxstream/io/hashing.hpp>
 #include <onnxstream/io/source_file.hpp>
+#include <onnxstream/ops/rewrite_options.hpp>
 #include <onnxstream/result.hpp>
 
 #include <atomic>
@@ -14,6 +15,8 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <string>
+#include <utility>
 
 namespace onnxstream::ops {
 
@@ -40,5 +43,27 @@ struct range_hash_options {
 /// with `interrupted`. Returns the number of bytes read.
 [[nodiscard]] result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kind,
                                                 const range_hash_options& options);
+
+/// hash_ranges as one progress stage named `stage`, from 0 to the ranges' total length.
+/// `Options` has `threads` (0: the number of cores), `buffer_size`, `cancel` and `on_progress`.
+template <class Options>
+[[nodiscard]] result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kind, const Options& options,
+                                                std::string stage) {
+    std::uint64_t total = 0;
+    for (const auto& range : ranges) total += range.length;
+    progress_event event{std::move(stage), 0, total, {}};
+    range_hash_options hashing;
+    hashing.threads = effective_threads(options.threads);
+    hashing.buffer_size = options.buffer_size;
+    hashing.cancel = options.cancel;
+    if (options.on_progress) {
+        options.on_progress(event);
+        hashing.on_bytes = [&](std::uint64_t bytes) {
+            event.done += bytes;
+            options.on_progress(event);
+        };
+    }
+    return hash_ranges(ranges, kind, hashing);
+}
 
 }  // namespace onnxstream::ops

@@ -1,12 +1,13 @@
 #include <onnxstream/ops/verify.hpp>
 
+#include "bound_summary.hpp"
 #include "range_hasher.hpp"
 
 #include <onnxstream/io/hashing.hpp>
+#include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
-#include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/fields.hpp>
-#include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/onnx/typed_data.hpp>
 #include <onnxstream/plan/planner.hpp>
 
 #include <algorithm>
@@ -31,36 +32,6 @@ const char* to_string(verify_check check) noexcept {
 }
 
 namespace {
-
-// The bytes the typed fields of `tensor` would take as raw_data, counted without
-// converting them (varints are counted by their final bytes). Empty when a field does not
-// decode; typed_to_raw reports such tensors in detail.
-std::optional<std::uint64_t> typed_byte_count(const onnx::message_tree& tree, const onnx::tensor_info& tensor) {
-    const auto info = onnx::describe(tensor.data_type);
-    if (!info || info->encoding == onnx::typed_encoding::none) return std::nullopt;
-    const std::uint64_t width = info->encoding == onnx::typed_encoding::varint32_packed4 ? 1
-                                : info->encoding == onnx::typed_encoding::fixed32       ? 4
-                                : info->encoding == onnx::typed_encoding::fixed64       ? 8
-                                                                                        : info->bits / 8;
-    const bool fixed = info->encoding == onnx::typed_encoding::fixed32 || info->encoding == onnx::typed_encoding::fixed64;
-    std::uint64_t bytes = 0;
-    for (const auto index : tensor.typed_fields) {
-        const auto& f = tree.field(index);
-        if (f.token.number != onnx::number(info->typed_field)) continue;  // another type's field: ignored
-        const auto payload = tree.payload(f);
-        if (fixed) {
-            bytes += payload.size();
-        } else if (f.token.type == proto::wire_type::varint) {
-            bytes += width;
-        } else {
-            if (!payload.empty() && (std::to_integer<unsigned>(payload.back()) & 0x80U) != 0) return std::nullopt;
-            const auto values = static_cast<std::uint64_t>(std::count_if(
-                payload.begin(), payload.end(), [](std::byte b) { return (std::to_integer<unsigned>(b) & 0x80U) == 0; }));
-            bytes += values * width;
-        }
-    }
-    return bytes;
-}
 
 verify_check check_for(error_code code) {
     switch (code) {
@@ -89,7 +60,7 @@ public:
 
     result<verify_report> run() {
         report_.path = path_;
-        auto opened = onnx::model_file::open(path_);
+        auto opened = onnx::bound_model::open(path_, options_.data);
         if (!opened) {
             auto e = std::move(opened).error();
             if (check_for(e.code) != verify_check::structure) return failure(std::move(e));
@@ -99,7 +70,7 @@ public:
             report_.problems.push_back({verify_check::structure, "", "", std::nullopt, std::move(e)});
             return std::move(report_);
         }
-        model_ = std::move(opened).value();
+        bound_ = std::move(opened).value();
         report_.structure_ok = true;
         report_.file_size = model_.file.size();
         report_.tensors = model_.tensors.size();
@@ -112,8 +83,6 @@ public:
                                   "): ONNX Runtime and python-onnx cannot load it",
                               "move the weights to external data: onnxstream split (or repack) keeps the .onnx small"});
 
-        onnx::data_resolver resolver(path_, options_.data);
-        data_ = onnx::external_data::bind(model_, resolver);
         report_.external_tensors = data_.tensors.size();
         for (const auto& p : data_.problems) add_problem(p.tensor, p.file, p.what);
         // Found only by a guess: onnxstream checked it, but a runtime will not find it.
@@ -122,8 +91,7 @@ public:
         ONNXSTREAM_TRY(check_checksums());
         // The sizes above were read through the model's mapping; a file cut short while
         // being read shows as zeros there, so the verdict holds only if it is unchanged.
-        ONNXSTREAM_TRY(model_.file.check_unchanged());
-        ONNXSTREAM_TRY(data_.check_unchanged());
+        ONNXSTREAM_TRY(bound_.check_unchanged());
         return std::move(report_);
     }
 
@@ -159,7 +127,7 @@ private:
             if (!tensor.expected_bytes) continue;
             std::optional<std::uint64_t> held;
             if (tensor.storage == tensor_storage::raw) held = model_.tree.field(tensor.raw_field).token.payload_length;
-            else if (tensor.storage == tensor_storage::typed) held = typed_byte_count(model_.tree, tensor);
+            else if (tensor.storage == tensor_storage::typed) held = onnx::typed_raw_size(model_.tree, tensor);
             else continue;
             const std::string name = "tensor '" + display_name(t) + "'";
             error e;
@@ -188,14 +156,7 @@ private:
         for (std::uint32_t f = 0; f < data_.files.size(); ++f) {
             const auto& file = data_.files[f];
             verified_file summary;
-            summary.location = file.location;
-            if (file.found) {
-                summary.path = file.found->path;
-                summary.how = file.found->how_text;
-                summary.guessed = file.found->guess();
-            }
-            if (file.file) summary.size = file.size;
-            summary.tensors = file.tensor_count;
+            describe_found_file(file, summary);
             auto& list = ranges[f];
             std::sort(list.begin(), list.end());
             list.erase(std::unique(list.begin(), list.end()), list.end());
@@ -229,18 +190,13 @@ private:
             const auto& tensor = model_.tensors[binding.tensor];
             if (!tensor.external || !tensor.external->checksum) continue;
             ++report_.checksums;
-            const auto text = *tensor.external->checksum;
-            const auto expected = io::parse_sha1_hex(text);
+            auto expected = onnx::expected_sha1(tensor);
             if (!expected) {
-                add_problem(binding.tensor, binding.file,
-                            {error_code::checksum_mismatch,
-                             "tensor '" + display_name(binding.tensor) + "' has a checksum that is not a SHA-1 ('" +
-                                 std::string(text.substr(0, 48)) + "')",
-                             "the ONNX spec says `checksum` holds 40 hexadecimal digits of SHA-1"});
+                add_problem(binding.tensor, binding.file, std::move(expected).error());
                 continue;
             }
             if (!binding.usable) continue;  // already a problem: the bytes are not there
-            expected_of_binding[b] = *expected;
+            expected_of_binding[b] = **expected;
             const auto key = std::make_tuple(binding.file, binding.offset, binding.length);
             auto [it, added] = job_of.emplace(key, static_cast<std::uint32_t>(jobs_.size()));
             if (added) jobs_.push_back({binding.file, binding.offset, binding.length, std::nullopt, std::nullopt});
@@ -268,13 +224,10 @@ private:
                 ++report_.checksums_matched;
                 continue;
             }
+            const auto where = "(" + std::to_string(binding.length) + " bytes at offset " + std::to_string(binding.offset) +
+                               " of " + data_.files[binding.file].location + ")";
             add_problem(binding.tensor, binding.file,
-                        {error_code::checksum_mismatch,
-                         "the bytes of tensor '" + name + "' (" + std::to_string(binding.length) +
-                             " bytes at offset " + std::to_string(binding.offset) + " of " +
-                             data_.files[binding.file].location + ") do not match its SHA-1 checksum (expected " +
-                             io::to_hex(expected_of_binding[b]) + ", found " + io::to_hex(*job.digest) + ")",
-                         "the data file is damaged or belongs to another model; fetch it again"});
+                        onnx::checksum_mismatch(name, expected_of_binding[b], *job.digest, true, where));
         }
         return {};
     }
@@ -282,24 +235,9 @@ private:
     result<void> hash_all() {
         std::vector<hashed_range> ranges;
         ranges.reserve(jobs_.size());
-        std::uint64_t total = 0;
-        for (const auto& job : jobs_) {
-            ranges.push_back({&*data_.files[job.file].file, job.offset, job.length, {}, {}, {}});
-            total += job.length;
-        }
-        progress_event event{"verify " + path_.filename().string(), 0, total, {}};
-        range_hash_options hashing;
-        hashing.threads = effective_threads(options_.threads);
-        hashing.buffer_size = options_.buffer_size;
-        hashing.cancel = options_.cancel;
-        if (options_.on_progress) {
-            options_.on_progress(event);
-            hashing.on_bytes = [&](std::uint64_t bytes) {
-                event.done += bytes;
-                options_.on_progress(event);
-            };
-        }
-        ONNXSTREAM_ASSIGN(report_.bytes_hashed, hash_ranges(ranges, range_hash::sha1, hashing));
+        for (const auto& job : jobs_) ranges.push_back({&*data_.files[job.file].file, job.offset, job.length, {}, {}, {}});
+        ONNXSTREAM_ASSIGN(report_.bytes_hashed,
+                          hash_ranges(ranges, range_hash::sha1, options_, "verify " + path_.filename().string()));
         for (std::size_t j = 0; j < jobs_.size(); ++j) {
             jobs_[j].digest = ranges[j].sha1;
             jobs_[j].failed = std::move(ranges[j].failed);
@@ -310,8 +248,9 @@ private:
     const fs::path& path_;
     const verify_options& options_;
     verify_report report_;
-    onnx::model_file model_;
-    onnx::external_data data_;
+    onnx::bound_model bound_;
+    onnx::model_file& model_ = bound_.model;
+    onnx::external_data& data_ = bound_.data;
     std::vector<hash_job> jobs_;
 };
 

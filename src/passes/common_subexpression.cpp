@@ -170,7 +170,9 @@ private:
             auto& candidates = seen[key_of(n, attributes)];
             bool merged = false;
             for (const auto c : candidates) {
-                if (!same_attributes(attributes_of(model_, c), attributes)) continue;
+                if (!same_attributes(attributes_of(model_, c), attributes) ||
+                    model_.nodes[c].set_attributes != model_.nodes[n].set_attributes)
+                    continue;
                 if (!merge(c, n)) break;
                 finding f;
                 f.kind = finding_kind::duplicate_node;
@@ -322,8 +324,10 @@ void analyze_common_subexpressions(pass_context& context) { (void)eliminate_comm
 }  // namespace
 
 pass_entry common_subexpression_pass() {
-    return {"cse", "duplicate nodes and identical initializers merged", eliminate_common_subexpressions,
-            analyze_common_subexpressions};
+    return {.name = "cse",
+            .summary = "duplicate nodes and identical initializers merged",
+            .run = eliminate_common_subexpressions,
+            .analyze = analyze_common_subexpressions};
 }
 
 }  // namespace onnxstream::passes

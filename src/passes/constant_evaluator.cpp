@@ -1,7 +1,7 @@
 #include <onnxstream/passes/constant_evaluator.hpp>
 
+#include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/onnx/data_type.hpp>
-#include <onnxstream/passes/tensor_reader.hpp>
 
 #include <algorithm>
 #include <array>
@@ -17,6 +17,9 @@ namespace onnxstream::passes {
 
 static_assert(std::endian::native == std::endian::little, "tensor bytes are read in place as little-endian");
 
+using graph::double_to_half;
+using graph::element_size;
+using graph::half_to_double;
 using onnx::data_type;
 
 namespace {

@@ -10,8 +10,8 @@
 #include <onnxstream/onnx/data_type.hpp>
 
 #include "node_rewriter.hpp"
+#include <onnxstream/graph/constant_values.hpp>
 #include <onnxstream/passes/constant_evaluator.hpp>
-#include <onnxstream/passes/constant_values.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 
 #include <cstring>
@@ -183,8 +183,7 @@ struct folder {
         }
         if (model.scopes[nd.scope].kind == scope_kind::function) return skip(n, "nodes of local functions are not folded");
         if (const auto why = cannot_replace(n)) return skip(n, *why);
-        for (const auto m : model.attribute_messages(n)) {
-            auto a = read_attribute(model.tree(), m);
+        for (auto& a : model.attributes(n)) {
             if (a.name == "value" && a.tensor != none) {
                 const auto site = model.site_of(a.tensor);
                 if (site == none) return skip(n, "its value attribute is not readable");
@@ -203,17 +202,18 @@ struct folder {
         replace(n, std::move(*outputs), finding_kind::folded_constant, {});
     }
 
-    void run() {
-        if (!can_add_initializers(model)) return;
-        model.for_each_live_node([this](std::uint32_t n) { visit(n); });
-    }
+    void run() { visit_live_nodes_if_initializers_allowed(*this); }
 };
 
 }  // namespace
 
 pass_entry constant_folding_pass() {
-    return {"fold-constants", "nodes of constant inputs evaluated as ONNX Runtime does; Constant -> initializer",
-            run_rewriter<folder>, analyze_rewriter<folder>, {finding_kind::folded_constant, "folded", "would fold", "node"}, false};
+    return {.name = "fold-constants",
+            .summary = "nodes of constant inputs evaluated as ONNX Runtime does; Constant -> initializer",
+            .run = run_rewriter<folder>,
+            .analyze = analyze_rewriter<folder>,
+            .headline = {.kind = finding_kind::folded_constant, .done = "folded", .would = "would fold", .noun = "node"},
+            .always_count_nodes = false};
 }
 
 }  // namespace onnxstream::passes

@@ -1,7 +1,7 @@
 #include <onnxstream/passes/constant_if.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 
-#include <onnxstream/passes/constant_values.hpp>
+#include <onnxstream/graph/constant_values.hpp>
 
 #include <unordered_map>
 #include <unordered_set>
@@ -110,13 +110,12 @@ public:
             for (auto x = s; x != none; x = model_.scopes[x].parent) stale = stale || busy_.contains(x);
             if (stale) continue;
             auto f = describe(model_, n, *d);
-            std::string why_not;
-            const bool done = d->loop ? replace_loop(n, why_not) : inline_if(n, d->taken, why_not);
+            const auto done = d->loop ? replace_loop(n) : inline_if(n, d->taken);
             if (!done) {
                 f.kind = finding_kind::skipped;
                 f.nodes = 0;
                 f.bytes = 0;
-                f.detail += "; not replaced: " + why_not;
+                f.detail += "; not replaced: " + done.error().message;
                 context_.findings.push_back(std::move(f));
                 continue;
             }
@@ -129,19 +128,22 @@ public:
     }
 
 private:
-    bool replace_loop(std::uint32_t n, std::string& why_not) {
+    // Why an If or Loop that is decided cannot be replaced after all, reported as a skip.
+    static failure cannot_replace(std::string why) { return failure(error_code::unsupported, std::move(why)); }
+
+    result<void> replace_loop(std::uint32_t n) {
         const auto& nd = model_.nodes[n];
-        if (nd.inputs.size() < 2) return why_not = "it has no loop-carried values", false;
+        if (nd.inputs.size() < 2) return cannot_replace("it has no loop-carried values");
         const auto carried = nd.inputs.size() - 2;
-        if (nd.outputs.size() < carried) return why_not = "its outputs do not match its inputs", false;
+        if (nd.outputs.size() < carried) return cannot_replace("its outputs do not match its inputs");
         for (std::size_t k = carried; k < nd.outputs.size(); ++k) {
             const auto v = index_.output(n, k);
-            if (v != none && !index_.at(v).uses.empty()) return why_not = "a scan output is used", false;
+            if (v != none && !index_.at(v).uses.empty()) return cannot_replace("a scan output is used");
         }
         for (std::size_t k = 0; k < carried; ++k) {
-            if (nd.outputs[k] != 0 && nd.inputs[2 + k] == 0) return why_not = "an initial value is missing", false;
+            if (nd.outputs[k] != 0 && nd.inputs[2 + k] == 0) return cannot_replace("an initial value is missing");
             const auto v = index_.output(n, k);
-            if (v != none && index_.at(v).pinned) return why_not = "a training graph uses its outputs", false;
+            if (v != none && index_.at(v).pinned) return cannot_replace("a training graph uses its outputs");
         }
         const auto scope = nd.scope;
         const auto inputs = nd.inputs;
@@ -152,7 +154,7 @@ private:
             after = model_.add_node(scope, after, "Identity", {inputs[2 + k]}, {outputs[k]}, {});
         }
         model_.remove_node(n);
-        return true;
+        return {};
     }
 
     // Names used or defined anywhere outside the subtree of scope `b`.
@@ -183,23 +185,20 @@ private:
         if (val.kind == value_kind::node_output) {
             model_.set_output(val.node, val.slot, name);
         } else if (val.kind == value_kind::initializer) {
-            model_.tensors[val.tensor].name = name;
-            model_.tensors[val.tensor].renamed = true;
+            model_.rename_tensor(val.tensor, name);
         }
-        for (auto& vi : model_.value_infos)
-            if (!vi.removed && vi.scope == val.scope && vi.name == old_name) vi.name = name;
-        model_.scopes[val.scope].changed = true;
+        model_.rename_value_infos(val.scope, old_name, name);
     }
 
-    bool inline_if(std::uint32_t n, std::uint32_t b, std::string& why_not) {
+    result<void> inline_if(std::uint32_t n, std::uint32_t b) {
         const auto& branch = model_.scopes[b];
         const auto& nd = model_.nodes[n];
-        if (!branch.sparse_initializers.empty()) return why_not = "the branch holds sparse initializers", false;
-        if (!branch.inputs.empty()) return why_not = "the branch declares inputs", false;
-        if (branch.outputs.size() != nd.outputs.size()) return why_not = "the branch's outputs do not match the If's", false;
+        if (!branch.sparse_initializers.empty()) return cannot_replace("the branch holds sparse initializers");
+        if (!branch.inputs.empty()) return cannot_replace("the branch declares inputs");
+        if (branch.outputs.size() != nd.outputs.size()) return cannot_replace("the branch's outputs do not match the If's");
         for (std::size_t k = 0; k < nd.outputs.size(); ++k) {
             const auto v = index_.output(n, k);
-            if (v != none && index_.at(v).pinned) return why_not = "a training graph uses its outputs", false;
+            if (v != none && index_.at(v).pinned) return cannot_replace("a training graph uses its outputs");
         }
         const auto s = nd.scope;
 
@@ -234,38 +233,12 @@ private:
         }
 
         // Move everything up into the If's scope, where the If was.
-        auto& target = model_.scopes[s];
-        auto& moved = model_.scopes[b];
-        auto at = std::find(target.nodes.begin(), target.nodes.end(), n);
-        std::vector<std::uint32_t> moving;
-        for (const auto m : moved.nodes)
-            if (!model_.nodes[m].removed) moving.push_back(m);
-        at = target.nodes.insert(at, moving.begin(), moving.end()) + static_cast<std::ptrdiff_t>(moving.size());
-        for (const auto m : moving) {
-            model_.nodes[m].scope = s;
-            for (const auto sub : model_.nodes[m].subgraphs) {
-                model_.scopes[sub].parent = s;
-                busy_.insert(sub);
-            }
-        }
-        for (const auto t : moved.initializers) {
-            if (model_.tensors[t].removed) continue;
-            model_.tensors[t].scope = s;
-            target.initializers.push_back(t);
-        }
-        for (const auto v : moved.value_infos) {
-            if (model_.value_infos[v].removed) continue;
-            model_.value_infos[v].scope = s;
-            target.value_infos.push_back(v);
-        }
-        moved.nodes.clear();
-        moved.initializers.clear();
-        moved.value_infos.clear();
-        target.changed = true;
+        const auto moving = model_.move_contents(b, s, n);
+        for (const auto m : moving) busy_.insert(model_.nodes[m].subgraphs.begin(), model_.nodes[m].subgraphs.end());
         auto after = moving.empty() ? n : moving.back();
         for (const auto& [from, to] : identities) after = model_.add_node(s, after, "Identity", {from}, {to}, {});
         model_.remove_node(n);
-        return true;
+        return {};
     }
 
     pass_context& context_;
@@ -292,8 +265,11 @@ void find_dead_branches(pass_context& context) {
 }
 
 pass_entry constant_if_pass() {
-    return {"const-if", "If with a constant condition -> the branch taken; Loop that never runs", inline_constant_branches,
-            find_dead_branches, {finding_kind::dead_branch, "replaced", "would replace", "If/Loop"}};
+    return {.name = "const-if",
+            .summary = "If with a constant condition -> the branch taken; Loop that never runs",
+            .run = inline_constant_branches,
+            .analyze = find_dead_branches,
+            .headline = {.kind = finding_kind::dead_branch, .done = "replaced", .would = "would replace", .noun = "If/Loop"}};
 }
 
 }  // namespace onnxstream::passes

@@ -93,10 +93,10 @@ std::uint64_t drop_stale_value_info(graph_model& model) {
     for (std::uint32_t v = 0; v < index.size(); ++v)
         if (index.at(v).kind != value_kind::undefined) defined.insert(index.at(v).name);
     std::uint64_t dropped = 0;
-    for (auto& v : model.value_infos) {
+    for (std::uint32_t i = 0; i < model.value_infos.size(); ++i) {
+        const auto& v = model.value_infos[i];
         if (v.removed || model.scopes[v.scope].removed || defined.contains(v.name) || model.pinned.contains(v.name)) continue;
-        v.removed = true;
-        model.scopes[v.scope].changed = true;
+        model.remove_value_info(i);
         ++dropped;
     }
     return dropped;
@@ -110,7 +110,7 @@ std::uint64_t eliminate_dead_code(pass_context& context) {
         const auto live = compute_liveness(model, index);
         // Functions first: the nodes of a function nothing calls go with it, not one by one.
         for (std::uint32_t i = 0; i < model.functions.size(); ++i) {
-            auto& fn = model.functions[i];
+            const auto& fn = model.functions[i];
             if (fn.removed || live.function[i]) continue;
             finding f;
             f.kind = finding_kind::removed_function;
@@ -119,10 +119,7 @@ std::uint64_t eliminate_dead_code(pass_context& context) {
             for (const auto n : model.scopes[fn.scope].nodes)
                 if (!model.nodes[n].removed) f.nodes += nodes_within(model, n);
             context.findings.push_back(std::move(f));
-            fn.removed = true;
-            model.scopes[fn.scope].removed = true;
-            for (std::uint32_t s = fn.scope + 1; s < model.scopes.size(); ++s)
-                if (model.scopes[s].parent != none && model.scopes[model.scopes[s].parent].removed) model.scopes[s].removed = true;
+            model.remove_function(i);
             ++changes;
         }
         for (std::uint32_t n = 0; n < model.nodes.size(); ++n) {
@@ -199,8 +196,10 @@ void analyze_dead_code(pass_context& context) {
 }
 
 pass_entry dead_code_pass() {
-    return {"dce", "dead nodes, unused initializers, value_info and local functions", eliminate_dead_code,
-            analyze_dead_code};
+    return {.name = "dce",
+            .summary = "dead nodes, unused initializers, value_info and local functions",
+            .run = eliminate_dead_code,
+            .analyze = analyze_dead_code};
 }
 
 }  // namespace onnxstream::passes

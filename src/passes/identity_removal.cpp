@@ -1,7 +1,7 @@
 #include <onnxstream/passes/identity_removal.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 
-#include <onnxstream/passes/constant_values.hpp>
+#include <onnxstream/graph/constant_values.hpp>
 
 #include <unordered_set>
 
@@ -61,13 +61,7 @@ std::uint64_t remove_identities(pass_context& context) {
             gone.insert(in);
             gained.insert(out);
         }
-        finding f;
-        f.kind = finding_kind::identity_node;
-        f.scope = model.scope_path(nd.scope);
-        f.op_type = nd.op_type;
-        f.names.push_back(model.node_label(n));
-        f.nodes = 1;
-        context.findings.push_back(std::move(f));
+        context.findings.push_back(node_finding(model, n, finding_kind::identity_node));
         model.remove_node(n);
         ++removed;
     }
@@ -80,7 +74,10 @@ void analyze_identities(pass_context& context) { (void)remove_identities(context
 }  // namespace
 
 pass_entry identity_pass() {
-    return {"identity", "Identity and inference-mode Dropout removed", remove_identities, analyze_identities};
+    return {.name = "identity",
+            .summary = "Identity and inference-mode Dropout removed",
+            .run = remove_identities,
+            .analyze = analyze_identities};
 }
 
 }  // namespace onnxstream::passes

@@ -1,17 +1,20 @@
 // nop: nodes that hand their input on unchanged are removed and their consumers read the
 // input: Cast to the type it has, Reshape / Flatten / Expand / Squeeze / Unsqueeze to the
-// shape it has, Transpose by the identity permutation (or undoing the Transpose before
-// it), Slice of everything with positive steps, Pad of zeros, Concat of one input, Concat
-// of every dim of a Shape gathered back in order, Mul / Div by ones and Add / Sub of zeros
-// that do not broadcast (floats: only where the sign of zero survives). A Reshape of a
-// Reshape reads the first one's input instead (its shape has no 0 to copy).
-// Shapes and types come from passes/value_shapes.hpp: only what is known for certain.
+// shape it has, Expand by ones, Transpose by the identity permutation (or undoing the
+// Transpose before it), Squeeze undoing the Unsqueeze before it and the other way round,
+// Slice of everything with positive steps, Pad of zeros, Concat of one input, Split into
+// one part, Concat of every dim of a Shape gathered back in order, Mul / Div by ones and
+// Add / Sub of zeros that do not broadcast (floats: only where the sign of zero survives).
+// A Reshape of a Reshape reads the first one's input instead (its shape has no 0 to
+// copy); a Transpose of a Transpose read by nothing else transposes the first one's input
+// by the two permutations composed (dce then removes the first).
+// Shapes and types come from graph/value_shapes.hpp: only what is known for certain.
 // As with identity, an output that is a graph output keeps its node.
-#include <onnxstream/passes/constant_values.hpp>
+#include <onnxstream/graph/constant_values.hpp>
 
 #include "node_rewriter.hpp"
+#include <onnxstream/graph/value_shapes.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
-#include <onnxstream/passes/value_shapes.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -21,17 +24,9 @@ namespace onnxstream::passes {
 
 namespace {
 
-struct nop_remover {
-    pass_context& context;
-    graph_model& model;
-    const graph_index index;
-    const std::vector<value_shape> shapes;
-    bool report_only = false;
-    std::uint64_t changes = 0;
+struct nop_remover : shape_rewriter {
+    using shape_rewriter::shape_rewriter;
     std::unordered_set<std::uint32_t> touched;  // values this run renamed or rewired: judged next run
-
-    explicit nop_remover(pass_context& c)
-        : context(c), model(c.model), index(c.model), shapes(infer_shapes(c.model, index, c.reader)) {}
 
     std::vector<std::int64_t> perm_of(std::uint32_t n, std::size_t rank) const {
         std::vector<std::int64_t> perm(rank);
@@ -117,8 +112,16 @@ struct nop_remover {
             return std::nullopt;
         }
         const bool same_shape = x.fully_known() && y.dims && *x.dims == *y.dims;
-        if (op == "Reshape" || op == "Flatten" || op == "Expand" || op == "Squeeze" || op == "Unsqueeze")
-            return same_shape ? std::optional<std::string>(op + " to the shape it has") : std::nullopt;
+        if (op == "Reshape" || op == "Flatten" || op == "Expand" || op == "Squeeze" || op == "Unsqueeze") {
+            if (same_shape) return op + " to the shape it has";
+            if (op == "Expand" && nd.inputs.size() == 2 && x.dims) {
+                // Expand by ones of no more than the input's rank broadcasts nothing.
+                const auto to = constant_integers(model, index, context.reader, index.input(n, 1), 1024);
+                if (to && to->size() <= x.dims->size() && std::all_of(to->begin(), to->end(), [](std::int64_t d) { return d == 1; }))
+                    return std::string("Expand by ones");
+            }
+            return std::nullopt;
+        }
         if (op == "Transpose") {
             if (!x.dims) return std::nullopt;
             const auto perm = perm_of(n, x.dims->size());
@@ -136,6 +139,7 @@ struct nop_remover {
             return "Slice of everything";
         }
         if (op == "Concat" && nd.inputs.size() == 1) return "Concat of one input";
+        if (op == "Split") return "Split into one part";  // visit() sees only nodes of one output
         if ((op == "Mul" || op == "Div" || op == "Add" || op == "Sub") && nd.inputs.size() == 2) {
             if (neutral_operand(n, 1)) return op + " by its neutral element";
         }
@@ -150,7 +154,7 @@ struct nop_remover {
     std::uint32_t undone_transpose(std::uint32_t n) const {
         const auto in = index.input(n, 0);
         const auto before = index.producer(in);
-        if (before == none || model.nodes[before].op_type != "Transpose" || !shapes[in].dims) return none;
+        if (before == none || model.nodes[before].op_type != "Transpose" || !shapes[in].dims || touched.contains(in)) return none;
         const auto rank = shapes[in].dims->size();
         const auto outer = perm_of(n, rank), inner = perm_of(before, rank);
         if (outer.size() != rank || inner.size() != rank) return none;
@@ -160,6 +164,75 @@ struct nop_remover {
                 return none;
         }
         return index.input(before, 0);
+    }
+
+    // The axes of Squeeze / Unsqueeze `n`, sorted, as given (negative ones count from the end
+    // of the rank given; for a pair that is the rank of the value between them, the same for
+    // both). Empty when they are not constant or not given.
+    std::optional<std::vector<std::int64_t>> squeeze_axes(std::uint32_t n, std::int64_t rank) const {
+        std::optional<std::vector<std::int64_t>> axes;
+        if (model.opset("") >= 13) {
+            if (model.nodes[n].inputs.size() > 1 && model.nodes[n].inputs[1] != 0)
+                axes = constant_integers(model, index, context.reader, index.input(n, 1), 1024);
+        } else if (const auto a = model.attribute(n, "axes")) {
+            axes = a->ints;
+        }
+        if (!axes || axes->empty()) return std::nullopt;
+        if (rank >= 0)
+            for (auto& a : *axes) a = a < 0 ? a + rank : a;
+        std::sort(axes->begin(), axes->end());
+        return axes;
+    }
+
+    // The value node `n` hands on when it is a Squeeze undoing the Unsqueeze before it (or an
+    // Unsqueeze undoing the Squeeze): both name the same axes of the value between them.
+    std::uint32_t undone_squeeze(std::uint32_t n) const {
+        const auto& op = model.nodes[n].op_type;
+        const auto in = index.input(n, 0);
+        const auto before = index.producer(in);
+        if (before == none || !model.nodes[before].domain.empty() || touched.contains(in)) return none;
+        const auto& inner = model.nodes[before].op_type;
+        if (!((op == "Squeeze" && inner == "Unsqueeze") || (op == "Unsqueeze" && inner == "Squeeze"))) return none;
+        // The axes count in the rank of the Unsqueeze's output (Unsqueeze, then Squeeze), or
+        // of the Squeeze's input (Squeeze, then Unsqueeze).
+        const auto between = op == "Squeeze" ? in : index.input(before, 0);
+        const auto rank = between != none && shapes[between].dims ? static_cast<std::int64_t>(shapes[between].dims->size()) : -1;
+        const auto outer = squeeze_axes(n, rank), first = squeeze_axes(before, rank);
+        if (!outer || !first || *outer != *first) return none;
+        // Without the rank, -1 and 2 may name the same axis or not: only the same signs agree.
+        if (rank < 0 && !std::all_of(outer->begin(), outer->end(), [&](std::int64_t a) { return (a < 0) == ((*outer)[0] < 0); }))
+            return none;
+        return index.input(before, 0);
+    }
+
+    // Transpose `n` of Transpose `before`, which nothing else reads: `n` reads the first
+    // one's input, transposed by the two permutations composed.
+    void compose_transposes(std::uint32_t n) {
+        const auto in = index.input(n, 0);
+        const auto before = index.producer(in);
+        if (before == none || model.nodes[before].op_type != "Transpose" || !model.nodes[before].domain.empty()) return;
+        if (touched.contains(in) || index.at(in).uses.size() != 1 || index.at(in).pinned || is_interface_output(model, index, in))
+            return;
+        const auto source = index.input(before, 0);
+        if (source == none || touched.contains(source) || index.resolve(model.nodes[n].scope, index.at(source).name) != source) return;
+        std::size_t rank = 0;
+        if (shapes[in].dims) rank = shapes[in].dims->size();
+        else if (const auto a = model.attribute(n, "perm")) rank = a->ints.size();
+        const auto outer = perm_of(n, rank), inner = perm_of(before, rank);
+        if (rank == 0 || outer.size() != rank || inner.size() != rank) return;
+        std::vector<std::int64_t> perm(rank);
+        for (std::size_t i = 0; i < rank; ++i) {
+            if (outer[i] < 0 || static_cast<std::size_t>(outer[i]) >= rank) return;
+            perm[i] = inner[static_cast<std::size_t>(outer[i])];
+        }
+        note(n, finding_kind::nop_node, 0, "Transpose of a Transpose: one Transpose by the permutations composed");
+        ++changes;
+        touched.insert(in);
+        touched.insert(source);
+        touched.insert(index.output(n, 0));  // its producer reads and computes something else now
+        if (report_only) return;
+        model.set_input(n, 0, index.at(source).name);
+        model.set_attribute(n, {"perm", std::nullopt, std::move(perm)});
     }
 
     void note(std::uint32_t n, finding_kind kind, std::uint64_t nodes, std::string detail) {
@@ -205,7 +278,13 @@ struct nop_remover {
             return;
         }
         if (nd.op_type == "Transpose") {
-            (void)bypass(n, undone_transpose(n), "Transpose undoing the Transpose before it");
+            if (const auto source = undone_transpose(n); source != none) (void)bypass(n, source, "Transpose undoing the Transpose before it");
+            else compose_transposes(n);
+            return;
+        }
+        if (nd.op_type == "Squeeze" || nd.op_type == "Unsqueeze") {
+            if (const auto source = undone_squeeze(n); source != none)
+                (void)bypass(n, source, nd.op_type + " undoing the " + model.nodes[index.producer(index.input(n, 0))].op_type + " before it");
             return;
         }
         if (nd.op_type == "Concat" && nd.inputs.size() > 1) {
@@ -237,7 +316,7 @@ struct nop_remover {
 }  // namespace
 
 pass_entry nop_removal_pass() {
-    return {"nop", "no-op Cast, Reshape, Transpose, Slice, Pad, Concat, Mul by 1... removed",
+    return {"nop", "no-op Cast, Reshape, Transpose, Squeeze, Slice, Pad, Concat, Split, Mul by 1... removed; Transposes composed",
             run_rewriter<nop_remover>, analyze_rewriter<nop_remover>};
 }
 

@@ -1,12 +1,12 @@
-// shape: Shape and Size of a tensor whose shape is known statically (passes/value_shapes.hpp)
+// shape: Shape and Size of a tensor whose shape is known statically (graph/value_shapes.hpp)
 // become initializers, and so does Gather of a Shape when the dims it picks are known,
 // even where other dims are symbolic. Symbolic dims are never replaced.
 #include <onnxstream/passes/constant_evaluator.hpp>
 
 #include "node_rewriter.hpp"
-#include <onnxstream/passes/constant_values.hpp>
+#include <onnxstream/graph/constant_values.hpp>
+#include <onnxstream/graph/value_shapes.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
-#include <onnxstream/passes/value_shapes.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -16,16 +16,8 @@ namespace onnxstream::passes {
 
 namespace {
 
-struct shape_folder {
-    pass_context& context;
-    graph_model& model;
-    const graph_index index;
-    const std::vector<value_shape> shapes;
-    bool report_only = false;
-    std::uint64_t changes = 0;
-
-    explicit shape_folder(pass_context& c)
-        : context(c), model(c.model), index(c.model), shapes(infer_shapes(c.model, index, c.reader)) {}
+struct shape_folder : shape_rewriter {
+    using shape_rewriter::shape_rewriter;
 
     bool replaceable(std::uint32_t n) const {
         const auto v = index.output(n, 0);
@@ -35,14 +27,7 @@ struct shape_folder {
 
     void replace(std::uint32_t n, host_tensor value, std::string detail) {
         const auto& nd = model.nodes[n];
-        finding f;
-        f.kind = finding_kind::folded_shape;
-        f.scope = model.scope_path(nd.scope);
-        f.op_type = nd.op_type;
-        f.names.push_back(model.node_label(n));
-        f.nodes = 1;
-        f.detail = std::move(detail);
-        context.findings.push_back(std::move(f));
+        context.findings.push_back(node_finding(model, n, finding_kind::folded_shape, std::move(detail)));
         ++changes;
         if (report_only) return;
         computed_values values;
@@ -111,17 +96,18 @@ struct shape_folder {
         }
     }
 
-    void run() {
-        if (!can_add_initializers(model)) return;
-        model.for_each_live_node([this](std::uint32_t n) { visit(n); });
-    }
+    void run() { visit_live_nodes_if_initializers_allowed(*this); }
 };
 
 }  // namespace
 
 pass_entry shape_folding_pass() {
-    return {"shape", "Shape/Size of static shapes (and Gather of known dims) -> initializer",
-            run_rewriter<shape_folder>, analyze_rewriter<shape_folder>, {finding_kind::folded_shape, "folded", "would fold", "Shape/Size/Gather"}, false};
+    return {.name = "shape",
+            .summary = "Shape/Size of static shapes (and Gather of known dims) -> initializer",
+            .run = run_rewriter<shape_folder>,
+            .analyze = analyze_rewriter<shape_folder>,
+            .headline = {.kind = finding_kind::folded_shape, .done = "folded", .would = "would fold", .noun = "Shape/Size/Gather"},
+            .always_count_nodes = false};
 }
 
 }  // namespace onnxstream::passes

@@ -131,7 +131,8 @@ result<write_plan> plan_rewrite(const message_tree& tree, const tree_edits& edit
         e.code = error_code::too_large;
         e.message = "the output would be " + std::to_string(total) + " bytes, over protobuf's limit of " +
                     std::to_string(options.max_size) + " bytes (2 GB) for one .onnx file";
-        e.hint = "keep the weights in external data: use 'onnxstream repack' to tidy them instead of merging";
+        e.hint = "keep the weights in external data: use {0} to tidy them instead of merging";
+        e.remedies = {{remedy::keep_external_data, {}}};
         return failure(std::move(e));
     }
     write_plan plan;

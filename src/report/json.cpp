@@ -22,6 +22,7 @@ constexpr std::array categories{
     finding_category{finding_kind::folded_shape, "folded_shapes", "shapes folded"},
     finding_category{finding_kind::nop_node, "nop_nodes", "no-op nodes"},
     finding_category{finding_kind::fused_node, "fused_nodes", "nodes that fuse"},
+    finding_category{finding_kind::skipped, "skipped", "left alone, and why"},
 };
 
 void write_names(json_writer& json, const std::vector<std::string>& names) {
@@ -84,52 +85,35 @@ void write_counts(json_writer& json, const ops::model_counts& c) {
 
 std::span<const finding_category> analyze_categories() noexcept { return categories; }
 
-pass_totals totals(const ops::pass_result& pass) {
-    pass_totals s;
-    for (const auto& f : pass.findings) {
-        switch (f.kind) {
-            case finding_kind::unused_initializer:
-            case finding_kind::duplicate_initializer:
-                ++s.initializers;
-                s.bytes += f.bytes;
-                break;
-            case finding_kind::removed_value_info: s.value_info += f.count; break;
-            case finding_kind::removed_function:
-                ++s.functions;
-                s.nodes += f.nodes;
-                break;
-            case finding_kind::folded_batchnorm:
-                ++s.folded;
-                s.nodes += f.nodes;
-                break;
-            case finding_kind::dead_branch:
-                ++s.branches;
-                s.nodes += f.nodes;
-                s.bytes += f.bytes;
-                break;
-            case finding_kind::skipped: ++s.skipped; break;
-            default: s.nodes += f.nodes; break;
-        }
-    }
-    return s;
+namespace {
+
+void write_remedies(json_writer& json, std::span<const remedy_step> steps, const hint_wording& wording) {
+    if (!wording.list_remedies || steps.empty()) return;
+    json.key("remedies").begin_array();
+    for (const auto& step : steps)
+        json.begin_object().field("change", to_string(step.change)).field("argument", step.argument).end_object();
+    json.end_array();
 }
 
-void write_error(json_writer& json, const error& e) {
-    json.begin_object().field("code", to_string(e.code)).field("message", e.message).field("hint", e.hint);
+}  // namespace
+
+void write_error(json_writer& json, const error& e, const hint_wording& wording) {
+    json.begin_object().field("code", to_string(e.code)).field("message", e.message).field("hint", worded_hint(e, wording));
+    write_remedies(json, e.remedies, wording);
     if (!e.field_path.empty()) json.field("field_path", e.field_path);
     if (e.offset != error::no_offset) json.field("offset", e.offset);
     json.end_object();
 }
 
-std::string error_json(const error& e) {
+std::string error_json(const error& e, const hint_wording& wording) {
     json_writer json;
     json.begin_object().field("ok", false).key("error");
-    write_error(json, e);
+    write_error(json, e, wording);
     json.end_object();
     return json.text();
 }
 
-std::string to_json(const ops::inspect_report& r) {
+std::string to_json(const ops::inspect_report& r, const hint_wording& wording) {
     json_writer json;
     json.begin_object().field("ok", true).field("path", r.path.string()).field("file_size", r.file_size);
     json.field("ir_version", r.ir_version).field("producer_name", r.producer_name).field("producer_version", r.producer_version);
@@ -165,7 +149,10 @@ std::string to_json(const ops::inspect_report& r) {
         json.field("found_by", f.how).field("guessed", f.guessed).field("size", f.size).field("tensors", f.tensors);
         json.field("bytes_needed", f.bytes_needed).field("bytes_referenced", f.bytes_referenced);
         write_strings(json, "problems", f.problems);
-        if (!f.hint.empty()) json.field("hint", f.hint);
+        if (!f.hint.empty()) {
+            json.field("hint", worded_hint(f.hint, f.remedies, wording));
+            write_remedies(json, f.remedies, wording);
+        }
         json.end_object();
     }
     json.end_array();
@@ -251,7 +238,7 @@ std::string to_json(const ops::optimize_report& r) {
     return json.text();
 }
 
-std::string to_json(const ops::verify_report& r) {
+std::string to_json(const ops::verify_report& r, const hint_wording& wording) {
     json_writer json;
     json.begin_object().field("ok", r.clean()).field("path", r.path.string()).field("file_size", r.file_size);
     json.field("structure_ok", r.structure_ok).field("tensors", r.tensors).field("external_tensors", r.external_tensors);
@@ -269,7 +256,9 @@ std::string to_json(const ops::verify_report& r) {
         json.begin_object().field("check", to_string(p.check)).field("code", to_string(p.what.code));
         json.field("tensor", p.tensor).field("location", p.location).key("file");
         write_path_or_null(json, p.file);
-        json.field("message", p.what.message).field("hint", p.what.hint).field("field_path", p.what.field_path);
+        json.field("message", p.what.message).field("hint", worded_hint(p.what, wording));
+        write_remedies(json, p.what.remedies, wording);
+        json.field("field_path", p.what.field_path);
         json.end_object();
     }
     json.end_array();
@@ -367,17 +356,17 @@ void write_merged(json_writer& json, const std::string& input, const ops::merge_
     json.end_object();
 }
 
-void write_merge_failure(json_writer& json, const std::string& input, const error& e) {
+void write_merge_failure(json_writer& json, const std::string& input, const error& e, const hint_wording& wording) {
     json.begin_object().field("input", input).field("ok", false).key("error");
-    write_error(json, e);
+    write_error(json, e, wording);
     json.end_object();
 }
 
-std::string merge_json(const std::string& input, const result<ops::merge_report>& r) {
+std::string merge_json(const std::string& input, const result<ops::merge_report>& r, const hint_wording& wording) {
     json_writer json;
     json.begin_object().key("models").begin_array();
     if (r) write_merged(json, input, *r);
-    else write_merge_failure(json, input, r.error());
+    else write_merge_failure(json, input, r.error(), wording);
     json.end_array().field("ok", r.has_value()).end_object();
     return json.text();
 }

@@ -1,6 +1,7 @@
 #include <onnxstream/report/safe_text.hpp>
 
 #include <cstdio>
+#include <vector>
 
 namespace onnxstream::report {
 
@@ -58,6 +59,20 @@ std::string terminal_safe(std::string_view text, bool keep_lines) {
         i += length;
     }
     return out;
+}
+
+std::string safe_vformat(const char* format, std::va_list args) {
+    std::va_list again;
+    va_copy(again, args);
+    const int needed = std::vsnprintf(nullptr, 0, format, args);
+    std::string text;
+    if (needed > 0) {
+        std::vector<char> buffer(static_cast<std::size_t>(needed) + 1);
+        std::vsnprintf(buffer.data(), buffer.size(), format, again);
+        text = terminal_safe(std::string_view(buffer.data(), static_cast<std::size_t>(needed)), true);
+    }
+    va_end(again);
+    return text;
 }
 
 }  // namespace onnxstream::report

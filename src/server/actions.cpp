@@ -9,7 +9,9 @@
 #include <onnxstream/ops/merge.hpp>
 #include <onnxstream/ops/optimize.hpp>
 #include <onnxstream/ops/verify.hpp>
+#include <onnxstream/report/byte_size.hpp>
 #include <onnxstream/report/json.hpp>
+#include <onnxstream/report/text.hpp>
 
 #include <array>
 #include <charconv>
@@ -24,25 +26,26 @@ namespace {
 // ---------------------------------------------------------------- field values
 
 result<std::uint64_t> parse_size(std::string_view text, std::string_view name) {
-    auto bad = [&] {
-        return failure(error_code::invalid_argument,
-                       "the field '" + std::string(name) + "' takes a size such as 4096, 64K, 1M or 2G, not '" +
-                           std::string(text) + "'");
-    };
-    if (text.empty()) return bad();
-    std::uint64_t value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc()) return bad();
-    std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
-    if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.remove_suffix(1);
-    if (!unit.empty() && (unit.back() == 'i')) unit.remove_suffix(1);
-    unsigned shift = 0;
-    if (unit == "K" || unit == "k") shift = 10;
-    else if (unit == "M" || unit == "m") shift = 20;
-    else if (unit == "G" || unit == "g") shift = 30;
-    else if (!unit.empty()) return bad();
-    if (shift > 0 && value > (UINT64_MAX >> shift)) return bad();
-    return value << shift;
+    if (const auto size = report::parse_size(text)) return *size;
+    return failure(error_code::invalid_argument, "the field '" + std::string(name) +
+                                                     "' takes a size such as 4096, 64K, 1M or 2G, not '" + std::string(text) + "'");
+}
+
+// Sets `target` from the size field `name` when it is given.
+template <class Target>  // std::uint64_t or std::optional<std::uint64_t>
+result<void> read_size(const action_input& in, std::string_view name, Target& target) {
+    if (const auto v = in.text(name); !v.empty()) {
+        ONNXSTREAM_ASSIGN(target, parse_size(v, name));
+    }
+    return {};
+}
+
+// The shard-size field: a size, more than 0.
+result<void> read_shard_size(const action_input& in, std::uint64_t& target) {
+    ONNXSTREAM_TRY(read_size(in, "shard-size", target));
+    if (!in.text("shard-size").empty() && target == 0)
+        return failure(error_code::invalid_argument, "the shard size must be more than 0");
+    return {};
 }
 
 result<unsigned> parse_count(std::string_view text, std::string_view name) {
@@ -54,8 +57,9 @@ result<unsigned> parse_count(std::string_view text, std::string_view name) {
     return value;
 }
 
-// Fields every rewriting action shares (the CLI's --data, --data-dir, --threads, ...).
-result<void> fill_rewrite(const action_input& in, ops::rewrite_options& options, std::string_view suffix) {
+// The fields data, data-dir and threads (the CLI's --data, --data-dir, --threads).
+template <class Options>
+result<void> fill_inputs(const action_input& in, Options& options) {
     ONNXSTREAM_ASSIGN(const auto data, in.path_field("data"));
     if (!data.empty()) options.data.data_files.push_back(data);
     ONNXSTREAM_ASSIGN(const auto data_dir, in.path_field("data-dir"));
@@ -63,6 +67,15 @@ result<void> fill_rewrite(const action_input& in, ops::rewrite_options& options,
     if (const auto threads = in.text("threads"); !threads.empty()) {
         ONNXSTREAM_ASSIGN(options.threads, parse_count(threads, "threads"));
     }
+    options.cancel = in.cancel;
+    options.on_progress = in.on_progress;
+    return {};
+}
+
+// Fields every rewriting action shares (the CLI's --data, --data-dir, --threads, ...).
+result<void> fill_rewrite(const action_input& in, ops::rewrite_options& options, std::string_view suffix) {
+    ONNXSTREAM_TRY(fill_inputs(in, options));
+    options.backend = in.writer;
     options.force = in.flag("force");
     options.allow_size_mismatch = in.flag("allow-size-mismatch");
     options.strict = in.flag("strict");
@@ -70,8 +83,6 @@ result<void> fill_rewrite(const action_input& in, ops::rewrite_options& options,
         ONNXSTREAM_ASSIGN(options.output, in.path_field("output"));
         if (options.output.empty()) options.output = ops::default_output(in.model, std::string(suffix));
     }
-    options.cancel = in.cancel;
-    options.on_progress = in.on_progress;
     return {};
 }
 
@@ -103,7 +114,8 @@ result<action_outcome> run_merge(const action_input& in) {
     ops::rewrite_options options;
     ONNXSTREAM_TRY(fill_rewrite(in, options, "merged"));
     ONNXSTREAM_ASSIGN(const auto r, ops::merge(in.model, options));
-    return action_outcome{report::merge_json(in.model.string(), r), {r.output}, true};
+    return action_outcome{report::merge_json(in.model.string(), r, page_wording()), report::merged_text(in.model.string(), r),
+                          {r.output}, true};
 }
 
 constexpr std::array split_fields{
@@ -124,35 +136,24 @@ constexpr std::array repack_fields{
     field_spec{"write-checksums", field_kind::flag, "", "write each tensor's SHA-1 into its 'checksum' key"},
     data_field, data_dir_field, threads_field, force_field};
 
-result<action_outcome> run_externalize(const action_input& in, std::string_view suffix) {
-    ops::externalize_options options;
-    options.output_suffix = std::string(suffix);
-    options.allow_in_place = suffix == "repacked";
-    ONNXSTREAM_TRY(fill_rewrite(in, options, suffix));
+result<action_outcome> run_externalize(const action_input& in, ops::externalize_kind kind) {
+    auto options = ops::externalize_defaults(kind);
+    ONNXSTREAM_TRY(fill_rewrite(in, options, options.output_suffix));
     options.data_name = std::string(in.text("data-name"));
     if (options.data_name.find('/') != std::string::npos || options.data_name.find("..") != std::string::npos)
         return failure(error_code::invalid_argument, "the data file's name must be a plain file name");
-    if (const auto v = in.text("threshold"); !v.empty()) {
-        ONNXSTREAM_ASSIGN(options.threshold, parse_size(v, "threshold"));
-    }
-    if (const auto v = in.text("align"); !v.empty()) {
-        ONNXSTREAM_ASSIGN(options.alignment, parse_size(v, "align"));
-    }
-    if (const auto v = in.text("align-threshold"); !v.empty()) {
-        ONNXSTREAM_ASSIGN(options.align_threshold, parse_size(v, "align-threshold"));
-    }
-    if (const auto v = in.text("shard-size"); !v.empty()) {
-        ONNXSTREAM_ASSIGN(options.shard_size, parse_size(v, "shard-size"));
-        if (options.shard_size == 0) return failure(error_code::invalid_argument, "the shard size must be more than 0");
-    }
+    ONNXSTREAM_TRY(read_size(in, "threshold", options.threshold));
+    ONNXSTREAM_TRY(read_size(in, "align", options.alignment));
+    ONNXSTREAM_TRY(read_size(in, "align-threshold", options.align_threshold));
+    ONNXSTREAM_TRY(read_shard_size(in, options.shard_size));
     options.dedupe = in.flag("dedupe");
     options.write_checksums = in.flag("write-checksums");
     ONNXSTREAM_ASSIGN(const auto r, ops::externalize(in.model, options));
-    return action_outcome{report::to_json(r), written(r), true};
+    return action_outcome{report::to_json(r), report::to_text(r), written(r), true};
 }
 
-result<action_outcome> run_split(const action_input& in) { return run_externalize(in, "split"); }
-result<action_outcome> run_repack(const action_input& in) { return run_externalize(in, "repacked"); }
+result<action_outcome> run_split(const action_input& in) { return run_externalize(in, ops::externalize_kind::split); }
+result<action_outcome> run_repack(const action_input& in) { return run_externalize(in, ops::externalize_kind::repack); }
 
 constexpr std::array optimize_fields{
     output_field,
@@ -169,30 +170,20 @@ result<action_outcome> run_optimize(const action_input& in) {
     if (const auto list = in.text("passes"); !list.empty()) {
         ONNXSTREAM_ASSIGN(options.passes, ops::parse_pass_list(list));
     }
-    if (const auto v = in.text("fold-limit"); !v.empty()) {
-        ONNXSTREAM_ASSIGN(options.fold_limit, parse_size(v, "fold-limit"));
-    }
+    ONNXSTREAM_TRY(read_size(in, "fold-limit", options.fold_limit));
     options.dry_run = in.flag("dry-run");
     options.reuse_data = in.flag("reuse-data");
     ONNXSTREAM_ASSIGN(const auto r, ops::optimize(in.model, options));
-    return action_outcome{report::to_json(r), r.dry_run ? std::vector<fs::path>{} : written(r), true};
+    return action_outcome{report::to_json(r), report::to_text(r), r.dry_run ? std::vector<fs::path>{} : written(r), true};
 }
 
 constexpr std::array verify_fields{data_field, data_dir_field, threads_field};
 
 result<action_outcome> run_verify(const action_input& in) {
     ops::verify_options options;
-    ONNXSTREAM_ASSIGN(const auto data, in.path_field("data"));
-    if (!data.empty()) options.data.data_files.push_back(data);
-    ONNXSTREAM_ASSIGN(const auto data_dir, in.path_field("data-dir"));
-    if (!data_dir.empty()) options.data.data_dirs.push_back(data_dir);
-    if (const auto threads = in.text("threads"); !threads.empty()) {
-        ONNXSTREAM_ASSIGN(options.threads, parse_count(threads, "threads"));
-    }
-    options.cancel = in.cancel;
-    options.on_progress = in.on_progress;
+    ONNXSTREAM_TRY(fill_inputs(in, options));
     ONNXSTREAM_ASSIGN(const auto r, ops::verify(in.model, options));
-    return action_outcome{report::to_json(r), {}, r.clean()};
+    return action_outcome{report::to_json(r, page_wording()), report::to_text(r, page_wording()), {}, r.clean()};
 }
 
 constexpr std::array diff_fields{field_spec{"other", field_kind::model, "", "the model to compare with"}, threads_field};
@@ -201,13 +192,9 @@ result<action_outcome> run_diff(const action_input& in) {
     ONNXSTREAM_ASSIGN(const auto other, in.path_field("other"));
     if (other.empty()) return failure(error_code::invalid_argument, "diff needs a second model", "pick it in the field 'other'");
     ops::diff_options options;
-    if (const auto threads = in.text("threads"); !threads.empty()) {
-        ONNXSTREAM_ASSIGN(options.threads, parse_count(threads, "threads"));
-    }
-    options.cancel = in.cancel;
-    options.on_progress = in.on_progress;
+    ONNXSTREAM_TRY(fill_inputs(in, options));
     ONNXSTREAM_ASSIGN(const auto r, ops::diff(in.model, other, options));
-    return action_outcome{report::to_json(r), {}, r.equivalent};
+    return action_outcome{report::to_json(r), report::to_text(r), {}, r.equivalent};
 }
 
 constexpr std::array convert_fields{
@@ -255,15 +242,12 @@ result<action_outcome> run_convert(const action_input& in) {
     options.data_name = std::string(in.text("data-name"));
     if (options.data_name.find('/') != std::string::npos || options.data_name.find("..") != std::string::npos)
         return failure(error_code::invalid_argument, "the data file's name must be a plain file name");
-    if (const auto v = in.text("align"); !v.empty()) {
-        ONNXSTREAM_ASSIGN(options.alignment, parse_size(v, "align"));
-    }
-    if (const auto v = in.text("shard-size"); !v.empty()) {
-        ONNXSTREAM_ASSIGN(options.shard_size, parse_size(v, "shard-size"));
-        if (options.shard_size == 0) return failure(error_code::invalid_argument, "the shard size must be more than 0");
-    }
+    ONNXSTREAM_TRY(read_size(in, "align", options.alignment));
+    ONNXSTREAM_TRY(read_shard_size(in, options.shard_size));
     ONNXSTREAM_ASSIGN(const auto r, ops::convert(in.model, options));
-    return action_outcome{report::to_json(r, options.target == ops::half_type::float16 ? "fp16" : "bf16"), written(r), true};
+    const bool half = options.target == ops::half_type::float16;
+    return action_outcome{report::to_json(r, half ? "fp16" : "bf16"), report::to_text(r, half ? "float16" : "bfloat16"), written(r),
+                          true};
 }
 
 // export --to caffe: the output field is the PREFIX of PREFIX.prototxt + PREFIX.caffemodel.
@@ -310,7 +294,8 @@ result<action_outcome> run_export_caffe(const action_input& in) {
         std::string what;
         for (const auto& x : r.refusals) what += (what.empty() ? "" : "; ") + x.op_type + " " + x.node + ": " + x.why;
         return failure(error_code::invalid_argument, "the model cannot be exported to Caffe exactly (" + what + ")",
-                       "change these nodes in the source model (or run Optimize first), then export again");
+                       "change these nodes in the source model (or run {0} first), then export again",
+                       {{remedy::optimize_first, {}}});
     }
     std::vector<fs::path> outputs;
     if (r.written) outputs = {r.prototxt, r.caffemodel};
@@ -318,7 +303,7 @@ result<action_outcome> run_export_caffe(const action_input& in) {
         outputs.push_back(r.report_html);
         outputs.push_back(r.report_json);
     }
-    return action_outcome{report::to_json(r, options.tolerance), outputs, !r.check.ran || r.check.passed};
+    return action_outcome{report::to_json(r, options.tolerance), report::to_text(r), outputs, !r.check.ran || r.check.passed};
 }
 
 constexpr std::array safetensors_fields{
@@ -337,17 +322,14 @@ result<action_outcome> run_export_safetensors(const action_input& in) {
     ops::safetensors_options options;
     ONNXSTREAM_TRY(fill_rewrite(in, options, ""));
     ONNXSTREAM_ASSIGN(options.output, in.path_field("output"));
-    if (const auto v = in.text("shard-size"); !v.empty()) {
-        ONNXSTREAM_ASSIGN(options.shard_size, parse_size(v, "shard-size"));
-        if (options.shard_size == 0) return failure(error_code::invalid_argument, "the shard size must be more than 0");
-    }
+    ONNXSTREAM_TRY(read_shard_size(in, options.shard_size));
     options.link = in.flag("link");
     ONNXSTREAM_ASSIGN(const auto r, ops::export_safetensors(in.model, options));
     std::vector<fs::path> outputs;
     for (const auto& f : r.files) outputs.push_back(f.path);
     if (r.index) outputs.push_back(*r.index);
     if (r.linked) outputs.push_back(*r.linked);
-    return action_outcome{report::to_json(r), outputs, true};
+    return action_outcome{report::to_json(r), report::to_text(r), outputs, true};
 }
 
 constexpr std::array action_table{
@@ -402,28 +384,41 @@ bool action_input::flag(std::string_view name) const {
     return value == "1" || value == "on" || value == "true";
 }
 
-std::string page_hint(std::string hint) {
-    static constexpr std::pair<std::string_view, std::string_view> words[] = {
-        {"pass the file with --data FILE, or the folder holding it with --data-dir DIR",
-         "drop the file on the page to copy it beside the model, or give it in an action's 'data' or 'data-dir' field"},
-        {"pass --force", "tick 'force'"},
-        {"choose another name with -o", "choose another output"},
-        {"write to another file with -o", "choose another output"},
-        {"give a file name with -o", "give a file name as the output"},
-        {"pass the file with --data FILE", "give the file in the field 'data'"},
-        {"--data-dir", "the field 'data-dir'"},
-        {"--data ", "the field 'data' "},
-        {"--strict", "'strict'"},
-        {"--allow-size-mismatch", "'allow-size-mismatch'"},
-        {"'onnxstream repack'", "Repack"},
-        {"'onnxstream inspect'", "the model's page"},
-    };
-    for (const auto& [from, to] : words)
-        for (auto at = hint.find(from); at != std::string::npos; at = hint.find(from, at + to.size()))
-            hint.replace(at, from.size(), to);
-    return hint;
+namespace {
+
+std::string field(std::string_view name) { return "the field '" + std::string(name) + "'"; }
+
+std::string page_words(const remedy_step& step) {
+    switch (step.change) {
+        case remedy::replace_output: return "tick 'force'";
+        case remedy::choose_output: return field("output");
+        case remedy::give_data_file: return field("data");
+        case remedy::give_data_folder: return field("data-dir");
+        case remedy::give_data_location:
+            return "drop the file on the page to copy it beside the model, or give it in an action's 'data' or 'data-dir' field";
+        case remedy::refuse_guesses: return "'strict'";
+        case remedy::accept_size_mismatch: return "'allow-size-mismatch'";
+        case remedy::choose_data_name: return field("data-name");
+        case remedy::repack_in_place: return "Repack with 'force' ticked and no other output";
+        case remedy::keep_external_data: return "Repack";
+        case remedy::embed_weights: return "Merge";
+        case remedy::inspect_model: return "the model's page";
+        case remedy::optimize_first: return "Optimize";
+        case remedy::give_input_shape: return field("input-shape");
+        case remedy::choose_dialect: return field("dialect") + (step.argument.empty() ? "" : " set to " + step.argument);
+        case remedy::fewer_threads: return field("threads");
+        case remedy::leave_out_check: return "'check'";
+        case remedy::reuse_data: return "'reuse-data'";
+        case remedy::choose_dtype: return field("dtype") + (step.argument.empty() ? "" : " set to " + step.argument);
+    }
+    return to_string(step.change);
 }
 
+constexpr report::hint_wording page_words_table{page_words, true};
+
+}  // namespace
+
+const report::hint_wording& page_wording() noexcept { return page_words_table; }
 
 std::span<const action> actions() { return action_table; }
 

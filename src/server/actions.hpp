@@ -4,6 +4,7 @@
 #pragma once
 
 #include <onnxstream/ops/rewrite_options.hpp>
+#include <onnxstream/report/hint_text.hpp>
 #include <onnxstream/result.hpp>
 
 #include <atomic>
@@ -32,6 +33,7 @@ struct action_input {
     std::map<std::string, std::string, std::less<>> fields;
     const std::atomic<bool>* cancel = nullptr;
     std::function<void(const ops::progress_event&)> on_progress;
+    io::writer_backend writer = io::writer_backend::automatic;
 
     /// A field as a path inside root ("" when not given).
     [[nodiscard]] result<std::filesystem::path> path_field(std::string_view name) const;
@@ -41,6 +43,7 @@ struct action_input {
 
 struct action_outcome {
     std::string report_json;                    // report::to_json of the operation's report
+    std::string report_text;                    // report::to_text of it: what the CLI prints
     std::vector<std::filesystem::path> outputs;  // files written, for download links
     bool passed = true;                         // verify: clean; diff: equivalent
 };
@@ -59,8 +62,9 @@ struct action {
 
 [[nodiscard]] std::span<const action> actions();
 
-/// A hint from the library (it names the CLI's flags) worded for the page: fields and buttons.
-[[nodiscard]] std::string page_hint(std::string hint);
+/// Remedies worded for the page: its fields, its buttons, dropping a file on it. JSON
+/// documents for the page also list them as data ({"change", "argument"}).
+[[nodiscard]] const report::hint_wording& page_wording() noexcept;
 [[nodiscard]] const action* find_action(std::string_view name);
 
 /// The model file an action will write (claimed so two jobs never write one output).

@@ -143,10 +143,9 @@ private:
 
     std::string cookie_name() const { return "onnxstream_token_" + std::to_string(port_); }
 
-    static void send_error(httplib::Response& res, int status, error e) {
+    static void send_error(httplib::Response& res, int status, const error& e) {
         res.status = status;
-        e.hint = page_hint(std::move(e.hint));
-        res.set_content(report::error_json(e), "application/json");
+        res.set_content(report::error_json(e, page_wording()), "application/json");
     }
 
     static void send_json(httplib::Response& res, const std::string& body) { res.set_content(body, "application/json"); }
@@ -238,13 +237,10 @@ private:
         auto r = ops::inspect(*model, {});
         if (!r) return send_error(res, 422, r.error());
         // Paths relative to the served folder: the page shows where each file was looked for.
-        for (auto& f : r->data_files) {
+        for (auto& f : r->data_files)
             if (f.path) f.path = relative_to(*f.path, root_);
-            f.hint = page_hint(std::move(f.hint));
-            for (auto& p : f.problems) p = page_hint(std::move(p));
-        }
         r->path = relative_to(r->path, root_);
-        send_json(res, report::to_json(*r));
+        send_json(res, report::to_json(*r, page_wording()));
     }
 
     void analyze(const httplib::Request& req, httplib::Response& res) const {
@@ -348,6 +344,7 @@ private:
         action_input input;
         input.root = root_;
         input.model = *model;
+        input.writer = options_.writer;
         for (const auto& f : a->fields) {
             const std::string name(f.name);
             if (!req.has_param(name)) continue;

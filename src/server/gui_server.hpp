@@ -4,6 +4,7 @@
 // user comes back through `on_listening` and the result.
 #pragma once
 
+#include <onnxstream/io/plan_writer.hpp>
 #include <onnxstream/result.hpp>
 
 #include <atomic>
@@ -21,6 +22,7 @@ struct serve_options {
     std::string token;                 // required on every request
     const std::atomic<bool>* stop = nullptr;                   // set to shut down (jobs are cancelled)
     std::function<void(std::uint16_t port)> on_listening;      // the port is bound and serving
+    io::writer_backend writer = io::writer_backend::automatic; // the writer every job uses
 };
 
 /// Serves until `stop` is set. Errors: `io` (the address cannot be bound), `invalid_argument`

@@ -119,14 +119,14 @@ void job_table::run(const action& a, const std::shared_ptr<job>& j, action_input
             }
             files.end_array();
             j->finish(job_state::done, "\"passed\":" + std::string(outcome->passed ? "true" : "false") + ",\"outputs\":" +
-                                           files.text() + ",\"result\":" + outcome->report_json);
+                                           files.text() + ",\"text\":" + report::json_quote(outcome->report_text) +
+                                           ",\"result\":" + outcome->report_json);
         } else {
-            auto e = std::move(outcome).error();
+            const auto& e = outcome.error();
             const auto state = e.code == error_code::interrupted ? job_state::cancelled : job_state::failed;
-            e.hint = page_hint(std::move(e.hint));
             report::json_writer json;
             json.begin_object().key("error");
-            report::write_error(json, e);
+            report::write_error(json, e, page_wording());
             json.end_object();
             auto body = json.text();
             j->finish(state, body.substr(1, body.size() - 2));

@@ -237,3 +237,195 @@ def test_folded_load_time_tensors_stay_embedded_in_an_external_model(tmp_path, o
     loaded = onnx.load(str(out))
     assert np.array_equal(numpy_helper.to_array({t.name: t for t in loaded.graph.initializer}["ends"]), np.ones(rank))
     assert run_cli(["verify", out]).returncode == 0
+
+
+def pad_node(x, out, pads, value=None, mode=None, axes=None):
+    """Pad (opset 11+) with constant pads, an optional constant value and axes."""
+    inputs = [x, out + ".pads", out + ".value" if value is not None else "", out + ".axes" if axes is not None else ""]
+    while inputs[-1] == "":
+        inputs.pop()
+    attrs = {"mode": mode} if mode else {}
+    inits = [numpy_helper.from_array(np.array(pads, dtype=np.int64), out + ".pads")]
+    if value is not None:
+        inits.append(numpy_helper.from_array(np.array(value, dtype=np.float32), out + ".value"))
+    if axes is not None:
+        inits.append(numpy_helper.from_array(np.array(axes, dtype=np.int64), out + ".axes"))
+    return helper.make_node("Pad", inputs, [out], **attrs), inits
+
+
+def symbolic(name, rank=4, elem_type=F):
+    """An output of known rank and type, its dims left to the runtime."""
+    return helper.make_tensor_value_info(name, elem_type, [f"{name}_{i}" for i in range(rank)])
+
+
+def skip_details(report) -> list[str]:
+    return [f["detail"] for p in report["passes"] for f in p["findings"] if f["kind"] == "skipped"]
+
+
+def test_fuse_pad_into_conv_and_pools_bit_identical(tmp_path, onnxstream):
+    """Zero Pads go into Conv (plain, strided and dilated, pointwise, depthwise, 1-D) and
+    AveragePool pads, a -inf Pad into MaxPool's; ONNX Runtime's outputs stay bit for bit."""
+    rng = np.random.default_rng(11)
+    weights = {"W3": (4, 3, 3, 3), "W1": (5, 3, 1, 1), "Wd": (3, 1, 3, 3), "W1d": (2, 3, 3)}
+    inits = [numpy_helper.from_array(rng.standard_normal(s).astype(np.float32), n) for n, s in weights.items()]
+    inits.append(numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "B3"))
+    nodes = []
+    plan = [  # (output, pads over N C H W, value, consumer)
+        ("p1", [0, 0, 1, 2, 0, 0, 2, 1], None, helper.make_node("Conv", ["p1", "W3", "B3"], ["Y1"], pads=[1, 0, 0, 1], strides=[2, 1])),
+        ("p2", [0, 0, 1, 1, 0, 0, 1, 1], 0.0, helper.make_node("Conv", ["p2", "W1"], ["Y2"])),
+        ("p3", [0, 0, 2, 0, 0, 0, 0, 2], None, helper.make_node("Conv", ["p3", "Wd"], ["Y3"], group=3, dilations=[2, 2])),
+        ("p4", [0, 0, 1, 1, 0, 0, 1, 0], None, helper.make_node("AveragePool", ["p4"], ["Y4"], kernel_shape=[3, 3])),
+        ("p5", [0, 0, 1, 0, 0, 0, 0, 1], None, helper.make_node("AveragePool", ["p5"], ["Y5"], kernel_shape=[2, 3],
+                                                                 pads=[0, 1, 1, 0], count_include_pad=1, strides=[2, 2])),
+        ("p6", [0, 0, 1, 1, 0, 0, 0, 1], -np.inf, helper.make_node("MaxPool", ["p6"], ["Y6"], kernel_shape=[3, 3], strides=[2, 2])),
+    ]
+    for out, pads, value, consumer in plan:
+        node, extra = pad_node("X", out, pads, value)
+        nodes += [node, consumer]
+        inits += extra
+    # 1-D: pads over N C L.
+    node, extra = pad_node("L", "p7", [0, 0, 3, 0, 0, 1])
+    nodes += [node, helper.make_node("Conv", ["p7", "W1d"], ["Y7"])]
+    inits += extra
+    outputs = ["Y1", "Y2", "Y3", "Y4", "Y5", "Y6", "Y7"]
+    path = save(tmp_path, nodes, [helper.make_tensor_value_info("X", F, [1, 3, 9, 10]), helper.make_tensor_value_info("L", F, [2, 3, 7])],
+                [symbolic(y, 3 if y == "Y7" else 4) for y in outputs], inits)
+    out, report = optimize(path)
+    assert op_counts(out) == {"Conv": 4, "AveragePool": 2, "MaxPool": 1}, (op_counts(out), skip_details(report))
+    by_output = {n.output[0]: n for n in onnx.load(str(out)).graph.node}
+    attrs = {y: {a.name: helper.get_attribute_value(a) for a in by_output[y].attribute} for y in outputs}
+    assert attrs["Y1"]["pads"] == [2, 2, 2, 2] and attrs["Y1"]["strides"] == [2, 1]
+    assert attrs["Y4"]["pads"] == [1, 1, 1, 0] and attrs["Y4"]["count_include_pad"] == 1
+    assert attrs["Y5"]["pads"] == [1, 1, 1, 1] and attrs["Y6"]["pads"] == [1, 1, 0, 1] and attrs["Y7"]["pads"] == [3, 1]
+    fused = [f for p in report["passes"] for f in p["findings"] if f["kind"] == "fused_node"]
+    assert len(fused) == 7 and all(f["op_type"] == "Pad" for f in fused), fused
+    analyzed = run_cli(["analyze", path, "--json"])
+    assert analyzed.returncode == 0, describe(analyzed)
+    assert json.loads(analyzed.stdout)["summary"]["fused_nodes"]["count"] == 7
+    for seed in range(3):
+        r = np.random.default_rng(seed)
+        x = r.standard_normal((1, 3, 9, 10)).astype(np.float32)
+        x[0, 0, 0, :3] = [-0.0, np.inf, -np.inf]   # edges meet the padding
+        inputs = {"X": x, "L": r.standard_normal((2, 3, 7)).astype(np.float32)}
+        expected, got = ort_run(path, inputs), ort_run(out, inputs)
+        for y in outputs:
+            assert refcheck.same_array(expected[y], got[y]), f"{y} differs (seed {seed})"
+
+
+def test_pads_that_would_change_the_result_are_not_fused(tmp_path, onnxstream):
+    """Each Pad here is left with the reason: not zeros, not constant mode, the channel axis,
+    an AveragePool that excludes its own padding, a MaxPool of zero padding, a MaxPool window
+    of padding only, a MaxPool asked for Indices."""
+    rng = np.random.default_rng(12)
+    inits = [numpy_helper.from_array(rng.standard_normal((2, 3, 3, 3)).astype(np.float32), "W"),
+             numpy_helper.from_array(rng.standard_normal((2, 4, 3, 3)).astype(np.float32), "W4")]
+    cases = [  # (pads, value, mode, consumer, reason)
+        ([0, 0, 1, 1, 0, 0, 1, 1], 1.0, None, helper.make_node("Conv", ["q1", "W"], ["Z1"]), "pads with 1"),
+        ([0, 0, 1, 1, 0, 0, 1, 1], None, "reflect", helper.make_node("Conv", ["q2", "W"], ["Z2"]), "mode 'reflect'"),
+        ([0, 1, 1, 1, 0, 0, 1, 1], None, None, helper.make_node("Conv", ["q3", "W4"], ["Z3"]), "channel axis"),
+        ([0, 0, 1, 1, 0, 0, 1, 1], None, None, helper.make_node("AveragePool", ["q4"], ["Z4"], kernel_shape=[3, 3], pads=[1, 0, 0, 0]),
+         "own padded cells"),
+        ([0, 0, 1, 0, 0, 0, 0, 1], None, None, helper.make_node("MaxPool", ["q5"], ["Z5"], kernel_shape=[2, 2]), "-inf"),
+        ([0, 0, 3, 0, 0, 0, 0, 0], -np.inf, None, helper.make_node("MaxPool", ["q6"], ["Z6"], kernel_shape=[2, 2], pads=[0, 0, 0, 0]),
+         "padded cells only"),
+        ([0, 0, 1, 1, 0, 0, 1, 1], -np.inf, None, helper.make_node("MaxPool", ["q7"], ["Z7", "I7"], kernel_shape=[2, 2]), "Indices"),
+        ([0, 0, -1, 0, 0, 0, 0, 0], None, None, helper.make_node("Conv", ["q8", "W"], ["Z8"]), "negative"),
+    ]
+    nodes, outputs = [], []
+    for k, (pads, value, mode, consumer, _) in enumerate(cases, 1):
+        node, extra = pad_node("X", f"q{k}", pads, value, mode)
+        nodes += [node, consumer]
+        inits += extra
+        outputs += list(consumer.output)
+    outputs_info = [symbolic(y, 4, TensorProto.INT64 if y.startswith("I") else F) for y in outputs]
+    path = save(tmp_path, nodes, [helper.make_tensor_value_info("X", F, [1, 3, 6, 6])], outputs_info, inits)
+    out, report = optimize(path)
+    assert op_counts(out)["Pad"] == len(cases), op_counts(out)
+    skips = skip_details(report)
+    for *_, reason in cases:
+        assert any("not fused" in s and reason in s for s in skips), (reason, skips)
+    # analyze names the same skips, with their reasons, in --json and in its text.
+    analyzed = run_cli(["analyze", path, "--json"])
+    assert analyzed.returncode == 0, describe(analyzed)
+    doc = json.loads(analyzed.stdout)
+    left = [f["detail"] for f in doc["scopes"][0]["skipped"]]
+    for *_, reason in cases:
+        assert any("not fused" in s and reason in s for s in left), (reason, left)
+    assert doc["summary"]["skipped"]["count"] == len(left)
+    text = run_cli(["analyze", path]).stdout
+    assert "left alone, and why" in text and "channel axis" in text, text
+    inputs = {"X": rng.standard_normal((1, 3, 6, 6)).astype(np.float32)}
+    expected, got = ort_run(path, inputs), ort_run(out, inputs)
+    for y in outputs:
+        assert refcheck.same_array(expected[y], got[y]), y
+
+
+def test_pad_with_axes_of_opset_18_fuses(tmp_path, onnxstream):
+    """Pad's axes input (opset 18). The Debian python-onnx (1.12) predates opset 18, so its
+    checker is not asked; ONNX Runtime loads and runs both models."""
+    rng = np.random.default_rng(14)
+    w = numpy_helper.from_array(rng.standard_normal((2, 3, 3)).astype(np.float32), "W")
+    node, inits = pad_node("L", "p", [3, 1], axes=[-1])
+    graph = helper.make_graph([node, helper.make_node("Conv", ["p", "W"], ["Y"], pads=[1, 0])], "g",
+                              [helper.make_tensor_value_info("L", F, [2, 3, 7])], [symbolic("Y", 3)], [w, *inits])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), str(path))
+    out = tmp_path / "m.opt.onnx"
+    proc = run_cli(["optimize", path, "-o", out])
+    assert proc.returncode == 0, describe(proc)
+    conv = onnx.load(str(out)).graph.node
+    assert [n.op_type for n in conv] == ["Conv"] and helper.get_attribute_value(conv[0].attribute[0]) == [4, 1]
+    inputs = {"L": rng.standard_normal((2, 3, 7)).astype(np.float32)}
+    assert refcheck.same_array(ort_run(path, inputs)["Y"], ort_run(out, inputs)["Y"])
+
+
+def test_pad_attribute_form_of_opset_10_fuses(tmp_path, onnxstream):
+    """Before opset 11 Pad's pads and value are attributes."""
+    rng = np.random.default_rng(13)
+    w = numpy_helper.from_array(rng.standard_normal((2, 3, 3, 3)).astype(np.float32), "W")
+    nodes = [helper.make_node("Pad", ["X"], ["p"], pads=[0, 0, 1, 2, 0, 0, 1, 0], value=0.0),
+             helper.make_node("Conv", ["p", "W"], ["Y"], pads=[1, 1, 1, 1]),
+             helper.make_node("Pad", ["X"], ["q"], pads=[0, 0, 1, 1, 0, 0, 1, 1], value=-np.inf),
+             helper.make_node("MaxPool", ["q"], ["Z"], kernel_shape=[2, 2])]
+    path = save(tmp_path, nodes, [helper.make_tensor_value_info("X", F, [1, 3, 5, 5])],
+                [symbolic("Y"), symbolic("Z")], [w], opset=10)
+    out, _ = optimize(path)
+    assert op_counts(out) == {"Conv": 1, "MaxPool": 1}, op_counts(out)
+    inputs = {"X": rng.standard_normal((1, 3, 5, 5)).astype(np.float32)}
+    expected, got = ort_run(path, inputs), ort_run(out, inputs)
+    assert refcheck.same_array(expected["Y"], got["Y"]) and refcheck.same_array(expected["Z"], got["Z"])
+
+
+def test_nop_pairs_composed_transposes_split_of_one(tmp_path, onnxstream):
+    """Two Transposes become one by the composed permutation; Squeeze undoing Unsqueeze and
+    Unsqueeze undoing Squeeze go; Split into one part and Expand by ones go; a Transpose
+    whose input something else reads too is left."""
+    axes = lambda name, values: numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+    nodes = [helper.make_node("Transpose", ["X"], ["t1"], perm=[0, 2, 3, 1]),
+             helper.make_node("Transpose", ["t1"], ["t2"], perm=[2, 0, 3, 1]),
+             helper.make_node("Transpose", ["t2"], ["t3"], perm=[1, 0, 2, 3]),
+             helper.make_node("Unsqueeze", ["t3", "ax_a"], ["u1"]),
+             helper.make_node("Squeeze", ["u1", "ax_b"], ["s1"]),         # -1 and 4 of a rank-5 value: the same axis
+             helper.make_node("Split", ["s1"], ["sp"], axis=1),
+             helper.make_node("Expand", ["sp", "ones"], ["ex"]),
+             helper.make_node("Relu", ["ex"], ["Y"]),
+             helper.make_node("Squeeze", ["S", "ax_c"], ["sq"]),
+             helper.make_node("Unsqueeze", ["sq", "ax_c"], ["us"]),
+             helper.make_node("Neg", ["us"], ["Z"]),
+             helper.make_node("Transpose", ["X"], ["k1"], perm=[3, 2, 1, 0]),
+             helper.make_node("Transpose", ["k1"], ["k2"], perm=[1, 0, 2, 3]),
+             helper.make_node("Add", ["k1", "k1"], ["K1"]),
+             helper.make_node("Abs", ["k2"], ["K2"])]
+    inits = [axes("ax_a", [-1]), axes("ax_b", [4]), axes("ax_c", [0, 2]), axes("ones", [1, 1])]
+    path = save(tmp_path, nodes, [helper.make_tensor_value_info("X", F, [2, 3, 4, 5]), helper.make_tensor_value_info("S", F, [1, 3, 1])],
+                [symbolic("Y"), symbolic("Z", 3), symbolic("K1"), symbolic("K2")], inits)
+    out, report = optimize(path)
+    assert op_counts(out) == {"Transpose": 3, "Relu": 1, "Neg": 1, "Add": 1, "Abs": 1}, op_counts(out)
+    perms = sorted(helper.get_attribute_value(n.attribute[0]) for n in onnx.load(str(out)).graph.node if n.op_type == "Transpose")
+    assert perms == [[0, 3, 1, 2], [1, 0, 2, 3], [3, 2, 1, 0]], perms   # [0,2,3,1] then [2,0,3,1] then [1,0,2,3]
+    r = np.random.default_rng(4)
+    inputs = {"X": r.standard_normal((2, 3, 4, 5)).astype(np.float32), "S": r.standard_normal((1, 3, 1)).astype(np.float32)}
+    expected, got = ort_run(path, inputs), ort_run(out, inputs)
+    for y in ("Y", "Z", "K1", "K2"):
+        assert refcheck.same_array(expected[y], got[y]), y
+    assert np.array_equal(got["Y"], np.maximum(np.transpose(inputs["X"], [0, 3, 1, 2]), 0))

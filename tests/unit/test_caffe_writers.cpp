@@ -56,12 +56,6 @@ TEST_CASE("prototxt: layers, nested parameters, escaped names, round-tripping fl
     CHECK(text.find('\n' + std::string("  bottom: \"data\"")) != std::string::npos);
 }
 
-TEST_CASE("quoted escapes quotes, backslashes and control bytes") {
-    CHECK(caffe::quoted("a\"b\\c") == "\"a\\\"b\\\\c\"");
-    CHECK(caffe::quoted(std::string("x\x1b\x7fy")) == "\"x\\033\\177y\"");
-    CHECK(caffe::quoted("caf\xc3\xa9") == "\"caf\xc3\xa9\"");
-}
-
 TEST_CASE("caffemodel: weights in a source file are one copy; layers without blobs are left out") {
     const auto planned = caffe::plan_caffemodel(sample_net());
     REQUIRE(planned);

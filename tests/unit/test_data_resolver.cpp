@@ -79,14 +79,15 @@ TEST_CASE("the search order of DESIGN.md") {
         data_resolver r(model, {});
         CHECK(r.resolve("renamed.data")->where.how == found_by::only_data_file);
     }
-    SUBCASE("nothing found: the hint lists what was tried and the flags") {
+    SUBCASE("nothing found: the hint lists what was tried and names the data file or folder to give") {
         data_resolver r(model, {});
         const auto found = r.resolve("missing.data");
         REQUIRE_FALSE(found);
         CHECK(found.error().code == error_code::missing_data);
         CHECK(found.error().hint.find((dir.path() / "model" / "missing.data").string()) != std::string::npos);
-        CHECK(found.error().hint.find("--data FILE") != std::string::npos);
-        CHECK(found.error().hint.find("--data-dir DIR") != std::string::npos);
+        CHECK(found.error().hint.ends_with("{0}"));  // worded by each front end: --data FILE, --data-dir DIR
+        REQUIRE(found.error().remedies.size() == 1);
+        CHECK(found.error().remedies[0].change == remedy::give_data_location);
     }
     SUBCASE("unsafe locations are refused even when a fallback would exist") {
         dir.write("model/model.onnx.data", "x");

@@ -138,7 +138,7 @@ TEST_CASE("writing over the inputs needs allow_in_place and force, and then is s
     options.force = false;
     report = ops::externalize(model, options);
     REQUIRE_FALSE(report);
-    CHECK(report.error().hint.find("--force") != std::string::npos);
+    CHECK(report.error().remedies.front().change == remedy::replace_output);  // the CLI words it "pass --force"
     options.force = true;
     report = ops::externalize(model, options);
     REQUIRE(report);

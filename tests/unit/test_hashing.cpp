@@ -40,3 +40,20 @@ TEST_CASE("SHA-256 of known strings (FIPS 180 examples), fed in one piece or sev
     incremental.update(test_support::to_bytes("bc"));
     CHECK(to_hex(incremental.finish()) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
+
+TEST_CASE("SHA-1 of FIPS 180-2's two-block message and of a million 'a', fed across block boundaries") {
+    CHECK(to_hex(sha1_of(test_support::to_bytes("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"))) ==
+          "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+    const std::string million(1000000, 'a');
+    const auto bytes = test_support::to_bytes(million);
+    sha1_hasher h;
+    for (std::size_t at = 0, step = 1; at < bytes.size(); at += step, step = step * 3 % 1000 + 1)
+        h.update(std::span(bytes).subspan(at, std::min(step, bytes.size() - at)));
+    CHECK(to_hex(h.finish()) == "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
+}
+
+TEST_CASE("XXH3-64 (seed 0) of the reference implementation's test vectors") {
+    CHECK(xxh3_of({}) == 0x2D06800538D394C2ULL);  // xxHash's tests/sanity: the empty input
+    CHECK(xxh3_of(test_support::to_bytes("a")) == 0xE6C632B61E964E1FULL);
+    CHECK(xxh3_of(test_support::to_bytes("abc")) == 0x78AF5F94892F3950ULL);
+}

@@ -7,8 +7,8 @@
 #include <onnxstream/onnx/message_tree.hpp>
 #include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/onnx/tensor_info.hpp>
-#include <onnxstream/ops/plan_output.hpp>
 
+#include "ops/plan_output.hpp"
 #include "proto_builder.hpp"
 #include "temp_folder.hpp"
 

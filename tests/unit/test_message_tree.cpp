@@ -5,6 +5,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstring>
+
 using namespace onnxstream;
 using namespace onnxstream::onnx;
 using test_support::proto_builder;
@@ -101,4 +104,63 @@ TEST_CASE("unknown fields are kept as tokens") {
     REQUIRE(tree);
     CHECK(tree->fields(0).size() == 3);
     CHECK(tree->find_text(0, 999) == "future");
+}
+
+TEST_CASE("find_bulk_payloads finds the large opaque payloads by their headers alone, at any depth") {
+    const std::vector<std::byte> big(100 * 1024, std::byte{7});
+    const std::vector<std::byte> small(100, std::byte{8});
+    proto_builder weight;
+    weight.varint_field(1, big.size() / 4).varint_field(2, 1).string_field(8, "w").bytes_field(9, big);
+    proto_builder tiny;
+    tiny.varint_field(2, 1).string_field(8, "t").bytes_field(9, small);
+    proto_builder constant_attribute;  // a Constant's tensor, inside an attribute
+    constant_attribute.string_field(1, "value").message_field(5, weight).varint_field(20, 4);
+    proto_builder constant = node("Constant", "", "c");
+    constant.message_field(5, constant_attribute);
+    proto_builder graph;
+    graph.message_field(1, constant).message_field(5, tiny).message_field(5, weight);
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph).bytes_field(1000, big);  // an unknown field
+    const auto bytes = model.bytes();
+    std::uint64_t reads = 0;
+    const read_function read = [&](std::uint64_t offset, std::span<std::byte> out) {
+        ++reads;
+        if (offset > bytes.size() || out.size() > bytes.size() - offset) return false;
+        std::memcpy(out.data(), bytes.data() + offset, out.size());
+        return true;
+    };
+    const auto found = find_bulk_payloads(bytes.size(), read);
+    REQUIRE(found.size() == 3);
+    const auto tree = message_tree::parse(bytes);
+    REQUIRE(tree);
+    // The same ranges as the tree's raw_data payloads and the unknown field's.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> expected;
+    for (const auto& f : tree->all_fields())
+        if (f.child == no_index && f.token.payload_length >= big.size())
+            expected.emplace_back(f.token.payload_offset, f.token.payload_length);
+    std::sort(expected.begin(), expected.end());
+    REQUIRE(expected.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        CHECK(found[i].offset == expected[i].first);
+        CHECK(found[i].length == expected[i].second);
+    }
+
+    SUBCASE("only the largest are kept past max_ranges, in file order") {
+        bulk_scan_options options;
+        options.max_ranges = 1;
+        const auto largest = find_bulk_payloads(bytes.size(), read, options);
+        REQUIRE(largest.size() == 1);
+        CHECK(largest[0].length == big.size());
+    }
+    SUBCASE("bytes that are not a model give nothing (the parse reports why)") {
+        auto broken = std::vector<std::byte>(bytes.begin(), bytes.end());
+        broken.resize(broken.size() - 10);  // the unknown field now claims more than is left
+        const read_function read_broken = [&](std::uint64_t offset, std::span<std::byte> out) {
+            if (offset > broken.size() || out.size() > broken.size() - offset) return false;
+            std::memcpy(out.data(), broken.data() + offset, out.size());
+            return true;
+        };
+        CHECK(find_bulk_payloads(broken.size(), read_broken).empty());
+        CHECK(find_bulk_payloads(0, read_broken).empty());
+    }
 }

@@ -3,10 +3,10 @@
 // opens one, builds its graph model, runs passes and reads results back.
 #pragma once
 
+#include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/ops/optimize.hpp>
-#include <onnxstream/passes/graph_model.hpp>
-#include <onnxstream/passes/tensor_reader.hpp>
 
 #include "proto_builder.hpp"
 #include "temp_folder.hpp"
@@ -41,6 +41,14 @@ inline proto_builder attr_float(std::string_view name, float value) {
 inline proto_builder attr_graph(std::string_view name, const proto_builder& graph) {
     proto_builder a;
     a.string_field(1, name).varint_field(20, 5).message_field(6, graph);
+    return a;
+}
+
+/// An INTS attribute (type 7), its values unpacked.
+inline proto_builder attr_ints(std::string_view name, const std::vector<std::int64_t>& values) {
+    proto_builder a;
+    a.string_field(1, name).varint_field(20, 7);
+    for (const auto v : values) a.varint_field(8, static_cast<std::uint64_t>(v));
     return a;
 }
 
@@ -135,14 +143,14 @@ public:
         auto opened = onnxstream::onnx::model_file::open(path_);
         REQUIRE(opened);
         file_ = std::make_unique<onnxstream::onnx::model_file>(std::move(opened).value());
-        auto built = onnxstream::passes::graph_model::build(*file_);
+        auto built = onnxstream::graph::graph_model::build(*file_);
         REQUIRE(built);
-        model_ = std::make_unique<onnxstream::passes::graph_model>(std::move(built).value());
-        reader_ = std::make_unique<onnxstream::passes::tensor_reader>(*file_, nullptr);
+        model_ = std::make_unique<onnxstream::graph::graph_model>(std::move(built).value());
+        reader_ = std::make_unique<onnxstream::graph::tensor_reader>(*file_, nullptr);
     }
 
-    onnxstream::passes::graph_model& model() { return *model_; }
-    const onnxstream::passes::tensor_reader& reader() const { return *reader_; }
+    onnxstream::graph::graph_model& model() { return *model_; }
+    const onnxstream::graph::tensor_reader& reader() const { return *reader_; }
     const std::filesystem::path& path() const { return path_; }
     const test_support::temp_folder& folder() const { return folder_; }
 
@@ -150,7 +158,7 @@ public:
     std::uint32_t node_named(std::string_view name) const {
         for (std::uint32_t n = 0; n < model_->nodes.size(); ++n)
             if (model_->node_live(n) && model_->nodes[n].name == name) return n;
-        return onnxstream::passes::none;
+        return onnxstream::graph::none;
     }
 
     /// Live op types over all scopes, counted.
@@ -178,8 +186,8 @@ private:
     test_support::temp_folder folder_;
     std::filesystem::path path_;
     std::unique_ptr<onnxstream::onnx::model_file> file_;
-    std::unique_ptr<onnxstream::passes::graph_model> model_;
-    std::unique_ptr<onnxstream::passes::tensor_reader> reader_;
+    std::unique_ptr<onnxstream::graph::graph_model> model_;
+    std::unique_ptr<onnxstream::graph::tensor_reader> reader_;
 };
 
 }  // namespace test_passes

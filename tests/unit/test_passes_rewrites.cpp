@@ -1,8 +1,8 @@
 // identity, cse and const-if on hand-made graphs, checked on the graph model and, through
 // optimize, on the model written back.
+#include <onnxstream/graph/constant_values.hpp>
 #include <onnxstream/passes/common_subexpression.hpp>
 #include <onnxstream/passes/constant_if.hpp>
-#include <onnxstream/passes/constant_values.hpp>
 #include <onnxstream/passes/identity_removal.hpp>
 
 #include "test_passes_builder.hpp"

@@ -134,7 +134,9 @@ TEST_CASE("an output over the size limit fails before any operation is planned")
     const auto p = plan::plan_rewrite(*tree, edits);
     REQUIRE_FALSE(p);
     CHECK(p.error().code == error_code::too_large);
-    CHECK(p.error().hint.find("repack") != std::string::npos);
+    REQUIRE(p.error().remedies.size() == 1);
+    CHECK(p.error().remedies[0].change == remedy::keep_external_data);  // the CLI: 'onnxstream repack'
+    CHECK(p.error().hint.find("{0}") != std::string::npos);
 }
 
 TEST_CASE("a converted slice becomes one convert operation of half the bytes, sized before it is written") {

@@ -13,11 +13,12 @@
 // for an unchanged FLOAT tensor, computed values somewhere bounded.
 #pragma once
 
+#include <onnxstream/caffe/mapping_notes.hpp>
 #include <onnxstream/caffe/net.hpp>
-#include <onnxstream/passes/constant_values.hpp>
-#include <onnxstream/passes/graph_index.hpp>
-#include <onnxstream/passes/graph_model.hpp>
-#include <onnxstream/passes/tensor_reader.hpp>
+#include <onnxstream/graph/constant_values.hpp>
+#include <onnxstream/graph/graph_index.hpp>
+#include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
@@ -28,33 +29,13 @@
 
 namespace onnxstream::caffe {
 
-enum class dialect : std::uint8_t {
-    opencv,  // what OpenCV 4.6's Caffe importer loads: ReLU6, Permute, Pooling ceil_mode
-    bvlc,    // BVLC Caffe 1.0 layers and fields only
-};
-
-using shape = std::vector<std::int64_t>;
-
 class weight_store {
 public:
     virtual ~weight_store() = default;
     /// The bytes of constant `c` as float32: a slice when they already are, else converted.
-    [[nodiscard]] virtual result<blob_data> constant_data(const passes::constant& c) = 0;
+    [[nodiscard]] virtual result<blob_data> constant_data(const graph::constant& c) = 0;
     /// Values the exporter computed.
     [[nodiscard]] virtual result<blob_data> computed_data(std::vector<float> values) = 0;
-};
-
-struct refusal {
-    std::string op_type;
-    std::string node;
-    std::string why;
-    std::string hint;
-};
-
-struct decision {
-    std::string kind;    // "input-shape", "pooling", "padding", "batchnorm", "composition" ...
-    std::string layer;   // the Caffe layer it concerns, if any
-    std::string detail;
 };
 
 struct mapping_options {
@@ -72,7 +53,7 @@ struct mapping {
 
 /// Maps the live main graph of `model`. Fails only on errors reading the model; what
 /// cannot be expressed is in `refusals`.
-[[nodiscard]] result<mapping> map_graph(const passes::graph_model& model, const passes::tensor_reader& reader,
+[[nodiscard]] result<mapping> map_graph(const graph::graph_model& model, const graph::tensor_reader& reader,
                                         weight_store& weights, const mapping_options& options);
 
 /// Output sizes (ONNX rules), shared with the reference evaluator.

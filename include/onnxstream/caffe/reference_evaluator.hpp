@@ -6,8 +6,8 @@
 #pragma once
 
 #include <onnxstream/caffe/dense_tensor.hpp>
-#include <onnxstream/passes/graph_model.hpp>
-#include <onnxstream/passes/tensor_reader.hpp>
+#include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/result.hpp>
 
 #include <map>
@@ -17,8 +17,8 @@ namespace onnxstream::caffe {
 
 /// Every value of the main graph, by name, for the given graph inputs. Errors:
 /// `unsupported` naming the first operator it does not evaluate.
-[[nodiscard]] result<std::map<std::string, dense_tensor>> evaluate_onnx(const passes::graph_model& model,
-                                                                        const passes::tensor_reader& reader,
+[[nodiscard]] result<std::map<std::string, dense_tensor>> evaluate_onnx(const graph::graph_model& model,
+                                                                        const graph::tensor_reader& reader,
                                                                         const std::map<std::string, dense_tensor>& inputs);
 
 }  // namespace onnxstream::caffe

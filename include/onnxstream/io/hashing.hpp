@@ -5,6 +5,8 @@
 // Linux and from BCrypt on Windows (hashing_openssl.cpp, hashing_win.cpp).
 #pragma once
 
+#include <onnxstream/io/mapped_file.hpp>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -69,6 +71,10 @@ private:
 
 [[nodiscard]] sha1_digest sha1_of(std::span<const std::byte> bytes);
 [[nodiscard]] std::uint64_t xxh3_of(std::span<const std::byte> bytes);
+/// XXH3-64 of `bytes`, a view into `mapping`, hashed in windows of 1 MiB, each released
+/// (mapped_file::release) once hashed: hashing a payload of any size keeps at most a
+/// window of it resident.
+[[nodiscard]] std::uint64_t xxh3_of(const mapped_file& mapping, std::span<const std::byte> bytes);
 
 /// Lowercase hex, as written in the `checksum` key.
 [[nodiscard]] std::string to_hex(std::span<const std::uint8_t> bytes);

@@ -12,11 +12,19 @@
 #include <onnxstream/result.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
+#include <vector>
 
 namespace onnxstream::io {
+
+/// A range of bytes of a file.
+struct byte_range {
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+};
 
 class mapped_file {
 public:
@@ -39,13 +47,35 @@ public:
     [[nodiscard]] bool intact() const noexcept;
 
     /// Tells the kernel the pages of [offset, offset + length) will not be needed again,
-    /// so reading a model's metadata does not keep its weights resident.
+    /// so reading a model's metadata does not keep its weights resident. Pages made
+    /// private by copy_in_except are kept (dropping them would lose their bytes).
     void release(std::uint64_t offset, std::uint64_t length) const noexcept;
+
+    /// Replaces every page of the mapping that holds a byte outside `bulk` (sorted,
+    /// disjoint ranges of the file) with a private copy read from `fd` (the mapped file),
+    /// so that the bytes read stay the same but reading them never faults in the file's
+    /// page cache. Why: on Linux 6.18 a fault on a mapped file maps the whole large folio
+    /// that holds the byte (up to 2 MiB once the cache is warm), so touching the header of
+    /// every tensor of a model would map megabytes of its weights into the process, and
+    /// peak RSS would grow with weight bytes and with the state of the page cache. After
+    /// this, the bulk pages are mapped only when their bytes are read, and `release` drops
+    /// them again. Costs the size of the non-bulk bytes in anonymous memory.
+    /// Errors: `io` when a read fails or the file ended early (the mapping must then not
+    /// be trusted: `intact()` is false). Elsewhere than Linux, does nothing.
+    [[nodiscard]] result<void> copy_in_except(int fd, std::span<const byte_range> bulk);
 
 private:
     struct impl;
     std::unique_ptr<impl> impl_;
     std::span<const std::byte> bytes_;
+    std::vector<byte_range> private_pages_;  // sorted page ranges copied in by copy_in_except
 };
+
+/// Installs the SIGBUS guard now; idempotent. The guard is process-wide and stays for the
+/// life of the process; without this call the first mapping installs it. A front end calls
+/// it at start-up, before it starts threads, so that the handler is in place whatever maps
+/// first; a front end that wants a SIGBUS handler of its own installs it before this call
+/// (the guard chains to it for faults outside guarded mappings), never after.
+void install_sigbus_guard() noexcept;
 
 }  // namespace onnxstream::io

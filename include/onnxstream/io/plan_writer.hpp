@@ -67,8 +67,8 @@ public:
 };
 
 /// The writer for `backend`: `automatic` picks io_uring when the kernel allows it, or
-/// overlapped on Windows (unless the environment variable ONNXSTREAM_WRITER is
-/// `portable`), else portable. A backend this build or system lacks falls back to portable.
+/// overlapped on Windows, else portable. A backend this build or system lacks falls back
+/// to portable. (No environment variable counts: a front end turns one into `backend`.)
 [[nodiscard]] std::unique_ptr<plan_writer> make_writer(writer_backend backend = writer_backend::automatic);
 
 /// The portable backend, always available.

@@ -20,6 +20,7 @@
 
 #include <onnxstream/io/hashing.hpp>
 #include <onnxstream/io/source_file.hpp>
+#include <onnxstream/onnx/resolve_options.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
@@ -30,12 +31,6 @@
 #include <vector>
 
 namespace onnxstream::onnx {
-
-struct resolve_options {
-    std::vector<std::filesystem::path> data_files;  // --data
-    std::vector<std::filesystem::path> data_dirs;   // --data-dir
-    bool allow_guesses = true;                      // false with --strict
-};
 
 enum class found_by : std::uint8_t {
     data_flag,
@@ -112,6 +107,10 @@ private:
 };
 
 [[nodiscard]] const char* to_string(found_by how) noexcept;
+
+/// Whether `child` is `root` or below it, comparing the paths part by part (both
+/// canonical: nothing is resolved here).
+[[nodiscard]] bool is_inside(const std::filesystem::path& child, const std::filesystem::path& root);
 
 /// `relative` inside `root`, with the rules of external data locations: refused when
 /// absolute, with `..`, with a NUL, or when the existing part of the path leads through a

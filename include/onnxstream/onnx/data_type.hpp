@@ -58,6 +58,27 @@ struct data_type_info {
     tensor_field typed_field = tensor_field::raw_data;  // where typed values live
 };
 
+/// Bytes one entry of the typed field takes in raw_data: the whole 4- or 8-byte value of
+/// float_data and double_data, the element width of a varint (one byte, two elements, for
+/// the 4-bit types); 0 for `none`.
+[[nodiscard]] constexpr std::uint32_t raw_entry_width(const data_type_info& info) noexcept {
+    switch (info.encoding) {
+        case typed_encoding::none: return 0;
+        case typed_encoding::fixed32: return 4;
+        case typed_encoding::fixed64: return 8;
+        case typed_encoding::varint32_packed4: return 1;
+        case typed_encoding::varint32:
+        case typed_encoding::varint64:
+        case typed_encoding::varint_u64: return info.bits / 8;
+    }
+    return 0;
+}
+
+/// Whether the typed field holds fixed-width little-endian values (float_data, double_data).
+[[nodiscard]] constexpr bool fixed_width(typed_encoding encoding) noexcept {
+    return encoding == typed_encoding::fixed32 || encoding == typed_encoding::fixed64;
+}
+
 /// Facts about a data type; empty for a number ONNX does not define.
 [[nodiscard]] std::optional<data_type_info> describe(std::int32_t type) noexcept;
 

@@ -4,6 +4,7 @@
 // and verify report them all, merge refuses to start while any remains.
 #pragma once
 
+#include <onnxstream/io/hashing.hpp>
 #include <onnxstream/io/source_file.hpp>
 #include <onnxstream/onnx/data_resolver.hpp>
 #include <onnxstream/onnx/model_file.hpp>
@@ -61,6 +62,20 @@ struct external_data {
     /// them is only right if none changed meanwhile. Call it before reporting a result.
     [[nodiscard]] result<void> check_unchanged() const;
 };
+
+/// The SHA-1 that an external tensor's `checksum` key promises: empty when it has none
+/// (or is not external: the key means nothing then); an error
+/// (`checksum_mismatch`, naming the tensor) when the key is not 40 hexadecimal digits, so
+/// that nothing can be checked against it.
+[[nodiscard]] result<std::optional<io::sha1_digest>> expected_sha1(const tensor_info& tensor);
+/// The same for a rewrite that goes on without checking: the error becomes a warning.
+[[nodiscard]] std::optional<io::sha1_digest> expected_sha1(const tensor_info& tensor, std::vector<error>& warnings);
+
+/// The error for bytes whose SHA-1 is not the one their `checksum` key promises. `where`
+/// (may be empty) says which bytes, e.g. "(4096 bytes at offset 0 of w.data)"; `fatal`
+/// picks the hint of an error (--strict, verify) over that of a warning.
+[[nodiscard]] error checksum_mismatch(std::string_view tensor_name, const io::sha1_digest& expected,
+                                      const io::sha1_digest& found, bool fatal, std::string_view where = {});
 
 /// One `external_data` entry (a StringStringEntryProto: key, value), encoded, for a
 /// rewrite that points a tensor at a data file ("location", "offset", "length", "checksum").

@@ -8,11 +8,13 @@
 // opaque tokens and are copied verbatim by the planner.
 #pragma once
 
+#include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/proto/field_token.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -110,5 +112,23 @@ private:
 [[nodiscard]] bool is_singular(message_kind kind, std::uint32_t number) noexcept;
 /// The .proto name of a field, for paths and messages (`initializer`), or its number.
 [[nodiscard]] std::string field_name(message_kind kind, std::uint32_t number);
+
+struct bulk_scan_options {
+    std::uint64_t min_length = 64 * 1024;  // payloads smaller than this count as metadata
+    std::uint64_t max_ranges = 8192;       // the largest ones are kept (each costs the mapping two areas)
+    std::uint32_t max_depth = 96;
+};
+
+/// Reads `out.size()` bytes at `offset`; false on failure.
+using read_function = std::function<bool(std::uint64_t offset, std::span<std::byte> out)>;
+
+/// The payloads the message tree keeps opaque (raw_data, typed data, unknown fields) of at
+/// least `min_length` bytes, in file order, found by reading only field headers through
+/// `read` (small windows: the payloads are skipped, never read). It walks the model as
+/// `message_tree::parse` does; it is a hint for mapped_file::copy_in_except and reports
+/// no errors: on bytes that are not a well-formed model it returns nothing, and the parse
+/// says what is wrong.
+[[nodiscard]] std::vector<io::byte_range> find_bulk_payloads(std::uint64_t size, const read_function& read,
+                                                             const bulk_scan_options& options = {});
 
 }  // namespace onnxstream::onnx

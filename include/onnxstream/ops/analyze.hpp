@@ -7,8 +7,8 @@
 #pragma once
 
 #include <onnxstream/error.hpp>
-#include <onnxstream/onnx/data_resolver.hpp>
-#include <onnxstream/passes/pass_context.hpp>
+#include <onnxstream/onnx/resolve_options.hpp>
+#include <onnxstream/passes/finding.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>

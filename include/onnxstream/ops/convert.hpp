@@ -16,8 +16,9 @@
 // is never modified.
 #pragma once
 
-#include <onnxstream/ops/externalize.hpp>
+#include <onnxstream/error.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
+#include <onnxstream/ops/written_data_file.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>

@@ -14,7 +14,8 @@
 // digests differ are walked, so equal parts cost nothing to compare.
 #pragma once
 
-#include <onnxstream/ops/rewrite_options.hpp>
+#include <onnxstream/onnx/resolve_options.hpp>
+#include <onnxstream/ops/progress_event.hpp>
 #include <onnxstream/result.hpp>
 
 #include <atomic>

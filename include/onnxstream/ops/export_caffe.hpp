@@ -15,10 +15,10 @@
 // every graph output and every Caffe top that has an ONNX counterpart.
 #pragma once
 
-#include <onnxstream/caffe/layer_mapping.hpp>
+#include <onnxstream/caffe/mapping_notes.hpp>
 #include <onnxstream/error.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
-#include <onnxstream/passes/pass_context.hpp>
+#include <onnxstream/passes/finding.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>

@@ -17,8 +17,9 @@
 // types safetensors has no dtype for (strings, complex, 4-bit, fnuz float8).
 #pragma once
 
-#include <onnxstream/ops/externalize.hpp>
+#include <onnxstream/error.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
+#include <onnxstream/ops/written_data_file.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>

@@ -13,8 +13,9 @@
 // stays visible to `verify` instead of being blessed.
 #pragma once
 
-#include <onnxstream/ops/merge.hpp>
+#include <onnxstream/error.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
+#include <onnxstream/ops/written_data_file.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
@@ -24,10 +25,6 @@
 #include <vector>
 
 namespace onnxstream::ops {
-
-inline constexpr std::uint64_t default_threshold = 1024;
-inline constexpr std::uint64_t default_alignment = 4096;
-inline constexpr std::uint64_t aligned_tensor_minimum = 1ULL << 20;  // default align_threshold
 
 struct externalize_options : rewrite_options {
     std::string output_suffix = "split";    // default output <stem>.<suffix>.onnx
@@ -45,11 +42,17 @@ struct externalize_options : rewrite_options {
     bool allow_in_place = false;
 };
 
-struct written_data_file {
-    std::filesystem::path path;
-    std::uint64_t size = 0;
-    std::uint64_t tensors = 0;
-};
+/// split or repack: one engine, two sets of defaults.
+enum class externalize_kind : std::uint8_t { split, repack };
+
+/// The options `kind` starts from: split writes <stem>.split.onnx; repack writes
+/// <stem>.repacked.onnx and, with `force`, may replace the model's own files.
+[[nodiscard]] inline externalize_options externalize_defaults(externalize_kind kind) {
+    externalize_options options;
+    options.output_suffix = kind == externalize_kind::split ? "split" : "repacked";
+    options.allow_in_place = kind == externalize_kind::repack;
+    return options;
+}
 
 struct externalize_report {
     std::filesystem::path input;

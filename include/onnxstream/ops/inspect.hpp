@@ -2,7 +2,7 @@
 // touched (their sizes come from the tokens and the data files' sizes).
 #pragma once
 
-#include <onnxstream/onnx/data_resolver.hpp>
+#include <onnxstream/onnx/resolve_options.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
@@ -36,7 +36,8 @@ struct data_file_summary {
     std::uint64_t bytes_needed = 0;   // largest offset + length
     std::uint64_t bytes_referenced = 0;
     std::vector<std::string> problems;
-    std::string hint;                 // where it looked and the flags that help, when missing
+    std::string hint;                 // where it looked and what helps, when missing (slots: error.hpp)
+    std::vector<remedy_step> remedies;  // what the hint's slots name
 };
 
 struct function_summary {

@@ -6,12 +6,11 @@
 // data is rewritten byte for byte.
 #pragma once
 
-#include <onnxstream/onnx/external_data.hpp>
-#include <onnxstream/onnx/model_file.hpp>
-#include <onnxstream/onnx/tree_edits.hpp>
+#include <onnxstream/error.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
 #include <onnxstream/result.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -37,13 +36,6 @@ struct merge_report {
     std::vector<error> warnings;  // checksum mismatches, tolerated size mismatches
     const char* writer = "";
 };
-
-/// Edits that inline every usable external tensor of `model`: drop data_location and
-/// external_data, add raw_data as a slice of the data file. Data file f is source
-/// `first_data_source + f`. Expected SHA-1 checksums become stream checks; a checksum
-/// that is not 40 hex digits becomes a warning in `warnings`.
-void inline_external_tensors(const onnx::model_file& model, const onnx::external_data& data,
-                             std::uint32_t first_data_source, onnx::tree_edits& edits, std::vector<error>& warnings);
 
 /// Errors: everything data_resolver, external_data and the writer report, plus
 /// `too_large`, `output_exists`, `output_is_input`, `checksum_mismatch` (with --strict).

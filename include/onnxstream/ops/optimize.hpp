@@ -12,9 +12,9 @@
 #pragma once
 
 #include <onnxstream/error.hpp>
-#include <onnxstream/ops/externalize.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
-#include <onnxstream/passes/pass_context.hpp>
+#include <onnxstream/ops/written_data_file.hpp>
+#include <onnxstream/passes/finding.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
@@ -39,6 +39,19 @@ struct pass_result {
     std::uint64_t changes = 0;
     std::vector<passes::finding> findings;  // every round's, skips reported once
 };
+
+/// What one pass changed, summed over its findings (what optimize prints per pass).
+struct pass_totals {
+    std::uint64_t nodes = 0;
+    std::uint64_t initializers = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t value_info = 0;
+    std::uint64_t functions = 0;
+    std::uint64_t folded = 0;
+    std::uint64_t branches = 0;
+    std::uint64_t skipped = 0;
+};
+[[nodiscard]] pass_totals totals(const pass_result& pass);
 
 struct model_counts {
     std::uint64_t nodes = 0;              // in every graph, subgraph and function

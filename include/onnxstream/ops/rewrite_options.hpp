@@ -3,7 +3,8 @@
 #pragma once
 
 #include <onnxstream/io/plan_writer.hpp>
-#include <onnxstream/onnx/data_resolver.hpp>
+#include <onnxstream/onnx/resolve_options.hpp>
+#include <onnxstream/ops/progress_event.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -12,14 +13,6 @@
 #include <string>
 
 namespace onnxstream::ops {
-
-struct progress_event {
-    std::string stage;           // "merge model.onnx", "write model.split.onnx.data"
-    std::uint64_t done = 0;      // bytes written so far in this stage
-    std::uint64_t total = 0;     // bytes this stage will write
-    std::string tensor;          // the tensor being written, when the stage knows (about: bytes
-                                 // are written in parallel, this is the one at offset `done`)
-};
 
 struct rewrite_options {
     std::filesystem::path output;          // empty: the command's default beside the input

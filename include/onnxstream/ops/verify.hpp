@@ -11,8 +11,8 @@
 // wrong; the run only fails when the model cannot be read at all or is cancelled.
 #pragma once
 
-#include <onnxstream/onnx/data_resolver.hpp>
-#include <onnxstream/ops/rewrite_options.hpp>
+#include <onnxstream/onnx/resolve_options.hpp>
+#include <onnxstream/ops/progress_event.hpp>
 #include <onnxstream/result.hpp>
 
 #include <atomic>

@@ -11,7 +11,7 @@
 // compared byte for byte.
 #pragma once
 
-#include <onnxstream/passes/graph_index.hpp>
+#include <onnxstream/graph/graph_index.hpp>
 #include <onnxstream/passes/pass_context.hpp>
 
 #include <cstdint>

@@ -15,7 +15,7 @@
 // Elements are little-endian in `bytes`; BOOL is one byte, 0 or 1.
 #pragma once
 
-#include <onnxstream/passes/graph_model.hpp>
+#include <onnxstream/graph/graph_model.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstddef>
@@ -26,6 +26,8 @@
 #include <vector>
 
 namespace onnxstream::passes {
+
+using graph::attribute_value;  // a node's attributes as the graph model decodes them
 
 struct host_tensor {
     std::int32_t data_type = 0;

@@ -8,7 +8,7 @@
 // local functions nothing calls.
 #pragma once
 
-#include <onnxstream/passes/graph_index.hpp>
+#include <onnxstream/graph/graph_index.hpp>
 #include <onnxstream/passes/pass_context.hpp>
 
 #include <cstdint>

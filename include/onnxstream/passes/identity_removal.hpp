@@ -5,7 +5,7 @@
 // the same graph and is not itself an output); otherwise the Identity is kept.
 #pragma once
 
-#include <onnxstream/passes/graph_index.hpp>
+#include <onnxstream/graph/graph_index.hpp>
 #include <onnxstream/passes/pass_context.hpp>
 
 #include <cstdint>

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <onnxstream/error.hpp>
-#include <onnxstream/passes/graph_index.hpp>
-#include <onnxstream/passes/graph_model.hpp>
-#include <onnxstream/passes/tensor_reader.hpp>
+#include <onnxstream/graph/graph_index.hpp>
+#include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/graph/tensor_reader.hpp>
+#include <onnxstream/graph/value_replacement.hpp>
+#include <onnxstream/passes/finding.hpp>
 
 #include <cstdint>
 #include <string>
@@ -17,37 +19,12 @@
 
 namespace onnxstream::passes {
 
-enum class finding_kind : std::uint8_t {
-    dead_node,              // no output reaches a graph output
-    isolated_component,     // dead nodes connected to neither the inputs nor the outputs
-    dead_branch,            // If with a constant condition / Loop that never runs: the part never taken
-    duplicate_node,         // same op, domain, inputs and attributes as an earlier node
-    duplicate_initializer,  // same type, shape and bytes as an earlier initializer
-    unused_initializer,     // nothing reads it
-    identity_node,          // Identity, or Dropout in inference mode with its mask unused
-    unused_input,           // a graph input nothing reads (reported, never removed)
-    removed_value_info,     // value_info of values that no longer exist
-    removed_function,       // a local function no node calls
-    folded_batchnorm,       // BatchNormalization folded into the Conv/ConvTranspose/Gemm before it
-    folded_constant,        // a node of constant inputs (or a Constant) replaced by an initializer
-    folded_shape,           // Shape / Size of a tensor whose shape is known replaced by an initializer
-    nop_node,               // a node that changes nothing (Cast to its own type, Reshape to the same shape...)
-    fused_node,             // nodes merged into one (MatMul + Add -> Gemm, Pad into Conv)
-    skipped,                // a pass looked at it and left it (detail says why)
-};
+// Passes are written in the graph layer's terms (graph_model, graph_index, none, name_id,
+// replace_uses...): its names are this namespace's too.
+using namespace onnxstream::graph;
 
-[[nodiscard]] const char* to_string(finding_kind kind) noexcept;
-
-struct finding {
-    finding_kind kind = finding_kind::dead_node;
-    std::string scope;               // graph_model::scope_path
-    std::string op_type;
-    std::vector<std::string> names;  // nodes or tensors involved
-    std::uint64_t nodes = 0;         // nodes it removes (or would)
-    std::uint64_t bytes = 0;         // initializer bytes it removes (or would)
-    std::uint64_t count = 1;         // how many things it stands for (value_info entries)
-    std::string detail;
-};
+/// A finding about one node `n` of `model`: its scope, op_type and label, one node.
+[[nodiscard]] finding node_finding(const graph_model& model, std::uint32_t n, finding_kind kind, std::string detail = {});
 
 /// Limits the passes respect (set by the front end: `--fold-limit`).
 struct pass_limits {
@@ -61,28 +38,5 @@ struct pass_context {
     std::vector<error>& warnings;
     pass_limits limits{};
 };
-
-/// Nodes in `n` and, recursively, in every subgraph it holds.
-[[nodiscard]] std::uint64_t nodes_within(const graph_model& model, std::uint32_t n);
-/// Initializer bytes held by the subgraphs of `n`, recursively.
-[[nodiscard]] std::uint64_t bytes_within(const graph_model& model, std::uint32_t n);
-
-/// Whether value `v` is an output of the main graph or of a function: the model's (or
-/// the function's) interface, whose names never change.
-[[nodiscard]] bool is_interface_output(const graph_model& model, const graph_index& index, std::uint32_t v);
-
-/// Whether every use of `v` may read `replacement` instead: the name means `replacement`
-/// at each use, and a subgraph output only changes to a value of the same standing (both
-/// from outside the subgraph, or the replacement computed inside it). Interface outputs
-/// are never replaceable.
-[[nodiscard]] bool can_replace_uses(const graph_model& model, const graph_index& index, std::uint32_t v,
-                                    std::uint32_t replacement);
-
-/// Whether a pass may add initializers that are not graph inputs: IR version 4 and later
-/// (before, every initializer had to be a graph input too).
-[[nodiscard]] bool can_add_initializers(const graph_model& model);
-
-/// Makes every use of `v` (node inputs and subgraph outputs) read `name`.
-void replace_uses(graph_model& model, const graph_index& index, std::uint32_t v, name_id name);
 
 }  // namespace onnxstream::passes

@@ -1,5 +1,7 @@
 // Reports as JSON: the one place that turns each operation's report into the document
-// `--json` prints and the gui page reads. Every function returns one JSON value (no
+// `--json` prints and the gui page reads (report/text.hpp holds the text for people).
+// Hints are worded by the front end's `wording` (report/hint_text.hpp; the default words
+// each remedy by its stable name). Every function returns one JSON value (no
 // trailing newline); `write_*` append to a writer for documents that nest reports.
 #pragma once
 
@@ -14,6 +16,7 @@
 #include <onnxstream/ops/merge.hpp>
 #include <onnxstream/ops/optimize.hpp>
 #include <onnxstream/ops/verify.hpp>
+#include <onnxstream/report/hint_text.hpp>
 #include <onnxstream/report/json_writer.hpp>
 
 #include <span>
@@ -31,29 +34,21 @@ struct finding_category {
 /// The categories analyze reports, in the order they are shown.
 [[nodiscard]] std::span<const finding_category> analyze_categories() noexcept;
 
-/// What one optimize pass changed, summed over its findings.
-struct pass_totals {
-    std::uint64_t nodes = 0;
-    std::uint64_t initializers = 0;
-    std::uint64_t bytes = 0;
-    std::uint64_t value_info = 0;
-    std::uint64_t functions = 0;
-    std::uint64_t folded = 0;
-    std::uint64_t branches = 0;
-    std::uint64_t skipped = 0;
-};
-[[nodiscard]] pass_totals totals(const ops::pass_result& pass);
+/// Per-pass totals are the library's (ops/optimize.hpp); reports name them here too.
+using ops::pass_totals;
+using ops::totals;
 
-/// {"code", "message", "hint"[, "field_path"][, "offset"]}
-void write_error(json_writer& json, const error& e);
+/// {"code", "message", "hint"[, "remedies"][, "field_path"][, "offset"]}: the hint as
+/// `wording` words it (the remedies listed too when it says so).
+void write_error(json_writer& json, const error& e, const hint_wording& wording = {});
 /// {"ok": false, "error": {...}}
-[[nodiscard]] std::string error_json(const error& e);
+[[nodiscard]] std::string error_json(const error& e, const hint_wording& wording = {});
 
-[[nodiscard]] std::string to_json(const ops::inspect_report& r);
+[[nodiscard]] std::string to_json(const ops::inspect_report& r, const hint_wording& wording = {});
 [[nodiscard]] std::string to_json(const ops::analyze_report& r);
 [[nodiscard]] std::string to_json(const ops::externalize_report& r);  // split, repack
 [[nodiscard]] std::string to_json(const ops::optimize_report& r);
-[[nodiscard]] std::string to_json(const ops::verify_report& r);
+[[nodiscard]] std::string to_json(const ops::verify_report& r, const hint_wording& wording = {});
 [[nodiscard]] std::string to_json(const ops::diff_report& r);
 /// `dtype`: "fp16" or "bf16", as the command line spells the target.
 [[nodiscard]] std::string to_json(const ops::convert_report& r, std::string_view dtype);
@@ -64,8 +59,10 @@ void write_error(json_writer& json, const error& e);
 /// One merged model inside merge's {"models": [...]} document: {"input", "ok": true, ...}.
 void write_merged(json_writer& json, const std::string& input, const ops::merge_report& r);
 /// One model that failed: {"input", "ok": false, "error": {...}}.
-void write_merge_failure(json_writer& json, const std::string& input, const error& e);
+void write_merge_failure(json_writer& json, const std::string& input, const error& e,
+                         const hint_wording& wording = {});
 /// A whole merge document for one model, as `merge --json` prints it.
-[[nodiscard]] std::string merge_json(const std::string& input, const result<ops::merge_report>& r);
+[[nodiscard]] std::string merge_json(const std::string& input, const result<ops::merge_report>& r,
+                                     const hint_wording& wording = {});
 
 }  // namespace onnxstream::report

@@ -6,6 +6,7 @@
 // (`is_unsafe_code_point`), so every front end shows the same text.
 #pragma once
 
+#include <cstdarg>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -22,5 +23,9 @@ namespace onnxstream::report {
 /// `text` with every unsafe code point and invalid UTF-8 byte escaped. With `keep_lines`,
 /// newlines and tabs stay (for whole messages); without, they are escaped too (one value).
 [[nodiscard]] std::string terminal_safe(std::string_view text, bool keep_lines = false);
+
+/// vprintf into a string, the result passed through terminal_safe(..., keep_lines = true):
+/// how every text for people is made, a piece at a time.
+[[nodiscard]] std::string safe_vformat(const char* format, std::va_list args) __attribute__((format(printf, 1, 0)));
 
 }  // namespace onnxstream::report

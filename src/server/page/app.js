@@ -296,6 +296,7 @@ function finishJob(box, progress, detail, e) {
   if (r.differences) for (const d of r.differences) notes.push(d.kind + ' ' + d.what + ' ' + d.name + ': ' + d.detail);
   if (r.equivalent !== undefined) notes.unshift(r.equivalent ? 'the models are equivalent' : 'the models differ');
   for (const n of notes) box.append(el('div', { class: 'detail' }, n));
+  if (e.text) box.append(el('details', {}, el('summary', {}, 'report'), el('pre', {}, e.text)));
   box.append(el('details', {}, el('summary', {}, 'report (JSON)'), el('pre', {}, JSON.stringify(r, null, 2))));
 }
 

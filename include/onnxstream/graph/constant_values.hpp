@@ -1,0 +1,45 @@
+// Which values are constants, and what they hold. A value is constant when it is an
+// initializer that no graph input overrides, or the output of a Constant node (`value`,
+// `value_float(s)`, `value_int(s)`). Conditions are also followed through Identity,
+// Cast, Not and Equal of constants, so `If(Equal(Constant 1, Constant 2))` is known.
+#pragma once
+
+#include <onnxstream/graph/graph_index.hpp>
+#include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/graph/tensor_reader.hpp>
+#include <onnxstream/result.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace onnxstream::graph {
+
+struct constant {
+    std::int32_t data_type = 0;
+    std::vector<std::int64_t> dims;
+    std::uint64_t element_count = 1;
+    std::uint32_t tensor = none;  // an initializer (graph_model tensor id)
+    std::uint32_t site = none;    // the tensor's bytes: a model_file site (initializer or Constant's `value`)
+    std::uint32_t node = none;    // the Constant node, when it comes from one
+    std::optional<std::vector<double>> inline_values;  // value_float(s) / value_int(s)
+};
+
+/// What value `v` holds if it is a constant.
+[[nodiscard]] std::optional<constant> find_constant(const graph_model& model, const graph_index& index, std::uint32_t v);
+
+/// The elements of a constant as doubles. Errors: what reading the tensor reports, and
+/// `unsupported` for types that do not decode or more than `max_elements` elements.
+[[nodiscard]] result<std::vector<double>> constant_elements(const graph_model& model, const tensor_reader& reader,
+                                                            const constant& c, std::uint64_t max_elements = 1ULL << 26);
+
+/// The truth of a one-element value: a constant, or Identity / Cast / Not / Equal of
+/// constants (to a small depth). Empty when it is not known.
+[[nodiscard]] std::optional<bool> constant_condition(const graph_model& model, const graph_index& index,
+                                                     const tensor_reader& reader, std::uint32_t v);
+
+/// The one element of a one-element constant (or expression as above), as a double.
+[[nodiscard]] std::optional<double> constant_scalar(const graph_model& model, const graph_index& index,
+                                                    const tensor_reader& reader, std::uint32_t v);
+
+}  // namespace onnxstream::graph

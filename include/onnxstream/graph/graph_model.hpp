@@ -1,0 +1,260 @@
+// The graph model the passes work on: every graph of a model (the main graph, the bodies
+// of If / Loop / Scan at any depth, local functions) as scopes of nodes, initializers and
+// value names, read once from the message tree. It holds metadata only: a tensor is the
+// site where its bytes are (or, for a tensor a pass computes, the recipe for them), so
+// building and editing the model never reads a weight.
+//
+// Passes edit this model (remove, add, move and rewire nodes, drop and add initializers);
+// nothing is written until the end, when build_edits (model_edits.hpp) turns the
+// differences between the model and the tree into tree edits. Every edit is a member
+// function that marks what it dirties itself (`changed`, `removed`, `renamed`): a caller
+// never sets those flags. Nodes and tensors keep their ids for the model's life: removal
+// only marks them, `compact` tidies the scopes' lists.
+//
+// Scoping: a subgraph sees every name of the scopes around it (ONNX lets an If/Loop/Scan
+// body read any outer value by name); a function sees only its own. Graphs of
+// TrainingInfoProto are not edited: every name they mention is `pinned`, and a pinned
+// value is never removed or renamed in the main graph.
+#pragma once
+
+#include <onnxstream/graph/name_table.hpp>
+#include <onnxstream/onnx/message_tree.hpp>
+#include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/result.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace onnxstream::graph {
+
+inline constexpr std::uint32_t none = onnx::no_index;
+
+enum class scope_kind : std::uint8_t { main, subgraph, function };
+
+/// An INT or INTS attribute a pass gave a node (Conv `pads` after a Pad was fused into it,
+/// Transpose `perm` after two were composed); it replaces the node's attribute of that name.
+struct integer_attribute {
+    std::string name;
+    std::optional<std::int64_t> i;   // set: type INT
+    std::vector<std::int64_t> ints;  // otherwise: type INTS
+    bool operator==(const integer_attribute&) const = default;
+};
+
+struct node {
+    std::uint32_t message = none;         // the NodeProto it was read from; none for a node a pass added
+    std::uint32_t scope = none;           // the scope it is in now
+    std::uint32_t original_scope = none;  // the scope it was read in
+    bool removed = false;
+    bool changed = false;  // inputs, outputs or attributes differ from its NodeProto
+    std::string op_type{};
+    std::string domain{};  // "" is ai.onnx
+    std::string overload{};
+    std::string name{};
+    std::vector<name_id> inputs{};
+    std::vector<name_id> outputs{};
+    std::vector<std::uint32_t> subgraphs{};         // scopes its attributes hold, in attribute order
+    std::vector<std::string> dropped_attributes{};  // attribute names a pass removed
+    std::vector<integer_attribute> set_attributes{};  // attributes a pass set (their names are dropped too)
+};
+
+/// How the channel of each element of a weight is found (BatchNormalization folding).
+enum class channel_layout : std::uint8_t {
+    axis0,           // Conv weight [C_out, C_in/group, k...]; Gemm B with transB = 1 ([N, K])
+    conv_transpose,  // ConvTranspose weight [C_in, C_out/group, k...]: channel g*(C_out/group)+j
+    last_axis_2d,    // Gemm B with transB = 0 ([K, N])
+};
+
+/// The elements of a tensor a pass computes; produced only when the model is written.
+struct computed_values {
+    bool scaled = false;                 // true: base's elements times factors[channel]
+    std::uint32_t base_site = none;      // scaled: index into model_file::sites
+    channel_layout layout = channel_layout::axis0;
+    std::uint64_t group = 1;             // conv_transpose
+    std::vector<double> factors;         // scaled: one per channel
+    std::vector<double> values;          // not scaled: the elements
+    // Folded constants (any type with a fixed width): the little-endian elements as they
+    // are written, or the bytes of another tensor site copied as they are.
+    bool has_bytes = false;
+    std::vector<std::byte> bytes;
+    std::uint32_t copy_site = none;      // index into model_file::sites
+};
+
+struct tensor {
+    std::uint32_t site = none;   // index into model_file::sites; none for a computed tensor
+    std::uint32_t scope = none;  // the scope whose initializer it is
+    name_id name = 0;
+    bool removed = false;
+    bool renamed = false;        // its name differs from its TensorProto's
+    // Computed tensors only:
+    std::int32_t data_type = 0;
+    std::vector<std::int64_t> dims;
+    computed_values computed;
+};
+
+struct value_info {
+    std::uint32_t message = none;  // ValueInfoProto
+    std::uint32_t scope = none;
+    name_id name = 0;
+    bool removed = false;
+};
+
+struct scope {
+    scope_kind kind = scope_kind::main;
+    std::uint32_t message = none;    // GraphProto or FunctionProto
+    std::uint32_t parent = none;     // the scope whose names it sees (subgraphs)
+    std::uint32_t owner = none;      // the node holding it (subgraphs)
+    std::string attribute;           // the attribute holding it ("then_branch", "body")
+    bool removed = false;
+    bool changed = false;            // its own lists (nodes, initializers, outputs, value_info) changed
+    std::vector<std::uint32_t> nodes;         // in order; removed nodes stay until compact()
+    std::vector<std::uint32_t> initializers;  // tensor ids
+    std::vector<name_id> inputs;
+    std::vector<name_id> outputs;
+    std::vector<std::uint32_t> output_messages;  // ValueInfoProto per output (none in functions)
+    std::vector<name_id> sparse_initializers;
+    std::vector<std::uint32_t> value_infos;      // ids into graph_model::value_infos
+};
+
+struct function {
+    std::uint32_t message = none;
+    std::uint32_t scope = none;
+    std::string domain;
+    std::string name;
+    std::string overload;
+    bool removed = false;
+};
+
+/// One attribute of a node, decoded (the parts the passes read).
+struct attribute_value {
+    std::uint32_t message = none;  // AttributeProto
+    std::string_view name;
+    std::int32_t type = 0;
+    std::optional<double> f;
+    std::optional<std::int64_t> i;
+    std::optional<std::string_view> s;
+    std::uint32_t tensor = none;   // TensorProto message of `t`
+    std::vector<std::int64_t> ints;
+    std::vector<double> floats;
+    bool has_graph = false;
+    bool has_sparse = false;
+};
+
+class graph_model {
+public:
+    /// Reads every graph of `model`. The model must outlive the graph model. Errors:
+    /// `not_onnx` when there is no main graph.
+    [[nodiscard]] static result<graph_model> build(const onnx::model_file& model);
+
+    [[nodiscard]] const onnx::model_file& file() const noexcept { return *file_; }
+    [[nodiscard]] const onnx::message_tree& tree() const noexcept { return file_->tree; }
+    [[nodiscard]] std::string_view text(name_id id) const { return names.text(id); }
+
+    /// The opset version imported for `domain` ("" and "ai.onnx" are the same); 0 if none.
+    [[nodiscard]] std::int64_t opset(std::string_view domain) const;
+
+    [[nodiscard]] bool node_live(std::uint32_t n) const { return !nodes[n].removed && !scopes[nodes[n].scope].removed; }
+    /// Calls `visit(n)` for every live node, scope by scope in id order (a subgraph comes
+    /// after the scope around it, so what an outer node rewrote is known inside). Each
+    /// scope's node list is copied first and liveness checked at each step, so `visit` may
+    /// remove nodes or add new ones (they are not visited).
+    template <class Visit>
+    void for_each_live_node(Visit&& visit) const {
+        for (std::uint32_t s = 0; s < scopes.size(); ++s) {
+            if (scopes[s].removed) continue;
+            const auto scope_nodes = scopes[s].nodes;
+            for (const auto n : scope_nodes)
+                if (node_live(n) && nodes[n].scope == s) visit(n);
+        }
+    }
+    [[nodiscard]] bool tensor_live(std::uint32_t t) const { return !tensors[t].removed && !scopes[tensors[t].scope].removed; }
+
+    /// The attribute `name` of node `n` (a dropped attribute is absent, a set one is as set).
+    /// Views into the node: valid until the node is next changed.
+    [[nodiscard]] std::optional<attribute_value> attribute(std::uint32_t n, std::string_view name) const;
+    /// Every attribute message of node `n`, in order (dropped ones left out; set ones, which
+    /// have no message, are in `nodes[n].set_attributes`).
+    [[nodiscard]] std::vector<std::uint32_t> attribute_messages(std::uint32_t n) const;
+    /// Every attribute of node `n`, decoded: its messages', then the ones a pass set.
+    [[nodiscard]] std::vector<attribute_value> attributes(std::uint32_t n) const;
+    /// Gives node `n` attribute `a`, replacing the one of that name it had; marks it changed.
+    void set_attribute(std::uint32_t n, integer_attribute a);
+
+    /// The index into model_file::sites of a TensorProto message, or none.
+    [[nodiscard]] std::uint32_t site_of(std::uint32_t tensor_message) const;
+    /// The data type, dims and byte size of an initializer (original or computed).
+    [[nodiscard]] std::int32_t tensor_type(std::uint32_t t) const;
+    [[nodiscard]] std::vector<std::int64_t> tensor_dims(std::uint32_t t) const;
+    [[nodiscard]] std::uint64_t tensor_bytes(std::uint32_t t) const;
+
+    /// Marks a node removed, and with it every scope its attributes hold.
+    void remove_node(std::uint32_t n);
+    void remove_tensor(std::uint32_t t);
+    /// Adds a node to `scope` right after node `after` (none: at the end), returns its id.
+    std::uint32_t add_node(std::uint32_t scope, std::uint32_t after, std::string op_type, std::vector<name_id> inputs,
+                           std::vector<name_id> outputs, std::string name);
+    /// Adds a computed initializer to `scope`, returns its id.
+    std::uint32_t add_tensor(std::uint32_t scope, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
+                             computed_values values);
+    /// Sets input/output `slot` of node `n`, marking it changed.
+    void set_input(std::uint32_t n, std::size_t slot, name_id name);
+    void set_output(std::uint32_t n, std::size_t slot, name_id name);
+    /// Sets output `slot` of scope `s`.
+    void set_graph_output(std::uint32_t s, std::size_t slot, name_id name);
+    /// Drops attribute `name` of node `n` (it is then encoded without it).
+    void drop_attribute(std::uint32_t n, std::string name);
+    /// Gives initializer `t` a new name (its TensorProto is then encoded anew).
+    void rename_tensor(std::uint32_t t, name_id name);
+    /// Renames the live value_info entries of scope `s` called `from`.
+    void rename_value_infos(std::uint32_t s, name_id from, name_id to);
+    void remove_value_info(std::uint32_t v);
+    /// Marks function `f` removed, and with it its scope and every scope inside it.
+    void remove_function(std::uint32_t f);
+    /// Moves the live nodes, initializers and value_info of scope `from` into scope `to`,
+    /// the nodes just before node `before` of `to`, and returns the moved nodes in order.
+    /// The subgraphs they hold then see `to`. `from` is left empty.
+    std::vector<std::uint32_t> move_contents(std::uint32_t from, std::uint32_t to, std::uint32_t before);
+
+    /// Drops removed nodes, tensors and value_info from the scopes' lists.
+    void compact();
+
+    /// Where a scope is, for people: `graph`, `graph/If 'cond_if'/then_branch`.
+    [[nodiscard]] std::string scope_path(std::uint32_t s) const;
+    /// A node for people: its name, else `<op_type> -> <first output>`.
+    [[nodiscard]] std::string node_label(std::uint32_t n) const;
+    /// Nodes that are live now, over all scopes.
+    [[nodiscard]] std::size_t live_node_count() const;
+
+    name_table names;
+    std::vector<scope> scopes;  // 0 is the main graph; a scope's parent always has a smaller id
+    std::vector<node> nodes;
+    std::vector<tensor> tensors;
+    std::vector<value_info> value_infos;
+    std::vector<function> functions;
+    std::unordered_set<name_id> pinned;  // names the training graphs use
+
+private:
+    struct builder;
+    const onnx::model_file* file_ = nullptr;
+    std::vector<std::uint32_t> site_of_message_;  // per tree message: site index or none
+    std::vector<std::pair<std::string, std::int64_t>> opsets_;
+};
+
+/// Nodes in `n` and, recursively, in every subgraph it holds.
+[[nodiscard]] std::uint64_t nodes_within(const graph_model& model, std::uint32_t n);
+/// Initializer bytes held by the subgraphs of `n`, recursively.
+[[nodiscard]] std::uint64_t bytes_within(const graph_model& model, std::uint32_t n);
+
+/// Whether a pass may add initializers that are not graph inputs: IR version 4 and later
+/// (before, every initializer had to be a graph input too).
+[[nodiscard]] bool can_add_initializers(const graph_model& model);
+
+/// The attribute held by AttributeProto message `message`, decoded.
+[[nodiscard]] attribute_value read_attribute(const onnx::message_tree& tree, std::uint32_t message);
+
+}  // namespace onnxstream::graph

@@ -1,0 +1,44 @@
+// Value names, interned: every name a model uses (node inputs and outputs, initializers,
+// graph inputs, outputs and value_info, at every depth, training graphs included) gets a
+// small number, so passes compare and rewire numbers instead of strings. Id 0 is the
+// empty name, which ONNX uses for an absent optional input or output.
+//
+// `fresh` makes names no part of the model uses yet: passes that add values (folded
+// weights, inlined branches) never collide with an existing name, anywhere.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace onnxstream::graph {
+
+using name_id = std::uint32_t;
+
+class name_table {
+public:
+    name_table();
+    name_table(const name_table&) = delete;
+    name_table& operator=(const name_table&) = delete;
+    name_table(name_table&&) noexcept = default;
+    name_table& operator=(name_table&&) noexcept = default;
+
+    /// The id of `text`, adding it when new.
+    [[nodiscard]] name_id intern(std::string_view text);
+    /// The id of `text` if the table holds it.
+    [[nodiscard]] std::optional<name_id> find(std::string_view text) const;
+    [[nodiscard]] std::string_view text(name_id id) const { return texts_[id]; }
+    [[nodiscard]] std::size_t size() const noexcept { return texts_.size(); }
+
+    /// A name not in the table yet (`base`, else `base_1`, `base_2`, ...), added to it.
+    [[nodiscard]] name_id fresh(std::string_view base);
+
+private:
+    std::deque<std::string> texts_;  // a deque: views into it stay valid as it grows
+    std::unordered_map<std::string_view, name_id> ids_;
+};
+
+}  // namespace onnxstream::graph

@@ -1,0 +1,69 @@
+// A model bound to its external data: how every operation opens a model. Opening maps
+// and reads the .onnx (model_file), finds every data file its tensors name (data_resolver)
+// and binds each external tensor to a checked slice of one (external_data).
+//
+// The writer's source table is the same for every operation: source 0 is the .onnx file,
+// source 1 + f is data file f (`source_of_file`). An operation that adds sources (a spill
+// file of computed tensors) appends them after these.
+#pragma once
+
+#include <onnxstream/error.hpp>
+#include <onnxstream/io/source_file.hpp>
+#include <onnxstream/onnx/data_resolver.hpp>
+#include <onnxstream/onnx/external_data.hpp>
+#include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/result.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+namespace onnxstream::onnx {
+
+/// Where a tensor's stored bytes are: `length` bytes at `offset` of writer source `source`.
+struct stored_slice {
+    std::uint32_t source = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+};
+
+struct bound_model {
+    model_file model;
+    external_data data;
+
+    /// Opens `path` (model_file::open, whose errors it returns) and binds its external
+    /// data with `data_options`. Problems with the data are collected in `data`, not
+    /// returned: inspect and verify report them, rewrites call `usable` first.
+    [[nodiscard]] static result<bound_model> open(const std::filesystem::path& path, const resolve_options& data_options,
+                                                  const tree_options& tree = {});
+
+    [[nodiscard]] static constexpr std::uint32_t source_of_file(std::uint32_t file) noexcept { return 1 + file; }
+
+    /// The first problem that must stop a rewrite (size mismatches only when not
+    /// allowed), its hint saying how many more there are.
+    [[nodiscard]] result<void> usable(bool allow_size_mismatch) const;
+
+    /// What every command must say about the data even when it goes on: the problems
+    /// (those `usable` tolerated) and the files found only by a guess.
+    [[nodiscard]] std::vector<error> warnings() const;
+
+    /// The writer's sources: the .onnx, then every data file (null when not open).
+    [[nodiscard]] std::vector<const io::source_file*> sources() const;
+    /// The identities of every input file open, for check_output.
+    [[nodiscard]] std::vector<io::file_identity> inputs() const;
+
+    /// Index into data.tensors of tensor `tensor`'s binding, or no_index when it is not external.
+    [[nodiscard]] std::uint32_t binding_of(std::uint32_t tensor) const noexcept { return binding_of_[tensor]; }
+    /// The stored bytes of a raw or external tensor, as a source slice (an external
+    /// tensor's as bound, whether usable or not); empty for typed, string and empty tensors.
+    [[nodiscard]] std::optional<stored_slice> stored_bytes(std::uint32_t tensor) const;
+
+    /// model.file and every data file are as they were opened (io::source_file::check_unchanged).
+    [[nodiscard]] result<void> check_unchanged() const;
+
+private:
+    std::vector<std::uint32_t> binding_of_;  // per tensor
+};
+
+}  // namespace onnxstream::onnx

@@ -1,0 +1,43 @@
+// The edits that move a TensorProto's value, written once for every operation: out to
+// external data (split, repack, convert, export --link) or back in from it (merge, and
+// the tensors the others keep embedded). Either way the fields that hold or locate the
+// value (holds_tensor_value) are dropped and every other field is kept, in its order.
+#pragma once
+
+#include <onnxstream/error.hpp>
+#include <onnxstream/onnx/bound_model.hpp>
+#include <onnxstream/onnx/message_tree.hpp>
+#include <onnxstream/onnx/tree_edits.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace onnxstream::onnx {
+
+/// Drops the value fields of tensor message `message`; returns the position of the first
+/// of them, or the message's field count when it has none.
+std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message, tree_edits& edits);
+
+/// Where a tensor's value goes in a data file, as its external_data entries say it.
+struct external_entry {
+    std::string location;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    std::optional<std::string> checksum;  // SHA-1 hex, written when present
+};
+
+/// Points tensor message `message` at `where`: its value fields dropped, then after every
+/// other field the entries location, offset, length (and checksum) and data_location = EXTERNAL.
+void store_external(const message_tree& tree, std::uint32_t message, const external_entry& where, tree_edits& edits);
+
+/// Brings the usable tensors among `bindings` (entries of model.data.tensors) back into
+/// the model: value fields dropped, raw_data inserted where the first of them was, as a
+/// slice of its data file (bound_model::source_of_file). An expected SHA-1 becomes a
+/// stream check; a checksum that is not a SHA-1 becomes a warning in `warnings`.
+void inline_external(const bound_model& model, std::span<const external_tensor> bindings, tree_edits& edits,
+                     std::vector<error>& warnings);
+
+}  // namespace onnxstream::onnx

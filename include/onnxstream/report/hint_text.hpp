@@ -1,0 +1,30 @@
+// Hints worded for one front end. An error's hint names remedies by slot ({0}, {1} ...:
+// see error.hpp); a front end supplies a `hint_wording` that words each remedy as its own
+// control (the CLI as a flag, the page as a field or a button), and every renderer
+// (report/text.hpp, report/json.hpp) fills the slots with it.
+#pragma once
+
+#include <onnxstream/error.hpp>
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace onnxstream::report {
+
+struct hint_wording {
+    /// The words for one remedy, as they fit in a sentence ("--force", "the field 'output'").
+    std::string (*word)(const remedy_step& step) = nullptr;
+    /// JSON documents also list the remedies as data ({"change", "argument"}), for a
+    /// front end that offers them as buttons.
+    bool list_remedies = false;
+};
+
+/// `hint` with each {i} replaced by the wording of steps[i]. A slot with no step, or any
+/// other brace, stays as written (hints quote model text, which may hold braces).
+[[nodiscard]] std::string worded_hint(std::string_view hint, std::span<const remedy_step> steps,
+                                      const hint_wording& wording);
+/// The error's hint, worded.
+[[nodiscard]] std::string worded_hint(const error& e, const hint_wording& wording);
+
+}  // namespace onnxstream::report

@@ -1,0 +1,524 @@
+#include <onnxstream/graph/graph_model.hpp>
+
+#include <onnxstream/onnx/data_type.hpp>
+#include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/proto/tokenizer.hpp>
+
+#include <algorithm>
+#include <bit>
+
+namespace onnxstream::graph {
+
+using onnx::message_kind;
+using onnx::number;
+
+namespace {
+
+float float_from_le(std::span<const std::byte> bytes) {
+    std::uint32_t bits = 0;
+    for (std::size_t i = 0; i < 4 && i < bytes.size(); ++i) bits |= static_cast<std::uint32_t>(bytes[i]) << (8 * i);
+    return std::bit_cast<float>(bits);
+}
+
+}  // namespace
+
+attribute_value read_attribute(const onnx::message_tree& tree, std::uint32_t message) {
+    attribute_value a;
+    a.message = message;
+    for (const auto& f : tree.fields(message)) {
+        const auto n = f.token.number;
+        const auto type = f.token.type;
+        if (n == number(onnx::attribute_field::name) && type == proto::wire_type::length_delimited) {
+            a.name = tree.text(f);
+        } else if (n == number(onnx::attribute_field::type) && type == proto::wire_type::varint) {
+            a.type = static_cast<std::int32_t>(f.token.value);
+        } else if (n == number(onnx::attribute_field::f) && type == proto::wire_type::fixed32) {
+            a.f = static_cast<double>(float_from_le(tree.payload(f)));
+        } else if (n == number(onnx::attribute_field::i) && type == proto::wire_type::varint) {
+            a.i = static_cast<std::int64_t>(f.token.value);
+        } else if (n == number(onnx::attribute_field::s) && type == proto::wire_type::length_delimited) {
+            a.s = tree.text(f);
+        } else if (n == number(onnx::attribute_field::t) && f.child != none) {
+            a.tensor = f.child;
+        } else if (n == number(onnx::attribute_field::g) || n == number(onnx::attribute_field::graphs)) {
+            a.has_graph = true;
+        } else if (n == number(onnx::attribute_field::sparse_tensor) || n == number(onnx::attribute_field::sparse_tensors)) {
+            a.has_sparse = true;
+        } else if (n == number(onnx::attribute_field::floats)) {
+            const auto payload = tree.payload(f);
+            if (type == proto::wire_type::fixed32) {
+                a.floats.push_back(static_cast<double>(float_from_le(payload)));
+            } else if (type == proto::wire_type::length_delimited) {
+                for (std::size_t i = 0; i + 4 <= payload.size(); i += 4)
+                    a.floats.push_back(static_cast<double>(float_from_le(payload.subspan(i, 4))));
+            }
+        } else if (n == number(onnx::attribute_field::ints)) {
+            if (type == proto::wire_type::varint) {
+                a.ints.push_back(static_cast<std::int64_t>(f.token.value));
+            } else if (type == proto::wire_type::length_delimited) {
+                auto rest = tree.payload(f);
+                while (!rest.empty()) {
+                    const auto v = proto::decode_varint(rest);
+                    if (!v) break;
+                    a.ints.push_back(static_cast<std::int64_t>(v->value));
+                    rest = rest.subspan(v->size);
+                }
+            }
+        }
+    }
+    return a;
+}
+
+struct graph_model::builder {
+    graph_model& model;
+    const onnx::message_tree& tree;
+
+    std::uint32_t add_scope(scope_kind kind, std::uint32_t message, std::uint32_t parent, std::uint32_t owner,
+                            std::string attribute) {
+        scope s;
+        s.kind = kind;
+        s.message = message;
+        s.parent = parent;
+        s.owner = owner;
+        s.attribute = std::move(attribute);
+        model.scopes.push_back(std::move(s));
+        return static_cast<std::uint32_t>(model.scopes.size() - 1);
+    }
+
+    void read_node(std::uint32_t message, std::uint32_t s) {
+        node n;
+        n.message = message;
+        n.scope = s;
+        n.original_scope = s;
+        for (const auto& f : tree.fields(message)) {
+            const auto k = f.token.number;
+            if (f.token.type != proto::wire_type::length_delimited) continue;
+            if (k == number(onnx::node_field::input)) n.inputs.push_back(model.names.intern(tree.text(f)));
+            else if (k == number(onnx::node_field::output)) n.outputs.push_back(model.names.intern(tree.text(f)));
+            else if (k == number(onnx::node_field::op_type)) n.op_type = tree.text(f);
+            else if (k == number(onnx::node_field::domain)) n.domain = tree.text(f);
+            else if (k == number(onnx::node_field::name)) n.name = tree.text(f);
+            else if (k == number(onnx::node_field::overload)) n.overload = tree.text(f);
+        }
+        if (n.domain == "ai.onnx") n.domain.clear();
+        const auto id = static_cast<std::uint32_t>(model.nodes.size());
+        model.nodes.push_back(std::move(n));
+        model.scopes[s].nodes.push_back(id);
+        // Subgraphs after the node is registered: scopes stay in pre-order.
+        for (const auto& f : tree.fields(message)) {
+            if (f.token.number != number(onnx::node_field::attribute) || f.child == none) continue;
+            const auto attribute_name = std::string(tree.find_text(f.child, number(onnx::attribute_field::name)));
+            for (const auto& g : tree.fields(f.child)) {
+                if ((g.token.number != number(onnx::attribute_field::g) &&
+                     g.token.number != number(onnx::attribute_field::graphs)) ||
+                    g.child == none)
+                    continue;
+                const auto sub = add_scope(scope_kind::subgraph, g.child, s, id, attribute_name);
+                model.nodes[id].subgraphs.push_back(sub);
+                read_graph(sub);
+            }
+        }
+    }
+
+    void read_graph(std::uint32_t s) {
+        const auto message = model.scopes[s].message;
+        for (const auto& f : tree.fields(message)) {
+            const auto k = f.token.number;
+            if (f.child == none) continue;
+            if (k == number(onnx::graph_field::node)) {
+                read_node(f.child, s);
+            } else if (k == number(onnx::graph_field::initializer)) {
+                tensor t;
+                t.site = model.site_of(f.child);
+                t.scope = s;
+                t.name = model.names.intern(tree.find_text(f.child, number(onnx::tensor_field::name)));
+                model.tensors.push_back(std::move(t));
+                model.scopes[s].initializers.push_back(static_cast<std::uint32_t>(model.tensors.size() - 1));
+            } else if (k == number(onnx::graph_field::input)) {
+                model.scopes[s].inputs.push_back(model.names.intern(tree.find_text(f.child, number(onnx::value_info_field::name))));
+            } else if (k == number(onnx::graph_field::output)) {
+                model.scopes[s].outputs.push_back(model.names.intern(tree.find_text(f.child, number(onnx::value_info_field::name))));
+                model.scopes[s].output_messages.push_back(f.child);
+            } else if (k == number(onnx::graph_field::value_info)) {
+                value_info v;
+                v.message = f.child;
+                v.scope = s;
+                v.name = model.names.intern(tree.find_text(f.child, number(onnx::value_info_field::name)));
+                model.value_infos.push_back(v);
+                model.scopes[s].value_infos.push_back(static_cast<std::uint32_t>(model.value_infos.size() - 1));
+            } else if (k == number(onnx::graph_field::sparse_initializer)) {
+                for (const auto& sf : tree.fields(f.child)) {
+                    if (sf.token.number != number(onnx::sparse_tensor_field::values) || sf.child == none) continue;
+                    model.scopes[s].sparse_initializers.push_back(
+                        model.names.intern(tree.find_text(sf.child, number(onnx::tensor_field::name))));
+                }
+            }
+        }
+    }
+
+    void read_function(std::uint32_t message) {
+        const auto s = add_scope(scope_kind::function, message, none, none, {});
+        function fn;
+        fn.message = message;
+        fn.scope = s;
+        for (const auto& f : tree.fields(message)) {
+            const auto k = f.token.number;
+            if (f.token.type != proto::wire_type::length_delimited) continue;
+            if (k == number(onnx::function_field::name)) fn.name = tree.text(f);
+            else if (k == number(onnx::function_field::domain)) fn.domain = tree.text(f);
+            else if (k == number(onnx::function_field::overload)) fn.overload = tree.text(f);
+            else if (k == number(onnx::function_field::input)) model.scopes[s].inputs.push_back(model.names.intern(tree.text(f)));
+            else if (k == number(onnx::function_field::output)) {
+                model.scopes[s].outputs.push_back(model.names.intern(tree.text(f)));
+                model.scopes[s].output_messages.push_back(none);
+            } else if (k == number(onnx::function_field::node) && f.child != none) {
+                read_node(f.child, s);
+            }
+        }
+        model.functions.push_back(std::move(fn));
+    }
+
+    void pin(std::string_view text) { model.pinned.insert(model.names.intern(text)); }
+
+    // Everything a training graph mentions, at any depth.
+    void pin_training(std::uint32_t message) {
+        const auto kind = tree.at(message).kind;
+        for (const auto& f : tree.fields(message)) {
+            const auto k = f.token.number;
+            if (kind == message_kind::node && f.token.type == proto::wire_type::length_delimited &&
+                (k == number(onnx::node_field::input) || k == number(onnx::node_field::output)))
+                pin(tree.text(f));
+            if (kind == message_kind::training_info && f.token.type == proto::wire_type::length_delimited &&
+                (k == number(onnx::training_info_field::initialization_binding) ||
+                 k == number(onnx::training_info_field::update_binding))) {
+                std::vector<proto::field_token> entry;
+                if (proto::tokenize(tree.bytes(), f.token.payload_offset, f.token.end_offset(), entry))
+                    for (const auto& e : entry)
+                        if (e.type == proto::wire_type::length_delimited)
+                            pin({reinterpret_cast<const char*>(tree.bytes().data() + e.payload_offset),
+                                 static_cast<std::size_t>(e.payload_length)});
+            }
+            if (f.child != none) pin_training(f.child);
+        }
+        if (kind == message_kind::value_info) pin(tree.find_text(message, number(onnx::value_info_field::name)));
+        if (kind == message_kind::tensor) pin(tree.find_text(message, number(onnx::tensor_field::name)));
+    }
+};
+
+result<graph_model> graph_model::build(const onnx::model_file& file) {
+    graph_model model;
+    model.file_ = &file;
+    const auto& tree = file.tree;
+    model.site_of_message_.assign(tree.messages().size(), none);
+    for (std::uint32_t i = 0; i < file.sites.size(); ++i) model.site_of_message_[file.sites[i].message] = i;
+
+    std::uint32_t main_graph = none;
+    for (const auto& f : tree.fields(0)) {
+        if (f.token.number == number(onnx::model_field::graph) && f.child != none && main_graph == none) main_graph = f.child;
+        if (f.token.number == number(onnx::model_field::opset_import) && f.child != none) {
+            std::string domain(tree.find_text(f.child, number(onnx::operator_set_field::domain)));
+            if (domain == "ai.onnx") domain.clear();
+            const auto* version = tree.find(f.child, number(onnx::operator_set_field::version));
+            model.opsets_.emplace_back(std::move(domain),
+                                       version != nullptr ? static_cast<std::int64_t>(version->token.value) : 0);
+        }
+    }
+    if (main_graph == none)
+        return failure(error_code::not_onnx, file.path.string() + " has no graph", "an ONNX model needs a main graph");
+
+    builder b{model, tree};
+    const auto main_scope = b.add_scope(scope_kind::main, main_graph, none, none, {});
+    b.read_graph(main_scope);
+    for (const auto& f : tree.fields(0)) {
+        if (f.token.number == number(onnx::model_field::functions) && f.child != none) b.read_function(f.child);
+        if (f.token.number == number(onnx::model_field::training_info) && f.child != none) b.pin_training(f.child);
+    }
+    return model;
+}
+
+std::int64_t graph_model::opset(std::string_view domain) const {
+    if (domain == "ai.onnx") domain = "";
+    for (const auto& [d, version] : opsets_)
+        if (d == domain) return version;
+    return 0;
+}
+
+namespace {
+
+attribute_value decoded(const integer_attribute& a) {
+    attribute_value v;
+    v.name = a.name;
+    v.type = a.i ? 2 : 7;  // AttributeProto.AttributeType INT, INTS
+    v.i = a.i;
+    v.ints = a.ints;
+    return v;
+}
+
+}  // namespace
+
+std::optional<attribute_value> graph_model::attribute(std::uint32_t n, std::string_view name) const {
+    const auto& nd = nodes[n];
+    for (const auto& a : nd.set_attributes)
+        if (a.name == name) return decoded(a);
+    if (nd.message == none) return std::nullopt;
+    if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), name) != nd.dropped_attributes.end())
+        return std::nullopt;
+    const auto& t = tree();
+    for (const auto& f : t.fields(nd.message)) {
+        if (f.token.number != number(onnx::node_field::attribute) || f.child == none) continue;
+        if (t.find_text(f.child, number(onnx::attribute_field::name)) == name) return read_attribute(t, f.child);
+    }
+    return std::nullopt;
+}
+
+std::vector<std::uint32_t> graph_model::attribute_messages(std::uint32_t n) const {
+    std::vector<std::uint32_t> out;
+    const auto& nd = nodes[n];
+    if (nd.message == none) return out;
+    const auto& t = tree();
+    for (const auto& f : t.fields(nd.message)) {
+        if (f.token.number != number(onnx::node_field::attribute) || f.child == none) continue;
+        const auto name = t.find_text(f.child, number(onnx::attribute_field::name));
+        if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), name) != nd.dropped_attributes.end())
+            continue;
+        out.push_back(f.child);
+    }
+    return out;
+}
+
+std::vector<attribute_value> graph_model::attributes(std::uint32_t n) const {
+    std::vector<attribute_value> out;
+    for (const auto m : attribute_messages(n)) out.push_back(read_attribute(tree(), m));
+    for (const auto& a : nodes[n].set_attributes) out.push_back(decoded(a));
+    return out;
+}
+
+void graph_model::set_attribute(std::uint32_t n, integer_attribute a) {
+    auto& nd = nodes[n];
+    if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), a.name) == nd.dropped_attributes.end())
+        nd.dropped_attributes.push_back(a.name);
+    nd.changed = true;
+    for (auto& existing : nd.set_attributes) {
+        if (existing.name == a.name) {
+            existing = std::move(a);
+            return;
+        }
+    }
+    nd.set_attributes.push_back(std::move(a));
+}
+
+std::uint32_t graph_model::site_of(std::uint32_t tensor_message) const {
+    return tensor_message < site_of_message_.size() ? site_of_message_[tensor_message] : none;
+}
+
+std::int32_t graph_model::tensor_type(std::uint32_t t) const {
+    const auto& x = tensors[t];
+    return x.site != none ? file_->tensors[x.site].data_type : x.data_type;
+}
+
+std::vector<std::int64_t> graph_model::tensor_dims(std::uint32_t t) const {
+    const auto& x = tensors[t];
+    return x.site != none ? file_->tensors[x.site].dims : x.dims;
+}
+
+std::uint64_t graph_model::tensor_bytes(std::uint32_t t) const {
+    const auto& x = tensors[t];
+    if (x.site != none) return file_->tensors[x.site].expected_bytes.value_or(0);
+    std::uint64_t count = 1;
+    for (const auto d : x.dims) count *= static_cast<std::uint64_t>(d);
+    const auto bytes = onnx::raw_byte_size(x.data_type, count);
+    return bytes ? *bytes : 0;
+}
+
+void graph_model::remove_node(std::uint32_t n) {
+    auto& nd = nodes[n];
+    if (nd.removed) return;
+    nd.removed = true;
+    scopes[nd.scope].changed = true;
+    // Every scope below it goes too (scopes are in pre-order, so a sweep settles them).
+    std::vector<std::uint32_t> pending(nd.subgraphs.begin(), nd.subgraphs.end());
+    while (!pending.empty()) {
+        const auto s = pending.back();
+        pending.pop_back();
+        scopes[s].removed = true;
+        for (const auto inner : scopes[s].nodes)
+            for (const auto sub : nodes[inner].subgraphs) pending.push_back(sub);
+    }
+}
+
+void graph_model::remove_tensor(std::uint32_t t) {
+    if (tensors[t].removed) return;
+    tensors[t].removed = true;
+    scopes[tensors[t].scope].changed = true;
+}
+
+std::uint32_t graph_model::add_node(std::uint32_t s, std::uint32_t after, std::string op_type, std::vector<name_id> inputs,
+                                    std::vector<name_id> outputs, std::string name) {
+    const auto id = static_cast<std::uint32_t>(nodes.size());
+    nodes.push_back({.scope = s,
+                     .original_scope = s,
+                     .changed = true,
+                     .op_type = std::move(op_type),
+                     .name = std::move(name),
+                     .inputs = std::move(inputs),
+                     .outputs = std::move(outputs)});
+    auto& list = scopes[s].nodes;
+    const auto at = std::find(list.begin(), list.end(), after);
+    list.insert(at == list.end() ? list.end() : at + 1, id);
+    scopes[s].changed = true;
+    return id;
+}
+
+std::uint32_t graph_model::add_tensor(std::uint32_t s, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
+                                      computed_values values) {
+    const auto id = static_cast<std::uint32_t>(tensors.size());
+    tensors.push_back({.scope = s, .name = name, .data_type = data_type, .dims = std::move(dims), .computed = std::move(values)});
+    scopes[s].initializers.push_back(id);
+    scopes[s].changed = true;
+    return id;
+}
+
+void graph_model::set_input(std::uint32_t n, std::size_t slot, name_id name) {
+    auto& nd = nodes[n];
+    if (slot >= nd.inputs.size()) nd.inputs.resize(slot + 1, 0);
+    if (nd.inputs[slot] == name) return;
+    nd.inputs[slot] = name;
+    nd.changed = true;
+}
+
+void graph_model::set_output(std::uint32_t n, std::size_t slot, name_id name) {
+    auto& nd = nodes[n];
+    if (nd.outputs[slot] == name) return;
+    nd.outputs[slot] = name;
+    nd.changed = true;
+}
+
+void graph_model::set_graph_output(std::uint32_t s, std::size_t slot, name_id name) {
+    auto& outputs = scopes[s].outputs;
+    if (outputs[slot] == name) return;
+    outputs[slot] = name;
+    scopes[s].changed = true;
+}
+
+void graph_model::drop_attribute(std::uint32_t n, std::string name) {
+    nodes[n].dropped_attributes.push_back(std::move(name));
+    nodes[n].changed = true;
+}
+
+void graph_model::rename_tensor(std::uint32_t t, name_id name) {
+    tensors[t].name = name;
+    tensors[t].renamed = true;
+    scopes[tensors[t].scope].changed = true;
+}
+
+void graph_model::rename_value_infos(std::uint32_t s, name_id from, name_id to) {
+    for (auto& vi : value_infos) {
+        if (vi.removed || vi.scope != s || vi.name != from) continue;
+        vi.name = to;
+        scopes[s].changed = true;
+    }
+}
+
+void graph_model::remove_value_info(std::uint32_t v) {
+    if (value_infos[v].removed) return;
+    value_infos[v].removed = true;
+    scopes[value_infos[v].scope].changed = true;
+}
+
+void graph_model::remove_function(std::uint32_t f) {
+    auto& fn = functions[f];
+    fn.removed = true;
+    scopes[fn.scope].removed = true;
+    // Scopes are in pre-order: one sweep reaches every scope inside the function's.
+    for (auto s = fn.scope + 1; s < scopes.size(); ++s)
+        if (scopes[s].parent != none && scopes[scopes[s].parent].removed) scopes[s].removed = true;
+}
+
+std::vector<std::uint32_t> graph_model::move_contents(std::uint32_t from, std::uint32_t to, std::uint32_t before) {
+    auto& target = scopes[to];
+    auto& moved = scopes[from];
+    std::vector<std::uint32_t> moving;
+    for (const auto m : moved.nodes)
+        if (!nodes[m].removed) moving.push_back(m);
+    target.nodes.insert(std::find(target.nodes.begin(), target.nodes.end(), before), moving.begin(), moving.end());
+    for (const auto m : moving) {
+        nodes[m].scope = to;
+        for (const auto sub : nodes[m].subgraphs) scopes[sub].parent = to;
+    }
+    for (const auto t : moved.initializers) {
+        if (tensors[t].removed) continue;
+        tensors[t].scope = to;
+        target.initializers.push_back(t);
+    }
+    for (const auto v : moved.value_infos) {
+        if (value_infos[v].removed) continue;
+        value_infos[v].scope = to;
+        target.value_infos.push_back(v);
+    }
+    moved.nodes.clear();
+    moved.initializers.clear();
+    moved.value_infos.clear();
+    target.changed = true;
+    return moving;
+}
+
+void graph_model::compact() {
+    for (auto& s : scopes) {
+        std::erase_if(s.nodes, [&](std::uint32_t n) { return nodes[n].removed; });
+        std::erase_if(s.initializers, [&](std::uint32_t t) { return tensors[t].removed; });
+        std::erase_if(s.value_infos, [&](std::uint32_t v) { return value_infos[v].removed; });
+    }
+}
+
+std::string graph_model::scope_path(std::uint32_t s) const {
+    const auto& sc = scopes[s];
+    if (sc.kind == scope_kind::main) return "graph";
+    if (sc.kind == scope_kind::function) {
+        for (const auto& fn : functions)
+            if (fn.scope == s) return "function " + (fn.domain.empty() ? std::string() : fn.domain + ".") + fn.name;
+        return "function";
+    }
+    const auto& owner = nodes[sc.owner];
+    return scope_path(owner.scope) + "/" + owner.op_type + " '" + node_label(sc.owner) + "'/" + sc.attribute;
+}
+
+std::string graph_model::node_label(std::uint32_t n) const {
+    const auto& nd = nodes[n];
+    if (!nd.name.empty()) return nd.name;
+    for (const auto o : nd.outputs)
+        if (o != 0) return nd.op_type + "->" + std::string(text(o));
+    return nd.op_type;
+}
+
+std::size_t graph_model::live_node_count() const {
+    std::size_t count = 0;
+    for (std::uint32_t n = 0; n < nodes.size(); ++n)
+        if (node_live(n)) ++count;
+    return count;
+}
+
+std::uint64_t nodes_within(const graph_model& model, std::uint32_t n) {
+    std::uint64_t count = 1;
+    for (const auto s : model.nodes[n].subgraphs)
+        for (const auto inner : model.scopes[s].nodes)
+            if (!model.nodes[inner].removed) count += nodes_within(model, inner);
+    return count;
+}
+
+std::uint64_t bytes_within(const graph_model& model, std::uint32_t n) {
+    std::uint64_t bytes = 0;
+    for (const auto s : model.nodes[n].subgraphs) {
+        for (const auto t : model.scopes[s].initializers)
+            if (!model.tensors[t].removed) bytes += model.tensor_bytes(t);
+        for (const auto inner : model.scopes[s].nodes)
+            if (!model.nodes[inner].removed) bytes += bytes_within(model, inner);
+    }
+    return bytes;
+}
+
+bool can_add_initializers(const graph_model& model) {
+    const auto* ir = model.tree().find(0, onnx::number(onnx::model_field::ir_version));
+    return ir == nullptr || ir->token.value >= 4;
+}
+
+}  // namespace onnxstream::graph

@@ -1,0 +1,455 @@
+#include <onnxstream/graph/value_shapes.hpp>
+
+#include <onnxstream/graph/constant_values.hpp>
+#include <onnxstream/onnx/data_type.hpp>
+#include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/proto/tokenizer.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <string_view>
+
+namespace onnxstream::graph {
+
+using onnx::data_type;
+
+bool value_shape::fully_known() const {
+    return data_type != 0 && dims && std::all_of(dims->begin(), dims->end(), [](std::int64_t d) { return d >= 0; });
+}
+
+std::optional<std::vector<std::int64_t>> constant_integers(const graph_model& model, const graph_index& index,
+                                                           const tensor_reader& reader, std::uint32_t v,
+                                                           std::uint64_t max_elements) {
+    const auto c = find_constant(model, index, v);
+    if (!c || c->element_count > max_elements) return std::nullopt;
+    const auto i64 = static_cast<std::int32_t>(data_type::int64);
+    const auto i32 = static_cast<std::int32_t>(data_type::int32);
+    if (c->data_type != i64 && c->data_type != i32) return std::nullopt;
+    if (c->inline_values) {
+        // value_int(s): read the attribute itself, doubles lose large integers.
+        const auto attributes = model.attribute_messages(c->node);
+        if (attributes.size() != 1) return std::nullopt;
+        const auto a = read_attribute(model.tree(), attributes[0]);
+        if (a.i) return std::vector<std::int64_t>{*a.i};
+        return a.ints;
+    }
+    auto bytes = c->tensor != none ? reader.tensor_bytes(model, c->tensor) : reader.site_bytes(c->site);
+    const auto width = c->data_type == i64 ? 8U : 4U;
+    if (!bytes || bytes->size() != c->element_count * width) return std::nullopt;
+    std::vector<std::int64_t> out;
+    for (std::uint64_t k = 0; k < c->element_count; ++k) {
+        if (width == 8) {
+            std::int64_t x = 0;
+            std::memcpy(&x, bytes->data() + k * 8, 8);
+            out.push_back(x);
+        } else {
+            std::int32_t x = 0;
+            std::memcpy(&x, bytes->data() + k * 4, 4);
+            out.push_back(x);
+        }
+    }
+    return out;
+}
+
+namespace {
+
+// A ValueInfoProto's tensor type: elem_type and shape (dim_param and missing dims are -1).
+value_shape declared_shape(const onnx::message_tree& tree, std::uint32_t value_info) {
+    value_shape out;
+    const auto* type = tree.find(value_info, onnx::number(onnx::value_info_field::type));
+    if (type == nullptr || type->token.type != proto::wire_type::length_delimited) return out;
+    auto fields_of = [&](const proto::field_token& t) {
+        std::vector<proto::field_token> inner;
+        if (!proto::tokenize(tree.bytes(), t.payload_offset, t.end_offset(), inner)) inner.clear();
+        return inner;
+    };
+    for (const auto& tt : fields_of(type->token)) {
+        if (tt.number != onnx::number(onnx::type_field::tensor_type) || tt.type != proto::wire_type::length_delimited) continue;
+        for (const auto& f : fields_of(tt)) {
+            if (f.number == onnx::number(onnx::tensor_type_field::elem_type) && f.type == proto::wire_type::varint)
+                out.data_type = static_cast<std::int32_t>(f.value);
+            if (f.number != onnx::number(onnx::tensor_type_field::shape) || f.type != proto::wire_type::length_delimited) continue;
+            out.dims.emplace();
+            for (const auto& d : fields_of(f)) {
+                if (d.number != onnx::number(onnx::shape_field::dim) || d.type != proto::wire_type::length_delimited) continue;
+                std::int64_t dim = -1;
+                for (const auto& x : fields_of(d))
+                    if (x.number == onnx::number(onnx::dimension_field::dim_value) && x.type == proto::wire_type::varint)
+                        dim = static_cast<std::int64_t>(x.value);
+                out.dims->push_back(dim);
+            }
+        }
+    }
+    return out;
+}
+
+std::optional<std::size_t> axis_of(std::int64_t axis, std::size_t rank) {
+    const auto r = static_cast<std::int64_t>(rank);
+    if (axis < -r || axis >= r) return std::nullopt;
+    return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
+}
+
+std::optional<std::vector<std::int64_t>> broadcast(const std::vector<const value_shape*>& in) {
+    std::size_t rank = 0;
+    for (const auto* s : in) {
+        if (!s->dims) return std::nullopt;
+        rank = std::max(rank, s->dims->size());
+    }
+    std::vector<std::int64_t> out(rank, 1);
+    for (const auto* s : in)
+        for (std::size_t i = 0; i < s->dims->size(); ++i) {
+            auto& o = out[rank - s->dims->size() + i];
+            const auto d = (*s->dims)[i];
+            if (d == 1) continue;
+            if (o == 1) o = d;                        // known or not
+            else if (o == -1 && d != -1) o = d;       // the other is 1 or the same
+            else if (o != d && d != -1) return std::nullopt;  // would not broadcast: leave unknown
+        }
+    return out;
+}
+
+bool is_passthrough(std::string_view op) {
+    static constexpr std::string_view ops[] = {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Erf",
+                                               "Identity", "Softmax", "LogSoftmax", "LeakyRelu", "Clip", "HardSigmoid",
+                                               "Reciprocal", "Floor", "Ceil", "Sin", "Cos", "Elu", "Selu", "Softplus",
+                                               "HardSwish", "Round", "Sign", "LayerNormalization", "BatchNormalization",
+                                               "Dropout", "InstanceNormalization", "PRelu"};
+    return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
+}
+
+bool is_broadcasting(std::string_view op) {
+    static constexpr std::string_view ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "And", "Or", "Xor",
+                                               "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"};
+    return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
+}
+
+bool is_boolean_result(std::string_view op) {
+    return op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
+           op == "And" || op == "Or" || op == "Xor" || op == "Not";
+}
+
+struct inference {
+    const graph_model& model;
+    const graph_index& index;
+    const tensor_reader& reader;
+    std::vector<value_shape> shapes;
+
+    const value_shape& of(std::uint32_t n, std::size_t slot) const {
+        static const value_shape unknown;
+        const auto v = slot < model.nodes[n].inputs.size() ? index.input(n, slot) : none;
+        return v == none ? unknown : shapes[v];
+    }
+    std::optional<std::vector<std::int64_t>> ints(std::uint32_t n, std::size_t slot) const {
+        if (slot >= model.nodes[n].inputs.size() || model.nodes[n].inputs[slot] == 0) return std::nullopt;
+        return constant_integers(model, index, reader, index.input(n, slot));
+    }
+    std::int64_t attr_i(std::uint32_t n, std::string_view name, std::int64_t fallback) const {
+        const auto a = model.attribute(n, name);
+        return a && a->i ? *a->i : fallback;
+    }
+
+    value_shape infer(std::uint32_t n) const {
+        const auto& nd = model.nodes[n];
+        const auto& op = nd.op_type;
+        const auto& x = of(n, 0);
+        value_shape out;
+        if (is_passthrough(op)) return x;
+        if (op == "Cast") {
+            out = x;
+            out.data_type = static_cast<std::int32_t>(attr_i(n, "to", 0));
+            return out;
+        }
+        if (op == "Not") return x;
+        if (is_broadcasting(op) || op == "Where") {
+            std::vector<const value_shape*> in;
+            for (std::size_t k = 0; k < nd.inputs.size(); ++k) in.push_back(&of(n, k));
+            out.data_type = op == "Where" ? of(n, 1).data_type : is_boolean_result(op) ? static_cast<std::int32_t>(data_type::boolean) : x.data_type;
+            out.dims = broadcast(in);
+            return out;
+        }
+        if (op == "Shape") {
+            out.data_type = static_cast<std::int32_t>(data_type::int64);
+            if (x.dims) {
+                const auto rank = static_cast<std::int64_t>(x.dims->size());
+                auto start = attr_i(n, "start", 0), end = attr_i(n, "end", rank);
+                if (start < 0) start += rank;
+                if (end < 0) end += rank;
+                start = std::clamp<std::int64_t>(start, 0, rank);
+                end = std::clamp<std::int64_t>(end, 0, rank);
+                out.dims = std::vector<std::int64_t>{std::max<std::int64_t>(end - start, 0)};
+            }
+            return out;
+        }
+        if (op == "Size") return {static_cast<std::int32_t>(data_type::int64), std::vector<std::int64_t>{}};
+        out.data_type = x.data_type;
+        if (op == "Transpose") {
+            if (!x.dims) return out;
+            std::vector<std::int64_t> perm(x.dims->size());
+            for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int64_t>(perm.size() - 1 - i);
+            if (const auto a = model.attribute(n, "perm")) perm = a->ints;
+            if (perm.size() != x.dims->size()) return out;
+            std::vector<std::int64_t> dims;
+            for (const auto p : perm) {
+                if (p < 0 || static_cast<std::size_t>(p) >= perm.size()) return out;
+                dims.push_back((*x.dims)[static_cast<std::size_t>(p)]);
+            }
+            out.dims = dims;
+            return out;
+        }
+        if (op == "Unsqueeze" || op == "Squeeze") {
+            std::optional<std::vector<std::int64_t>> axes;
+            if (model.opset("") >= 13) axes = ints(n, 1);
+            else if (const auto a = model.attribute(n, "axes")) axes = a->ints;
+            if (!x.dims || !axes) return out;
+            std::vector<std::int64_t> dims;
+            if (op == "Squeeze") {
+                std::vector<bool> drop(x.dims->size(), false);
+                for (const auto a : *axes) {
+                    const auto axis = axis_of(a, x.dims->size());
+                    if (!axis) return out;
+                    drop[*axis] = true;
+                }
+                for (std::size_t i = 0; i < drop.size(); ++i)
+                    if (!drop[i]) dims.push_back((*x.dims)[i]);
+            } else {
+                const auto rank = x.dims->size() + axes->size();
+                std::vector<bool> added(rank, false);
+                for (const auto a : *axes) {
+                    const auto axis = axis_of(a, rank);
+                    if (!axis) return out;
+                    added[*axis] = true;
+                }
+                std::size_t next = 0;
+                for (std::size_t i = 0; i < rank; ++i) {
+                    if (!added[i] && next >= x.dims->size()) return out;
+                    dims.push_back(added[i] ? 1 : (*x.dims)[next++]);
+                }
+            }
+            out.dims = dims;
+            return out;
+        }
+        if (op == "Reshape") {
+            const auto shape = ints(n, 1);
+            if (!shape) return out;
+            std::vector<std::int64_t> dims = *shape;
+            const bool allow_zero = attr_i(n, "allowzero", 0) != 0;
+            std::int64_t known = 1;
+            std::optional<std::size_t> infer_at;
+            for (std::size_t i = 0; i < dims.size(); ++i) {
+                if (dims[i] == 0 && !allow_zero) dims[i] = x.dims && i < x.dims->size() ? (*x.dims)[i] : -1;
+                if ((*shape)[i] == -1) infer_at = i;
+                else if (dims[i] >= 0) known *= dims[i];
+            }
+            if (infer_at) {
+                dims[*infer_at] = -1;
+                const value_shape probe{x.data_type, x.dims};
+                bool others_known = true;
+                for (std::size_t i = 0; i < dims.size(); ++i)
+                    if (i != *infer_at && dims[i] < 0) others_known = false;
+                if (others_known && probe.fully_known() && known > 0) {
+                    std::int64_t total = 1;
+                    for (const auto d : *x.dims) total *= d;
+                    if (total % known == 0) dims[*infer_at] = total / known;
+                }
+            }
+            out.dims = dims;
+            return out;
+        }
+        if (op == "Flatten") {
+            if (!x.dims) return out;
+            auto axis = attr_i(n, "axis", 1);
+            const auto rank = static_cast<std::int64_t>(x.dims->size());
+            if (axis < 0) axis += rank;
+            if (axis < 0 || axis > rank) return out;
+            std::int64_t a = 1, b = 1;
+            for (std::int64_t i = 0; i < rank; ++i) {
+                auto& part = i < axis ? a : b;
+                const auto d = (*x.dims)[static_cast<std::size_t>(i)];
+                part = part < 0 || d < 0 ? -1 : part * d;
+            }
+            out.dims = std::vector<std::int64_t>{a, b};
+            return out;
+        }
+        if (op == "Concat") {
+            if (!x.dims) return out;
+            const auto axis = axis_of(attr_i(n, "axis", 0), x.dims->size());
+            if (!axis) return out;
+            auto dims = *x.dims;
+            dims[*axis] = 0;
+            for (std::size_t k = 0; k < nd.inputs.size(); ++k) {
+                const auto& s = of(n, k);
+                if (!s.dims || s.dims->size() != dims.size()) return out;
+                for (std::size_t i = 0; i < dims.size(); ++i) {
+                    if (i == *axis) dims[i] = dims[i] < 0 || (*s.dims)[i] < 0 ? -1 : dims[i] + (*s.dims)[i];
+                    else if (dims[i] < 0) dims[i] = (*s.dims)[i];
+                }
+            }
+            out.dims = dims;
+            return out;
+        }
+        if (op == "Gather") {
+            const auto& indices = of(n, 1);
+            if (!x.dims || !indices.dims) return out;
+            const auto axis = axis_of(attr_i(n, "axis", 0), x.dims->size());
+            if (!axis) return out;
+            std::vector<std::int64_t> dims(x.dims->begin(), x.dims->begin() + static_cast<std::ptrdiff_t>(*axis));
+            dims.insert(dims.end(), indices.dims->begin(), indices.dims->end());
+            dims.insert(dims.end(), x.dims->begin() + static_cast<std::ptrdiff_t>(*axis) + 1, x.dims->end());
+            out.dims = dims;
+            return out;
+        }
+        if (op == "Slice" && model.opset("") >= 10) {
+            if (!x.dims) return out;
+            auto dims = *x.dims;
+            const auto starts = ints(n, 1), ends = ints(n, 2);
+            auto axes = ints(n, 3), steps = ints(n, 4);
+            const bool has_axes = nd.inputs.size() > 3 && nd.inputs[3] != 0;
+            const bool has_steps = nd.inputs.size() > 4 && nd.inputs[4] != 0;
+            if ((has_axes && !axes) || (has_steps && !steps) || !starts || !ends || starts->size() != ends->size()) {
+                if (!has_axes || !axes) std::fill(dims.begin(), dims.end(), -1);
+                else for (const auto a : *axes) if (const auto axis = axis_of(a, dims.size())) dims[*axis] = -1;
+                out.dims = dims;
+                return out;
+            }
+            if (!axes) {
+                axes.emplace();
+                for (std::size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<std::int64_t>(i));
+            }
+            if (!steps) steps.emplace(starts->size(), 1);
+            if (axes->size() != starts->size() || steps->size() != starts->size()) return out;
+            for (std::size_t k = 0; k < starts->size(); ++k) {
+                const auto axis = axis_of((*axes)[k], dims.size());
+                if (!axis || (*steps)[k] == 0) return out;
+                const auto dim = dims[*axis];
+                if (dim < 0) continue;
+                auto start = (*starts)[k], end = (*ends)[k];
+                const auto step = (*steps)[k];
+                if (start < 0) start = start < -dim ? -1 - dim : start + dim;
+                if (end < 0) end = end < -dim ? -1 - dim : end + dim;
+                if (step > 0) {
+                    start = std::clamp<std::int64_t>(start, 0, dim);
+                    end = std::clamp<std::int64_t>(end, 0, dim);
+                    dims[*axis] = end > start ? (end - start + step - 1) / step : 0;
+                } else {
+                    start = std::clamp<std::int64_t>(start, 0, dim - 1);
+                    end = std::clamp<std::int64_t>(end, -1, dim - 1);
+                    dims[*axis] = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+                }
+            }
+            out.dims = dims;
+            return out;
+        }
+        if (op == "Expand") {
+            const auto shape = ints(n, 1);
+            if (!shape || !x.dims) return out;
+            const value_shape target{0, *shape};
+            out.dims = broadcast({&x, &target});
+            return out;
+        }
+        if (op == "Range") {
+            out.dims = std::vector<std::int64_t>{-1};
+            return out;
+        }
+        if (op == "MatMul") {
+            const auto& b = of(n, 1);
+            if (!x.dims || !b.dims || x.dims->empty() || b.dims->empty()) return out;
+            auto a_dims = *x.dims, b_dims = *b.dims;
+            const bool a_vector = a_dims.size() == 1, b_vector = b_dims.size() == 1;
+            if (a_vector) a_dims.insert(a_dims.begin(), 1);
+            if (b_vector) b_dims.push_back(1);
+            const value_shape a_batch{0, std::vector<std::int64_t>(a_dims.begin(), a_dims.end() - 2)};
+            const value_shape b_batch{0, std::vector<std::int64_t>(b_dims.begin(), b_dims.end() - 2)};
+            auto dims = broadcast({&a_batch, &b_batch});
+            if (!dims) return out;
+            if (!a_vector) dims->push_back(a_dims[a_dims.size() - 2]);
+            if (!b_vector) dims->push_back(b_dims.back());
+            out.dims = dims;
+            return out;
+        }
+        if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd") {
+            if (!x.dims) return out;
+            std::optional<std::vector<std::int64_t>> axes;
+            const bool as_input = model.opset("") >= 18 || (op == "ReduceSum" && model.opset("") >= 13);
+            if (as_input) axes = ints(n, 1);
+            else if (const auto a = model.attribute(n, "axes")) axes = a->ints;
+            if (!axes || axes->empty()) return out;  // all axes, or noop_with_empty_axes: left unknown
+            auto dims = *x.dims;
+            std::vector<bool> reduced(dims.size(), false);
+            for (const auto a : *axes) {
+                const auto axis = axis_of(a, dims.size());
+                if (!axis) return out;
+                reduced[*axis] = true;
+            }
+            const bool keep = attr_i(n, "keepdims", 1) != 0;
+            std::vector<std::int64_t> result;
+            for (std::size_t i = 0; i < dims.size(); ++i) {
+                if (!reduced[i]) result.push_back(dims[i]);
+                else if (keep) result.push_back(1);
+            }
+            out.dims = result;
+            return out;
+        }
+        if (op == "ConstantOfShape") {
+            out.data_type = static_cast<std::int32_t>(data_type::float32);
+            if (const auto a = model.attribute(n, "value"); a && a->tensor != none) {
+                const auto site = model.site_of(a->tensor);
+                out.data_type = site == none ? 0 : model.file().tensors[site].data_type;
+            }
+            if (const auto shape = ints(n, 0, 4096)) out.dims = *shape;
+            return out;
+        }
+        return {};
+    }
+
+    std::optional<std::vector<std::int64_t>> ints(std::uint32_t n, std::size_t slot, std::uint64_t max) const {
+        if (slot >= model.nodes[n].inputs.size() || model.nodes[n].inputs[slot] == 0) return std::nullopt;
+        return constant_integers(model, index, reader, index.input(n, slot), max);
+    }
+
+    void run() {
+        shapes.assign(index.size(), {});
+        // Declared inputs of the main graph.
+        const auto& tree = model.tree();
+        const auto& main = model.scopes[0];
+        std::size_t slot = 0;
+        for (const auto& f : tree.fields(main.message)) {
+            if (f.token.number != onnx::number(onnx::graph_field::input) || f.child == none) continue;
+            if (slot < main.inputs.size()) {
+                const auto v = index.resolve(0, main.inputs[slot]);
+                if (v != none && index.at(v).kind == value_kind::graph_input) shapes[v] = declared_shape(tree, f.child);
+            }
+            ++slot;
+        }
+        for (std::uint32_t v = 0; v < index.size(); ++v) {
+            const auto& val = index.at(v);
+            if (val.kind == value_kind::initializer && !val.overridable)
+                shapes[v] = {model.tensor_type(val.tensor), model.tensor_dims(val.tensor)};
+        }
+        for (std::uint32_t s = 0; s < model.scopes.size(); ++s) {
+            if (model.scopes[s].removed || model.scopes[s].kind == scope_kind::function) continue;
+            for (const auto n : model.scopes[s].nodes) {
+                if (!model.node_live(n) || model.nodes[n].scope != s) continue;
+                const auto& nd = model.nodes[n];
+                if (!nd.domain.empty() && nd.domain != "ai.onnx") continue;
+                const auto out = nd.outputs.empty() ? none : index.output(n, 0);
+                if (out == none) continue;
+                if (nd.op_type == "Constant") {
+                    if (const auto c = find_constant(model, index, out)) shapes[out] = {c->data_type, c->dims};
+                    continue;
+                }
+                shapes[out] = infer(n);
+            }
+        }
+    }
+};
+
+}  // namespace
+
+std::vector<value_shape> infer_shapes(const graph_model& model, const graph_index& index, const tensor_reader& reader) {
+    inference i{model, index, reader, {}};
+    i.run();
+    return std::move(i.shapes);
+}
+
+}  // namespace onnxstream::graph

@@ -1,0 +1,71 @@
+#include <onnxstream/onnx/bound_model.hpp>
+
+#include <string>
+#include <utility>
+
+namespace onnxstream::onnx {
+
+result<bound_model> bound_model::open(const std::filesystem::path& path, const resolve_options& data_options,
+                                      const tree_options& tree) {
+    bound_model bound;
+    ONNXSTREAM_ASSIGN(bound.model, model_file::open(path, tree));
+    data_resolver resolver(path, data_options);
+    bound.data = external_data::bind(bound.model, resolver);
+    bound.binding_of_.assign(bound.model.tensors.size(), no_index);
+    for (std::uint32_t b = 0; b < bound.data.tensors.size(); ++b) bound.binding_of_[bound.data.tensors[b].tensor] = b;
+    return bound;
+}
+
+result<void> bound_model::usable(bool allow_size_mismatch) const {
+    const auto* first = data.blocking_problem(allow_size_mismatch);
+    if (first == nullptr) return {};
+    error e = first->what;
+    const auto others = data.problems.size() - 1;
+    if (others > 0) {
+        e.hint += (e.hint.empty() ? "" : "\n  ") + std::string("(") + std::to_string(others) + " more problem" +
+                  (others == 1 ? "" : "s") + ": {" + std::to_string(e.remedies.size()) + "} lists them all)";
+        e.remedies.push_back({remedy::inspect_model, {}});
+    }
+    return failure(std::move(e));
+}
+
+std::vector<error> bound_model::warnings() const {
+    std::vector<error> out;
+    out.reserve(data.problems.size() + data.guesses.size());
+    for (const auto& p : data.problems) out.push_back(p.what);
+    for (const auto& g : data.guesses) out.push_back(g.what);
+    return out;
+}
+
+std::vector<const io::source_file*> bound_model::sources() const {
+    std::vector<const io::source_file*> out{&model.file};
+    for (const auto& f : data.files) out.push_back(f.file ? &*f.file : nullptr);
+    return out;
+}
+
+std::vector<io::file_identity> bound_model::inputs() const {
+    std::vector<io::file_identity> out{model.file.identity()};
+    for (const auto& f : data.files)
+        if (f.file) out.push_back(f.file->identity());
+    return out;
+}
+
+std::optional<stored_slice> bound_model::stored_bytes(std::uint32_t tensor) const {
+    const auto& info = model.tensors[tensor];
+    if (info.storage == tensor_storage::raw) {
+        const auto& token = model.tree.field(info.raw_field).token;
+        return stored_slice{0, token.payload_offset, token.payload_length};
+    }
+    if (info.storage == tensor_storage::external && binding_of_[tensor] != no_index) {
+        const auto& binding = data.tensors[binding_of_[tensor]];
+        return stored_slice{source_of_file(binding.file), binding.offset, binding.length};
+    }
+    return std::nullopt;
+}
+
+result<void> bound_model::check_unchanged() const {
+    ONNXSTREAM_TRY(model.file.check_unchanged());
+    return data.check_unchanged();
+}
+
+}  // namespace onnxstream::onnx

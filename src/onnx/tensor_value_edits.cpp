@@ -1,0 +1,47 @@
+#include <onnxstream/onnx/tensor_value_edits.hpp>
+
+#include <onnxstream/onnx/fields.hpp>
+
+#include <algorithm>
+
+namespace onnxstream::onnx {
+
+std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message, tree_edits& edits) {
+    const auto& msg = tree.at(message);
+    std::uint32_t position = msg.field_count;
+    for (std::uint32_t i = 0; i < msg.field_count; ++i) {
+        if (!holds_tensor_value(tree.field(msg.first_field + i).token.number)) continue;
+        edits.drop(msg.first_field + i);
+        position = std::min(position, i);
+    }
+    return position;
+}
+
+void store_external(const message_tree& tree, std::uint32_t message, const external_entry& where, tree_edits& edits) {
+    drop_value_fields(tree, message, edits);
+    const auto end = tree.at(message).field_count;
+    const auto entry = number(tensor_field::external_data);
+    edits.insert(message, end, edits.bytes(entry, encode_string_entry("location", where.location)));
+    edits.insert(message, end, edits.bytes(entry, encode_string_entry("offset", std::to_string(where.offset))));
+    edits.insert(message, end, edits.bytes(entry, encode_string_entry("length", std::to_string(where.length))));
+    if (where.checksum) edits.insert(message, end, edits.bytes(entry, encode_string_entry("checksum", *where.checksum)));
+    edits.insert(message, end,
+                 edits.varint(number(tensor_field::data_location), static_cast<std::uint64_t>(data_location::external)));
+}
+
+void inline_external(const bound_model& model, std::span<const external_tensor> bindings, tree_edits& edits,
+                     std::vector<error>& warnings) {
+    for (const auto& binding : bindings) {
+        if (!binding.usable) continue;
+        const auto& tensor = model.model.tensors[binding.tensor];
+        const auto position = drop_value_fields(model.model.tree, tensor.message, edits);
+        const auto expected = expected_sha1(tensor, warnings);
+        const auto check = expected ? edits.add_check({std::string(tensor.name), expected, false, false}) : io::no_check;
+        auto raw_data = edits.slice(number(tensor_field::raw_data), bound_model::source_of_file(binding.file),
+                                    binding.offset, binding.length, check);
+        raw_data.label = edits.add_label(std::string(tensor.name));
+        edits.insert(tensor.message, position, raw_data);
+    }
+}
+
+}  // namespace onnxstream::onnx

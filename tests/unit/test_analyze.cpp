@@ -1,0 +1,50 @@
+// analyze on redundant_model.hpp: one finding per redundancy, each saying what its own
+// removal saves, and a total that counts every removable node once (what optimize then
+// removes, test_optimize.cpp).
+#include <onnxstream/ops/analyze.hpp>
+
+#include "redundant_model.hpp"
+
+using namespace onnxstream;
+using namespace test_passes;
+
+TEST_CASE("analyze finds the dead node, the duplicate and the Identity, and writes nothing") {
+    harness h(redundant_model());
+    const auto before = test_support::read_file(h.path());
+    const auto report = ops::analyze(h.path());
+    REQUIRE(report);
+    CHECK(report->nodes == 7);
+    CHECK(report->initializers == 1);
+    CHECK(report->initializer_bytes == 16);
+    CHECK(report->scopes.size() == 1);
+
+    const auto dead = report->totals(passes::finding_kind::dead_node);
+    CHECK(dead.count == 1);
+    CHECK(dead.nodes == 1);
+    CHECK(dead.bytes == 0);
+    const auto unused = report->totals(passes::finding_kind::unused_initializer);
+    CHECK(unused.count == 1);  // U, read only by the dead node: dce removes it with it
+    CHECK(unused.bytes == 16);
+    const auto duplicate = report->totals(passes::finding_kind::duplicate_node);
+    CHECK(duplicate.count == 1);
+    CHECK(duplicate.nodes == 1);
+    const auto identity = report->totals(passes::finding_kind::identity_node);
+    CHECK(identity.count == 1);
+    CHECK(identity.nodes == 1);
+    CHECK(report->totals(passes::finding_kind::unused_input).count == 0);
+    CHECK(report->removable_nodes == 3);
+    CHECK(report->warnings.empty());
+    CHECK(test_support::read_file(h.path()) == before);
+}
+
+TEST_CASE("a model without redundancy has nothing removable") {
+    graph_spec main;
+    main.nodes = {onnx_node("Relu", {"X"}, {"Y"}, "relu")};
+    main.inputs = {"X", "unused_input"};
+    main.outputs = {"Y"};
+    harness h(model(test_passes::graph(main)));
+    const auto report = ops::analyze(h.path());
+    REQUIRE(report);
+    CHECK(report->removable_nodes == 0);
+    CHECK(report->totals(passes::finding_kind::unused_input).count == 1);  // reported, never removed
+}

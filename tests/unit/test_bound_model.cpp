@@ -1,0 +1,120 @@
+// bound_model: one model opened with its external data, and the source table every
+// operation's writer reads; tensor_value_edits: the edits that move a value in and out.
+#include <onnxstream/io/hashing.hpp>
+#include <onnxstream/onnx/bound_model.hpp>
+#include <onnxstream/onnx/tensor_value_edits.hpp>
+#include <onnxstream/plan/planner.hpp>
+
+#include "small_models.hpp"
+#include "temp_folder.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace onnxstream;
+using namespace test_support;
+using namespace small_models;
+namespace fs = std::filesystem;
+
+namespace {
+
+// "e" external in w.data at offset 64, "r" raw in the model.
+struct mixed_model {
+    temp_folder dir;
+    fs::path model;
+    std::vector<std::byte> e = ramp(8);
+    std::vector<std::byte> r = ramp(4, 10.0f);
+
+    explicit mixed_model(std::string checksum = {}, std::string length = "32") {
+        std::vector<std::byte> file(64 + e.size());
+        std::copy(e.begin(), e.end(), file.begin() + 64);
+        write_bytes(dir.path() / "w.data", file);
+        model = write_bytes(dir.path() / "m.onnx",
+                            small_models::model({raw_tensor("r", {4}, r), external_tensor("e", {8}, "w.data", "64", length, checksum)}));
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a bound model lists its sources in the writer's order and finds every tensor's bytes") {
+    mixed_model m;
+    auto opened = onnx::bound_model::open(m.model, {});
+    REQUIRE(opened);
+    const auto& bound = *opened;
+    CHECK(bound.usable(false));
+    CHECK(bound.warnings().empty());
+    const auto sources = bound.sources();
+    REQUIRE(sources.size() == 2);
+    CHECK(sources[0] == &bound.model.file);
+    CHECK(sources[onnx::bound_model::source_of_file(0)] == &*bound.data.files[0].file);
+    CHECK(bound.inputs().size() == 2);
+
+    REQUIRE(bound.model.tensors.size() == 2);
+    CHECK(bound.binding_of(0) == onnx::no_index);
+    REQUIRE(bound.binding_of(1) != onnx::no_index);
+    const auto raw = bound.stored_bytes(0);
+    REQUIRE(raw);
+    CHECK(raw->source == 0);
+    CHECK(raw->length == m.r.size());
+    const auto external = bound.stored_bytes(1);
+    REQUIRE(external);
+    CHECK(external->source == 1);
+    CHECK(external->offset == 64);
+    CHECK(external->length == 32);
+    CHECK(bound.check_unchanged());
+}
+
+TEST_CASE("the first blocking problem stops a rewrite and says how many more there are") {
+    mixed_model m({}, "4096");  // past the end of w.data
+    auto opened = onnx::bound_model::open(m.model, {});
+    REQUIRE(opened);
+    const auto usable = opened->usable(true);
+    REQUIRE_FALSE(usable);
+    CHECK(usable.error().code == error_code::truncated_data);
+}
+
+TEST_CASE("a checksum that is not a SHA-1 is an error value, not a guess at what was meant") {
+    mixed_model m("not-a-sha1");
+    auto opened = onnx::bound_model::open(m.model, {});
+    REQUIRE(opened);
+    const auto expected = onnx::expected_sha1(opened->model.tensors[1]);
+    REQUIRE_FALSE(expected);
+    CHECK(expected.error().code == error_code::checksum_mismatch);
+    CHECK(expected.error().message.find("'e'") != std::string::npos);
+    const auto none = onnx::expected_sha1(opened->model.tensors[0]);  // raw: no checksum applies
+    REQUIRE(none);
+    CHECK_FALSE(*none);
+}
+
+TEST_CASE("inlining drops the value fields and adds raw_data; the size is what merge writes") {
+    mixed_model m(io::to_hex(io::sha1_of(ramp(8))));
+    auto opened = onnx::bound_model::open(m.model, {});
+    REQUIRE(opened);
+    const auto& bound = *opened;
+    onnx::tree_edits edits;
+    std::vector<error> warnings;
+    onnx::inline_external(bound, bound.data.tensors, edits, warnings);
+    CHECK(warnings.empty());
+    CHECK(edits.checks().size() == 1);
+    // external_data x4 (location, offset, length, checksum) and data_location dropped;
+    // one raw_data slice of 32 bytes added.
+    CHECK(edits.dropped_fields().size() == 5);
+    REQUIRE(edits.insertions().size() == 1);
+    CHECK(edits.insertions()[0].field.source == 1);
+    CHECK(edits.insertions()[0].field.length == 32);
+}
+
+TEST_CASE("storing a value externally writes the entries after every other field") {
+    mixed_model m;
+    auto opened = onnx::bound_model::open(m.model, {});
+    REQUIRE(opened);
+    const auto& tree = opened->model.tree;
+    const auto message = opened->model.tensors[0].message;
+    onnx::tree_edits edits;
+    onnx::store_external(tree, message, {"x.data", 4096, 16, std::string("ab")}, edits);
+    CHECK(edits.dropped_fields().size() == 1);  // raw_data
+    REQUIRE(edits.insertions().size() == 5);    // location, offset, length, checksum, data_location
+    for (const auto& i : edits.insertions()) CHECK(i.position == tree.at(message).field_count);
+    CHECK(edits.insertions()[4].field.value == 1);  // DataLocation.EXTERNAL
+}

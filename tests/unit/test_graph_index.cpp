@@ -1,0 +1,190 @@
+// The graph model and its index: scopes, values, producers, consumers, and names an
+// If/Loop body reads from outside.
+#include <onnxstream/graph/graph_index.hpp>
+#include <onnxstream/graph/name_table.hpp>
+
+#include "test_passes_builder.hpp"
+
+#include <algorithm>
+
+using namespace onnxstream::graph;
+using namespace onnxstream::passes;
+using namespace test_passes;
+
+namespace {
+
+std::vector<std::byte> branchy_model() {
+    graph_spec then_g;
+    then_g.nodes = {onnx_node("Add", {"a", "X"}, {"t"}, "then_add")};
+    then_g.outputs = {"t"};
+    graph_spec else_g;
+    else_g.nodes = {onnx_node("Neg", {"X"}, {"a"}, "else_shadow")};  // shadows the outer 'a'
+    else_g.outputs = {"a"};
+    graph_spec main;
+    main.nodes = {onnx_node("Relu", {"X"}, {"a"}, "relu"),
+                  onnx_node("If", {"c"}, {"Y"}, "if", {attr_graph("then_branch", graph(then_g, "then")),
+                                                   attr_graph("else_branch", graph(else_g, "else"))}),
+                  onnx_node("Mul", {"Y", "missing"}, {"Z"}, "mul")};
+    main.initializers = {float_tensor("W", {1}, {2.0F}), bool_tensor("c", true)};
+    main.inputs = {"X", "W"};  // W: an initializer that is also an input
+    main.outputs = {"Z"};
+    return model(graph(main));
+}
+
+}  // namespace
+
+TEST_CASE("name_table: interning, the empty name and fresh names") {
+    name_table names;
+    CHECK(names.intern("") == 0);
+    const auto a = names.intern("a");
+    CHECK(names.intern("a") == a);
+    CHECK(names.text(a) == "a");
+    CHECK(!names.find("b"));
+    const auto fresh = names.fresh("a");
+    CHECK(names.text(fresh) == "a_1");
+    CHECK(names.text(names.fresh("a")) == "a_2");
+    CHECK(names.text(names.fresh("b")) == "b");
+}
+
+TEST_CASE("graph_model: scopes in pre-order, subgraphs tied to their node") {
+    harness h(branchy_model());
+    auto& m = h.model();
+    REQUIRE(m.scopes.size() == 3);
+    CHECK(m.scopes[0].kind == scope_kind::main);
+    CHECK(m.scopes[1].attribute == "then_branch");
+    CHECK(m.scopes[2].attribute == "else_branch");
+    const auto if_node = h.node_named("if");
+    CHECK(m.scopes[1].owner == if_node);
+    CHECK(m.scopes[1].parent == 0);
+    CHECK(m.nodes[if_node].subgraphs == std::vector<std::uint32_t>{1, 2});
+    CHECK(m.scope_path(1) == "graph/If 'if'/then_branch");
+    CHECK(m.opset("") == 13);
+    CHECK(m.opset("ai.onnx") == 13);
+    CHECK(m.live_node_count() == 5);
+}
+
+TEST_CASE("graph_index: outer-scope references, shadowing, undefined and overridable values") {
+    harness h(branchy_model());
+    auto& m = h.model();
+    const graph_index index(m);
+    const auto relu = h.node_named("relu");
+    const auto then_add = h.node_named("then_add");
+    const auto a = index.output(relu, 0);
+    REQUIRE(a != none);
+    // The then-branch reads the outer 'a': its consumer is in the subgraph.
+    CHECK(index.input(then_add, 0) == a);
+    REQUIRE(index.at(a).uses.size() == 1);
+    CHECK(index.at(a).uses[0].scope == 1);
+    // The else-branch defines its own 'a', which hides the outer one there.
+    const auto inner_a = index.graph_output(2, 0);
+    CHECK(inner_a != a);
+    CHECK(index.at(inner_a).scope == 2);
+    CHECK(index.resolve(2, index.at(a).name) == inner_a);
+    CHECK(index.resolve(1, index.at(a).name) == a);
+    // W is an initializer and an input: its value can be overridden at run time.
+    const auto w = index.resolve(0, *m.names.find("W"));
+    CHECK(index.at(w).kind == value_kind::initializer);
+    CHECK(index.at(w).overridable);
+    CHECK(!index.at(index.resolve(0, *m.names.find("c"))).overridable);
+    // 'missing' is read but defined nowhere.
+    const auto missing = index.input(h.node_named("mul"), 1);
+    CHECK(index.at(missing).kind == value_kind::undefined);
+    // Z is the model's output.
+    CHECK(index.at(index.output(h.node_named("mul"), 0)).is_graph_output());
+    CHECK(index.within(1, 0));
+    CHECK(!index.within(0, 1));
+}
+
+TEST_CASE("graph_index: visibility of a replacement at every use") {
+    harness h(branchy_model());
+    const graph_index index(h.model());
+    const auto a = index.output(h.node_named("relu"), 0);
+    const auto x = index.resolve(0, *h.model().names.find("X"));
+    CHECK(index.visible_at_uses(a, x));
+    // The else-branch's own 'a' would hide the outer one: not a valid replacement for X there.
+    const auto x_uses_in_else = index.visible_at_uses(x, a);
+    CHECK(!x_uses_in_else);
+}
+
+TEST_CASE("graph_model: removing a node removes the scopes it holds") {
+    harness h(branchy_model());
+    auto& m = h.model();
+    const auto then_add = h.node_named("then_add");
+    CHECK(m.node_live(then_add));
+    m.remove_node(h.node_named("if"));
+    CHECK(m.scopes[1].removed);
+    CHECK(m.scopes[2].removed);
+    CHECK(!m.node_live(then_add));
+    CHECK(m.scopes[0].changed);
+    m.compact();
+    CHECK(m.scopes[0].nodes.size() == 2);
+}
+
+TEST_CASE("graph_model: every edit marks what it dirties") {
+    harness h(branchy_model());
+    auto& m = h.model();
+    const auto fresh = m.names.fresh("renamed");
+    CHECK(!m.scopes[0].changed);
+    // Renaming an initializer: the tensor is re-encoded and its graph's list changes.
+    const auto w = m.scopes[0].initializers[0];
+    m.rename_tensor(w, fresh);
+    CHECK(m.tensors[w].renamed);
+    CHECK(m.tensors[w].name == fresh);
+    CHECK(m.scopes[0].changed);
+    // A subgraph output rewired: that subgraph changes, not its parent.
+    CHECK(!m.scopes[1].changed);
+    m.set_graph_output(1, 0, fresh);
+    CHECK(m.scopes[1].outputs[0] == fresh);
+    CHECK(m.scopes[1].changed);
+    CHECK(!m.scopes[2].changed);
+    // Setting a name a slot already has changes nothing.
+    m.set_graph_output(2, 0, m.scopes[2].outputs[0]);
+    CHECK(!m.scopes[2].changed);
+    // A dropped attribute marks the node changed.
+    const auto relu = h.node_named("relu");
+    CHECK(!m.nodes[relu].changed);
+    m.drop_attribute(relu, "alpha");
+    CHECK(m.nodes[relu].changed);
+}
+
+TEST_CASE("graph_model: moving a branch's contents up places its nodes before the node given") {
+    harness h(branchy_model());
+    auto& m = h.model();
+    const auto if_node = h.node_named("if");
+    const auto moved = m.move_contents(1, 0, if_node);
+    REQUIRE(moved.size() == 1);
+    CHECK(moved[0] == h.node_named("then_add"));
+    CHECK(m.nodes[moved[0]].scope == 0);
+    CHECK(m.scopes[1].nodes.empty());
+    CHECK(m.scopes[0].changed);
+    const auto& order = m.scopes[0].nodes;
+    const auto at = std::find(order.begin(), order.end(), moved[0]);
+    REQUIRE(at != order.end());
+    REQUIRE(at + 1 != order.end());
+    CHECK(*(at + 1) == if_node);
+}
+
+TEST_CASE("graph_model: names used by training graphs are pinned") {
+    graph_spec main;
+    main.nodes = {onnx_node("Relu", {"X"}, {"Y"}, "relu")};
+    main.initializers = {float_tensor("W", {1}, {1.0F})};
+    main.inputs = {"X"};
+    main.outputs = {"Y"};
+    graph_spec algorithm;
+    algorithm.nodes = {onnx_node("Add", {"W", "W"}, {"W_new"})};
+    algorithm.outputs = {"W_new"};
+    proto_builder binding;
+    binding.string_field(1, "W").string_field(2, "W_new");
+    proto_builder training;
+    training.message_field(2, graph(algorithm, "algorithm")).message_field(4, binding);
+    proto_builder opset_import;
+    opset_import.string_field(1, "").varint_field(2, 13);
+    proto_builder m;
+    m.varint_field(1, 8).message_field(7, graph(main)).message_field(8, opset_import).message_field(20, training);
+    harness h(m.take());
+    const auto w = *h.model().names.find("W");
+    CHECK(h.model().pinned.contains(w));
+    CHECK(h.model().pinned.contains(*h.model().names.find("W_new")));
+    const graph_index index(h.model());
+    CHECK(index.at(index.resolve(0, w)).pinned);
+}

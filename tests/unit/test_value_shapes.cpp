@@ -1,0 +1,120 @@
+// infer_shapes against ONNX's own shape inference. The model below, built again with
+// python-onnx's helpers, was run through onnx.shape_inference.infer_shapes (strict mode,
+// Debian's onnx 1.12); the types and dims it gave are the expectations here. Where ONNX
+// infers more than onnxstream promises (an op it does not know), the contract is "unknown".
+#include <onnxstream/graph/graph_index.hpp>
+#include <onnxstream/graph/value_shapes.hpp>
+
+#include "test_passes_builder.hpp"
+
+using namespace onnxstream::graph;
+using namespace onnxstream::passes;
+using namespace test_passes;
+
+namespace {
+
+// ValueInfoProto{name, type: TypeProto{tensor_type{elem_type, shape{dim...}}}}; a dim
+// written as -1 is the symbolic "N".
+proto_builder typed_input(std::string_view name, std::int32_t elem_type, const std::vector<std::int64_t>& dims) {
+    proto_builder shape;
+    for (const auto d : dims) {
+        proto_builder dim;
+        if (d < 0) dim.string_field(2, "N");
+        else dim.varint_field(1, static_cast<std::uint64_t>(d));
+        shape.message_field(1, dim);
+    }
+    proto_builder tensor_type;
+    tensor_type.varint_field(1, static_cast<std::uint64_t>(elem_type)).message_field(2, shape);
+    proto_builder type;
+    type.message_field(1, tensor_type);
+    proto_builder v;
+    v.string_field(1, name).message_field(2, type);
+    return v;
+}
+
+proto_builder int64_vector(std::string_view name, const std::vector<std::int64_t>& values) {
+    proto_builder t;
+    t.varint_field(1, values.size()).varint_field(2, 7).string_field(8, name);
+    std::vector<std::byte> raw(values.size() * 8);
+    std::memcpy(raw.data(), values.data(), raw.size());
+    t.bytes_field(9, raw);
+    return t;
+}
+
+std::vector<std::byte> shapes_model() {
+    const std::vector<proto_builder> nodes = {
+        onnx_node("Transpose", {"X"}, {"T"}, "transpose", {attr_ints("perm", {2, 0, 1})}),
+        onnx_node("Shape", {"T"}, {"S"}, "shape"),
+        onnx_node("Reshape", {"T", "shape"}, {"R"}, "reshape"),
+        onnx_node("Unsqueeze", {"R", "axes0"}, {"U"}, "unsqueeze"),
+        onnx_node("Squeeze", {"U", "axes0"}, {"Q"}, "squeeze"),
+        onnx_node("Concat", {"X", "X"}, {"C"}, "concat", {attr_int("axis", 1)}),
+        onnx_node("Add", {"C", "B"}, {"A"}, "add"),
+        onnx_node("Cast", {"A"}, {"K"}, "cast", {attr_int("to", 10)}),
+        onnx_node("Flatten", {"X"}, {"F"}, "flatten", {attr_int("axis", 2)}),
+        onnx_node("Gather", {"S", "one"}, {"G"}, "gather"),
+        onnx_node("Add", {"N3", "B3"}, {"D"}, "add_symbolic"),
+        onnx_node("Relu", {"X"}, {"Z"}, "relu"),
+        onnx_node("Mystery", {"X"}, {"M"}, "custom", {}, "example.domain"),
+    };
+    proto_builder g;
+    for (const auto& n : nodes) g.message_field(1, n);
+    g.string_field(2, "shapes");
+    g.message_field(5, int64_vector("shape", {0, -1}));
+    g.message_field(5, int64_vector("axes0", {0}));
+    g.message_field(5, float_tensor("B", {4}, {1, 1, 1, 1}));
+    g.message_field(5, int64_tensor("one", 1));
+    g.message_field(5, float_tensor("B3", {3}, {1, 1, 1}));
+    g.message_field(11, typed_input("X", 1, {2, 3, 4}));
+    g.message_field(11, typed_input("N3", 1, {-1, 3}));
+    for (const auto* out : {"Q", "K", "F", "G", "D", "Z", "U", "M"}) g.message_field(12, vinfo(out));
+    return model(g);
+}
+
+}  // namespace
+
+TEST_CASE("types and dims agree with onnx.shape_inference; a symbolic dim stays unknown") {
+    harness h(shapes_model());
+    const graph_index index(h.model());
+    const auto shapes = infer_shapes(h.model(), index, h.reader());
+    auto shape_of = [&](std::string_view name) {
+        const auto id = h.model().names.find(name);
+        REQUIRE(id);
+        const auto v = index.resolve(0, *id);
+        REQUIRE(v < shapes.size());
+        return shapes[v];
+    };
+    struct expected {
+        const char* name;
+        std::int32_t type;
+        std::vector<std::int64_t> dims;
+    };
+    // From onnx.shape_inference (FLOAT = 1, INT64 = 7, FLOAT16 = 10; 'N' here is -1).
+    const expected reference[] = {
+        {"T", 1, {4, 2, 3}}, {"S", 7, {3}},        {"R", 1, {4, 6}}, {"U", 1, {1, 4, 6}}, {"Q", 1, {4, 6}},  {"C", 1, {2, 6, 4}},
+        {"A", 1, {2, 6, 4}}, {"K", 10, {2, 6, 4}}, {"F", 1, {6, 4}}, {"G", 7, {}},        {"D", 1, {-1, 3}}, {"Z", 1, {2, 3, 4}},
+    };
+    for (const auto& r : reference) {
+        CAPTURE(r.name);
+        const auto s = shape_of(r.name);
+        CHECK(s.data_type == r.type);
+        REQUIRE(s.dims);
+        CHECK(*s.dims == r.dims);
+        CHECK(s.fully_known() == (r.name != std::string_view("D")));
+    }
+    const auto mystery = shape_of("M");  // an op onnxstream does not know: nothing guessed
+    CHECK(mystery.data_type == 0);
+    CHECK_FALSE(mystery.dims);
+    CHECK_FALSE(mystery.fully_known());
+}
+
+TEST_CASE("constant_integers reads INT64 initializers, up to the limit asked for") {
+    harness h(shapes_model());
+    const graph_index index(h.model());
+    auto value = [&](std::string_view name) { return index.resolve(0, *h.model().names.find(name)); };
+    CHECK(constant_integers(h.model(), index, h.reader(), value("shape")) == std::vector<std::int64_t>{0, -1});
+    CHECK(constant_integers(h.model(), index, h.reader(), value("one")) == std::vector<std::int64_t>{1});
+    CHECK_FALSE(constant_integers(h.model(), index, h.reader(), value("shape"), 1));  // two elements, limit 1
+    CHECK_FALSE(constant_integers(h.model(), index, h.reader(), value("B")));         // FLOAT
+    CHECK_FALSE(constant_integers(h.model(), index, h.reader(), value("X")));         // a graph input
+}
