@@ -17,9 +17,9 @@ void install_signal_handlers(std::atomic<bool>& cancel);
 /// Takes the open-file limit the hard limit allows (POSIX; nothing to do on Windows).
 void raise_open_file_limit();
 
-/// The program's arguments: argv (on Windows in the ANSI code page, which is what its
-/// std::filesystem conversions expect, see platform_win.cpp). Also puts stdout in binary
-/// mode on Windows, so that printed bytes match Linux's.
+/// The program's arguments: argv; on Windows the wide command line converted to UTF-8,
+/// whatever the ANSI code page (platform_win.cpp). Also puts stdout in binary mode on
+/// Windows, so that printed bytes match Linux's.
 [[nodiscard]] std::vector<std::string> command_line(int argc, char** argv);
 
 }  // namespace onnxstream::cli::platform

@@ -7,12 +7,15 @@
 #include <onnxstream/io/output_file.hpp>
 
 #include <windows.h>
+#include <shellapi.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <io.h>
+#include <string>
+#include <utility>
 
 namespace onnxstream::cli::platform {
 namespace {
@@ -49,11 +52,23 @@ void raise_open_file_limit() {
 
 std::vector<std::string> command_line(int argc, char** argv) {
     (void)::_setmode(::_fileno(stdout), _O_BINARY);
-    // The arguments stay in the ANSI code page: std::filesystem::path converts narrow
-    // strings with the C runtime's locale, which msvcrt cannot set to UTF-8, so UTF-8
-    // arguments would name the wrong files (tried: "é" became "Ã©"). Names outside the
-    // code page need every string-to-path conversion made UTF-8 first (README).
-    return {argv, argv + argc};
+    // The wide command line, whatever the ANSI code page, each argument in UTF-8: the
+    // program's narrow strings are UTF-8 (src/io/utf8_crt_win.cpp), so they reach the
+    // wide file APIs unchanged.
+    int count = 0;
+    wchar_t** wide = ::CommandLineToArgvW(::GetCommandLineW(), &count);
+    if (wide == nullptr) return {argv, argv + argc};
+    std::vector<std::string> arguments;
+    arguments.reserve(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) {
+        const int size = ::WideCharToMultiByte(CP_UTF8, 0, wide[i], -1, nullptr, 0, nullptr, nullptr);
+        std::string text(size > 0 ? static_cast<std::size_t>(size) : 1, '\0');
+        if (size > 0) ::WideCharToMultiByte(CP_UTF8, 0, wide[i], -1, text.data(), size, nullptr, nullptr);
+        text.pop_back();  // the terminating NUL
+        arguments.push_back(std::move(text));
+    }
+    ::LocalFree(wide);
+    return arguments;
 }
 
 }  // namespace onnxstream::cli::platform
