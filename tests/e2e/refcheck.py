@@ -22,7 +22,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Iterator, Mapping, Sequence, Union
 
 import numpy as np
@@ -423,6 +423,13 @@ def command_prefix() -> list[str]:
 def windows_binary() -> bool:
     """True when the binary under test is the Windows build (run under wine)."""
     return binary_path().suffix.lower() == ".exe"
+
+
+def reported_name(path_text: str) -> str:
+    """The file name of a path the binary printed, split by the binary's own rules: the
+    Windows build joins a folder and a name with `\\` (`/tmp/out\\m.onnx.data` under wine),
+    which a Linux Path would take as one name."""
+    return PureWindowsPath(path_text).name if windows_binary() else Path(path_text).name
 
 
 def run_cli(args: Sequence[PathLike], timeout: float = 600, cwd: PathLike | None = None) -> subprocess.CompletedProcess:
