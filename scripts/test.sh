@@ -8,19 +8,23 @@
 #   4. the Windows build (mingw-w64, scripts/test_windows.sh): its unit tests and a chosen
 #      set of end-to-end suites under wine, and its outputs compared with Linux's
 #
-# Options: --no-sanitizers (skip stage 3), --no-windows (skip stage 4), --large (also the
-# multi-GB tests: slow, needs ~10 GB of disk). Build folders: build/, build-asan/, build-windows/.
+# Options: --no-sanitizers (skip stage 3), --no-windows (skip stage 4), --windows-full (stage
+# 4 runs the whole merge/split/repack/verify/bad-input suites under wine, not a subset),
+# --large (also the multi-GB tests: slow, needs ~10 GB of disk). Build folders: build/,
+# build-asan/, build-windows/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 sanitizers=1
 windows=1
+windows_args=()
 for arg in "$@"; do
   case "$arg" in
     --no-sanitizers) sanitizers=0 ;;
     --no-windows) windows=0 ;;
+    --windows-full) windows_args=(--full) ;;
     --large) export ONNXSTREAM_LARGE=1 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "unknown option: $arg" >&2; exit 2 ;;
   esac
 done
@@ -61,5 +65,5 @@ if [ "$sanitizers" = 1 ]; then
 fi
 
 if [ "$windows" = 1 ]; then
-  scripts/test_windows.sh
+  scripts/test_windows.sh "${windows_args[@]}"
 fi

@@ -1,12 +1,27 @@
 #!/usr/bin/env bash
 # The Windows build, tested here under wine: cross-compiles build-windows/onnxstream.exe
-# (cmake/mingw-w64-x86_64.cmake), runs its unit tests under wine, runs a chosen set of
-# end-to-end suites against it (ONNXSTREAM_WRAPPER=wine), and checks that its outputs are
-# byte-identical to the Linux build's (build/onnxstream, made by test.sh first).
+# (cmake/mingw-w64-x86_64.cmake, a unity build of the CLI and the unit tests only), runs
+# its unit tests under wine, runs a chosen subset of the end-to-end suites against it
+# (ONNXSTREAM_WRAPPER=wine), and checks that its outputs are byte-identical to the Linux
+# build's (build/onnxstream, made by test.sh first).
+#
+#   scripts/test_windows.sh          the subset below (CI, about 10 minutes)
+#   scripts/test_windows.sh --full   every test of the merge, split, repack, verify and
+#                                    bad-input suites (slow under wine: about 40 minutes)
+#
 # Skips with one line when mingw-w64 or wine is missing (scripts/install_deps.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
+
+full=0
+for arg in "$@"; do
+  case "$arg" in
+    --full) full=1 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "unknown option: $arg" >&2; exit 2 ;;
+  esac
+done
 
 echo "== Windows build under wine"
 if ! command -v x86_64-w64-mingw32-g++-posix >/dev/null 2>&1 || ! command -v wine >/dev/null 2>&1; then
@@ -17,19 +32,71 @@ start=$SECONDS
 export WINEDEBUG=-all
 # A prefix of our own, made once (the first start takes a few seconds).
 export WINEPREFIX="$PWD/build-windows/wine-prefix"
+# Wine decodes the Unix command line with the locale's charset: UTF-8, as the tests pass it.
+export LC_ALL=C.UTF-8
 cmake -S . -B build-windows -DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake -DCMAKE_BUILD_TYPE=Release \
-  -DONNXSTREAM_WERROR=ON -DONNXSTREAM_E2E=OFF -DONNXSTREAM_BUILD_FUZZ=OFF >/dev/null
-cmake --build build-windows -j"$jobs"
+  -DCMAKE_UNITY_BUILD=ON -DONNXSTREAM_WERROR=ON -DONNXSTREAM_E2E=OFF -DONNXSTREAM_BUILD_FUZZ=OFF >/dev/null
+cmake --build build-windows -j"$jobs" --target onnxstream_cli onnxstream_unit_tests
 built=$SECONDS
 
 echo "   unit tests under wine"
 wine build-windows/tests/onnxstream_unit_tests.exe
+unit=$SECONDS
 
-echo "   end-to-end suites against onnxstream.exe under wine"
-# Suites that check Linux-only behaviour (signals, strace, /proc, modes, symbolic links)
-# mark those tests skipped for the Windows binary (refcheck.windows_binary()).
+# The subset: every command the issue names on the cases that differ for Windows (one data
+# file, one file per tensor, folders, checksums, subgraphs, a real model), the refusals
+# (existing output, output = input, unsafe locations, every bad input through merge, usage
+# errors), non-ASCII names, and byte identity with the Linux build.
+subset=(
+  "test_merge.py::test_merge_good_case[one_file]"
+  "test_merge.py::test_merge_good_case[per_tensor]"
+  "test_merge.py::test_merge_good_case[data_subfolder]"
+  "test_merge.py::test_merge_good_case[data_dir]"
+  "test_merge.py::test_merge_good_case[checksum_ok]"
+  "test_merge.py::test_merge_good_case[if_subgraph]"
+  "test_merge.py::test_merge_good_case[everywhere]"
+  "test_merge.py::test_merge_good_case[resnet18]"
+  "test_merge.py::test_merge_needs_data_flags[only_data_flag]"
+  "test_merge.py::test_merge_several_models"
+  "test_merge.py::test_existing_output_refused_without_force"
+  "test_merge.py::test_output_equal_to_an_input_refused"
+  "test_merge.py::test_merge_relative_model_path"
+  "test_merge.py::test_merge_into_missing_folder_fails_cleanly"
+  "test_split.py::test_split_default[everywhere_embedded]"
+  "test_split.py::test_split_default[resnet18_embedded]"
+  "test_split.py::test_split_custom_output_and_data_name"
+  "test_split.py::test_split_existing_data_file_refused_without_force"
+  "test_repack.py::test_repack_default"
+  "test_repack.py::test_repack_shards"
+  "test_repack.py::test_repack_dedupe_shares_the_tied_weights"
+  "test_repack.py::test_repack_write_checksums"
+  "test_repack.py::test_repack_in_place"
+  "test_repack.py::test_repack_errors"
+  "test_verify.py::test_clean_models_exit_0"
+  "test_verify.py::test_flipped_byte_names_the_tensor"
+  "test_verify.py::test_truncated_file"
+  "test_verify.py::test_missing_file"
+  "test_verify.py::test_size_mismatch"
+  "test_bad_inputs.py::test_bad_case"
+  "test_bad_inputs.py::test_missing_model_file"
+  "test_bad_inputs.py::test_model_is_a_directory"
+  "test_bad_inputs.py::test_usage_error[unknown_command]"
+  "test_bad_inputs.py::test_usage_error[o_without_value]"
+  "test_windows_paths.py"
+  "test_windows_identical.py"
+)
+selection=("${subset[@]}")
+deselect=(-k "not -inspect] and not -split]")  # test_bad_case: each bad input through merge
+if [ "$full" = 1 ]; then
+  selection=(test_merge.py test_split.py test_repack.py test_verify.py test_bad_inputs.py test_windows_paths.py
+             test_windows_identical.py)
+  deselect=()
+fi
+
+echo "   end-to-end tests against onnxstream.exe under wine ($([ "$full" = 1 ] && echo "full suites" || echo "subset; --full for all"))"
+# Tests of Linux-only behaviour (signals, strace, /proc, modes, symbolic links) skip
+# themselves for the Windows binary (refcheck.windows_binary()).
 (cd tests/e2e && ONNXSTREAM_BIN="$PWD/../../build-windows/onnxstream.exe" ONNXSTREAM_WRAPPER=wine \
   ONNXSTREAM_FIXTURES="${ONNXSTREAM_FIXTURES:-$PWD/../../build/fixtures}" ONNXSTREAM_LINUX_BIN="$PWD/../../build/onnxstream" \
-  PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider \
-  test_windows_identical.py test_merge.py test_split.py test_repack.py test_verify.py test_bad_inputs.py)
-echo "   Windows stage: $((built - start)) s building, $((SECONDS - built)) s testing"
+  PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider "${deselect[@]}" "${selection[@]}")
+echo "   Windows stage: $((built - start)) s building, $((unit - built)) s unit tests, $((SECONDS - unit)) s end-to-end"
