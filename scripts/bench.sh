@@ -3,7 +3,7 @@
 # table, DIR/results.json and DIR/dashboard.html (self-contained: open it anywhere).
 #
 #   scripts/bench.sh [--quick] [--out DIR] [--history HDIR] [--work WORK] [--runs N] [--keep] [--no-llm]
-#   scripts/bench.sh --memory [--quick] [--out DIR] [--work WORK] [--only TEXT] [--keep]
+#   scripts/bench.sh --memory [--quick] [--out DIR] [--history HDIR] [--work WORK] [--only TEXT] [--keep]
 #
 #   --quick         small models (a few minutes); the full run uses a 1 GiB external-data
 #                   model, a 1.9 GB embedded one, a 200k-node graph and, when
@@ -16,7 +16,8 @@
 #   --no-llm        leave out the LLM repack case (it needs python3-torch)
 #   --memory        instead, the memory benchmark (scripts/bench/memory.py): max RSS, RssAnon
 #                   and RssFile peaks of every command on weight-heavy and metadata-heavy
-#                   models, cold and warm page cache; writes DIR/memory.json. Needs about
+#                   models, cold and warm page cache; writes DIR/memory.json and
+#                   DIR/memory.html (with --history, the trend too). Needs about
 #                   7 GB free in WORK and takes several minutes (--quick: 1/16 of the sizes)
 #   --only TEXT     with --memory: only the cases whose name contains TEXT
 #
@@ -43,7 +44,7 @@ while [ $# -gt 0 ]; do
     --no-llm) extra+=(--no-llm) ;;
     --memory) memory=1 ;;
     --only) extra+=(--only "$2"); shift ;;
-    -h|--help) sed -n '2,26s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option: $1" >&2; exit 2 ;;
   esac
   shift
@@ -63,7 +64,7 @@ fi
 
 if [ -n "$memory" ]; then
   /usr/bin/python3 scripts/bench/memory.py --binary "$ONNXSTREAM_BIN" --work "$work" --out "$out" \
-    "${extra[@]+"${extra[@]}"}"
+    ${history:+--history "$history"} "${extra[@]+"${extra[@]}"}"
   exit
 fi
 

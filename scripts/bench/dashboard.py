@@ -102,7 +102,7 @@ def line_chart(title: str, labels: list[str], series: dict[str, list[float | Non
         parts.append(f'<text x="{left - 5}" y="{y(v) + 4:.1f}" text-anchor="end">{fmt(v)}</text>')
     if limit is not None:
         parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(limit):.1f}" y2="{y(limit):.1f}" class="limit"/>')
-        parts.append(f'<text x="{left + plot_w + 4}" y="{y(limit) + 4:.1f}" class="limitlabel">target {fmt(limit)}</text>')
+        parts.append(f'<text x="{left + 4}" y="{y(limit) - 4:.1f}" class="limitlabel">target {fmt(limit)}</text>')
     step = max(1, n // 8)
     for i, label in enumerate(labels):
         if i % step == 0 or i == n - 1:

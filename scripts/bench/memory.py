@@ -29,7 +29,9 @@ Cache state:
 
 Disk: about 7 GB in --work (the 1.9 GB model and its split output, the 1 GiB model and its
 merged output, ~600 MB of metadata models; the 4 GiB unknown field is a sparse hole).
-Writes OUT/memory.json and prints a table. A few minutes per run of every case.
+Writes OUT/memory.json, OUT/memory.html (scripts/bench/memory_dashboard.py) and prints a
+table; with --history HDIR the run is also kept there and the page charts the trend of
+every run kept. A few minutes per run of every case.
 """
 from __future__ import annotations
 
@@ -303,6 +305,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the same cases at a sixteenth of the size")
     parser.add_argument("--only", help="run only the cases whose name contains this text")
     parser.add_argument("--keep", action="store_true", help="keep the generated models in --work")
+    parser.add_argument("--history", type=Path, help="also keep this run here and chart the trend")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -332,8 +335,15 @@ def main() -> None:
     print("\n" + table(records))
     if timing:
         print(f"\ninspect of the {timing['case']}: {timing['median_wall_s'] * 1000:.1f} ms median of 5 (limit 50 ms)")
-    (args.out / "memory.json").write_text(json.dumps(document, indent=1) + "\n")
-    print(f"\nwrote {args.out / 'memory.json'}")
+    results = args.out / "memory.json"
+    results.write_text(json.dumps(document, indent=1) + "\n")
+    if args.history:
+        args.history.mkdir(parents=True, exist_ok=True)
+        stamp = started.strftime("%Y%m%dT%H%M%SZ")
+        shutil.copyfile(results, args.history / f"{stamp}-{meta['commit']}.json")
+    subprocess.run([sys.executable, str(HERE / "memory_dashboard.py"), str(results), str(args.out / "memory.html")]
+                   + (["--history", str(args.history)] if args.history else []), check=True)
+    print(f"\nwrote {results} and {args.out / 'memory.html'}")
     if not args.keep:
         for p in list(args.work.iterdir()):
             if p.name.startswith(("external-", "embedded-", "graph-", "tiny-", "int64-", "dims-", "unknown-", ".")):

@@ -1,92 +1,104 @@
 #include <onnxstream/caffe/opencv_runner.hpp>
 
 #if ONNXSTREAM_HAVE_OPENCV
-#include <opencv2/core.hpp>
-#include <opencv2/dnn.hpp>
-#endif
+#include "opencv_module.hpp"
 
-#include <chrono>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <array>
+#endif
 
 namespace onnxstream::caffe {
 
 #if ONNXSTREAM_HAVE_OPENCV
 
-bool opencv_available() noexcept { return true; }
-
 namespace {
 
-cv::Mat to_mat(const dense_tensor& t) {
-    std::vector<int> sizes;
-    for (const auto d : t.shape) sizes.push_back(static_cast<int>(d));
-    cv::Mat m(static_cast<int>(sizes.size()), sizes.data(), CV_32F);
-    auto* out = m.ptr<float>();
-    for (std::size_t i = 0; i < t.values.size(); ++i) out[i] = static_cast<float>(t.values[i]);
-    return m;
+constexpr const char* module_name = "onnxstream-opencv.so";
+
+std::filesystem::path executable_folder() {
+    std::array<char, 4096> buffer{};
+    const auto length = ::readlink("/proc/self/exe", buffer.data(), buffer.size() - 1);
+    if (length <= 0) return {};
+    return std::filesystem::path(std::string(buffer.data(), static_cast<std::size_t>(length))).parent_path();
 }
 
-dense_tensor from_mat(const cv::Mat& m) {
-    dense_tensor t;
-    for (int i = 0; i < m.dims; ++i) t.shape.push_back(m.size[i]);
-    const cv::Mat continuous = m.isContinuous() ? m : m.clone();
-    const auto* p = continuous.ptr<float>();
-    t.values.assign(p, p + continuous.total());
-    return t;
+/// Where the module may be, in order: beside the executable (the build tree, and a
+/// relocated copy), then where `cmake --install` puts it, then the build tree (for test
+/// programs in its subfolders).
+std::vector<std::filesystem::path> module_candidates() {
+    std::vector<std::filesystem::path> out;
+    if (const auto folder = executable_folder(); !folder.empty()) out.push_back(folder / module_name);
+    out.emplace_back(std::filesystem::path(ONNXSTREAM_OPENCV_MODULE_INSTALLED) / module_name);
+    out.emplace_back(std::filesystem::path(ONNXSTREAM_OPENCV_MODULE_BUILT) / module_name);
+    return out;
+}
+
+struct loaded_module {
+    const opencv_module_api* api = nullptr;
+    std::string why;  // what went wrong when api is null, as a clause ("its OpenCV module did not load (...)")
+};
+
+/// Loads the module once per process; it stays loaded (OpenCV's own threads outlive a run).
+const loaded_module& module() {
+    static const loaded_module loaded = [] {
+        loaded_module m;
+        for (const auto& path : module_candidates()) {
+            std::error_code ec;
+            if (!std::filesystem::exists(path, ec)) continue;
+            void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+            if (handle == nullptr) {
+                const char* text = ::dlerror();
+                m.why = std::string("its OpenCV module did not load (") + (text != nullptr ? text : path.c_str()) + ")";
+                return m;
+            }
+            using entry = const opencv_module_api* (*)();
+            auto* symbol = ::dlsym(handle, onnxstream_opencv_module_symbol);
+            const auto* api = symbol != nullptr ? reinterpret_cast<entry>(symbol)() : nullptr;
+            if (api == nullptr || api->version != opencv_module_version || api->run == nullptr) {
+                m.why = path.string() + " is not the OpenCV module of this build of onnxstream";
+                return m;
+            }
+            m.api = api;
+            return m;
+        }
+        m.why = std::string("its OpenCV module (") + module_name + ") is neither beside it nor where it is installed";
+        return m;
+    }();
+    return loaded;
 }
 
 }  // namespace
 
+bool opencv_available() noexcept { return module().api != nullptr; }
+
+std::string opencv_unavailable_reason() { return module().why; }
+
 result<opencv_run> run_opencv(const std::filesystem::path& prototxt, const std::filesystem::path& caffemodel,
                               const std::map<std::string, dense_tensor>& inputs, const std::vector<opencv_request>& requests) {
-    opencv_run out;
-    try {
-        auto net = cv::dnn::readNetFromCaffe(prototxt.string(), caffemodel.string());
-        net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-        net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
-        net.enableFusion(false);
-        for (const auto& [name, t] : inputs) net.setInput(to_mat(t), name);
-        // OpenCV renames some layers after their top (a Convolution with a bias, for one).
-        auto known = [&](const opencv_request& r) -> std::string {
-            if (net.getLayerId(r.layer) >= 0) return r.layer;
-            if (net.getLayerId(r.first_top) >= 0) return r.first_top;
-            return {};
-        };
-        // First outputs in one pass; a later output of a layer needs a pass of its own.
-        std::vector<std::string> names;
-        std::vector<const opencv_request*> firsts, others;
-        for (const auto& r : requests) {
-            const auto name = known(r);
-            if (name.empty()) continue;
-            if (r.index == 0) {
-                names.push_back(name);
-                firsts.push_back(&r);
-            } else {
-                others.push_back(&r);
-            }
-        }
-        std::vector<cv::Mat> blobs;
-        const auto start = std::chrono::steady_clock::now();
-        net.forward(blobs, names);
-        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        for (std::size_t i = 0; i < firsts.size() && i < blobs.size(); ++i) out.outputs[firsts[i]->top] = from_mat(blobs[i]);
-        for (const auto* r : others) {
-            std::vector<cv::Mat> all;
-            net.forward(all, known(*r));
-            if (r->index < all.size()) out.outputs[r->top] = from_mat(all[r->index]);
-        }
-    } catch (const cv::Exception& e) {
-        return failure(error_code::invalid_argument, std::string("OpenCV could not run the export: ") + e.what(),
+    const auto& m = module();
+    if (m.api == nullptr)
+        return failure(error_code::unsupported, "onnxstream cannot run OpenCV: " + m.why,
+                       "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and reinstall onnxstream");
+    auto outcome = m.api->run(prototxt, caffemodel, inputs, requests);
+    if (!outcome.failure.empty())
+        return failure(error_code::invalid_argument, "OpenCV could not run the export: " + outcome.failure,
                        "this is a bug in the exporter; please report it with the model");
-    }
-    return out;
+    return std::move(outcome.run);
 }
 
 #else
 
+constexpr const char* no_opencv = "this build of onnxstream has no OpenCV";
+
 bool opencv_available() noexcept { return false; }
+
+std::string opencv_unavailable_reason() { return no_opencv; }
 
 result<opencv_run> run_opencv(const std::filesystem::path&, const std::filesystem::path&, const std::map<std::string, dense_tensor>&,
                               const std::vector<opencv_request>&) {
-    return failure(error_code::unsupported, "this build of onnxstream has no OpenCV",
+    return failure(error_code::unsupported, no_opencv,
                    "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild");
 }
 

@@ -179,7 +179,7 @@ public:
         report_.input = model_path_;
         report_.dialect = options_.dialect == caffe::dialect::opencv ? "opencv" : "bvlc";
         if (options_.check && !caffe::opencv_available())
-            return failure(error_code::unsupported, "this build of onnxstream has no OpenCV, which --check runs the export in",
+            return failure(error_code::unsupported, "--check runs the export in OpenCV, but " + caffe::opencv_unavailable_reason(),
                            "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild, or leave out {0}",
                            {{remedy::leave_out_check, {}}});
         name_outputs();

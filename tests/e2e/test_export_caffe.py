@@ -211,6 +211,37 @@ def test_no_fold_bn_keeps_batchnorm_and_scale(tmp_path):
     assert relative_error(got["logits"], ort["logits"].astype(np.float64)) <= TOLERANCE
 
 
+def test_opencv_is_a_module_the_other_commands_never_load(tmp_path):
+    """OpenCV's twenty libraries are not linked into the binary (they cost every command
+    ~10 MiB of RSS and ~30 ms); --check loads them from onnxstream-opencv.so, and a module
+    that does not load is a clear error that leaves nothing behind."""
+    binary = refcheck.binary_path()
+    linked = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True).stdout
+    assert "opencv" not in linked, linked
+    if not (binary.parent / "onnxstream-opencv.so").exists():
+        pytest.skip("this build has no OpenCV module")
+    model = fixtures() / models(True)[0]["file"]
+    # A copy of the binary beside a damaged module: the module beside the binary is tried first.
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    copy = folder / "onnxstream"
+    copy.write_bytes(binary.read_bytes())
+    copy.chmod(0o755)
+    (folder / "onnxstream-opencv.so").write_bytes(b"not a shared object\n" * 8)
+    out = tmp_path / "out"
+    proc = subprocess.run([str(copy), "export", str(model), "--to", "caffe", "-o", str(out), "--check"],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    assert proc.returncode == 1, refcheck.describe(proc)
+    assert "OpenCV module did not load" in proc.stderr and "onnxstream-opencv.so" in proc.stderr, proc.stderr
+    assert "leave out --check" in proc.stderr, proc.stderr
+    assert not out.exists() and not list(tmp_path.glob("out*")), list(tmp_path.iterdir())
+    # Without --check the module is never opened, so the same copy exports.
+    proc = subprocess.run([str(copy), "export", str(model), "--to", "caffe", "-o", str(out)],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    assert proc.returncode == 0, refcheck.describe(proc)
+    assert (tmp_path / "out.prototxt").stat().st_size > 0 and (tmp_path / "out.caffemodel").stat().st_size > 0
+
+
 def test_symbolic_batch_and_input_shape(tmp_path):
     model = fixtures() / "resnet18.onnx"
     proc = export(model, tmp_path / "a")

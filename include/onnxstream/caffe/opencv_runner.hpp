@@ -1,5 +1,7 @@
 // Runs an exported Caffe model in OpenCV's dnn module, in process (libopencv-dnn-dev;
-// optional at build time). Layer fusion is turned off so that every requested layer's
+// optional at build time). OpenCV is in a module loaded on first use
+// (onnxstream-opencv.so, beside the binary or in LIBDIR/onnxstream), so that the other
+// commands do not load its twenty libraries. Layer fusion is turned off so that every requested layer's
 // output is its own, not that of the layer fused into it.
 #pragma once
 
@@ -14,8 +16,11 @@
 
 namespace onnxstream::caffe {
 
-/// Whether this build has OpenCV.
+/// Whether this build has OpenCV and its module loads (the first call loads it).
 [[nodiscard]] bool opencv_available() noexcept;
+/// Why OpenCV cannot run, as a clause ("this build of onnxstream has no OpenCV", "its
+/// OpenCV module did not load (...)"); empty when it can.
+[[nodiscard]] std::string opencv_unavailable_reason();
 
 /// One blob to read back: output `index` of layer `layer` (whose first top is
 /// `first_top`: OpenCV names some layers after it), returned under `top`.
