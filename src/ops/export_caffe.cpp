@@ -1,5 +1,6 @@
 #include <onnxstream/ops/export_caffe.hpp>
 
+#include "bound_operation.hpp"
 #include "export_caffe_report.hpp"
 #include "plan_output.hpp"
 
@@ -170,9 +171,9 @@ std::string shape_text(const caffe::shape& s) {
     return out;
 }
 
-class exporter {
+class exporter : detail::bound_operation<export_caffe_options, export_caffe_report> {
 public:
-    exporter(const fs::path& model_path, const export_caffe_options& options) : model_path_(model_path), options_(options) {}
+    using bound_operation::bound_operation;
 
     result<export_caffe_report> run() {
         const auto start = std::chrono::steady_clock::now();
@@ -498,11 +499,6 @@ private:
         return {};
     }
 
-    const fs::path& model_path_;
-    const export_caffe_options& options_;
-    export_caffe_report report_;
-    onnx::bound_model bound_;
-    const onnx::model_file& model_ = bound_.model;
     graph::graph_model graph_;
     std::map<std::string, std::vector<std::string>> folded_into_;  // producer label -> BatchNormalizations folded into it
 };
