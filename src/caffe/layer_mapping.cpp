@@ -43,7 +43,7 @@ result<mapping> mapper::run() {
         const auto found = options_.input_shapes.find(name);
         if (found == options_.input_shapes.end())
             return failure(error_code::invalid_argument, "the input '" + name + "' has no known shape",
-                           "give it with --input-shape " + name + "=1,3,224,224");
+                           "give it with {0}", {{remedy::give_input_shape, name + "=1,3,224,224"}});
         layer l;
         l.name = unique_layer(name);
         l.type = "Input";

@@ -204,7 +204,7 @@ mapper::outcome mapper::softmax(std::uint32_t n) {
 
 mapper::outcome mapper::transpose(std::uint32_t n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
-    if (options_.target == dialect::bvlc) return refuse("BVLC Caffe has no Permute layer", "export with --dialect opencv");
+    if (options_.target == dialect::bvlc) return refuse("BVLC Caffe has no Permute layer", "export in the opencv dialect");
     const auto& in = in_shape(n, 0);
     auto perm = attr_ints(n, "perm");
     if (!perm) {

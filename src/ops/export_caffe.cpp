@@ -180,7 +180,7 @@ public:
         report_.input = model_path_;
         report_.dialect = options_.dialect == caffe::dialect::opencv ? "opencv" : "bvlc";
         if (options_.check && !caffe::opencv_available())
-            return failure(error_code::unsupported, "this build of onnxstream has no OpenCV, which --check runs the export in",
+            return failure(error_code::unsupported, "this build of onnxstream has no OpenCV, which the check runs the export in",
                            "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild, or leave out {0}",
                            {{remedy::leave_out_check, {}}});
         name_outputs();
@@ -311,7 +311,7 @@ private:
             names.insert(name);
             if (const auto given = options_.input_shapes.find(name); given != options_.input_shapes.end()) {
                 out[name] = given->second;
-                report_.decisions.push_back({"input-shape", name, "from --input-shape: " + shape_text(given->second)});
+                report_.decisions.push_back({"input-shape", name, "as given: " + shape_text(given->second)});
                 continue;
             }
             ONNXSTREAM_ASSIGN(const auto declared, read_declared_shape(graph_.tree(), f.child));
@@ -337,8 +337,8 @@ private:
         }
         for (const auto& [name, s] : options_.input_shapes)
             if (!names.contains(name))
-                return failure(error_code::invalid_argument, "--input-shape names '" + name + "', which is not an input of the model",
-                               "the inputs are listed by {0}", {{remedy::inspect_model, {}}});
+                return failure(error_code::invalid_argument, "a shape is given for '" + name + "', which is not an input of the model",
+                               "give {0} only for the inputs {1} lists", {{remedy::give_input_shape, {}}, {remedy::inspect_model, {}}});
         return out;
     }
 

@@ -299,7 +299,7 @@ private:
         const auto folder_real = fs::canonical(folder, folder_error);
         if (data_error || folder_error || data_real == folder_real || !onnx::is_inside(data_real, folder_real))
             return failure(error_code::invalid_argument,
-                           "--reuse-data needs the data file " + file.found->path.string() + " inside the output's folder " +
+                           "reusing the input's data needs the data file " + file.found->path.string() + " inside the output's folder " +
                                folder.string(),
                            "write the output beside the input model, or leave out {0} to write a new data file",
                            {{remedy::reuse_data, {}}});

@@ -77,11 +77,11 @@ public:
         check_embedded_sizes();
         if (report_.file_size > plan::protobuf_limit)
             add_problem(no_index, no_index,
-                        error{error_code::too_large,
-                              "the .onnx file is " + std::to_string(report_.file_size) +
-                                  " bytes, over protobuf's limit of 2 GiB - 1 (" + std::to_string(plan::protobuf_limit) +
-                                  "): ONNX Runtime and python-onnx cannot load it",
-                              "move the weights to external data: onnxstream split (or repack) keeps the .onnx small"});
+                        with_remedies(error{error_code::too_large,
+                                            "the .onnx file is " + std::to_string(report_.file_size) +
+                                                " bytes, over protobuf's limit of 2 GiB - 1 (" +
+                                                std::to_string(plan::protobuf_limit) + "): ONNX Runtime and python-onnx cannot load it"},
+                                      "move the weights to external data: {0} keeps the .onnx small", {{remedy::keep_external_data, {}}}));
 
         report_.external_tensors = data_.tensors.size();
         for (const auto& p : data_.problems) add_problem(p.tensor, p.file, p.what);

@@ -223,7 +223,7 @@ TEST_CASE("a guess is taken only when it fits what the tensors need") {
     }
     SUBCASE("guesses off (--strict): not taken") {
         const auto refused = refusal(model, {{}, {}, false}, "model.onnx.data");
-        CHECK(refused.hint.find("a guess, not taken with --strict") != std::string::npos);
+        CHECK(refused.hint.find("a guess, not taken: guesses are refused") != std::string::npos);
     }
     SUBCASE("the location as written and what the user gave are not guesses") {
         dir.write("m/model.onnx.data", "x");
