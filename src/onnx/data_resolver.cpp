@@ -275,7 +275,7 @@ result<opened_location> data_resolver::search(std::string_view location, const d
     // 1. --data: by matching file name, or a single one serves every location.
     if (const auto* given = given_data_file(options_.data_files, file_name)) {
         ONNXSTREAM_ASSIGN(auto file, io::source_file::open(*given, false));
-        return found(std::move(file), *given, found_by::data_flag, "the data file given, " + given->string());
+        return found(std::move(file), *given, found_by::data_flag, "--data " + given->string());
     }
     for (const auto& data : options_.data_files) tried.push_back(data.string() + " (a data file given: its name does not match)");
 
@@ -288,12 +288,12 @@ result<opened_location> data_resolver::search(std::string_view location, const d
     for (const auto& dir : options_.data_dirs) {
         const auto full = dir / relative;
         ONNXSTREAM_ASSIGN(auto in_dir, attempt(full, trust::user_given));
-        if (in_dir) return found(std::move(*in_dir), full, found_by::data_dir, "under the data folder given, " + dir.string());
+        if (in_dir) return found(std::move(*in_dir), full, found_by::data_dir, "--data-dir " + dir.string());
         const auto by_name = dir / file_name;
         ONNXSTREAM_ASSIGN(auto named, attempt(by_name, trust::user_given));
         if (named)
             return found(std::move(*named), by_name, found_by::data_dir_file_name,
-                         "file name under the data folder given, " + dir.string());
+                         "file name under --data-dir " + dir.string());
     }
 
     // 4. the file name alone in the model's folder.
