@@ -186,7 +186,7 @@ result<std::optional<io::source_file>> data_resolver::try_candidate(const fs::pa
         return nothing();
     }
     if (!guess_label.empty() && !options_.allow_guesses) {
-        tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": a guess, not taken: guesses are refused)");
+        tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": a guess, not taken with {1})");
         return nothing();
     }
     ONNXSTREAM_ASSIGN(auto file, located->open(false));
@@ -250,6 +250,9 @@ failure not_found(std::string_view location, const std::vector<std::string>& tri
     e.message = "cannot find the external data file '" + std::string(location) + "'";
     e.hint = std::move(hint);
     e.remedies = {{remedy::give_data_location, {}}};
+    // A guess left out because guesses are refused names that setting as {1}.
+    const auto refused_guess = [](const std::string& t) { return t.ends_with(": a guess, not taken with {1})"); };
+    if (std::any_of(tried.begin(), tried.end(), refused_guess)) e.remedies.push_back({remedy::refuse_guesses, {}});
     return failure(std::move(e));
 }
 

@@ -223,7 +223,9 @@ TEST_CASE("a guess is taken only when it fits what the tensors need") {
     }
     SUBCASE("guesses off (--strict): not taken") {
         const auto refused = refusal(model, {{}, {}, false}, "model.onnx.data");
-        CHECK(refused.hint.find("a guess, not taken: guesses are refused") != std::string::npos);
+        CHECK(refused.hint.find("a guess, not taken with {1}") != std::string::npos);  // --strict, or the page's 'strict'
+        REQUIRE(refused.remedies.size() == 2);
+        CHECK(refused.remedies[1].change == remedy::refuse_guesses);
     }
     SUBCASE("the location as written and what the user gave are not guesses") {
         dir.write("m/model.onnx.data", "x");
