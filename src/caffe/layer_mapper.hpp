@@ -7,6 +7,8 @@
 #include <onnxstream/caffe/layer_mapping.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 
+#include "node_attributes.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -51,11 +53,11 @@ struct refused {
     std::string hint;
 };
 
-class mapper {
+class mapper : node_attributes {
 public:
     mapper(const graph::graph_model& model, const graph::tensor_reader& reader, weight_store& weights,
            const mapping_options& options)
-        : model_(model), index_(model), reader_(reader), weights_(weights), options_(options) {}
+        : node_attributes(model), model_(model), index_(model), reader_(reader), weights_(weights), options_(options) {}
 
     result<mapping> run();
 
@@ -89,28 +91,17 @@ private:
     // Integer arithmetic on shapes, done here: it yields no layer. Empty when `n` is not
     // such a node.
     std::optional<outcome> shape_arithmetic(std::uint32_t n);
+    // Shape of a computed blob: its known dims as values.
+    std::optional<outcome> known_shape(std::uint32_t n);
+    // The values of a shape-arithmetic node whose first input's values are `a`; `scalar`
+    // says whether the result is a scalar.
+    outcome known_values(std::uint32_t n, const std::vector<std::int64_t>& a, std::vector<std::int64_t>& result_values,
+                         bool& scalar);
 
     // Pad of zeros: folded away when it pads nothing; else refused (a Caffe layer pads only
     // inside Convolution and Pooling).
     outcome pad(std::uint32_t n);
 
-    std::int64_t attr_int(std::uint32_t n, std::string_view name, std::int64_t fallback) const {
-        const auto a = model_.attribute(n, name);
-        return a && a->i ? *a->i : fallback;
-    }
-    double attr_float(std::uint32_t n, std::string_view name, double fallback) const {
-        const auto a = model_.attribute(n, name);
-        return a && a->f ? *a->f : fallback;
-    }
-    std::optional<std::vector<std::int64_t>> attr_ints(std::uint32_t n, std::string_view name) const {
-        const auto a = model_.attribute(n, name);
-        if (!a) return std::nullopt;
-        return a->ints;
-    }
-    std::string attr_text(std::uint32_t n, std::string_view name, std::string_view fallback) const {
-        const auto a = model_.attribute(n, name);
-        return a && a->s ? std::string(*a->s) : std::string(fallback);
-    }
 
     std::string in_name(std::uint32_t n, std::size_t slot) const { return text(model_.nodes[n].inputs[slot]); }
     std::string out_name(std::uint32_t n, std::size_t slot = 0) const { return text(model_.nodes[n].outputs[slot]); }
@@ -205,9 +196,32 @@ private:
 
         outcome conv_transpose(std::uint32_t n);
 
+    // What a Convolution or Deconvolution layer's convolution_param says, per axis.
+    struct conv_params {
+        std::int64_t channels_out = 0, group = 1;
+        std::array<std::int64_t, 2> pad{}, kernel{}, stride{}, dilation{};
+    };
+    // Adds a Convolution or Deconvolution layer: its convolution_param (group and dilation
+    // only when not 1), the weight blob and the bias blob when there is a bias.
+    result<void> convolution_layer(const std::string& type, const std::string& bottom, const std::string& top, const conv_params& c,
+                                   const graph::constant& w, const std::optional<graph::constant>& bias);
+
     // --- pooling -------------------------------------------------------------------
 
         outcome pool(std::uint32_t n);
+
+    // Caffe pads and rounding whose windows start where ONNX's do and cover every ONNX
+    // output (extra outputs are sliced away afterwards): exact sizes first, ceil first.
+    struct pool_choice {
+        bool ceil = true;
+        std::array<std::int64_t, 2> pad{}, skip{}, size{};
+    };
+    std::optional<pool_choice> pool_padding(const shape& in, const std::vector<spatial>& sp, const shape& onnx_out) const;
+    // Average divisors: Caffe divides by the window clipped to the padded input; ONNX by
+    // that (count_include_pad=1, with its own end padding) or by the valid elements. Fills
+    // the per-output ratio map (rows x columns) and says whether any output needs it.
+    static bool average_correction(const shape& in, const std::vector<spatial>& sp, const shape& onnx_out, const pool_choice& best,
+                                   bool include_pad, std::vector<float>& correction);
 
         outcome global_pool(std::uint32_t n, bool is_max);
 
@@ -250,6 +264,10 @@ private:
         outcome concat(std::uint32_t n);
 
     outcome binary(std::uint32_t n);
+    // Every input computed: Eltwise when the shapes agree, a per-channel gate for Mul.
+    outcome computed_binary(std::uint32_t n);
+    // Input `xs` computed, `constant_slot` a constant: Power for one value, Scale per channel.
+    outcome constant_binary(std::uint32_t n, std::size_t xs, std::size_t constant_slot);
 
         outcome softmax(std::uint32_t n);
 

@@ -43,7 +43,7 @@ result<mapping> mapper::run() {
         const auto found = options_.input_shapes.find(name);
         if (found == options_.input_shapes.end())
             return failure(error_code::invalid_argument, "the input '" + name + "' has no known shape",
-                           "give it with --input-shape " + name + "=1,3,224,224");
+                           "give it with {0}", {{remedy::give_input_shape, name + "=1,3,224,224"}});
         layer l;
         l.name = unique_layer(name);
         l.type = "Input";
@@ -98,40 +98,23 @@ result<std::optional<std::vector<double>>> mapper::static_values(std::uint32_t n
     return std::optional<std::vector<double>>(std::move(v));
 }
 
-std::optional<mapper::outcome> mapper::shape_arithmetic(std::uint32_t n) {
+std::optional<mapper::outcome> mapper::known_shape(std::uint32_t n) {
+    if (!computed_input(n, 0)) return std::nullopt;
+    const auto& in = in_shape(n, 0);
+    auto start = attr_int(n, "start", 0), end = attr_int(n, "end", static_cast<std::int64_t>(in.size()));
+    const auto rank = static_cast<std::int64_t>(in.size());
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::clamp<std::int64_t>(start, 0, rank);
+    end = std::clamp<std::int64_t>(end, start, rank);
+    known_[out_name(n)] = std::vector<std::int64_t>(in.begin() + start, in.begin() + end);
+    return ok();
+}
+
+mapper::outcome mapper::known_values(std::uint32_t n, const std::vector<std::int64_t>& a, std::vector<std::int64_t>& result_values,
+                                     bool& scalar) {
     const auto& nd = model_.nodes[n];
     const auto& op = nd.op_type;
-    static const std::set<std::string> ops{"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Mul", "Div", "Add", "Sub",
-                                           "Cast", "Slice", "Identity"};
-    if (!ops.contains(op)) return std::nullopt;
-    const auto out = out_name(n);
-    if (op == "Shape") {
-        if (!computed_input(n, 0)) return std::nullopt;
-        const auto& in = in_shape(n, 0);
-        auto start = attr_int(n, "start", 0), end = attr_int(n, "end", static_cast<std::int64_t>(in.size()));
-        const auto rank = static_cast<std::int64_t>(in.size());
-        if (start < 0) start += rank;
-        if (end < 0) end += rank;
-        start = std::clamp<std::int64_t>(start, 0, rank);
-        end = std::clamp<std::int64_t>(end, start, rank);
-        known_[out] = std::vector<std::int64_t>(in.begin() + start, in.begin() + end);
-        return ok();
-    }
-    // Everything else only when no input is a computed blob and one is a known value.
-    bool any_known = false;
-    for (std::size_t s = 0; s < nd.inputs.size(); ++s) {
-        if (nd.inputs[s] == 0) continue;
-        if (computed_input(n, s)) return std::nullopt;
-        if (known_.contains(in_name(n, s))) any_known = true;
-    }
-    if (!any_known) return std::nullopt;
-    auto v0 = static_values(n, 0);
-    if (!v0) return outcome(failure(std::move(v0).error()));
-    if (!*v0) return std::nullopt;
-    std::vector<std::int64_t> a;
-    for (const auto x : **v0) a.push_back(static_cast<std::int64_t>(x));
-    std::vector<std::int64_t> result_values;
-    bool scalar = false;
     if (op == "Cast" || op == "Identity") {
         result_values = a;
         scalar = known_scalar_.contains(in_name(n, 0));
@@ -182,6 +165,34 @@ std::optional<mapper::outcome> mapper::shape_arithmetic(std::uint32_t n) {
         }
         scalar = known_scalar_.contains(in_name(n, 0)) && static_dims(n, 1).empty();
     }
+    return ok();
+}
+
+std::optional<mapper::outcome> mapper::shape_arithmetic(std::uint32_t n) {
+    const auto& nd = model_.nodes[n];
+    const auto& op = nd.op_type;
+    static const std::set<std::string> ops{"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Mul", "Div", "Add", "Sub",
+                                           "Cast", "Slice", "Identity"};
+    if (!ops.contains(op)) return std::nullopt;
+    if (op == "Shape") return known_shape(n);
+    const auto out = out_name(n);
+    // Everything else only when no input is a computed blob and one is a known value.
+    bool any_known = false;
+    for (std::size_t s = 0; s < nd.inputs.size(); ++s) {
+        if (nd.inputs[s] == 0) continue;
+        if (computed_input(n, s)) return std::nullopt;
+        if (known_.contains(in_name(n, s))) any_known = true;
+    }
+    if (!any_known) return std::nullopt;
+    auto v0 = static_values(n, 0);
+    if (!v0) return outcome(failure(std::move(v0).error()));
+    if (!*v0) return std::nullopt;
+    std::vector<std::int64_t> a;
+    for (const auto x : **v0) a.push_back(static_cast<std::int64_t>(x));
+    std::vector<std::int64_t> result_values;
+    bool scalar = false;
+    auto computed = known_values(n, a, result_values, scalar);
+    if (!computed || computed->has_value()) return std::optional<outcome>(std::move(computed));  // an error, or a refusal
     known_[out] = std::move(result_values);
     if (scalar) known_scalar_.insert(out);
     return ok();
@@ -438,53 +449,63 @@ mapper::outcome mapper::binary(std::uint32_t n) {
     }
     std::vector<std::size_t> computed_slots, constant_slots;
     for (std::size_t s = 0; s < nd.inputs.size(); ++s) (computed_input(n, s) ? computed_slots : constant_slots).push_back(s);
-    if (constant_slots.empty()) {
-        // All inputs computed: Eltwise when shapes agree; SE-style (N,C,1,1) gates for Mul.
-        const auto& s0 = in_shape(n, 0);
-        bool same = true;
-        for (std::size_t s = 1; s < nd.inputs.size(); ++s) same = same && in_shape(n, s) == s0;
-        if (same) {
-            if (op == "Div") return refuse("dividing two computed tensors has no Caffe layer", "rewrite as a multiplication by a constant");
-            std::vector<std::string> bottoms;
-            for (std::size_t s = 0; s < nd.inputs.size(); ++s) bottoms.push_back(in_name(n, s));
-            auto& l = add_layer("Eltwise", bottoms, {out});
-            std::vector<param> p{param::word("operation", op == "Mul" ? "PROD" : op == "Max" ? "MAX" : "SUM")};
-            if (op == "Sub") {
-                p.push_back(param::real("coeff", 1.0));
-                p.push_back(param::real("coeff", -1.0));
-            }
-            l.params.push_back(param::message("eltwise_param", std::move(p)));
-            shapes_[out] = s0;
-            return ok();
-        }
-        if (op == "Mul" && nd.inputs.size() == 2) {
-            for (std::size_t big = 0; big < 2; ++big) {
-                const auto& x = in_shape(n, big);
-                const auto& g = in_shape(n, 1 - big);
-                if (x.size() == 4 && g.size() == 4 && g[0] == x[0] && g[1] == x[1] && g[2] == 1 && g[3] == 1) {
-                    const auto flat = fresh_blob(out + "/gate_flat");
-                    auto& f = add_layer("Flatten", {in_name(n, 1 - big)}, {flat}, "/flatten");
-                    f.params.push_back(param::message("flatten_param", {param::integer("axis", 1)}));
-                    shapes_[flat] = {g[0], g[1]};
-                    auto& l = add_layer("Scale", {in_name(n, big), flat}, {out});
-                    l.params.push_back(param::message("scale_param", {param::integer("axis", 0), param::flag("bias_term", false)}));
-                    shapes_[out] = x;
-                    decide("broadcast", "per-channel gate as Flatten + two-bottom Scale");
-                    return ok();
-                }
-            }
-        }
-        return refuse("its inputs broadcast (" + join(in_shape(n, 0)) + " and " + join(in_shape(n, 1)) +
-                          ") and Caffe's Eltwise needs equal shapes",
-                      "make the shapes equal in the source model");
-    }
+    if (constant_slots.empty()) return computed_binary(n);
     if (computed_slots.size() != 1 || nd.inputs.size() != 2 || op == "Max" || op == "Sum")
         return refuse("only one computed input with one constant is exported", "fold constant arithmetic first (run optimize)");
-    const auto xs = computed_slots[0];
-    const auto c = constant_at(n, constant_slots[0]);
+    return constant_binary(n, computed_slots[0], constant_slots[0]);
+}
+
+mapper::outcome mapper::computed_binary(std::uint32_t n) {
+    const auto& nd = model_.nodes[n];
+    const auto& op = nd.op_type;
+    const auto out = out_name(n);
+    // All inputs computed: Eltwise when shapes agree; SE-style (N,C,1,1) gates for Mul.
+    const auto& s0 = in_shape(n, 0);
+    bool same = true;
+    for (std::size_t s = 1; s < nd.inputs.size(); ++s) same = same && in_shape(n, s) == s0;
+    if (same) {
+        if (op == "Div") return refuse("dividing two computed tensors has no Caffe layer", "rewrite as a multiplication by a constant");
+        std::vector<std::string> bottoms;
+        for (std::size_t s = 0; s < nd.inputs.size(); ++s) bottoms.push_back(in_name(n, s));
+        auto& l = add_layer("Eltwise", bottoms, {out});
+        std::vector<param> p{param::word("operation", op == "Mul" ? "PROD" : op == "Max" ? "MAX" : "SUM")};
+        if (op == "Sub") {
+            p.push_back(param::real("coeff", 1.0));
+            p.push_back(param::real("coeff", -1.0));
+        }
+        l.params.push_back(param::message("eltwise_param", std::move(p)));
+        shapes_[out] = s0;
+        return ok();
+    }
+    if (op == "Mul" && nd.inputs.size() == 2) {
+        for (std::size_t big = 0; big < 2; ++big) {
+            const auto& x = in_shape(n, big);
+            const auto& g = in_shape(n, 1 - big);
+            if (x.size() == 4 && g.size() == 4 && g[0] == x[0] && g[1] == x[1] && g[2] == 1 && g[3] == 1) {
+                const auto flat = fresh_blob(out + "/gate_flat");
+                auto& f = add_layer("Flatten", {in_name(n, 1 - big)}, {flat}, "/flatten");
+                f.params.push_back(param::message("flatten_param", {param::integer("axis", 1)}));
+                shapes_[flat] = {g[0], g[1]};
+                auto& l = add_layer("Scale", {in_name(n, big), flat}, {out});
+                l.params.push_back(param::message("scale_param", {param::integer("axis", 0), param::flag("bias_term", false)}));
+                shapes_[out] = x;
+                decide("broadcast", "per-channel gate as Flatten + two-bottom Scale");
+                return ok();
+            }
+        }
+    }
+    return refuse("its inputs broadcast (" + join(in_shape(n, 0)) + " and " + join(in_shape(n, 1)) +
+                      ") and Caffe's Eltwise needs equal shapes",
+                  "make the shapes equal in the source model");
+}
+
+mapper::outcome mapper::constant_binary(std::uint32_t n, std::size_t xs, std::size_t constant_slot) {
+    const auto& op = model_.nodes[n].op_type;
+    const auto out = out_name(n);
+    const auto c = constant_at(n, constant_slot);
     const auto& x = in_shape(n, xs);
     ONNXSTREAM_ASSIGN(const auto v, values(*c));
-    const bool constant_first = constant_slots[0] == 0;
+    const bool constant_first = constant_slot == 0;
     if (op == "Div" && constant_first) return refuse("dividing a constant by a computed tensor has no Caffe layer", "rewrite the model");
     if (c->element_count == 1) {
         const auto k = v[0];

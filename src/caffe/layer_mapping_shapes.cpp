@@ -147,21 +147,9 @@ mapper::outcome mapper::reshape(std::uint32_t n) {
             ONNXSTREAM_ASSIGN(const auto v, values(*c));
             for (const auto x : v) axes.push_back(static_cast<std::int64_t>(x));
         }
-        if (op == "Squeeze") {
-            std::set<std::int64_t> drop;
-            for (auto a : axes) drop.insert(a < 0 ? a + static_cast<std::int64_t>(in.size()) : a);
-            for (std::size_t i = 0; i < in.size(); ++i) {
-                const bool dropped = axes.empty() ? in[i] == 1 : drop.contains(static_cast<std::int64_t>(i));
-                if (dropped && in[i] != 1) return refuse("it squeezes a dimension that is not 1", "check the model");
-                if (!dropped) target.push_back(in[i]);
-            }
-        } else {
-            const auto rank = static_cast<std::int64_t>(in.size() + axes.size());
-            std::set<std::int64_t> add;
-            for (auto a : axes) add.insert(a < 0 ? a + rank : a);
-            std::size_t next = 0;
-            for (std::int64_t i = 0; i < rank; ++i) target.push_back(add.contains(i) ? 1 : in[next++]);
-        }
+        const auto squeezed = squeezed_shape(in, axes, op == "Squeeze");
+        if (!squeezed) return refuse("it squeezes a dimension that is not 1", "check the model");
+        target = *squeezed;
     }
     if (product(target) != product(in)) return refuse("its output has a different element count", "check the model");
     reshape_layer(in_name(n, 0), out_name(n), target);
@@ -216,7 +204,7 @@ mapper::outcome mapper::softmax(std::uint32_t n) {
 
 mapper::outcome mapper::transpose(std::uint32_t n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
-    if (options_.target == dialect::bvlc) return refuse("BVLC Caffe has no Permute layer", "export with --dialect opencv");
+    if (options_.target == dialect::bvlc) return refuse("BVLC Caffe has no Permute layer", "export in the opencv dialect");
     const auto& in = in_shape(n, 0);
     auto perm = attr_ints(n, "perm");
     if (!perm) {

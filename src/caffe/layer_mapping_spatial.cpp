@@ -77,26 +77,8 @@ mapper::outcome mapper::conv(std::uint32_t n) {
     const bool exact = caffe_size[0] == onnx_out[2] && caffe_size[1] == onnx_out[3];
     const auto out = out_name(n);
     const auto conv_top = exact ? out : fresh_blob(out + "/padded");
-    auto& l = add_layer("Convolution", {in_name(n, 0)}, {conv_top});
-    std::vector<param> p{param::integer("num_output", channels_out), param::flag("bias_term", bias.has_value())};
-    p.push_back(param::integer("pad_h", pad[0]));
-    p.push_back(param::integer("pad_w", pad[1]));
-    p.push_back(param::integer("kernel_h", kernel[0]));
-    p.push_back(param::integer("kernel_w", kernel[1]));
-    p.push_back(param::integer("stride_h", sp[0].stride));
-    p.push_back(param::integer("stride_w", sp[1].stride));
-    if (group != 1) p.push_back(param::integer("group", group));
-    if (sp[0].dilation != 1 || sp[1].dilation != 1) {
-        p.push_back(param::integer("dilation", sp[0].dilation));
-        p.push_back(param::integer("dilation", sp[1].dilation));
-    }
-    l.params.push_back(param::message("convolution_param", std::move(p)));
-    ONNXSTREAM_ASSIGN(auto wb, constant_blob(*w, w->dims));
-    l.blobs.push_back(std::move(wb));
-    if (bias) {
-        ONNXSTREAM_ASSIGN(auto bb, constant_blob(*bias, {channels_out}));
-        l.blobs.push_back(std::move(bb));
-    }
+    const conv_params c{channels_out, group, pad, {kernel[0], kernel[1]}, {sp[0].stride, sp[1].stride}, {sp[0].dilation, sp[1].dilation}};
+    ONNXSTREAM_TRY(convolution_layer("Convolution", in_name(n, 0), conv_top, c, *w, bias));
     shapes_[conv_top] = {in[0], channels_out, caffe_size[0], caffe_size[1]};
     if (!exact) {
         decide("padding", "asymmetric pads " + std::to_string(sp[0].pad_begin) + "," + std::to_string(sp[1].pad_begin) +
@@ -106,6 +88,28 @@ mapper::outcome mapper::conv(std::uint32_t n) {
         trim(conv_top, out, skip, {onnx_out[2], onnx_out[3]}, "/trim");
     }
     return ok();
+}
+
+result<void> mapper::convolution_layer(const std::string& type, const std::string& bottom, const std::string& top, const conv_params& c,
+                                       const graph::constant& w, const std::optional<graph::constant>& bias) {
+    auto& l = add_layer(type, {bottom}, {top});
+    std::vector<param> p{param::integer("num_output", c.channels_out), param::flag("bias_term", bias.has_value()),
+                         param::integer("pad_h", c.pad[0]),           param::integer("pad_w", c.pad[1]),
+                         param::integer("kernel_h", c.kernel[0]),     param::integer("kernel_w", c.kernel[1]),
+                         param::integer("stride_h", c.stride[0]),     param::integer("stride_w", c.stride[1])};
+    if (c.group != 1) p.push_back(param::integer("group", c.group));
+    if (c.dilation[0] != 1 || c.dilation[1] != 1) {
+        p.push_back(param::integer("dilation", c.dilation[0]));
+        p.push_back(param::integer("dilation", c.dilation[1]));
+    }
+    l.params.push_back(param::message("convolution_param", std::move(p)));
+    ONNXSTREAM_ASSIGN(auto wb, constant_blob(w, w.dims));
+    l.blobs.push_back(std::move(wb));
+    if (bias) {
+        ONNXSTREAM_ASSIGN(auto bb, constant_blob(*bias, {c.channels_out}));
+        l.blobs.push_back(std::move(bb));
+    }
+    return {};
 }
 
 void mapper::trim(const std::string& in, const std::string& out, std::array<std::int64_t, 2> skip, std::array<std::int64_t, 2> size,
@@ -153,25 +157,70 @@ mapper::outcome mapper::conv_transpose(std::uint32_t n) {
         bias = constant_at(n, 2);
         if (!bias) return refuse("its bias is not a constant", "export with a constant bias");
     }
-    auto& l = add_layer("Deconvolution", {in_name(n, 0)}, {out_name(n)});
-    std::vector<param> p{param::integer("num_output", channels_out), param::flag("bias_term", bias.has_value()),
-                         param::integer("pad_h", sp[0].pad_begin), param::integer("pad_w", sp[1].pad_begin),
-                         param::integer("kernel_h", sp[0].kernel), param::integer("kernel_w", sp[1].kernel),
-                         param::integer("stride_h", sp[0].stride), param::integer("stride_w", sp[1].stride)};
-    if (group != 1) p.push_back(param::integer("group", group));
-    if (sp[0].dilation != 1 || sp[1].dilation != 1) {
-        p.push_back(param::integer("dilation", sp[0].dilation));
-        p.push_back(param::integer("dilation", sp[1].dilation));
-    }
-    l.params.push_back(param::message("convolution_param", std::move(p)));
-    ONNXSTREAM_ASSIGN(auto wb, constant_blob(*w, w->dims));
-    l.blobs.push_back(std::move(wb));
-    if (bias) {
-        ONNXSTREAM_ASSIGN(auto bb, constant_blob(*bias, {channels_out}));
-        l.blobs.push_back(std::move(bb));
-    }
+    const conv_params c{channels_out,
+                        group,
+                        {sp[0].pad_begin, sp[1].pad_begin},
+                        {sp[0].kernel, sp[1].kernel},
+                        {sp[0].stride, sp[1].stride},
+                        {sp[0].dilation, sp[1].dilation}};
+    ONNXSTREAM_TRY(convolution_layer("Deconvolution", in_name(n, 0), out_name(n), c, *w, bias));
     shapes_[out_name(n)] = out_shape;
     return ok();
+}
+
+std::optional<mapper::pool_choice> mapper::pool_padding(const shape& in, const std::vector<spatial>& sp, const shape& onnx_out) const {
+    std::optional<pool_choice> best;
+    std::vector<bool> modes{true};
+    if (options_.target == dialect::opencv) modes = {true, false};
+    for (const bool c : modes) {
+        pool_choice ch;
+        ch.ceil = c;
+        bool found = true;
+        for (std::size_t i = 0; i < 2 && found; ++i) {
+            const auto& s = sp[i];
+            found = false;
+            for (std::int64_t m = 0; s.pad_begin + m * s.stride < s.kernel; ++m) {
+                const auto p = s.pad_begin + m * s.stride;
+                const auto size = caffe_pool_size(in[2 + i], s.kernel, s.stride, p, c);
+                if (size - m >= onnx_out[2 + i]) {
+                    ch.pad[i] = p;
+                    ch.skip[i] = m;
+                    ch.size[i] = size;
+                    found = true;
+                    break;
+                }
+            }
+        }
+        if (!found) continue;
+        const bool exact = ch.size[0] == onnx_out[2] && ch.size[1] == onnx_out[3];
+        const bool best_exact = best && best->size[0] == onnx_out[2] && best->size[1] == onnx_out[3];
+        if (!best || (exact && !best_exact)) best = ch;
+    }
+    return best;
+}
+
+bool mapper::average_correction(const shape& in, const std::vector<spatial>& sp, const shape& onnx_out, const pool_choice& best,
+                                bool include_pad, std::vector<float>& correction) {
+    std::array<std::vector<double>, 2> ratio;
+    for (std::size_t i = 0; i < 2; ++i) {
+        const auto& s = sp[i];
+        const auto h = in[2 + i];
+        for (std::int64_t j = 0; j < onnx_out[2 + i]; ++j) {
+            const auto cs = (j + best.skip[i]) * s.stride - best.pad[i];
+            const auto caffe_div = std::min(cs + s.kernel, h + best.pad[i]) - cs;
+            const auto os = j * s.stride - s.pad_begin;
+            const auto onnx_div = include_pad ? std::min(os + s.kernel, h + s.pad_end) - os
+                                              : std::min(os + s.kernel, h) - std::max<std::int64_t>(os, 0);
+            ratio[i].push_back(static_cast<double>(caffe_div) / static_cast<double>(onnx_div));
+        }
+    }
+    bool corrected = false;
+    for (const auto a : ratio[0])
+        for (const auto b : ratio[1]) {
+            correction.push_back(static_cast<float>(a * b));
+            if (a * b != 1.0) corrected = true;
+        }
+    return corrected;
 }
 
 mapper::outcome mapper::pool(std::uint32_t n) {
@@ -195,67 +244,12 @@ mapper::outcome mapper::pool(std::uint32_t n) {
         onnx_out[2 + i] = onnx_pool_size(in[2 + i], s.kernel, s.stride, s.pad_begin, s.pad_end, 1, ceil_mode);
         if (onnx_out[2 + i] < 1) return refuse("its output would be empty", "check the input shape");
     }
-    // Find Caffe pads and rounding whose windows start where ONNX's do and cover
-    // every ONNX output; extra outputs are sliced away afterwards.
-    struct choice {
-        bool ceil = true;
-        std::array<std::int64_t, 2> pad{}, skip{}, size{};
-    };
-    std::optional<choice> best;
-    std::vector<bool> modes{true};
-    if (options_.target == dialect::opencv) modes = {true, false};
-    for (const bool c : modes) {
-        choice ch;
-        ch.ceil = c;
-        bool found = true;
-        for (std::size_t i = 0; i < 2 && found; ++i) {
-            const auto& s = sp[i];
-            found = false;
-            for (std::int64_t m = 0; s.pad_begin + m * s.stride < s.kernel; ++m) {
-                const auto p = s.pad_begin + m * s.stride;
-                const auto size = caffe_pool_size(in[2 + i], s.kernel, s.stride, p, c);
-                if (size - m >= onnx_out[2 + i]) {
-                    ch.pad[i] = p;
-                    ch.skip[i] = m;
-                    ch.size[i] = size;
-                    found = true;
-                    break;
-                }
-            }
-        }
-        if (!found) continue;
-        const bool exact = ch.size[0] == onnx_out[2] && ch.size[1] == onnx_out[3];
-        const bool best_exact = best && best->size[0] == onnx_out[2] && best->size[1] == onnx_out[3];
-        if (!best || (exact && !best_exact)) best = ch;
-    }
+    const auto best = pool_padding(in, sp, onnx_out);
     if (!best)
         return refuse("no Caffe padding reproduces its windows (padding at the end exceeds what Caffe allows)",
                       "export with ceil_mode, or with symmetric pads");
-    // Average divisors: Caffe divides by the window clipped to the padded input;
-    // ONNX by that (count_include_pad=1, with its own end padding) or by the valid
-    // elements. Where they differ a Scale map corrects each output.
     std::vector<float> correction;
-    bool corrected = false;
-    if (!is_max) {
-        std::array<std::vector<double>, 2> ratio;
-        for (std::size_t i = 0; i < 2; ++i) {
-            const auto& s = sp[i];
-            const auto h = in[2 + i];
-            for (std::int64_t j = 0; j < onnx_out[2 + i]; ++j) {
-                const auto cs = (j + best->skip[i]) * s.stride - best->pad[i];
-                const auto caffe_div = std::min(cs + s.kernel, h + best->pad[i]) - cs;
-                const auto os = j * s.stride - s.pad_begin;
-                const auto onnx_div = include_pad ? std::min(os + s.kernel, h + s.pad_end) - os
-                                                  : std::min(os + s.kernel, h) - std::max<std::int64_t>(os, 0);
-                ratio[i].push_back(static_cast<double>(caffe_div) / static_cast<double>(onnx_div));
-            }
-        }
-        for (const auto a : ratio[0])
-            for (const auto b : ratio[1]) {
-                correction.push_back(static_cast<float>(a * b));
-                if (a * b != 1.0) corrected = true;
-            }
-    }
+    const bool corrected = !is_max && average_correction(in, sp, onnx_out, *best, include_pad, correction);
     const bool exact = best->size[0] == onnx_out[2] && best->size[1] == onnx_out[3];
     const auto out = out_name(n);
     const auto pool_top = exact && !corrected ? out : fresh_blob(out + "/caffe_pool");

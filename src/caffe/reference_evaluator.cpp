@@ -10,9 +10,13 @@
 #include <numeric>
 #include <set>
 
+#include "node_attributes.hpp"
+
 namespace onnxstream::caffe {
 namespace {
 
+using detail::node_attributes;
+using detail::squeezed_shape;
 using graph::none;
 using dims = std::vector<std::int64_t>;
 
@@ -24,9 +28,10 @@ std::size_t count_of(const dims& s) {
 
 std::size_t sz(std::int64_t v) { return static_cast<std::size_t>(v); }
 
-class evaluator {
+class evaluator : node_attributes {
 public:
-    evaluator(const graph::graph_model& model, const graph::tensor_reader& reader) : model_(model), index_(model), reader_(reader) {}
+    evaluator(const graph::graph_model& model, const graph::tensor_reader& reader)
+        : node_attributes(model), model_(model), index_(model), reader_(reader) {}
 
     result<std::map<std::string, dense_tensor>> run(const std::map<std::string, dense_tensor>& inputs) {
         values_ = inputs;
@@ -39,23 +44,6 @@ public:
     }
 
 private:
-    std::int64_t attr_int(std::uint32_t n, std::string_view name, std::int64_t fallback) const {
-        const auto a = model_.attribute(n, name);
-        return a && a->i ? *a->i : fallback;
-    }
-    double attr_float(std::uint32_t n, std::string_view name, double fallback) const {
-        const auto a = model_.attribute(n, name);
-        return a && a->f ? *a->f : fallback;
-    }
-    std::optional<dims> attr_ints(std::uint32_t n, std::string_view name) const {
-        const auto a = model_.attribute(n, name);
-        if (!a) return std::nullopt;
-        return a->ints;
-    }
-    std::string attr_text(std::uint32_t n, std::string_view name, std::string_view fallback) const {
-        const auto a = model_.attribute(n, name);
-        return a && a->s ? std::string(*a->s) : std::string(fallback);
-    }
     bool has(std::uint32_t n, std::size_t slot) const {
         return slot < model_.nodes[n].inputs.size() && model_.nodes[n].inputs[slot] != 0;
     }
@@ -180,89 +168,108 @@ private:
         return failure(error_code::unsupported, "the reference evaluator has no " + op + " (node " + model_.node_label(n) + ")");
     }
 
+    // Strides, dilations and pads (auto_pad applied) of a Conv or ConvTranspose.
+    struct conv_geometry {
+        std::int64_t group = 1;
+        dims strides, dil, pads;
+    };
+    conv_geometry geometry(std::uint32_t n, const dense_tensor& x, const dense_tensor& w, bool transposed) const {
+        conv_geometry g{attr_int(n, "group", 1), attr_ints(n, "strides").value_or(dims{1, 1}),
+                        attr_ints(n, "dilations").value_or(dims{1, 1}), attr_ints(n, "pads").value_or(dims{0, 0, 0, 0})};
+        const auto auto_pad = attr_text(n, "auto_pad", "NOTSET");
+        if (!transposed && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
+            const std::array<std::int64_t, 2> in{x.shape[2], x.shape[3]}, k{w.shape[2], w.shape[3]};
+            for (std::size_t i = 0; i < 2; ++i) {
+                const auto target = (in[i] + g.strides[i] - 1) / g.strides[i];
+                const auto total = std::max<std::int64_t>(0, (target - 1) * g.strides[i] + (k[i] - 1) * g.dil[i] + 1 - in[i]);
+                g.pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+                g.pads[i + 2] = total - g.pads[i];
+            }
+        } else if (auto_pad == "VALID") {
+            g.pads = {0, 0, 0, 0};
+        }
+        return g;
+    }
+
     result<void> conv(std::uint32_t n, bool transposed) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         ONNXSTREAM_ASSIGN(const auto w, input(n, 1));
         dense_tensor b;
         if (has(n, 2)) { ONNXSTREAM_ASSIGN(b, input(n, 2)); }
         if (x.shape.size() != 4 || w.shape.size() != 4) return failure(error_code::unsupported, "only 2-D convolutions are evaluated");
-        const auto group = attr_int(n, "group", 1);
-        const auto strides = attr_ints(n, "strides").value_or(dims{1, 1});
-        const auto dil = attr_ints(n, "dilations").value_or(dims{1, 1});
-        auto pads = attr_ints(n, "pads").value_or(dims{0, 0, 0, 0});
+        const auto g = geometry(n, x, w, transposed);
+        if (!transposed) set(n, 0, forward_conv(x, w, b, g));
+        else set(n, 0, transposed_conv(x, w, b, g, attr_ints(n, "output_padding").value_or(dims{0, 0})));
+        return {};
+    }
+
+    static dense_tensor forward_conv(const dense_tensor& x, const dense_tensor& w, const dense_tensor& b, const conv_geometry& geo) {
+        const auto& [group, strides, dil, pads] = geo;
         const auto kh = w.shape[2], kw = w.shape[3];
         const auto N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
-        const auto auto_pad = attr_text(n, "auto_pad", "NOTSET");
-        if (!transposed && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
-            const std::array<std::int64_t, 2> in{H, W}, k{kh, kw};
-            for (std::size_t i = 0; i < 2; ++i) {
-                const auto target = (in[i] + strides[i] - 1) / strides[i];
-                const auto total = std::max<std::int64_t>(0, (target - 1) * strides[i] + (k[i] - 1) * dil[i] + 1 - in[i]);
-                pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-                pads[i + 2] = total - pads[i];
-            }
-        } else if (auto_pad == "VALID") {
-            pads = {0, 0, 0, 0};
-        }
         dense_tensor y;
-        if (!transposed) {
-            const auto M = w.shape[0];
-            const auto cg = C / group, mg = M / group;
-            const auto Ho = onnx_pool_size(H, kh, strides[0], pads[0], pads[2], dil[0], false);
-            const auto Wo = onnx_pool_size(W, kw, strides[1], pads[1], pads[3], dil[1], false);
-            y.shape = {N, M, Ho, Wo};
-            y.values.assign(count_of(y.shape), 0.0);
-            for (std::int64_t nn = 0; nn < N; ++nn)
-                for (std::int64_t m = 0; m < M; ++m) {
-                    const auto g = m / mg;
-                    for (std::int64_t oh = 0; oh < Ho; ++oh)
-                        for (std::int64_t ow = 0; ow < Wo; ++ow) {
-                            double acc = b.values.empty() ? 0.0 : b.values[sz(m)];
-                            for (std::int64_t c = 0; c < cg; ++c)
-                                for (std::int64_t i = 0; i < kh; ++i) {
-                                    const auto ih = oh * strides[0] - pads[0] + i * dil[0];
-                                    if (ih < 0 || ih >= H) continue;
-                                    for (std::int64_t j = 0; j < kw; ++j) {
-                                        const auto iw = ow * strides[1] - pads[1] + j * dil[1];
-                                        if (iw < 0 || iw >= W) continue;
-                                        acc += x.values[sz(((nn * C + g * cg + c) * H + ih) * W + iw)] *
-                                               w.values[sz(((m * cg + c) * kh + i) * kw + j)];
-                                    }
+        const auto M = w.shape[0];
+        const auto cg = C / group, mg = M / group;
+        const auto Ho = onnx_pool_size(H, kh, strides[0], pads[0], pads[2], dil[0], false);
+        const auto Wo = onnx_pool_size(W, kw, strides[1], pads[1], pads[3], dil[1], false);
+        y.shape = {N, M, Ho, Wo};
+        y.values.assign(count_of(y.shape), 0.0);
+        for (std::int64_t nn = 0; nn < N; ++nn)
+            for (std::int64_t m = 0; m < M; ++m) {
+                const auto g = m / mg;
+                for (std::int64_t oh = 0; oh < Ho; ++oh)
+                    for (std::int64_t ow = 0; ow < Wo; ++ow) {
+                        double acc = b.values.empty() ? 0.0 : b.values[sz(m)];
+                        for (std::int64_t c = 0; c < cg; ++c)
+                            for (std::int64_t i = 0; i < kh; ++i) {
+                                const auto ih = oh * strides[0] - pads[0] + i * dil[0];
+                                if (ih < 0 || ih >= H) continue;
+                                for (std::int64_t j = 0; j < kw; ++j) {
+                                    const auto iw = ow * strides[1] - pads[1] + j * dil[1];
+                                    if (iw < 0 || iw >= W) continue;
+                                    acc += x.values[sz(((nn * C + g * cg + c) * H + ih) * W + iw)] *
+                                           w.values[sz(((m * cg + c) * kh + i) * kw + j)];
                                 }
-                            y.values[sz(((nn * M + m) * Ho + oh) * Wo + ow)] = acc;
-                        }
-                }
-        } else {
-            const auto mg = w.shape[1], M = mg * group, cg = C / group;
-            const auto op = attr_ints(n, "output_padding").value_or(dims{0, 0});
-            const auto Ho = strides[0] * (H - 1) + (kh - 1) * dil[0] + 1 - pads[0] - pads[2] + op[0];
-            const auto Wo = strides[1] * (W - 1) + (kw - 1) * dil[1] + 1 - pads[1] - pads[3] + op[1];
-            y.shape = {N, M, Ho, Wo};
-            y.values.assign(count_of(y.shape), 0.0);
-            for (std::int64_t nn = 0; nn < N; ++nn)
-                for (std::int64_t c = 0; c < C; ++c) {
-                    const auto g = c / cg;
-                    for (std::int64_t ih = 0; ih < H; ++ih)
-                        for (std::int64_t iw = 0; iw < W; ++iw) {
-                            const auto v = x.values[sz(((nn * C + c) * H + ih) * W + iw)];
-                            for (std::int64_t m = 0; m < mg; ++m)
-                                for (std::int64_t i = 0; i < kh; ++i) {
-                                    const auto oh = ih * strides[0] - pads[0] + i * dil[0];
-                                    if (oh < 0 || oh >= Ho) continue;
-                                    for (std::int64_t j = 0; j < kw; ++j) {
-                                        const auto ow = iw * strides[1] - pads[1] + j * dil[1];
-                                        if (ow < 0 || ow >= Wo) continue;
-                                        y.values[sz(((nn * M + g * mg + m) * Ho + oh) * Wo + ow)] +=
-                                            v * w.values[sz(((c * mg + m) * kh + i) * kw + j)];
-                                    }
+                            }
+                        y.values[sz(((nn * M + m) * Ho + oh) * Wo + ow)] = acc;
+                    }
+            }
+        return y;
+    }
+
+    static dense_tensor transposed_conv(const dense_tensor& x, const dense_tensor& w, const dense_tensor& b, const conv_geometry& geo,
+                                        const dims& op) {
+        const auto& [group, strides, dil, pads] = geo;
+        const auto kh = w.shape[2], kw = w.shape[3];
+        const auto N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+        dense_tensor y;
+        const auto mg = w.shape[1], M = mg * group, cg = C / group;
+        const auto Ho = strides[0] * (H - 1) + (kh - 1) * dil[0] + 1 - pads[0] - pads[2] + op[0];
+        const auto Wo = strides[1] * (W - 1) + (kw - 1) * dil[1] + 1 - pads[1] - pads[3] + op[1];
+        y.shape = {N, M, Ho, Wo};
+        y.values.assign(count_of(y.shape), 0.0);
+        for (std::int64_t nn = 0; nn < N; ++nn)
+            for (std::int64_t c = 0; c < C; ++c) {
+                const auto g = c / cg;
+                for (std::int64_t ih = 0; ih < H; ++ih)
+                    for (std::int64_t iw = 0; iw < W; ++iw) {
+                        const auto v = x.values[sz(((nn * C + c) * H + ih) * W + iw)];
+                        for (std::int64_t m = 0; m < mg; ++m)
+                            for (std::int64_t i = 0; i < kh; ++i) {
+                                const auto oh = ih * strides[0] - pads[0] + i * dil[0];
+                                if (oh < 0 || oh >= Ho) continue;
+                                for (std::int64_t j = 0; j < kw; ++j) {
+                                    const auto ow = iw * strides[1] - pads[1] + j * dil[1];
+                                    if (ow < 0 || ow >= Wo) continue;
+                                    y.values[sz(((nn * M + g * mg + m) * Ho + oh) * Wo + ow)] +=
+                                        v * w.values[sz(((c * mg + m) * kh + i) * kw + j)];
                                 }
-                        }
-                }
-            if (!b.values.empty())
-                for (std::size_t i = 0; i < y.values.size(); ++i) y.values[i] += b.values[(i / sz(Ho * Wo)) % sz(M)];
-        }
-        set(n, 0, std::move(y));
-        return {};
+                            }
+                    }
+            }
+        if (!b.values.empty())
+            for (std::size_t i = 0; i < y.values.size(); ++i) y.values[i] += b.values[(i / sz(Ho * Wo)) % sz(M)];
+        return y;
     }
 
     result<void> pool(std::uint32_t n, bool is_max) {
@@ -530,18 +537,9 @@ private:
             dims axes;
             if (const auto a = attr_ints(n, "axes")) axes = *a;
             else if (has(n, 1)) { ONNXSTREAM_ASSIGN(axes, int_input(n, 1)); }
-            if (op == "Squeeze") {
-                std::set<std::int64_t> drop;
-                for (auto a : axes) drop.insert(a < 0 ? a + static_cast<std::int64_t>(in.size()) : a);
-                for (std::size_t i = 0; i < in.size(); ++i)
-                    if (!(axes.empty() ? in[i] == 1 : drop.contains(static_cast<std::int64_t>(i)))) target.push_back(in[i]);
-            } else {
-                const auto rank = static_cast<std::int64_t>(in.size() + axes.size());
-                std::set<std::int64_t> add;
-                for (auto a : axes) add.insert(a < 0 ? a + rank : a);
-                std::size_t next = 0;
-                for (std::int64_t i = 0; i < rank; ++i) target.push_back(add.contains(i) ? 1 : in[next++]);
-            }
+            const auto squeezed = squeezed_shape(in, axes, op == "Squeeze");
+            if (!squeezed) return failure(error_code::unsupported, "Squeeze of a dimension that is not 1");
+            target = *squeezed;
         }
         if (count_of(target) != x.values.size()) return failure(error_code::unsupported, op + " changes the element count");
         x.shape = target;

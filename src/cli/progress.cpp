@@ -1,6 +1,7 @@
 #include "progress.hpp"
 
 #include <onnxstream/report/byte_size.hpp>
+#include <onnxstream/report/safe_text.hpp>
 
 #include <cstdio>
 #include <unistd.h>
@@ -33,9 +34,11 @@ void progress_bar::update(const ops::progress_event& event) {
     const int filled = static_cast<int>(fraction * width);
     std::string bar(static_cast<std::size_t>(filled), '#');
     bar.append(static_cast<std::size_t>(width - filled), '.');
-    std::fprintf(stderr, "\r\033[K%s [%s] %3d%% %s/%s %s/s ETA %ds", stage_.c_str(), bar.c_str(),
+    // The stage names a file and the tensor is a model's name: both untrusted.
+    const auto tensor = event.tensor.empty() ? std::string() : "  " + report::terminal_safe_prefix(event.tensor, 40);
+    std::fprintf(stderr, "\r\033[K%s [%s] %3d%% %s/%s %s/s ETA %ds%s", report::terminal_safe(stage_).c_str(), bar.c_str(),
                  static_cast<int>(fraction * 100), human_bytes(event.done).c_str(), human_bytes(event.total).c_str(),
-                 human_bytes(static_cast<std::uint64_t>(rate)).c_str(), static_cast<int>(eta + 0.5));
+                 human_bytes(static_cast<std::uint64_t>(rate)).c_str(), static_cast<int>(eta + 0.5), tensor.c_str());
     std::fflush(stderr);
 }
 

@@ -1,6 +1,6 @@
-// A progress bar on stderr: bytes done, rate and ETA, shown only when stderr is a
-// terminal, only once work has run for about a second, redrawn at most ten times a
-// second, and erased when done.
+// A progress bar on stderr: bytes done, rate, ETA and the current tensor (when the
+// operation names one), shown only when stderr is a terminal, only once work has run for
+// about a second, redrawn at most ten times a second, and erased when done.
 #pragma once
 
 #include <onnxstream/ops/rewrite_options.hpp>

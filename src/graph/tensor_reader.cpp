@@ -248,7 +248,7 @@ result<void> tensor_reader::for_each_chunk(std::uint32_t site, std::size_t chunk
             const auto b = binding_of_[site];
             if (b == none || !data_->tensors[b].usable)
                 return failure(error_code::missing_data, "the external data of " + name + " cannot be read",
-                               "check that the model's data files are beside it ('onnxstream inspect' shows where)");
+                               "check that the model's data files are beside it ({0} shows where)", {{remedy::inspect_model, {}}});
             const auto& binding = data_->tensors[b];
             if (binding.length != *info.expected_bytes)
                 return failure(error_code::size_mismatch, name + " has " + std::to_string(binding.length) +

@@ -149,257 +149,311 @@ struct inference {
         return a && a->i ? *a->i : fallback;
     }
 
+    // The shape and type of node n's first output, from its inputs' (unknown where the
+    // operator is not one of these).
     value_shape infer(std::uint32_t n) const {
-        const auto& nd = model.nodes[n];
-        const auto& op = nd.op_type;
+        const auto& op = model.nodes[n].op_type;
         const auto& x = of(n, 0);
-        value_shape out;
-        if (is_passthrough(op)) return x;
+        if (is_passthrough(op) || op == "Not") return x;
         if (op == "Cast") {
-            out = x;
+            auto out = x;
             out.data_type = static_cast<std::int32_t>(attr_i(n, "to", 0));
             return out;
         }
-        if (op == "Not") return x;
-        if (is_broadcasting(op) || op == "Where") {
-            std::vector<const value_shape*> in;
-            for (std::size_t k = 0; k < nd.inputs.size(); ++k) in.push_back(&of(n, k));
-            out.data_type = op == "Where" ? of(n, 1).data_type : is_boolean_result(op) ? static_cast<std::int32_t>(data_type::boolean) : x.data_type;
-            out.dims = broadcast(in);
-            return out;
-        }
-        if (op == "Shape") {
-            out.data_type = static_cast<std::int32_t>(data_type::int64);
-            if (x.dims) {
-                const auto rank = static_cast<std::int64_t>(x.dims->size());
-                auto start = attr_i(n, "start", 0), end = attr_i(n, "end", rank);
-                if (start < 0) start += rank;
-                if (end < 0) end += rank;
-                start = std::clamp<std::int64_t>(start, 0, rank);
-                end = std::clamp<std::int64_t>(end, 0, rank);
-                out.dims = std::vector<std::int64_t>{std::max<std::int64_t>(end - start, 0)};
-            }
-            return out;
-        }
         if (op == "Size") return {static_cast<std::int32_t>(data_type::int64), std::vector<std::int64_t>{}};
-        out.data_type = x.data_type;
-        if (op == "Transpose") {
-            if (!x.dims) return out;
-            std::vector<std::int64_t> perm(x.dims->size());
-            for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int64_t>(perm.size() - 1 - i);
-            if (const auto a = model.attribute(n, "perm")) perm = a->ints;
-            if (perm.size() != x.dims->size()) return out;
-            std::vector<std::int64_t> dims;
-            for (const auto p : perm) {
-                if (p < 0 || static_cast<std::size_t>(p) >= perm.size()) return out;
-                dims.push_back((*x.dims)[static_cast<std::size_t>(p)]);
-            }
-            out.dims = dims;
-            return out;
-        }
-        if (op == "Unsqueeze" || op == "Squeeze") {
-            std::optional<std::vector<std::int64_t>> axes;
-            if (model.opset("") >= 13) axes = ints(n, 1);
-            else if (const auto a = model.attribute(n, "axes")) axes = a->ints;
-            if (!x.dims || !axes) return out;
-            std::vector<std::int64_t> dims;
-            if (op == "Squeeze") {
-                std::vector<bool> drop(x.dims->size(), false);
-                for (const auto a : *axes) {
-                    const auto axis = axis_of(a, x.dims->size());
-                    if (!axis) return out;
-                    drop[*axis] = true;
-                }
-                for (std::size_t i = 0; i < drop.size(); ++i)
-                    if (!drop[i]) dims.push_back((*x.dims)[i]);
-            } else {
-                const auto rank = x.dims->size() + axes->size();
-                std::vector<bool> added(rank, false);
-                for (const auto a : *axes) {
-                    const auto axis = axis_of(a, rank);
-                    if (!axis) return out;
-                    added[*axis] = true;
-                }
-                std::size_t next = 0;
-                for (std::size_t i = 0; i < rank; ++i) {
-                    if (!added[i] && next >= x.dims->size()) return out;
-                    dims.push_back(added[i] ? 1 : (*x.dims)[next++]);
-                }
-            }
-            out.dims = dims;
-            return out;
-        }
-        if (op == "Reshape") {
-            const auto shape = ints(n, 1);
-            if (!shape) return out;
-            std::vector<std::int64_t> dims = *shape;
-            const bool allow_zero = attr_i(n, "allowzero", 0) != 0;
-            std::int64_t known = 1;
-            std::optional<std::size_t> infer_at;
-            for (std::size_t i = 0; i < dims.size(); ++i) {
-                if (dims[i] == 0 && !allow_zero) dims[i] = x.dims && i < x.dims->size() ? (*x.dims)[i] : -1;
-                if ((*shape)[i] == -1) infer_at = i;
-                else if (dims[i] >= 0) known *= dims[i];
-            }
-            if (infer_at) {
-                dims[*infer_at] = -1;
-                const value_shape probe{x.data_type, x.dims};
-                bool others_known = true;
-                for (std::size_t i = 0; i < dims.size(); ++i)
-                    if (i != *infer_at && dims[i] < 0) others_known = false;
-                if (others_known && probe.fully_known() && known > 0) {
-                    std::int64_t total = 1;
-                    for (const auto d : *x.dims) total *= d;
-                    if (total % known == 0) dims[*infer_at] = total / known;
-                }
-            }
-            out.dims = dims;
-            return out;
-        }
-        if (op == "Flatten") {
-            if (!x.dims) return out;
-            auto axis = attr_i(n, "axis", 1);
-            const auto rank = static_cast<std::int64_t>(x.dims->size());
-            if (axis < 0) axis += rank;
-            if (axis < 0 || axis > rank) return out;
-            std::int64_t a = 1, b = 1;
-            for (std::int64_t i = 0; i < rank; ++i) {
-                auto& part = i < axis ? a : b;
-                const auto d = (*x.dims)[static_cast<std::size_t>(i)];
-                part = part < 0 || d < 0 ? -1 : part * d;
-            }
-            out.dims = std::vector<std::int64_t>{a, b};
-            return out;
-        }
-        if (op == "Concat") {
-            if (!x.dims) return out;
-            const auto axis = axis_of(attr_i(n, "axis", 0), x.dims->size());
-            if (!axis) return out;
-            auto dims = *x.dims;
-            dims[*axis] = 0;
-            for (std::size_t k = 0; k < nd.inputs.size(); ++k) {
-                const auto& s = of(n, k);
-                if (!s.dims || s.dims->size() != dims.size()) return out;
-                for (std::size_t i = 0; i < dims.size(); ++i) {
-                    if (i == *axis) dims[i] = dims[i] < 0 || (*s.dims)[i] < 0 ? -1 : dims[i] + (*s.dims)[i];
-                    else if (dims[i] < 0) dims[i] = (*s.dims)[i];
-                }
-            }
-            out.dims = dims;
-            return out;
-        }
-        if (op == "Gather") {
-            const auto& indices = of(n, 1);
-            if (!x.dims || !indices.dims) return out;
-            const auto axis = axis_of(attr_i(n, "axis", 0), x.dims->size());
-            if (!axis) return out;
-            std::vector<std::int64_t> dims(x.dims->begin(), x.dims->begin() + static_cast<std::ptrdiff_t>(*axis));
-            dims.insert(dims.end(), indices.dims->begin(), indices.dims->end());
-            dims.insert(dims.end(), x.dims->begin() + static_cast<std::ptrdiff_t>(*axis) + 1, x.dims->end());
-            out.dims = dims;
-            return out;
-        }
-        if (op == "Slice" && model.opset("") >= 10) {
-            if (!x.dims) return out;
-            auto dims = *x.dims;
-            const auto starts = ints(n, 1), ends = ints(n, 2);
-            auto axes = ints(n, 3), steps = ints(n, 4);
-            const bool has_axes = nd.inputs.size() > 3 && nd.inputs[3] != 0;
-            const bool has_steps = nd.inputs.size() > 4 && nd.inputs[4] != 0;
-            if ((has_axes && !axes) || (has_steps && !steps) || !starts || !ends || starts->size() != ends->size()) {
-                if (!has_axes || !axes) std::fill(dims.begin(), dims.end(), -1);
-                else for (const auto a : *axes) if (const auto axis = axis_of(a, dims.size())) dims[*axis] = -1;
-                out.dims = dims;
-                return out;
-            }
-            if (!axes) {
-                axes.emplace();
-                for (std::size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<std::int64_t>(i));
-            }
-            if (!steps) steps.emplace(starts->size(), 1);
-            if (axes->size() != starts->size() || steps->size() != starts->size()) return out;
-            for (std::size_t k = 0; k < starts->size(); ++k) {
-                const auto axis = axis_of((*axes)[k], dims.size());
-                if (!axis || (*steps)[k] == 0) return out;
-                const auto dim = dims[*axis];
-                if (dim < 0) continue;
-                auto start = (*starts)[k], end = (*ends)[k];
-                const auto step = (*steps)[k];
-                if (start < 0) start = start < -dim ? -1 - dim : start + dim;
-                if (end < 0) end = end < -dim ? -1 - dim : end + dim;
-                if (step > 0) {
-                    start = std::clamp<std::int64_t>(start, 0, dim);
-                    end = std::clamp<std::int64_t>(end, 0, dim);
-                    dims[*axis] = end > start ? (end - start + step - 1) / step : 0;
-                } else {
-                    start = std::clamp<std::int64_t>(start, 0, dim - 1);
-                    end = std::clamp<std::int64_t>(end, -1, dim - 1);
-                    dims[*axis] = start > end ? (start - end + (-step) - 1) / (-step) : 0;
-                }
-            }
-            out.dims = dims;
-            return out;
-        }
-        if (op == "Expand") {
-            const auto shape = ints(n, 1);
-            if (!shape || !x.dims) return out;
-            const value_shape target{0, *shape};
-            out.dims = broadcast({&x, &target});
-            return out;
-        }
-        if (op == "Range") {
-            out.dims = std::vector<std::int64_t>{-1};
-            return out;
-        }
-        if (op == "MatMul") {
-            const auto& b = of(n, 1);
-            if (!x.dims || !b.dims || x.dims->empty() || b.dims->empty()) return out;
-            auto a_dims = *x.dims, b_dims = *b.dims;
-            const bool a_vector = a_dims.size() == 1, b_vector = b_dims.size() == 1;
-            if (a_vector) a_dims.insert(a_dims.begin(), 1);
-            if (b_vector) b_dims.push_back(1);
-            const value_shape a_batch{0, std::vector<std::int64_t>(a_dims.begin(), a_dims.end() - 2)};
-            const value_shape b_batch{0, std::vector<std::int64_t>(b_dims.begin(), b_dims.end() - 2)};
-            auto dims = broadcast({&a_batch, &b_batch});
-            if (!dims) return out;
-            if (!a_vector) dims->push_back(a_dims[a_dims.size() - 2]);
-            if (!b_vector) dims->push_back(b_dims.back());
-            out.dims = dims;
-            return out;
-        }
-        if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd") {
-            if (!x.dims) return out;
-            std::optional<std::vector<std::int64_t>> axes;
-            const bool as_input = model.opset("") >= 18 || (op == "ReduceSum" && model.opset("") >= 13);
-            if (as_input) axes = ints(n, 1);
-            else if (const auto a = model.attribute(n, "axes")) axes = a->ints;
-            if (!axes || axes->empty()) return out;  // all axes, or noop_with_empty_axes: left unknown
-            auto dims = *x.dims;
-            std::vector<bool> reduced(dims.size(), false);
-            for (const auto a : *axes) {
-                const auto axis = axis_of(a, dims.size());
-                if (!axis) return out;
-                reduced[*axis] = true;
-            }
-            const bool keep = attr_i(n, "keepdims", 1) != 0;
-            std::vector<std::int64_t> result;
-            for (std::size_t i = 0; i < dims.size(); ++i) {
-                if (!reduced[i]) result.push_back(dims[i]);
-                else if (keep) result.push_back(1);
-            }
-            out.dims = result;
-            return out;
-        }
-        if (op == "ConstantOfShape") {
-            out.data_type = static_cast<std::int32_t>(data_type::float32);
-            if (const auto a = model.attribute(n, "value"); a && a->tensor != none) {
-                const auto site = model.site_of(a->tensor);
-                out.data_type = site == none ? 0 : model.file().tensors[site].data_type;
-            }
-            if (const auto shape = ints(n, 0, 4096)) out.dims = *shape;
-            return out;
-        }
+        if (op == "Range") return {x.data_type, std::vector<std::int64_t>{-1}};
+        if (is_broadcasting(op) || op == "Where") return elementwise(n, x);
+        if (op == "Shape") return shape_of(n, x);
+        if (op == "Transpose") return transpose(n, x);
+        if (op == "Unsqueeze" || op == "Squeeze") return squeeze(n, x);
+        if (op == "Reshape") return reshape(n, x);
+        if (op == "Flatten") return flatten(n, x);
+        if (op == "Concat") return concat(n, x);
+        if (op == "Gather") return gather(n, x);
+        if (op == "Slice" && model.opset("") >= 10) return slice(n, x);
+        if (op == "Expand") return expand(n, x);
+        if (op == "MatMul") return matmul(n, x);
+        if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd")
+            return reduce(n, x);
+        if (op == "ConstantOfShape") return constant_of_shape(n, x);
         return {};
+    }
+
+    // Broadcasting operators and Where: the inputs' shapes broadcast; Where's type is its second input's.
+    value_shape elementwise(std::uint32_t n, const value_shape& x) const {
+        const auto& nd = model.nodes[n];
+        const auto& op = nd.op_type;
+        value_shape out;
+        std::vector<const value_shape*> in;
+        for (std::size_t k = 0; k < nd.inputs.size(); ++k) in.push_back(&of(n, k));
+        out.data_type = op == "Where" ? of(n, 1).data_type : is_boolean_result(op) ? static_cast<std::int32_t>(data_type::boolean) : x.data_type;
+        out.dims = broadcast(in);
+        return out;
+    }
+
+    // Shape: a 1-D int64 of the rank between start and end.
+    value_shape shape_of(std::uint32_t n, const value_shape& x) const {
+        value_shape out;
+        out.data_type = static_cast<std::int32_t>(data_type::int64);
+        if (x.dims) {
+            const auto rank = static_cast<std::int64_t>(x.dims->size());
+            auto start = attr_i(n, "start", 0), end = attr_i(n, "end", rank);
+            if (start < 0) start += rank;
+            if (end < 0) end += rank;
+            start = std::clamp<std::int64_t>(start, 0, rank);
+            end = std::clamp<std::int64_t>(end, 0, rank);
+            out.dims = std::vector<std::int64_t>{std::max<std::int64_t>(end - start, 0)};
+        }
+        return out;
+    }
+
+    // Transpose by perm (default: reversed).
+    value_shape transpose(std::uint32_t n, const value_shape& x) const {
+        value_shape out{x.data_type, std::nullopt};
+        if (!x.dims) return out;
+        std::vector<std::int64_t> perm(x.dims->size());
+        for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int64_t>(perm.size() - 1 - i);
+        if (const auto a = model.attribute(n, "perm")) perm = a->ints;
+        if (perm.size() != x.dims->size()) return out;
+        std::vector<std::int64_t> dims;
+        for (const auto p : perm) {
+            if (p < 0 || static_cast<std::size_t>(p) >= perm.size()) return out;
+            dims.push_back((*x.dims)[static_cast<std::size_t>(p)]);
+        }
+        out.dims = dims;
+        return out;
+    }
+
+    // Squeeze and Unsqueeze, with axes from the attribute (opset < 13) or the second input.
+    value_shape squeeze(std::uint32_t n, const value_shape& x) const {
+        const auto& op = model.nodes[n].op_type;
+        value_shape out{x.data_type, std::nullopt};
+        std::optional<std::vector<std::int64_t>> axes;
+        if (model.opset("") >= 13) axes = ints(n, 1);
+        else if (const auto a = model.attribute(n, "axes")) axes = a->ints;
+        if (!x.dims || !axes) return out;
+        std::vector<std::int64_t> dims;
+        if (op == "Squeeze") {
+            std::vector<bool> drop(x.dims->size(), false);
+            for (const auto a : *axes) {
+                const auto axis = axis_of(a, x.dims->size());
+                if (!axis) return out;
+                drop[*axis] = true;
+            }
+            for (std::size_t i = 0; i < drop.size(); ++i)
+                if (!drop[i]) dims.push_back((*x.dims)[i]);
+        } else {
+            const auto rank = x.dims->size() + axes->size();
+            std::vector<bool> added(rank, false);
+            for (const auto a : *axes) {
+                const auto axis = axis_of(a, rank);
+                if (!axis) return out;
+                added[*axis] = true;
+            }
+            std::size_t next = 0;
+            for (std::size_t i = 0; i < rank; ++i) {
+                if (!added[i] && next >= x.dims->size()) return out;
+                dims.push_back(added[i] ? 1 : (*x.dims)[next++]);
+            }
+        }
+        out.dims = dims;
+        return out;
+    }
+
+    // Reshape: 0 copies the input's dim (unless allowzero), -1 is inferred when the rest is known.
+    value_shape reshape(std::uint32_t n, const value_shape& x) const {
+        value_shape out{x.data_type, std::nullopt};
+        const auto shape = ints(n, 1);
+        if (!shape) return out;
+        std::vector<std::int64_t> dims = *shape;
+        const bool allow_zero = attr_i(n, "allowzero", 0) != 0;
+        std::int64_t known = 1;
+        std::optional<std::size_t> infer_at;
+        for (std::size_t i = 0; i < dims.size(); ++i) {
+            if (dims[i] == 0 && !allow_zero) dims[i] = x.dims && i < x.dims->size() ? (*x.dims)[i] : -1;
+            if ((*shape)[i] == -1) infer_at = i;
+            else if (dims[i] >= 0) known *= dims[i];
+        }
+        if (infer_at) {
+            dims[*infer_at] = -1;
+            const value_shape probe{x.data_type, x.dims};
+            bool others_known = true;
+            for (std::size_t i = 0; i < dims.size(); ++i)
+                if (i != *infer_at && dims[i] < 0) others_known = false;
+            if (others_known && probe.fully_known() && known > 0) {
+                std::int64_t total = 1;
+                for (const auto d : *x.dims) total *= d;
+                if (total % known == 0) dims[*infer_at] = total / known;
+            }
+        }
+        out.dims = dims;
+        return out;
+    }
+
+    // Flatten to 2-D at axis.
+    value_shape flatten(std::uint32_t n, const value_shape& x) const {
+        value_shape out{x.data_type, std::nullopt};
+        if (!x.dims) return out;
+        auto axis = attr_i(n, "axis", 1);
+        const auto rank = static_cast<std::int64_t>(x.dims->size());
+        if (axis < 0) axis += rank;
+        if (axis < 0 || axis > rank) return out;
+        std::int64_t a = 1, b = 1;
+        for (std::int64_t i = 0; i < rank; ++i) {
+            auto& part = i < axis ? a : b;
+            const auto d = (*x.dims)[static_cast<std::size_t>(i)];
+            part = part < 0 || d < 0 ? -1 : part * d;
+        }
+        out.dims = std::vector<std::int64_t>{a, b};
+        return out;
+    }
+
+    // Concat along axis: the sum there, any known dim elsewhere.
+    value_shape concat(std::uint32_t n, const value_shape& x) const {
+        const auto& nd = model.nodes[n];
+        value_shape out{x.data_type, std::nullopt};
+        if (!x.dims) return out;
+        const auto axis = axis_of(attr_i(n, "axis", 0), x.dims->size());
+        if (!axis) return out;
+        auto dims = *x.dims;
+        dims[*axis] = 0;
+        for (std::size_t k = 0; k < nd.inputs.size(); ++k) {
+            const auto& s = of(n, k);
+            if (!s.dims || s.dims->size() != dims.size()) return out;
+            for (std::size_t i = 0; i < dims.size(); ++i) {
+                if (i == *axis) dims[i] = dims[i] < 0 || (*s.dims)[i] < 0 ? -1 : dims[i] + (*s.dims)[i];
+                else if (dims[i] < 0) dims[i] = (*s.dims)[i];
+            }
+        }
+        out.dims = dims;
+        return out;
+    }
+
+    // Gather along axis: the indices' shape in place of that dim.
+    value_shape gather(std::uint32_t n, const value_shape& x) const {
+        value_shape out{x.data_type, std::nullopt};
+        const auto& indices = of(n, 1);
+        if (!x.dims || !indices.dims) return out;
+        const auto axis = axis_of(attr_i(n, "axis", 0), x.dims->size());
+        if (!axis) return out;
+        std::vector<std::int64_t> dims(x.dims->begin(), x.dims->begin() + static_cast<std::ptrdiff_t>(*axis));
+        dims.insert(dims.end(), indices.dims->begin(), indices.dims->end());
+        dims.insert(dims.end(), x.dims->begin() + static_cast<std::ptrdiff_t>(*axis) + 1, x.dims->end());
+        out.dims = dims;
+        return out;
+    }
+
+    // Slice (opset 10+, starts/ends/axes/steps as inputs).
+    value_shape slice(std::uint32_t n, const value_shape& x) const {
+        const auto& nd = model.nodes[n];
+        value_shape out{x.data_type, std::nullopt};
+        if (!x.dims) return out;
+        auto dims = *x.dims;
+        const auto starts = ints(n, 1), ends = ints(n, 2);
+        auto axes = ints(n, 3), steps = ints(n, 4);
+        const bool has_axes = nd.inputs.size() > 3 && nd.inputs[3] != 0;
+        const bool has_steps = nd.inputs.size() > 4 && nd.inputs[4] != 0;
+        if ((has_axes && !axes) || (has_steps && !steps) || !starts || !ends || starts->size() != ends->size()) {
+            if (!has_axes || !axes) std::fill(dims.begin(), dims.end(), -1);
+            else for (const auto a : *axes) if (const auto axis = axis_of(a, dims.size())) dims[*axis] = -1;
+            out.dims = dims;
+            return out;
+        }
+        if (!axes) {
+            axes.emplace();
+            for (std::size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<std::int64_t>(i));
+        }
+        if (!steps) steps.emplace(starts->size(), 1);
+        if (axes->size() != starts->size() || steps->size() != starts->size()) return out;
+        for (std::size_t k = 0; k < starts->size(); ++k) {
+            const auto axis = axis_of((*axes)[k], dims.size());
+            if (!axis || (*steps)[k] == 0) return out;
+            const auto dim = dims[*axis];
+            if (dim < 0) continue;
+            auto start = (*starts)[k], end = (*ends)[k];
+            const auto step = (*steps)[k];
+            if (start < 0) start = start < -dim ? -1 - dim : start + dim;
+            if (end < 0) end = end < -dim ? -1 - dim : end + dim;
+            if (step > 0) {
+                start = std::clamp<std::int64_t>(start, 0, dim);
+                end = std::clamp<std::int64_t>(end, 0, dim);
+                dims[*axis] = end > start ? (end - start + step - 1) / step : 0;
+            } else {
+                start = std::clamp<std::int64_t>(start, 0, dim - 1);
+                end = std::clamp<std::int64_t>(end, -1, dim - 1);
+                dims[*axis] = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+            }
+        }
+        out.dims = dims;
+        return out;
+    }
+
+    // Expand: the input broadcast with the shape input.
+    value_shape expand(std::uint32_t n, const value_shape& x) const {
+        value_shape out{x.data_type, std::nullopt};
+        const auto shape = ints(n, 1);
+        if (!shape || !x.dims) return out;
+        const value_shape target{0, *shape};
+        out.dims = broadcast({&x, &target});
+        return out;
+    }
+
+    // MatMul with numpy's rules for 1-D operands and batch broadcasting.
+    value_shape matmul(std::uint32_t n, const value_shape& x) const {
+        value_shape out{x.data_type, std::nullopt};
+        const auto& b = of(n, 1);
+        if (!x.dims || !b.dims || x.dims->empty() || b.dims->empty()) return out;
+        auto a_dims = *x.dims, b_dims = *b.dims;
+        const bool a_vector = a_dims.size() == 1, b_vector = b_dims.size() == 1;
+        if (a_vector) a_dims.insert(a_dims.begin(), 1);
+        if (b_vector) b_dims.push_back(1);
+        const value_shape a_batch{0, std::vector<std::int64_t>(a_dims.begin(), a_dims.end() - 2)};
+        const value_shape b_batch{0, std::vector<std::int64_t>(b_dims.begin(), b_dims.end() - 2)};
+        auto dims = broadcast({&a_batch, &b_batch});
+        if (!dims) return out;
+        if (!a_vector) dims->push_back(a_dims[a_dims.size() - 2]);
+        if (!b_vector) dims->push_back(b_dims.back());
+        out.dims = dims;
+        return out;
+    }
+
+    // ReduceMean/Sum/Max/Min/Prod over constant axes (keepdims keeps them as 1).
+    value_shape reduce(std::uint32_t n, const value_shape& x) const {
+        const auto& op = model.nodes[n].op_type;
+        value_shape out{x.data_type, std::nullopt};
+        if (!x.dims) return out;
+        std::optional<std::vector<std::int64_t>> axes;
+        const bool as_input = model.opset("") >= 18 || (op == "ReduceSum" && model.opset("") >= 13);
+        if (as_input) axes = ints(n, 1);
+        else if (const auto a = model.attribute(n, "axes")) axes = a->ints;
+        if (!axes || axes->empty()) return out;  // all axes, or noop_with_empty_axes: left unknown
+        auto dims = *x.dims;
+        std::vector<bool> reduced(dims.size(), false);
+        for (const auto a : *axes) {
+            const auto axis = axis_of(a, dims.size());
+            if (!axis) return out;
+            reduced[*axis] = true;
+        }
+        const bool keep = attr_i(n, "keepdims", 1) != 0;
+        std::vector<std::int64_t> result;
+        for (std::size_t i = 0; i < dims.size(); ++i) {
+            if (!reduced[i]) result.push_back(dims[i]);
+            else if (keep) result.push_back(1);
+        }
+        out.dims = result;
+        return out;
+    }
+
+    // ConstantOfShape: the value's type (float32 by default), the shape input's values.
+    value_shape constant_of_shape(std::uint32_t n, const value_shape& x) const {
+        value_shape out{x.data_type, std::nullopt};
+        out.data_type = static_cast<std::int32_t>(data_type::float32);
+        if (const auto a = model.attribute(n, "value"); a && a->tensor != none) {
+            const auto site = model.site_of(a->tensor);
+            out.data_type = site == none ? 0 : model.file().tensors[site].data_type;
+        }
+        if (const auto shape = ints(n, 0, 4096)) out.dims = *shape;
+        return out;
     }
 
     std::optional<std::vector<std::int64_t>> ints(std::uint32_t n, std::size_t slot, std::uint64_t max) const {

@@ -199,7 +199,7 @@ result<std::optional<io::source_file>> data_resolver::try_candidate(const fs::pa
         return nothing();
     }
     if (!guess_label.empty() && !options_.allow_guesses) {
-        tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": a guess, not taken with --strict)");
+        tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": a guess, not taken with {1})");
         return nothing();
     }
     ONNXSTREAM_ASSIGN(auto file, located->open(false));
@@ -263,6 +263,9 @@ failure not_found(std::string_view location, const std::vector<std::string>& tri
     e.message = "cannot find the external data file '" + std::string(location) + "'";
     e.hint = std::move(hint);
     e.remedies = {{remedy::give_data_location, {}}};
+    // A guess left out because guesses are refused names that setting as {1}.
+    const auto refused_guess = [](const std::string& t) { return t.ends_with(": a guess, not taken with {1})"); };
+    if (std::any_of(tried.begin(), tried.end(), refused_guess)) e.remedies.push_back({remedy::refuse_guesses, {}});
     return failure(std::move(e));
 }
 
@@ -290,7 +293,7 @@ result<opened_location> data_resolver::search(std::string_view location, const d
         ONNXSTREAM_ASSIGN(auto file, io::source_file::open(*given, false));
         return found(std::move(file), *given, found_by::data_flag, "--data " + given->string());
     }
-    for (const auto& data : options_.data_files) tried.push_back(data.string() + " (--data, name does not match)");
+    for (const auto& data : options_.data_files) tried.push_back(data.string() + " (a data file given: its name does not match)");
 
     // 2. the location as written, under the model's folder.
     ONNXSTREAM_TRY(refuse_folder(location, as_written));

@@ -1,5 +1,6 @@
 #include <onnxstream/ops/convert.hpp>
 
+#include "bound_operation.hpp"
 #include "convert_typing.hpp"
 #include "data_layout.hpp"
 #include "plan_output.hpp"
@@ -28,7 +29,7 @@ std::vector<std::string> default_convert_block_ops() { return detail::default_bl
 
 namespace {
 
-constexpr std::int32_t float32 = 1;
+constexpr auto float32 = static_cast<std::int32_t>(onnx::data_type::float32);
 
 // Where one tensor's output bytes come from: a source slice (copied, or converted from
 // float32 on the way) or a buffer computed here (typed fields).
@@ -47,9 +48,9 @@ struct tensor_bytes {
     [[nodiscard]] std::uint64_t output_length() const noexcept { return convert ? input_length / 2 : input_length; }
 };
 
-class engine {
+class engine : detail::bound_operation<convert_options, convert_report> {
 public:
-    engine(const fs::path& model_path, const convert_options& options) : model_path_(model_path), options_(options) {}
+    using bound_operation::bound_operation;
 
     result<convert_report> run() {
         const bool half = options_.target == half_type::float16;
@@ -298,14 +299,9 @@ private:
         return {};
     }
 
-    const fs::path& model_path_;
-    const convert_options& options_;
-    convert_report report_;
     onnx::float_conversion conversion_ = onnx::float_conversion::float32_to_float16;
     std::int32_t target_ = 10;
     std::string data_name_;
-    onnx::bound_model bound_;
-    const onnx::model_file& model_ = bound_.model;
     std::vector<io::file_identity> inputs_;
     std::vector<const io::source_file*> sources_;
     onnx::tree_edits graph_edits_;

@@ -1,5 +1,6 @@
 #include "convert_typing.hpp"
 
+#include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/tensor_walker.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
@@ -20,9 +21,10 @@ using onnx::number;
 using graph::name_id;
 using graph::none;
 
-constexpr std::int32_t float32 = 1;
-constexpr std::int32_t int64 = 7;
-constexpr std::int32_t boolean = 9;
+// TensorProto.DataType codes as stored in the model (onnx/data_type.hpp's table).
+constexpr auto float32 = static_cast<std::int32_t>(onnx::data_type::float32);
+constexpr auto int64 = static_cast<std::int32_t>(onnx::data_type::int64);
+constexpr auto boolean = static_cast<std::int32_t>(onnx::data_type::boolean);
 
 // What each operator version's schema admits, per slot (see make_convert_schemas.py).
 struct op_schema {

@@ -19,8 +19,9 @@ data_layout::place data_layout::add(std::uint64_t length) {
 result<std::string> choose_data_name(const std::filesystem::path& output, const std::string& given) {
     const auto name = given.empty() ? output.filename().string() + ".data" : given;
     if (std::filesystem::path(name).has_parent_path() || name == "." || name == "..")
-        return failure(error_code::invalid_argument, "--data-name must be a file name, not a path ('" + name + "')",
-                       "the data file is always written beside the output");
+        return failure(error_code::invalid_argument, "the data file's name must be a file name, not a path ('" + name + "')",
+                       "the data file is always written beside the output: give {0} a plain file name",
+                       {{remedy::choose_data_name, {}}});
     return name;
 }
 

@@ -211,7 +211,7 @@ void collect_value_ranges(model_side& side, std::vector<hashed_range>& ranges, s
     for (std::uint32_t t = 0; t < side.model().tensors.size(); ++t) {
         const auto& tensor = side.model().tensors[t];
         if (const auto stored = side.bound.stored_bytes(t)) {
-            ranges.push_back({sources[stored->source], stored->offset, stored->length, {}, {}, {}});
+            ranges.push_back({sources[stored->source], stored->offset, stored->length, tensor.name, {}, {}, {}});
             owners.push_back({&side, t});
         } else if (tensor.storage == tensor_storage::typed) {
             // Typed values live in the .onnx, under 2 GB; converted one tensor at a time.

@@ -1,5 +1,6 @@
 #include <onnxstream/ops/export_caffe.hpp>
 
+#include "bound_operation.hpp"
 #include "export_caffe_report.hpp"
 #include "plan_output.hpp"
 
@@ -170,16 +171,16 @@ std::string shape_text(const caffe::shape& s) {
     return out;
 }
 
-class exporter {
+class exporter : detail::bound_operation<export_caffe_options, export_caffe_report> {
 public:
-    exporter(const fs::path& model_path, const export_caffe_options& options) : model_path_(model_path), options_(options) {}
+    using bound_operation::bound_operation;
 
     result<export_caffe_report> run() {
         const auto start = std::chrono::steady_clock::now();
         report_.input = model_path_;
         report_.dialect = options_.dialect == caffe::dialect::opencv ? "opencv" : "bvlc";
         if (options_.check && !caffe::opencv_available())
-            return failure(error_code::unsupported, "--check runs the export in OpenCV, but " + caffe::opencv_unavailable_reason(),
+            return failure(error_code::unsupported, "the check runs the export in OpenCV, but " + caffe::opencv_unavailable_reason(),
                            "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild, or leave out {0}",
                            {{remedy::leave_out_check, {}}});
         name_outputs();
@@ -310,7 +311,7 @@ private:
             names.insert(name);
             if (const auto given = options_.input_shapes.find(name); given != options_.input_shapes.end()) {
                 out[name] = given->second;
-                report_.decisions.push_back({"input-shape", name, "from --input-shape: " + shape_text(given->second)});
+                report_.decisions.push_back({"input-shape", name, "as given: " + shape_text(given->second)});
                 continue;
             }
             ONNXSTREAM_ASSIGN(const auto declared, read_declared_shape(graph_.tree(), f.child));
@@ -336,8 +337,8 @@ private:
         }
         for (const auto& [name, s] : options_.input_shapes)
             if (!names.contains(name))
-                return failure(error_code::invalid_argument, "--input-shape names '" + name + "', which is not an input of the model",
-                               "the inputs are listed by {0}", {{remedy::inspect_model, {}}});
+                return failure(error_code::invalid_argument, "a shape is given for '" + name + "', which is not an input of the model",
+                               "give {0} only for the inputs {1} lists", {{remedy::give_input_shape, {}}, {remedy::inspect_model, {}}});
         return out;
     }
 
@@ -498,11 +499,6 @@ private:
         return {};
     }
 
-    const fs::path& model_path_;
-    const export_caffe_options& options_;
-    export_caffe_report report_;
-    onnx::bound_model bound_;
-    const onnx::model_file& model_ = bound_.model;
     graph::graph_model graph_;
     std::map<std::string, std::vector<std::string>> folded_into_;  // producer label -> BatchNormalizations folded into it
 };

@@ -1,5 +1,6 @@
 #include <onnxstream/ops/export_safetensors.hpp>
 
+#include "bound_operation.hpp"
 #include "plan_output.hpp"
 
 #include <onnxstream/io/output_file.hpp>
@@ -120,9 +121,9 @@ struct shard_layout {
     std::uint64_t tensors = 0;
 };
 
-class exporter {
+class exporter : detail::bound_operation<safetensors_options, safetensors_report> {
 public:
-    exporter(const fs::path& model_path, const safetensors_options& options) : model_path_(model_path), options_(options) {}
+    using bound_operation::bound_operation;
 
     result<safetensors_report> run() {
         report_.input = model_path_;
@@ -350,12 +351,7 @@ private:
         return io::commit_outputs(outputs);
     }
 
-    const fs::path& model_path_;
-    const safetensors_options& options_;
-    safetensors_report report_;
     fs::path output_;
-    onnx::bound_model bound_;
-    const onnx::model_file& model_ = bound_.model;
     std::vector<io::file_identity> inputs_;
     std::vector<const io::source_file*> sources_;
     std::vector<entry> entries_;

@@ -1,5 +1,6 @@
 #include <onnxstream/ops/externalize.hpp>
 
+#include "bound_operation.hpp"
 #include "data_layout.hpp"
 #include "plan_output.hpp"
 
@@ -49,9 +50,9 @@ struct placement {
     std::uint32_t check = io::no_check;
 };
 
-class engine {
+class engine : detail::bound_operation<externalize_options, externalize_report> {
 public:
-    engine(const fs::path& model_path, const externalize_options& options) : model_path_(model_path), options_(options) {}
+    using bound_operation::bound_operation;
 
     result<externalize_report> run() {
         report_.input = model_path_;
@@ -391,12 +392,7 @@ private:
         report_.inlined += inline_bindings_.size();
     }
 
-    const fs::path& model_path_;
-    const externalize_options& options_;
-    externalize_report report_;
     std::string data_name_;
-    onnx::bound_model bound_;
-    const onnx::model_file& model_ = bound_.model;
     std::vector<io::file_identity> inputs_;
     std::vector<const io::source_file*> sources_;
     std::vector<placement> placements_;

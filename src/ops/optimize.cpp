@@ -1,5 +1,6 @@
 #include <onnxstream/ops/optimize.hpp>
 
+#include "bound_operation.hpp"
 #include "data_layout.hpp"
 #include "plan_output.hpp"
 
@@ -57,9 +58,9 @@ struct data_entry {
     std::uint32_t tensor = none;    // the computed graph_model tensor, or none
 };
 
-class optimizer {
+class optimizer : detail::bound_operation<optimize_options, optimize_report> {
 public:
-    optimizer(const fs::path& model_path, const optimize_options& options) : model_path_(model_path), options_(options) {}
+    using bound_operation::bound_operation;
 
     result<optimize_report> run() {
         report_.input = model_path_;
@@ -298,7 +299,7 @@ private:
         const auto folder_real = fs::canonical(folder, folder_error);
         if (data_error || folder_error || data_real == folder_real || !onnx::is_inside(data_real, folder_real))
             return failure(error_code::invalid_argument,
-                           "--reuse-data needs the data file " + file.found->path.string() + " inside the output's folder " +
+                           "reusing the input's data needs the data file " + file.found->path.string() + " inside the output's folder " +
                                folder.string(),
                            "write the output beside the input model, or leave out {0} to write a new data file",
                            {{remedy::reuse_data, {}}});
@@ -308,11 +309,6 @@ private:
         return {};
     }
 
-    const fs::path& model_path_;
-    const optimize_options& options_;
-    optimize_report report_;
-    onnx::bound_model bound_;
-    const onnx::model_file& model_ = bound_.model;
     graph::graph_model graph_;
 };
 

@@ -38,7 +38,7 @@ result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kin
                 else xxh3->update(view);
                 const std::lock_guard guard(lock);
                 total += view.size();
-                if (options.on_bytes) options.on_bytes(view.size());
+                if (options.on_bytes) options.on_bytes(view.size(), range.label);
                 return true;
             }, std::span(buffer));
             if (!read) {

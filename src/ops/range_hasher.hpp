@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace onnxstream::ops {
@@ -26,6 +27,7 @@ struct hashed_range {
     const io::source_file* file = nullptr;
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
+    std::string_view label;  // the tensor these bytes are (the progress event's `tensor`)
     // Filled in by hash_ranges:
     std::optional<io::sha1_digest> sha1;
     std::optional<std::uint64_t> xxh3;
@@ -36,7 +38,8 @@ struct range_hash_options {
     unsigned threads = 1;
     std::size_t buffer_size = 1U << 20;
     const std::atomic<bool>* cancel = nullptr;
-    std::function<void(std::uint64_t bytes)> on_bytes;  // called under a lock, from any worker
+    // Called under a lock, from any worker: bytes just hashed, and the label of their range.
+    std::function<void(std::uint64_t bytes, std::string_view label)> on_bytes;
 };
 
 /// Hashes every range. A read failure is recorded in its range; the call fails only
@@ -44,7 +47,8 @@ struct range_hash_options {
 [[nodiscard]] result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kind,
                                                 const range_hash_options& options);
 
-/// hash_ranges as one progress stage named `stage`, from 0 to the ranges' total length.
+/// hash_ranges as one progress stage named `stage`, from 0 to the ranges' total length;
+/// each event names the label of the range whose bytes were hashed last.
 /// `Options` has `threads` (0: the number of cores), `buffer_size`, `cancel` and `on_progress`.
 template <class Options>
 [[nodiscard]] result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kind, const Options& options,
@@ -58,8 +62,9 @@ template <class Options>
     hashing.cancel = options.cancel;
     if (options.on_progress) {
         options.on_progress(event);
-        hashing.on_bytes = [&](std::uint64_t bytes) {
+        hashing.on_bytes = [&](std::uint64_t bytes, std::string_view label) {
             event.done += bytes;
+            if (label != event.tensor) event.tensor = label;
             options.on_progress(event);
         };
     }

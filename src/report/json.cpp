@@ -37,6 +37,19 @@ void write_warnings(json_writer& json, const std::vector<error>& warnings) {
     json.end_array();
 }
 
+// The fields every rewrite's report opens with: ok, input and output.
+template <class Report>
+void begin_rewrite(json_writer& json, const Report& r) {
+    json.begin_object().field("ok", true).field("input", r.input.string()).field("output", r.output.string());
+}
+
+// The warnings, the report's closing brace, and the document.
+std::string finish(json_writer& json, const std::vector<error>& warnings) {
+    write_warnings(json, warnings);
+    json.end_object();
+    return json.text();
+}
+
 void write_strings(json_writer& json, std::string_view key, const std::vector<std::string>& items) {
     json.key(key).begin_array();
     for (const auto& item : items) json.value(item);
@@ -46,6 +59,15 @@ void write_strings(json_writer& json, std::string_view key, const std::vector<st
 void write_path_or_null(json_writer& json, const std::optional<std::filesystem::path>& path) {
     if (path) json.value(path->string());
     else json.null();
+}
+
+// How a data file was found, where, its size and how many tensors it holds (inspect's and
+// verify's per-file rows open alike).
+template <class File>
+void begin_data_file(json_writer& json, const File& f) {
+    json.begin_object().field("location", f.location).key("path");
+    write_path_or_null(json, f.path);
+    json.field("found_by", f.how).field("guessed", f.guessed).field("size", f.size).field("tensors", f.tensors);
 }
 
 void write_value(json_writer& json, const ops::value_summary& v) {
@@ -144,9 +166,7 @@ std::string to_json(const ops::inspect_report& r, const hint_wording& wording) {
     json.end_object();
     json.key("external_data").begin_array();
     for (const auto& f : r.data_files) {
-        json.begin_object().field("location", f.location).key("path");
-        write_path_or_null(json, f.path);
-        json.field("found_by", f.how).field("guessed", f.guessed).field("size", f.size).field("tensors", f.tensors);
+        begin_data_file(json, f);
         json.field("bytes_needed", f.bytes_needed).field("bytes_referenced", f.bytes_referenced);
         write_strings(json, "problems", f.problems);
         if (!f.hint.empty()) {
@@ -185,28 +205,24 @@ std::string to_json(const ops::analyze_report& r) {
     }
     json.field("removable_nodes", r.removable_nodes);
     json.end_object();
-    write_warnings(json, r.warnings);
-    json.end_object();
-    return json.text();
+    return finish(json, r.warnings);
 }
 
 std::string to_json(const ops::externalize_report& r) {
     json_writer json;
-    json.begin_object().field("ok", true).field("input", r.input.string()).field("output", r.output.string());
+    begin_rewrite(json, r);
     json.field("output_size", r.output_size);
     write_data_files(json, r.data_files);
     json.field("tensors_external", r.tensors_external).field("bytes_external", r.bytes_external);
     json.field("kept_small", r.kept_small).field("kept_shape_like", r.kept_shape_like).field("kept_other", r.kept_other);
     json.field("converted_typed", r.converted_typed).field("inlined", r.inlined);
     json.field("deduplicated", r.deduplicated).field("bytes_saved", r.bytes_saved).field("writer", r.writer);
-    write_warnings(json, r.warnings);
-    json.end_object();
-    return json.text();
+    return finish(json, r.warnings);
 }
 
 std::string to_json(const ops::optimize_report& r) {
     json_writer json;
-    json.begin_object().field("ok", true).field("input", r.input.string()).field("output", r.output.string());
+    begin_rewrite(json, r);
     json.field("dry_run", r.dry_run).field("storage", r.storage).field("output_size", r.output_size);
     write_data_files(json, r.data_files);
     json.field("rounds", r.rounds).key("before");
@@ -245,9 +261,7 @@ std::string to_json(const ops::verify_report& r, const hint_wording& wording) {
     json.field("checksums", r.checksums).field("checksums_matched", r.checksums_matched).field("bytes_hashed", r.bytes_hashed);
     json.key("files").begin_array();
     for (const auto& f : r.files) {
-        json.begin_object().field("location", f.location).key("path");
-        write_path_or_null(json, f.path);
-        json.field("found_by", f.how).field("guessed", f.guessed).field("size", f.size).field("tensors", f.tensors);
+        begin_data_file(json, f);
         json.field("bytes_referenced", f.bytes_referenced).field("unreferenced_bytes", f.unreferenced_bytes);
         json.end_object();
     }
@@ -285,7 +299,7 @@ std::string to_json(const ops::diff_report& r) {
 
 std::string to_json(const ops::convert_report& r, std::string_view dtype) {
     json_writer json;
-    json.begin_object().field("ok", true).field("input", r.input.string()).field("output", r.output.string());
+    begin_rewrite(json, r);
     json.field("dtype", dtype).field("output_size", r.output_size).field("external_layout", r.external_layout);
     write_data_files(json, r.data_files);
     json.field("tensors_converted", r.tensors_converted).field("tensors_kept_float32", r.tensors_kept_float32);
@@ -293,9 +307,7 @@ std::string to_json(const ops::convert_report& r, std::string_view dtype) {
     json.field("casts_inserted", r.casts_inserted).field("nodes_blocked", r.nodes_blocked);
     json.field("types_changed", r.types_changed).field("cast_targets_changed", r.cast_targets_changed);
     json.field("writer", r.writer);
-    write_warnings(json, r.warnings);
-    json.end_object();
-    return json.text();
+    return finish(json, r.warnings);
 }
 
 std::string to_json(const ops::safetensors_report& r) {
@@ -307,9 +319,7 @@ std::string to_json(const ops::safetensors_report& r) {
     if (r.index) json.field("index", r.index->string());
     if (r.linked) json.field("linked", r.linked->string()).field("linked_size", r.linked_size);
     json.field("tensors", r.tensors).field("bytes", r.bytes).field("writer", r.writer);
-    write_warnings(json, r.warnings);
-    json.end_object();
-    return json.text();
+    return finish(json, r.warnings);
 }
 
 std::string to_json(const ops::export_caffe_report& r, double tolerance) {

@@ -1,5 +1,6 @@
 #include <onnxstream/report/safe_text.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -59,6 +60,20 @@ std::string terminal_safe(std::string_view text, bool keep_lines) {
         i += length;
     }
     return out;
+}
+
+std::string terminal_safe_prefix(std::string_view text, std::size_t max_characters) {
+    auto safe = terminal_safe(text);
+    std::size_t characters = 0;
+    for (std::size_t i = 0; i < safe.size(); ++characters) {
+        if (characters == max_characters) {
+            safe.resize(i);
+            return safe + "...";
+        }
+        char32_t code = 0;
+        i += std::max<std::size_t>(utf8_sequence(safe, i, code), 1);  // terminal_safe leaves only valid UTF-8
+    }
+    return safe;
 }
 
 std::string safe_vformat(const char* format, std::va_list args) {

@@ -164,7 +164,7 @@ std::string to_text(const ops::analyze_report& r) {
             header = any = true;
             out.add("  %s: %zu\n", c.title, items.size());
             for (std::size_t i = 0; i < items.size() && i < 20; ++i) out.add("    %s\n", describe(*items[i]).c_str());
-            if (items.size() > 20) out.add("    ... and %zu more (--json lists all)\n", items.size() - 20);
+            if (items.size() > 20) out.add("    ... and %zu more (the JSON report lists all)\n", items.size() - 20);
         }
     }
     if (!any) {
@@ -217,7 +217,7 @@ std::string to_text(const ops::optimize_report& r) {
         for (const auto& f : pass.findings) {
             if (f.kind != finding_kind::skipped) continue;
             if (++shown > 10) {
-                out.add("    ... (--json lists every skip)\n");
+                out.add("    ... (the JSON report lists every skip)\n");
                 break;
             }
             out.add("    skipped %s%s: %s\n", f.op_type.empty() ? "" : (f.op_type + " ").c_str(),

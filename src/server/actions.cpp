@@ -72,6 +72,13 @@ result<void> fill_inputs(const action_input& in, Options& options) {
     return {};
 }
 
+// The output field, or `fallback` when it is empty.
+result<fs::path> output_or(const action_input& in, const fs::path& fallback) {
+    ONNXSTREAM_ASSIGN(auto output, in.path_field("output"));
+    if (output.empty()) output = fallback;
+    return output;
+}
+
 // Fields every rewriting action shares (the CLI's --data, --data-dir, --threads, ...).
 result<void> fill_rewrite(const action_input& in, ops::rewrite_options& options, std::string_view suffix) {
     ONNXSTREAM_TRY(fill_inputs(in, options));
@@ -80,8 +87,7 @@ result<void> fill_rewrite(const action_input& in, ops::rewrite_options& options,
     options.allow_size_mismatch = in.flag("allow-size-mismatch");
     options.strict = in.flag("strict");
     if (!suffix.empty()) {
-        ONNXSTREAM_ASSIGN(options.output, in.path_field("output"));
-        if (options.output.empty()) options.output = ops::default_output(in.model, std::string(suffix));
+        ONNXSTREAM_ASSIGN(options.output, output_or(in, ops::default_output(in.model, std::string(suffix))));
     }
     return {};
 }
@@ -101,6 +107,10 @@ constexpr field_spec data_dir_field{"data-dir", field_kind::path, "", "a folder 
 constexpr field_spec threads_field{"threads", field_kind::count, "", "worker threads (default: the number of cores)"};
 constexpr field_spec force_field{"force", field_kind::flag, "", "replace existing outputs"};
 
+constexpr field_spec data_name_field{"data-name", field_kind::text, "", "the data file's name (default: <output file name>.data)"};
+constexpr field_spec threshold_field{"threshold", field_kind::size, "1024", "smallest tensor to move out (sizes take K, M, G)"};
+constexpr field_spec align_field{"align", field_kind::size, "4096", "offset alignment of large tensors (0 = dense)"};
+constexpr field_spec shard_size_field{"shard-size", field_kind::size, "", "several data files of at most this size"};
 constexpr field_spec align_threshold_field{"align-threshold", field_kind::size, "1M",
                                            "only tensors at least this large are aligned; smaller stay dense"};
 
@@ -118,20 +128,11 @@ result<action_outcome> run_merge(const action_input& in) {
                           {r.output}, true};
 }
 
-constexpr std::array split_fields{
-    output_field,
-    field_spec{"data-name", field_kind::text, "", "the data file's name (default: <output file name>.data)"},
-    field_spec{"threshold", field_kind::size, "1024", "smallest tensor to move out (sizes take K, M, G)"},
-    field_spec{"align", field_kind::size, "4096", "offset alignment of large tensors (0 = dense)"},
-    align_threshold_field, data_field, data_dir_field, threads_field, force_field};
+constexpr std::array split_fields{output_field,          data_name_field, threshold_field, align_field, align_threshold_field,
+                                  data_field,            data_dir_field,  threads_field,   force_field};
 
 constexpr std::array repack_fields{
-    output_field,
-    field_spec{"data-name", field_kind::text, "", "the data file's name (default: <output file name>.data)"},
-    field_spec{"threshold", field_kind::size, "1024", "smallest tensor to move out (sizes take K, M, G)"},
-    field_spec{"align", field_kind::size, "4096", "offset alignment of large tensors (0 = dense)"},
-    align_threshold_field,
-    field_spec{"shard-size", field_kind::size, "", "several data files of at most this size"},
+    output_field, data_name_field, threshold_field, align_field, align_threshold_field, shard_size_field,
     field_spec{"dedupe", field_kind::flag, "", "store identical tensors once"},
     field_spec{"write-checksums", field_kind::flag, "", "write each tensor's SHA-1 into its 'checksum' key"},
     data_field, data_dir_field, threads_field, force_field};
@@ -139,9 +140,7 @@ constexpr std::array repack_fields{
 result<action_outcome> run_externalize(const action_input& in, ops::externalize_kind kind) {
     auto options = ops::externalize_defaults(kind);
     ONNXSTREAM_TRY(fill_rewrite(in, options, options.output_suffix));
-    options.data_name = std::string(in.text("data-name"));
-    if (options.data_name.find('/') != std::string::npos || options.data_name.find("..") != std::string::npos)
-        return failure(error_code::invalid_argument, "the data file's name must be a plain file name");
+    options.data_name = std::string(in.text("data-name"));  // ops refuses a path here
     ONNXSTREAM_TRY(read_size(in, "threshold", options.threshold));
     ONNXSTREAM_TRY(read_size(in, "align", options.alignment));
     ONNXSTREAM_TRY(read_size(in, "align-threshold", options.align_threshold));
@@ -203,9 +202,7 @@ constexpr std::array convert_fields{
     field_spec{"keep-io-types", field_kind::flag, "", "keep the graph's inputs and outputs float32 (Casts at the boundary)"},
     field_spec{"block-ops", field_kind::text, "", "operators kept in float32, comma-separated (default: the built-in list)"},
     field_spec{"data-name", field_kind::text, "", "the data file's name, for external layouts"},
-    field_spec{"align", field_kind::size, "4096", "offset alignment of large tensors (0 = dense)"},
-    field_spec{"shard-size", field_kind::size, "", "several data files of at most this size"},
-    data_field, data_dir_field, force_field};
+    align_field, shard_size_field, data_field, data_dir_field, force_field};
 
 result<ops::half_type> dtype_field(const action_input& in) {
     const auto dtype = in.text("dtype");
@@ -216,9 +213,7 @@ result<ops::half_type> dtype_field(const action_input& in) {
 
 result<fs::path> convert_output(const action_input& in) {
     ONNXSTREAM_ASSIGN(const auto type, dtype_field(in));
-    ONNXSTREAM_ASSIGN(auto output, in.path_field("output"));
-    if (output.empty()) output = ops::default_output(in.model, type == ops::half_type::float16 ? "fp16" : "bf16");
-    return output;
+    return output_or(in, ops::default_output(in.model, type == ops::half_type::float16 ? "fp16" : "bf16"));
 }
 
 std::vector<std::string> comma_list(std::string_view text) {
@@ -239,9 +234,7 @@ result<action_outcome> run_convert(const action_input& in) {
     ONNXSTREAM_ASSIGN(options.output, convert_output(in));
     options.keep_io_types = in.flag("keep-io-types");
     if (const auto v = in.text("block-ops"); !v.empty()) options.block_ops = comma_list(v);
-    options.data_name = std::string(in.text("data-name"));
-    if (options.data_name.find('/') != std::string::npos || options.data_name.find("..") != std::string::npos)
-        return failure(error_code::invalid_argument, "the data file's name must be a plain file name");
+    options.data_name = std::string(in.text("data-name"));  // ops refuses a path here
     ONNXSTREAM_TRY(read_size(in, "align", options.alignment));
     ONNXSTREAM_TRY(read_shard_size(in, options.shard_size));
     ONNXSTREAM_ASSIGN(const auto r, ops::convert(in.model, options));
@@ -261,9 +254,7 @@ constexpr std::array caffe_fields{
     data_field, data_dir_field, force_field};
 
 result<fs::path> caffe_prefix(const action_input& in) {
-    ONNXSTREAM_ASSIGN(auto prefix, in.path_field("output"));
-    if (prefix.empty()) prefix = in.model.parent_path() / in.model.stem();
-    return prefix;
+    return output_or(in, in.model.parent_path() / in.model.stem());
 }
 
 result<fs::path> caffe_claim(const action_input& in) {
@@ -313,9 +304,7 @@ constexpr std::array safetensors_fields{
     data_field, data_dir_field, force_field};
 
 result<fs::path> safetensors_claim(const action_input& in) {
-    ONNXSTREAM_ASSIGN(auto output, in.path_field("output"));
-    if (output.empty()) output = in.model.parent_path() / (in.model.stem().string() + ".safetensors");
-    return output;
+    return output_or(in, in.model.parent_path() / (in.model.stem().string() + ".safetensors"));
 }
 
 result<action_outcome> run_export_safetensors(const action_input& in) {
@@ -431,9 +420,7 @@ const action* find_action(std::string_view name) {
 result<fs::path> planned_output(const action& a, const action_input& input) {
     if (a.claimed_output != nullptr) return a.claimed_output(input);
     if (a.output_suffix.empty()) return fs::path();
-    ONNXSTREAM_ASSIGN(auto output, input.path_field("output"));
-    if (output.empty()) output = ops::default_output(input.model, std::string(a.output_suffix));
-    return output;
+    return output_or(input, ops::default_output(input.model, std::string(a.output_suffix)));
 }
 
 std::string actions_json() {

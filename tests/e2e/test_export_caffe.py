@@ -249,12 +249,22 @@ def test_symbolic_batch_and_input_shape(tmp_path):
     assert "symbolic batch 'N' taken as 1" in proc.stdout
     proc = export(model, tmp_path / "b", "--input-shape", "input=2,3,64,64", "--check", "--check-dump", tmp_path / "dump")
     assert proc.returncode == 0, proc.stderr
-    assert "from --input-shape: 2,3,64,64" in proc.stdout
+    assert "as given: 2,3,64,64" in proc.stdout
     inputs = read_tensor_dir(tmp_path / "dump")
     assert inputs["input"].shape == (2, 3, 64, 64)
     ort = refcheck.run_ort(model, inputs)
     got = opencv_outputs(tmp_path / "b.prototxt", tmp_path / "b.caffemodel", inputs, list(ort))
     assert relative_error(got["logits"], ort["logits"].astype(np.float64)) <= TOLERANCE
+
+
+def test_an_input_shape_for_no_input_is_refused_with_the_flags_named(tmp_path):
+    """The library names the changes (remedies give_input_shape, inspect_model); the CLI
+    words them as its flag and command."""
+    proc = export(fixtures() / "resnet18.onnx", tmp_path / "a", "--input-shape", "nosuch=1,3,8,8")
+    assert proc.returncode != 0
+    assert "a shape is given for 'nosuch', which is not an input of the model" in proc.stderr, proc.stderr
+    assert "give --input-shape only for the inputs 'onnxstream inspect' lists" in proc.stderr, proc.stderr
+    assert not list(tmp_path.glob("a.*"))
 
 
 @pytest.mark.parametrize("entry", models(False), ids=ids(models(False)))

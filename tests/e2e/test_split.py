@@ -146,6 +146,20 @@ def test_split_custom_output_and_data_name(workdir, onnxstream, ort):
     cases.assert_same_ort_outputs(case, out)
 
 
+def test_split_data_name_with_a_folder_is_refused_with_the_flag_named(workdir, onnxstream):
+    """The library's refusal names the change (remedy choose_data_name); the CLI words it
+    as its flag. The page's wording of the same error: tests/gui/test_gui.py."""
+    case = cases.case_named("embedded")
+    root = copy_case(case, workdir)
+    model = model_path(case, root)
+    before = snapshot(root)
+    proc = run_cli(["split", model, "--data-name", "sub/x.data"])
+    assert proc.returncode == 2, describe(proc)
+    assert "the data file's name must be a file name, not a path ('sub/x.data')" in proc.stderr, describe(proc)
+    assert "give --data-name a plain file name" in proc.stderr, describe(proc)
+    cases.assert_unchanged(before, snapshot(root), "a refused split")
+
+
 def test_split_existing_output_refused_without_force(workdir, onnxstream):
     case = cases.case_named("embedded")
     root = copy_case(case, workdir)

@@ -391,6 +391,19 @@ def run_job(served, fields):
     return last
 
 
+def test_a_refusal_names_the_page_field_not_the_flag(served):
+    """The same library error as the CLI's '--data-name' refusal (tests/e2e/test_split.py),
+    worded for the page: the field, and the remedy listed as data."""
+    last = run_job(served, {"action": "split", "path": "resnet18/model.onnx", "data-name": "sub/x.data"})
+    assert last["state"] == "failed", last
+    error = last["error"]
+    assert "not a path ('sub/x.data')" in error["message"], error
+    assert "give the field 'data-name' a plain file name" in error["hint"], error
+    assert "--" not in error["message"] + error["hint"], error
+    assert {"change": "choose_data_name", "argument": ""} in error["remedies"], error
+    assert not (served["root"] / "resnet18" / "model.split.onnx").exists()
+
+
 def test_convert_and_exports_from_the_api_write_what_the_references_read(served, ort, tmp_path):
     """The page's Convert and Export actions run the library's commands: ONNX Runtime runs
     the fp16 model close to the original, OpenCV runs the Caffe export within 1e-4, and the

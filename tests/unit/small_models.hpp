@@ -38,22 +38,24 @@ inline proto_builder string_entry(std::string_view key, std::string_view value) 
     return e;
 }
 
-/// A FLOAT tensor `name` of `dims` with raw_data `bytes`.
-inline proto_builder raw_tensor(std::string_view name, std::vector<std::uint64_t> dims, std::span<const std::byte> bytes) {
+/// A FLOAT tensor `name` of `dims` whose values are `bytes` in field `values`.
+inline proto_builder float_tensor_in(std::uint32_t values, std::string_view name, std::vector<std::uint64_t> dims,
+                                     std::span<const std::byte> bytes) {
     using namespace onnx_fields;
     proto_builder t;
     for (const auto d : dims) t.varint_field(tensor_dims, d);
-    t.varint_field(tensor_type, 1).string_field(tensor_name, name).bytes_field(tensor_raw, bytes);
+    t.varint_field(tensor_type, 1).string_field(tensor_name, name).bytes_field(values, bytes);
     return t;
+}
+
+/// A FLOAT tensor `name` of `dims` with raw_data `bytes`.
+inline proto_builder raw_tensor(std::string_view name, std::vector<std::uint64_t> dims, std::span<const std::byte> bytes) {
+    return float_tensor_in(onnx_fields::tensor_raw, name, std::move(dims), bytes);
 }
 
 /// The same tensor with its values in float_data (packed).
 inline proto_builder typed_tensor(std::string_view name, std::vector<std::uint64_t> dims, std::span<const std::byte> bytes) {
-    using namespace onnx_fields;
-    proto_builder t;
-    for (const auto d : dims) t.varint_field(tensor_dims, d);
-    t.varint_field(tensor_type, 1).string_field(tensor_name, name).bytes_field(tensor_float_data, bytes);
-    return t;
+    return float_tensor_in(onnx_fields::tensor_float_data, name, std::move(dims), bytes);
 }
 
 /// An external FLOAT tensor; empty optional entries are left out.

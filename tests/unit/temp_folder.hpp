@@ -1,6 +1,7 @@
 // A temporary folder for tests, removed with everything in it when the object dies.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace test_support {
 
@@ -46,6 +48,14 @@ inline std::string read_file(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     in.read(content.data(), static_cast<std::streamsize>(content.size()));
     return content;
+}
+
+// The names of the entries of `folder`, sorted.
+inline std::vector<std::string> names_in(const std::filesystem::path& folder) {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(folder)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
 }
 
 }  // namespace test_support

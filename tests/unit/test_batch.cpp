@@ -26,13 +26,6 @@ std::string external_model(const temp_folder& dir, const std::string& name, std:
         .string();
 }
 
-std::vector<std::string> names_in(const fs::path& folder) {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(folder)) names.push_back(entry.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
 }  // namespace
 
 TEST_CASE("a batch merges every model, in order, sharing the threads") {

@@ -71,6 +71,20 @@ std::vector<proto_builder> bn_params(std::vector<float> scale, std::vector<float
             float_tensor("m", {c}, std::move(mean)), float_tensor("v", {c}, std::move(var))};
 }
 
+// A one-graph model reading X and giving `outputs`, and what fold-bn finds and warns on it.
+struct folding {
+    explicit folding(graph_spec main, std::vector<std::string> outputs = {"Y"})
+        : h(model(graph(with_io(std::move(main), std::move(outputs))))) {}
+    static graph_spec with_io(graph_spec main, std::vector<std::string> outputs) {
+        main.inputs = {"X"};
+        main.outputs = std::move(outputs);
+        return main;
+    }
+    harness h;
+    std::vector<finding> findings;
+    std::vector<onnxstream::error> warnings;
+};
+
 std::uint64_t fold(harness& h, std::vector<finding>& findings, std::vector<onnxstream::error>& warnings) {
     pass_context context{h.model(), h.reader(), findings, warnings};
     return fold_batchnorms(context);
@@ -84,11 +98,8 @@ TEST_CASE("fold-bn: Conv without bias gets W*f and (0 - mean)*f + B, under fresh
                   onnx_node("BatchNormalization", {"c", "s", "B", "m", "v"}, {"Y"}, "bn", {attr_float("epsilon", 0.0F)})};
     main.initializers = bn_params({2.0F, 1.0F}, {0.5F, -1.0F}, {1.0F, 2.0F}, {4.0F, 0.25F});
     main.initializers.push_back(float_tensor("W", {2, 1, 1, 2}, {1.0F, 2.0F, 3.0F, 4.0F}));
-    main.inputs = {"X"};
-    main.outputs = {"Y"};
-    harness h(model(graph(main)));
-    std::vector<finding> findings;
-    std::vector<onnxstream::error> warnings;
+    folding f(std::move(main));
+    auto& [h, findings, warnings] = f;
     CHECK(fold(h, findings, warnings) == 1);
     auto& m = h.model();
     CHECK(h.node_named("bn") == none);
@@ -116,11 +127,8 @@ TEST_CASE("fold-bn: Gemm with transB = 0, alpha, beta and C") {
     main.initializers = bn_params({2.0F, 3.0F}, {1.0F, 1.0F}, {0.0F, 1.0F}, {1.0F, 1.0F});
     main.initializers.push_back(float_tensor("W", {2, 2}, {1.0F, 2.0F, 3.0F, 4.0F}));  // [K, N]
     main.initializers.push_back(float_tensor("C", {2}, {1.0F, -1.0F}));
-    main.inputs = {"X"};
-    main.outputs = {"Y"};
-    harness h(model(graph(main)));
-    std::vector<finding> findings;
-    std::vector<onnxstream::error> warnings;
+    folding f(std::move(main));
+    auto& [h, findings, warnings] = f;
     CHECK(fold(h, findings, warnings) == 1);
     CHECK(floats_of(h, "W_bn") == std::vector<float>{2.0F, 6.0F, 6.0F, 12.0F});  // columns scaled by 2 and 3
     // C' = f * (beta*C - mean) + B = 2*(2) + 1, 3*(-2 - 1) + 1
@@ -135,11 +143,8 @@ TEST_CASE("fold-bn: negative variance folds where var + eps > 0, is clamped with
                   onnx_node("BatchNormalization", {"c", "s", "B", "m", "v"}, {"Y"}, "the_bn", {attr_float("epsilon", 0.25F)})};
     main.initializers = bn_params({1.0F, 1.0F}, {0.0F, 0.0F}, {0.0F, 0.0F}, {-0.25F + 1.0F, -1.0F});
     main.initializers.push_back(float_tensor("W", {2, 1, 1, 1}, {1.0F, 1.0F}));
-    main.inputs = {"X"};
-    main.outputs = {"Y"};
-    harness h(model(graph(main)));
-    std::vector<finding> findings;
-    std::vector<onnxstream::error> warnings;
+    folding f(std::move(main));
+    auto& [h, findings, warnings] = f;
     CHECK(fold(h, findings, warnings) == 1);
     REQUIRE(warnings.size() == 1);
     CHECK(warnings[0].message.find("the_bn") != std::string::npos);
@@ -197,11 +202,8 @@ TEST_CASE("fold-bn: one weight shared by two Convs gets a folded copy for each")
     main.initializers = bn_params({2.0F}, {0.0F}, {0.0F}, {1.0F});
     main.initializers.push_back(float_tensor("s2", {1}, {3.0F}));
     main.initializers.push_back(float_tensor("W", {1, 1, 1, 1}, {1.0F}));
-    main.inputs = {"X"};
-    main.outputs = {"Y1", "Y2"};
-    harness h(model(graph(main)));
-    std::vector<finding> findings;
-    std::vector<onnxstream::error> warnings;
+    folding f(std::move(main), {"Y1", "Y2"});
+    auto& [h, findings, warnings] = f;
     CHECK(fold(h, findings, warnings) == 2);
     const auto& m = h.model();
     const auto wa = m.text(m.nodes[h.node_named("conv_a")].inputs[1]);
@@ -221,11 +223,8 @@ TEST_CASE("fold-bn: two BatchNormalizations in a row fold into one weight, over 
     main.initializers.push_back(float_tensor("s2", {1}, {3.0F}));
     main.initializers.push_back(float_tensor("W", {1, 1, 1, 2}, {1.0F, -2.0F}));
     main.initializers.push_back(float_tensor("b", {1}, {0.5F}));
-    main.inputs = {"X"};
-    main.outputs = {"Y"};
-    harness h(model(graph(main)));
-    std::vector<finding> findings;
-    std::vector<onnxstream::error> warnings;
+    folding f(std::move(main));
+    auto& [h, findings, warnings] = f;
     CHECK(fold(h, findings, warnings) == 1);  // bn2 waits: its input came from bn1
     CHECK(fold(h, findings, warnings) == 1);
     const auto& m = h.model();

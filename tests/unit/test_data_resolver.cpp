@@ -13,6 +13,26 @@ using namespace onnxstream::onnx;
 using test_support::temp_folder;
 namespace fs = std::filesystem;
 
+namespace {
+
+// Why resolving `location` beside `model` fails (the test fails when it does not).
+error refusal(const fs::path& model, resolve_options options, std::string_view location, const data_needs& needs = {}) {
+    data_resolver r(model, std::move(options));
+    const auto found = r.resolve(location, needs);
+    REQUIRE_FALSE(found);
+    return found.error();
+}
+
+// Where resolving `location` beside `model` finds the file (the test fails when it does not).
+resolved_location located(const fs::path& model, resolve_options options, std::string_view location, const data_needs& needs = {}) {
+    data_resolver r(model, std::move(options));
+    const auto found = r.resolve(location, needs);
+    REQUIRE(found);
+    return found->where;
+}
+
+}  // namespace
+
 TEST_CASE("locations written in a model may not be absolute or leave the folder") {
     CHECK(data_resolver::check_location_text("weights.bin"));
     CHECK(data_resolver::check_location_text("data/weights.bin"));
@@ -80,14 +100,12 @@ TEST_CASE("the search order of DESIGN.md") {
         CHECK(r.resolve("renamed.data")->where.how == found_by::only_data_file);
     }
     SUBCASE("nothing found: the hint lists what was tried and names the data file or folder to give") {
-        data_resolver r(model, {});
-        const auto found = r.resolve("missing.data");
-        REQUIRE_FALSE(found);
-        CHECK(found.error().code == error_code::missing_data);
-        CHECK(found.error().hint.find((dir.path() / "model" / "missing.data").string()) != std::string::npos);
-        CHECK(found.error().hint.ends_with("{0}"));  // worded by each front end: --data FILE, --data-dir DIR
-        REQUIRE(found.error().remedies.size() == 1);
-        CHECK(found.error().remedies[0].change == remedy::give_data_location);
+        const auto refused = refusal(model, {}, "missing.data");
+        CHECK(refused.code == error_code::missing_data);
+        CHECK(refused.hint.find((dir.path() / "model" / "missing.data").string()) != std::string::npos);
+        CHECK(refused.hint.ends_with("{0}"));  // worded by each front end: --data FILE, --data-dir DIR
+        REQUIRE(refused.remedies.size() == 1);
+        CHECK(refused.remedies[0].change == remedy::give_data_location);
     }
     SUBCASE("unsafe locations are refused even when a fallback would exist") {
         dir.write("model/model.onnx.data", "x");
@@ -102,11 +120,9 @@ TEST_CASE("symlinks must stay inside the model's folder, or the Hugging Face blo
     const auto secret = dir.write("outside/secret.bin", "s");
     const auto model = dir.write("model/model.onnx", "m");
     fs::create_symlink(secret, dir.path() / "model" / "w.bin");
-    data_resolver r(model, {});
-    const auto found = r.resolve("w.bin");
-    REQUIRE_FALSE(found);
-    CHECK(found.error().code == error_code::unsafe_location);
-    CHECK(found.error().message.find("secret.bin") != std::string::npos);
+    const auto refused = refusal(model, {}, "w.bin");
+    CHECK(refused.code == error_code::unsafe_location);
+    CHECK(refused.message.find("secret.bin") != std::string::npos);
 
     // <repo>/snapshots/<rev>/model.onnx -> ../../blobs/<hash>
     const auto blob = dir.write("hub/models--x/blobs/abc123", "weights");
@@ -138,11 +154,9 @@ TEST_CASE("the Hugging Face rule holds only for a real blobs folder inside the r
     SUBCASE("blobs is a link to a folder outside the repository") {
         fs::create_directory_symlink(secret.parent_path(), dir.path() / "hub/models--x/blobs");
         fs::create_symlink("../../blobs/secret.bin", snapshot / "model.onnx.data");
-        data_resolver r(model, {});
-        const auto found = r.resolve("model.onnx.data");
-        REQUIRE_FALSE(found);
-        CHECK(found.error().code == error_code::unsafe_location);
-        CHECK(found.error().message.find("secret.bin") != std::string::npos);
+        const auto refused = refusal(model, {}, "model.onnx.data");
+        CHECK(refused.code == error_code::unsafe_location);
+        CHECK(refused.message.find("secret.bin") != std::string::npos);
     }
 }
 
@@ -179,19 +193,15 @@ TEST_CASE("a guess is taken only when it fits what the tensors need") {
     data_needs needs;
     SUBCASE("long enough, no checksum: taken, and it says it is a guess") {
         needs.bytes = 10;
-        data_resolver r(model, {});
-        const auto found = r.resolve("model.onnx.data", needs);
-        REQUIRE(found);
-        CHECK(found->where.guess());
-        CHECK(found->where.as_written == dir.path() / "m/model.onnx.data");
+        const auto where = located(model, {}, "model.onnx.data", needs);
+        CHECK(where.guess());
+        CHECK(where.as_written == dir.path() / "m/model.onnx.data");
     }
     SUBCASE("too short: not taken, and the error says why") {
         needs.bytes = 11;
-        data_resolver r(model, {});
-        const auto found = r.resolve("model.onnx.data", needs);
-        REQUIRE_FALSE(found);
-        CHECK(found.error().code == error_code::missing_data);
-        CHECK(found.error().hint.find("model.data (common name model.data: a guess, not taken: it is 10 bytes, the "
+        const auto refused = refusal(model, {}, "model.onnx.data", needs);
+        CHECK(refused.code == error_code::missing_data);
+        CHECK(refused.hint.find("model.data (common name model.data: a guess, not taken: it is 10 bytes, the "
                                       "tensors need 11)") != std::string::npos);
     }
     SUBCASE("a checksum that does not match: not taken") {
@@ -201,25 +211,21 @@ TEST_CASE("a guess is taken only when it fits what the tensors need") {
         data_resolver good(model, {});
         CHECK(good.resolve("model.onnx.data", needs));
         needs.checksums.push_back({4, 4, digest});
-        data_resolver bad(model, {});
-        const auto found = bad.resolve("model.onnx.data", needs);
-        REQUIRE_FALSE(found);
-        CHECK(found.error().hint.find("do not match their SHA-1 checksum") != std::string::npos);
+        const auto refused = refusal(model, {}, "model.onnx.data", needs);
+        CHECK(refused.hint.find("do not match their SHA-1 checksum") != std::string::npos);
     }
     SUBCASE("a FIFO under a common name is not taken, and not opened") {
         fs::remove(dir.path() / "m/model.data");
         REQUIRE(::mkfifo((dir.path() / "m/model.data").c_str(), 0600) == 0);
-        data_resolver r(model, {});
-        const auto found = r.resolve("model.onnx.data");
-        REQUIRE_FALSE(found);
-        CHECK(found.error().code == error_code::missing_data);
-        CHECK(found.error().hint.find("not a regular file") != std::string::npos);
+        const auto refused = refusal(model, {}, "model.onnx.data");
+        CHECK(refused.code == error_code::missing_data);
+        CHECK(refused.hint.find("not a regular file") != std::string::npos);
     }
     SUBCASE("guesses off (--strict): not taken") {
-        data_resolver r(model, {{}, {}, false});
-        const auto found = r.resolve("model.onnx.data");
-        REQUIRE_FALSE(found);
-        CHECK(found.error().hint.find("a guess, not taken with --strict") != std::string::npos);
+        const auto refused = refusal(model, {{}, {}, false}, "model.onnx.data");
+        CHECK(refused.hint.find("a guess, not taken with {1}") != std::string::npos);  // --strict, or the page's 'strict'
+        REQUIRE(refused.remedies.size() == 2);
+        CHECK(refused.remedies[1].change == remedy::refuse_guesses);
     }
     SUBCASE("the location as written and what the user gave are not guesses") {
         dir.write("m/model.onnx.data", "x");

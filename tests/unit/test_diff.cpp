@@ -209,3 +209,28 @@ TEST_CASE("missing external data or an unreadable model is trouble, not a differ
     r = ops::diff(b, junk, {});
     REQUIRE_FALSE(r);
 }
+
+TEST_CASE("diff's progress names the tensor being hashed, and reaches the total") {
+    temp_folder dir;
+    write_bytes(dir.path() / "w.data", ramp(2048));
+    const auto a = write_bytes(dir.path() / "a.onnx", model({external_tensor("first", {1024}, "w.data", "0", "4096"),
+                                                              external_tensor("second", {1024}, "w.data", "4096", "4096")}));
+    ops::diff_options options;
+    options.threads = 1;
+    options.buffer_size = 4096;
+    std::vector<ops::progress_event> events;
+    options.on_progress = [&](const ops::progress_event& e) { events.push_back(e); };
+    const auto r = ops::diff(a, a, options);
+    REQUIRE(r);
+    CHECK(r->equivalent);
+    REQUIRE(!events.empty());
+    CHECK(events.back().done == events.back().total);
+    CHECK(events.back().total == 4 * 4096);  // each side's two tensors
+    std::vector<std::string> named;
+    for (const auto& e : events)
+        if (e.done > 0) named.push_back(e.tensor);
+    // One thread, one 4 KiB piece per tensor, each side's file read forward.
+    CHECK(named.size() == 4);
+    CHECK(std::count(named.begin(), named.end(), "first") == 2);
+    CHECK(std::count(named.begin(), named.end(), "second") == 2);
+}

@@ -52,6 +52,17 @@ result<tensor_info> read_one(const proto_builder& tensor, std::vector<std::byte>
     return read_tensor(tree, 2);
 }
 
+// Writes a model (IR version 8) with `graph` to `path` and opens it.
+model_file write_and_open(const temp_folder& dir, const std::filesystem::path& relative, const proto_builder& graph) {
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto bytes = model.take();
+    const auto path = dir.write(relative, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    auto opened = model_file::open(path);
+    REQUIRE(opened);
+    return std::move(opened).value();
+}
+
 std::string error_of(const result<tensor_info>& r) { return r ? std::string("(no error)") : r.error().message; }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -182,15 +193,10 @@ TEST_CASE("binding tens of thousands of distinct missing files takes linear time
         t.message_field(13, entry("location", "missing_" + std::to_string(i) + ".data")).varint_field(14, 1);
         graph.message_field(5, t);
     }
-    proto_builder model;
-    model.varint_field(1, 8).message_field(7, graph);
-    const auto bytes = model.take();
-    dir.write("model.onnx", std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-    auto opened = model_file::open(path);
-    REQUIRE(opened);
+    auto opened = write_and_open(dir, "model.onnx", graph);
     const auto start = std::chrono::steady_clock::now();
     data_resolver resolver(path, {});
-    const auto data = external_data::bind(*opened, resolver);
+    const auto data = external_data::bind(opened, resolver);
     CHECK(data.files.size() == tensors);
     CHECK(data.problems.size() == tensors);
     CHECK(data.problems.back().what.code == error_code::missing_data);
@@ -207,12 +213,7 @@ TEST_CASE("a link flipped between inside and outside the folder never binds the 
     t.message_field(13, entry("location", "w.bin")).varint_field(14, 1);
     proto_builder graph;
     graph.message_field(5, t);
-    proto_builder model;
-    model.varint_field(1, 8).message_field(7, graph);
-    const auto bytes = model.take();
-    dir.write("m/model.onnx", std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-    auto opened = model_file::open(path);
-    REQUIRE(opened);
+    auto opened = write_and_open(dir, "m/model.onnx", graph);
     const auto link = dir.path() / "m/w.bin";
     const auto flipping = dir.path() / "m/w.bin.next";
     std::filesystem::create_symlink("good.bin", link);
@@ -231,7 +232,7 @@ TEST_CASE("a link flipped between inside and outside the folder never binds the 
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < 3000 && seconds_since(start) < 5.0; ++i) {
         data_resolver resolver(path, {});
-        const auto data = external_data::bind(*opened, resolver);
+        const auto data = external_data::bind(opened, resolver);
         if (!data.files[0].file) {
             ++refused;
             continue;

@@ -12,6 +12,7 @@
 #include <vector>
 
 using namespace onnxstream;
+using test_support::names_in;
 using test_support::temp_folder;
 namespace fs = std::filesystem;
 
@@ -76,13 +77,6 @@ namespace {
 
 void put(io::output_file& out, const std::string& text) {
     REQUIRE(::pwrite(out.descriptor(), text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()));
-}
-
-std::vector<std::string> names_in(const fs::path& folder) {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(folder)) names.push_back(entry.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
 }
 
 }  // namespace

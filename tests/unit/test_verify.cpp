@@ -199,3 +199,25 @@ TEST_CASE("cancelling stops the hashing with `interrupted`") {
     REQUIRE_FALSE(r);
     CHECK(r.error().code == error_code::interrupted);
 }
+
+TEST_CASE("verify's progress names the tensor being hashed, and reaches the total") {
+    two_tensor_model m;
+    for (const unsigned threads : {1U, 2U}) {
+        ops::verify_options options;
+        options.threads = threads;
+        options.buffer_size = 4096;
+        std::vector<ops::progress_event> events;
+        options.on_progress = [&](const ops::progress_event& e) { events.push_back(e); };
+        REQUIRE(ops::verify(m.model, options));
+        REQUIRE(!events.empty());
+        CHECK(events.front().done == 0);
+        CHECK(events.back().done == events.back().total);
+        CHECK(events.back().total == m.a.size() + m.b.size());
+        std::vector<std::string> named;
+        for (const auto& e : events)
+            if (e.done > 0) named.push_back(e.tensor);
+        CHECK(std::find(named.begin(), named.end(), "a") != named.end());
+        CHECK(std::find(named.begin(), named.end(), "b") != named.end());
+        CHECK(std::all_of(named.begin(), named.end(), [](const auto& n) { return n == "a" || n == "b"; }));
+    }
+}

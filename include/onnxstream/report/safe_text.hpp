@@ -24,6 +24,11 @@ namespace onnxstream::report {
 /// newlines and tabs stay (for whole messages); without, they are escaped too (one value).
 [[nodiscard]] std::string terminal_safe(std::string_view text, bool keep_lines = false);
 
+/// terminal_safe(text) on one line, cut to its first `max_characters` characters (code
+/// points, escapes counted as they show) with "..." at the end when it was longer: a name
+/// in a line of fixed width, such as a progress bar's.
+[[nodiscard]] std::string terminal_safe_prefix(std::string_view text, std::size_t max_characters);
+
 /// vprintf into a string, the result passed through terminal_safe(..., keep_lines = true):
 /// how every text for people is made, a piece at a time.
 [[nodiscard]] std::string safe_vformat(const char* format, std::va_list args) __attribute__((format(printf, 1, 0)));
