@@ -126,7 +126,7 @@ private:
             const auto& tensor = model_.tensors[t];
             if (!tensor.expected_bytes) continue;
             std::optional<std::uint64_t> held;
-            if (tensor.storage == tensor_storage::raw) held = model_.tree.field(tensor.raw_field).token.payload_length;
+            if (tensor.storage == tensor_storage::raw) held = model_.tree.field(tensor.raw_field).payload_length();
             else if (tensor.storage == tensor_storage::typed) held = onnx::typed_raw_size(model_.tree, tensor);
             else continue;
             const std::string name = "tensor '" + display_name(t) + "'";
