@@ -92,7 +92,7 @@ result<void> read_dims(const message_tree& tree, std::uint32_t message_index, co
 // location (an empty one counts too).
 result<void> read_external_entry(const message_tree& tree, std::uint32_t message_index, const field_entry& f,
                                  tensor_info& info, bool& location_seen) {
-    if (!info.external) info.external.emplace();
+    if (!info.external) info.external = std::make_shared<external_reference>();
     const auto key = tree.find_text(f.child, number(string_entry_field::key));
     const auto value = tree.find_text(f.child, number(string_entry_field::value));
     auto& ref = *info.external;
