@@ -239,6 +239,7 @@ std::vector<hashed_range> distinct_in_order(const std::vector<hashed_range>& ran
         return ranges[x].offset < ranges[y].offset;
     });
     std::vector<hashed_range> sorted;
+    sorted.reserve(ranges.size());
     range_of.assign(ranges.size(), 0);
     for (const auto i : order) {
         const auto& r = ranges[i];
@@ -256,6 +257,9 @@ std::vector<hashed_range> distinct_in_order(const std::vector<hashed_range>& ran
 result<std::uint64_t> hash_values(std::array<model_side*, 2> sides, const diff_options& options) {
     std::vector<hashed_range> ranges;
     std::vector<value_job> owners;
+    const auto tensors = sides[0]->model().tensors.size() + sides[1]->model().tensors.size();
+    ranges.reserve(tensors);  // one per tensor at most: never an old and a new copy at once
+    owners.reserve(tensors);
     for (auto* side : sides) collect_value_ranges(*side, ranges, owners);
     std::vector<std::size_t> range_of;
     auto sorted = distinct_in_order(ranges, range_of);

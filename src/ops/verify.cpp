@@ -240,7 +240,7 @@ private:
                           hash_ranges(ranges, range_hash::sha1, options_, "verify " + path_.filename().string()));
         for (std::size_t j = 0; j < jobs_.size(); ++j) {
             jobs_[j].digest = ranges[j].sha1;
-            jobs_[j].failed = std::move(ranges[j].failed);
+            if (ranges[j].failed) jobs_[j].failed = *ranges[j].failed;
         }
         return {};
     }
