@@ -28,7 +28,7 @@ void plan_rewrite(benchmark::State& state) {
         if (tree->at(m).kind != message_kind::tensor) continue;
         const auto& message = tree->at(m);
         for (std::uint32_t f = 0; f < message.field_count; ++f) {
-            if (tree->field(message.first_field + f).token.number != raw_data) continue;
+            if (tree->field(message.first_field + f).number() != raw_data) continue;
             edits.drop(message.first_field + f);
             edits.insert(m, f, edits.slice(raw_data, 1, offset, 1U << 20));
             offset += 1U << 20;

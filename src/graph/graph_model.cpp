@@ -26,16 +26,16 @@ attribute_value read_attribute(const onnx::message_tree& tree, std::uint32_t mes
     attribute_value a;
     a.message = message;
     for (const auto& f : tree.fields(message)) {
-        const auto n = f.token.number;
-        const auto type = f.token.type;
+        const auto n = f.number();
+        const auto type = f.type();
         if (n == number(onnx::attribute_field::name) && type == proto::wire_type::length_delimited) {
             a.name = tree.text(f);
         } else if (n == number(onnx::attribute_field::type) && type == proto::wire_type::varint) {
-            a.type = static_cast<std::int32_t>(f.token.value);
+            a.type = static_cast<std::int32_t>(tree.value(f));
         } else if (n == number(onnx::attribute_field::f) && type == proto::wire_type::fixed32) {
             a.f = static_cast<double>(float_from_le(tree.payload(f)));
         } else if (n == number(onnx::attribute_field::i) && type == proto::wire_type::varint) {
-            a.i = static_cast<std::int64_t>(f.token.value);
+            a.i = static_cast<std::int64_t>(tree.value(f));
         } else if (n == number(onnx::attribute_field::s) && type == proto::wire_type::length_delimited) {
             a.s = tree.text(f);
         } else if (n == number(onnx::attribute_field::t) && f.child != none) {
@@ -54,7 +54,7 @@ attribute_value read_attribute(const onnx::message_tree& tree, std::uint32_t mes
             }
         } else if (n == number(onnx::attribute_field::ints)) {
             if (type == proto::wire_type::varint) {
-                a.ints.push_back(static_cast<std::int64_t>(f.token.value));
+                a.ints.push_back(static_cast<std::int64_t>(tree.value(f)));
             } else if (type == proto::wire_type::length_delimited) {
                 auto rest = tree.payload(f);
                 while (!rest.empty()) {
@@ -91,8 +91,8 @@ struct graph_model::builder {
         n.scope = s;
         n.original_scope = s;
         for (const auto& f : tree.fields(message)) {
-            const auto k = f.token.number;
-            if (f.token.type != proto::wire_type::length_delimited) continue;
+            const auto k = f.number();
+            if (f.type() != proto::wire_type::length_delimited) continue;
             if (k == number(onnx::node_field::input)) n.inputs.push_back(model.names.intern(tree.text(f)));
             else if (k == number(onnx::node_field::output)) n.outputs.push_back(model.names.intern(tree.text(f)));
             else if (k == number(onnx::node_field::op_type)) n.op_type = tree.text(f);
@@ -106,11 +106,11 @@ struct graph_model::builder {
         model.scopes[s].nodes.push_back(id);
         // Subgraphs after the node is registered: scopes stay in pre-order.
         for (const auto& f : tree.fields(message)) {
-            if (f.token.number != number(onnx::node_field::attribute) || f.child == none) continue;
+            if (f.number() != number(onnx::node_field::attribute) || f.child == none) continue;
             const auto attribute_name = std::string(tree.find_text(f.child, number(onnx::attribute_field::name)));
             for (const auto& g : tree.fields(f.child)) {
-                if ((g.token.number != number(onnx::attribute_field::g) &&
-                     g.token.number != number(onnx::attribute_field::graphs)) ||
+                if ((g.number() != number(onnx::attribute_field::g) &&
+                     g.number() != number(onnx::attribute_field::graphs)) ||
                     g.child == none)
                     continue;
                 const auto sub = add_scope(scope_kind::subgraph, g.child, s, id, attribute_name);
@@ -123,7 +123,7 @@ struct graph_model::builder {
     void read_graph(std::uint32_t s) {
         const auto message = model.scopes[s].message;
         for (const auto& f : tree.fields(message)) {
-            const auto k = f.token.number;
+            const auto k = f.number();
             if (f.child == none) continue;
             if (k == number(onnx::graph_field::node)) {
                 read_node(f.child, s);
@@ -148,7 +148,7 @@ struct graph_model::builder {
                 model.scopes[s].value_infos.push_back(static_cast<std::uint32_t>(model.value_infos.size() - 1));
             } else if (k == number(onnx::graph_field::sparse_initializer)) {
                 for (const auto& sf : tree.fields(f.child)) {
-                    if (sf.token.number != number(onnx::sparse_tensor_field::values) || sf.child == none) continue;
+                    if (sf.number() != number(onnx::sparse_tensor_field::values) || sf.child == none) continue;
                     model.scopes[s].sparse_initializers.push_back(
                         model.names.intern(tree.find_text(sf.child, number(onnx::tensor_field::name))));
                 }
@@ -162,8 +162,8 @@ struct graph_model::builder {
         fn.message = message;
         fn.scope = s;
         for (const auto& f : tree.fields(message)) {
-            const auto k = f.token.number;
-            if (f.token.type != proto::wire_type::length_delimited) continue;
+            const auto k = f.number();
+            if (f.type() != proto::wire_type::length_delimited) continue;
             if (k == number(onnx::function_field::name)) fn.name = tree.text(f);
             else if (k == number(onnx::function_field::domain)) fn.domain = tree.text(f);
             else if (k == number(onnx::function_field::overload)) fn.overload = tree.text(f);
@@ -184,15 +184,15 @@ struct graph_model::builder {
     void pin_training(std::uint32_t message) {
         const auto kind = tree.at(message).kind;
         for (const auto& f : tree.fields(message)) {
-            const auto k = f.token.number;
-            if (kind == message_kind::node && f.token.type == proto::wire_type::length_delimited &&
+            const auto k = f.number();
+            if (kind == message_kind::node && f.type() == proto::wire_type::length_delimited &&
                 (k == number(onnx::node_field::input) || k == number(onnx::node_field::output)))
                 pin(tree.text(f));
-            if (kind == message_kind::training_info && f.token.type == proto::wire_type::length_delimited &&
+            if (kind == message_kind::training_info && f.type() == proto::wire_type::length_delimited &&
                 (k == number(onnx::training_info_field::initialization_binding) ||
                  k == number(onnx::training_info_field::update_binding))) {
                 std::vector<proto::field_token> entry;
-                if (proto::tokenize(tree.bytes(), f.token.payload_offset, f.token.end_offset(), entry))
+                if (proto::tokenize(tree.bytes(), f.payload_offset(), f.end_offset(), entry))
                     for (const auto& e : entry)
                         if (e.type == proto::wire_type::length_delimited)
                             pin({reinterpret_cast<const char*>(tree.bytes().data() + e.payload_offset),
@@ -214,13 +214,13 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
 
     std::uint32_t main_graph = none;
     for (const auto& f : tree.fields(0)) {
-        if (f.token.number == number(onnx::model_field::graph) && f.child != none && main_graph == none) main_graph = f.child;
-        if (f.token.number == number(onnx::model_field::opset_import) && f.child != none) {
+        if (f.number() == number(onnx::model_field::graph) && f.child != none && main_graph == none) main_graph = f.child;
+        if (f.number() == number(onnx::model_field::opset_import) && f.child != none) {
             std::string domain(tree.find_text(f.child, number(onnx::operator_set_field::domain)));
             if (domain == "ai.onnx") domain.clear();
             const auto* version = tree.find(f.child, number(onnx::operator_set_field::version));
             model.opsets_.emplace_back(std::move(domain),
-                                       version != nullptr ? static_cast<std::int64_t>(version->token.value) : 0);
+                                       version != nullptr ? static_cast<std::int64_t>(tree.value(*version)) : 0);
         }
     }
     if (main_graph == none)
@@ -230,8 +230,8 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
     const auto main_scope = b.add_scope(scope_kind::main, main_graph, none, none, {});
     b.read_graph(main_scope);
     for (const auto& f : tree.fields(0)) {
-        if (f.token.number == number(onnx::model_field::functions) && f.child != none) b.read_function(f.child);
-        if (f.token.number == number(onnx::model_field::training_info) && f.child != none) b.pin_training(f.child);
+        if (f.number() == number(onnx::model_field::functions) && f.child != none) b.read_function(f.child);
+        if (f.number() == number(onnx::model_field::training_info) && f.child != none) b.pin_training(f.child);
     }
     return model;
 }
@@ -265,7 +265,7 @@ std::optional<attribute_value> graph_model::attribute(std::uint32_t n, std::stri
         return std::nullopt;
     const auto& t = tree();
     for (const auto& f : t.fields(nd.message)) {
-        if (f.token.number != number(onnx::node_field::attribute) || f.child == none) continue;
+        if (f.number() != number(onnx::node_field::attribute) || f.child == none) continue;
         if (t.find_text(f.child, number(onnx::attribute_field::name)) == name) return read_attribute(t, f.child);
     }
     return std::nullopt;
@@ -277,7 +277,7 @@ std::vector<std::uint32_t> graph_model::attribute_messages(std::uint32_t n) cons
     if (nd.message == none) return out;
     const auto& t = tree();
     for (const auto& f : t.fields(nd.message)) {
-        if (f.token.number != number(onnx::node_field::attribute) || f.child == none) continue;
+        if (f.number() != number(onnx::node_field::attribute) || f.child == none) continue;
         const auto name = t.find_text(f.child, number(onnx::attribute_field::name));
         if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), name) != nd.dropped_attributes.end())
             continue;
@@ -518,7 +518,7 @@ std::uint64_t bytes_within(const graph_model& model, std::uint32_t n) {
 
 bool can_add_initializers(const graph_model& model) {
     const auto* ir = model.tree().find(0, onnx::number(onnx::model_field::ir_version));
-    return ir == nullptr || ir->token.value >= 4;
+    return ir == nullptr || model.tree().value(*ir) >= 4;
 }
 
 }  // namespace onnxstream::graph

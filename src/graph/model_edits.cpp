@@ -145,18 +145,18 @@ private:
         for (std::uint32_t i = 0; i < count; ++i) {
             const auto& f = fields[i];
             if (f.child == none) continue;
-            if (f.token.number == node_number) {
+            if (f.number() == node_number) {
                 last_node = i;
                 const auto n = maps_.node_of_message[f.child];
                 if (n == none || !node_in_place(n, s)) edits_.drop(first + i);
             } else if (is_function) {
                 continue;
-            } else if (f.token.number == number(onnx::graph_field::initializer)) {
+            } else if (f.number() == number(onnx::graph_field::initializer)) {
                 last_initializer = i;
                 const auto site = model_.site_of(f.child);
                 const auto t = site == none ? none : maps_.tensor_of_site[site];
                 if (t == none || !tensor_in_place(t, s)) edits_.drop(first + i);
-            } else if (f.token.number == number(onnx::graph_field::value_info)) {
+            } else if (f.number() == number(onnx::graph_field::value_info)) {
                 last_value_info = i;
                 const auto v = maps_.value_info_of_message[f.child];
                 if (v != none && !value_info_in_place(v, s)) edits_.drop(first + i);
@@ -206,7 +206,7 @@ private:
             const auto message = sites[site].message;
             const auto& msg = tree_.at(message);
             for (std::uint32_t i = 0; i < msg.field_count; ++i)
-                if (onnx::holds_tensor_value(tree_.field(msg.first_field + i).token.number)) edits_.drop(msg.first_field + i);
+                if (onnx::holds_tensor_value(tree_.field(msg.first_field + i).number())) edits_.drop(msg.first_field + i);
             encoded_message entries;
             put_external(entries, *plan_.sites[site]);
             // Inserted as raw fields of the tensor: the encoding is a run of whole fields.
@@ -257,7 +257,7 @@ private:
     }
 
     void copy_field(encoded_message& out, const onnx::field_entry& f) const {
-        copy_range(out, f.token.header_offset, f.token.total_length());
+        copy_range(out, f.header_offset(), f.total_length());
     }
 
     encoded_message verbatim_payload(std::uint32_t message) const {
@@ -291,11 +291,11 @@ private:
         bool inputs_done = false;
         bool outputs_done = false;
         for (const auto& f : tree_.fields(nd.message)) {
-            const auto k = f.token.number;
-            if (k == input_field && f.token.type == proto::wire_type::length_delimited) {
+            const auto k = f.number();
+            if (k == input_field && f.type() == proto::wire_type::length_delimited) {
                 if (!inputs_done) put_names(input_field, nd.inputs);
                 inputs_done = true;
-            } else if (k == output_field && f.token.type == proto::wire_type::length_delimited) {
+            } else if (k == output_field && f.type() == proto::wire_type::length_delimited) {
                 if (!outputs_done) put_names(output_field, nd.outputs);
                 outputs_done = true;
             } else if (k == number(onnx::node_field::attribute) && f.child != none) {
@@ -335,7 +335,7 @@ private:
     encoded_message encode_attribute(std::uint32_t attribute) const {
         encoded_message out;
         for (const auto& f : tree_.fields(attribute)) {
-            const auto k = f.token.number;
+            const auto k = f.number();
             if ((k == number(onnx::attribute_field::g) || k == number(onnx::attribute_field::graphs)) && f.child != none &&
                 maps_.scope_of_message[f.child] != none) {
                 out.message_field(k, encode_graph(maps_.scope_of_message[f.child]));
@@ -353,7 +353,7 @@ private:
         if (tree_.at(message).kind == message_kind::tensor) return encode_site_tensor(message, std::nullopt);
         encoded_message out;
         for (const auto& f : tree_.fields(message)) {
-            if (f.child != none && rewrite_[f.child]) out.message_field(f.token.number, encode_generic(f.child));
+            if (f.child != none && rewrite_[f.child]) out.message_field(f.number(), encode_generic(f.child));
             else copy_field(out, f);
         }
         return out;
@@ -381,7 +381,7 @@ private:
             initializers_done = true;
         };
         for (const auto& f : tree_.fields(sc.message)) {
-            const auto k = f.token.number;
+            const auto k = f.number();
             if (k == number(onnx::graph_field::node) && f.child != none) {
                 if (!nodes_done) put_nodes();
             } else if (k == number(onnx::graph_field::initializer) && f.child != none) {
@@ -415,8 +415,8 @@ private:
         encoded_message out;
         bool named = false;
         for (const auto& f : tree_.fields(message)) {
-            if (f.token.number == number(onnx::value_info_field::name)) {
-                if (!named) out.text_field(f.token.number, model_.text(name));
+            if (f.number() == number(onnx::value_info_field::name)) {
+                if (!named) out.text_field(f.number(), model_.text(name));
                 named = true;
             } else {
                 copy_field(out, f);
@@ -433,7 +433,7 @@ private:
         encoded_message out;
         bool named = false;
         for (const auto& f : tree_.fields(message)) {
-            const auto k = f.token.number;
+            const auto k = f.number();
             if (k == number(onnx::tensor_field::name) && rename) {
                 if (!named) out.text_field(k, model_.text(*rename));
                 named = true;

@@ -58,13 +58,13 @@ namespace {
 value_shape declared_shape(const onnx::message_tree& tree, std::uint32_t value_info) {
     value_shape out;
     const auto* type = tree.find(value_info, onnx::number(onnx::value_info_field::type));
-    if (type == nullptr || type->token.type != proto::wire_type::length_delimited) return out;
+    if (type == nullptr || type->type() != proto::wire_type::length_delimited) return out;
     auto fields_of = [&](const proto::field_token& t) {
         std::vector<proto::field_token> inner;
         if (!proto::tokenize(tree.bytes(), t.payload_offset, t.end_offset(), inner)) inner.clear();
         return inner;
     };
-    for (const auto& tt : fields_of(type->token)) {
+    for (const auto& tt : fields_of(tree.token(*type))) {
         if (tt.number != onnx::number(onnx::type_field::tensor_type) || tt.type != proto::wire_type::length_delimited) continue;
         for (const auto& f : fields_of(tt)) {
             if (f.number == onnx::number(onnx::tensor_type_field::elem_type) && f.type == proto::wire_type::varint)
@@ -468,7 +468,7 @@ struct inference {
         const auto& main = model.scopes[0];
         std::size_t slot = 0;
         for (const auto& f : tree.fields(main.message)) {
-            if (f.token.number != onnx::number(onnx::graph_field::input) || f.child == none) continue;
+            if (f.number() != onnx::number(onnx::graph_field::input) || f.child == none) continue;
             if (slot < main.inputs.size()) {
                 const auto v = index.resolve(0, main.inputs[slot]);
                 if (v != none && index.at(v).kind == value_kind::graph_input) shapes[v] = declared_shape(tree, f.child);

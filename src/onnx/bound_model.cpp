@@ -53,8 +53,8 @@ std::vector<io::file_identity> bound_model::inputs() const {
 std::optional<stored_slice> bound_model::stored_bytes(std::uint32_t tensor) const {
     const auto& info = model.tensors[tensor];
     if (info.storage == tensor_storage::raw) {
-        const auto& token = model.tree.field(info.raw_field).token;
-        return stored_slice{0, token.payload_offset, token.payload_length};
+        const auto& raw = model.tree.field(info.raw_field);
+        return stored_slice{0, raw.payload_offset(), raw.payload_length()};
     }
     if (info.storage == tensor_storage::external && binding_of_[tensor] != no_index) {
         const auto& binding = data.tensors[binding_of_[tensor]];

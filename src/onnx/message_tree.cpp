@@ -4,6 +4,7 @@
 #include <onnxstream/onnx/schema.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace onnxstream::onnx {
@@ -48,7 +49,6 @@ std::string field_name(message_kind kind, std::uint32_t n) {
 struct message_tree::builder {
     message_tree& tree;
     const tree_options& options;
-    std::vector<proto::field_token> scratch;  // reused: tokens are copied out before descending
 
     failure fail(error_code code, std::string what, std::uint64_t offset, std::uint32_t message_index) {
         error e;
@@ -70,24 +70,24 @@ struct message_tree::builder {
         // message of millions of fields costs one pass.
         std::vector<std::pair<std::uint32_t, proto::wire_type>> seen;
         for (std::size_t i = 0; i < count; ++i) {
-            const auto& token = tree.fields_[first + i].token;
-            if (!is_singular(kind, token.number)) continue;
+            const auto& f = tree.fields_[first + i];
+            if (!is_singular(kind, f.number())) continue;
             // A field of another wire type is an unknown field to protobuf, not a copy.
             bool again = false;
-            for (const auto& [number_seen, type_seen] : seen) again = again || (number_seen == token.number && type_seen == token.type);
+            for (const auto& [number_seen, type_seen] : seen) again = again || (number_seen == f.number() && type_seen == f.type());
             if (!again) {
-                seen.emplace_back(token.number, token.type);
+                seen.emplace_back(f.number(), f.type());
                 continue;
             }
-            const bool is_message = find_field(kind, token.number)->holds != field_holds::value;
+            const bool is_message = find_field(kind, f.number())->holds != field_holds::value;
             error e(error_code::not_onnx,
-                    std::string(to_string(kind)) + " field '" + field_name(kind, token.number) +
+                    std::string(to_string(kind)) + " field '" + field_name(kind, f.number()) +
                         "' appears more than once; protobuf would " +
                         (is_message ? "merge the copies into one message" : "keep only the last one") +
                         ", and onnxstream refuses to guess which one a runtime reads",
                     "re-save the model with onnx (python3 -c \"import onnx,sys; onnx.save(onnx.load(sys.argv[1]), sys.argv[2])\" IN OUT), "
                     "which writes each field once");
-            e.offset = token.header_offset;
+            e.offset = f.header_offset();
             e.field_path = tree.path(index);
             return failure(std::move(e));
         }
@@ -99,17 +99,28 @@ struct message_tree::builder {
         const auto begin = tree.messages_[index].begin;
         const auto end = tree.messages_[index].end;
         const auto first = tree.fields_.size();
-        scratch.clear();
-        if (auto tokenized = proto::tokenize(tree.bytes_, begin, end, scratch); !tokenized) {
-            auto e = std::move(tokenized).error();
-            e.field_path = tree.path(index);
-            return failure(std::move(e));
+        // Fields go straight into the tree: a message of a million fields needs no
+        // scratch copy of them.
+        for (auto position = begin; position < end;) {
+            auto read = proto::read_field(tree.bytes_, position, end);
+            if (!read) {
+                auto e = std::move(read).error();
+                e.field_path = tree.path(index);
+                return failure(std::move(e));
+            }
+            const auto& token = read.value();
+            if (tree.fields_.size() >= options.max_fields)
+                return fail(error_code::limit_exceeded, "the model has more than " + std::to_string(options.max_fields) + " fields",
+                            begin, index);
+            if (!field_entry::fits(token))
+                return fail(error_code::limit_exceeded, "a field lies beyond 16 TiB or holds more than 16 TiB", token.header_offset,
+                            index);
+            tree.fields_.push_back(field_entry(token));
+            position = token.end_offset();
         }
-        const std::size_t count = scratch.size();
-        if (first + count > options.max_fields)
-            return fail(error_code::limit_exceeded, "the model has more than " + std::to_string(options.max_fields) + " fields",
-                        begin, index);
-        for (const auto& token : scratch) tree.fields_.push_back({token, no_index, index});
+        const std::size_t count = tree.fields_.size() - first;
+        if (count > std::numeric_limits<std::uint32_t>::max() || tree.fields_.size() > no_index)
+            return fail(error_code::limit_exceeded, "the model has more than " + std::to_string(no_index) + " fields", begin, index);
         tree.messages_[index].first_field = static_cast<std::uint32_t>(first);
         tree.messages_[index].field_count = static_cast<std::uint32_t>(count);
 
@@ -127,31 +138,31 @@ struct message_tree::builder {
         };
         for (std::size_t i = 0; i < count; ++i) {
             const auto field_index = static_cast<std::uint32_t>(first + i);
-            const auto token = tree.fields_[field_index].token;
+            const auto token = tree.fields_[field_index];
             message_kind sub{};
-            if (!child_kind(kind, token.number, sub)) continue;
-            if (token.type != proto::wire_type::length_delimited)
+            if (!child_kind(kind, token.number(), sub)) continue;
+            if (token.type() != proto::wire_type::length_delimited)
                 return fail(error_code::not_onnx,
-                            std::string(to_string(kind)) + " field '" + field_name(kind, token.number) +
+                            std::string(to_string(kind)) + " field '" + field_name(kind, token.number()) +
                                 "' should hold a message but has wire type " +
-                                std::to_string(static_cast<int>(token.type)),
-                            token.header_offset, index);
+                                std::to_string(static_cast<int>(token.type())),
+                            token.header_offset(), index);
             if (depth + 1U > options.max_depth)
                 return fail(error_code::limit_exceeded,
                             "messages are nested deeper than " + std::to_string(options.max_depth) + " levels",
-                            token.header_offset, index);
+                            token.header_offset(), index);
             if (tree.messages_.size() >= options.max_messages)
                 return fail(error_code::limit_exceeded,
                             "the model has more than " + std::to_string(options.max_messages) + " messages",
-                            token.header_offset, index);
+                            token.header_offset(), index);
             message child;
             child.kind = sub;
             child.depth = static_cast<std::uint16_t>(depth + 1);
             child.parent = index;
             child.parent_field = field_index;
-            child.begin = token.payload_offset;
+            child.begin = token.payload_offset();
             child.end = token.end_offset();
-            child.ordinal = next_ordinal(token.number);
+            child.ordinal = next_ordinal(token.number());
             const auto child_index = static_cast<std::uint32_t>(tree.messages_.size());
             tree.messages_.push_back(child);
             tree.fields_[field_index].child = child_index;
@@ -161,7 +172,7 @@ struct message_tree::builder {
             const auto& f = tree.fields_[first + i];
             if (f.child == no_index) continue;
             for (const auto& [number_seen, count_seen] : per_number)
-                if (number_seen == f.token.number) tree.messages_[f.child].repeated = count_seen > 1;
+                if (number_seen == f.number()) tree.messages_[f.child].repeated = count_seen > 1;
         }
         return {};
     }
@@ -176,7 +187,7 @@ result<message_tree> message_tree::parse(std::span<const std::byte> bytes, const
     root.begin = 0;
     root.end = bytes.size();
     tree.messages_.push_back(root);
-    builder b{tree, options, {}};
+    builder b{tree, options};
     if (auto built = b.build(0); !built) {
         auto e = std::move(built).error();
         if (e.code == error_code::malformed && tree.messages_.size() == 1)
@@ -184,10 +195,36 @@ result<message_tree> message_tree::parse(std::span<const std::byte> bytes, const
         return failure(std::move(e));
     }
     const auto* ir_version = tree.find(0, number(model_field::ir_version));
-    if (ir_version == nullptr || ir_version->token.type != proto::wire_type::varint)
+    if (ir_version == nullptr || ir_version->type() != proto::wire_type::varint)
         return failure(error_code::not_onnx, "not an ONNX model: the file is protobuf but has no ir_version",
                        "check that this is a .onnx model file and not a data file or another format");
     return tree;
+}
+
+std::uint32_t message_tree::owner(std::uint32_t field_index) const {
+    // first_field grows with the message index (messages are tokenized in pre-order), and
+    // of the messages sharing a first_field only the last can hold fields.
+    const auto all = messages();
+    const auto after = std::upper_bound(all.begin(), all.end(), field_index,
+                                        [](std::uint32_t i, const message& m) { return i < m.first_field; });
+    return static_cast<std::uint32_t>(after - all.begin()) - 1;
+}
+
+std::uint64_t message_tree::value(const field_entry& f) const noexcept {
+    if (f.type() != proto::wire_type::varint) return 0;
+    const auto decoded = proto::decode_varint(bytes_.subspan(f.payload_offset(), f.payload_length()));
+    return decoded ? decoded->value : 0;  // the tokenizer checked it
+}
+
+proto::field_token message_tree::token(const field_entry& f) const noexcept {
+    proto::field_token t;
+    t.header_offset = f.header_offset();
+    t.payload_offset = f.payload_offset();
+    t.payload_length = f.payload_length();
+    t.value = value(f);
+    t.number = f.number();
+    t.type = f.type();
+    return t;
 }
 
 std::string_view message_tree::text(const field_entry& f) const {
@@ -197,13 +234,13 @@ std::string_view message_tree::text(const field_entry& f) const {
 
 const field_entry* message_tree::find(std::uint32_t message_index, std::uint32_t n) const {
     for (const auto& f : fields(message_index))
-        if (f.token.number == n) return &f;
+        if (f.number() == n) return &f;
     return nullptr;
 }
 
 std::string_view message_tree::find_text(std::uint32_t message_index, std::uint32_t n) const {
     const auto* f = find(message_index, n);
-    if (f == nullptr || f->token.type != proto::wire_type::length_delimited) return {};
+    if (f == nullptr || f->type() != proto::wire_type::length_delimited) return {};
     return text(*f);
 }
 
@@ -213,7 +250,7 @@ std::string message_tree::path(std::uint32_t message_index) const {
          m = messages_[m].parent) {
         const auto& child = messages_[m];
         const auto& parent = messages_[child.parent];
-        const auto n = fields_[child.parent_field].token.number;
+        const auto n = fields_[child.parent_field].number();
         std::string part = field_name(parent.kind, n);
         if (child.repeated || n == number(graph_field::node) || n == number(graph_field::initializer) ||
             n == number(node_field::attribute))

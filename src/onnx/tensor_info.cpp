@@ -52,8 +52,8 @@ bool is_typed_field(std::uint32_t n) {
 // A wrong wire type on the fields that decide where the bytes are would make the tensor
 // silently look empty (protobuf keeps such a field as unknown): refuse it.
 result<void> check_wire_type(const message_tree& tree, std::uint32_t message_index, const field_entry& f) {
-    const auto n = f.token.number;
-    const auto type = f.token.type;
+    const auto n = f.number();
+    const auto type = f.type();
     const char* const scalar = n == number(tensor_field::data_type)       ? "data_type"
                                : n == number(tensor_field::data_location) ? "data_location"
                                                                           : nullptr;
@@ -61,27 +61,27 @@ result<void> check_wire_type(const message_tree& tree, std::uint32_t message_ind
         return invalid(tree, message_index,
                        std::string("a tensor's ") + scalar + " has wire type " + std::to_string(static_cast<int>(type)) +
                            ", not a varint",
-                       f.token.header_offset);
+                       f.header_offset());
     if (n == number(tensor_field::raw_data) && type != proto::wire_type::length_delimited)
         return invalid(tree, message_index,
                        "a tensor's raw_data has wire type " + std::to_string(static_cast<int>(type)) + ", not bytes",
-                       f.token.header_offset);
+                       f.header_offset());
     return {};
 }
 
 // dims, one varint or a packed run.
 result<void> read_dims(const message_tree& tree, std::uint32_t message_index, const field_entry& f, tensor_info& info) {
-    const auto type = f.token.type;
+    const auto type = f.type();
     if (type == proto::wire_type::varint) {
-        info.dims.push_back(static_cast<std::int64_t>(f.token.value));
+        info.dims.push_back(static_cast<std::int64_t>(tree.value(f)));
         return {};
     }
     if (type != proto::wire_type::length_delimited)
-        return invalid(tree, message_index, "dims has the wrong wire type", f.token.header_offset);
+        return invalid(tree, message_index, "dims has the wrong wire type", f.header_offset());
     auto payload = tree.payload(f);
     while (!payload.empty()) {
         const auto v = proto::decode_varint(payload);
-        if (!v) return invalid(tree, message_index, "packed dims do not decode", f.token.payload_offset);
+        if (!v) return invalid(tree, message_index, "packed dims do not decode", f.payload_offset());
         info.dims.push_back(static_cast<std::int64_t>(v->value));
         payload = payload.subspan(v->size);
     }
@@ -92,7 +92,7 @@ result<void> read_dims(const message_tree& tree, std::uint32_t message_index, co
 // location (an empty one counts too).
 result<void> read_external_entry(const message_tree& tree, std::uint32_t message_index, const field_entry& f,
                                  tensor_info& info, bool& location_seen) {
-    if (!info.external) info.external.emplace();
+    if (!info.external) info.external = std::make_shared<external_reference>();
     const auto key = tree.find_text(f.child, number(string_entry_field::key));
     const auto value = tree.find_text(f.child, number(string_entry_field::value));
     auto& ref = *info.external;
@@ -102,11 +102,11 @@ result<void> read_external_entry(const message_tree& tree, std::uint32_t message
                           (key == "length" && ref.length) || (key == "checksum" && ref.checksum);
     if (repeated)
         return invalid(tree, message_index, "external data key '" + std::string(key) + "' appears more than once",
-                       f.token.header_offset);
+                       f.header_offset());
     if (key == "location") {
         location_seen = true;
         if (value.find('\0') != std::string_view::npos)
-            return invalid(tree, message_index, "an external data location contains a NUL byte", f.token.header_offset);
+            return invalid(tree, message_index, "an external data location contains a NUL byte", f.header_offset());
         ref.location = value;
     } else if (key == "offset" || key == "length") {
         const auto parsed = parse_decimal(value);
@@ -114,7 +114,7 @@ result<void> read_external_entry(const message_tree& tree, std::uint32_t message
             return invalid(tree, message_index,
                            "external data " + std::string(key) + " '" + std::string(value.substr(0, 40)) +
                                "' is not a non-negative whole number",
-                           f.token.header_offset);
+                           f.header_offset());
         (key == "offset" ? ref.offset : ref.length) = *parsed;
     } else if (key == "checksum") {
         ref.checksum = value;
@@ -187,14 +187,14 @@ result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_
     bool marked_external = false;
     bool location_seen = false;
     for (const auto& f : tree.fields(message_index)) {
-        const auto n = f.token.number;
-        const auto type = f.token.type;
+        const auto n = f.number();
+        const auto type = f.type();
         ONNXSTREAM_TRY(check_wire_type(tree, message_index, f));
         const auto field = static_cast<std::uint32_t>(&f - tree.all_fields().data());
         if (n == number(tensor_field::name) && type == proto::wire_type::length_delimited) {
             info.name = tree.text(f);
         } else if (n == number(tensor_field::data_type) && type == proto::wire_type::varint) {
-            info.data_type = static_cast<std::int32_t>(f.token.value);
+            info.data_type = static_cast<std::int32_t>(tree.value(f));
         } else if (n == number(tensor_field::dims)) {
             ONNXSTREAM_TRY(read_dims(tree, message_index, f, info));
         } else if (n == number(tensor_field::raw_data) && type == proto::wire_type::length_delimited) {
@@ -206,7 +206,7 @@ result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_
         } else if (n == number(tensor_field::segment)) {
             info.has_segment = true;
         } else if (n == number(tensor_field::data_location) && type == proto::wire_type::varint) {
-            marked_external = f.token.value == static_cast<std::uint64_t>(data_location::external);
+            marked_external = tree.value(f) == static_cast<std::uint64_t>(data_location::external);
         } else if (n == number(tensor_field::external_data) && f.child != no_index) {
             ONNXSTREAM_TRY(read_external_entry(tree, message_index, f, info, location_seen));
         }

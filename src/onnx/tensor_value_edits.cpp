@@ -10,7 +10,7 @@ std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message,
     const auto& msg = tree.at(message);
     std::uint32_t position = msg.field_count;
     for (std::uint32_t i = 0; i < msg.field_count; ++i) {
-        if (!holds_tensor_value(tree.field(msg.first_field + i).token.number)) continue;
+        if (!holds_tensor_value(tree.field(msg.first_field + i).number())) continue;
         edits.drop(msg.first_field + i);
         position = std::min(position, i);
     }

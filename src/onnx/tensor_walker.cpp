@@ -99,7 +99,7 @@ std::unordered_set<std::string_view> shape_like_values(const message_tree& tree)
         if (mask == 0) continue;
         std::uint32_t input = 0;
         for (const auto& f : tree.fields(node)) {
-            if (f.token.number != number(node_field::input)) continue;
+            if (f.number() != number(node_field::input)) continue;
             if (input < 32 && (mask >> input) & 1U) names.insert(tree.text(f));
             ++input;
         }

@@ -84,7 +84,7 @@ result<std::uint64_t> typed_to_raw(const message_tree& tree, const tensor_info& 
     const std::uint32_t width = raw_entry_width(*info);
     for (const auto index : tensor.typed_fields) {
         const auto& f = tree.field(index);
-        if (f.token.number != number(info->typed_field)) continue;  // another type's field: ignored, as by ONNX
+        if (f.number() != number(info->typed_field)) continue;  // another type's field: ignored, as by ONNX
         const auto payload = tree.payload(f);
         if (fixed) {
             // Packed or single, fixed-width values are little-endian on the wire already.
@@ -96,8 +96,8 @@ result<std::uint64_t> typed_to_raw(const message_tree& tree, const tensor_info& 
             }
             continue;
         }
-        if (f.token.type == proto::wire_type::varint) {
-            ONNXSTREAM_TRY(out.put_little_endian(f.token.value, width));
+        if (f.type() == proto::wire_type::varint) {
+            ONNXSTREAM_TRY(out.put_little_endian(tree.value(f), width));
             continue;
         }
         std::size_t position = 0;
@@ -131,11 +131,11 @@ std::optional<std::uint64_t> typed_raw_size(const message_tree& tree, const tens
     std::uint64_t bytes = 0;
     for (const auto index : tensor.typed_fields) {
         const auto& f = tree.field(index);
-        if (f.token.number != number(info->typed_field)) continue;  // another type's field: ignored
+        if (f.number() != number(info->typed_field)) continue;  // another type's field: ignored
         const auto payload = tree.payload(f);
         if (fixed_width(info->encoding)) {
             bytes += payload.size();
-        } else if (f.token.type == proto::wire_type::varint) {
+        } else if (f.type() == proto::wire_type::varint) {
             bytes += width;
         } else {
             if (!payload.empty() && (std::to_integer<unsigned>(payload.back()) & 0x80U) != 0) return std::nullopt;

@@ -163,10 +163,10 @@ private:
     result<void> typed_bytes(const onnx::tensor_info& tensor, tensor_bytes& b) {
         if (b.convert && tensor.typed_fields.size() == 1) {
             const auto& f = model_.tree.field(tensor.typed_fields[0]);
-            if (f.token.number == number(tensor_field::float_data) && f.token.type == proto::wire_type::length_delimited &&
-                f.token.payload_length == *tensor.expected_bytes) {
-                b.source_offset = f.token.payload_offset;
-                b.input_length = f.token.payload_length;
+            if (f.number() == number(tensor_field::float_data) && f.type() == proto::wire_type::length_delimited &&
+                f.payload_length() == *tensor.expected_bytes) {
+                b.source_offset = f.payload_offset();
+                b.input_length = f.payload_length();
                 return {};
             }
         }
@@ -224,7 +224,7 @@ private:
             const auto& msg = model_.tree.at(message);
             for (std::uint32_t i = 0; i < msg.field_count; ++i) {
                 const auto& f = model_.tree.field(msg.first_field + i);
-                if (f.token.number != number(tensor_field::data_type)) continue;
+                if (f.number() != number(tensor_field::data_type)) continue;
                 edits.drop(msg.first_field + i);
                 edits.insert(message, i, edits.varint(number(tensor_field::data_type), static_cast<std::uint64_t>(target_)));
             }

@@ -175,7 +175,7 @@ private:
             const auto& scope = model_.scopes[s];
             if (scope.kind == graph::scope_kind::function || scope.message == none) continue;
             for (const auto& f : tree_.fields(scope.message)) {
-                const auto n = f.token.number;
+                const auto n = f.number();
                 if (f.child == none) continue;
                 const bool is_input = n == number(onnx::graph_field::input);
                 const bool is_output = n == number(onnx::graph_field::output);
@@ -183,8 +183,8 @@ private:
                 const auto name = model_.names.find(tree_.find_text(f.child, number(onnx::value_info_field::name)));
                 if (!name) continue;
                 const auto* type = tree_.find(f.child, number(onnx::value_info_field::type));
-                if (type == nullptr || type->token.type != proto::wire_type::length_delimited) continue;
-                const auto elem = tensor_elem_type(tree_.bytes(), type->token.payload_offset, type->token.end_offset());
+                if (type == nullptr || type->type() != proto::wire_type::length_delimited) continue;
+                const auto elem = tensor_elem_type(tree_.bytes(), type->payload_offset(), type->end_offset());
                 if (elem) declare(*name, *elem);
                 value_infos_.push_back({f.child, *name, s, is_input, is_output});
             }
@@ -196,7 +196,7 @@ private:
             const auto& site = file.sites[i];
             if (site.role != onnx::tensor_role::sparse_initializer) continue;
             const auto& msg = tree_.at(site.message);
-            if (tree_.field(msg.parent_field).token.number != number(onnx::sparse_tensor_field::values)) continue;
+            if (tree_.field(msg.parent_field).number() != number(onnx::sparse_tensor_field::values)) continue;
             if (const auto name = model_.names.find(file.tensors[i].name)) declare(*name, file.tensors[i].data_type);
         }
     }
@@ -450,21 +450,21 @@ private:
             if (type_of(info.name) != float32 || !half(info.name)) continue;
             const auto* type = tree_.find(info.message, number(onnx::value_info_field::type));
             if (type == nullptr) continue;
-            const auto elem = tensor_elem_type(tree_.bytes(), type->token.payload_offset, type->token.end_offset());
+            const auto elem = tensor_elem_type(tree_.bytes(), type->payload_offset(), type->end_offset());
             if (!elem || *elem != float32) continue;
             const auto field_index = static_cast<std::uint32_t>(type - tree_.all_fields().data());
-            replace(field_index, edits_.bytes(type->token.number, retyped(tree_.bytes(), type->token.payload_offset,
-                                                                          type->token.end_offset(), options_.target)));
+            replace(field_index, edits_.bytes(type->number(), retyped(tree_.bytes(), type->payload_offset(),
+                                                                          type->end_offset(), options_.target)));
             ++result_.types_changed;
         }
     }
 
     // Drop field `field_index` and put `replacement` where it was.
     void replace(std::uint32_t field_index, onnx::new_field replacement) {
-        const auto& f = tree_.field(field_index);
-        const auto position = field_index - tree_.at(f.owner).first_field;
+        const auto owner = tree_.owner(field_index);
+        const auto position = field_index - tree_.at(owner).first_field;
         edits_.drop(field_index);
-        edits_.insert(f.owner, position, replacement);
+        edits_.insert(owner, position, replacement);
     }
 
     void edit_cast_targets() {
@@ -477,7 +477,7 @@ private:
             const auto a = model_.attribute(n, "to");
             if (!a || !a->i || *a->i != float32) continue;
             for (const auto& f : tree_.fields(a->message)) {
-                if (f.token.number != number(onnx::attribute_field::i) || f.token.type != proto::wire_type::varint) continue;
+                if (f.number() != number(onnx::attribute_field::i) || f.type() != proto::wire_type::varint) continue;
                 const auto field_index = static_cast<std::uint32_t>(&f - tree_.all_fields().data());
                 replace(field_index, edits_.varint(number(onnx::attribute_field::i), static_cast<std::uint64_t>(options_.target)));
                 ++result_.cast_targets_changed;
@@ -490,7 +490,7 @@ private:
         std::size_t seen = 0;
         const auto fields = tree_.fields(message);
         for (std::uint32_t i = 0; i < fields.size(); ++i) {
-            if (fields[i].token.number != field_number) continue;
+            if (fields[i].number() != field_number) continue;
             if (seen++ == k) return tree_.at(message).first_field + i;
         }
         return std::nullopt;

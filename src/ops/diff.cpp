@@ -92,15 +92,15 @@ struct model_side {
     // The canonical entries of one field, appended to `out`. Storage fields of tensors
     // and their dims are left out (the caller adds normalized ones).
     void field_entries(message_kind kind, const onnx::field_entry& f, std::vector<entry>& out) const {
-        const auto n = f.token.number;
+        const auto n = f.number();
         if (f.child != no_index) {
             out.push_back({n, digest[f.child]});
             return;
         }
         const auto payload = tree().payload(f);
-        switch (f.token.type) {
+        switch (f.type()) {
             case proto::wire_type::varint:
-                out.push_back({n, hash_pair(tag_varint, f.token.value)});
+                out.push_back({n, hash_pair(tag_varint, tree().value(f))});
                 return;
             case proto::wire_type::fixed32:
             case proto::wire_type::fixed64:
@@ -109,7 +109,7 @@ struct model_side {
             case proto::wire_type::length_delimited:
                 break;
             default:
-                out.push_back({n, hash_pair(static_cast<std::uint64_t>(f.token.type), io::xxh3_of(model().file.mapping(), payload))});
+                out.push_back({n, hash_pair(static_cast<std::uint64_t>(f.type()), io::xxh3_of(model().file.mapping(), payload))});
                 return;
         }
         // Packed repeated numbers compare equal to their unpacked form.
@@ -138,7 +138,7 @@ struct model_side {
     void message_entries(std::uint32_t m, std::vector<entry>& out) const {
         const auto kind = tree().at(m).kind;
         for (const auto& f : tree().fields(m)) {
-            if (kind == message_kind::tensor && (onnx::holds_tensor_value(f.token.number) || f.token.number == number(tensor_field::dims)))
+            if (kind == message_kind::tensor && (onnx::holds_tensor_value(f.number()) || f.number() == number(tensor_field::dims)))
                 continue;
             field_entries(kind, f, out);
         }
@@ -239,6 +239,7 @@ std::vector<hashed_range> distinct_in_order(const std::vector<hashed_range>& ran
         return ranges[x].offset < ranges[y].offset;
     });
     std::vector<hashed_range> sorted;
+    sorted.reserve(ranges.size());
     range_of.assign(ranges.size(), 0);
     for (const auto i : order) {
         const auto& r = ranges[i];
@@ -256,6 +257,9 @@ std::vector<hashed_range> distinct_in_order(const std::vector<hashed_range>& ran
 result<std::uint64_t> hash_values(std::array<model_side*, 2> sides, const diff_options& options) {
     std::vector<hashed_range> ranges;
     std::vector<value_job> owners;
+    const auto tensors = sides[0]->model().tensors.size() + sides[1]->model().tensors.size();
+    ranges.reserve(tensors);  // one per tensor at most: never an old and a new copy at once
+    owners.reserve(tensors);
     for (auto* side : sides) collect_value_ranges(*side, ranges, owners);
     std::vector<std::size_t> range_of;
     auto sorted = distinct_in_order(ranges, range_of);
@@ -301,16 +305,16 @@ std::string describe_values(const model_side& side, message_kind kind, std::span
         }
         const auto& f = side.tree().field(index);
         const auto payload = side.tree().payload(f);
-        if (f.token.type == proto::wire_type::varint) {
-            parts.push_back(std::to_string(static_cast<std::int64_t>(f.token.value)));
-        } else if (f.token.type == proto::wire_type::fixed32 && kind == message_kind::attribute) {
+        if (f.type() == proto::wire_type::varint) {
+            parts.push_back(std::to_string(static_cast<std::int64_t>(side.tree().value(f))));
+        } else if (f.type() == proto::wire_type::fixed32 && kind == message_kind::attribute) {
             // little_endian() assembles the bits whatever the host's byte order.
             const auto bits = little_endian(payload.first(std::min<std::size_t>(4, payload.size())));
             const auto value = std::bit_cast<float>(static_cast<std::uint32_t>(bits));
             char text[32];
             std::snprintf(text, sizeof text, "%g", static_cast<double>(value));
             parts.emplace_back(text);
-        } else if (f.token.type == proto::wire_type::length_delimited) {
+        } else if (f.type() == proto::wire_type::length_delimited) {
             const auto text = side.tree().text(f);
             if (text.size() <= 60 && printable(text)) parts.push_back("'" + std::string(text) + "'");
             else parts.push_back("<" + std::to_string(text.size()) + " bytes>");
@@ -349,9 +353,9 @@ public:
         const auto first_a = a_.tree().at(ma).first_field;
         const auto first_b = b_.tree().at(mb).first_field;
         for (std::uint32_t i = 0; i < a_.tree().at(ma).field_count; ++i)
-            groups[a_.tree().field(first_a + i).token.number].first.push_back(first_a + i);
+            groups[a_.tree().field(first_a + i).number()].first.push_back(first_a + i);
         for (std::uint32_t i = 0; i < b_.tree().at(mb).field_count; ++i)
-            groups[b_.tree().field(first_b + i).token.number].second.push_back(first_b + i);
+            groups[b_.tree().field(first_b + i).number()].second.push_back(first_b + i);
         for (const auto& [n, fields] : groups) {
             message_kind child{};
             if (onnx::child_kind(kind, n, child)) {
@@ -497,7 +501,7 @@ private:
             return;
         }
         const auto parent = side.tree().at(m).parent;
-        const auto field = onnx::field_name(side.tree().at(parent).kind, side.tree().field(side.tree().at(m).parent_field).token.number);
+        const auto field = onnx::field_name(side.tree().at(parent).kind, side.tree().field(side.tree().at(m).parent_field).number());
         const auto name = name_of(side, m);
         const std::string detail = field + (name.empty() ? "" : " '" + name + "'") + " " + which;
         // An attribute (or anything else inside a node) present on one side: the node differs.

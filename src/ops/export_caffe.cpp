@@ -60,7 +60,7 @@ result<declared_shape> read_declared_shape(const onnx::message_tree& tree, std::
         ONNXSTREAM_TRY(proto::tokenize(bytes, begin, end, f));
         return f;
     };
-    ONNXSTREAM_ASSIGN(const auto type_fields, fields_of(type->token.payload_offset, type->token.end_offset()));
+    ONNXSTREAM_ASSIGN(const auto type_fields, fields_of(type->payload_offset(), type->end_offset()));
     for (const auto& tt : type_fields) {
         if (tt.number != onnx::number(onnx::type_field::tensor_type) || tt.type != proto::wire_type::length_delimited) continue;
         ONNXSTREAM_ASSIGN(const auto tensor_fields, fields_of(tt.payload_offset, tt.end_offset()));
@@ -102,12 +102,12 @@ public:
             const auto bytes = c.element_count * 4;
             if (info.storage == onnx::tensor_storage::raw) {
                 const auto& f = model_.tree().field(info.raw_field);
-                if (f.token.payload_length == bytes) return slice(0, f.token.payload_offset, bytes);
+                if (f.payload_length() == bytes) return slice(0, f.payload_offset(), bytes);
             } else if (info.storage == onnx::tensor_storage::typed && info.typed_fields.size() == 1) {
                 const auto& f = model_.tree().field(info.typed_fields[0]);
-                if (f.token.number == onnx::number(onnx::tensor_field::float_data) &&
-                    f.token.type == proto::wire_type::length_delimited && f.token.payload_length == bytes)
-                    return slice(0, f.token.payload_offset, bytes);
+                if (f.number() == onnx::number(onnx::tensor_field::float_data) &&
+                    f.type() == proto::wire_type::length_delimited && f.payload_length() == bytes)
+                    return slice(0, f.payload_offset(), bytes);
             } else if (info.storage == onnx::tensor_storage::external && bound_.binding_of(c.site) != none) {
                 const auto& b = bound_.data.tensors[bound_.binding_of(c.site)];
                 if (b.usable && b.length == bytes) return slice(onnx::bound_model::source_of_file(b.file), b.offset, bytes);
@@ -302,7 +302,7 @@ private:
         const graph::graph_index index(graph_);
         std::set<std::string> names;
         for (const auto& f : graph_.tree().fields(main.message)) {
-            if (f.token.number != onnx::number(onnx::graph_field::input) || f.child == onnx::no_index) continue;
+            if (f.number() != onnx::number(onnx::graph_field::input) || f.child == onnx::no_index) continue;
             const auto name = std::string(graph_.tree().find_text(f.child, onnx::number(onnx::value_info_field::name)));
             const auto id = graph_.names.find(name);
             if (!id) continue;

@@ -30,9 +30,9 @@ value_summary summarize_value(const message_tree& tree, std::uint32_t value_info
     value_summary v;
     v.name = tree.find_text(value_info, number(value_info_field::name));
     const auto* type = tree.find(value_info, number(value_info_field::type));
-    if (type == nullptr || type->token.type != proto::wire_type::length_delimited) return v;
+    if (type == nullptr || type->type() != proto::wire_type::length_delimited) return v;
     const auto bytes = tree.bytes();
-    for (const auto& t : fields_of(bytes, type->token)) {
+    for (const auto& t : fields_of(bytes, tree.token(*type))) {
         if (t.number != number(type_field::tensor_type) || t.type != proto::wire_type::length_delimited) continue;
         for (const auto& tt : fields_of(bytes, t)) {
             if (tt.number == number(tensor_type_field::elem_type) && tt.type == proto::wire_type::varint)
@@ -59,16 +59,16 @@ value_summary summarize_value(const message_tree& tree, std::uint32_t value_info
 void read_opset(const message_tree& tree, std::uint32_t opset, inspect_report& report) {
     const auto* version = tree.find(opset, number(operator_set_field::version));
     report.opsets.emplace_back(std::string(tree.find_text(opset, number(operator_set_field::domain))),
-                               version != nullptr ? static_cast<std::int64_t>(version->token.value) : 0);
+                               version != nullptr ? static_cast<std::int64_t>(tree.value(*version)) : 0);
 }
 
 void read_main_graph(const message_tree& tree, std::uint32_t graph, inspect_report& report) {
     report.graph_name = tree.find_text(graph, number(graph_field::name));
     for (const auto& g : tree.fields(graph)) {
         if (g.child == no_index) continue;
-        if (g.token.number == number(graph_field::input)) report.inputs.push_back(summarize_value(tree, g.child));
-        if (g.token.number == number(graph_field::output)) report.outputs.push_back(summarize_value(tree, g.child));
-        if (g.token.number == number(graph_field::node)) ++report.main_graph_nodes;
+        if (g.number() == number(graph_field::input)) report.inputs.push_back(summarize_value(tree, g.child));
+        if (g.number() == number(graph_field::output)) report.outputs.push_back(summarize_value(tree, g.child));
+        if (g.number() == number(graph_field::node)) ++report.main_graph_nodes;
     }
 }
 
@@ -77,17 +77,17 @@ function_summary summarize_function(const message_tree& tree, std::uint32_t func
     fn.domain = tree.find_text(function, number(function_field::domain));
     fn.name = tree.find_text(function, number(function_field::name));
     for (const auto& ff : tree.fields(function))
-        if (ff.token.number == number(function_field::node)) ++fn.nodes;
+        if (ff.number() == number(function_field::node)) ++fn.nodes;
     return fn;
 }
 
 // The ModelProto's own fields: versions, producer, opsets, the main graph's interface, functions.
 void read_model_fields(const message_tree& tree, inspect_report& report) {
     for (const auto& f : tree.fields(0)) {
-        const auto n = f.token.number;
-        if (n == number(model_field::ir_version)) report.ir_version = static_cast<std::int64_t>(f.token.value);
-        else if (n == number(model_field::model_version)) report.model_version = static_cast<std::int64_t>(f.token.value);
-        else if (f.token.type != proto::wire_type::length_delimited) continue;
+        const auto n = f.number();
+        if (n == number(model_field::ir_version)) report.ir_version = static_cast<std::int64_t>(tree.value(f));
+        else if (n == number(model_field::model_version)) report.model_version = static_cast<std::int64_t>(tree.value(f));
+        else if (f.type() != proto::wire_type::length_delimited) continue;
         else if (n == number(model_field::producer_name)) report.producer_name = tree.text(f);
         else if (n == number(model_field::producer_version)) report.producer_version = tree.text(f);
         else if (n == number(model_field::domain)) report.domain = tree.text(f);
@@ -117,7 +117,7 @@ void count_tensors(const bound_model& bound, inspect_report& report) {
         const auto& tensor = model.tensors[t];
         std::uint64_t bytes = 0;
         if (tensor.storage == tensor_storage::raw) {
-            bytes = model.tree.field(tensor.raw_field).token.payload_length;
+            bytes = model.tree.field(tensor.raw_field).payload_length();
         } else if (tensor.storage == tensor_storage::external) {
             // Only bytes that exist count: a tensor past the end of its file claims a
             // length that may be anything up to 2^64 - 1.

@@ -42,7 +42,7 @@ result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kin
                 return true;
             }, std::span(buffer));
             if (!read) {
-                range.failed = std::move(read).error();
+                range.failed = std::make_shared<const error>(std::move(read).error());
                 continue;
             }
             if (cancelled()) return;

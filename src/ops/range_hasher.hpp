@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,7 +32,7 @@ struct hashed_range {
     // Filled in by hash_ranges:
     std::optional<io::sha1_digest> sha1;
     std::optional<std::uint64_t> xxh3;
-    std::optional<error> failed;  // the range could not be read
+    std::shared_ptr<const error> failed;  // the range could not be read (a pointer: diff holds millions of ranges)
 };
 
 struct range_hash_options {

@@ -127,7 +127,7 @@ private:
             const auto& tensor = model_.tensors[t];
             if (!tensor.expected_bytes) continue;
             std::optional<std::uint64_t> held;
-            if (tensor.storage == tensor_storage::raw) held = model_.tree.field(tensor.raw_field).token.payload_length;
+            if (tensor.storage == tensor_storage::raw) held = model_.tree.field(tensor.raw_field).payload_length();
             else if (tensor.storage == tensor_storage::typed) held = onnx::typed_raw_size(model_.tree, tensor);
             else continue;
             const std::string name = "tensor '" + display_name(t) + "'";
@@ -241,7 +241,7 @@ private:
                           hash_ranges(ranges, range_hash::sha1, options_, "verify " + path_.filename().string()));
         for (std::size_t j = 0; j < jobs_.size(); ++j) {
             jobs_[j].digest = ranges[j].sha1;
-            jobs_[j].failed = std::move(ranges[j].failed);
+            if (ranges[j].failed) jobs_[j].failed = *ranges[j].failed;
         }
         return {};
     }

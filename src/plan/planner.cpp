@@ -21,8 +21,8 @@ struct sizing {
 // A message's field header for a new payload size: the original header when the size
 // is unchanged (keeps non-minimal encodings), else a fresh minimal one.
 std::uint64_t header_size(const onnx::field_entry& f, std::uint64_t new_size) {
-    if (new_size == f.token.payload_length) return f.token.header_length();
-    return proto::tag_size(f.token.number) + proto::varint_size(new_size);
+    if (new_size == f.payload_length()) return f.header_length();
+    return proto::tag_size(f.number()) + proto::varint_size(new_size);
 }
 
 sizing compute_sizes(const message_tree& tree, const tree_edits& edits) {
@@ -34,7 +34,7 @@ sizing compute_sizes(const message_tree& tree, const tree_edits& edits) {
     const auto insertions = edits.insertions();
     for (std::size_t i = insertions.size(); i-- > 0;) s.first_insertion[insertions[i].message] = static_cast<std::uint32_t>(i);
     for (const auto& ins : insertions) s.dirty[ins.message] = true;
-    for (const auto field_index : edits.dropped_fields()) s.dirty[tree.field(field_index).owner] = true;
+    for (const auto field_index : edits.dropped_fields()) s.dirty[tree.owner(field_index)] = true;
     // Children come after their parents: one reverse sweep settles dirtiness and sizes.
     for (std::size_t m = messages.size(); m-- > 0;) {
         if (!s.dirty[m]) continue;
@@ -44,7 +44,7 @@ sizing compute_sizes(const message_tree& tree, const tree_edits& edits) {
             if (edits.dropped(field_index)) continue;
             const auto& f = tree.field(field_index);
             if (f.child != no_index && s.dirty[f.child]) total += header_size(f, s.size[f.child]) + s.size[f.child];
-            else total += f.token.total_length();
+            else total += f.total_length();
         }
         for (auto i = s.first_insertion[m]; i != no_index && i < insertions.size() && insertions[i].message == m; ++i)
             total += insertions[i].field.encoded_size();
@@ -77,15 +77,15 @@ public:
             const auto& f = tree_.field(field_index);
             if (f.child != no_index && sizes_.dirty[f.child]) {
                 const auto size = sizes_.size[f.child];
-                if (size == f.token.payload_length) {
-                    plan_.copy(source_, f.token.header_offset, f.token.header_length());
+                if (size == f.payload_length()) {
+                    plan_.copy(source_, f.header_offset(), f.header_length());
                 } else {
-                    put_varint(proto::make_tag(f.token.number, proto::wire_type::length_delimited));
+                    put_varint(proto::make_tag(f.number(), proto::wire_type::length_delimited));
                     put_varint(size);
                 }
                 message(f.child);
             } else {
-                plan_.copy(source_, f.token.header_offset, f.token.total_length());
+                plan_.copy(source_, f.header_offset(), f.total_length());
             }
         }
         insert_until(no_index);

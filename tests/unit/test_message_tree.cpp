@@ -5,8 +5,17 @@
 
 #include <doctest/doctest.h>
 
+#include <onnxstream/proto/tokenizer.hpp>
+
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <string>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 using namespace onnxstream;
 using namespace onnxstream::onnx;
@@ -136,8 +145,8 @@ TEST_CASE("find_bulk_payloads finds the large opaque payloads by their headers a
     // The same ranges as the tree's raw_data payloads and the unknown field's.
     std::vector<std::pair<std::uint64_t, std::uint64_t>> expected;
     for (const auto& f : tree->all_fields())
-        if (f.child == no_index && f.token.payload_length >= big.size())
-            expected.emplace_back(f.token.payload_offset, f.token.payload_length);
+        if (f.child == no_index && f.payload_length() >= big.size())
+            expected.emplace_back(f.payload_offset(), f.payload_length());
     std::sort(expected.begin(), expected.end());
     REQUIRE(expected.size() == 3);
     for (std::size_t i = 0; i < 3; ++i) {
@@ -164,3 +173,161 @@ TEST_CASE("find_bulk_payloads finds the large opaque payloads by their headers a
         CHECK(find_bulk_payloads(0, read_broken).empty());
     }
 }
+
+// The compact field_entry: 20 bytes that must give back every offset the tokenizer saw.
+TEST_CASE("a field entry keeps offsets and lengths past 4 GiB, the largest field number and long headers") {
+    proto::field_token t;
+    t.header_offset = (5ULL << 32) + 17;  // past 4 GiB
+    t.payload_offset = t.header_offset + 20;  // a 10-byte tag and a 10-byte length, both over-long
+    t.payload_length = (6ULL << 32) + 3;  // a payload of more than 4 GiB
+    t.number = proto::max_field_number;
+    t.type = proto::wire_type::length_delimited;
+    REQUIRE(field_entry::fits(t));
+    const field_entry f(t, 7);
+    CHECK(f.header_offset() == t.header_offset);
+    CHECK(f.header_length() == 20);
+    CHECK(f.payload_offset() == t.payload_offset);
+    CHECK(f.payload_length() == t.payload_length);
+    CHECK(f.end_offset() == t.end_offset());
+    CHECK(f.total_length() == t.total_length());
+    CHECK(f.number() == proto::max_field_number);
+    CHECK(f.type() == proto::wire_type::length_delimited);
+    CHECK(f.child == 7);
+
+    for (const auto type : {proto::wire_type::varint, proto::wire_type::fixed64, proto::wire_type::fixed32}) {
+        t.type = type;
+        CHECK(field_entry(t).type() == type);
+        CHECK(field_entry(t).number() == proto::max_field_number);
+    }
+    t.header_offset = field_entry::max_offset;
+    t.payload_offset = t.header_offset + 1;
+    t.payload_length = field_entry::max_offset;
+    REQUIRE(field_entry::fits(t));
+    CHECK(field_entry(t).header_offset() == field_entry::max_offset);
+    CHECK(field_entry(t).payload_length() == field_entry::max_offset);
+    SUBCASE("what does not fit is said so") {
+        auto beyond = t;
+        beyond.header_offset = field_entry::max_offset + 1;
+        beyond.payload_offset = beyond.header_offset + 1;
+        CHECK_FALSE(field_entry::fits(beyond));
+        auto huge = t;
+        huge.payload_length = field_entry::max_offset + 1;
+        CHECK_FALSE(field_entry::fits(huge));
+        auto long_header = t;
+        long_header.payload_offset = long_header.header_offset + 32;
+        CHECK_FALSE(field_entry::fits(long_header));
+    }
+}
+
+TEST_CASE("varint values are decoded from the bytes when asked, over-long encodings included") {
+    proto_builder model;
+    model.varint_field(1, 8);
+    model.varint_field(proto::max_field_number, ~0ULL);  // ten bytes of value
+    // Field 1000 written with an over-long tag (4 bytes) and an over-long value 5 (3 bytes).
+    const std::uint64_t tag = 1000ULL << 3;
+    const std::array<std::byte, 7> overlong{std::byte{static_cast<unsigned char>((tag & 0x7F) | 0x80)},
+                                            std::byte{static_cast<unsigned char>(((tag >> 7) & 0x7F) | 0x80)},
+                                            std::byte{0x80},
+                                            std::byte{0x00},
+                                            std::byte{0x85},
+                                            std::byte{0x80},
+                                            std::byte{0x00}};
+    model.raw(overlong);
+    model.fixed32_field(1001, 0xDEADBEEF);
+    const auto tree = message_tree::parse(model.bytes());
+    REQUIRE(tree);
+    const auto fields = tree->fields(0);
+    REQUIRE(fields.size() == 4);
+    CHECK(tree->value(fields[0]) == 8);
+    CHECK(fields[1].number() == proto::max_field_number);
+    CHECK(tree->value(fields[1]) == ~0ULL);
+    CHECK(fields[1].payload_length() == 10);
+    CHECK(fields[2].number() == 1000);
+    CHECK(fields[2].header_length() == 4);
+    CHECK(fields[2].payload_length() == 3);
+    CHECK(tree->value(fields[2]) == 5);
+    CHECK(fields[3].type() == proto::wire_type::fixed32);
+    CHECK(tree->value(fields[3]) == 0);  // only varints have a value
+    // token() gives back what the tokenizer read, field by field.
+    std::vector<proto::field_token> tokens;
+    REQUIRE(proto::tokenize(tree->bytes(), 0, tree->bytes().size(), tokens));
+    REQUIRE(tokens.size() == fields.size());
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        const auto back = tree->token(fields[i]);
+        CHECK(back.header_offset == tokens[i].header_offset);
+        CHECK(back.payload_offset == tokens[i].payload_offset);
+        CHECK(back.payload_length == tokens[i].payload_length);
+        CHECK(back.value == tokens[i].value);
+        CHECK(back.number == tokens[i].number);
+        CHECK(back.type == tokens[i].type);
+    }
+}
+
+TEST_CASE("deep nesting: every field's owner and every message's path, empty messages included") {
+    // 30 levels of graph > node > attribute > graph (90 messages deep, under the limit of
+    // 96), each graph also holding an empty node, so that messages without fields sit
+    // between messages with them.
+    proto_builder graph;
+    graph.string_field(2, "leaf");
+    for (int level = 0; level < 30; ++level) {
+        proto_builder attribute;
+        attribute.string_field(1, "body").message_field(6, graph);
+        proto_builder n;
+        n.message_field(5, attribute);
+        proto_builder outer;
+        outer.message_field(1, proto_builder{}).message_field(1, n).string_field(2, "g");
+        graph = std::move(outer);
+    }
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto tree = message_tree::parse(model.bytes());
+    REQUIRE(tree);
+    CHECK(tree->messages().back().depth == 91);
+    const auto all = tree->all_fields();
+    std::uint64_t checked = 0;
+    for (std::uint32_t m = 0; m < tree->messages().size(); ++m) {
+        const auto& msg = tree->at(m);
+        for (std::uint32_t i = 0; i < msg.field_count; ++i) {
+            const auto index = msg.first_field + i;
+            CHECK(tree->owner(index) == m);
+            CHECK(all[index].header_offset() >= msg.begin);
+            CHECK(all[index].end_offset() <= msg.end);
+            ++checked;
+        }
+        if (msg.parent != no_index) {
+            CHECK(tree->field(msg.parent_field).child == m);
+            CHECK(tree->owner(msg.parent_field) == msg.parent);
+        }
+    }
+    CHECK(checked == all.size());
+    std::string deepest = "graph";
+    for (int level = 0; level < 30; ++level) deepest += ".node[1].attribute[0].g";
+    CHECK(tree->path(static_cast<std::uint32_t>(tree->messages().size() - 1)) == deepest);
+}
+
+#if defined(__linux__)
+TEST_CASE("a payload of more than 4 GiB is tokenized without touching it") {
+    // A 4 GiB + 64 byte mapping of zero pages, reserved but never written past the header.
+    const std::uint64_t payload = (4ULL << 30) + 5;
+    proto_builder head;
+    head.varint_field(1, 8).raw_varint(1000ULL << 3 | 2).raw_varint(payload);
+    const auto header = head.bytes();
+    const std::uint64_t size = header.size() + payload;
+    void* area = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    REQUIRE(area != MAP_FAILED);
+    std::memcpy(area, header.data(), header.size());
+    const std::span<const std::byte> bytes(static_cast<const std::byte*>(area), size);
+    {
+        const auto tree = message_tree::parse(bytes);
+        REQUIRE(tree);
+        const auto fields = tree->fields(0);
+        REQUIRE(fields.size() == 2);
+        CHECK(fields[1].number() == 1000);
+        CHECK(fields[1].payload_length() == payload);
+        CHECK(fields[1].payload_offset() == header.size());
+        CHECK(fields[1].end_offset() == size);
+        CHECK(tree->payload(fields[1]).size() == payload);
+    }
+    ::munmap(area, size);
+}
+#endif

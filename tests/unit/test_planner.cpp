@@ -81,7 +81,7 @@ TEST_CASE("replacing raw_data with a slice of another source resizes every enclo
     REQUIRE(tree->at(tensor).kind == onnx::message_kind::tensor);
     onnx::tree_edits edits;
     const auto& raw = tree->fields(tensor)[3];
-    REQUIRE(raw.token.number == 9);
+    REQUIRE(raw.number() == 9);
     edits.drop(static_cast<std::uint32_t>(&raw - tree->all_fields().data()));
     edits.insert(tensor, 3, edits.slice(9, 1, 0, other.size()));
     const auto p = plan::plan_rewrite(*tree, edits);
@@ -93,7 +93,7 @@ TEST_CASE("replacing raw_data with a slice of another source resizes every enclo
     const auto reparsed = onnx::message_tree::parse(out);
     REQUIRE(reparsed);
     const auto& new_raw = reparsed->fields(2)[3];
-    CHECK(new_raw.token.number == 9);
+    CHECK(new_raw.number() == 9);
     const auto payload = reparsed->payload(new_raw);
     CHECK(std::equal(payload.begin(), payload.end(), other.begin(), other.end()));
     CHECK(reparsed->find_text(0, 1234) == "unknown");
@@ -118,8 +118,8 @@ TEST_CASE("insertions keep their order at one position; appends go last") {
     REQUIRE(fields.size() == 5);
     CHECK(reparsed->text(fields[0]) == "first");
     CHECK(reparsed->text(fields[1]) == "second");
-    CHECK(fields[2].token.number == 2);
-    CHECK(fields[3].token.number == 5);
+    CHECK(fields[2].number() == 2);
+    CHECK(fields[3].number() == 5);
     CHECK(reparsed->text(fields[4]) == "z");
 }
 
@@ -145,11 +145,11 @@ TEST_CASE("a converted slice becomes one convert operation of half the bytes, si
     REQUIRE(tree);
     const std::uint32_t tensor = 2;
     const auto& raw = tree->fields(tensor)[3];
-    REQUIRE(raw.token.number == 9);
+    REQUIRE(raw.number() == 9);
     onnx::tree_edits edits;
     edits.drop(static_cast<std::uint32_t>(&raw - tree->all_fields().data()));
     // 2 float32 values (8 bytes) at the raw payload become 4 bytes of float16.
-    edits.insert(tensor, 3, edits.converted_slice(9, 0, raw.token.payload_offset, 4, onnx::float_conversion::float32_to_float16));
+    edits.insert(tensor, 3, edits.converted_slice(9, 0, raw.payload_offset(), 4, onnx::float_conversion::float32_to_float16));
     const auto p = plan::plan_rewrite(*tree, edits);
     REQUIRE(p);
     CHECK(p->size() == bytes.size() - 4);
@@ -159,7 +159,7 @@ TEST_CASE("a converted slice becomes one convert operation of half the bytes, si
         if (op.kind != plan::operation_kind::convert) continue;
         ++converts;
         CHECK(op.length == 4);
-        CHECK(op.input_offset == raw.token.payload_offset);
+        CHECK(op.input_offset == raw.payload_offset());
         CHECK(op.conversion == onnx::float_conversion::float32_to_float16);
     }
     CHECK(converts == 1);

@@ -14,11 +14,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <limits>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace onnxstream::onnx {
@@ -54,11 +59,118 @@ struct message {
     std::uint64_t end = 0;
 };
 
-struct field_entry {
-    proto::field_token token;
+// One field of the tree in 20 bytes (a proto::field_token takes 40): the header offset
+// and the payload length in 44 bits each (16 TiB; message_tree::parse refuses a larger
+// field with limit_exceeded), the header length in 5 bits (a tag and a length prefix of
+// at most 10 bytes each), number and wire type packed as in the tag. A varint's value is
+// not stored: message_tree::value decodes it from the bytes. The message a field belongs
+// to is message_tree::owner.
+class field_entry {
+public:
+    static constexpr std::uint64_t max_offset = (1ULL << 44) - 1;  // header offsets and payload lengths
+
+    field_entry() = default;
+    /// The token's place, number and type; the token must `fit`.
+    explicit constexpr field_entry(const proto::field_token& token, std::uint32_t child_index = no_index) noexcept
+        : child(child_index),
+          offset_low_(static_cast<std::uint32_t>(token.header_offset)),
+          length_low_(static_cast<std::uint32_t>(token.payload_length)),
+          key_(token.number << 3 | static_cast<std::uint32_t>(token.type)),
+          high_(static_cast<std::uint32_t>(token.header_offset >> 32) |
+                static_cast<std::uint32_t>(token.payload_length >> 32) << 12 |
+                static_cast<std::uint32_t>(token.header_length()) << 24) {}
+    /// Whether a token can be stored: its offset and length fit 44 bits, its header 31 bytes.
+    [[nodiscard]] static constexpr bool fits(const proto::field_token& token) noexcept {
+        return token.header_offset <= max_offset && token.payload_length <= max_offset && token.header_length() <= 31 &&
+               token.number <= proto::max_field_number;
+    }
+
+    [[nodiscard]] constexpr std::uint64_t header_offset() const noexcept {
+        return (static_cast<std::uint64_t>(high_ & 0xFFFU) << 32) | offset_low_;
+    }
+    [[nodiscard]] constexpr std::uint64_t header_length() const noexcept { return (high_ >> 24) & 0x1FU; }
+    [[nodiscard]] constexpr std::uint64_t payload_offset() const noexcept { return header_offset() + header_length(); }
+    [[nodiscard]] constexpr std::uint64_t payload_length() const noexcept {
+        return (static_cast<std::uint64_t>((high_ >> 12) & 0xFFFU) << 32) | length_low_;
+    }
+    [[nodiscard]] constexpr std::uint64_t end_offset() const noexcept { return payload_offset() + payload_length(); }
+    [[nodiscard]] constexpr std::uint64_t total_length() const noexcept { return header_length() + payload_length(); }
+    [[nodiscard]] constexpr std::uint32_t number() const noexcept { return key_ >> 3; }
+    [[nodiscard]] constexpr proto::wire_type type() const noexcept { return static_cast<proto::wire_type>(key_ & 7U); }
+
     std::uint32_t child = no_index;  // the message this field holds, when descended into
-    std::uint32_t owner = 0;         // the message this field belongs to
+
+private:
+    std::uint32_t offset_low_ = 0;
+    std::uint32_t length_low_ = 0;
+    std::uint32_t key_ = 0;
+    std::uint32_t high_ = 0;  // offset bits 32-43, length bits 32-43, header length
 };
+static_assert(sizeof(field_entry) == 20);
+
+namespace detail {
+
+// A growable array of trivially copyable values that grows with realloc: glibc moves a
+// large block by remapping its pages (mremap), so growing never holds the old and the new
+// copy at once, as std::vector's reallocation does (1.5 x the final size at the peak).
+template <class T>
+class growable_array {
+    static_assert(std::is_trivially_copyable_v<T>);
+
+public:
+    growable_array() = default;
+    growable_array(const growable_array& other) { *this = other; }
+    growable_array(growable_array&& other) noexcept
+        : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
+          capacity_(std::exchange(other.capacity_, 0)) {}
+    growable_array& operator=(const growable_array& other) {
+        if (this == &other) return *this;
+        clear_and_free();
+        reserve(other.size_);
+        if (other.size_ != 0) std::memcpy(data_, other.data_, other.size_ * sizeof(T));
+        size_ = other.size_;
+        return *this;
+    }
+    growable_array& operator=(growable_array&& other) noexcept {
+        if (this != &other) {
+            clear_and_free();
+            data_ = std::exchange(other.data_, nullptr);
+            size_ = std::exchange(other.size_, 0);
+            capacity_ = std::exchange(other.capacity_, 0);
+        }
+        return *this;
+    }
+    ~growable_array() { clear_and_free(); }
+
+    void push_back(const T& value) {
+        if (size_ == capacity_) reserve(capacity_ < 16 ? 16 : capacity_ * 2);
+        data_[size_++] = value;
+    }
+    void reserve(std::size_t capacity) {
+        if (capacity <= capacity_) return;
+        if (capacity > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_alloc();
+        void* grown = std::realloc(data_, capacity * sizeof(T));  // NOLINT(cppcoreguidelines-no-malloc): see above
+        if (grown == nullptr) throw std::bad_alloc();
+        data_ = static_cast<T*>(grown);
+        capacity_ = capacity;
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    [[nodiscard]] T& operator[](std::size_t i) noexcept { return data_[i]; }
+    [[nodiscard]] const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+    [[nodiscard]] std::span<const T> span() const noexcept { return {data_, size_}; }
+
+private:
+    void clear_and_free() noexcept {
+        std::free(data_);  // NOLINT(cppcoreguidelines-no-malloc)
+        data_ = nullptr;
+        size_ = capacity_ = 0;
+    }
+    T* data_ = nullptr;
+    std::size_t size_ = 0;
+    std::size_t capacity_ = 0;
+};
+
+}  // namespace detail
 
 struct tree_options {
     std::uint32_t max_depth = 96;              // message nesting (3 levels per subgraph)
@@ -74,19 +186,25 @@ public:
     [[nodiscard]] static result<message_tree> parse(std::span<const std::byte> bytes, const tree_options& options = {});
 
     [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
-    [[nodiscard]] std::span<const message> messages() const noexcept { return messages_; }
+    [[nodiscard]] std::span<const message> messages() const noexcept { return messages_.span(); }
     [[nodiscard]] const message& at(std::uint32_t index) const { return messages_[index]; }
-    [[nodiscard]] std::span<const field_entry> all_fields() const noexcept { return fields_; }
+    [[nodiscard]] std::span<const field_entry> all_fields() const noexcept { return fields_.span(); }
     [[nodiscard]] std::span<const field_entry> fields(std::uint32_t message_index) const {
         const auto& m = messages_[message_index];
-        return std::span(fields_).subspan(m.first_field, m.field_count);
+        return fields_.span().subspan(m.first_field, m.field_count);
     }
     [[nodiscard]] const field_entry& field(std::uint32_t field_index) const { return fields_[field_index]; }
+    /// The message field `field_index` belongs to (a binary search over the messages).
+    [[nodiscard]] std::uint32_t owner(std::uint32_t field_index) const;
 
     /// The payload of a length-delimited field (or the raw bytes of any other).
     [[nodiscard]] std::span<const std::byte> payload(const field_entry& f) const {
-        return bytes_.subspan(f.token.payload_offset, f.token.payload_length);
+        return bytes_.subspan(f.payload_offset(), f.payload_length());
     }
+    /// The value of a varint field, decoded from its bytes; 0 for other wire types.
+    [[nodiscard]] std::uint64_t value(const field_entry& f) const noexcept;
+    /// The field as the tokenizer saw it (its value included).
+    [[nodiscard]] proto::field_token token(const field_entry& f) const noexcept;
     [[nodiscard]] std::string_view text(const field_entry& f) const;
 
     /// The first field numbered `number` in the message, or null.
@@ -100,8 +218,8 @@ public:
 private:
     struct builder;
     std::span<const std::byte> bytes_;
-    std::vector<message> messages_;
-    std::vector<field_entry> fields_;
+    detail::growable_array<message> messages_;
+    detail::growable_array<field_entry> fields_;
 };
 
 /// The kind of message field `number` of a `kind` message holds, if onnxstream descends

@@ -8,6 +8,7 @@
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -31,20 +32,24 @@ struct external_reference {
     std::optional<std::string_view> checksum;
 };
 
+// Ordered to leave no padding, the external reference behind a pointer (most tensors have
+// none): 120 bytes rather than 200, per tensor of the model.
 struct tensor_info {
     std::uint32_t message = no_index;
-    std::string_view name;
     std::int32_t data_type = 0;
+    std::string_view name;
     std::vector<std::int64_t> dims;
     std::uint64_t element_count = 1;
     /// Bytes the values take in raw form (dims x element size); empty for strings and
     /// unknown types.
     std::optional<std::uint64_t> expected_bytes;
-    tensor_storage storage = tensor_storage::empty;
     std::uint32_t raw_field = no_index;  // field index of raw_data, when raw
-    std::vector<std::uint32_t> typed_fields;  // field indices of the typed values, in order
-    std::optional<external_reference> external;
+    tensor_storage storage = tensor_storage::empty;
     bool has_segment = false;
+    std::vector<std::uint32_t> typed_fields;  // field indices of the typed values, in order
+    /// Set when the tensor has external_data entries; shared by copies of the tensor_info
+    /// (read_tensor fills it, nothing edits it afterwards).
+    std::shared_ptr<external_reference> external;
 };
 
 /// Reads tensor message `message_index`. Errors: `invalid_tensor` naming the field path.

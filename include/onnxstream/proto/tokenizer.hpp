@@ -29,6 +29,10 @@ struct tokenize_options {
                                     std::uint64_t end, std::vector<field_token>& out,
                                     const tokenize_options& options = {});
 
+/// Reads the one field that starts at `position` of a message ending at `end` (what
+/// `tokenize` does for each field). Errors as `tokenize`'s.
+[[nodiscard]] result<field_token> read_field(std::span<const std::byte> buffer, std::uint64_t position, std::uint64_t end);
+
 /// Counts the varints in a packed repeated field's payload; malformed if one does not end.
 [[nodiscard]] result<std::uint64_t> count_packed_varints(std::span<const std::byte> payload);
 
