@@ -6,7 +6,7 @@
 
 namespace onnxstream::graph {
 
-std::optional<constant> find_constant(const graph_model& model, const graph_index& index, std::uint32_t v) {
+std::optional<constant> find_constant(const graph_model& model, const graph_index& index, value_id v) {
     if (v == none) return std::nullopt;
     const auto& val = index.at(v);
     if (val.kind == value_kind::initializer && !val.overridable) {
@@ -99,7 +99,7 @@ bool is_integer_type(std::int32_t type) {
 }
 
 std::optional<scalar> evaluate(const graph_model& model, const graph_index& index, const tensor_reader& reader,
-                               std::uint32_t v, int depth) {
+                               value_id v, int depth) {
     if (v == none || depth > max_depth) return std::nullopt;
     if (const auto c = find_constant(model, index, v)) {
         if (c->element_count != 1) return std::nullopt;
@@ -148,14 +148,14 @@ std::optional<scalar> evaluate(const graph_model& model, const graph_index& inde
 }  // namespace
 
 std::optional<bool> constant_condition(const graph_model& model, const graph_index& index, const tensor_reader& reader,
-                                       std::uint32_t v) {
+                                       value_id v) {
     const auto x = evaluate(model, index, reader, v, 0);
     if (!x || std::isnan(x->value)) return std::nullopt;
     return x->value != 0;
 }
 
 std::optional<double> constant_scalar(const graph_model& model, const graph_index& index, const tensor_reader& reader,
-                                      std::uint32_t v) {
+                                      value_id v) {
     const auto x = evaluate(model, index, reader, v, 0);
     if (!x) return std::nullopt;
     return x->value;

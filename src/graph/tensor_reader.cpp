@@ -337,7 +337,7 @@ result<std::vector<std::byte>> tensor_reader::compute(std::int32_t type, std::sp
     return bytes;
 }
 
-result<std::vector<std::byte>> tensor_reader::tensor_bytes(const graph_model& model, std::uint32_t t) const {
+result<std::vector<std::byte>> tensor_reader::tensor_bytes(const graph_model& model, tensor_id t) const {
     const auto& x = model.tensors[t];
     if (x.site != none) return site_bytes(x.site);
     return compute(x.data_type, x.dims, x.computed);

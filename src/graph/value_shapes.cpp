@@ -19,7 +19,7 @@ bool value_shape::fully_known() const {
 }
 
 std::optional<std::vector<std::int64_t>> constant_integers(const graph_model& model, const graph_index& index,
-                                                           const tensor_reader& reader, std::uint32_t v,
+                                                           const tensor_reader& reader, value_id v,
                                                            std::uint64_t max_elements) {
     const auto c = find_constant(model, index, v);
     if (!c || c->element_count > max_elements) return std::nullopt;
@@ -133,23 +133,23 @@ struct inference {
     const graph_model& model;
     const graph_index& index;
     const tensor_reader& reader;
-    std::vector<value_shape> shapes;
+    indexed_vector<value_id, value_shape> shapes;
 
-    const value_shape& of(std::uint32_t n, std::size_t slot) const {
+    const value_shape& of(node_id n, std::size_t slot) const {
         static const value_shape unknown;
         const auto v = slot < model.nodes[n].inputs.size() ? index.input(n, slot) : none;
         return v == none ? unknown : shapes[v];
     }
-    std::optional<std::vector<std::int64_t>> ints(std::uint32_t n, std::size_t slot) const {
+    std::optional<std::vector<std::int64_t>> ints(node_id n, std::size_t slot) const {
         if (slot >= model.nodes[n].inputs.size() || model.nodes[n].inputs[slot] == 0) return std::nullopt;
         return constant_integers(model, index, reader, index.input(n, slot));
     }
-    std::int64_t attr_i(std::uint32_t n, std::string_view name, std::int64_t fallback) const {
+    std::int64_t attr_i(node_id n, std::string_view name, std::int64_t fallback) const {
         const auto a = model.attribute(n, name);
         return a && a->i ? *a->i : fallback;
     }
 
-    value_shape infer(std::uint32_t n) const {
+    value_shape infer(node_id n) const {
         const auto& nd = model.nodes[n];
         const auto& op = nd.op_type;
         const auto& x = of(n, 0);
@@ -402,7 +402,7 @@ struct inference {
         return {};
     }
 
-    std::optional<std::vector<std::int64_t>> ints(std::uint32_t n, std::size_t slot, std::uint64_t max) const {
+    std::optional<std::vector<std::int64_t>> ints(node_id n, std::size_t slot, std::uint64_t max) const {
         if (slot >= model.nodes[n].inputs.size() || model.nodes[n].inputs[slot] == 0) return std::nullopt;
         return constant_integers(model, index, reader, index.input(n, slot), max);
     }
@@ -411,22 +411,22 @@ struct inference {
         shapes.assign(index.size(), {});
         // Declared inputs of the main graph.
         const auto& tree = model.tree();
-        const auto& main = model.scopes[0];
+        const auto& main = model.scopes[main_scope];
         std::size_t slot = 0;
         for (const auto& f : tree.fields(main.message)) {
             if (f.token.number != onnx::number(onnx::graph_field::input) || f.child == none) continue;
             if (slot < main.inputs.size()) {
-                const auto v = index.resolve(0, main.inputs[slot]);
+                const auto v = index.resolve(main_scope, main.inputs[slot]);
                 if (v != none && index.at(v).kind == value_kind::graph_input) shapes[v] = declared_shape(tree, f.child);
             }
             ++slot;
         }
-        for (std::uint32_t v = 0; v < index.size(); ++v) {
+        for (const auto v : index.value_ids()) {
             const auto& val = index.at(v);
             if (val.kind == value_kind::initializer && !val.overridable)
                 shapes[v] = {model.tensor_type(val.tensor), model.tensor_dims(val.tensor)};
         }
-        for (std::uint32_t s = 0; s < model.scopes.size(); ++s) {
+        for (const auto s : model.scopes.ids()) {
             if (model.scopes[s].removed || model.scopes[s].kind == scope_kind::function) continue;
             for (const auto n : model.scopes[s].nodes) {
                 if (!model.node_live(n) || model.nodes[n].scope != s) continue;
@@ -446,7 +446,7 @@ struct inference {
 
 }  // namespace
 
-std::vector<value_shape> infer_shapes(const graph_model& model, const graph_index& index, const tensor_reader& reader) {
+indexed_vector<value_id, value_shape> infer_shapes(const graph_model& model, const graph_index& index, const tensor_reader& reader) {
     inference i{model, index, reader, {}};
     i.run();
     return std::move(i.shapes);

@@ -34,12 +34,12 @@ namespace {
 
 model_counts count(const graph::graph_model& model) {
     model_counts c;
-    for (std::uint32_t n = 0; n < model.nodes.size(); ++n) {
+    for (const auto n : model.nodes.ids()) {
         if (!model.node_live(n)) continue;
         ++c.nodes;
-        if (model.nodes[n].scope == 0) ++c.main_graph_nodes;
+        if (model.nodes[n].scope == graph::main_scope) ++c.main_graph_nodes;
     }
-    for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
+    for (const auto t : model.tensors.ids()) {
         if (!model.tensor_live(t)) continue;
         ++c.initializers;
         c.initializer_bytes += model.tensor_bytes(t);
@@ -54,7 +54,7 @@ struct data_entry {
     std::uint64_t length = 0;
     std::uint64_t offset = 0;       // in the data file
     std::uint32_t site = none;      // the model_file site it keeps, or none for a computed tensor
-    std::uint32_t tensor = none;    // the computed graph_model tensor, or none
+    graph::tensor_id tensor = none; // the computed graph_model tensor, or none
 };
 
 class optimizer {
@@ -198,9 +198,9 @@ private:
         return {};
     }
 
-    std::vector<std::uint32_t> computed_tensors() const {
-        std::vector<std::uint32_t> computed;
-        for (std::uint32_t t = 0; t < graph_.tensors.size(); ++t)
+    std::vector<graph::tensor_id> computed_tensors() const {
+        std::vector<graph::tensor_id> computed;
+        for (const auto t : graph_.tensors.ids())
             if (graph_.tensor_live(t) && graph_.tensors[t].site == none) computed.push_back(t);
         return computed;
     }
@@ -208,9 +208,9 @@ private:
     // Which computed tensors go to the data file (decided before anything is computed).
     // What a runtime reads while loading (Resize scales, Reshape shapes...) stays
     // embedded, as split and repack keep it: a folded value feeds the same inputs.
-    std::vector<bool> choose_computed_external(std::span<const std::uint32_t> computed, std::uint32_t spill_source,
+    indexed_vector<graph::tensor_id, bool> choose_computed_external(std::span<const graph::tensor_id> computed, std::uint32_t spill_source,
                                                std::vector<data_entry>& entries) const {
-        std::vector<bool> computed_external(graph_.tensors.size(), false);
+        indexed_vector<graph::tensor_id, bool> computed_external(graph_.tensors.size(), false);
         if (bound_.data.files.empty()) return computed_external;
         const auto load_time = onnx::shape_like_values(model_.tree);
         for (const auto t : computed) {
@@ -224,8 +224,8 @@ private:
 
     // Computed tensors, one at a time, into the spill file: the embedded ones as whole
     // TensorProtos, the external ones as their bytes.
-    result<void> spill_computed(const graph::tensor_reader& reader, std::span<const std::uint32_t> computed,
-                                const std::vector<bool>& computed_external, io::spill_file& spill,
+    result<void> spill_computed(const graph::tensor_reader& reader, std::span<const graph::tensor_id> computed,
+                                const indexed_vector<graph::tensor_id, bool>& computed_external, io::spill_file& spill,
                                 graph::storage_plan& plan) const {
         for (const auto t : computed) {
             const auto& x = graph_.tensors[t];

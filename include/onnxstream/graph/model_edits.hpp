@@ -42,7 +42,7 @@ struct computed_placement {
 
 struct storage_plan {
     std::vector<std::optional<external_location>> sites;  // per model_file site: new external_data, or keep
-    std::vector<computed_placement> computed;             // per graph_model tensor (computed ones only)
+    indexed_vector<tensor_id, computed_placement> computed;  // per graph_model tensor (computed ones only)
     std::uint32_t spill_source = none;                    // the spill file's index in the writer's sources
 };
 

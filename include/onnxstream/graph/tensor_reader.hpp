@@ -64,7 +64,7 @@ public:
     [[nodiscard]] result<std::vector<std::byte>> read_range(std::uint32_t site, std::uint64_t offset, std::uint64_t length) const;
     /// The bytes of initializer `t` of `model`: read for an original tensor, produced from
     /// its recipe for a computed one.
-    [[nodiscard]] result<std::vector<std::byte>> tensor_bytes(const graph_model& model, std::uint32_t t) const;
+    [[nodiscard]] result<std::vector<std::byte>> tensor_bytes(const graph_model& model, tensor_id t) const;
     /// Produces a computed tensor's bytes.
     [[nodiscard]] result<std::vector<std::byte>> compute(std::int32_t data_type, std::span<const std::int64_t> dims,
                                                          const computed_values& values) const;
