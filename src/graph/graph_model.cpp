@@ -205,7 +205,7 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
     model.file_ = &file;
     const auto& tree = file.tree;
     model.site_of_message_.assign(tree.messages().size(), none);
-    for (std::uint32_t i = 0; i < file.sites.size(); ++i) model.site_of_message_[file.sites[i].message] = i;
+    for (const auto site : file.sites.ids()) model.site_of_message_[file.sites[site].message] = site;
 
     std::uint32_t main_graph = none;
     for (const auto& f : tree.fields(0)) {
@@ -301,8 +301,8 @@ void graph_model::set_attribute(node_id n, integer_attribute a) {
     nd.set_attributes.push_back(std::move(a));
 }
 
-std::uint32_t graph_model::site_of(std::uint32_t tensor_message) const {
-    return tensor_message < site_of_message_.size() ? site_of_message_[tensor_message] : none;
+site_id graph_model::site_of(std::uint32_t tensor_message) const {
+    return tensor_message < site_of_message_.size() ? site_of_message_[tensor_message] : site_id{none};
 }
 
 std::int32_t graph_model::tensor_type(tensor_id t) const {

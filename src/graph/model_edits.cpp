@@ -25,7 +25,7 @@ void put_external(proto::encoded_message& out, const external_location& where) {
 struct model_maps {
     std::vector<node_id> node_of_message;
     std::vector<scope_id> scope_of_message;
-    std::vector<tensor_id> tensor_of_site;
+    indexed_vector<site_id, tensor_id> tensor_of_site;
     std::vector<value_info_id> value_info_of_message;
 
     explicit model_maps(const graph_model& model) {
@@ -87,7 +87,7 @@ private:
 
     void mark_rewrites() {
         rewrite_.assign(tree_.messages().size(), false);
-        for (std::uint32_t site = 0; site < plan_.sites.size(); ++site) {
+        for (const auto site : plan_.sites.ids()) {
             if (!plan_.sites[site]) continue;
             for (auto m = model_.file().sites[site].message; m != none && !rewrite_[m]; m = tree_.at(m).parent) rewrite_[m] = true;
         }
@@ -202,7 +202,7 @@ private:
     // Tensors edited where they are: their storage fields replaced by new external_data.
     void rewrite_storage_in_place() {
         const auto& sites = model_.file().sites;
-        for (std::uint32_t site = 0; site < plan_.sites.size(); ++site) {
+        for (const auto site : plan_.sites.ids()) {
             if (!plan_.sites[site] || covered_by_encoding(site)) continue;
             const auto message = sites[site].message;
             const auto& msg = tree_.at(message);
@@ -235,7 +235,7 @@ private:
         }
     }
 
-    [[nodiscard]] bool covered_by_encoding(std::uint32_t site) const {
+    [[nodiscard]] bool covered_by_encoding(site_id site) const {
         const auto& s = model_.file().sites[site];
         if (s.role == onnx::tensor_role::initializer) {
             const auto t = maps_.tensor_of_site[site];
@@ -480,11 +480,11 @@ private:
 
 }  // namespace
 
-std::vector<bool> surviving_sites(const graph_model& model) {
+indexed_vector<site_id, bool> surviving_sites(const graph_model& model) {
     const model_maps maps(model);
     const auto& sites = model.file().sites;
-    std::vector<bool> out(sites.size(), true);
-    for (std::uint32_t i = 0; i < sites.size(); ++i) {
+    indexed_vector<site_id, bool> out(sites.size(), true);
+    for (const auto i : sites.ids()) {
         const auto& s = sites[i];
         const auto scope = s.graph == none ? none : maps.scope_of_message[s.graph];
         if (s.role == onnx::tensor_role::initializer) {

@@ -33,7 +33,7 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
                      std::vector<error>& warnings) {
     for (const auto& binding : bindings) {
         if (!binding.usable) continue;
-        const auto& tensor = model.model.tensors[binding.tensor];
+        const auto& tensor = model.model.tensors[binding.site];
         const auto position = drop_value_fields(model.model.tree, tensor.message, edits);
         const auto expected = expected_sha1(tensor, warnings);
         const auto check = expected ? edits.add_check({std::string(tensor.name), expected, false, false}) : io::no_check;

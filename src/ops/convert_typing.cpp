@@ -192,7 +192,7 @@ private:
         for (const auto t : model_.tensors.ids()) declare(model_.tensors[t].name, model_.tensor_type(t));
         // Sparse initializers: the values tensor carries the type, the sparse tensor the name.
         const auto& file = model_.file();
-        for (std::uint32_t i = 0; i < file.sites.size(); ++i) {
+        for (const auto i : file.sites.ids()) {
             const auto& site = file.sites[i];
             if (site.role != onnx::tensor_role::sparse_initializer) continue;
             const auto& msg = tree_.at(site.message);
@@ -420,7 +420,7 @@ private:
 
     void choose_sites() {
         const auto& file = model_.file();
-        for (std::uint32_t i = 0; i < file.sites.size(); ++i) {
+        for (const auto i : file.sites.ids()) {
             if (file.tensors[i].data_type != float32) continue;
             const auto& site = file.sites[i];
             const auto name = model_.names.find(onnx::value_name(tree_, site));

@@ -53,7 +53,7 @@ struct data_entry {
     std::uint64_t source_offset = 0;
     std::uint64_t length = 0;
     std::uint64_t offset = 0;       // in the data file
-    std::uint32_t site = none;      // the model_file site it keeps, or none for a computed tensor
+    onnx::site_id site = none;      // the tensor it keeps, or none for a computed tensor
     graph::tensor_id tensor = none; // the computed graph_model tensor, or none
 };
 
@@ -185,7 +185,7 @@ private:
     // --reuse-data pointed at where they are.
     result<void> keep_surviving_external(const fs::path& folder, graph::storage_plan& plan, std::vector<data_entry>& entries) {
         const auto survive = graph::surviving_sites(graph_);
-        for (std::uint32_t site = 0; site < model_.sites.size(); ++site) {
+        for (const auto site : model_.sites.ids()) {
             const auto b = bound_.binding_of(site);
             if (!survive[site] || b == none) continue;
             const auto& binding = bound_.data.tensors[b];
@@ -289,7 +289,7 @@ private:
     }
 
     // --reuse-data: the output points at the original data file, by a path from its folder.
-    result<void> reuse_location(std::uint32_t site, const onnx::external_tensor& binding, const fs::path& folder,
+    result<void> reuse_location(onnx::site_id site, const onnx::external_tensor& binding, const fs::path& folder,
                                 graph::storage_plan& plan) {
         const auto& file = bound_.data.files[binding.file];
         std::error_code data_error;

@@ -43,7 +43,7 @@ struct weight_shape {
     std::uint64_t channels = 0;
     channel_layout layout = channel_layout::axis0;
     std::uint64_t group = 1;
-    std::uint32_t base_site = none;  // where the weight's original bytes are
+    site_id base_site = none;  // where the weight's original bytes are
 };
 
 // The BatchNormalization's parameters, one per channel, folded into factors.

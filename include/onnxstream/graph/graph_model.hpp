@@ -43,6 +43,7 @@ using tensor_id = onnxstream::index<struct tensor_tag>;          // graph_model:
 using scope_id = onnxstream::index<struct scope_tag>;            // graph_model::scopes
 using value_info_id = onnxstream::index<struct value_info_tag>;  // graph_model::value_infos
 using function_id = onnxstream::index<struct function_tag>;      // graph_model::functions
+using onnx::site_id;                                              // model_file::sites (tensor_walker.hpp)
 inline constexpr scope_id main_scope{0};
 
 enum class scope_kind : std::uint8_t { main, subgraph, function };
@@ -83,7 +84,7 @@ enum class channel_layout : std::uint8_t {
 /// The elements of a tensor a pass computes; produced only when the model is written.
 struct computed_values {
     bool scaled = false;                 // true: base's elements times factors[channel]
-    std::uint32_t base_site = none;      // scaled: index into model_file::sites
+    site_id base_site = none;            // scaled: the site of the weight scaled
     channel_layout layout = channel_layout::axis0;
     std::uint64_t group = 1;             // conv_transpose
     std::vector<double> factors;         // scaled: one per channel
@@ -92,11 +93,11 @@ struct computed_values {
     // are written, or the bytes of another tensor site copied as they are.
     bool has_bytes = false;
     std::vector<std::byte> bytes;
-    std::uint32_t copy_site = none;      // index into model_file::sites
+    site_id copy_site = none;            // the site whose bytes are copied
 };
 
 struct tensor {
-    std::uint32_t site = none;   // index into model_file::sites; none for a computed tensor
+    site_id site = none;         // where its bytes are; none for a computed tensor
     scope_id scope = none;       // the scope whose initializer it is
     name_id name = 0;
     bool removed = false;
@@ -195,8 +196,8 @@ public:
     /// Gives node `n` attribute `a`, replacing the one of that name it had; marks it changed.
     void set_attribute(node_id n, integer_attribute a);
 
-    /// The index into model_file::sites of a TensorProto message, or none.
-    [[nodiscard]] std::uint32_t site_of(std::uint32_t tensor_message) const;
+    /// The site of a TensorProto message, or none.
+    [[nodiscard]] site_id site_of(std::uint32_t tensor_message) const;
     /// The data type, dims and byte size of an initializer (original or computed).
     [[nodiscard]] std::int32_t tensor_type(tensor_id t) const;
     [[nodiscard]] std::vector<std::int64_t> tensor_dims(tensor_id t) const;
@@ -251,7 +252,7 @@ public:
 private:
     struct builder;
     const onnx::model_file* file_ = nullptr;
-    std::vector<std::uint32_t> site_of_message_;  // per tree message: site index or none
+    std::vector<site_id> site_of_message_;  // per tree message
     std::vector<std::pair<std::string, std::int64_t>> opsets_;
 };
 
