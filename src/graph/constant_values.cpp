@@ -119,13 +119,13 @@ std::optional<scalar> evaluate(const graph_model& model, const graph_index& inde
     if (nd.op_type == "Not") {
         const auto x = operand(0);
         if (!x || !x->is_bool) return std::nullopt;
-        return scalar{x->value != 0 ? 0.0 : 1.0, true};
+        return scalar{.value = x->value != 0 ? 0.0 : 1.0, .is_bool = true};
     }
     if (nd.op_type == "Equal") {
         const auto a = operand(0);
         const auto b = operand(1);
         if (!a || !b) return std::nullopt;
-        return scalar{a->value == b->value ? 1.0 : 0.0, true};
+        return scalar{.value = a->value == b->value ? 1.0 : 0.0, .is_bool = true};
     }
     if (nd.op_type == "Cast") {
         const auto x = operand(0);
@@ -135,10 +135,10 @@ std::optional<scalar> evaluate(const graph_model& model, const graph_index& inde
         if (type == static_cast<std::int32_t>(onnx::data_type::boolean)) return scalar{x->value != 0 ? 1.0 : 0.0, true};
         if (is_integer_type(type)) {
             if (!std::isfinite(x->value)) return std::nullopt;
-            return scalar{std::trunc(x->value), false};
+            return scalar{.value = std::trunc(x->value)};
         }
         if (type == static_cast<std::int32_t>(onnx::data_type::float32))
-            return scalar{static_cast<double>(static_cast<float>(x->value)), false};
+            return scalar{.value = static_cast<double>(static_cast<float>(x->value))};
         if (type == static_cast<std::int32_t>(onnx::data_type::float64)) return scalar{x->value, false};
         return std::nullopt;
     }

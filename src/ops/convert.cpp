@@ -239,7 +239,7 @@ private:
             }
             const auto position = onnx::drop_value_fields(model_.tree, message, edits);
             const auto raw = number(tensor_field::raw_data);
-            const auto check = b.expected_sha1 ? edits.add_check({std::string(model_.tensors[t].name), b.expected_sha1, false, false})
+            const auto check = b.expected_sha1 ? edits.add_check({.tensor = std::string(model_.tensors[t].name), .expected_sha1 = b.expected_sha1})
                                                : io::no_check;
             if (b.buffer != onnx::no_index) edits.insert(message, position, edits.bytes(raw, buffers_[b.buffer]));
             else if (b.convert)
@@ -269,14 +269,14 @@ private:
                 ++tensors;
                 if (b.offset > plan.size()) plan.skip(b.offset - plan.size());
                 const auto check = b.expected_sha1
-                                       ? plan.add_check({std::string(model_.tensors[b.site].name), b.expected_sha1, false, false})
+                                       ? plan.add_check({.tensor = std::string(model_.tensors[b.site].name), .expected_sha1 = b.expected_sha1})
                                        : io::no_check;
                 if (b.buffer != onnx::no_index) plan.emit(buffers_[b.buffer]);
                 else if (b.convert) plan.convert(b.source, b.source_offset, b.output_length(), conversion_, check);
                 else plan.copy(b.source, b.source_offset, b.input_length, check);
             }
             const auto path = report_.output.parent_path() / data_file_name(s);
-            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));
+            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
             ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
                                                           report_.warnings));
             report_.writer = written.backend;
@@ -290,7 +290,7 @@ private:
     result<void> write_model(const onnx::tree_edits& edits) {
         ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         report_.output_size = plan.size();
-        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, plan, sources_, options_,
                                                       "convert " + report_.output.filename().string(), report_.warnings));
         if (report_.writer[0] == '\0') report_.writer = written.backend;

@@ -266,7 +266,7 @@ private:
         ONNXSTREAM_ASSIGN(const auto binary, caffe::plan_caffemodel(mapped.network));
         report_.caffemodel_size = binary.size();
         ONNXSTREAM_ASSIGN(auto text_output, write_text_file(report_.prototxt, text, sources, options_, report_.warnings));
-        ONNXSTREAM_ASSIGN(auto binary_output, io::output_file::create(report_.caffemodel, binary.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(auto binary_output, io::output_file::create(report_.caffemodel, binary.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_TRY(write_planned(binary_output, binary, sources, options_, "write " + report_.caffemodel.filename().string(),
                                      report_.warnings));
 

@@ -283,11 +283,11 @@ private:
                 if (e.buffer != onnx::no_index) plan.emit(buffers_[e.buffer]);
                 else
                     plan.copy(e.source, e.source_offset, e.length,
-                              e.expected_sha1 ? plan.add_check({std::string(model_.tensors[e.site].name), e.expected_sha1, false, false})
+                              e.expected_sha1 ? plan.add_check({.tensor = std::string(model_.tensors[e.site].name), .expected_sha1 = e.expected_sha1})
                                               : io::no_check);
             }
             const auto path = shard_path(s);
-            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));
+            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
             ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
                                                           report_.warnings));
             report_.writer = written.backend;
@@ -333,7 +333,7 @@ private:
         onnx::inline_external(bound_, rest, edits, report_.warnings);
         ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         const auto path = linked_path();
-        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_TRY(write_planned(output, plan, sources_, options_, "write " + path.filename().string(), report_.warnings));
         report_.linked = path;
         report_.linked_size = plan.size();

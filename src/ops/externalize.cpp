@@ -313,14 +313,15 @@ private:
                 plan.label(std::string(model_.tensors[p.site].name));
                 std::uint32_t check = io::no_check;
                 if (p.expected_sha1 || options_.write_checksums || needs_sha1_[i]) {
-                    check = plan.add_check({std::string(model_.tensors[p.site].name), p.expected_sha1,
-                                            options_.write_checksums || needs_sha1_[i], false});
+                    check = plan.add_check({.tensor = std::string(model_.tensors[p.site].name),
+                                            .expected_sha1 = p.expected_sha1,
+                                            .compute_sha1 = options_.write_checksums || needs_sha1_[i]});
                     check_owner.push_back(i);
                 }
                 plan.copy(p.source, p.source_offset, p.length, check);
             }
             const auto path = folder / data_file_name(s);
-            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));
+            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
             ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
                                                           report_.warnings));
             report_.writer = written.backend;
@@ -378,7 +379,7 @@ private:
         }
         ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         report_.output_size = plan.size();
-        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, plan, sources_, options_,
                                                       "write " + report_.output.filename().string(), report_.warnings));
         if (report_.writer[0] == '\0') report_.writer = written.backend;

@@ -170,7 +170,7 @@ private:
             ONNXSTREAM_ASSIGN(auto data_output, write_data_file(data_path, entries, sources));
             outputs.data.push_back(std::move(data_output));
         }
-        ONNXSTREAM_ASSIGN(outputs.model, io::output_file::create(report_.output, planned.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(outputs.model, io::output_file::create(report_.output, planned.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_ASSIGN(const auto written, write_planned(outputs.model, planned, sources, options_,
                                                             "write " + report_.output.filename().string(), report_.warnings));
         report_.writer = written.backend;
@@ -280,7 +280,7 @@ private:
             if (e.offset > data_plan.size()) data_plan.skip(e.offset - data_plan.size());
             data_plan.copy(e.source, e.source_offset, e.length);
         }
-        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, data_plan.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, data_plan.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_ASSIGN(const auto written, write_planned(output, data_plan, sources, options_,
                                                             "write " + path.filename().string(), report_.warnings));
         report_.writer = written.backend;

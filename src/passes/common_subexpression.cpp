@@ -120,7 +120,8 @@ private:
         const auto outputs = model_.nodes[later].outputs.size();
         struct step {
             value_id from, to;
-            bool rename_survivor, identity;
+            bool rename_survivor = false;
+            bool identity = false;
         };
         std::vector<step> steps;
         for (std::size_t k = 0; k < outputs; ++k) {
@@ -132,13 +133,13 @@ private:
             const bool a_out = is_interface_output(model_, index_, va);
             if (!b_out) {
                 if (!can_replace_uses(model_, index_, vb, va)) return false;
-                steps.push_back({vb, va, false, false});
+                steps.push_back({.from = vb, .to = va});
             } else if (!a_out) {
                 // Consumers rewired to the survivor earlier in this run are not in the index.
                 if (targets_.contains(va) || !can_replace_uses(model_, index_, va, vb)) return false;
-                steps.push_back({vb, va, true, false});
+                steps.push_back({.from = vb, .to = va, .rename_survivor = true});
             } else {
-                steps.push_back({vb, va, false, true});
+                steps.push_back({.from = vb, .to = va, .identity = true});
             }
         }
         for (const auto& st : steps) {
