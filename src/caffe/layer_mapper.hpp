@@ -68,11 +68,11 @@ private:
 
     std::string text(name_id id) const { return std::string(model_.text(id)); }
 
-    std::optional<graph::constant> constant_at(std::uint32_t n, std::size_t slot) const {
+    std::optional<graph::constant> constant_at(graph::node_id n, std::size_t slot) const {
         if (slot >= model_.nodes[n].inputs.size()) return std::nullopt;
         return graph::find_constant(model_, index_, index_.input(n, slot));
     }
-    bool has_input(std::uint32_t n, std::size_t slot) const {
+    bool has_input(graph::node_id n, std::size_t slot) const {
         return slot < model_.nodes[n].inputs.size() && model_.nodes[n].inputs[slot] != 0;
     }
     result<std::vector<double>> values(const graph::constant& c) const {
@@ -80,8 +80,8 @@ private:
     }
     // The values of input `slot`: a constant, or integers known from static shapes
     // (Shape -> Gather -> Concat chains as PyTorch exports them). Empty when neither.
-    result<std::optional<std::vector<double>>> static_values(std::uint32_t n, std::size_t slot) const;
-    shape static_dims(std::uint32_t n, std::size_t slot) const {
+    result<std::optional<std::vector<double>>> static_values(graph::node_id n, std::size_t slot) const;
+    shape static_dims(graph::node_id n, std::size_t slot) const {
         if (const auto found = known_.find(in_name(n, slot)); found != known_.end())
             return found->second.size() == 1 && known_scalar_.contains(in_name(n, slot)) ? shape{} : shape{static_cast<std::int64_t>(found->second.size())};
         if (const auto c = constant_at(n, slot)) return c->dims;
@@ -90,23 +90,23 @@ private:
 
     // Integer arithmetic on shapes, done here: it yields no layer. Empty when `n` is not
     // such a node.
-    std::optional<outcome> shape_arithmetic(std::uint32_t n);
+    std::optional<outcome> shape_arithmetic(graph::node_id n);
     // Shape of a computed blob: its known dims as values.
-    std::optional<outcome> known_shape(std::uint32_t n);
+    std::optional<outcome> known_shape(graph::node_id n);
     // The values of a shape-arithmetic node whose first input's values are `a`; `scalar`
     // says whether the result is a scalar.
-    outcome known_values(std::uint32_t n, const std::vector<std::int64_t>& a, std::vector<std::int64_t>& result_values,
+    outcome known_values(graph::node_id n, const std::vector<std::int64_t>& a, std::vector<std::int64_t>& result_values,
                          bool& scalar);
 
     // Pad of zeros: folded away when it pads nothing; else refused (a Caffe layer pads only
     // inside Convolution and Pooling).
-    outcome pad(std::uint32_t n);
+    outcome pad(graph::node_id n);
 
 
-    std::string in_name(std::uint32_t n, std::size_t slot) const { return text(model_.nodes[n].inputs[slot]); }
-    std::string out_name(std::uint32_t n, std::size_t slot = 0) const { return text(model_.nodes[n].outputs[slot]); }
-    const shape& in_shape(std::uint32_t n, std::size_t slot) const { return shapes_.at(in_name(n, slot)); }
-    bool computed_input(std::uint32_t n, std::size_t slot) const { return shapes_.contains(in_name(n, slot)); }
+    std::string in_name(graph::node_id n, std::size_t slot) const { return text(model_.nodes[n].inputs[slot]); }
+    std::string out_name(graph::node_id n, std::size_t slot = 0) const { return text(model_.nodes[n].outputs[slot]); }
+    const shape& in_shape(graph::node_id n, std::size_t slot) const { return shapes_.at(in_name(n, slot)); }
+    bool computed_input(graph::node_id n, std::size_t slot) const { return shapes_.contains(in_name(n, slot)); }
 
     std::string unique_layer(const std::string& base) {
         std::string name = base.empty() ? "layer" : base;
@@ -178,7 +178,7 @@ private:
     // min(max(x, lo), hi) with either bound optional.
     void clip(const std::string& in, const std::string& out, std::optional<double> lo, std::optional<double> hi);
 
-    outcome map_node(std::uint32_t n);
+    outcome map_node(graph::node_id n);
 
     // --- convolution ---------------------------------------------------------------
 
@@ -186,15 +186,15 @@ private:
         std::int64_t kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
     };
 
-        std::optional<refused> read_spatial(std::uint32_t n, const shape& in, const shape& kernel, std::vector<spatial>& out);
+        std::optional<refused> read_spatial(graph::node_id n, const shape& in, const shape& kernel, std::vector<spatial>& out);
 
-        outcome conv(std::uint32_t n);
+        outcome conv(graph::node_id n);
 
     // Slices rows and columns [skip, skip + size) of `in` into `out`.
         void trim(const std::string& in, const std::string& out, std::array<std::int64_t, 2> skip, std::array<std::int64_t, 2> size,
               const std::string& suffix);
 
-        outcome conv_transpose(std::uint32_t n);
+        outcome conv_transpose(graph::node_id n);
 
     // What a Convolution or Deconvolution layer's convolution_param says, per axis.
     struct conv_params {
@@ -208,7 +208,7 @@ private:
 
     // --- pooling -------------------------------------------------------------------
 
-        outcome pool(std::uint32_t n);
+        outcome pool(graph::node_id n);
 
     // Caffe pads and rounding whose windows start where ONNX's do and cover every ONNX
     // output (extra outputs are sliced away afterwards): exact sizes first, ceil first.
@@ -223,65 +223,65 @@ private:
     static bool average_correction(const shape& in, const std::vector<spatial>& sp, const shape& onnx_out, const pool_choice& best,
                                    bool include_pad, std::vector<float>& correction);
 
-        outcome global_pool(std::uint32_t n, bool is_max);
+        outcome global_pool(graph::node_id n, bool is_max);
 
-        outcome reduce_mean(std::uint32_t n);
+        outcome reduce_mean(graph::node_id n);
 
     // --- fully connected -----------------------------------------------------------
 
-        outcome inner_product(std::uint32_t n, const std::string& input, std::int64_t axis, std::int64_t outputs, blob weight,
+        outcome inner_product(graph::node_id n, const std::string& input, std::int64_t axis, std::int64_t outputs, blob weight,
                           std::optional<blob> bias, shape out_shape);
 
     // B [K, N] -> [N, K] floats.
         result<std::vector<float>> transposed(const graph::constant& b, double scale) const;
 
-        outcome gemm(std::uint32_t n);
+        outcome gemm(graph::node_id n);
 
-        outcome matmul(std::uint32_t n);
+        outcome matmul(graph::node_id n);
 
     // --- element-wise --------------------------------------------------------------
 
-    outcome activation(std::uint32_t n);
+    outcome activation(graph::node_id n);
 
-    outcome prelu(std::uint32_t n);
+    outcome prelu(graph::node_id n);
 
-    result<std::optional<double>> bound(std::uint32_t n, std::size_t slot, std::string_view attribute) const;
+    result<std::optional<double>> bound(graph::node_id n, std::size_t slot, std::string_view attribute) const;
 
-    outcome clip_node(std::uint32_t n);
+    outcome clip_node(graph::node_id n);
 
     // HardSigmoid: clip(alpha x + beta, 0, 1) = ReLU6(6 alpha x + 6 beta) / 6;
     // HardSwish: x * HardSigmoid(x) with alpha 1/6, beta 1/2.
-    outcome hard_sigmoid(std::uint32_t n, bool swish);
+    outcome hard_sigmoid(graph::node_id n, bool swish);
 
     // --- shapes --------------------------------------------------------------------
 
         void reshape_layer(const std::string& in, const std::string& out, const shape& target);
 
-        outcome flatten(std::uint32_t n);
+        outcome flatten(graph::node_id n);
 
-        outcome reshape(std::uint32_t n);
+        outcome reshape(graph::node_id n);
 
-        outcome concat(std::uint32_t n);
+        outcome concat(graph::node_id n);
 
-    outcome binary(std::uint32_t n);
+    outcome binary(graph::node_id n);
     // Every input computed: Eltwise when the shapes agree, a per-channel gate for Mul.
-    outcome computed_binary(std::uint32_t n);
+    outcome computed_binary(graph::node_id n);
     // Input `xs` computed, `constant_slot` a constant: Power for one value, Scale per channel.
-    outcome constant_binary(std::uint32_t n, std::size_t xs, std::size_t constant_slot);
+    outcome constant_binary(graph::node_id n, std::size_t xs, std::size_t constant_slot);
 
-        outcome softmax(std::uint32_t n);
+        outcome softmax(graph::node_id n);
 
-    outcome batchnorm(std::uint32_t n);
+    outcome batchnorm(graph::node_id n);
 
-        outcome transpose(std::uint32_t n);
+        outcome transpose(graph::node_id n);
 
-        outcome split(std::uint32_t n);
+        outcome split(graph::node_id n);
 
-        outcome slice(std::uint32_t n);
+        outcome slice(graph::node_id n);
 
-    outcome lrn(std::uint32_t n);
+    outcome lrn(graph::node_id n);
 
-        outcome resize(std::uint32_t n);
+        outcome resize(graph::node_id n);
 
     const graph::graph_model& model_;
     const graph::graph_index index_;
@@ -292,7 +292,7 @@ private:
     std::map<std::string, shape> shapes_;
     std::set<std::string> used_layers_;
     std::set<std::string> used_blobs_;
-    std::uint32_t current_ = none;
+    graph::node_id current_ = none;
     std::map<std::string, std::vector<std::int64_t>> known_;  // integer values known from static shapes
     std::set<std::string> known_scalar_;
 };

@@ -30,13 +30,13 @@ namespace detail {
 
 result<mapping> mapper::run() {
     out_.network.name = "onnxstream";
-    const auto& main = model_.scopes[0];
+    const auto& main = model_.scopes[graph::main_scope];
     for (const auto t : main.initializers) used_blobs_.insert(std::string(model_.text(model_.tensors[t].name)));
-    for (std::uint32_t n = 0; n < model_.nodes.size(); ++n)
+    for (const auto n : model_.nodes.ids())
         if (model_.node_live(n))
             for (const auto o : model_.nodes[n].outputs) used_blobs_.insert(std::string(model_.text(o)));
     for (std::size_t i = 0; i < main.inputs.size(); ++i) {
-        const auto v = index_.resolve(0, main.inputs[i]);
+        const auto v = index_.resolve(graph::main_scope, main.inputs[i]);
         if (v == none || index_.at(v).kind != graph::value_kind::graph_input) continue;
         const auto name = std::string(model_.text(main.inputs[i]));
         used_blobs_.insert(name);
@@ -86,7 +86,7 @@ result<mapping> mapper::run() {
     return std::move(out_);
 }
 
-result<std::optional<std::vector<double>>> mapper::static_values(std::uint32_t n, std::size_t slot) const {
+result<std::optional<std::vector<double>>> mapper::static_values(graph::node_id n, std::size_t slot) const {
     if (!has_input(n, slot)) return std::optional<std::vector<double>>{};
     if (const auto found = known_.find(in_name(n, slot)); found != known_.end()) {
         std::vector<double> v(found->second.begin(), found->second.end());
@@ -98,7 +98,7 @@ result<std::optional<std::vector<double>>> mapper::static_values(std::uint32_t n
     return std::optional<std::vector<double>>(std::move(v));
 }
 
-std::optional<mapper::outcome> mapper::known_shape(std::uint32_t n) {
+std::optional<mapper::outcome> mapper::known_shape(graph::node_id n) {
     if (!computed_input(n, 0)) return std::nullopt;
     const auto& in = in_shape(n, 0);
     auto start = attr_int(n, "start", 0), end = attr_int(n, "end", static_cast<std::int64_t>(in.size()));
@@ -111,7 +111,7 @@ std::optional<mapper::outcome> mapper::known_shape(std::uint32_t n) {
     return ok();
 }
 
-mapper::outcome mapper::known_values(std::uint32_t n, const std::vector<std::int64_t>& a, std::vector<std::int64_t>& result_values,
+mapper::outcome mapper::known_values(graph::node_id n, const std::vector<std::int64_t>& a, std::vector<std::int64_t>& result_values,
                                      bool& scalar) {
     const auto& nd = model_.nodes[n];
     const auto& op = nd.op_type;
@@ -168,7 +168,7 @@ mapper::outcome mapper::known_values(std::uint32_t n, const std::vector<std::int
     return ok();
 }
 
-std::optional<mapper::outcome> mapper::shape_arithmetic(std::uint32_t n) {
+std::optional<mapper::outcome> mapper::shape_arithmetic(graph::node_id n) {
     const auto& nd = model_.nodes[n];
     const auto& op = nd.op_type;
     static const std::set<std::string> ops{"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Mul", "Div", "Add", "Sub",
@@ -198,7 +198,7 @@ std::optional<mapper::outcome> mapper::shape_arithmetic(std::uint32_t n) {
     return ok();
 }
 
-mapper::outcome mapper::pad(std::uint32_t n) {
+mapper::outcome mapper::pad(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     if (attr_text(n, "mode", "constant") != "constant") return refuse("only zero padding could be exported", "pad with zeros");
     std::vector<double> pads;
@@ -305,7 +305,7 @@ void mapper::clip(const std::string& in, const std::string& out, std::optional<d
                               (hi ? std::to_string(*hi) : "none") + ")");
 }
 
-mapper::outcome mapper::map_node(std::uint32_t n) {
+mapper::outcome mapper::map_node(graph::node_id n) {
     const auto& nd = model_.nodes[n];
     const auto& op = nd.op_type;
     if (!nd.domain.empty() && nd.domain != "ai.onnx")
@@ -351,7 +351,7 @@ mapper::outcome mapper::map_node(std::uint32_t n) {
     return refuse(op + " has no exact Caffe layer in this exporter", "replace it in the source model, or run optimize first if it is dead code");
 }
 
-mapper::outcome mapper::activation(std::uint32_t n) {
+mapper::outcome mapper::activation(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto& op = model_.nodes[n].op_type;
     const auto in = in_name(n, 0);
@@ -373,7 +373,7 @@ mapper::outcome mapper::activation(std::uint32_t n) {
     return ok();
 }
 
-mapper::outcome mapper::prelu(std::uint32_t n) {
+mapper::outcome mapper::prelu(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto slope = constant_at(n, 1);
     if (!slope || !is_float_type(slope->data_type)) return refuse("its slope is not a constant", "export with a constant slope");
@@ -395,7 +395,7 @@ mapper::outcome mapper::prelu(std::uint32_t n) {
     return ok();
 }
 
-result<std::optional<double>> mapper::bound(std::uint32_t n, std::size_t slot, std::string_view attribute) const {
+result<std::optional<double>> mapper::bound(graph::node_id n, std::size_t slot, std::string_view attribute) const {
     if (model_.opset("") < 11) {
         if (const auto a = model_.attribute(n, attribute); a && a->f) return std::optional<double>(*a->f);
         return std::optional<double>{};
@@ -407,7 +407,7 @@ result<std::optional<double>> mapper::bound(std::uint32_t n, std::size_t slot, s
     return std::optional<double>(v[0]);
 }
 
-mapper::outcome mapper::clip_node(std::uint32_t n) {
+mapper::outcome mapper::clip_node(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     auto lo = bound(n, 1, "min");
     auto hi = bound(n, 2, "max");
@@ -418,7 +418,7 @@ mapper::outcome mapper::clip_node(std::uint32_t n) {
     return ok();
 }
 
-mapper::outcome mapper::hard_sigmoid(std::uint32_t n, bool swish) {
+mapper::outcome mapper::hard_sigmoid(graph::node_id n, bool swish) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto alpha = swish ? 1.0 / 6.0 : attr_float(n, "alpha", 0.2);
     const auto beta = swish ? 0.5 : attr_float(n, "beta", 0.5);
@@ -439,7 +439,7 @@ mapper::outcome mapper::hard_sigmoid(std::uint32_t n, bool swish) {
     return ok();
 }
 
-mapper::outcome mapper::binary(std::uint32_t n) {
+mapper::outcome mapper::binary(graph::node_id n) {
     const auto& nd = model_.nodes[n];
     const auto& op = nd.op_type;
     const auto out = out_name(n);
@@ -455,7 +455,7 @@ mapper::outcome mapper::binary(std::uint32_t n) {
     return constant_binary(n, computed_slots[0], constant_slots[0]);
 }
 
-mapper::outcome mapper::computed_binary(std::uint32_t n) {
+mapper::outcome mapper::computed_binary(graph::node_id n) {
     const auto& nd = model_.nodes[n];
     const auto& op = nd.op_type;
     const auto out = out_name(n);
@@ -499,7 +499,7 @@ mapper::outcome mapper::computed_binary(std::uint32_t n) {
                   "make the shapes equal in the source model");
 }
 
-mapper::outcome mapper::constant_binary(std::uint32_t n, std::size_t xs, std::size_t constant_slot) {
+mapper::outcome mapper::constant_binary(graph::node_id n, std::size_t xs, std::size_t constant_slot) {
     const auto& op = model_.nodes[n].op_type;
     const auto out = out_name(n);
     const auto c = constant_at(n, constant_slot);
@@ -551,7 +551,7 @@ mapper::outcome mapper::constant_binary(std::uint32_t n, std::size_t xs, std::si
     return ok();
 }
 
-mapper::outcome mapper::batchnorm(std::uint32_t n) {
+mapper::outcome mapper::batchnorm(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     if (attr_int(n, "training_mode", 0) != 0) return refuse("it is in training mode", "export an inference-mode model");
     const auto& in = in_shape(n, 0);
@@ -586,7 +586,7 @@ mapper::outcome mapper::batchnorm(std::uint32_t n) {
     return ok();
 }
 
-mapper::outcome mapper::lrn(std::uint32_t n) {
+mapper::outcome mapper::lrn(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto size = attr_int(n, "size", 1);
     if (size % 2 == 0) return refuse("an even LRN size has no Caffe form (Caffe centres its window)", "use an odd size");

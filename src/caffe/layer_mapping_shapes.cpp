@@ -2,7 +2,7 @@
 
 namespace onnxstream::caffe::detail {
 
-mapper::outcome mapper::inner_product(std::uint32_t n, const std::string& input, std::int64_t axis, std::int64_t outputs, blob weight,
+mapper::outcome mapper::inner_product(graph::node_id n, const std::string& input, std::int64_t axis, std::int64_t outputs, blob weight,
                       std::optional<blob> bias, shape out_shape) {
     auto& l = add_layer("InnerProduct", {input}, {out_name(n)});
     l.params.push_back(param::message("inner_product_param", {param::integer("num_output", outputs),
@@ -24,7 +24,7 @@ result<std::vector<float>> mapper::transposed(const graph::constant& b, double s
     return out;
 }
 
-mapper::outcome mapper::gemm(std::uint32_t n) {
+mapper::outcome mapper::gemm(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its A input is a constant", "run optimize first");
     const auto& a = in_shape(n, 0);
     const auto b = constant_at(n, 1);
@@ -73,7 +73,7 @@ mapper::outcome mapper::gemm(std::uint32_t n) {
     return inner_product(n, in_name(n, 0), 1, outputs, std::move(weight), std::move(bias), {a[0], outputs});
 }
 
-mapper::outcome mapper::matmul(std::uint32_t n) {
+mapper::outcome mapper::matmul(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its A input is a constant", "run optimize first");
     const auto& a = in_shape(n, 0);
     const auto b = constant_at(n, 1);
@@ -90,7 +90,7 @@ mapper::outcome mapper::matmul(std::uint32_t n) {
                          std::nullopt, out);
 }
 
-mapper::outcome mapper::flatten(std::uint32_t n) {
+mapper::outcome mapper::flatten(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto& in = in_shape(n, 0);
     auto axis = attr_int(n, "axis", 1);
@@ -107,7 +107,7 @@ mapper::outcome mapper::flatten(std::uint32_t n) {
     return ok();
 }
 
-mapper::outcome mapper::reshape(std::uint32_t n) {
+mapper::outcome mapper::reshape(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto& op = model_.nodes[n].op_type;
     const auto& in = in_shape(n, 0);
@@ -164,7 +164,7 @@ void mapper::reshape_layer(const std::string& in, const std::string& out, const 
     shapes_[out] = target;
 }
 
-mapper::outcome mapper::concat(std::uint32_t n) {
+mapper::outcome mapper::concat(graph::node_id n) {
     const auto& nd = model_.nodes[n];
     std::vector<std::string> bottoms;
     for (std::size_t s = 0; s < nd.inputs.size(); ++s) {
@@ -183,7 +183,7 @@ mapper::outcome mapper::concat(std::uint32_t n) {
     return ok();
 }
 
-mapper::outcome mapper::softmax(std::uint32_t n) {
+mapper::outcome mapper::softmax(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto& in = in_shape(n, 0);
     const auto rank = static_cast<std::int64_t>(in.size());
@@ -202,7 +202,7 @@ mapper::outcome mapper::softmax(std::uint32_t n) {
     return ok();
 }
 
-mapper::outcome mapper::transpose(std::uint32_t n) {
+mapper::outcome mapper::transpose(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     if (options_.target == dialect::bvlc) return refuse("BVLC Caffe has no Permute layer", "export in the opencv dialect");
     const auto& in = in_shape(n, 0);
@@ -224,7 +224,7 @@ mapper::outcome mapper::transpose(std::uint32_t n) {
     return ok();
 }
 
-mapper::outcome mapper::split(std::uint32_t n) {
+mapper::outcome mapper::split(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto& nd = model_.nodes[n];
     const auto& in = in_shape(n, 0);
@@ -262,7 +262,7 @@ mapper::outcome mapper::split(std::uint32_t n) {
     return ok();
 }
 
-mapper::outcome mapper::slice(std::uint32_t n) {
+mapper::outcome mapper::slice(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto& in = in_shape(n, 0);
     std::vector<std::int64_t> starts, ends, axes, steps;

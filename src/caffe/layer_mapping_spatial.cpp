@@ -2,7 +2,7 @@
 
 namespace onnxstream::caffe::detail {
 
-std::optional<refused> mapper::read_spatial(std::uint32_t n, const shape& in, const shape& kernel, std::vector<spatial>& out) {
+std::optional<refused> mapper::read_spatial(graph::node_id n, const shape& in, const shape& kernel, std::vector<spatial>& out) {
     const auto rank = kernel.size();
     const auto strides = attr_ints(n, "strides").value_or(std::vector<std::int64_t>(rank, 1));
     const auto dilations = attr_ints(n, "dilations").value_or(std::vector<std::int64_t>(rank, 1));
@@ -34,7 +34,7 @@ std::optional<refused> mapper::read_spatial(std::uint32_t n, const shape& in, co
     return std::nullopt;
 }
 
-mapper::outcome mapper::conv(std::uint32_t n) {
+mapper::outcome mapper::conv(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto w = constant_at(n, 1);
     if (!w) return refuse("its weight is not a constant", "Caffe keeps weights in the .caffemodel; export with constant weights");
@@ -128,7 +128,7 @@ void mapper::trim(const std::string& in, const std::string& out, std::array<std:
     }
 }
 
-mapper::outcome mapper::conv_transpose(std::uint32_t n) {
+mapper::outcome mapper::conv_transpose(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto w = constant_at(n, 1);
     if (!w || !is_float_type(w->data_type)) return refuse("its weight is not a floating-point constant", "export with constant weights");
@@ -223,7 +223,7 @@ bool mapper::average_correction(const shape& in, const std::vector<spatial>& sp,
     return corrected;
 }
 
-mapper::outcome mapper::pool(std::uint32_t n) {
+mapper::outcome mapper::pool(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const bool is_max = model_.nodes[n].op_type == "MaxPool";
     const auto& in = in_shape(n, 0);
@@ -283,7 +283,7 @@ mapper::outcome mapper::pool(std::uint32_t n) {
     return ok();
 }
 
-mapper::outcome mapper::global_pool(std::uint32_t n, bool is_max) {
+mapper::outcome mapper::global_pool(graph::node_id n, bool is_max) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto& in = in_shape(n, 0);
     if (in.size() != 4) return refuse("only NCHW global pooling has a Caffe layer", "reshape to NCHW");
@@ -295,7 +295,7 @@ mapper::outcome mapper::global_pool(std::uint32_t n, bool is_max) {
     return ok();
 }
 
-mapper::outcome mapper::reduce_mean(std::uint32_t n) {
+mapper::outcome mapper::reduce_mean(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto& in = in_shape(n, 0);
     auto axes = attr_ints(n, "axes");
@@ -324,7 +324,7 @@ mapper::outcome mapper::reduce_mean(std::uint32_t n) {
     return ok();
 }
 
-mapper::outcome mapper::resize(std::uint32_t n) {
+mapper::outcome mapper::resize(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto& nd = model_.nodes[n];
     const auto& in = in_shape(n, 0);

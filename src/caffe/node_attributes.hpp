@@ -18,20 +18,20 @@ class node_attributes {
 public:
     explicit node_attributes(const graph::graph_model& model) : graph_(model) {}
 
-    std::int64_t attr_int(std::uint32_t n, std::string_view name, std::int64_t fallback) const {
+    std::int64_t attr_int(graph::node_id n, std::string_view name, std::int64_t fallback) const {
         const auto a = graph_.attribute(n, name);
         return a && a->i ? *a->i : fallback;
     }
-    double attr_float(std::uint32_t n, std::string_view name, double fallback) const {
+    double attr_float(graph::node_id n, std::string_view name, double fallback) const {
         const auto a = graph_.attribute(n, name);
         return a && a->f ? *a->f : fallback;
     }
-    std::optional<std::vector<std::int64_t>> attr_ints(std::uint32_t n, std::string_view name) const {
+    std::optional<std::vector<std::int64_t>> attr_ints(graph::node_id n, std::string_view name) const {
         const auto a = graph_.attribute(n, name);
         if (!a) return std::nullopt;
         return a->ints;
     }
-    std::string attr_text(std::uint32_t n, std::string_view name, std::string_view fallback) const {
+    std::string attr_text(graph::node_id n, std::string_view name, std::string_view fallback) const {
         const auto a = graph_.attribute(n, name);
         return a && a->s ? std::string(*a->s) : std::string(fallback);
     }

@@ -35,7 +35,7 @@ public:
 
     result<std::map<std::string, dense_tensor>> run(const std::map<std::string, dense_tensor>& inputs) {
         values_ = inputs;
-        const auto& main = model_.scopes[0];
+        const auto& main = model_.scopes[graph::main_scope];
         for (const auto n : main.nodes) {
             if (!model_.node_live(n)) continue;
             ONNXSTREAM_TRY(node(n));
@@ -44,11 +44,11 @@ public:
     }
 
 private:
-    bool has(std::uint32_t n, std::size_t slot) const {
+    bool has(graph::node_id n, std::size_t slot) const {
         return slot < model_.nodes[n].inputs.size() && model_.nodes[n].inputs[slot] != 0;
     }
 
-    result<dense_tensor> input(std::uint32_t n, std::size_t slot) {
+    result<dense_tensor> input(graph::node_id n, std::size_t slot) {
         const auto name = std::string(model_.text(model_.nodes[n].inputs[slot]));
         if (const auto found = values_.find(name); found != values_.end()) return found->second;
         const auto c = graph::find_constant(model_, index_, index_.input(n, slot));
@@ -58,7 +58,7 @@ private:
         ONNXSTREAM_ASSIGN(t.values, graph::constant_elements(model_, reader_, *c, 1ULL << 31));
         return t;
     }
-    void set(std::uint32_t n, std::size_t slot, dense_tensor t, bool integer = false) {
+    void set(graph::node_id n, std::size_t slot, dense_tensor t, bool integer = false) {
         if (slot < model_.nodes[n].outputs.size() && model_.nodes[n].outputs[slot] != 0) {
             const auto name = std::string(model_.text(model_.nodes[n].outputs[slot]));
             if (integer) integer_.insert(name);
@@ -66,7 +66,7 @@ private:
         }
     }
     // Whether input `slot` holds integers (ONNX integer types: Div truncates).
-    bool integer_input(std::uint32_t n, std::size_t slot) const {
+    bool integer_input(graph::node_id n, std::size_t slot) const {
         const auto name = std::string(model_.text(model_.nodes[n].inputs[slot]));
         if (integer_.contains(name)) return true;
         if (values_.contains(name)) return false;
@@ -74,7 +74,7 @@ private:
         return c && c->data_type != 1 && c->data_type != 10 && c->data_type != 11 && c->data_type != 16;
     }
 
-    result<void> shape_of(std::uint32_t n) {
+    result<void> shape_of(graph::node_id n) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         const auto rank = static_cast<std::int64_t>(x.shape.size());
         auto start = attr_int(n, "start", 0), end = attr_int(n, "end", rank);
@@ -89,7 +89,7 @@ private:
         return {};
     }
 
-    result<void> gather(std::uint32_t n) {
+    result<void> gather(graph::node_id n) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         ONNXSTREAM_ASSIGN(const auto idx, input(n, 1));
         auto axis = attr_int(n, "axis", 0);
@@ -113,7 +113,7 @@ private:
         set(n, 0, std::move(y), integer_input(n, 0));
         return {};
     }
-    result<dims> int_input(std::uint32_t n, std::size_t slot) {
+    result<dims> int_input(graph::node_id n, std::size_t slot) {
         ONNXSTREAM_ASSIGN(const auto t, input(n, slot));
         dims out;
         for (const auto v : t.values)
@@ -122,7 +122,7 @@ private:
         return out;
     }
 
-    result<void> node(std::uint32_t n) {
+    result<void> node(graph::node_id n) {
         const auto& op = model_.nodes[n].op_type;
         if (op == "Constant") {
             const auto c = graph::find_constant(model_, index_, index_.output(n, 0));
@@ -173,7 +173,7 @@ private:
         std::int64_t group = 1;
         dims strides, dil, pads;
     };
-    conv_geometry geometry(std::uint32_t n, const dense_tensor& x, const dense_tensor& w, bool transposed) const {
+    conv_geometry geometry(graph::node_id n, const dense_tensor& x, const dense_tensor& w, bool transposed) const {
         conv_geometry g{attr_int(n, "group", 1), attr_ints(n, "strides").value_or(dims{1, 1}),
                         attr_ints(n, "dilations").value_or(dims{1, 1}), attr_ints(n, "pads").value_or(dims{0, 0, 0, 0})};
         const auto auto_pad = attr_text(n, "auto_pad", "NOTSET");
@@ -191,7 +191,7 @@ private:
         return g;
     }
 
-    result<void> conv(std::uint32_t n, bool transposed) {
+    result<void> conv(graph::node_id n, bool transposed) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         ONNXSTREAM_ASSIGN(const auto w, input(n, 1));
         dense_tensor b;
@@ -272,7 +272,7 @@ private:
         return y;
     }
 
-    result<void> pool(std::uint32_t n, bool is_max) {
+    result<void> pool(graph::node_id n, bool is_max) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         if (x.shape.size() != 4) return failure(error_code::unsupported, "only 2-D pooling is evaluated");
         const auto k = attr_ints(n, "kernel_shape").value_or(dims{1, 1});
@@ -319,7 +319,7 @@ private:
         return {};
     }
 
-    result<void> global_pool(std::uint32_t n, bool is_max) {
+    result<void> global_pool(graph::node_id n, bool is_max) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         const auto planes = sz(x.shape[0] * x.shape[1]);
         const auto area = x.values.size() / std::max<std::size_t>(planes, 1);
@@ -335,7 +335,7 @@ private:
         return {};
     }
 
-    result<void> reduce_mean(std::uint32_t n) {
+    result<void> reduce_mean(graph::node_id n) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         auto axes = attr_ints(n, "axes");
         if (!axes && has(n, 1)) { ONNXSTREAM_ASSIGN(axes, int_input(n, 1)); }
@@ -351,7 +351,7 @@ private:
         return {};
     }
 
-    result<void> gemm(std::uint32_t n) {
+    result<void> gemm(graph::node_id n) {
         ONNXSTREAM_ASSIGN(const auto a, input(n, 0));
         ONNXSTREAM_ASSIGN(const auto b, input(n, 1));
         const bool ta = attr_int(n, "transA", 0) != 0, tb = attr_int(n, "transB", 0) != 0;
@@ -380,7 +380,7 @@ private:
         return {};
     }
 
-    result<void> matmul(std::uint32_t n) {
+    result<void> matmul(graph::node_id n) {
         ONNXSTREAM_ASSIGN(const auto a, input(n, 0));
         ONNXSTREAM_ASSIGN(const auto b, input(n, 1));
         if (b.shape.size() != 2 || a.shape.empty()) return failure(error_code::unsupported, "the reference evaluator only has MatMul by a 2-D B");
@@ -399,7 +399,7 @@ private:
         return {};
     }
 
-    result<void> batchnorm(std::uint32_t n) {
+    result<void> batchnorm(graph::node_id n) {
         ONNXSTREAM_ASSIGN(auto x, input(n, 0));
         std::array<dense_tensor, 4> p;
         for (std::size_t k = 0; k < 4; ++k) {
@@ -417,7 +417,7 @@ private:
     }
 
     // numpy broadcasting of any number of inputs
-    result<void> elementwise(std::uint32_t n, const std::string& op) {
+    result<void> elementwise(graph::node_id n, const std::string& op) {
         bool integer = true;
         for (std::size_t s = 0; s < model_.nodes[n].inputs.size(); ++s) integer = integer && integer_input(n, s);
         std::vector<dense_tensor> in;
@@ -473,7 +473,7 @@ private:
         return {};
     }
 
-    result<void> unary(std::uint32_t n, const std::string& op) {
+    result<void> unary(graph::node_id n, const std::string& op) {
         ONNXSTREAM_ASSIGN(auto x, input(n, 0));
         double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
         if (op == "Clip") {
@@ -507,7 +507,7 @@ private:
         return {};
     }
 
-    result<void> reshape(std::uint32_t n, const std::string& op) {
+    result<void> reshape(graph::node_id n, const std::string& op) {
         ONNXSTREAM_ASSIGN(auto x, input(n, 0));
         const auto& in = x.shape;
         dims target;
@@ -547,7 +547,7 @@ private:
         return {};
     }
 
-    result<void> concat(std::uint32_t n) {
+    result<void> concat(graph::node_id n) {
         std::vector<dense_tensor> in;
         for (std::size_t s = 0; s < model_.nodes[n].inputs.size(); ++s) {
             ONNXSTREAM_ASSIGN(auto t, input(n, s));
@@ -574,7 +574,7 @@ private:
         return {};
     }
 
-    result<void> softmax(std::uint32_t n) {
+    result<void> softmax(graph::node_id n) {
         ONNXSTREAM_ASSIGN(auto x, input(n, 0));
         const auto rank = static_cast<std::int64_t>(x.shape.size());
         const bool coerced = model_.opset("") < 13;
@@ -601,7 +601,7 @@ private:
         return {};
     }
 
-    result<void> transpose(std::uint32_t n) {
+    result<void> transpose(graph::node_id n) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         const auto rank = x.shape.size();
         auto perm = attr_ints(n, "perm");
@@ -644,7 +644,7 @@ private:
         return y;
     }
 
-    result<void> split(std::uint32_t n) {
+    result<void> split(graph::node_id n) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         auto axis = attr_int(n, "axis", 0);
         if (axis < 0) axis += static_cast<std::int64_t>(x.shape.size());
@@ -661,7 +661,7 @@ private:
         return {};
     }
 
-    result<void> slice(std::uint32_t n) {
+    result<void> slice(graph::node_id n) {
         ONNXSTREAM_ASSIGN(auto x, input(n, 0));
         dims starts, ends, axes, steps;
         if (model_.opset("") < 10) {
@@ -693,7 +693,7 @@ private:
         return {};
     }
 
-    result<void> pad(std::uint32_t n) {
+    result<void> pad(graph::node_id n) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         dims pads;
         if (model_.opset("") < 11) {
@@ -709,7 +709,7 @@ private:
         return {};
     }
 
-    result<void> lrn(std::uint32_t n) {
+    result<void> lrn(graph::node_id n) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         const auto size = attr_int(n, "size", 1);
         const auto alpha = attr_float(n, "alpha", 1e-4), beta = attr_float(n, "beta", 0.75), bias = attr_float(n, "bias", 1.0);
@@ -733,7 +733,7 @@ private:
         return {};
     }
 
-    result<void> resize(std::uint32_t n) {
+    result<void> resize(graph::node_id n) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         const auto& nd = model_.nodes[n];
         const auto opset = model_.opset("");

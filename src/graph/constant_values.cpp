@@ -6,7 +6,7 @@
 
 namespace onnxstream::graph {
 
-std::optional<constant> find_constant(const graph_model& model, const graph_index& index, std::uint32_t v) {
+std::optional<constant> find_constant(const graph_model& model, const graph_index& index, value_id v) {
     if (v == none) return std::nullopt;
     const auto& val = index.at(v);
     if (val.kind == value_kind::initializer && !val.overridable) {
@@ -99,7 +99,7 @@ bool is_integer_type(std::int32_t type) {
 }
 
 std::optional<scalar> evaluate(const graph_model& model, const graph_index& index, const tensor_reader& reader,
-                               std::uint32_t v, int depth) {
+                               value_id v, int depth) {
     if (v == none || depth > max_depth) return std::nullopt;
     if (const auto c = find_constant(model, index, v)) {
         if (c->element_count != 1) return std::nullopt;
@@ -119,13 +119,13 @@ std::optional<scalar> evaluate(const graph_model& model, const graph_index& inde
     if (nd.op_type == "Not") {
         const auto x = operand(0);
         if (!x || !x->is_bool) return std::nullopt;
-        return scalar{x->value != 0 ? 0.0 : 1.0, true};
+        return scalar{.value = x->value != 0 ? 0.0 : 1.0, .is_bool = true};
     }
     if (nd.op_type == "Equal") {
         const auto a = operand(0);
         const auto b = operand(1);
         if (!a || !b) return std::nullopt;
-        return scalar{a->value == b->value ? 1.0 : 0.0, true};
+        return scalar{.value = a->value == b->value ? 1.0 : 0.0, .is_bool = true};
     }
     if (nd.op_type == "Cast") {
         const auto x = operand(0);
@@ -135,10 +135,10 @@ std::optional<scalar> evaluate(const graph_model& model, const graph_index& inde
         if (type == static_cast<std::int32_t>(onnx::data_type::boolean)) return scalar{x->value != 0 ? 1.0 : 0.0, true};
         if (is_integer_type(type)) {
             if (!std::isfinite(x->value)) return std::nullopt;
-            return scalar{std::trunc(x->value), false};
+            return scalar{.value = std::trunc(x->value)};
         }
         if (type == static_cast<std::int32_t>(onnx::data_type::float32))
-            return scalar{static_cast<double>(static_cast<float>(x->value)), false};
+            return scalar{.value = static_cast<double>(static_cast<float>(x->value))};
         if (type == static_cast<std::int32_t>(onnx::data_type::float64)) return scalar{x->value, false};
         return std::nullopt;
     }
@@ -148,14 +148,14 @@ std::optional<scalar> evaluate(const graph_model& model, const graph_index& inde
 }  // namespace
 
 std::optional<bool> constant_condition(const graph_model& model, const graph_index& index, const tensor_reader& reader,
-                                       std::uint32_t v) {
+                                       value_id v) {
     const auto x = evaluate(model, index, reader, v, 0);
     if (!x || std::isnan(x->value)) return std::nullopt;
     return x->value != 0;
 }
 
 std::optional<double> constant_scalar(const graph_model& model, const graph_index& index, const tensor_reader& reader,
-                                      std::uint32_t v) {
+                                      value_id v) {
     const auto x = evaluate(model, index, reader, v, 0);
     if (!x) return std::nullopt;
     return x->value;

@@ -73,19 +73,17 @@ struct graph_model::builder {
     graph_model& model;
     const onnx::message_tree& tree;
 
-    std::uint32_t add_scope(scope_kind kind, std::uint32_t message, std::uint32_t parent, std::uint32_t owner,
-                            std::string attribute) {
+    scope_id add_scope(scope_kind kind, std::uint32_t message, scope_id parent, node_id owner, std::string attribute) {
         scope s;
         s.kind = kind;
         s.message = message;
         s.parent = parent;
         s.owner = owner;
         s.attribute = std::move(attribute);
-        model.scopes.push_back(std::move(s));
-        return static_cast<std::uint32_t>(model.scopes.size() - 1);
+        return model.scopes.push_back(std::move(s));
     }
 
-    void read_node(std::uint32_t message, std::uint32_t s) {
+    void read_node(std::uint32_t message, scope_id s) {
         node n;
         n.message = message;
         n.scope = s;
@@ -101,8 +99,7 @@ struct graph_model::builder {
             else if (k == number(onnx::node_field::overload)) n.overload = tree.text(f);
         }
         if (n.domain == "ai.onnx") n.domain.clear();
-        const auto id = static_cast<std::uint32_t>(model.nodes.size());
-        model.nodes.push_back(std::move(n));
+        const auto id = model.nodes.push_back(std::move(n));
         model.scopes[s].nodes.push_back(id);
         // Subgraphs after the node is registered: scopes stay in pre-order.
         for (const auto& f : tree.fields(message)) {
@@ -120,7 +117,7 @@ struct graph_model::builder {
         }
     }
 
-    void read_graph(std::uint32_t s) {
+    void read_graph(scope_id s) {
         const auto message = model.scopes[s].message;
         for (const auto& f : tree.fields(message)) {
             const auto k = f.number();
@@ -132,8 +129,7 @@ struct graph_model::builder {
                 t.site = model.site_of(f.child);
                 t.scope = s;
                 t.name = model.names.intern(tree.find_text(f.child, number(onnx::tensor_field::name)));
-                model.tensors.push_back(std::move(t));
-                model.scopes[s].initializers.push_back(static_cast<std::uint32_t>(model.tensors.size() - 1));
+                model.scopes[s].initializers.push_back(model.tensors.push_back(std::move(t)));
             } else if (k == number(onnx::graph_field::input)) {
                 model.scopes[s].inputs.push_back(model.names.intern(tree.find_text(f.child, number(onnx::value_info_field::name))));
             } else if (k == number(onnx::graph_field::output)) {
@@ -144,8 +140,7 @@ struct graph_model::builder {
                 v.message = f.child;
                 v.scope = s;
                 v.name = model.names.intern(tree.find_text(f.child, number(onnx::value_info_field::name)));
-                model.value_infos.push_back(v);
-                model.scopes[s].value_infos.push_back(static_cast<std::uint32_t>(model.value_infos.size() - 1));
+                model.scopes[s].value_infos.push_back(model.value_infos.push_back(v));
             } else if (k == number(onnx::graph_field::sparse_initializer)) {
                 for (const auto& sf : tree.fields(f.child)) {
                     if (sf.number() != number(onnx::sparse_tensor_field::values) || sf.child == none) continue;
@@ -210,7 +205,7 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
     model.file_ = &file;
     const auto& tree = file.tree;
     model.site_of_message_.assign(tree.messages().size(), none);
-    for (std::uint32_t i = 0; i < file.sites.size(); ++i) model.site_of_message_[file.sites[i].message] = i;
+    for (const auto site : file.sites.ids()) model.site_of_message_[file.sites[site].message] = site;
 
     std::uint32_t main_graph = none;
     for (const auto& f : tree.fields(0)) {
@@ -227,8 +222,7 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
         return failure(error_code::not_onnx, file.path.string() + " has no graph", "an ONNX model needs a main graph");
 
     builder b{model, tree};
-    const auto main_scope = b.add_scope(scope_kind::main, main_graph, none, none, {});
-    b.read_graph(main_scope);
+    b.read_graph(b.add_scope(scope_kind::main, main_graph, none, none, {}));
     for (const auto& f : tree.fields(0)) {
         if (f.number() == number(onnx::model_field::functions) && f.child != none) b.read_function(f.child);
         if (f.number() == number(onnx::model_field::training_info) && f.child != none) b.pin_training(f.child);
@@ -256,7 +250,7 @@ attribute_value decoded(const integer_attribute& a) {
 
 }  // namespace
 
-std::optional<attribute_value> graph_model::attribute(std::uint32_t n, std::string_view name) const {
+std::optional<attribute_value> graph_model::attribute(node_id n, std::string_view name) const {
     const auto& nd = nodes[n];
     for (const auto& a : nd.set_attributes)
         if (a.name == name) return decoded(a);
@@ -271,7 +265,7 @@ std::optional<attribute_value> graph_model::attribute(std::uint32_t n, std::stri
     return std::nullopt;
 }
 
-std::vector<std::uint32_t> graph_model::attribute_messages(std::uint32_t n) const {
+std::vector<std::uint32_t> graph_model::attribute_messages(node_id n) const {
     std::vector<std::uint32_t> out;
     const auto& nd = nodes[n];
     if (nd.message == none) return out;
@@ -286,14 +280,14 @@ std::vector<std::uint32_t> graph_model::attribute_messages(std::uint32_t n) cons
     return out;
 }
 
-std::vector<attribute_value> graph_model::attributes(std::uint32_t n) const {
+std::vector<attribute_value> graph_model::attributes(node_id n) const {
     std::vector<attribute_value> out;
     for (const auto m : attribute_messages(n)) out.push_back(read_attribute(tree(), m));
     for (const auto& a : nodes[n].set_attributes) out.push_back(decoded(a));
     return out;
 }
 
-void graph_model::set_attribute(std::uint32_t n, integer_attribute a) {
+void graph_model::set_attribute(node_id n, integer_attribute a) {
     auto& nd = nodes[n];
     if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), a.name) == nd.dropped_attributes.end())
         nd.dropped_attributes.push_back(a.name);
@@ -307,21 +301,21 @@ void graph_model::set_attribute(std::uint32_t n, integer_attribute a) {
     nd.set_attributes.push_back(std::move(a));
 }
 
-std::uint32_t graph_model::site_of(std::uint32_t tensor_message) const {
-    return tensor_message < site_of_message_.size() ? site_of_message_[tensor_message] : none;
+site_id graph_model::site_of(std::uint32_t tensor_message) const {
+    return tensor_message < site_of_message_.size() ? site_of_message_[tensor_message] : site_id{none};
 }
 
-std::int32_t graph_model::tensor_type(std::uint32_t t) const {
+std::int32_t graph_model::tensor_type(tensor_id t) const {
     const auto& x = tensors[t];
     return x.site != none ? file_->tensors[x.site].data_type : x.data_type;
 }
 
-std::vector<std::int64_t> graph_model::tensor_dims(std::uint32_t t) const {
+std::vector<std::int64_t> graph_model::tensor_dims(tensor_id t) const {
     const auto& x = tensors[t];
     return x.site != none ? file_->tensors[x.site].dims : x.dims;
 }
 
-std::uint64_t graph_model::tensor_bytes(std::uint32_t t) const {
+std::uint64_t graph_model::tensor_bytes(tensor_id t) const {
     const auto& x = tensors[t];
     if (x.site != none) return file_->tensors[x.site].expected_bytes.value_or(0);
     std::uint64_t count = 1;
@@ -330,13 +324,13 @@ std::uint64_t graph_model::tensor_bytes(std::uint32_t t) const {
     return bytes ? *bytes : 0;
 }
 
-void graph_model::remove_node(std::uint32_t n) {
+void graph_model::remove_node(node_id n) {
     auto& nd = nodes[n];
     if (nd.removed) return;
     nd.removed = true;
     scopes[nd.scope].changed = true;
     // Every scope below it goes too (scopes are in pre-order, so a sweep settles them).
-    std::vector<std::uint32_t> pending(nd.subgraphs.begin(), nd.subgraphs.end());
+    std::vector<scope_id> pending(nd.subgraphs.begin(), nd.subgraphs.end());
     while (!pending.empty()) {
         const auto s = pending.back();
         pending.pop_back();
@@ -346,16 +340,15 @@ void graph_model::remove_node(std::uint32_t n) {
     }
 }
 
-void graph_model::remove_tensor(std::uint32_t t) {
+void graph_model::remove_tensor(tensor_id t) {
     if (tensors[t].removed) return;
     tensors[t].removed = true;
     scopes[tensors[t].scope].changed = true;
 }
 
-std::uint32_t graph_model::add_node(std::uint32_t s, std::uint32_t after, std::string op_type, std::vector<name_id> inputs,
-                                    std::vector<name_id> outputs, std::string name) {
-    const auto id = static_cast<std::uint32_t>(nodes.size());
-    nodes.push_back({.scope = s,
+node_id graph_model::add_node(scope_id s, node_id after, std::string op_type, std::vector<name_id> inputs,
+                              std::vector<name_id> outputs, std::string name) {
+    const auto id = nodes.push_back({.scope = s,
                      .original_scope = s,
                      .changed = true,
                      .op_type = std::move(op_type),
@@ -369,16 +362,15 @@ std::uint32_t graph_model::add_node(std::uint32_t s, std::uint32_t after, std::s
     return id;
 }
 
-std::uint32_t graph_model::add_tensor(std::uint32_t s, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
-                                      computed_values values) {
-    const auto id = static_cast<std::uint32_t>(tensors.size());
-    tensors.push_back({.scope = s, .name = name, .data_type = data_type, .dims = std::move(dims), .computed = std::move(values)});
+tensor_id graph_model::add_tensor(scope_id s, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
+                                  computed_values values) {
+    const auto id = tensors.push_back({.scope = s, .name = name, .data_type = data_type, .dims = std::move(dims), .computed = std::move(values)});
     scopes[s].initializers.push_back(id);
     scopes[s].changed = true;
     return id;
 }
 
-void graph_model::set_input(std::uint32_t n, std::size_t slot, name_id name) {
+void graph_model::set_input(node_id n, std::size_t slot, name_id name) {
     auto& nd = nodes[n];
     if (slot >= nd.inputs.size()) nd.inputs.resize(slot + 1, 0);
     if (nd.inputs[slot] == name) return;
@@ -386,32 +378,32 @@ void graph_model::set_input(std::uint32_t n, std::size_t slot, name_id name) {
     nd.changed = true;
 }
 
-void graph_model::set_output(std::uint32_t n, std::size_t slot, name_id name) {
+void graph_model::set_output(node_id n, std::size_t slot, name_id name) {
     auto& nd = nodes[n];
     if (nd.outputs[slot] == name) return;
     nd.outputs[slot] = name;
     nd.changed = true;
 }
 
-void graph_model::set_graph_output(std::uint32_t s, std::size_t slot, name_id name) {
+void graph_model::set_graph_output(scope_id s, std::size_t slot, name_id name) {
     auto& outputs = scopes[s].outputs;
     if (outputs[slot] == name) return;
     outputs[slot] = name;
     scopes[s].changed = true;
 }
 
-void graph_model::drop_attribute(std::uint32_t n, std::string name) {
+void graph_model::drop_attribute(node_id n, std::string name) {
     nodes[n].dropped_attributes.push_back(std::move(name));
     nodes[n].changed = true;
 }
 
-void graph_model::rename_tensor(std::uint32_t t, name_id name) {
+void graph_model::rename_tensor(tensor_id t, name_id name) {
     tensors[t].name = name;
     tensors[t].renamed = true;
     scopes[tensors[t].scope].changed = true;
 }
 
-void graph_model::rename_value_infos(std::uint32_t s, name_id from, name_id to) {
+void graph_model::rename_value_infos(scope_id s, name_id from, name_id to) {
     for (auto& vi : value_infos) {
         if (vi.removed || vi.scope != s || vi.name != from) continue;
         vi.name = to;
@@ -419,25 +411,25 @@ void graph_model::rename_value_infos(std::uint32_t s, name_id from, name_id to) 
     }
 }
 
-void graph_model::remove_value_info(std::uint32_t v) {
+void graph_model::remove_value_info(value_info_id v) {
     if (value_infos[v].removed) return;
     value_infos[v].removed = true;
     scopes[value_infos[v].scope].changed = true;
 }
 
-void graph_model::remove_function(std::uint32_t f) {
+void graph_model::remove_function(function_id f) {
     auto& fn = functions[f];
     fn.removed = true;
     scopes[fn.scope].removed = true;
     // Scopes are in pre-order: one sweep reaches every scope inside the function's.
-    for (auto s = fn.scope + 1; s < scopes.size(); ++s)
+    for (auto s = scope_id{fn.scope.value + 1}; scopes.contains(s); s = scope_id{s.value + 1})
         if (scopes[s].parent != none && scopes[scopes[s].parent].removed) scopes[s].removed = true;
 }
 
-std::vector<std::uint32_t> graph_model::move_contents(std::uint32_t from, std::uint32_t to, std::uint32_t before) {
+std::vector<node_id> graph_model::move_contents(scope_id from, scope_id to, node_id before) {
     auto& target = scopes[to];
     auto& moved = scopes[from];
-    std::vector<std::uint32_t> moving;
+    std::vector<node_id> moving;
     for (const auto m : moved.nodes)
         if (!nodes[m].removed) moving.push_back(m);
     target.nodes.insert(std::find(target.nodes.begin(), target.nodes.end(), before), moving.begin(), moving.end());
@@ -464,13 +456,13 @@ std::vector<std::uint32_t> graph_model::move_contents(std::uint32_t from, std::u
 
 void graph_model::compact() {
     for (auto& s : scopes) {
-        std::erase_if(s.nodes, [&](std::uint32_t n) { return nodes[n].removed; });
-        std::erase_if(s.initializers, [&](std::uint32_t t) { return tensors[t].removed; });
-        std::erase_if(s.value_infos, [&](std::uint32_t v) { return value_infos[v].removed; });
+        std::erase_if(s.nodes, [&](node_id n) { return nodes[n].removed; });
+        std::erase_if(s.initializers, [&](tensor_id t) { return tensors[t].removed; });
+        std::erase_if(s.value_infos, [&](value_info_id v) { return value_infos[v].removed; });
     }
 }
 
-std::string graph_model::scope_path(std::uint32_t s) const {
+std::string graph_model::scope_path(scope_id s) const {
     const auto& sc = scopes[s];
     if (sc.kind == scope_kind::main) return "graph";
     if (sc.kind == scope_kind::function) {
@@ -482,7 +474,7 @@ std::string graph_model::scope_path(std::uint32_t s) const {
     return scope_path(owner.scope) + "/" + owner.op_type + " '" + node_label(sc.owner) + "'/" + sc.attribute;
 }
 
-std::string graph_model::node_label(std::uint32_t n) const {
+std::string graph_model::node_label(node_id n) const {
     const auto& nd = nodes[n];
     if (!nd.name.empty()) return nd.name;
     for (const auto o : nd.outputs)
@@ -492,12 +484,12 @@ std::string graph_model::node_label(std::uint32_t n) const {
 
 std::size_t graph_model::live_node_count() const {
     std::size_t count = 0;
-    for (std::uint32_t n = 0; n < nodes.size(); ++n)
+    for (const auto n : nodes.ids())
         if (node_live(n)) ++count;
     return count;
 }
 
-std::uint64_t nodes_within(const graph_model& model, std::uint32_t n) {
+std::uint64_t nodes_within(const graph_model& model, node_id n) {
     std::uint64_t count = 1;
     for (const auto s : model.nodes[n].subgraphs)
         for (const auto inner : model.scopes[s].nodes)
@@ -505,7 +497,7 @@ std::uint64_t nodes_within(const graph_model& model, std::uint32_t n) {
     return count;
 }
 
-std::uint64_t bytes_within(const graph_model& model, std::uint32_t n) {
+std::uint64_t bytes_within(const graph_model& model, node_id n) {
     std::uint64_t bytes = 0;
     for (const auto s : model.nodes[n].subgraphs) {
         for (const auto t : model.scopes[s].initializers)

@@ -23,10 +23,10 @@ void put_external(proto::encoded_message& out, const external_location& where) {
 
 // Lookups from tree messages to the graph model's ids.
 struct model_maps {
-    std::vector<std::uint32_t> node_of_message;
-    std::vector<std::uint32_t> scope_of_message;
-    std::vector<std::uint32_t> tensor_of_site;
-    std::vector<std::uint32_t> value_info_of_message;
+    std::vector<node_id> node_of_message;
+    std::vector<scope_id> scope_of_message;
+    indexed_vector<site_id, tensor_id> tensor_of_site;
+    std::vector<value_info_id> value_info_of_message;
 
     explicit model_maps(const graph_model& model) {
         const auto messages = model.tree().messages().size();
@@ -34,12 +34,12 @@ struct model_maps {
         scope_of_message.assign(messages, none);
         value_info_of_message.assign(messages, none);
         tensor_of_site.assign(model.file().sites.size(), none);
-        for (std::uint32_t n = 0; n < model.nodes.size(); ++n)
+        for (const auto n : model.nodes.ids())
             if (model.nodes[n].message != none) node_of_message[model.nodes[n].message] = n;
-        for (std::uint32_t s = 0; s < model.scopes.size(); ++s) scope_of_message[model.scopes[s].message] = s;
-        for (std::uint32_t t = 0; t < model.tensors.size(); ++t)
+        for (const auto s : model.scopes.ids()) scope_of_message[model.scopes[s].message] = s;
+        for (const auto t : model.tensors.ids())
             if (model.tensors[t].site != none) tensor_of_site[model.tensors[t].site] = t;
-        for (std::uint32_t v = 0; v < model.value_infos.size(); ++v) value_info_of_message[model.value_infos[v].message] = v;
+        for (const auto v : model.value_infos.ids()) value_info_of_message[model.value_infos[v].message] = v;
     }
 };
 
@@ -52,7 +52,7 @@ public:
     result<onnx::tree_edits> run() {
         decide_encoding();
         mark_rewrites();
-        ONNXSTREAM_TRY(edit_scope(0));
+        ONNXSTREAM_TRY(edit_scope(main_scope));
         for (const auto& fn : model_.functions) {
             if (fn.removed) {
                 edits_.drop(tree_.at(fn.message).parent_field);
@@ -69,12 +69,13 @@ private:
 
     void decide_encoding() {
         encode_.assign(model_.nodes.size(), false);
-        for (std::uint32_t n = 0; n < model_.nodes.size(); ++n) {
+        for (const auto n : model_.nodes.ids()) {
             const auto& nd = model_.nodes[n];
             encode_[n] = model_.node_live(n) && (nd.message == none || nd.changed || nd.scope != nd.original_scope);
         }
         // A subgraph with any change makes its owner encoded; children have larger ids.
-        for (auto s = static_cast<std::uint32_t>(model_.scopes.size()); s-- > 0;) {
+        for (auto i = model_.scopes.size(); i-- > 0;) {
+            const auto s = scope_id::at(i);
             const auto& sc = model_.scopes[s];
             if (sc.removed || sc.kind != scope_kind::subgraph) continue;
             bool dirty = sc.changed;
@@ -86,28 +87,28 @@ private:
 
     void mark_rewrites() {
         rewrite_.assign(tree_.messages().size(), false);
-        for (std::uint32_t site = 0; site < plan_.sites.size(); ++site) {
+        for (const auto site : plan_.sites.ids()) {
             if (!plan_.sites[site]) continue;
             for (auto m = model_.file().sites[site].message; m != none && !rewrite_[m]; m = tree_.at(m).parent) rewrite_[m] = true;
         }
     }
 
-    [[nodiscard]] bool node_in_place(std::uint32_t n, std::uint32_t s) const {
+    [[nodiscard]] bool node_in_place(node_id n, scope_id s) const {
         return model_.node_live(n) && model_.nodes[n].scope == s && model_.nodes[n].original_scope == s && !encode_[n];
     }
 
-    [[nodiscard]] bool tensor_in_place(std::uint32_t t, std::uint32_t s) const {
+    [[nodiscard]] bool tensor_in_place(tensor_id t, scope_id s) const {
         const auto& x = model_.tensors[t];
         if (!model_.tensor_live(t) || x.scope != s || x.site == none || x.renamed) return false;
         return model_.file().sites[x.site].graph == model_.scopes[s].message;
     }
 
-    [[nodiscard]] bool value_info_renamed(std::uint32_t v) const {
+    [[nodiscard]] bool value_info_renamed(value_info_id v) const {
         const auto& vi = model_.value_infos[v];
         return tree_.find_text(vi.message, number(onnx::value_info_field::name)) != model_.text(vi.name);
     }
 
-    [[nodiscard]] bool value_info_in_place(std::uint32_t v, std::uint32_t s) const {
+    [[nodiscard]] bool value_info_in_place(value_info_id v, scope_id s) const {
         const auto& vi = model_.value_infos[v];
         return !vi.removed && vi.scope == s && tree_.at(vi.message).parent == model_.scopes[s].message && !value_info_renamed(v);
     }
@@ -130,7 +131,7 @@ private:
         return {};
     }
 
-    result<void> edit_scope(std::uint32_t s) {
+    result<void> edit_scope(scope_id s) {
         const auto& sc = model_.scopes[s];
         const auto message = sc.message;
         const bool is_function = sc.kind == scope_kind::function;
@@ -163,7 +164,7 @@ private:
             }
         }
 
-        std::vector<std::uint32_t> pending;
+        std::vector<node_id> pending;
         auto flush = [&](std::uint32_t position) -> result<void> {
             for (const auto n : pending) {
                 const auto encoded = encode_node(n);
@@ -201,7 +202,7 @@ private:
     // Tensors edited where they are: their storage fields replaced by new external_data.
     void rewrite_storage_in_place() {
         const auto& sites = model_.file().sites;
-        for (std::uint32_t site = 0; site < plan_.sites.size(); ++site) {
+        for (const auto site : plan_.sites.ids()) {
             if (!plan_.sites[site] || covered_by_encoding(site)) continue;
             const auto message = sites[site].message;
             const auto& msg = tree_.at(message);
@@ -234,7 +235,7 @@ private:
         }
     }
 
-    [[nodiscard]] bool covered_by_encoding(std::uint32_t site) const {
+    [[nodiscard]] bool covered_by_encoding(site_id site) const {
         const auto& s = model_.file().sites[site];
         if (s.role == onnx::tensor_role::initializer) {
             const auto t = maps_.tensor_of_site[site];
@@ -266,7 +267,7 @@ private:
         return out;
     }
 
-    encoded_message encode_node(std::uint32_t n) const {
+    encoded_message encode_node(node_id n) const {
         const auto& nd = model_.nodes[n];
         encoded_message out;
         auto put_names = [&](std::uint32_t field_number, const std::vector<name_id>& names) {
@@ -359,7 +360,7 @@ private:
         return out;
     }
 
-    encoded_message encode_graph(std::uint32_t s) const {
+    encoded_message encode_graph(scope_id s) const {
         const auto& sc = model_.scopes[s];
         encoded_message out;
         bool nodes_done = false;
@@ -448,7 +449,7 @@ private:
         return out;
     }
 
-    encoded_message encode_tensor(std::uint32_t t) const {
+    encoded_message encode_tensor(tensor_id t) const {
         const auto& x = model_.tensors[t];
         if (x.site != none) {
             const auto message = model_.file().sites[x.site].message;
@@ -472,18 +473,18 @@ private:
     io::spill_file& spill_;
     std::span<const io::source_file* const> sources_;
     model_maps maps_;
-    std::vector<bool> encode_;
+    indexed_vector<node_id, bool> encode_;
     std::vector<bool> rewrite_;
     onnx::tree_edits edits_;
 };
 
 }  // namespace
 
-std::vector<bool> surviving_sites(const graph_model& model) {
+indexed_vector<site_id, bool> surviving_sites(const graph_model& model) {
     const model_maps maps(model);
     const auto& sites = model.file().sites;
-    std::vector<bool> out(sites.size(), true);
-    for (std::uint32_t i = 0; i < sites.size(); ++i) {
+    indexed_vector<site_id, bool> out(sites.size(), true);
+    for (const auto i : sites.ids()) {
         const auto& s = sites[i];
         const auto scope = s.graph == none ? none : maps.scope_of_message[s.graph];
         if (s.role == onnx::tensor_role::initializer) {

@@ -207,10 +207,10 @@ void scale_run(std::int32_t type, std::span<std::byte> raw, std::uint64_t begin,
 tensor_reader::tensor_reader(const onnx::model_file& model, const onnx::external_data* data) : model_(model), data_(data) {
     binding_of_.assign(model.tensors.size(), none);
     if (data_ != nullptr)
-        for (std::uint32_t b = 0; b < data_->tensors.size(); ++b) binding_of_[data_->tensors[b].tensor] = b;
+        for (const auto b : data_->tensors.ids()) binding_of_[data_->tensors[b].site] = b;
 }
 
-bool tensor_reader::readable(std::uint32_t site) const {
+bool tensor_reader::readable(onnx::site_id site) const {
     const auto& info = model_.tensors[site];
     if (info.has_segment) return false;
     if (info.storage == onnx::tensor_storage::external)
@@ -219,7 +219,7 @@ bool tensor_reader::readable(std::uint32_t site) const {
            (info.storage == onnx::tensor_storage::empty && info.element_count == 0);
 }
 
-result<void> tensor_reader::for_each_chunk(std::uint32_t site, std::size_t chunk,
+result<void> tensor_reader::for_each_chunk(onnx::site_id site, std::size_t chunk,
                                            const std::function<void(std::span<const std::byte>)>& visit) const {
     const auto& info = model_.tensors[site];
     const std::string name = "tensor '" + std::string(info.name) + "'";
@@ -262,7 +262,7 @@ result<void> tensor_reader::for_each_chunk(std::uint32_t site, std::size_t chunk
     return failure(error_code::unsupported, name + " has an unknown storage");
 }
 
-result<std::vector<std::byte>> tensor_reader::site_bytes(std::uint32_t site) const {
+result<std::vector<std::byte>> tensor_reader::site_bytes(onnx::site_id site) const {
     std::vector<std::byte> out;
     const auto expected = model_.tensors[site].expected_bytes.value_or(0);
     out.reserve(static_cast<std::size_t>(expected));
@@ -271,7 +271,7 @@ result<std::vector<std::byte>> tensor_reader::site_bytes(std::uint32_t site) con
     return out;
 }
 
-result<std::vector<std::byte>> tensor_reader::read_range(std::uint32_t site, std::uint64_t offset, std::uint64_t length) const {
+result<std::vector<std::byte>> tensor_reader::read_range(onnx::site_id site, std::uint64_t offset, std::uint64_t length) const {
     const auto& info = model_.tensors[site];
     const auto size = info.expected_bytes.value_or(0);
     if (offset >= size) return std::vector<std::byte>{};
@@ -337,7 +337,7 @@ result<std::vector<std::byte>> tensor_reader::compute(std::int32_t type, std::sp
     return bytes;
 }
 
-result<std::vector<std::byte>> tensor_reader::tensor_bytes(const graph_model& model, std::uint32_t t) const {
+result<std::vector<std::byte>> tensor_reader::tensor_bytes(const graph_model& model, tensor_id t) const {
     const auto& x = model.tensors[t];
     if (x.site != none) return site_bytes(x.site);
     return compute(x.data_type, x.dims, x.computed);

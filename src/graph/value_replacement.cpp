@@ -4,13 +4,13 @@
 
 namespace onnxstream::graph {
 
-bool is_interface_output(const graph_model& model, const graph_index& index, std::uint32_t v) {
+bool is_interface_output(const graph_model& model, const graph_index& index, value_id v) {
     for (const auto& u : index.at(v).uses)
         if (u.node == none && model.scopes[u.scope].kind != scope_kind::subgraph) return true;
     return false;
 }
 
-bool can_replace_uses(const graph_model& model, const graph_index& index, std::uint32_t v, std::uint32_t replacement) {
+bool can_replace_uses(const graph_model& model, const graph_index& index, value_id v, value_id replacement) {
     const auto& old_value = index.at(v);
     const auto& new_value = index.at(replacement);
     if (old_value.pinned || new_value.kind == value_kind::undefined) return false;
@@ -30,7 +30,7 @@ bool can_replace_uses(const graph_model& model, const graph_index& index, std::u
     return true;
 }
 
-void replace_uses(graph_model& model, const graph_index& index, std::uint32_t v, name_id name) {
+void replace_uses(graph_model& model, const graph_index& index, value_id v, name_id name) {
     for (const auto& u : index.at(v).uses) {
         if (u.node != none) model.set_input(u.node, u.slot, name);
         else model.set_graph_output(u.scope, u.slot, name);

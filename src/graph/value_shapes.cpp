@@ -19,7 +19,7 @@ bool value_shape::fully_known() const {
 }
 
 std::optional<std::vector<std::int64_t>> constant_integers(const graph_model& model, const graph_index& index,
-                                                           const tensor_reader& reader, std::uint32_t v,
+                                                           const tensor_reader& reader, value_id v,
                                                            std::uint64_t max_elements) {
     const auto c = find_constant(model, index, v);
     if (!c || c->element_count > max_elements) return std::nullopt;
@@ -133,25 +133,25 @@ struct inference {
     const graph_model& model;
     const graph_index& index;
     const tensor_reader& reader;
-    std::vector<value_shape> shapes;
+    indexed_vector<value_id, value_shape> shapes;
 
-    const value_shape& of(std::uint32_t n, std::size_t slot) const {
+    const value_shape& of(node_id n, std::size_t slot) const {
         static const value_shape unknown;
         const auto v = slot < model.nodes[n].inputs.size() ? index.input(n, slot) : none;
         return v == none ? unknown : shapes[v];
     }
-    std::optional<std::vector<std::int64_t>> ints(std::uint32_t n, std::size_t slot) const {
+    std::optional<std::vector<std::int64_t>> ints(node_id n, std::size_t slot) const {
         if (slot >= model.nodes[n].inputs.size() || model.nodes[n].inputs[slot] == 0) return std::nullopt;
         return constant_integers(model, index, reader, index.input(n, slot));
     }
-    std::int64_t attr_i(std::uint32_t n, std::string_view name, std::int64_t fallback) const {
+    std::int64_t attr_i(node_id n, std::string_view name, std::int64_t fallback) const {
         const auto a = model.attribute(n, name);
         return a && a->i ? *a->i : fallback;
     }
 
     // The shape and type of node n's first output, from its inputs' (unknown where the
     // operator is not one of these).
-    value_shape infer(std::uint32_t n) const {
+    value_shape infer(node_id n) const {
         const auto& op = model.nodes[n].op_type;
         const auto& x = of(n, 0);
         if (is_passthrough(op) || op == "Not") return x;
@@ -180,7 +180,7 @@ struct inference {
     }
 
     // Broadcasting operators and Where: the inputs' shapes broadcast; Where's type is its second input's.
-    value_shape elementwise(std::uint32_t n, const value_shape& x) const {
+    value_shape elementwise(node_id n, const value_shape& x) const {
         const auto& nd = model.nodes[n];
         const auto& op = nd.op_type;
         value_shape out;
@@ -192,7 +192,7 @@ struct inference {
     }
 
     // Shape: a 1-D int64 of the rank between start and end.
-    value_shape shape_of(std::uint32_t n, const value_shape& x) const {
+    value_shape shape_of(node_id n, const value_shape& x) const {
         value_shape out;
         out.data_type = static_cast<std::int32_t>(data_type::int64);
         if (x.dims) {
@@ -208,7 +208,7 @@ struct inference {
     }
 
     // Transpose by perm (default: reversed).
-    value_shape transpose(std::uint32_t n, const value_shape& x) const {
+    value_shape transpose(node_id n, const value_shape& x) const {
         value_shape out{x.data_type, std::nullopt};
         if (!x.dims) return out;
         std::vector<std::int64_t> perm(x.dims->size());
@@ -225,7 +225,7 @@ struct inference {
     }
 
     // Squeeze and Unsqueeze, with axes from the attribute (opset < 13) or the second input.
-    value_shape squeeze(std::uint32_t n, const value_shape& x) const {
+    value_shape squeeze(node_id n, const value_shape& x) const {
         const auto& op = model.nodes[n].op_type;
         value_shape out{x.data_type, std::nullopt};
         std::optional<std::vector<std::int64_t>> axes;
@@ -261,7 +261,7 @@ struct inference {
     }
 
     // Reshape: 0 copies the input's dim (unless allowzero), -1 is inferred when the rest is known.
-    value_shape reshape(std::uint32_t n, const value_shape& x) const {
+    value_shape reshape(node_id n, const value_shape& x) const {
         value_shape out{x.data_type, std::nullopt};
         const auto shape = ints(n, 1);
         if (!shape) return out;
@@ -291,7 +291,7 @@ struct inference {
     }
 
     // Flatten to 2-D at axis.
-    value_shape flatten(std::uint32_t n, const value_shape& x) const {
+    value_shape flatten(node_id n, const value_shape& x) const {
         value_shape out{x.data_type, std::nullopt};
         if (!x.dims) return out;
         auto axis = attr_i(n, "axis", 1);
@@ -309,7 +309,7 @@ struct inference {
     }
 
     // Concat along axis: the sum there, any known dim elsewhere.
-    value_shape concat(std::uint32_t n, const value_shape& x) const {
+    value_shape concat(node_id n, const value_shape& x) const {
         const auto& nd = model.nodes[n];
         value_shape out{x.data_type, std::nullopt};
         if (!x.dims) return out;
@@ -330,7 +330,7 @@ struct inference {
     }
 
     // Gather along axis: the indices' shape in place of that dim.
-    value_shape gather(std::uint32_t n, const value_shape& x) const {
+    value_shape gather(node_id n, const value_shape& x) const {
         value_shape out{x.data_type, std::nullopt};
         const auto& indices = of(n, 1);
         if (!x.dims || !indices.dims) return out;
@@ -344,7 +344,7 @@ struct inference {
     }
 
     // Slice (opset 10+, starts/ends/axes/steps as inputs).
-    value_shape slice(std::uint32_t n, const value_shape& x) const {
+    value_shape slice(node_id n, const value_shape& x) const {
         const auto& nd = model.nodes[n];
         value_shape out{x.data_type, std::nullopt};
         if (!x.dims) return out;
@@ -389,7 +389,7 @@ struct inference {
     }
 
     // Expand: the input broadcast with the shape input.
-    value_shape expand(std::uint32_t n, const value_shape& x) const {
+    value_shape expand(node_id n, const value_shape& x) const {
         value_shape out{x.data_type, std::nullopt};
         const auto shape = ints(n, 1);
         if (!shape || !x.dims) return out;
@@ -399,7 +399,7 @@ struct inference {
     }
 
     // MatMul with numpy's rules for 1-D operands and batch broadcasting.
-    value_shape matmul(std::uint32_t n, const value_shape& x) const {
+    value_shape matmul(node_id n, const value_shape& x) const {
         value_shape out{x.data_type, std::nullopt};
         const auto& b = of(n, 1);
         if (!x.dims || !b.dims || x.dims->empty() || b.dims->empty()) return out;
@@ -418,7 +418,7 @@ struct inference {
     }
 
     // ReduceMean/Sum/Max/Min/Prod over constant axes (keepdims keeps them as 1).
-    value_shape reduce(std::uint32_t n, const value_shape& x) const {
+    value_shape reduce(node_id n, const value_shape& x) const {
         const auto& op = model.nodes[n].op_type;
         value_shape out{x.data_type, std::nullopt};
         if (!x.dims) return out;
@@ -445,7 +445,7 @@ struct inference {
     }
 
     // ConstantOfShape: the value's type (float32 by default), the shape input's values.
-    value_shape constant_of_shape(std::uint32_t n, const value_shape& x) const {
+    value_shape constant_of_shape(node_id n, const value_shape& x) const {
         value_shape out{x.data_type, std::nullopt};
         out.data_type = static_cast<std::int32_t>(data_type::float32);
         if (const auto a = model.attribute(n, "value"); a && a->tensor != none) {
@@ -456,7 +456,7 @@ struct inference {
         return out;
     }
 
-    std::optional<std::vector<std::int64_t>> ints(std::uint32_t n, std::size_t slot, std::uint64_t max) const {
+    std::optional<std::vector<std::int64_t>> ints(node_id n, std::size_t slot, std::uint64_t max) const {
         if (slot >= model.nodes[n].inputs.size() || model.nodes[n].inputs[slot] == 0) return std::nullopt;
         return constant_integers(model, index, reader, index.input(n, slot), max);
     }
@@ -465,22 +465,22 @@ struct inference {
         shapes.assign(index.size(), {});
         // Declared inputs of the main graph.
         const auto& tree = model.tree();
-        const auto& main = model.scopes[0];
+        const auto& main = model.scopes[main_scope];
         std::size_t slot = 0;
         for (const auto& f : tree.fields(main.message)) {
             if (f.number() != onnx::number(onnx::graph_field::input) || f.child == none) continue;
             if (slot < main.inputs.size()) {
-                const auto v = index.resolve(0, main.inputs[slot]);
+                const auto v = index.resolve(main_scope, main.inputs[slot]);
                 if (v != none && index.at(v).kind == value_kind::graph_input) shapes[v] = declared_shape(tree, f.child);
             }
             ++slot;
         }
-        for (std::uint32_t v = 0; v < index.size(); ++v) {
+        for (const auto v : index.value_ids()) {
             const auto& val = index.at(v);
             if (val.kind == value_kind::initializer && !val.overridable)
                 shapes[v] = {model.tensor_type(val.tensor), model.tensor_dims(val.tensor)};
         }
-        for (std::uint32_t s = 0; s < model.scopes.size(); ++s) {
+        for (const auto s : model.scopes.ids()) {
             if (model.scopes[s].removed || model.scopes[s].kind == scope_kind::function) continue;
             for (const auto n : model.scopes[s].nodes) {
                 if (!model.node_live(n) || model.nodes[n].scope != s) continue;
@@ -500,7 +500,7 @@ struct inference {
 
 }  // namespace
 
-std::vector<value_shape> infer_shapes(const graph_model& model, const graph_index& index, const tensor_reader& reader) {
+indexed_vector<value_id, value_shape> infer_shapes(const graph_model& model, const graph_index& index, const tensor_reader& reader) {
     inference i{model, index, reader, {}};
     i.run();
     return std::move(i.shapes);

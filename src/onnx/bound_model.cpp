@@ -11,8 +11,8 @@ result<bound_model> bound_model::open(const std::filesystem::path& path, const r
     ONNXSTREAM_ASSIGN(bound.model, model_file::open(path, tree));
     data_resolver resolver(path, data_options);
     bound.data = external_data::bind(bound.model, resolver);
-    bound.binding_of_.assign(bound.model.tensors.size(), no_index);
-    for (std::uint32_t b = 0; b < bound.data.tensors.size(); ++b) bound.binding_of_[bound.data.tensors[b].tensor] = b;
+    bound.binding_of_.assign(bound.model.tensors.size(), none);
+    for (const auto b : bound.data.tensors.ids()) bound.binding_of_[bound.data.tensors[b].site] = b;
     return bound;
 }
 
@@ -50,14 +50,14 @@ std::vector<io::file_identity> bound_model::inputs() const {
     return out;
 }
 
-std::optional<stored_slice> bound_model::stored_bytes(std::uint32_t tensor) const {
-    const auto& info = model.tensors[tensor];
+std::optional<stored_slice> bound_model::stored_bytes(site_id site) const {
+    const auto& info = model.tensors[site];
     if (info.storage == tensor_storage::raw) {
         const auto& raw = model.tree.field(info.raw_field);
         return stored_slice{0, raw.payload_offset(), raw.payload_length()};
     }
-    if (info.storage == tensor_storage::external && binding_of_[tensor] != no_index) {
-        const auto& binding = data.tensors[binding_of_[tensor]];
+    if (info.storage == tensor_storage::external && binding_of_[site] != none) {
+        const auto& binding = data.tensors[binding_of_[site]];
         return stored_slice{source_of_file(binding.file), binding.offset, binding.length};
     }
     return std::nullopt;

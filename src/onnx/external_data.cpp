@@ -51,13 +51,13 @@ struct file_table {
     // One lookup per tensor, not a scan of the files: a hostile model may name a
     // different file for each of a million tensors.
     std::unordered_map<std::string, std::uint32_t> file_of;  // location -> index into files
-    std::vector<std::uint32_t> first_tensor;                 // per file
+    std::vector<site_id> first_tensor;                       // per file
     std::vector<data_needs> needs;                           // per file
 };
 
 file_table gather_files(const model_file& model, external_data& data) {
     file_table table;
-    for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
+    for (const auto t : model.tensors.ids()) {
         const auto& tensor = model.tensors[t];
         if (tensor.storage != tensor_storage::external) continue;
         const auto& ref = *tensor.external;
@@ -106,11 +106,11 @@ error tensor_problem(const model_file& model, const tensor_info& tensor, error_c
 }
 
 // The binding of external tensor `t` to its (open) file, bounds- and size-checked.
-void bind_tensor(const model_file& model, std::uint32_t t, std::uint32_t file_index, external_data& data) {
+void bind_tensor(const model_file& model, site_id t, std::uint32_t file_index, external_data& data) {
     const auto& tensor = model.tensors[t];
     auto& file = data.files[file_index];
     external_tensor binding;
-    binding.tensor = t;
+    binding.site = t;
     binding.file = file_index;
     binding.offset = tensor.external->offset.value_or(0);
     const std::string tensor_name = "tensor '" + std::string(tensor.name) + "'";
@@ -161,7 +161,7 @@ external_data external_data::bind(const model_file& model, data_resolver& resolv
     external_data data;
     auto table = gather_files(model, data);
     open_files(resolver, table, data);
-    for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
+    for (const auto t : model.tensors.ids()) {
         const auto& tensor = model.tensors[t];
         if (tensor.storage != tensor_storage::external) continue;
         const std::uint32_t file_index = table.file_of.at(std::string(tensor.external->location));
@@ -170,7 +170,7 @@ external_data external_data::bind(const model_file& model, data_resolver& resolv
             bind_tensor(model, t, file_index, data);
         } else {
             external_tensor binding;
-            binding.tensor = t;
+            binding.site = t;
             binding.file = file_index;
             binding.offset = tensor.external->offset.value_or(0);
             data.tensors.push_back(binding);

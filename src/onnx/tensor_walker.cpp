@@ -29,8 +29,8 @@ std::uint32_t enclosing(const message_tree& tree, std::uint32_t m, message_kind 
 
 }  // namespace
 
-std::vector<tensor_site> find_tensors(const message_tree& tree) {
-    std::vector<tensor_site> sites;
+indexed_vector<site_id, tensor_site> find_tensors(const message_tree& tree) {
+    indexed_vector<site_id, tensor_site> sites;
     const auto messages = tree.messages();
     for (std::uint32_t m = 0; m < messages.size(); ++m) {
         if (messages[m].kind != message_kind::tensor) continue;

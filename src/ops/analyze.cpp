@@ -12,6 +12,7 @@ namespace onnxstream::ops {
 using passes::finding;
 using passes::finding_kind;
 using graph::none;
+using graph::node_id;
 
 analyze_totals analyze_report::totals(finding_kind kind) const {
     analyze_totals t;
@@ -29,7 +30,7 @@ namespace {
 // Findings about the model as it is: unused initializers and inputs, isolated components.
 void static_findings(const graph::graph_model& model, std::vector<finding>& out) {
     const graph::graph_index index(model);
-    for (std::uint32_t v = 0; v < index.size(); ++v) {
+    for (const auto v : index.value_ids()) {
         const auto& val = index.at(v);
         if (!val.uses.empty() || val.pinned) continue;
         if (val.kind == graph::value_kind::graph_input && model.scopes[val.scope].kind == graph::scope_kind::main) {
@@ -54,13 +55,13 @@ void static_findings(const graph::graph_model& model, std::vector<finding>& out)
         finding f;
         f.kind = finding_kind::isolated_component;
         f.scope = model.scope_path(c.scope);
-        std::set<std::uint32_t> members(c.nodes.begin(), c.nodes.end());
+        std::set<node_id> members(c.nodes.begin(), c.nodes.end());
         for (const auto n : c.nodes) {
             f.names.push_back(model.node_label(n));
             f.nodes += graph::nodes_within(model, n);
         }
         // Initializers only this component reads.
-        std::set<std::uint32_t> counted;
+        std::set<graph::value_id> counted;
         for (const auto n : c.nodes)
             for (std::size_t k = 0; k < model.nodes[n].inputs.size(); ++k) {
                 const auto v = index.input(n, k);
@@ -87,9 +88,9 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
     std::vector<error> ignored;
     {
         ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
-        for (std::uint32_t s = 0; s < graph.scopes.size(); ++s) report.scopes.push_back(graph.scope_path(s));
+        for (const auto s : graph.scopes.ids()) report.scopes.push_back(graph.scope_path(s));
         report.nodes = graph.live_node_count();
-        for (std::uint32_t t = 0; t < graph.tensors.size(); ++t) {
+        for (const auto t : graph.tensors.ids()) {
             ++report.initializers;
             report.initializer_bytes += graph.tensor_bytes(t);
         }
@@ -109,7 +110,7 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
         ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
         const auto live_nodes = [&graph] {
             std::uint64_t live = 0;
-            for (std::uint32_t n = 0; n < graph.nodes.size(); ++n) live += graph.node_live(n) ? 1U : 0U;
+            for (const auto n : graph.nodes.ids()) live += graph.node_live(n) ? 1U : 0U;
             return live;
         };
         const auto before = live_nodes();

@@ -34,7 +34,7 @@ constexpr auto float32 = static_cast<std::int32_t>(onnx::data_type::float32);
 // Where one tensor's output bytes come from: a source slice (copied, or converted from
 // float32 on the way) or a buffer computed here (typed fields).
 struct tensor_bytes {
-    std::uint32_t tensor = 0;        // index into model_file::tensors
+    onnx::site_id site = none;       // the tensor
     bool convert = false;
     std::uint32_t source = 0;
     std::uint64_t source_offset = 0;
@@ -108,12 +108,12 @@ public:
 
 private:
     result<void> collect_bytes() {
-        for (std::uint32_t t = 0; t < model_.tensors.size(); ++t) {
+        for (const auto t : model_.tensors.ids()) {
             const auto& tensor = model_.tensors[t];
             const bool convert = convert_site_[t] && tensor.data_type == float32;
             if (tensor.data_type == float32 && !convert) ++report_.tensors_kept_float32;
             tensor_bytes b;
-            b.tensor = t;
+            b.site = t;
             b.convert = convert;
             if (const auto stored = bound_.stored_bytes(t)) {
                 b.source = stored->source;
@@ -187,7 +187,7 @@ private:
         return {};
     }
 
-    bool retyped(std::uint32_t t) const { return convert_site_[t] && model_.tensors[t].data_type == float32; }
+    bool retyped(onnx::site_id t) const { return convert_site_[t] && model_.tensors[t].data_type == float32; }
 
     // External layout: tensors at least `threshold` bytes (not shape-like integers) go to
     // fresh data files, as repack lays them out.
@@ -197,13 +197,13 @@ private:
         data_layout layout({options_.alignment.value_or(default_alignment),
                             options_.alignment ? 0 : aligned_tensor_minimum, options_.shard_size});
         for (auto& b : bytes_) {
-            const auto& tensor = model_.tensors[b.tensor];
+            const auto& tensor = model_.tensors[b.site];
             const auto type = static_cast<onnx::data_type>(tensor.data_type);
             const bool integer = type == onnx::data_type::int64 || type == onnx::data_type::int32;
-            if (b.output_length() < options_.threshold || (integer && shape_like.contains(onnx::value_name(model_.tree, model_.sites[b.tensor]))))
+            if (b.output_length() < options_.threshold || (integer && shape_like.contains(onnx::value_name(model_.tree, model_.sites[b.site]))))
                 continue;
             // An embedded tensor that is not converted moves too, as in repack.
-            index_of_tensor_.emplace(b.tensor, static_cast<std::uint32_t>(&b - bytes_.data()));
+            index_of_tensor_.emplace(b.site, static_cast<std::uint32_t>(&b - bytes_.data()));
             b.external = true;
             const auto place = layout.add(b.output_length());
             b.shard = place.shard;
@@ -219,7 +219,7 @@ private:
     // The graph edits plus, for each tensor that changes, its type and where its bytes go.
     onnx::tree_edits model_edits() {
         onnx::tree_edits edits = graph_edits_;
-        auto retype = [&](std::uint32_t t) {
+        auto retype = [&](onnx::site_id t) {
             const auto message = model_.tensors[t].message;
             const auto& msg = model_.tree.at(message);
             for (std::uint32_t i = 0; i < msg.field_count; ++i) {
@@ -240,7 +240,7 @@ private:
             }
             const auto position = onnx::drop_value_fields(model_.tree, message, edits);
             const auto raw = number(tensor_field::raw_data);
-            const auto check = b.expected_sha1 ? edits.add_check({std::string(model_.tensors[t].name), b.expected_sha1, false, false})
+            const auto check = b.expected_sha1 ? edits.add_check({.tensor = std::string(model_.tensors[t].name), .expected_sha1 = b.expected_sha1})
                                                : io::no_check;
             if (b.buffer != onnx::no_index) edits.insert(message, position, edits.bytes(raw, buffers_[b.buffer]));
             else if (b.convert)
@@ -270,14 +270,14 @@ private:
                 ++tensors;
                 if (b.offset > plan.size()) plan.skip(b.offset - plan.size());
                 const auto check = b.expected_sha1
-                                       ? plan.add_check({std::string(model_.tensors[b.tensor].name), b.expected_sha1, false, false})
+                                       ? plan.add_check({.tensor = std::string(model_.tensors[b.site].name), .expected_sha1 = b.expected_sha1})
                                        : io::no_check;
                 if (b.buffer != onnx::no_index) plan.emit(buffers_[b.buffer]);
                 else if (b.convert) plan.convert(b.source, b.source_offset, b.output_length(), conversion_, check);
                 else plan.copy(b.source, b.source_offset, b.input_length, check);
             }
             const auto path = report_.output.parent_path() / data_file_name(s);
-            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));
+            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
             ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
                                                           report_.warnings));
             report_.writer = written.backend;
@@ -291,7 +291,7 @@ private:
     result<void> write_model(const onnx::tree_edits& edits) {
         ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         report_.output_size = plan.size();
-        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, plan, sources_, options_,
                                                       "convert " + report_.output.filename().string(), report_.warnings));
         if (report_.writer[0] == '\0') report_.writer = written.backend;
@@ -305,11 +305,11 @@ private:
     std::vector<io::file_identity> inputs_;
     std::vector<const io::source_file*> sources_;
     onnx::tree_edits graph_edits_;
-    std::vector<bool> convert_site_;
+    indexed_vector<onnx::site_id, bool> convert_site_;
     std::vector<tensor_bytes> bytes_;
-    std::map<std::uint32_t, std::uint32_t> index_of_tensor_;  // tensors whose bytes may change, by tensor index
+    std::map<onnx::site_id, std::uint32_t> index_of_tensor_;  // tensors whose bytes may change: index into bytes_
     std::vector<std::vector<std::byte>> buffers_;
-    std::vector<std::uint32_t> convert_empty_;
+    std::vector<onnx::site_id> convert_empty_;
     std::uint32_t shard_count_ = 0;
     rewrite_outputs outputs_;
 };

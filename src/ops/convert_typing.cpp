@@ -19,6 +19,8 @@ namespace {
 
 using onnx::number;
 using graph::name_id;
+using graph::node_id;
+using graph::scope_id;
 using graph::none;
 
 // TensorProto.DataType codes as stored in the model (onnx/data_type.hpp's table).
@@ -143,8 +145,8 @@ public:
     result<typing_result> run() {
         result_.convert_site.assign(model_.file().sites.size(), false);
         read_declared_types();
-        infer_scope(0);
-        for (std::uint32_t s = 0; s < model_.scopes.size(); ++s)
+        infer_scope(graph::main_scope);
+        for (const auto s : model_.scopes.ids())
             if (model_.scopes[s].kind == graph::scope_kind::function) infer_scope(s);
         for (const auto& [name, type] : types_)
             if (type == float32) ++result_.float_values;
@@ -171,7 +173,7 @@ private:
 
     // ValueInfoProto messages of the graph scopes, by what they describe.
     void read_declared_types() {
-        for (std::uint32_t s = 0; s < model_.scopes.size(); ++s) {
+        for (const auto s : model_.scopes.ids()) {
             const auto& scope = model_.scopes[s];
             if (scope.kind == graph::scope_kind::function || scope.message == none) continue;
             for (const auto& f : tree_.fields(scope.message)) {
@@ -189,10 +191,10 @@ private:
                 value_infos_.push_back({f.child, *name, s, is_input, is_output});
             }
         }
-        for (std::uint32_t t = 0; t < model_.tensors.size(); ++t) declare(model_.tensors[t].name, model_.tensor_type(t));
+        for (const auto t : model_.tensors.ids()) declare(model_.tensors[t].name, model_.tensor_type(t));
         // Sparse initializers: the values tensor carries the type, the sparse tensor the name.
         const auto& file = model_.file();
-        for (std::uint32_t i = 0; i < file.sites.size(); ++i) {
+        for (const auto i : file.sites.ids()) {
             const auto& site = file.sites[i];
             if (site.role != onnx::tensor_role::sparse_initializer) continue;
             const auto& msg = tree_.at(site.message);
@@ -201,7 +203,7 @@ private:
         }
     }
 
-    std::int32_t attribute_type(std::uint32_t n, std::string_view attribute) const {
+    std::int32_t attribute_type(node_id n, std::string_view attribute) const {
         const auto a = model_.attribute(n, attribute);
         if (!a) return 0;
         if (a->tensor != none) {
@@ -212,7 +214,7 @@ private:
         return 0;
     }
 
-    std::int32_t constant_type(std::uint32_t n) const {
+    std::int32_t constant_type(node_id n) const {
         for (const auto& m : model_.attribute_messages(n)) {
             const auto a = graph::read_attribute(tree_, m);
             if (a.name == "value" && a.tensor != none) {
@@ -231,7 +233,7 @@ private:
     }
 
     // The type of output `slot` of node `n` by the operator's rule; 0 when unknown.
-    std::int32_t rule_type(std::uint32_t n, std::size_t slot) const {
+    std::int32_t rule_type(node_id n, std::size_t slot) const {
         const auto& nd = model_.nodes[n];
         const std::string_view op = nd.op_type;
         if (!standard_domain(nd.domain)) return 0;
@@ -272,7 +274,7 @@ private:
         return 0;
     }
 
-    void infer_scope(std::uint32_t s) {
+    void infer_scope(scope_id s) {
         for (const auto n : model_.scopes[s].nodes) {
             if (!model_.node_live(n)) continue;
             for (const auto sub : model_.nodes[n].subgraphs) infer_scope(sub);
@@ -283,7 +285,7 @@ private:
 
     // ------------------------------------------------------------ decisions
 
-    bool graph_scope(std::uint32_t s) const { return model_.scopes[s].kind != graph::scope_kind::function; }
+    bool graph_scope(scope_id s) const { return model_.scopes[s].kind != graph::scope_kind::function; }
 
     bool is_function_call(const graph::node& nd) const {
         return std::any_of(model_.functions.begin(), model_.functions.end(), [&](const graph::function& f) {
@@ -292,7 +294,7 @@ private:
     }
 
     // Whether node `n` computes in float32 (see the header).
-    bool blocked(std::uint32_t n) const {
+    bool blocked(node_id n) const {
         const auto& nd = model_.nodes[n];
         if (!standard_domain(nd.domain)) return !is_function_call(nd);
         if (nd.op_type == "Constant" || nd.op_type == "Cast") {
@@ -319,7 +321,7 @@ private:
 
     enum class want : std::uint8_t { any, single, half };
 
-    want expected(std::uint32_t n, std::size_t slot) const {
+    want expected(node_id n, std::size_t slot) const {
         const auto& nd = model_.nodes[n];
         if (blocked(n)) return want::single;
         if (takes_any_type(nd.op_type, slot)) return want::any;
@@ -327,7 +329,7 @@ private:
         return want::half;
     }
 
-    bool schema_float32_slot(std::uint32_t n, std::size_t slot) const {
+    bool schema_float32_slot(node_id n, std::size_t slot) const {
         const auto& nd = model_.nodes[n];
         if (std::any_of(std::begin(float32_slots), std::end(float32_slots),
                         [&](const float32_slot& s) { return nd.op_type == s.op && slot == s.slot; }))
@@ -340,12 +342,12 @@ private:
     }
 
     struct use {
-        std::uint32_t node;
+        node_id node;
         std::size_t slot;
     };
 
     void collect_consumers() {
-        for (std::uint32_t s = 0; s < model_.scopes.size(); ++s) {
+        for (const auto s : model_.scopes.ids()) {
             if (!graph_scope(s) || model_.scopes[s].removed) continue;
             for (const auto n : model_.scopes[s].nodes) {
                 if (!model_.node_live(n)) continue;
@@ -360,12 +362,12 @@ private:
     }
 
     bool is_main_output(name_id v) const {
-        const auto& outs = model_.scopes[0].outputs;
+        const auto& outs = model_.scopes[graph::main_scope].outputs;
         return std::find(outs.begin(), outs.end(), v) != outs.end();
     }
 
     bool is_main_input(name_id v) const {
-        const auto& ins = model_.scopes[0].inputs;
+        const auto& ins = model_.scopes[graph::main_scope].inputs;
         return std::find(ins.begin(), ins.end(), v) != ins.end();
     }
 
@@ -420,7 +422,7 @@ private:
 
     void choose_sites() {
         const auto& file = model_.file();
-        for (std::uint32_t i = 0; i < file.sites.size(); ++i) {
+        for (const auto i : file.sites.ids()) {
             if (file.tensors[i].data_type != float32) continue;
             const auto& site = file.sites[i];
             const auto name = model_.names.find(onnx::value_name(tree_, site));
@@ -468,7 +470,7 @@ private:
     }
 
     void edit_cast_targets() {
-        for (std::uint32_t n = 0; n < model_.nodes.size(); ++n) {
+        for (const auto n : model_.nodes.ids()) {
             const auto& nd = model_.nodes[n];
             if (nd.message == none || !model_.node_live(n) || nd.op_type != "Cast" || !standard_domain(nd.domain)) continue;
             if (nd.outputs.empty()) continue;
@@ -497,7 +499,7 @@ private:
     }
 
     // Position of node n's field within its graph message (insertions go before it).
-    std::optional<std::uint32_t> node_position(std::uint32_t n) const {
+    std::optional<std::uint32_t> node_position(node_id n) const {
         const auto message = model_.nodes[n].message;
         if (message == none) return std::nullopt;
         const auto& msg = tree_.at(message);
@@ -526,7 +528,7 @@ private:
         ++result_.casts_inserted;
     }
 
-    void rename_slot(std::uint32_t n, std::uint32_t field_number, std::size_t slot, std::string_view text) {
+    void rename_slot(node_id n, std::uint32_t field_number, std::size_t slot, std::string_view text) {
         if (const auto index = nth_field(model_.nodes[n].message, field_number, slot))
             replace(*index, edits_.text(field_number, text));
     }
@@ -548,9 +550,9 @@ private:
                         cast_node(written, value, name, c.to_half ? half_type : float32));
         }
         // Inputs: one Cast per (scope, value, type), before the first node that needs it.
-        std::map<std::tuple<std::uint32_t, name_id, bool>, std::string> made;
-        std::vector<bool> blocked_counted(model_.nodes.size(), false);
-        for (std::uint32_t s = 0; s < model_.scopes.size(); ++s) {
+        std::map<std::tuple<scope_id, name_id, bool>, std::string> made;
+        indexed_vector<node_id, bool> blocked_counted(model_.nodes.size(), false);
+        for (const auto s : model_.scopes.ids()) {
             if (!graph_scope(s) || model_.scopes[s].removed) continue;
             for (const auto n : model_.scopes[s].nodes) {
                 if (!model_.node_live(n)) continue;
@@ -588,12 +590,12 @@ private:
     struct declared_value {
         std::uint32_t message;
         name_id name;
-        std::uint32_t scope;
+        scope_id scope;
         bool input;
         bool output;
     };
     struct output_cast {
-        std::uint32_t node;
+        node_id node;
         name_id value;
         bool to_half;
     };
@@ -606,7 +608,7 @@ private:
     std::unordered_map<name_id, std::int32_t> types_;
     std::unordered_map<name_id, bool> half_;
     std::unordered_map<name_id, std::vector<use>> consumers_;
-    std::unordered_map<name_id, std::uint32_t> producer_;
+    std::unordered_map<name_id, node_id> producer_;
     std::unordered_set<name_id> scope_outputs_;
     std::unordered_set<name_id> scope_inputs_;
     std::vector<declared_value> value_infos_;

@@ -29,7 +29,7 @@ struct typing_options {
 };
 
 struct typing_result {
-    std::vector<bool> convert_site;        // per model_file site: its values become `target`
+    indexed_vector<onnx::site_id, bool> convert_site;  // its values become `target`
     std::uint64_t casts_inserted = 0;
     std::uint64_t nodes_blocked = 0;       // nodes computing in float32 that had float inputs or outputs
     std::uint64_t types_changed = 0;       // value_info / inputs / outputs whose elem_type changed

@@ -82,8 +82,8 @@ std::uint64_t little_endian(std::span<const std::byte> bytes) {
 struct model_side {
     fs::path path;
     onnx::bound_model bound;
-    std::vector<std::uint32_t> tensor_of_message;  // message index -> tensor index
-    std::vector<std::uint64_t> values;             // per tensor: XXH3 of its raw little-endian bytes
+    std::vector<onnx::site_id> tensor_of_message;  // message index -> its site
+    indexed_vector<onnx::site_id, std::uint64_t> values;  // XXH3 of each tensor's raw little-endian bytes
     std::vector<std::uint64_t> digest;             // per message
 
     [[nodiscard]] const onnx::message_tree& tree() const { return bound.model.tree; }
@@ -192,8 +192,8 @@ result<model_side> open_side(const fs::path& path, const onnx::resolve_options& 
                               {{remedy::give_data_file, {}}});
         return failure(std::move(e));
     }
-    side.tensor_of_message.assign(side.tree().messages().size(), no_index);
-    for (std::uint32_t t = 0; t < side.model().tensors.size(); ++t) side.tensor_of_message[side.model().tensors[t].message] = t;
+    side.tensor_of_message.assign(side.tree().messages().size(), none);
+    for (const auto t : side.model().tensors.ids()) side.tensor_of_message[side.model().tensors[t].message] = t;
     side.values.assign(side.model().tensors.size(), 0);
     return side;
 }
@@ -201,14 +201,14 @@ result<model_side> open_side(const fs::path& path, const onnx::resolve_options& 
 // A tensor whose value hash comes from a streamed range.
 struct value_job {
     model_side* side = nullptr;
-    std::uint32_t tensor = 0;
+    onnx::site_id site = none;
 };
 
 // Hashes what is in memory (typed values, no values) now; lists the ranges to stream.
 void collect_value_ranges(model_side& side, std::vector<hashed_range>& ranges, std::vector<value_job>& owners) {
     const auto& tree = side.tree();
     const auto sources = side.bound.sources();
-    for (std::uint32_t t = 0; t < side.model().tensors.size(); ++t) {
+    for (const auto t : side.model().tensors.ids()) {
         const auto& tensor = side.model().tensors[t];
         if (const auto stored = side.bound.stored_bytes(t)) {
             ranges.push_back({sources[stored->source], stored->offset, stored->length, tensor.name, {}, {}, {}});
@@ -267,7 +267,7 @@ result<std::uint64_t> hash_values(std::array<model_side*, 2> sides, const diff_o
     for (std::size_t i = 0; i < ranges.size(); ++i) {
         const auto& range = sorted[range_of[i]];
         if (range.failed) return failure(*range.failed);
-        owners[i].side->values[owners[i].tensor] = *range.xxh3;
+        owners[i].side->values[owners[i].site] = *range.xxh3;
     }
     return hashed;
 }

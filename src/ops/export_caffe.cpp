@@ -267,7 +267,7 @@ private:
         ONNXSTREAM_ASSIGN(const auto binary, caffe::plan_caffemodel(mapped.network));
         report_.caffemodel_size = binary.size();
         ONNXSTREAM_ASSIGN(auto text_output, write_text_file(report_.prototxt, text, sources, options_, report_.warnings));
-        ONNXSTREAM_ASSIGN(auto binary_output, io::output_file::create(report_.caffemodel, binary.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(auto binary_output, io::output_file::create(report_.caffemodel, binary.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_TRY(write_planned(binary_output, binary, sources, options_, "write " + report_.caffemodel.filename().string(),
                                      report_.warnings));
 
@@ -298,7 +298,7 @@ private:
 
     result<std::map<std::string, caffe::shape>> input_shapes() {
         std::map<std::string, caffe::shape> out;
-        const auto& main = graph_.scopes[0];
+        const auto& main = graph_.scopes[graph::main_scope];
         const graph::graph_index index(graph_);
         std::set<std::string> names;
         for (const auto& f : graph_.tree().fields(main.message)) {
@@ -306,7 +306,7 @@ private:
             const auto name = std::string(graph_.tree().find_text(f.child, onnx::number(onnx::value_info_field::name)));
             const auto id = graph_.names.find(name);
             if (!id) continue;
-            const auto v = index.resolve(0, *id);
+            const auto v = index.resolve(graph::main_scope, *id);
             if (v == none || index.at(v).kind != graph::value_kind::graph_input) continue;
             names.insert(name);
             if (const auto given = options_.input_shapes.find(name); given != options_.input_shapes.end()) {
@@ -344,7 +344,7 @@ private:
 
     void run_passes(const graph::tensor_reader& reader) {
         std::map<std::string, double> epsilon_of;  // BatchNormalization label -> epsilon
-        for (std::uint32_t n = 0; n < graph_.nodes.size(); ++n)
+        for (const auto n : graph_.nodes.ids())
             if (graph_.node_live(n) && graph_.nodes[n].op_type == "BatchNormalization") {
                 const auto a = graph_.attribute(n, "epsilon");
                 epsilon_of[graph_.node_label(n)] = a && a->f ? *a->f : 1e-5;

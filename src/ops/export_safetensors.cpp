@@ -105,7 +105,7 @@ void json_string(std::string& out, std::string_view text) {
 }
 
 struct entry {
-    std::uint32_t tensor = 0;        // index into model_file::tensors
+    onnx::site_id site = none;       // the tensor
     std::uint32_t source = 0;
     std::uint64_t source_offset = 0;
     std::uint64_t length = 0;
@@ -149,7 +149,7 @@ private:
 
     result<void> collect() {
         std::set<std::string_view> names;
-        for (std::uint32_t t = 0; t < model_.tensors.size(); ++t) {
+        for (const auto t : model_.tensors.ids()) {
             if (model_.sites[t].role != onnx::tensor_role::initializer) continue;
             const auto& tensor = model_.tensors[t];
             const auto where = model_.tree.path(tensor.message);
@@ -172,7 +172,7 @@ private:
                                "safetensors holds fixed-size little-endian numbers only; export a model without such "
                                "tensors, or keep this one in ONNX");
             entry e;
-            e.tensor = t;
+            e.site = t;
             if (const auto stored = bound_.stored_bytes(t)) {
                 e.source = stored->source;
                 e.source_offset = stored->offset;
@@ -221,7 +221,7 @@ private:
             std::string header = "{";
             for (const auto& e : entries_) {
                 if (e.shard != s) continue;
-                const auto& tensor = model_.tensors[e.tensor];
+                const auto& tensor = model_.tensors[e.site];
                 if (header.size() > 1) header += ',';
                 json_string(header, tensor.name);
                 header += ":{\"dtype\":\"";
@@ -284,11 +284,11 @@ private:
                 if (e.buffer != onnx::no_index) plan.emit(buffers_[e.buffer]);
                 else
                     plan.copy(e.source, e.source_offset, e.length,
-                              e.expected_sha1 ? plan.add_check({std::string(model_.tensors[e.tensor].name), e.expected_sha1, false, false})
+                              e.expected_sha1 ? plan.add_check({.tensor = std::string(model_.tensors[e.site].name), .expected_sha1 = e.expected_sha1})
                                               : io::no_check);
             }
             const auto path = shard_path(s);
-            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));
+            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
             ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
                                                           report_.warnings));
             report_.writer = written.backend;
@@ -305,7 +305,7 @@ private:
         for (const auto& e : entries_) {
             text += first ? "\n    " : ",\n    ";
             first = false;
-            json_string(text, model_.tensors[e.tensor].name);
+            json_string(text, model_.tensors[e.site].name);
             text += ": ";
             json_string(text, shard_path(e.shard).filename().string());
         }
@@ -321,20 +321,20 @@ private:
     // needs nothing but the safetensors files.
     result<void> write_linked() {
         onnx::tree_edits edits;
-        std::vector<bool> exported(model_.tensors.size(), false);
+        indexed_vector<onnx::site_id, bool> exported(model_.tensors.size(), false);
         for (const auto& e : entries_) {
-            exported[e.tensor] = true;
+            exported[e.site] = true;
             const auto offset = 8 + shards_[e.shard].header.size() + e.begin;
-            onnx::store_external(model_.tree, model_.tensors[e.tensor].message,
+            onnx::store_external(model_.tree, model_.tensors[e.site].message,
                                  {shard_path(e.shard).filename().string(), offset, e.length, {}}, edits);
         }
         std::vector<onnx::external_tensor> rest;
         for (const auto& b : bound_.data.tensors)
-            if (!exported[b.tensor]) rest.push_back(b);
+            if (!exported[b.site]) rest.push_back(b);
         onnx::inline_external(bound_, rest, edits, report_.warnings);
         ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         const auto path = linked_path();
-        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_TRY(write_planned(output, plan, sources_, options_, "write " + path.filename().string(), report_.warnings));
         report_.linked = path;
         report_.linked_size = plan.size();

@@ -36,9 +36,9 @@ std::string shard_name(const std::string& data_name, std::uint64_t index, std::u
 
 namespace {
 
-// Where one moved tensor's bytes come from and where they go.
+// Where one moved tensor's bytes come from (its site) and where they go.
 struct placement {
-    std::uint32_t tensor = 0;        // index into model_file::tensors
+    onnx::site_id site = none;       // the tensor
     std::uint32_t source = 0;        // writer source index (0: the model)
     std::uint64_t source_offset = 0;
     std::uint64_t length = 0;
@@ -81,7 +81,7 @@ public:
 private:
     result<void> choose_placements() {
         const auto shape_like = onnx::shape_like_values(model_.tree);
-        for (std::uint32_t t = 0; t < model_.tensors.size(); ++t) {
+        for (const auto t : model_.tensors.ids()) {
             const auto& tensor = model_.tensors[t];
             const bool has_bytes = tensor.storage == tensor_storage::raw || tensor.storage == tensor_storage::typed ||
                                    tensor.storage == tensor_storage::external;
@@ -114,7 +114,7 @@ private:
                 report_.warnings.push_back(std::move(e));
             }
             placement p;
-            p.tensor = t;
+            p.site = t;
             p.length = length;
             if (stored) {
                 p.source = stored->source;
@@ -169,7 +169,7 @@ private:
         using key = std::tuple<std::int32_t, std::uint64_t, std::uint64_t>;  // type, length, hash
         std::map<key, std::vector<std::uint32_t>> by_size;
         for (std::uint32_t i = 0; i < placements_.size(); ++i)
-            by_size[{model_.tensors[placements_[i].tensor].data_type, placements_[i].length, 0}].push_back(i);
+            by_size[{model_.tensors[placements_[i].site].data_type, placements_[i].length, 0}].push_back(i);
         std::map<key, std::vector<std::uint32_t>> by_prefix;
         for (const auto& [size_key, members] : by_size) {
             if (members.size() < 2) continue;
@@ -311,17 +311,18 @@ private:
                 ++tensors;
                 if (p.same_as != onnx::no_index) continue;
                 if (p.offset > plan.size()) plan.skip(p.offset - plan.size());
-                plan.label(std::string(model_.tensors[p.tensor].name));
+                plan.label(std::string(model_.tensors[p.site].name));
                 std::uint32_t check = io::no_check;
                 if (p.expected_sha1 || options_.write_checksums || needs_sha1_[i]) {
-                    check = plan.add_check({std::string(model_.tensors[p.tensor].name), p.expected_sha1,
-                                            options_.write_checksums || needs_sha1_[i], false});
+                    check = plan.add_check({.tensor = std::string(model_.tensors[p.site].name),
+                                            .expected_sha1 = p.expected_sha1,
+                                            .compute_sha1 = options_.write_checksums || needs_sha1_[i]});
                     check_owner.push_back(i);
                 }
                 plan.copy(p.source, p.source_offset, p.length, check);
             }
             const auto path = folder / data_file_name(s);
-            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options_.force, true}));
+            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
             ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
                                                           report_.warnings));
             report_.writer = written.backend;
@@ -350,7 +351,7 @@ private:
             const auto found = sha1_of_bytes(i);
             if (!found || *found == *p.expected_sha1) continue;
             mismatched_[i] = true;
-            auto e = onnx::checksum_mismatch(model_.tensors[p.tensor].name, *p.expected_sha1, *found, options_.strict);
+            auto e = onnx::checksum_mismatch(model_.tensors[p.site].name, *p.expected_sha1, *found, options_.strict);
             if (options_.strict) return failure(std::move(e));
             report_.warnings.push_back(std::move(e));
         }
@@ -372,14 +373,14 @@ private:
         inline_external_tensors_subset(edits);
         for (std::uint32_t index = 0; index < placements_.size(); ++index) {
             const auto& p = placements_[index];
-            onnx::store_external(model_.tree, model_.tensors[p.tensor].message,
+            onnx::store_external(model_.tree, model_.tensors[p.site].message,
                                  {data_file_name(p.shard), p.offset, p.length, checksum_of(index)}, edits);
             ++report_.tensors_external;
             if (p.same_as == onnx::no_index) report_.bytes_external += p.length;
         }
         ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         report_.output_size = plan.size();
-        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, plan, sources_, options_,
                                                       "write " + report_.output.filename().string(), report_.warnings));
         if (report_.writer[0] == '\0') report_.writer = written.backend;

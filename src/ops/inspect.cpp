@@ -113,7 +113,7 @@ void count_nodes(const message_tree& tree, inspect_report& report) {
 
 void count_tensors(const bound_model& bound, inspect_report& report) {
     const auto& model = bound.model;
-    for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
+    for (const auto t : model.tensors.ids()) {
         const auto& tensor = model.tensors[t];
         std::uint64_t bytes = 0;
         if (tensor.storage == tensor_storage::raw) {
@@ -122,7 +122,7 @@ void count_tensors(const bound_model& bound, inspect_report& report) {
             // Only bytes that exist count: a tensor past the end of its file claims a
             // length that may be anything up to 2^64 - 1.
             const auto b = bound.binding_of(t);
-            bytes = b != no_index && bound.data.tensors[b].usable ? bound.data.tensors[b].length : 0;
+            bytes = b != none && bound.data.tensors[b].usable ? bound.data.tensors[b].length : 0;
         } else {
             bytes = tensor.expected_bytes.value_or(0);
         }

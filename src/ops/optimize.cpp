@@ -35,12 +35,12 @@ namespace {
 
 model_counts count(const graph::graph_model& model) {
     model_counts c;
-    for (std::uint32_t n = 0; n < model.nodes.size(); ++n) {
+    for (const auto n : model.nodes.ids()) {
         if (!model.node_live(n)) continue;
         ++c.nodes;
-        if (model.nodes[n].scope == 0) ++c.main_graph_nodes;
+        if (model.nodes[n].scope == graph::main_scope) ++c.main_graph_nodes;
     }
-    for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
+    for (const auto t : model.tensors.ids()) {
         if (!model.tensor_live(t)) continue;
         ++c.initializers;
         c.initializer_bytes += model.tensor_bytes(t);
@@ -54,8 +54,8 @@ struct data_entry {
     std::uint64_t source_offset = 0;
     std::uint64_t length = 0;
     std::uint64_t offset = 0;       // in the data file
-    std::uint32_t site = none;      // the model_file site it keeps, or none for a computed tensor
-    std::uint32_t tensor = none;    // the computed graph_model tensor, or none
+    onnx::site_id site = none;      // the tensor it keeps, or none for a computed tensor
+    graph::tensor_id tensor = none; // the computed graph_model tensor, or none
 };
 
 class optimizer : detail::bound_operation<optimize_options, optimize_report> {
@@ -171,7 +171,7 @@ private:
             ONNXSTREAM_ASSIGN(auto data_output, write_data_file(data_path, entries, sources));
             outputs.data.push_back(std::move(data_output));
         }
-        ONNXSTREAM_ASSIGN(outputs.model, io::output_file::create(report_.output, planned.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(outputs.model, io::output_file::create(report_.output, planned.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_ASSIGN(const auto written, write_planned(outputs.model, planned, sources, options_,
                                                             "write " + report_.output.filename().string(), report_.warnings));
         report_.writer = written.backend;
@@ -186,7 +186,7 @@ private:
     // --reuse-data pointed at where they are.
     result<void> keep_surviving_external(const fs::path& folder, graph::storage_plan& plan, std::vector<data_entry>& entries) {
         const auto survive = graph::surviving_sites(graph_);
-        for (std::uint32_t site = 0; site < model_.sites.size(); ++site) {
+        for (const auto site : model_.sites.ids()) {
             const auto b = bound_.binding_of(site);
             if (!survive[site] || b == none) continue;
             const auto& binding = bound_.data.tensors[b];
@@ -199,9 +199,9 @@ private:
         return {};
     }
 
-    std::vector<std::uint32_t> computed_tensors() const {
-        std::vector<std::uint32_t> computed;
-        for (std::uint32_t t = 0; t < graph_.tensors.size(); ++t)
+    std::vector<graph::tensor_id> computed_tensors() const {
+        std::vector<graph::tensor_id> computed;
+        for (const auto t : graph_.tensors.ids())
             if (graph_.tensor_live(t) && graph_.tensors[t].site == none) computed.push_back(t);
         return computed;
     }
@@ -209,9 +209,9 @@ private:
     // Which computed tensors go to the data file (decided before anything is computed).
     // What a runtime reads while loading (Resize scales, Reshape shapes...) stays
     // embedded, as split and repack keep it: a folded value feeds the same inputs.
-    std::vector<bool> choose_computed_external(std::span<const std::uint32_t> computed, std::uint32_t spill_source,
+    indexed_vector<graph::tensor_id, bool> choose_computed_external(std::span<const graph::tensor_id> computed, std::uint32_t spill_source,
                                                std::vector<data_entry>& entries) const {
-        std::vector<bool> computed_external(graph_.tensors.size(), false);
+        indexed_vector<graph::tensor_id, bool> computed_external(graph_.tensors.size(), false);
         if (bound_.data.files.empty()) return computed_external;
         const auto load_time = onnx::shape_like_values(model_.tree);
         for (const auto t : computed) {
@@ -225,8 +225,8 @@ private:
 
     // Computed tensors, one at a time, into the spill file: the embedded ones as whole
     // TensorProtos, the external ones as their bytes.
-    result<void> spill_computed(const graph::tensor_reader& reader, std::span<const std::uint32_t> computed,
-                                const std::vector<bool>& computed_external, io::spill_file& spill,
+    result<void> spill_computed(const graph::tensor_reader& reader, std::span<const graph::tensor_id> computed,
+                                const indexed_vector<graph::tensor_id, bool>& computed_external, io::spill_file& spill,
                                 graph::storage_plan& plan) const {
         for (const auto t : computed) {
             const auto& x = graph_.tensors[t];
@@ -281,7 +281,7 @@ private:
             if (e.offset > data_plan.size()) data_plan.skip(e.offset - data_plan.size());
             data_plan.copy(e.source, e.source_offset, e.length);
         }
-        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, data_plan.size(), {options_.force, true}));
+        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, data_plan.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_ASSIGN(const auto written, write_planned(output, data_plan, sources, options_,
                                                             "write " + path.filename().string(), report_.warnings));
         report_.writer = written.backend;
@@ -290,7 +290,7 @@ private:
     }
 
     // --reuse-data: the output points at the original data file, by a path from its folder.
-    result<void> reuse_location(std::uint32_t site, const onnx::external_tensor& binding, const fs::path& folder,
+    result<void> reuse_location(onnx::site_id site, const onnx::external_tensor& binding, const fs::path& folder,
                                 graph::storage_plan& plan) {
         const auto& file = bound_.data.files[binding.file];
         std::error_code data_error;

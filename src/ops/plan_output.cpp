@@ -98,7 +98,7 @@ result<io::output_file> write_text_file(const fs::path& path, std::string_view t
                                         std::vector<error>& warnings) {
     plan::write_plan plan;
     plan.emit(std::as_bytes(std::span(text.data(), text.size())));
-    ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {options.force, true}));
+    ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {.overwrite = options.force, .preallocate = true}));
     ONNXSTREAM_TRY(write_planned(output, plan, sources, options, "write " + path.filename().string(), warnings));
     return output;
 }

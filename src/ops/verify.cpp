@@ -77,7 +77,7 @@ public:
         report_.tensors = model_.tensors.size();
         check_embedded_sizes();
         if (report_.file_size > plan::protobuf_limit)
-            add_problem(no_index, no_index,
+            add_problem(none, no_index,
                         with_remedies(error{error_code::too_large,
                                             "the .onnx file is " + std::to_string(report_.file_size) +
                                                 " bytes, over protobuf's limit of 2 GiB - 1 (" +
@@ -85,9 +85,9 @@ public:
                                       "move the weights to external data: {0} keeps the .onnx small", {{remedy::keep_external_data, {}}}));
 
         report_.external_tensors = data_.tensors.size();
-        for (const auto& p : data_.problems) add_problem(p.tensor, p.file, p.what);
+        for (const auto& p : data_.problems) add_problem(p.site, p.file, p.what);
         // Found only by a guess: onnxstream checked it, but a runtime will not find it.
-        for (const auto& g : data_.guesses) add_problem(no_index, g.file, g.what);
+        for (const auto& g : data_.guesses) add_problem(none, g.file, g.what);
         summarize_files();
         ONNXSTREAM_TRY(check_checksums());
         // The sizes above were read through the model's mapping; a file cut short while
@@ -97,12 +97,12 @@ public:
     }
 
 private:
-    void add_problem(std::uint32_t tensor, std::uint32_t file, error what) {
+    void add_problem(onnx::site_id site, std::uint32_t file, error what) {
         verify_problem problem;
         problem.check = check_for(what.code);
-        if (tensor != no_index) {
-            problem.tensor = display_name(tensor);
-            if (what.field_path.empty()) what.field_path = model_.tree.path(model_.tensors[tensor].message);
+        if (site != none) {
+            problem.tensor = display_name(site);
+            if (what.field_path.empty()) what.field_path = model_.tree.path(model_.tensors[site].message);
         }
         if (file != no_index && file < data_.files.size()) {
             const auto& data_file = data_.files[file];
@@ -117,13 +117,13 @@ private:
     }
 
     // A Constant's tensor is usually unnamed: it is known by the node's output.
-    std::string display_name(std::uint32_t tensor) const {
-        const auto name = model_.tensors[tensor].name;
-        return std::string(name.empty() ? onnx::value_name(model_.tree, model_.sites[tensor]) : name);
+    std::string display_name(onnx::site_id site) const {
+        const auto name = model_.tensors[site].name;
+        return std::string(name.empty() ? onnx::value_name(model_.tree, model_.sites[site]) : name);
     }
 
     void check_embedded_sizes() {
-        for (std::uint32_t t = 0; t < model_.tensors.size(); ++t) {
+        for (const auto t : model_.tensors.ids()) {
             const auto& tensor = model_.tensors[t];
             if (!tensor.expected_bytes) continue;
             std::optional<std::uint64_t> held;
@@ -184,16 +184,16 @@ private:
     result<void> check_checksums() {
         // One job per distinct (file, offset, length): tensors sharing bytes are hashed once.
         std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>, std::uint32_t> job_of;
-        std::vector<std::pair<std::uint32_t, std::uint32_t>> checked;  // (binding, job)
-        std::vector<io::sha1_digest> expected_of_binding(data_.tensors.size());
-        for (std::uint32_t b = 0; b < data_.tensors.size(); ++b) {
+        std::vector<std::pair<onnx::binding_id, std::uint32_t>> checked;  // (binding, job)
+        indexed_vector<onnx::binding_id, io::sha1_digest> expected_of_binding(data_.tensors.size());
+        for (const auto b : data_.tensors.ids()) {
             const auto& binding = data_.tensors[b];
-            const auto& tensor = model_.tensors[binding.tensor];
+            const auto& tensor = model_.tensors[binding.site];
             if (!tensor.external || !tensor.external->checksum) continue;
             ++report_.checksums;
             auto expected = onnx::expected_sha1(tensor);
             if (!expected) {
-                add_problem(binding.tensor, binding.file, std::move(expected).error());
+                add_problem(binding.site, binding.file, std::move(expected).error());
                 continue;
             }
             if (!binding.usable) continue;  // already a problem: the bytes are not there
@@ -216,9 +216,9 @@ private:
         for (const auto& [b, job_index] : checked) {
             const auto& binding = data_.tensors[b];
             const auto& job = jobs_[new_index[job_index]];
-            const auto name = display_name(binding.tensor);
+            const auto name = display_name(binding.site);
             if (job.failed) {
-                add_problem(binding.tensor, binding.file, *job.failed);
+                add_problem(binding.site, binding.file, *job.failed);
                 continue;
             }
             if (*job.digest == expected_of_binding[b]) {
@@ -227,7 +227,7 @@ private:
             }
             const auto where = "(" + std::to_string(binding.length) + " bytes at offset " + std::to_string(binding.offset) +
                                " of " + data_.files[binding.file].location + ")";
-            add_problem(binding.tensor, binding.file,
+            add_problem(binding.site, binding.file,
                         onnx::checksum_mismatch(name, expected_of_binding[b], *job.digest, true, where));
         }
         return {};

@@ -13,7 +13,7 @@ namespace onnxstream::passes {
 namespace {
 
 struct fold_plan {
-    std::uint32_t producer = none;
+    node_id producer = none;
     std::string op;
     std::int32_t weight_type = 0;
     std::vector<std::int64_t> weight_dims;
@@ -43,7 +43,7 @@ struct weight_shape {
     std::uint64_t channels = 0;
     channel_layout layout = channel_layout::axis0;
     std::uint64_t group = 1;
-    std::uint32_t base_site = none;  // where the weight's original bytes are
+    site_id base_site = none;  // where the weight's original bytes are
 };
 
 // The BatchNormalization's parameters, one per channel, folded into factors.
@@ -59,7 +59,7 @@ public:
 
     std::uint64_t run() {
         std::uint64_t folded = 0;
-        for (std::uint32_t n = 0; n < model_.nodes.size(); ++n) {
+        for (const auto n : model_.nodes.ids()) {
             if (!model_.node_live(n)) continue;
             const auto& nd = model_.nodes[n];
             if (nd.op_type != "BatchNormalization" || !nd.domain.empty()) continue;
@@ -77,13 +77,13 @@ public:
     }
 
 private:
-    finding skipped_finding(std::uint32_t n, std::string why) const {
+    finding skipped_finding(node_id n, std::string why) const {
         auto f = node_finding(model_, n, finding_kind::skipped, std::move(why));
         f.nodes = 0;
         return f;
     }
 
-    result<std::vector<double>> elements(std::uint32_t v, std::uint64_t count, const char* what) const {
+    result<std::vector<double>> elements(value_id v, std::uint64_t count, const char* what) const {
         const auto c = find_constant(model_, index_, v);
         if (!c) return failure(error_code::unsupported, std::string(what) + " is not a constant");
         if (c->element_count != count)
@@ -94,7 +94,7 @@ private:
         return values;
     }
 
-    verdict check(std::uint32_t bn, fold_plan& plan) {
+    verdict check(node_id bn, fold_plan& plan) {
         if (auto refused = check_inference_mode(bn)) return refused;
         if (auto refused = check_producer(bn, plan)) return refused;
         weight_shape shape;
@@ -107,7 +107,7 @@ private:
     }
 
     // Inference mode, per-channel parameters, running statistics unused.
-    verdict check_inference_mode(std::uint32_t bn) const {
+    verdict check_inference_mode(node_id bn) const {
         const auto& nd = model_.nodes[bn];
         const auto opset = model_.opset("");
         if (const auto a = model_.attribute(bn, "training_mode"); a && a->i && *a->i != 0) return refuse("training_mode is 1");
@@ -127,7 +127,7 @@ private:
     }
 
     // A Conv, ConvTranspose or Gemm in the same graph whose only reader is the BatchNormalization.
-    verdict check_producer(std::uint32_t bn, fold_plan& plan) const {
+    verdict check_producer(node_id bn, fold_plan& plan) const {
         const auto x = index_.input(bn, 0);
         const auto p = index_.producer(x);
         const std::string op = p == none ? std::string() : model_.nodes[p].op_type;
@@ -188,7 +188,7 @@ private:
 
     // scale, B, mean and var, one per channel; a variance that makes var + epsilon <= 0 is
     // taken as 0 (with a warning) when epsilon > 0.
-    verdict fold_parameters(std::uint32_t bn, std::uint64_t channels, fold_plan& plan, channel_terms& terms) const {
+    verdict fold_parameters(node_id bn, std::uint64_t channels, fold_plan& plan, channel_terms& terms) const {
         auto scale = elements(index_.input(bn, 1), channels, "scale");
         auto bias_bn = elements(index_.input(bn, 2), channels, "B");
         auto mean = elements(index_.input(bn, 3), channels, "mean");
@@ -293,7 +293,7 @@ private:
         return std::nullopt;
     }
 
-    void apply(std::uint32_t bn, fold_plan& plan) {
+    void apply(node_id bn, fold_plan& plan) {
         const auto scope = model_.nodes[bn].scope;
         const auto bn_output = model_.nodes[bn].outputs[0];
         const auto p = plan.producer;
@@ -325,7 +325,7 @@ private:
     pass_context& context_;
     graph_model& model_;
     const graph_index index_;
-    std::unordered_set<std::uint32_t> touched_;
+    std::unordered_set<value_id> touched_;
 };
 
 }  // namespace

@@ -32,7 +32,7 @@ struct attribute_bytes {
     std::span<const std::byte> payload;
 };
 
-std::vector<attribute_bytes> attributes_of(const graph_model& model, std::uint32_t n) {
+std::vector<attribute_bytes> attributes_of(const graph_model& model, node_id n) {
     std::vector<attribute_bytes> out;
     const auto& tree = model.tree();
     for (const auto m : model.attribute_messages(n)) {
@@ -59,7 +59,7 @@ public:
     explicit cse_run(pass_context& context) : context_(context), model_(context.model), index_(context.model) {}
 
     std::uint64_t run() {
-        for (std::uint32_t s = 0; s < model_.scopes.size(); ++s) {
+        for (const auto s : model_.scopes.ids()) {
             if (model_.scopes[s].removed) continue;
             merge_nodes(s);
             merge_initializers(s);
@@ -69,7 +69,7 @@ public:
     }
 
 private:
-    std::uint32_t find(std::uint32_t v) const {
+    value_id find(value_id v) const {
         while (v != none) {
             const auto it = replaced_.find(v);
             if (it == replaced_.end()) break;
@@ -78,12 +78,12 @@ private:
         return v;
     }
 
-    name_id name_of(std::uint32_t v) const {
+    name_id name_of(value_id v) const {
         const auto it = renamed_.find(v);
         return it != renamed_.end() ? it->second : index_.at(v).name;
     }
 
-    bool eligible(std::uint32_t n) const {
+    bool eligible(node_id n) const {
         const auto& nd = model_.nodes[n];
         if (nd.outputs.empty() || !nd.subgraphs.empty()) return false;
         if (!nd.domain.empty() && nd.domain != "ai.onnx.ml") return false;
@@ -98,10 +98,10 @@ private:
         return true;
     }
 
-    std::string key_of(std::uint32_t n, const std::vector<attribute_bytes>& attributes) const {
+    std::string key_of(node_id n, const std::vector<attribute_bytes>& attributes) const {
         const auto& nd = model_.nodes[n];
         std::string key = nd.op_type + '\0' + nd.domain + '\0' + nd.overload + '\0';
-        for (std::size_t k = 0; k < nd.inputs.size(); ++k) key += std::to_string(find(index_.input(n, k))) + ',';
+        for (std::size_t k = 0; k < nd.inputs.size(); ++k) key += std::to_string(find(index_.input(n, k)).value) + ',';
         key += '|';
         for (const auto o : nd.outputs) key += o == 0 ? '0' : '1';
         key += '|';
@@ -114,13 +114,14 @@ private:
     }
 
     // Makes node `later` a duplicate of `first`; false when its outputs cannot move.
-    bool merge(std::uint32_t first, std::uint32_t later) {
+    bool merge(node_id first, node_id later) {
         // Copies: add_node below may move the node list.
         const auto scope = model_.nodes[later].scope;
         const auto outputs = model_.nodes[later].outputs.size();
         struct step {
-            std::uint32_t from, to;
-            bool rename_survivor, identity;
+            value_id from, to;
+            bool rename_survivor = false;
+            bool identity = false;
         };
         std::vector<step> steps;
         for (std::size_t k = 0; k < outputs; ++k) {
@@ -132,13 +133,13 @@ private:
             const bool a_out = is_interface_output(model_, index_, va);
             if (!b_out) {
                 if (!can_replace_uses(model_, index_, vb, va)) return false;
-                steps.push_back({vb, va, false, false});
+                steps.push_back({.from = vb, .to = va});
             } else if (!a_out) {
                 // Consumers rewired to the survivor earlier in this run are not in the index.
                 if (targets_.contains(va) || !can_replace_uses(model_, index_, va, vb)) return false;
-                steps.push_back({vb, va, true, false});
+                steps.push_back({.from = vb, .to = va, .rename_survivor = true});
             } else {
-                steps.push_back({vb, va, false, true});
+                steps.push_back({.from = vb, .to = va, .identity = true});
             }
         }
         for (const auto& st : steps) {
@@ -161,8 +162,8 @@ private:
         return true;
     }
 
-    void merge_nodes(std::uint32_t s) {
-        std::unordered_map<std::string, std::vector<std::uint32_t>> seen;
+    void merge_nodes(scope_id s) {
+        std::unordered_map<std::string, std::vector<node_id>> seen;
         const auto nodes = model_.scopes[s].nodes;  // merge() may add Identity nodes to the list
         for (const auto n : nodes) {
             if (!model_.node_live(n) || !eligible(n)) continue;
@@ -194,14 +195,14 @@ private:
     // A cheap fingerprint: the first and last few KiB. Tensors that differ almost always
     // differ there, so whole tensors are read only when these match.
     // A tensor fold-constants computed: its bytes are in memory, and small.
-    bool folded(std::uint32_t t) const { return model_.tensors[t].site == none && model_.tensors[t].computed.has_bytes; }
-    std::uint64_t hash_bytes(std::uint32_t t) const {
+    bool folded(tensor_id t) const { return model_.tensors[t].site == none && model_.tensors[t].computed.has_bytes; }
+    std::uint64_t hash_bytes(tensor_id t) const {
         io::xxh3_hasher hasher;
         hasher.update(model_.tensors[t].computed.bytes);
         return hasher.digest();
     }
 
-    std::optional<std::uint64_t> sample_of(std::uint32_t t) const {
+    std::optional<std::uint64_t> sample_of(tensor_id t) const {
         const auto& x = model_.tensors[t];
         if (folded(t)) {  // the same fingerprint as below, from the bytes in memory
             const std::span<const std::byte> bytes = x.computed.bytes;
@@ -222,7 +223,7 @@ private:
         return hasher.digest();
     }
 
-    std::optional<std::uint64_t> hash_of(std::uint32_t t) const {
+    std::optional<std::uint64_t> hash_of(tensor_id t) const {
         const auto& x = model_.tensors[t];
         if (folded(t)) return hash_bytes(t);
         if (x.site == none || !context_.reader.readable(x.site)) return std::nullopt;
@@ -234,7 +235,7 @@ private:
         return hasher.digest();
     }
 
-    bool same_bytes(std::uint32_t a, std::uint32_t b) const {
+    bool same_bytes(tensor_id a, tensor_id b) const {
         if (folded(a) || folded(b)) {
             const auto left = context_.reader.tensor_bytes(model_, a);
             const auto right = context_.reader.tensor_bytes(model_, b);
@@ -257,8 +258,8 @@ private:
         return equal && offset == left.size();
     }
 
-    void merge_initializers(std::uint32_t s) {
-        std::map<std::pair<std::int32_t, std::vector<std::int64_t>>, std::vector<std::uint32_t>> groups;
+    void merge_initializers(scope_id s) {
+        std::map<std::pair<std::int32_t, std::vector<std::int64_t>>, std::vector<tensor_id>> groups;
         for (const auto t : model_.scopes[s].initializers) {
             if (!model_.tensor_live(t) || (model_.tensors[t].site == none && !folded(t))) continue;
             const auto v = index_.resolve(s, model_.tensors[t].name);
@@ -268,10 +269,10 @@ private:
         }
         for (auto& [shape, members] : groups) {
             if (members.size() < 2) continue;
-            std::map<std::uint64_t, std::vector<std::uint32_t>> by_sample;
+            std::map<std::uint64_t, std::vector<tensor_id>> by_sample;
             for (const auto t : members)
                 if (const auto h = sample_of(t)) by_sample[*h].push_back(t);
-            std::map<std::uint64_t, std::vector<std::uint32_t>> by_hash;
+            std::map<std::uint64_t, std::vector<tensor_id>> by_hash;
             for (const auto& [sample, alike] : by_sample) {
                 if (alike.size() < 2) continue;
                 for (const auto t : alike)
@@ -308,10 +309,10 @@ private:
     pass_context& context_;
     graph_model& model_;
     const graph_index index_;
-    std::unordered_map<std::uint32_t, std::uint32_t> replaced_;
-    std::unordered_map<std::uint32_t, name_id> renamed_;
-    std::unordered_set<std::uint32_t> touched_;
-    std::unordered_set<std::uint32_t> targets_;  // survivors others were rewired to in this run
+    std::unordered_map<value_id, value_id> replaced_;
+    std::unordered_map<value_id, name_id> renamed_;
+    std::unordered_set<value_id> touched_;
+    std::unordered_set<value_id> targets_;  // survivors others were rewired to in this run
     std::uint64_t removed_ = 0;
 };
 

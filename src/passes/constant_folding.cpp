@@ -29,13 +29,13 @@ struct folder {
     pass_context& context;
     graph_model& model;
     const graph_index index;
-    std::unordered_map<std::uint32_t, host_tensor> folded;  // value -> what this run computed for it
+    std::unordered_map<value_id, host_tensor> folded;  // value -> what this run computed for it
     bool report_only = false;                               // analyze: find, change nothing
     std::uint64_t changes = 0;
 
     explicit folder(pass_context& c) : context(c), model(c.model), index(c.model) {}
 
-    void skip(std::uint32_t n, std::string why) {
+    void skip(node_id n, std::string why) {
         finding f;
         f.kind = finding_kind::skipped;
         f.scope = model.scope_path(model.nodes[n].scope);
@@ -46,7 +46,7 @@ struct folder {
     }
 
     // The value of a Constant node, exactly (value_ints are read as integers, not doubles).
-    std::optional<result<host_tensor>> constant_node_value(std::uint32_t n) const {
+    std::optional<result<host_tensor>> constant_node_value(node_id n) const {
         const auto attributes = model.attribute_messages(n);
         if (attributes.size() != 1) return std::nullopt;
         const auto a = read_attribute(model.tree(), attributes[0]);
@@ -88,7 +88,7 @@ struct folder {
 
     // The value `v` holds, if it is a constant: read (up to the fold limit), or only its
     // type and dims when `dims_only`. Empty when `v` is not constant.
-    std::optional<result<host_tensor>> value_of(std::uint32_t v, bool dims_only) const {
+    std::optional<result<host_tensor>> value_of(value_id v, bool dims_only) const {
         if (const auto it = folded.find(v); it != folded.end()) return result<host_tensor>(it->second);
         const auto& val = index.at(v);
         if (val.kind == value_kind::initializer && !val.overridable) {
@@ -112,7 +112,7 @@ struct folder {
     }
 
     // Why node `n`'s outputs cannot become initializers; empty when they can.
-    std::optional<std::string> cannot_replace(std::uint32_t n) const {
+    std::optional<std::string> cannot_replace(node_id n) const {
         for (std::size_t k = 0; k < model.nodes[n].outputs.size(); ++k) {
             const auto v = index.output(n, k);
             if (v == none) continue;
@@ -122,7 +122,7 @@ struct folder {
         return std::nullopt;
     }
 
-    void replace(std::uint32_t n, std::vector<host_tensor> outputs, finding_kind kind, std::string detail) {
+    void replace(node_id n, std::vector<host_tensor> outputs, finding_kind kind, std::string detail) {
         const auto& nd = model.nodes[n];
         finding f;
         f.kind = kind;
@@ -147,7 +147,7 @@ struct folder {
         if (!report_only) model.remove_node(n);
     }
 
-    void visit(std::uint32_t n) {
+    void visit(node_id n) {
         const auto& nd = model.nodes[n];
         if (!nd.domain.empty() && nd.domain != "ai.onnx") return;
         const bool is_constant = nd.op_type == "Constant";

@@ -11,19 +11,19 @@ namespace {
 
 struct decision {
     bool loop = false;
-    std::uint32_t taken = none;    // If: the branch scope that always runs
-    std::uint32_t skipped = none;  // If: the other branch; Loop: the body
+    scope_id taken = none;    // If: the branch scope that always runs
+    scope_id skipped = none;  // If: the other branch; Loop: the body
     std::string detail;
 };
 
-std::uint32_t branch_named(const graph_model& model, std::uint32_t n, std::string_view attribute) {
+scope_id branch_named(const graph_model& model, node_id n, std::string_view attribute) {
     for (const auto s : model.nodes[n].subgraphs)
         if (model.scopes[s].attribute == attribute) return s;
     return none;
 }
 
 std::optional<decision> decide(const graph_model& model, const graph_index& index, const tensor_reader& reader,
-                               std::uint32_t n) {
+                               node_id n) {
     const auto& nd = model.nodes[n];
     if (!nd.domain.empty()) return std::nullopt;
     if (nd.op_type == "If" && !nd.inputs.empty()) {
@@ -63,14 +63,14 @@ std::optional<decision> decide(const graph_model& model, const graph_index& inde
     return std::nullopt;
 }
 
-std::uint64_t scope_nodes(const graph_model& model, std::uint32_t s) {
+std::uint64_t scope_nodes(const graph_model& model, scope_id s) {
     std::uint64_t count = 0;
     for (const auto n : model.scopes[s].nodes)
         if (!model.nodes[n].removed) count += nodes_within(model, n);
     return count;
 }
 
-std::uint64_t scope_bytes(const graph_model& model, std::uint32_t s) {
+std::uint64_t scope_bytes(const graph_model& model, scope_id s) {
     std::uint64_t bytes = 0;
     for (const auto t : model.scopes[s].initializers)
         if (!model.tensors[t].removed) bytes += model.tensor_bytes(t);
@@ -79,7 +79,7 @@ std::uint64_t scope_bytes(const graph_model& model, std::uint32_t s) {
     return bytes;
 }
 
-finding describe(const graph_model& model, std::uint32_t n, const decision& d) {
+finding describe(const graph_model& model, node_id n, const decision& d) {
     finding f;
     f.kind = finding_kind::dead_branch;
     f.scope = model.scope_path(model.nodes[n].scope);
@@ -99,8 +99,7 @@ public:
 
     std::uint64_t run() {
         std::uint64_t replaced = 0;
-        const auto known = static_cast<std::uint32_t>(model_.nodes.size());  // nodes the index knows
-        for (std::uint32_t n = 0; n < known; ++n) {
+        for (const auto n : model_.nodes.ids()) {  // the nodes the index knows, not those added meanwhile
             if (!model_.node_live(n)) continue;
             const auto d = decide(model_, index_, context_.reader, n);
             if (!d) continue;
@@ -131,7 +130,7 @@ private:
     // Why an If or Loop that is decided cannot be replaced after all, reported as a skip.
     static failure cannot_replace(std::string why) { return failure(error_code::unsupported, std::move(why)); }
 
-    result<void> replace_loop(std::uint32_t n) {
+    result<void> replace_loop(node_id n) {
         const auto& nd = model_.nodes[n];
         if (nd.inputs.size() < 2) return cannot_replace("it has no loop-carried values");
         const auto carried = nd.inputs.size() - 2;
@@ -158,9 +157,9 @@ private:
     }
 
     // Names used or defined anywhere outside the subtree of scope `b`.
-    std::unordered_set<name_id> names_outside(std::uint32_t b) const {
+    std::unordered_set<name_id> names_outside(scope_id b) const {
         std::unordered_set<name_id> names(model_.pinned.begin(), model_.pinned.end());
-        for (std::uint32_t s = 0; s < model_.scopes.size(); ++s) {
+        for (const auto s : model_.scopes.ids()) {
             const auto& sc = model_.scopes[s];
             if (sc.removed || index_.within(s, b)) continue;
             names.insert(sc.inputs.begin(), sc.inputs.end());
@@ -176,7 +175,7 @@ private:
         return names;
     }
 
-    void rename_value(std::uint32_t v, name_id name) {
+    void rename_value(value_id v, name_id name) {
         const auto& val = index_.at(v);
         const auto it = current_.find(v);
         const auto old_name = it != current_.end() ? it->second : val.name;
@@ -190,7 +189,7 @@ private:
         model_.rename_value_infos(val.scope, old_name, name);
     }
 
-    result<void> inline_if(std::uint32_t n, std::uint32_t b) {
+    result<void> inline_if(node_id n, scope_id b) {
         const auto& branch = model_.scopes[b];
         const auto& nd = model_.nodes[n];
         if (!branch.sparse_initializers.empty()) return cannot_replace("the branch holds sparse initializers");
@@ -204,7 +203,7 @@ private:
 
         // Values the branch defines, renamed where their names are taken elsewhere.
         const auto outside = names_outside(b);
-        std::vector<std::uint32_t> defined;
+        std::vector<value_id> defined;
         for (const auto t : branch.initializers)
             if (!model_.tensors[t].removed) defined.push_back(index_.resolve(b, model_.tensors[t].name));
         for (const auto m : branch.nodes) {
@@ -219,7 +218,7 @@ private:
         // The branch's outputs become the If's outputs.
         const auto if_outputs = nd.outputs;
         std::vector<std::pair<name_id, name_id>> identities;  // (from, to)
-        std::unordered_map<std::uint32_t, int> output_count;
+        std::unordered_map<value_id, int> output_count;
         for (std::size_t k = 0; k < branch.outputs.size(); ++k) ++output_count[index_.graph_output(b, k)];
         for (std::size_t k = 0; k < if_outputs.size(); ++k) {
             if (if_outputs[k] == 0) continue;
@@ -244,8 +243,8 @@ private:
     pass_context& context_;
     graph_model& model_;
     const graph_index index_;
-    std::unordered_map<std::uint32_t, name_id> current_;  // values renamed by this run
-    std::unordered_set<std::uint32_t> busy_;              // scopes moved by this run
+    std::unordered_map<value_id, name_id> current_;  // values renamed by this run
+    std::unordered_set<scope_id> busy_;              // scopes moved by this run
 };
 
 }  // namespace
@@ -254,7 +253,7 @@ std::uint64_t inline_constant_branches(pass_context& context) { return inliner(c
 
 void find_dead_branches(pass_context& context) {
     const graph_index index(context.model);
-    for (std::uint32_t n = 0; n < context.model.nodes.size(); ++n) {
+    for (const auto n : context.model.nodes.ids()) {
         if (!context.model.node_live(n)) continue;
         if (const auto d = decide(context.model, index, context.reader, n)) {
             auto f = describe(context.model, n, *d);

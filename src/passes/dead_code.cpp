@@ -13,19 +13,19 @@ liveness compute_liveness(const graph_model& model, const graph_index& index) {
     liveness live;
     live.node.assign(model.nodes.size(), false);
     live.function.assign(model.functions.size(), false);
-    std::vector<bool> seen(index.size(), false);
-    std::vector<std::uint32_t> pending;
-    auto need = [&](std::uint32_t v) {
+    indexed_vector<value_id, bool> seen(index.size(), false);
+    std::vector<value_id> pending;
+    auto need = [&](value_id v) {
         if (v != none && !seen[v]) {
             seen[v] = true;
             pending.push_back(v);
         }
     };
-    auto need_outputs_of = [&](std::uint32_t s) {
+    auto need_outputs_of = [&](scope_id s) {
         for (std::size_t k = 0; k < model.scopes[s].outputs.size(); ++k) need(index.graph_output(s, k));
     };
-    need_outputs_of(0);
-    for (std::uint32_t v = 0; v < index.size(); ++v)
+    need_outputs_of(main_scope);
+    for (const auto v : index.value_ids())
         if (index.at(v).pinned) need(v);
     while (!pending.empty()) {
         const auto v = pending.back();
@@ -36,7 +36,7 @@ liveness compute_liveness(const graph_model& model, const graph_index& index) {
         const auto& nd = model.nodes[n];
         for (std::size_t k = 0; k < nd.inputs.size(); ++k) need(index.input(n, k));
         for (const auto s : nd.subgraphs) need_outputs_of(s);
-        for (std::uint32_t f = 0; f < model.functions.size(); ++f) {
+        for (const auto f : model.functions.ids()) {
             const auto& fn = model.functions[f];
             if (live.function[f] || fn.removed || fn.name != nd.op_type || fn.domain != nd.domain || fn.overload != nd.overload)
                 continue;
@@ -48,15 +48,15 @@ liveness compute_liveness(const graph_model& model, const graph_index& index) {
 }
 
 std::vector<component> isolated_components(const graph_model& model, const graph_index& index, const liveness& live) {
-    std::vector<std::uint32_t> parent(model.nodes.size());
-    std::iota(parent.begin(), parent.end(), 0U);
-    auto find = [&](std::uint32_t x) {
+    indexed_vector<node_id, node_id> parent(model.nodes.size());
+    for (const auto n : model.nodes.ids()) parent[n] = n;
+    auto find = [&](node_id x) {
         while (parent[x] != x) x = parent[x] = parent[parent[x]];
         return x;
     };
-    std::vector<bool> touches_interface(model.nodes.size(), false);
-    auto is_dead = [&](std::uint32_t n) { return model.node_live(n) && !live.node[n]; };
-    for (std::uint32_t n = 0; n < model.nodes.size(); ++n) {
+    indexed_vector<node_id, bool> touches_interface(model.nodes.size(), false);
+    auto is_dead = [&](node_id n) { return model.node_live(n) && !live.node[n]; };
+    for (const auto n : model.nodes.ids()) {
         if (!is_dead(n)) continue;
         for (std::size_t k = 0; k < model.nodes[n].inputs.size(); ++k) {
             const auto v = index.input(n, k);
@@ -69,9 +69,9 @@ std::vector<component> isolated_components(const graph_model& model, const graph
             else parent[find(n)] = find(p);
         }
     }
-    std::map<std::uint32_t, component> groups;
-    std::map<std::uint32_t, bool> connected;
-    for (std::uint32_t n = 0; n < model.nodes.size(); ++n) {
+    std::map<node_id, component> groups;
+    std::map<node_id, bool> connected;
+    for (const auto n : model.nodes.ids()) {
         if (!is_dead(n)) continue;
         const auto root = find(n);
         auto& c = groups[root];
@@ -90,10 +90,10 @@ std::uint64_t drop_stale_value_info(graph_model& model) {
     // when its name is defined nowhere any more.
     const graph_index index(model);
     std::unordered_set<name_id> defined;
-    for (std::uint32_t v = 0; v < index.size(); ++v)
+    for (const auto v : index.value_ids())
         if (index.at(v).kind != value_kind::undefined) defined.insert(index.at(v).name);
     std::uint64_t dropped = 0;
-    for (std::uint32_t i = 0; i < model.value_infos.size(); ++i) {
+    for (const auto i : model.value_infos.ids()) {
         const auto& v = model.value_infos[i];
         if (v.removed || model.scopes[v.scope].removed || defined.contains(v.name) || model.pinned.contains(v.name)) continue;
         model.remove_value_info(i);
@@ -109,7 +109,7 @@ std::uint64_t eliminate_dead_code(pass_context& context) {
         const graph_index index(model);
         const auto live = compute_liveness(model, index);
         // Functions first: the nodes of a function nothing calls go with it, not one by one.
-        for (std::uint32_t i = 0; i < model.functions.size(); ++i) {
+        for (const auto i : model.functions.ids()) {
             const auto& fn = model.functions[i];
             if (fn.removed || live.function[i]) continue;
             finding f;
@@ -122,7 +122,7 @@ std::uint64_t eliminate_dead_code(pass_context& context) {
             model.remove_function(i);
             ++changes;
         }
-        for (std::uint32_t n = 0; n < model.nodes.size(); ++n) {
+        for (const auto n : model.nodes.ids()) {
             if (!model.node_live(n) || live.node[n]) continue;
             finding f;
             f.kind = finding_kind::dead_node;
@@ -138,7 +138,7 @@ std::uint64_t eliminate_dead_code(pass_context& context) {
     {
         // Initializers, judged on what is left.
         const graph_index index(model);
-        for (std::uint32_t t = 0; t < model.tensors.size(); ++t) {
+        for (const auto t : model.tensors.ids()) {
             if (!model.tensor_live(t)) continue;
             const auto v = index.resolve(model.tensors[t].scope, model.tensors[t].name);
             if (v != none) {
@@ -176,7 +176,7 @@ void analyze_dead_code(pass_context& context) {
     std::set<std::string> unused_before;  // scope path + '\n' + name
     {
         const graph_index index(context.model);
-        for (std::uint32_t v = 0; v < index.size(); ++v) {
+        for (const auto v : index.value_ids()) {
             const auto& val = index.at(v);
             if (val.kind == value_kind::initializer && val.uses.empty() && !val.pinned && !val.overridable)
                 unused_before.insert(context.model.scope_path(val.scope) + '\n' + std::string(context.model.text(val.name)));

@@ -32,9 +32,9 @@ namespace {
 
 struct fuser : shape_rewriter {
     using shape_rewriter::shape_rewriter;
-    std::unordered_set<std::uint32_t> used;  // nodes this run fused or rewired
+    std::unordered_set<node_id> used;  // nodes this run fused or rewired
 
-    void note(std::uint32_t n, finding_kind kind, std::string detail) {
+    void note(node_id n, finding_kind kind, std::string detail) {
         finding f;
         f.kind = kind;
         f.scope = model.scope_path(model.nodes[n].scope);
@@ -46,7 +46,7 @@ struct fuser : shape_rewriter {
     }
 
     // The node feeding input `slot` of `add` when `add` is its only reader, in the same scope.
-    std::uint32_t sole_producer(std::uint32_t add, std::size_t slot, std::string_view op) const {
+    node_id sole_producer(node_id add, std::size_t slot, std::string_view op) const {
         const auto v = index.input(add, slot);
         const auto p = index.producer(v);
         if (p == none || model.nodes[p].op_type != op || !model.nodes[p].domain.empty() || used.contains(p)) return none;
@@ -63,12 +63,12 @@ struct fuser : shape_rewriter {
     }
 
     // The Add's output is now produced by `producer`; the Add goes.
-    void take_over(std::uint32_t producer, std::uint32_t add) {
+    void take_over(node_id producer, node_id add) {
         model.set_output(producer, 0, model.nodes[add].outputs[0]);
         model.remove_node(add);
     }
 
-    bool conv_add(std::uint32_t add, std::size_t conv_slot) {
+    bool conv_add(node_id add, std::size_t conv_slot) {
         const auto conv = sole_producer(add, conv_slot, "Conv");
         if (conv == none) return false;
         const auto& cv = model.nodes[conv];
@@ -108,7 +108,7 @@ struct fuser : shape_rewriter {
         return true;
     }
 
-    bool matmul_add(std::uint32_t add, std::size_t matmul_slot) {
+    bool matmul_add(node_id add, std::size_t matmul_slot) {
         const auto mm = sole_producer(add, matmul_slot, "MatMul");
         if (mm == none || model.nodes[mm].inputs.size() != 2) return false;
         const auto a = index.input(mm, 0);
@@ -143,7 +143,7 @@ struct fuser : shape_rewriter {
         bool set_count_include_pad = false;
     };
 
-    pad_plan plan_pad(std::uint32_t pad, std::uint32_t consumer) const {
+    pad_plan plan_pad(node_id pad, node_id consumer) const {
         const auto& op = model.nodes[consumer].op_type;
         const auto x = index.input(pad, 0);
         if (x == none || !shapes[x].dims) return {"the rank of its input is not known", {}};
@@ -252,7 +252,7 @@ struct fuser : shape_rewriter {
         return plan;
     }
 
-    bool pad_into(std::uint32_t consumer) {
+    bool pad_into(node_id consumer) {
         const auto pad = sole_producer(consumer, 0, "Pad");
         if (pad == none || model.nodes[pad].inputs.empty()) return false;
         const auto& op = model.nodes[consumer].op_type;
@@ -273,7 +273,7 @@ struct fuser : shape_rewriter {
         return true;
     }
 
-    void visit(std::uint32_t n) {
+    void visit(node_id n) {
         const auto& nd = model.nodes[n];
         if ((nd.op_type == "Conv" || nd.op_type == "AveragePool" || nd.op_type == "MaxPool") && nd.domain.empty() &&
             !nd.inputs.empty() && !used.contains(n)) {
@@ -288,7 +288,7 @@ struct fuser : shape_rewriter {
 
     void run() {
         if (!can_add_initializers(model)) return;
-        model.for_each_live_node([this](std::uint32_t n) { visit(n); });
+        model.for_each_live_node([this](node_id n) { visit(n); });
     }
 };
 

@@ -8,7 +8,7 @@
 namespace onnxstream::passes {
 
 bool is_inference_dropout(const graph_model& model, const graph_index& index, const tensor_reader& reader,
-                          std::uint32_t n) {
+                          node_id n) {
     const auto& nd = model.nodes[n];
     if (nd.op_type != "Dropout" || !nd.domain.empty()) return false;
     const auto opset = model.opset("");
@@ -27,10 +27,10 @@ std::uint64_t remove_identities(pass_context& context) {
     const graph_index index(model);
     // Values this run changed, judged again on the next run: `gone` no longer exists under
     // its name; `gained` has consumers the index does not know of.
-    std::unordered_set<std::uint32_t> gone;
-    std::unordered_set<std::uint32_t> gained;
+    std::unordered_set<value_id> gone;
+    std::unordered_set<value_id> gained;
     std::uint64_t removed = 0;
-    for (std::uint32_t n = 0; n < model.nodes.size(); ++n) {
+    for (const auto n : model.nodes.ids()) {
         if (!model.node_live(n)) continue;
         const auto& nd = model.nodes[n];
         const bool identity = nd.op_type == "Identity" && nd.domain.empty();

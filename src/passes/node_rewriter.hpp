@@ -36,7 +36,7 @@ struct shape_rewriter {
     pass_context& context;
     graph_model& model;
     const graph_index index;
-    const std::vector<value_shape> shapes;
+    const indexed_vector<value_id, value_shape> shapes;
     bool report_only = false;
     std::uint64_t changes = 0;
 
@@ -49,7 +49,7 @@ struct shape_rewriter {
 template <class Rewriter>
 void visit_live_nodes_if_initializers_allowed(Rewriter& rewriter) {
     if (!can_add_initializers(rewriter.model)) return;
-    rewriter.model.for_each_live_node([&rewriter](std::uint32_t n) { rewriter.visit(n); });
+    rewriter.model.for_each_live_node([&rewriter](node_id n) { rewriter.visit(n); });
 }
 
 }  // namespace onnxstream::passes

@@ -26,9 +26,9 @@ namespace {
 
 struct nop_remover : shape_rewriter {
     using shape_rewriter::shape_rewriter;
-    std::unordered_set<std::uint32_t> touched;  // values this run renamed or rewired: judged next run
+    std::unordered_set<value_id> touched;  // values this run renamed or rewired: judged next run
 
-    std::vector<std::int64_t> perm_of(std::uint32_t n, std::size_t rank) const {
+    std::vector<std::int64_t> perm_of(node_id n, std::size_t rank) const {
         std::vector<std::int64_t> perm(rank);
         for (std::size_t i = 0; i < rank; ++i) perm[i] = static_cast<std::int64_t>(rank - 1 - i);
         if (const auto a = model.attribute(n, "perm")) perm = a->ints;
@@ -39,7 +39,7 @@ struct nop_remover : shape_rewriter {
     // as it is, bit for bit, without broadcasting it to a larger shape: 1 for Mul/Div, for
     // Add/Sub an integer 0, or a float -0.0 for Add (x + 0.0 turns -0.0 into 0.0) and 0.0
     // for Sub (x - 0.0 keeps -0.0).
-    bool neutral_operand(std::uint32_t n, std::size_t slot) const {
+    bool neutral_operand(node_id n, std::size_t slot) const {
         const auto& op = model.nodes[n].op_type;
         const auto other = index.input(n, slot == 0 ? 1 : 0);
         const auto c_value = index.input(n, slot);
@@ -64,11 +64,11 @@ struct nop_remover : shape_rewriter {
     // The Shape value a Concat rebuilds: Concat(Unsqueeze(Gather(S, 0), [0]), ...,
     // Unsqueeze(Gather(S, r-1), [0])) where S = Shape(x) of a tensor of rank r is S itself
     // (exporters write this for `x.reshape(*x.shape)`-style code). None when it is not that.
-    std::uint32_t rebuilt_shape(std::uint32_t n) const {
+    value_id rebuilt_shape(node_id n) const {
         const auto& nd = model.nodes[n];
         const auto axis = model.attribute(n, "axis");
         if (!axis || !axis->i || (*axis->i != 0 && *axis->i != -1)) return none;
-        std::uint32_t shape = none;
+        value_id shape = none;
         for (std::size_t k = 0; k < nd.inputs.size(); ++k) {
             const auto u = index.producer(index.input(n, k));
             if (u == none || model.nodes[u].op_type != "Unsqueeze" || !model.nodes[u].domain.empty()) return none;
@@ -98,7 +98,7 @@ struct nop_remover : shape_rewriter {
     }
 
     // Why node `n` computes nothing; empty when it does.
-    std::optional<std::string> why_nop(std::uint32_t n) const {
+    std::optional<std::string> why_nop(node_id n) const {
         const auto& nd = model.nodes[n];
         const auto& op = nd.op_type;
         const auto in = index.input(n, 0);
@@ -151,7 +151,7 @@ struct nop_remover : shape_rewriter {
     }
 
     // The value node `n` hands on when it undoes the Transpose before it.
-    std::uint32_t undone_transpose(std::uint32_t n) const {
+    value_id undone_transpose(node_id n) const {
         const auto in = index.input(n, 0);
         const auto before = index.producer(in);
         if (before == none || model.nodes[before].op_type != "Transpose" || !shapes[in].dims || touched.contains(in)) return none;
@@ -169,7 +169,7 @@ struct nop_remover : shape_rewriter {
     // The axes of Squeeze / Unsqueeze `n`, sorted, as given (negative ones count from the end
     // of the rank given; for a pair that is the rank of the value between them, the same for
     // both). Empty when they are not constant or not given.
-    std::optional<std::vector<std::int64_t>> squeeze_axes(std::uint32_t n, std::int64_t rank) const {
+    std::optional<std::vector<std::int64_t>> squeeze_axes(node_id n, std::int64_t rank) const {
         std::optional<std::vector<std::int64_t>> axes;
         if (model.opset("") >= 13) {
             if (model.nodes[n].inputs.size() > 1 && model.nodes[n].inputs[1] != 0)
@@ -186,7 +186,7 @@ struct nop_remover : shape_rewriter {
 
     // The value node `n` hands on when it is a Squeeze undoing the Unsqueeze before it (or an
     // Unsqueeze undoing the Squeeze): both name the same axes of the value between them.
-    std::uint32_t undone_squeeze(std::uint32_t n) const {
+    value_id undone_squeeze(node_id n) const {
         const auto& op = model.nodes[n].op_type;
         const auto in = index.input(n, 0);
         const auto before = index.producer(in);
@@ -207,7 +207,7 @@ struct nop_remover : shape_rewriter {
 
     // Transpose `n` of Transpose `before`, which nothing else reads: `n` reads the first
     // one's input, transposed by the two permutations composed.
-    void compose_transposes(std::uint32_t n) {
+    void compose_transposes(node_id n) {
         const auto in = index.input(n, 0);
         const auto before = index.producer(in);
         if (before == none || model.nodes[before].op_type != "Transpose" || !model.nodes[before].domain.empty()) return;
@@ -235,7 +235,7 @@ struct nop_remover : shape_rewriter {
         model.set_attribute(n, {"perm", std::nullopt, std::move(perm)});
     }
 
-    void note(std::uint32_t n, finding_kind kind, std::uint64_t nodes, std::string detail) {
+    void note(node_id n, finding_kind kind, std::uint64_t nodes, std::string detail) {
         finding f;
         f.kind = kind;
         f.scope = model.scope_path(model.nodes[n].scope);
@@ -247,7 +247,7 @@ struct nop_remover : shape_rewriter {
     }
 
     // Node `n`'s consumers read `source` instead; false when that cannot be done safely.
-    bool bypass(std::uint32_t n, std::uint32_t source, const std::string& why) {
+    bool bypass(node_id n, value_id source, const std::string& why) {
         const auto out = index.output(n, 0);
         if (source == none || out == none || touched.contains(out) || touched.contains(source)) return false;
         if (index.at(out).pinned || index.at(source).kind == value_kind::undefined) return false;
@@ -266,7 +266,7 @@ struct nop_remover : shape_rewriter {
         return true;
     }
 
-    void visit(std::uint32_t n) {
+    void visit(node_id n) {
         const auto& nd = model.nodes[n];
         if ((!nd.domain.empty() && nd.domain != "ai.onnx") || nd.inputs.empty() || nd.outputs.size() != 1) return;
         if (const auto why = why_nop(n)) {
@@ -309,7 +309,7 @@ struct nop_remover : shape_rewriter {
     }
 
     void run() {
-        model.for_each_live_node([this](std::uint32_t n) { visit(n); });
+        model.for_each_live_node([this](node_id n) { visit(n); });
     }
 };
 

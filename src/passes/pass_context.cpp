@@ -24,7 +24,7 @@ const char* to_string(finding_kind kind) noexcept {
     return "finding";
 }
 
-finding node_finding(const graph_model& model, std::uint32_t n, finding_kind kind, std::string detail) {
+finding node_finding(const graph_model& model, node_id n, finding_kind kind, std::string detail) {
     finding f;
     f.kind = kind;
     f.scope = model.scope_path(model.nodes[n].scope);

@@ -19,13 +19,13 @@ namespace {
 struct shape_folder : shape_rewriter {
     using shape_rewriter::shape_rewriter;
 
-    bool replaceable(std::uint32_t n) const {
+    bool replaceable(node_id n) const {
         const auto v = index.output(n, 0);
         return v != none && !index.at(v).pinned && !index.at(v).is_graph_output() &&
                model.scopes[model.nodes[n].scope].kind != scope_kind::function;
     }
 
-    void replace(std::uint32_t n, host_tensor value, std::string detail) {
+    void replace(node_id n, host_tensor value, std::string detail) {
         const auto& nd = model.nodes[n];
         context.findings.push_back(node_finding(model, n, finding_kind::folded_shape, std::move(detail)));
         ++changes;
@@ -38,7 +38,7 @@ struct shape_folder : shape_rewriter {
     }
 
     // The dims of node `n`'s Shape input in [start, end), when every one is known.
-    std::optional<std::vector<std::int64_t>> shape_values(std::uint32_t n) const {
+    std::optional<std::vector<std::int64_t>> shape_values(node_id n) const {
         const auto in = index.input(n, 0);
         if (in == none || !shapes[in].dims) return std::nullopt;
         const auto& dims = *shapes[in].dims;
@@ -58,7 +58,7 @@ struct shape_folder : shape_rewriter {
         return t;
     }
 
-    void visit(std::uint32_t n) {
+    void visit(node_id n) {
         const auto& nd = model.nodes[n];
         if ((!nd.domain.empty() && nd.domain != "ai.onnx") || nd.outputs.size() != 1 || nd.inputs.empty()) return;
         if (nd.op_type == "Shape" || nd.op_type == "Size") {

@@ -52,7 +52,7 @@ namespace {
 
 std::vector<float> floats_of(harness& h, std::string_view name) {
     auto& m = h.model();
-    for (std::uint32_t t = 0; t < m.tensors.size(); ++t) {
+    for (const auto t : m.tensors.ids()) {
         if (!m.tensor_live(t) || m.text(m.tensors[t].name) != name) continue;
         auto bytes = h.reader().tensor_bytes(m, t);
         REQUIRE(bytes);

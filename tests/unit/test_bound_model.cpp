@@ -51,13 +51,13 @@ TEST_CASE("a bound model lists its sources in the writer's order and finds every
     CHECK(bound.inputs().size() == 2);
 
     REQUIRE(bound.model.tensors.size() == 2);
-    CHECK(bound.binding_of(0) == onnx::no_index);
-    REQUIRE(bound.binding_of(1) != onnx::no_index);
-    const auto raw = bound.stored_bytes(0);
+    CHECK(bound.binding_of(onnx::site_id{0}) == none);
+    REQUIRE(bound.binding_of(onnx::site_id{1}) != none);
+    const auto raw = bound.stored_bytes(onnx::site_id{0});
     REQUIRE(raw);
     CHECK(raw->source == 0);
     CHECK(raw->length == m.r.size());
-    const auto external = bound.stored_bytes(1);
+    const auto external = bound.stored_bytes(onnx::site_id{1});
     REQUIRE(external);
     CHECK(external->source == 1);
     CHECK(external->offset == 64);
@@ -78,13 +78,13 @@ TEST_CASE("a checksum that is not a SHA-1 is an error value, not a guess at what
     mixed_model m("not-a-sha1");
     auto opened = onnx::bound_model::open(m.model, {});
     REQUIRE(opened);
-    const auto expected = onnx::expected_sha1(opened->model.tensors[1]);
+    const auto expected = onnx::expected_sha1(opened->model.tensors[onnx::site_id{1}]);
     REQUIRE_FALSE(expected);
     CHECK(expected.error().code == error_code::checksum_mismatch);
     CHECK(expected.error().message.find("'e'") != std::string::npos);
-    const auto none = onnx::expected_sha1(opened->model.tensors[0]);  // raw: no checksum applies
-    REQUIRE(none);
-    CHECK_FALSE(*none);
+    const auto no_checksum = onnx::expected_sha1(opened->model.tensors[onnx::site_id{0}]);  // raw: no checksum applies
+    REQUIRE(no_checksum);
+    CHECK_FALSE(*no_checksum);
 }
 
 TEST_CASE("inlining drops the value fields and adds raw_data; the size is what merge writes") {
@@ -110,7 +110,7 @@ TEST_CASE("storing a value externally writes the entries after every other field
     auto opened = onnx::bound_model::open(m.model, {});
     REQUIRE(opened);
     const auto& tree = opened->model.tree;
-    const auto message = opened->model.tensors[0].message;
+    const auto message = opened->model.tensors[onnx::site_id{0}].message;
     onnx::tree_edits edits;
     onnx::store_external(tree, message, {"x.data", 4096, 16, std::string("ab")}, edits);
     CHECK(edits.dropped_fields().size() == 1);  // raw_data

@@ -14,7 +14,7 @@ namespace {
 
 std::vector<std::uint16_t> halves_of(harness& h, std::string_view name, std::int32_t& data_type) {
     auto& m = h.model();
-    for (std::uint32_t t = 0; t < m.tensors.size(); ++t) {
+    for (const auto t : m.tensors.ids()) {
         if (!m.tensor_live(t) || m.text(m.tensors[t].name) != name) continue;
         data_type = m.tensor_type(t);
         const auto bytes = h.reader().tensor_bytes(m, t);

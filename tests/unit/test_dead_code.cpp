@@ -45,13 +45,13 @@ TEST_CASE("dce keeps what a subgraph reads from outside and removes what nothing
     for (const auto& f : findings)
         if (f.kind == finding_kind::unused_initializer) bytes += f.bytes;
     CHECK(bytes == 8);
-    CHECK(m.scopes[0].initializers.size() == 1);
+    CHECK(m.scopes[main_scope].initializers.size() == 1);
     // value_info of 'dead' went, 'outer' stayed.
     std::vector<std::string> infos;
-    for (const auto v : m.scopes[0].value_infos) infos.emplace_back(m.text(m.value_infos[v].name));
+    for (const auto v : m.scopes[main_scope].value_infos) infos.emplace_back(m.text(m.value_infos[v].name));
     CHECK(infos == std::vector<std::string>{"outer"});
     // The body changed (a node removed): its owner must be re-encoded.
-    CHECK(m.scopes[1].changed);
+    CHECK(m.scopes[scope_id{1}].changed);
     // A second run finds nothing more.
     findings.clear();
     CHECK(run_dce(h, findings) == 0);
@@ -100,9 +100,9 @@ TEST_CASE("dce removes local functions nothing calls, and keeps those a live nod
     (void)run_dce(h, findings);
     auto& m = h.model();
     REQUIRE(m.functions.size() == 3);
-    CHECK(!m.functions[0].removed);
-    CHECK(m.functions[1].removed);
-    CHECK(m.functions[2].removed);
+    CHECK(!m.functions[function_id{0}].removed);
+    CHECK(m.functions[function_id{1}].removed);
+    CHECK(m.functions[function_id{2}].removed);
     CHECK(h.node_named("dead_call") == none);
 }
 
@@ -115,5 +115,5 @@ TEST_CASE("dce keeps initializers that are graph inputs, and pinned training val
     harness h(model(graph(main)));
     std::vector<finding> findings;
     CHECK(run_dce(h, findings) == 0);
-    CHECK(h.model().scopes[0].initializers.size() == 1);
+    CHECK(h.model().scopes[main_scope].initializers.size() == 1);
 }

@@ -167,7 +167,7 @@ TEST_CASE("both writers execute convert operations through their buffers") {
             io::write_operation bf16_op{io::operation_kind::convert, 0, io::no_check, count * 2 + 8, count * 2, 4};
             bf16_op.conversion = onnx::float_conversion::float32_to_bfloat16;
             bf16_op.check = 0;  // hashes the float32 input
-            const io::stream_check checks[] = {{"w", std::nullopt, true, false}};
+            const io::stream_check checks[] = {{.tensor = "w", .expected_sha1 = std::nullopt, .compute_sha1 = true}};
             const io::write_operation ops[] = {half_op, bf16_op};
             const auto out_path = dir.path() / "out";
             const int fd = ::open(out_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -50,14 +50,14 @@ TEST_CASE("graph_model: scopes in pre-order, subgraphs tied to their node") {
     harness h(branchy_model());
     auto& m = h.model();
     REQUIRE(m.scopes.size() == 3);
-    CHECK(m.scopes[0].kind == scope_kind::main);
-    CHECK(m.scopes[1].attribute == "then_branch");
-    CHECK(m.scopes[2].attribute == "else_branch");
+    CHECK(m.scopes[main_scope].kind == scope_kind::main);
+    CHECK(m.scopes[scope_id{1}].attribute == "then_branch");
+    CHECK(m.scopes[scope_id{2}].attribute == "else_branch");
     const auto if_node = h.node_named("if");
-    CHECK(m.scopes[1].owner == if_node);
-    CHECK(m.scopes[1].parent == 0);
-    CHECK(m.nodes[if_node].subgraphs == std::vector<std::uint32_t>{1, 2});
-    CHECK(m.scope_path(1) == "graph/If 'if'/then_branch");
+    CHECK(m.scopes[scope_id{1}].owner == if_node);
+    CHECK(m.scopes[scope_id{1}].parent == scope_id{0});
+    CHECK(m.nodes[if_node].subgraphs == std::vector<scope_id>{scope_id{1}, scope_id{2}});
+    CHECK(m.scope_path(scope_id{1}) == "graph/If 'if'/then_branch");
     CHECK(m.opset("") == 13);
     CHECK(m.opset("ai.onnx") == 13);
     CHECK(m.live_node_count() == 5);
@@ -74,32 +74,32 @@ TEST_CASE("graph_index: outer-scope references, shadowing, undefined and overrid
     // The then-branch reads the outer 'a': its consumer is in the subgraph.
     CHECK(index.input(then_add, 0) == a);
     REQUIRE(index.at(a).uses.size() == 1);
-    CHECK(index.at(a).uses[0].scope == 1);
+    CHECK(index.at(a).uses[0].scope == scope_id{1});
     // The else-branch defines its own 'a', which hides the outer one there.
-    const auto inner_a = index.graph_output(2, 0);
+    const auto inner_a = index.graph_output(scope_id{2}, 0);
     CHECK(inner_a != a);
-    CHECK(index.at(inner_a).scope == 2);
-    CHECK(index.resolve(2, index.at(a).name) == inner_a);
-    CHECK(index.resolve(1, index.at(a).name) == a);
+    CHECK(index.at(inner_a).scope == scope_id{2});
+    CHECK(index.resolve(scope_id{2}, index.at(a).name) == inner_a);
+    CHECK(index.resolve(scope_id{1}, index.at(a).name) == a);
     // W is an initializer and an input: its value can be overridden at run time.
-    const auto w = index.resolve(0, *m.names.find("W"));
+    const auto w = index.resolve(main_scope, *m.names.find("W"));
     CHECK(index.at(w).kind == value_kind::initializer);
     CHECK(index.at(w).overridable);
-    CHECK(!index.at(index.resolve(0, *m.names.find("c"))).overridable);
+    CHECK(!index.at(index.resolve(main_scope, *m.names.find("c"))).overridable);
     // 'missing' is read but defined nowhere.
     const auto missing = index.input(h.node_named("mul"), 1);
     CHECK(index.at(missing).kind == value_kind::undefined);
     // Z is the model's output.
     CHECK(index.at(index.output(h.node_named("mul"), 0)).is_graph_output());
-    CHECK(index.within(1, 0));
-    CHECK(!index.within(0, 1));
+    CHECK(index.within(scope_id{1}, scope_id{0}));
+    CHECK(!index.within(scope_id{0}, scope_id{1}));
 }
 
 TEST_CASE("graph_index: visibility of a replacement at every use") {
     harness h(branchy_model());
     const graph_index index(h.model());
     const auto a = index.output(h.node_named("relu"), 0);
-    const auto x = index.resolve(0, *h.model().names.find("X"));
+    const auto x = index.resolve(main_scope, *h.model().names.find("X"));
     CHECK(index.visible_at_uses(a, x));
     // The else-branch's own 'a' would hide the outer one: not a valid replacement for X there.
     const auto x_uses_in_else = index.visible_at_uses(x, a);
@@ -112,34 +112,34 @@ TEST_CASE("graph_model: removing a node removes the scopes it holds") {
     const auto then_add = h.node_named("then_add");
     CHECK(m.node_live(then_add));
     m.remove_node(h.node_named("if"));
-    CHECK(m.scopes[1].removed);
-    CHECK(m.scopes[2].removed);
+    CHECK(m.scopes[scope_id{1}].removed);
+    CHECK(m.scopes[scope_id{2}].removed);
     CHECK(!m.node_live(then_add));
-    CHECK(m.scopes[0].changed);
+    CHECK(m.scopes[main_scope].changed);
     m.compact();
-    CHECK(m.scopes[0].nodes.size() == 2);
+    CHECK(m.scopes[main_scope].nodes.size() == 2);
 }
 
 TEST_CASE("graph_model: every edit marks what it dirties") {
     harness h(branchy_model());
     auto& m = h.model();
     const auto fresh = m.names.fresh("renamed");
-    CHECK(!m.scopes[0].changed);
+    CHECK(!m.scopes[main_scope].changed);
     // Renaming an initializer: the tensor is re-encoded and its graph's list changes.
-    const auto w = m.scopes[0].initializers[0];
+    const auto w = m.scopes[main_scope].initializers[0];
     m.rename_tensor(w, fresh);
     CHECK(m.tensors[w].renamed);
     CHECK(m.tensors[w].name == fresh);
-    CHECK(m.scopes[0].changed);
+    CHECK(m.scopes[main_scope].changed);
     // A subgraph output rewired: that subgraph changes, not its parent.
-    CHECK(!m.scopes[1].changed);
-    m.set_graph_output(1, 0, fresh);
-    CHECK(m.scopes[1].outputs[0] == fresh);
-    CHECK(m.scopes[1].changed);
-    CHECK(!m.scopes[2].changed);
+    CHECK(!m.scopes[scope_id{1}].changed);
+    m.set_graph_output(scope_id{1}, 0, fresh);
+    CHECK(m.scopes[scope_id{1}].outputs[0] == fresh);
+    CHECK(m.scopes[scope_id{1}].changed);
+    CHECK(!m.scopes[scope_id{2}].changed);
     // Setting a name a slot already has changes nothing.
-    m.set_graph_output(2, 0, m.scopes[2].outputs[0]);
-    CHECK(!m.scopes[2].changed);
+    m.set_graph_output(scope_id{2}, 0, m.scopes[scope_id{2}].outputs[0]);
+    CHECK(!m.scopes[scope_id{2}].changed);
     // A dropped attribute marks the node changed.
     const auto relu = h.node_named("relu");
     CHECK(!m.nodes[relu].changed);
@@ -151,13 +151,13 @@ TEST_CASE("graph_model: moving a branch's contents up places its nodes before th
     harness h(branchy_model());
     auto& m = h.model();
     const auto if_node = h.node_named("if");
-    const auto moved = m.move_contents(1, 0, if_node);
+    const auto moved = m.move_contents(scope_id{1}, main_scope, if_node);
     REQUIRE(moved.size() == 1);
     CHECK(moved[0] == h.node_named("then_add"));
-    CHECK(m.nodes[moved[0]].scope == 0);
-    CHECK(m.scopes[1].nodes.empty());
-    CHECK(m.scopes[0].changed);
-    const auto& order = m.scopes[0].nodes;
+    CHECK(m.nodes[moved[0]].scope == main_scope);
+    CHECK(m.scopes[scope_id{1}].nodes.empty());
+    CHECK(m.scopes[main_scope].changed);
+    const auto& order = m.scopes[main_scope].nodes;
     const auto at = std::find(order.begin(), order.end(), moved[0]);
     REQUIRE(at != order.end());
     REQUIRE(at + 1 != order.end());
@@ -186,5 +186,5 @@ TEST_CASE("graph_model: names used by training graphs are pinned") {
     CHECK(h.model().pinned.contains(w));
     CHECK(h.model().pinned.contains(*h.model().names.find("W_new")));
     const graph_index index(h.model());
-    CHECK(index.at(index.resolve(0, w)).pinned);
+    CHECK(index.at(index.resolve(main_scope, w)).pinned);
 }

@@ -61,11 +61,11 @@ TEST_CASE("the tree descends into graphs, nodes, attributes, subgraphs and funct
     REQUIRE(tree);
     const auto sites = find_tensors(*tree);
     REQUIRE(sites.size() == 3);
-    CHECK(tree->path(sites[0].message) == "graph.node[0].attribute[0].g.initializer[0]");
-    CHECK(sites[0].role == tensor_role::initializer);
-    CHECK(sites[1].role == tensor_role::attribute);
-    CHECK(value_name(*tree, sites[1]) == "c");
-    CHECK(tree->path(sites[2].message) == "graph.initializer[0]");
+    CHECK(tree->path(sites[site_id{0}].message) == "graph.node[0].attribute[0].g.initializer[0]");
+    CHECK(sites[site_id{0}].role == tensor_role::initializer);
+    CHECK(sites[site_id{1}].role == tensor_role::attribute);
+    CHECK(value_name(*tree, sites[site_id{1}]) == "c");
+    CHECK(tree->path(sites[site_id{2}].message) == "graph.initializer[0]");
     const auto nodes = find_nodes(*tree);
     CHECK(nodes.size() == 4);  // If, Identity (inside), Constant, Relu (function)
 }

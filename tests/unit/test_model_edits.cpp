@@ -75,8 +75,8 @@ TEST_CASE("a changed node keeps its unknown fields; a subgraph change reaches th
     CHECK(m.tree().text(*unknown) == "keep me");
     // The body's outputs and the Loop's attribute name survived the re-encoding.
     REQUIRE(m.scopes.size() == 2);
-    CHECK(m.scopes[1].attribute == "body");
-    CHECK(m.text(m.scopes[1].outputs[1]) == "v2");
+    CHECK(m.scopes[scope_id{1}].attribute == "body");
+    CHECK(m.text(m.scopes[scope_id{1}].outputs[1]) == "v2");
 }
 
 TEST_CASE("surviving_sites follows removed nodes, scopes and initializers") {

@@ -155,8 +155,8 @@ public:
     const test_support::temp_folder& folder() const { return folder_; }
 
     /// The live node of the given name, or none.
-    std::uint32_t node_named(std::string_view name) const {
-        for (std::uint32_t n = 0; n < model_->nodes.size(); ++n)
+    onnxstream::graph::node_id node_named(std::string_view name) const {
+        for (const auto n : model_->nodes.ids())
             if (model_->node_live(n) && model_->nodes[n].name == name) return n;
         return onnxstream::graph::none;
     }
@@ -164,7 +164,7 @@ public:
     /// Live op types over all scopes, counted.
     std::map<std::string, int> op_counts() const {
         std::map<std::string, int> counts;
-        for (std::uint32_t n = 0; n < model_->nodes.size(); ++n)
+        for (const auto n : model_->nodes.ids())
             if (model_->node_live(n)) ++counts[model_->nodes[n].op_type];
         return counts;
     }

@@ -48,8 +48,8 @@ TEST_CASE("fold-constants: a chain of constants becomes one initializer; a graph
     const auto out = h.optimized({"fold-constants", "dce"});
     CHECK(out->op_counts() == std::map<std::string, int>{{"Constant", 1}, {"Mul", 1}});
     const auto& m = out->model();
-    std::optional<std::uint32_t> neg;
-    for (std::uint32_t t = 0; t < m.tensors.size(); ++t)
+    std::optional<tensor_id> neg;
+    for (const auto t : m.tensors.ids())
         if (m.tensor_live(t) && m.text(m.tensors[t].name) == "neg") neg = t;
     REQUIRE(neg);
     const auto bytes = out->reader().tensor_bytes(m, *neg);

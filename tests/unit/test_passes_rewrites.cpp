@@ -126,7 +126,7 @@ TEST_CASE("cse: graph outputs keep their names; identical initializers share one
     CHECK(counts.at("Relu") == 1);
     CHECK(counts.at("Mul") == 1);
     CHECK(counts.at("Identity") == 2);
-    CHECK(m.scopes[0].initializers.size() == 1);
+    CHECK(m.scopes[main_scope].initializers.size() == 1);
     const auto out = h.optimized({"cse"});
     CHECK(out->op_counts() == counts);
 }
@@ -143,7 +143,7 @@ TEST_CASE("constant conditions: initializers, Constant nodes, Identity/Cast/Not/
     main.outputs = {"ne2", "runtime"};
     harness h(model(graph(main)));
     const graph_index index(h.model());
-    auto value = [&](std::string_view name) { return index.resolve(0, *h.model().names.find(name)); };
+    auto value = [&](std::string_view name) { return index.resolve(main_scope, *h.model().names.find(name)); };
     CHECK(constant_condition(h.model(), index, h.reader(), value("flag")) == true);
     CHECK(constant_condition(h.model(), index, h.reader(), value("eq")) == true);
     CHECK(constant_condition(h.model(), index, h.reader(), value("ne2")) == false);
@@ -180,7 +180,7 @@ TEST_CASE("const-if: the taken branch inlined, its names made unique, outputs wi
     CHECK(h.node_named("if_b") == none);
     // then_a's nodes are in the main graph, in order, before the Add; the Mul now makes A.
     std::vector<std::string> order;
-    for (const auto n : m.scopes[0].nodes)
+    for (const auto n : m.scopes[main_scope].nodes)
         if (m.node_live(n)) order.push_back(m.nodes[n].op_type);
     CHECK(order == std::vector<std::string>{"Sin", "Mul", "Identity", "Add"});
     CHECK(names(m, m.nodes[h.node_named("then_a_mul")].outputs) == std::vector<std::string>{"A"});
@@ -190,7 +190,7 @@ TEST_CASE("const-if: the taken branch inlined, its names made unique, outputs wi
     CHECK(names(m, m.nodes[h.node_named("then_a_mul")].inputs) == std::vector<std::string>{"tmp_1", "k"});
     // The branch initializer moved up.
     bool moved = false;
-    for (const auto t : m.scopes[0].initializers) moved = moved || m.text(m.tensors[t].name) == "k";
+    for (const auto t : m.scopes[main_scope].initializers) moved = moved || m.text(m.tensors[t].name) == "k";
     CHECK(moved);
     // else_b passes X through: an Identity names it B.
     const auto out = h.optimized({"const-if"});

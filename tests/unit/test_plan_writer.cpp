@@ -184,11 +184,11 @@ plan_fixture mixed_plan(const sources_fixture& sources) {
     const auto expected_ok = io::sha1_of(as_bytes(data.substr(300'000, 150'001)));
     auto wrong = expected_ok;
     wrong[0] ^= 1;
-    plan.copy(1, 300'000, 150'001, plan.add_check({"matches", expected_ok, false, false}));
+    plan.copy(1, 300'000, 150'001, plan.add_check({.tensor = "matches", .expected_sha1 = expected_ok}));
     plan.emit("x");
-    plan.copy(1, 500'000, 99'999, plan.add_check({"differs", wrong, false, false}));
-    plan.copy(1, 600'000, 3, plan.add_check({"computed", std::nullopt, true, true}));
-    plan.copy(0, 2000, 90'000, plan.add_check({"xxh3 only", std::nullopt, false, true}));
+    plan.copy(1, 500'000, 99'999, plan.add_check({.tensor = "differs", .expected_sha1 = wrong}));
+    plan.copy(1, 600'000, 3, plan.add_check({.tensor = "computed", .expected_sha1 = std::nullopt, .compute_sha1 = true, .compute_xxh3 = true}));
+    plan.copy(0, 2000, 90'000, plan.add_check({.tensor = "xxh3 only", .expected_sha1 = std::nullopt, .compute_xxh3 = true}));
     plan.emit(std::string(5, 'z'));
     return plan;
 }
@@ -237,7 +237,7 @@ TEST_CASE("hashes of many checks, each over many buffers, come out right with se
     std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
     for (std::uint64_t i = 0; i < 24; ++i) ranges.emplace_back(i * 131'072 + i, 65'537 + i * 1001);
     for (const auto& [offset, length] : ranges) {
-        plan.copy(1, offset, length, plan.add_check({"t", std::nullopt, true, true}));
+        plan.copy(1, offset, length, plan.add_check({.tensor = "t", .expected_sha1 = std::nullopt, .compute_sha1 = true, .compute_xxh3 = true}));
         plan.emit("--");
     }
     for (auto config : configurations()) {
@@ -266,7 +266,7 @@ TEST_CASE("a known SHA-1 is found through every backend") {
     sources.table.push_back(&*file);
     plan_fixture plan;
     sources.attach(plan);
-    plan.copy(1, 0, fox.size(), plan.add_check({"fox", io::parse_sha1_hex("2fd4e1c67a2d28fced849ee1bb76e7391b93eb12"), false, false}));
+    plan.copy(1, 0, fox.size(), plan.add_check({.tensor = "fox", .expected_sha1 = io::parse_sha1_hex("2fd4e1c67a2d28fced849ee1bb76e7391b93eb12")}));
     for (const auto& config : configurations()) {
         CAPTURE(config.label);
         output_fixture output(dir, plan.end());
@@ -284,7 +284,7 @@ TEST_CASE("an empty tensor's check reports the hash of nothing; a check on two c
             plan_fixture plan;
             sources.attach(plan);
             plan.emit("e");
-            plan.copy(1, 10, 0, plan.add_check({"empty", io::parse_sha1_hex("da39a3ee5e6b4b0d3255bfef95601890afd80709"), false, true}));
+            plan.copy(1, 10, 0, plan.add_check({.tensor = "empty", .expected_sha1 = io::parse_sha1_hex("da39a3ee5e6b4b0d3255bfef95601890afd80709"), .compute_xxh3 = true}));
             output_fixture output(sources.dir, plan.end());
             auto report = writer_for(config)->run(job_of(plan, sources, output.fd), config.options);
             REQUIRE(report);
@@ -295,7 +295,7 @@ TEST_CASE("an empty tensor's check reports the hash of nothing; a check on two c
         {
             plan_fixture plan;
             sources.attach(plan);
-            const auto check = plan.add_check({"twice", std::nullopt, true, false});
+            const auto check = plan.add_check({.tensor = "twice", .expected_sha1 = std::nullopt, .compute_sha1 = true});
             plan.copy(1, 0, 70'000, check);
             plan.copy(1, 0, 70'000, check);
             output_fixture output(sources.dir, plan.end());
@@ -325,7 +325,7 @@ TEST_CASE("a cancelled run stops with `interrupted`, before or during the work")
     sources.attach(plan);
     for (std::uint64_t i = 0; i < 8; ++i) {
         plan.copy(1, i * 4096, 300'000);
-        plan.copy(1, i * 7, 200'000, plan.add_check({"h", std::nullopt, true, false}));
+        plan.copy(1, i * 7, 200'000, plan.add_check({.tensor = "h", .expected_sha1 = std::nullopt, .compute_sha1 = true}));
         plan.emit("abc");
     }
     for (const auto& config : configurations()) {
@@ -380,7 +380,7 @@ TEST_CASE("a source shorter than planned is an error, not a crash") {
                 sources.attach(plan);
                 plan.copy(victim, 0, 1000);                                                 // small
                 plan.copy(victim, 1000, 200'000);                                           // large
-                plan.copy(victim, 201'000, 90'000, plan.add_check({"h", std::nullopt, true, false}));  // hashed
+                plan.copy(victim, 201'000, 90'000, plan.add_check({.tensor = "h", .expected_sha1 = std::nullopt, .compute_sha1 = true}));  // hashed
                 output_fixture output(sources.dir, plan.end());
                 REQUIRE(::truncate((sources.dir.path() / ("source" + std::to_string(victim))).c_str(), 500) == 0);
                 auto report = writer_for(config)->run(job_of(plan, sources, output.fd), config.options);
@@ -400,7 +400,7 @@ TEST_CASE("a source shorter than planned is an error, not a crash") {
                 plan_fixture plan;
                 sources.attach(plan);
                 for (std::uint64_t i = 0; i < 200; ++i) {
-                    const auto check = kind == 2 ? plan.add_check({"h", std::nullopt, true, false}) : io::no_check;
+                    const auto check = kind == 2 ? plan.add_check({.tensor = "h", .expected_sha1 = std::nullopt, .compute_sha1 = true}) : io::no_check;
                     plan.copy(1, i * 80'000, kind == 0 ? 60'000 : 100'000, check);
                 }
                 output_fixture output(sources.dir, plan.end());
@@ -437,7 +437,7 @@ TEST_CASE("a plan naming an unknown source, or an output that refuses writes, is
             sources.attach(plan);
             plan.emit("header");
             plan.copy(1, 0, 250'000);
-            plan.copy(1, 0, 80'000, plan.add_check({"h", std::nullopt, true, false}));
+            plan.copy(1, 0, 80'000, plan.add_check({.tensor = "h", .expected_sha1 = std::nullopt, .compute_sha1 = true}));
             output_fixture output(sources.dir, plan.end());
             const int read_only = ::open(output.path.c_str(), O_RDONLY | O_CLOEXEC);
             REQUIRE(read_only >= 0);
@@ -459,7 +459,7 @@ TEST_CASE("one writer runs several plans in a row") {
             plan_fixture plan;
             sources.attach(plan);
             plan.emit(std::string(static_cast<std::size_t>(round + 1), 'r'));
-            plan.copy(1, static_cast<std::uint64_t>(round) * 1000, 250'000, plan.add_check({"h", std::nullopt, false, true}));
+            plan.copy(1, static_cast<std::uint64_t>(round) * 1000, 250'000, plan.add_check({.tensor = "h", .expected_sha1 = std::nullopt, .compute_xxh3 = true}));
             plan.copy(1, 1, 100'000 + static_cast<std::uint64_t>(round));
             output_fixture output(sources.dir, plan.end(), "round" + std::to_string(round));
             auto report = writer->run(job_of(plan, sources, output.fd), config.options);

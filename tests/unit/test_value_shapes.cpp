@@ -80,8 +80,8 @@ TEST_CASE("types and dims agree with onnx.shape_inference; a symbolic dim stays 
     auto shape_of = [&](std::string_view name) {
         const auto id = h.model().names.find(name);
         REQUIRE(id);
-        const auto v = index.resolve(0, *id);
-        REQUIRE(v < shapes.size());
+        const auto v = index.resolve(main_scope, *id);
+        REQUIRE(shapes.contains(v));
         return shapes[v];
     };
     struct expected {
@@ -111,7 +111,7 @@ TEST_CASE("types and dims agree with onnx.shape_inference; a symbolic dim stays 
 TEST_CASE("constant_integers reads INT64 initializers, up to the limit asked for") {
     harness h(shapes_model());
     const graph_index index(h.model());
-    auto value = [&](std::string_view name) { return index.resolve(0, *h.model().names.find(name)); };
+    auto value = [&](std::string_view name) { return index.resolve(main_scope, *h.model().names.find(name)); };
     CHECK(constant_integers(h.model(), index, h.reader(), value("shape")) == std::vector<std::int64_t>{0, -1});
     CHECK(constant_integers(h.model(), index, h.reader(), value("one")) == std::vector<std::int64_t>{1});
     CHECK_FALSE(constant_integers(h.model(), index, h.reader(), value("shape"), 1));  // two elements, limit 1

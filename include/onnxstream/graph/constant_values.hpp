@@ -19,14 +19,14 @@ struct constant {
     std::int32_t data_type = 0;
     std::vector<std::int64_t> dims;
     std::uint64_t element_count = 1;
-    std::uint32_t tensor = none;  // an initializer (graph_model tensor id)
-    std::uint32_t site = none;    // the tensor's bytes: a model_file site (initializer or Constant's `value`)
-    std::uint32_t node = none;    // the Constant node, when it comes from one
+    tensor_id tensor = none;      // an initializer
+    site_id site = none;          // the tensor's bytes (an initializer's, or a Constant's `value`)
+    node_id node = none;          // the Constant node, when it comes from one
     std::optional<std::vector<double>> inline_values;  // value_float(s) / value_int(s)
 };
 
 /// What value `v` holds if it is a constant.
-[[nodiscard]] std::optional<constant> find_constant(const graph_model& model, const graph_index& index, std::uint32_t v);
+[[nodiscard]] std::optional<constant> find_constant(const graph_model& model, const graph_index& index, value_id v);
 
 /// The elements of a constant as doubles. Errors: what reading the tensor reports, and
 /// `unsupported` for types that do not decode or more than `max_elements` elements.
@@ -36,10 +36,10 @@ struct constant {
 /// The truth of a one-element value: a constant, or Identity / Cast / Not / Equal of
 /// constants (to a small depth). Empty when it is not known.
 [[nodiscard]] std::optional<bool> constant_condition(const graph_model& model, const graph_index& index,
-                                                     const tensor_reader& reader, std::uint32_t v);
+                                                     const tensor_reader& reader, value_id v);
 
 /// The one element of a one-element constant (or expression as above), as a double.
 [[nodiscard]] std::optional<double> constant_scalar(const graph_model& model, const graph_index& index,
-                                                    const tensor_reader& reader, std::uint32_t v);
+                                                    const tensor_reader& reader, value_id v);
 
 }  // namespace onnxstream::graph

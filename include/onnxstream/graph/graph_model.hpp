@@ -18,6 +18,7 @@
 #pragma once
 
 #include <onnxstream/graph/name_table.hpp>
+#include <onnxstream/index.hpp>
 #include <onnxstream/onnx/message_tree.hpp>
 #include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/result.hpp>
@@ -33,7 +34,17 @@
 
 namespace onnxstream::graph {
 
-inline constexpr std::uint32_t none = onnx::no_index;
+using onnxstream::none;
+static_assert(std::uint32_t{none} == onnx::no_index);
+
+// The ids of the model's parts: each indexes its own array of graph_model only.
+using node_id = onnxstream::index<struct node_tag>;              // graph_model::nodes
+using tensor_id = onnxstream::index<struct tensor_tag>;          // graph_model::tensors
+using scope_id = onnxstream::index<struct scope_tag>;            // graph_model::scopes
+using value_info_id = onnxstream::index<struct value_info_tag>;  // graph_model::value_infos
+using function_id = onnxstream::index<struct function_tag>;      // graph_model::functions
+using onnx::site_id;                                              // model_file::sites (tensor_walker.hpp)
+inline constexpr scope_id main_scope{0};
 
 enum class scope_kind : std::uint8_t { main, subgraph, function };
 
@@ -48,8 +59,8 @@ struct integer_attribute {
 
 struct node {
     std::uint32_t message = none;         // the NodeProto it was read from; none for a node a pass added
-    std::uint32_t scope = none;           // the scope it is in now
-    std::uint32_t original_scope = none;  // the scope it was read in
+    scope_id scope = none;                // the scope it is in now
+    scope_id original_scope = none;       // the scope it was read in
     bool removed = false;
     bool changed = false;  // inputs, outputs or attributes differ from its NodeProto
     std::string op_type{};
@@ -58,7 +69,7 @@ struct node {
     std::string name{};
     std::vector<name_id> inputs{};
     std::vector<name_id> outputs{};
-    std::vector<std::uint32_t> subgraphs{};         // scopes its attributes hold, in attribute order
+    std::vector<scope_id> subgraphs{};              // scopes its attributes hold, in attribute order
     std::vector<std::string> dropped_attributes{};  // attribute names a pass removed
     std::vector<integer_attribute> set_attributes{};  // attributes a pass set (their names are dropped too)
 };
@@ -73,7 +84,7 @@ enum class channel_layout : std::uint8_t {
 /// The elements of a tensor a pass computes; produced only when the model is written.
 struct computed_values {
     bool scaled = false;                 // true: base's elements times factors[channel]
-    std::uint32_t base_site = none;      // scaled: index into model_file::sites
+    site_id base_site = none;            // scaled: the site of the weight scaled
     channel_layout layout = channel_layout::axis0;
     std::uint64_t group = 1;             // conv_transpose
     std::vector<double> factors;         // scaled: one per channel
@@ -82,12 +93,12 @@ struct computed_values {
     // are written, or the bytes of another tensor site copied as they are.
     bool has_bytes = false;
     std::vector<std::byte> bytes;
-    std::uint32_t copy_site = none;      // index into model_file::sites
+    site_id copy_site = none;            // the site whose bytes are copied
 };
 
 struct tensor {
-    std::uint32_t site = none;   // index into model_file::sites; none for a computed tensor
-    std::uint32_t scope = none;  // the scope whose initializer it is
+    site_id site = none;         // where its bytes are; none for a computed tensor
+    scope_id scope = none;       // the scope whose initializer it is
     name_id name = 0;
     bool removed = false;
     bool renamed = false;        // its name differs from its TensorProto's
@@ -99,7 +110,7 @@ struct tensor {
 
 struct value_info {
     std::uint32_t message = none;  // ValueInfoProto
-    std::uint32_t scope = none;
+    scope_id scope = none;
     name_id name = 0;
     bool removed = false;
 };
@@ -107,23 +118,23 @@ struct value_info {
 struct scope {
     scope_kind kind = scope_kind::main;
     std::uint32_t message = none;    // GraphProto or FunctionProto
-    std::uint32_t parent = none;     // the scope whose names it sees (subgraphs)
-    std::uint32_t owner = none;      // the node holding it (subgraphs)
+    scope_id parent = none;          // the scope whose names it sees (subgraphs)
+    node_id owner = none;            // the node holding it (subgraphs)
     std::string attribute;           // the attribute holding it ("then_branch", "body")
     bool removed = false;
     bool changed = false;            // its own lists (nodes, initializers, outputs, value_info) changed
-    std::vector<std::uint32_t> nodes;         // in order; removed nodes stay until compact()
-    std::vector<std::uint32_t> initializers;  // tensor ids
+    std::vector<node_id> nodes;           // in order; removed nodes stay until compact()
+    std::vector<tensor_id> initializers;
     std::vector<name_id> inputs;
     std::vector<name_id> outputs;
     std::vector<std::uint32_t> output_messages;  // ValueInfoProto per output (none in functions)
     std::vector<name_id> sparse_initializers;
-    std::vector<std::uint32_t> value_infos;      // ids into graph_model::value_infos
+    std::vector<value_info_id> value_infos;
 };
 
 struct function {
     std::uint32_t message = none;
-    std::uint32_t scope = none;
+    scope_id scope = none;
     std::string domain;
     std::string name;
     std::string overload;
@@ -158,97 +169,97 @@ public:
     /// The opset version imported for `domain` ("" and "ai.onnx" are the same); 0 if none.
     [[nodiscard]] std::int64_t opset(std::string_view domain) const;
 
-    [[nodiscard]] bool node_live(std::uint32_t n) const { return !nodes[n].removed && !scopes[nodes[n].scope].removed; }
+    [[nodiscard]] bool node_live(node_id n) const { return !nodes[n].removed && !scopes[nodes[n].scope].removed; }
     /// Calls `visit(n)` for every live node, scope by scope in id order (a subgraph comes
     /// after the scope around it, so what an outer node rewrote is known inside). Each
     /// scope's node list is copied first and liveness checked at each step, so `visit` may
     /// remove nodes or add new ones (they are not visited).
     template <class Visit>
     void for_each_live_node(Visit&& visit) const {
-        for (std::uint32_t s = 0; s < scopes.size(); ++s) {
+        for (const auto s : scopes.ids()) {
             if (scopes[s].removed) continue;
             const auto scope_nodes = scopes[s].nodes;
             for (const auto n : scope_nodes)
                 if (node_live(n) && nodes[n].scope == s) visit(n);
         }
     }
-    [[nodiscard]] bool tensor_live(std::uint32_t t) const { return !tensors[t].removed && !scopes[tensors[t].scope].removed; }
+    [[nodiscard]] bool tensor_live(tensor_id t) const { return !tensors[t].removed && !scopes[tensors[t].scope].removed; }
 
     /// The attribute `name` of node `n` (a dropped attribute is absent, a set one is as set).
     /// Views into the node: valid until the node is next changed.
-    [[nodiscard]] std::optional<attribute_value> attribute(std::uint32_t n, std::string_view name) const;
+    [[nodiscard]] std::optional<attribute_value> attribute(node_id n, std::string_view name) const;
     /// Every attribute message of node `n`, in order (dropped ones left out; set ones, which
     /// have no message, are in `nodes[n].set_attributes`).
-    [[nodiscard]] std::vector<std::uint32_t> attribute_messages(std::uint32_t n) const;
+    [[nodiscard]] std::vector<std::uint32_t> attribute_messages(node_id n) const;
     /// Every attribute of node `n`, decoded: its messages', then the ones a pass set.
-    [[nodiscard]] std::vector<attribute_value> attributes(std::uint32_t n) const;
+    [[nodiscard]] std::vector<attribute_value> attributes(node_id n) const;
     /// Gives node `n` attribute `a`, replacing the one of that name it had; marks it changed.
-    void set_attribute(std::uint32_t n, integer_attribute a);
+    void set_attribute(node_id n, integer_attribute a);
 
-    /// The index into model_file::sites of a TensorProto message, or none.
-    [[nodiscard]] std::uint32_t site_of(std::uint32_t tensor_message) const;
+    /// The site of a TensorProto message, or none.
+    [[nodiscard]] site_id site_of(std::uint32_t tensor_message) const;
     /// The data type, dims and byte size of an initializer (original or computed).
-    [[nodiscard]] std::int32_t tensor_type(std::uint32_t t) const;
-    [[nodiscard]] std::vector<std::int64_t> tensor_dims(std::uint32_t t) const;
-    [[nodiscard]] std::uint64_t tensor_bytes(std::uint32_t t) const;
+    [[nodiscard]] std::int32_t tensor_type(tensor_id t) const;
+    [[nodiscard]] std::vector<std::int64_t> tensor_dims(tensor_id t) const;
+    [[nodiscard]] std::uint64_t tensor_bytes(tensor_id t) const;
 
     /// Marks a node removed, and with it every scope its attributes hold.
-    void remove_node(std::uint32_t n);
-    void remove_tensor(std::uint32_t t);
+    void remove_node(node_id n);
+    void remove_tensor(tensor_id t);
     /// Adds a node to `scope` right after node `after` (none: at the end), returns its id.
-    std::uint32_t add_node(std::uint32_t scope, std::uint32_t after, std::string op_type, std::vector<name_id> inputs,
+    node_id add_node(scope_id scope, node_id after, std::string op_type, std::vector<name_id> inputs,
                            std::vector<name_id> outputs, std::string name);
     /// Adds a computed initializer to `scope`, returns its id.
-    std::uint32_t add_tensor(std::uint32_t scope, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
+    tensor_id add_tensor(scope_id scope, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
                              computed_values values);
     /// Sets input/output `slot` of node `n`, marking it changed.
-    void set_input(std::uint32_t n, std::size_t slot, name_id name);
-    void set_output(std::uint32_t n, std::size_t slot, name_id name);
+    void set_input(node_id n, std::size_t slot, name_id name);
+    void set_output(node_id n, std::size_t slot, name_id name);
     /// Sets output `slot` of scope `s`.
-    void set_graph_output(std::uint32_t s, std::size_t slot, name_id name);
+    void set_graph_output(scope_id s, std::size_t slot, name_id name);
     /// Drops attribute `name` of node `n` (it is then encoded without it).
-    void drop_attribute(std::uint32_t n, std::string name);
+    void drop_attribute(node_id n, std::string name);
     /// Gives initializer `t` a new name (its TensorProto is then encoded anew).
-    void rename_tensor(std::uint32_t t, name_id name);
+    void rename_tensor(tensor_id t, name_id name);
     /// Renames the live value_info entries of scope `s` called `from`.
-    void rename_value_infos(std::uint32_t s, name_id from, name_id to);
-    void remove_value_info(std::uint32_t v);
+    void rename_value_infos(scope_id s, name_id from, name_id to);
+    void remove_value_info(value_info_id v);
     /// Marks function `f` removed, and with it its scope and every scope inside it.
-    void remove_function(std::uint32_t f);
+    void remove_function(function_id f);
     /// Moves the live nodes, initializers and value_info of scope `from` into scope `to`,
     /// the nodes just before node `before` of `to`, and returns the moved nodes in order.
     /// The subgraphs they hold then see `to`. `from` is left empty.
-    std::vector<std::uint32_t> move_contents(std::uint32_t from, std::uint32_t to, std::uint32_t before);
+    std::vector<node_id> move_contents(scope_id from, scope_id to, node_id before);
 
     /// Drops removed nodes, tensors and value_info from the scopes' lists.
     void compact();
 
     /// Where a scope is, for people: `graph`, `graph/If 'cond_if'/then_branch`.
-    [[nodiscard]] std::string scope_path(std::uint32_t s) const;
+    [[nodiscard]] std::string scope_path(scope_id s) const;
     /// A node for people: its name, else `<op_type> -> <first output>`.
-    [[nodiscard]] std::string node_label(std::uint32_t n) const;
+    [[nodiscard]] std::string node_label(node_id n) const;
     /// Nodes that are live now, over all scopes.
     [[nodiscard]] std::size_t live_node_count() const;
 
     name_table names;
-    std::vector<scope> scopes;  // 0 is the main graph; a scope's parent always has a smaller id
-    std::vector<node> nodes;
-    std::vector<tensor> tensors;
-    std::vector<value_info> value_infos;
-    std::vector<function> functions;
+    indexed_vector<scope_id, scope> scopes;  // 0 is the main graph; a scope's parent always has a smaller id
+    indexed_vector<node_id, node> nodes;
+    indexed_vector<tensor_id, tensor> tensors;
+    indexed_vector<value_info_id, value_info> value_infos;
+    indexed_vector<function_id, function> functions;
     std::unordered_set<name_id> pinned;  // names the training graphs use
 
 private:
     struct builder;
     const onnx::model_file* file_ = nullptr;
-    std::vector<std::uint32_t> site_of_message_;  // per tree message: site index or none
+    std::vector<site_id> site_of_message_;  // per tree message
     std::vector<std::pair<std::string, std::int64_t>> opsets_;
 };
 
 /// Nodes in `n` and, recursively, in every subgraph it holds.
-[[nodiscard]] std::uint64_t nodes_within(const graph_model& model, std::uint32_t n);
+[[nodiscard]] std::uint64_t nodes_within(const graph_model& model, node_id n);
 /// Initializer bytes held by the subgraphs of `n`, recursively.
-[[nodiscard]] std::uint64_t bytes_within(const graph_model& model, std::uint32_t n);
+[[nodiscard]] std::uint64_t bytes_within(const graph_model& model, node_id n);
 
 /// Whether a pass may add initializers that are not graph inputs: IR version 4 and later
 /// (before, every initializer had to be a graph input too).

@@ -41,14 +41,14 @@ struct computed_placement {
 };
 
 struct storage_plan {
-    std::vector<std::optional<external_location>> sites;  // per model_file site: new external_data, or keep
-    std::vector<computed_placement> computed;             // per graph_model tensor (computed ones only)
+    indexed_vector<site_id, std::optional<external_location>> sites;  // new external_data, or keep
+    indexed_vector<tensor_id, computed_placement> computed;  // per graph_model tensor (computed ones only)
     std::uint32_t spill_source = none;                    // the spill file's index in the writer's sources
 };
 
 /// Whether each model_file site is still in the model after the passes (in a live scope,
 /// a live node, a function still used, or a training graph).
-[[nodiscard]] std::vector<bool> surviving_sites(const graph_model& model);
+[[nodiscard]] indexed_vector<site_id, bool> surviving_sites(const graph_model& model);
 
 /// Builds the edits. `sources` are the writer's sources (0: the model file), used to
 /// stream slices into the spill file. Errors: I/O errors of the spill file.

@@ -56,25 +56,25 @@ public:
     /// The raw little-endian bytes of tensor site `site`. Errors: `unsupported` (strings,
     /// sparse forms, segments), `missing_data` (external data not found), `size_mismatch`,
     /// I/O errors.
-    [[nodiscard]] result<std::vector<std::byte>> site_bytes(std::uint32_t site) const;
+    [[nodiscard]] result<std::vector<std::byte>> site_bytes(onnx::site_id site) const;
     /// The same in pieces of at most `chunk` bytes, for hashing and comparing large tensors.
-    [[nodiscard]] result<void> for_each_chunk(std::uint32_t site, std::size_t chunk,
+    [[nodiscard]] result<void> for_each_chunk(onnx::site_id site, std::size_t chunk,
                                               const std::function<void(std::span<const std::byte>)>& visit) const;
     /// Bytes [offset, offset + length) of site `site`'s raw form (clamped to its size).
-    [[nodiscard]] result<std::vector<std::byte>> read_range(std::uint32_t site, std::uint64_t offset, std::uint64_t length) const;
+    [[nodiscard]] result<std::vector<std::byte>> read_range(onnx::site_id site, std::uint64_t offset, std::uint64_t length) const;
     /// The bytes of initializer `t` of `model`: read for an original tensor, produced from
     /// its recipe for a computed one.
-    [[nodiscard]] result<std::vector<std::byte>> tensor_bytes(const graph_model& model, std::uint32_t t) const;
+    [[nodiscard]] result<std::vector<std::byte>> tensor_bytes(const graph_model& model, tensor_id t) const;
     /// Produces a computed tensor's bytes.
     [[nodiscard]] result<std::vector<std::byte>> compute(std::int32_t data_type, std::span<const std::int64_t> dims,
                                                          const computed_values& values) const;
     /// Whether site `site` has its bytes available (external data found and in bounds).
-    [[nodiscard]] bool readable(std::uint32_t site) const;
+    [[nodiscard]] bool readable(onnx::site_id site) const;
 
 private:
     const onnx::model_file& model_;
     const onnx::external_data* data_;
-    std::vector<std::uint32_t> binding_of_;  // per site: index into data_->tensors, or none
+    indexed_vector<onnx::site_id, onnx::binding_id> binding_of_;  // none: not external
 };
 
 }  // namespace onnxstream::graph

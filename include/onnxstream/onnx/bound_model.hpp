@@ -53,17 +53,17 @@ struct bound_model {
     /// The identities of every input file open, for check_output.
     [[nodiscard]] std::vector<io::file_identity> inputs() const;
 
-    /// Index into data.tensors of tensor `tensor`'s binding, or no_index when it is not external.
-    [[nodiscard]] std::uint32_t binding_of(std::uint32_t tensor) const noexcept { return binding_of_[tensor]; }
+    /// The binding (into data.tensors) of the tensor at `site`, or none when it is not external.
+    [[nodiscard]] binding_id binding_of(site_id site) const noexcept { return binding_of_[site]; }
     /// The stored bytes of a raw or external tensor, as a source slice (an external
     /// tensor's as bound, whether usable or not); empty for typed, string and empty tensors.
-    [[nodiscard]] std::optional<stored_slice> stored_bytes(std::uint32_t tensor) const;
+    [[nodiscard]] std::optional<stored_slice> stored_bytes(site_id site) const;
 
     /// model.file and every data file are as they were opened (io::source_file::check_unchanged).
     [[nodiscard]] result<void> check_unchanged() const;
 
 private:
-    std::vector<std::uint32_t> binding_of_;  // per tensor
+    indexed_vector<site_id, binding_id> binding_of_;
 };
 
 }  // namespace onnxstream::onnx

@@ -29,8 +29,11 @@ struct data_file {
     std::uint64_t bytes_referenced = 0;  // sum of the tensors' lengths
 };
 
+/// An external tensor bound to its data file: an index into external_data::tensors.
+using binding_id = index<struct binding_tag>;
+
 struct external_tensor {
-    std::uint32_t tensor = no_index;  // index into model_file::tensors
+    site_id site = none;              // the tensor (model_file::sites and ::tensors)
     std::uint32_t file = no_index;    // index into external_data::files
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
@@ -38,14 +41,14 @@ struct external_tensor {
 };
 
 struct data_problem {
-    std::uint32_t tensor = no_index;  // index into model_file::tensors, or no_index
+    site_id site = none;              // the tensor it is about, or none
     std::uint32_t file = no_index;
     error what;
 };
 
 struct external_data {
     std::vector<data_file> files;
-    std::vector<external_tensor> tensors;
+    indexed_vector<binding_id, external_tensor> tensors;
     std::vector<data_problem> problems;  // size mismatches included (code size_mismatch)
     // One per file found only by a guess (data_resolver.hpp): not a problem for onnxstream,
     // which checked it, but a runtime will not find it. Every command must say so.

@@ -18,8 +18,8 @@ struct model_file {
     std::filesystem::path path;
     io::source_file file;
     message_tree tree;
-    std::vector<tensor_site> sites;
-    std::vector<tensor_info> tensors;  // parallel to sites
+    indexed_vector<site_id, tensor_site> sites;
+    indexed_vector<site_id, tensor_info> tensors;  // parallel to sites
 
     /// Opens, maps, tokenizes and reads every tensor. Errors name the file.
     [[nodiscard]] static result<model_file> open(const std::filesystem::path& path, const tree_options& options = {});

@@ -5,6 +5,7 @@
 // tensor site is any tensor message plus what encloses it.
 #pragma once
 
+#include <onnxstream/index.hpp>
 #include <onnxstream/onnx/message_tree.hpp>
 
 #include <cstdint>
@@ -23,6 +24,13 @@ enum class tensor_role : std::uint8_t {
 
 [[nodiscard]] const char* to_string(tensor_role role) noexcept;
 
+/// A tensor site is where one tensor's bytes are: the TensorProto that holds them (in
+/// raw_data, typed fields or external_data) and what encloses it. "Site" is the library's
+/// one name for that place: a graph tensor, a constant, an external binding and a write
+/// plan all say which tensor they mean by its site_id, which indexes model_file::sites
+/// and model_file::tensors (parallel arrays).
+using site_id = index<struct site_tag>;
+
 struct tensor_site {
     std::uint32_t message = no_index;  // the TensorProto
     tensor_role role = tensor_role::initializer;
@@ -31,7 +39,7 @@ struct tensor_site {
 };
 
 /// Every tensor message of the model, in file order.
-[[nodiscard]] std::vector<tensor_site> find_tensors(const message_tree& tree);
+[[nodiscard]] indexed_vector<site_id, tensor_site> find_tensors(const message_tree& tree);
 
 /// Every NodeProto of the model (all graphs, subgraphs, functions), in file order.
 [[nodiscard]] std::vector<std::uint32_t> find_nodes(const message_tree& tree);

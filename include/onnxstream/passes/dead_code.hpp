@@ -17,15 +17,15 @@
 namespace onnxstream::passes {
 
 struct liveness {
-    std::vector<bool> node;      // per graph_model node
-    std::vector<bool> function;  // per graph_model function: some live node calls it
+    indexed_vector<node_id, bool> node;
+    indexed_vector<function_id, bool> function;  // some live node calls it
 };
 
 [[nodiscard]] liveness compute_liveness(const graph_model& model, const graph_index& index);
 
 struct component {
-    std::uint32_t scope = none;
-    std::vector<std::uint32_t> nodes;
+    scope_id scope = none;
+    std::vector<node_id> nodes;
 };
 
 /// Dead nodes grouped by the values they share (producer to consumer), keeping only

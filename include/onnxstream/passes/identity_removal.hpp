@@ -16,7 +16,7 @@ namespace onnxstream::passes {
 /// training_mode input that is absent or constant false (opset 12+), or is_test = 1
 /// (before opset 7).
 [[nodiscard]] bool is_inference_dropout(const graph_model& model, const graph_index& index, const tensor_reader& reader,
-                                        std::uint32_t n);
+                                        node_id n);
 
 /// Runs identity; returns the number of nodes removed.
 std::uint64_t remove_identities(pass_context& context);

@@ -24,7 +24,7 @@ namespace onnxstream::passes {
 using namespace onnxstream::graph;
 
 /// A finding about one node `n` of `model`: its scope, op_type and label, one node.
-[[nodiscard]] finding node_finding(const graph_model& model, std::uint32_t n, finding_kind kind, std::string detail = {});
+[[nodiscard]] finding node_finding(const graph_model& model, node_id n, finding_kind kind, std::string detail = {});
 
 /// Limits the passes respect (set by the front end: `--fold-limit`).
 struct pass_limits {
