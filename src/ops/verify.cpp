@@ -50,7 +50,7 @@ struct hash_job {
     std::uint32_t file = 0;
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
-    std::uint32_t tensor = 0;  // the first tensor whose bytes these are (named in progress events)
+    onnx::site_id site{};  // the first tensor whose bytes these are (named in progress events)
     std::optional<io::sha1_digest> digest;
     std::optional<error> failed;
 };
@@ -200,7 +200,7 @@ private:
             expected_of_binding[b] = **expected;
             const auto key = std::make_tuple(binding.file, binding.offset, binding.length);
             auto [it, added] = job_of.emplace(key, static_cast<std::uint32_t>(jobs_.size()));
-            if (added) jobs_.push_back({binding.file, binding.offset, binding.length, binding.tensor, std::nullopt, std::nullopt});
+            if (added) jobs_.push_back({binding.file, binding.offset, binding.length, binding.site, std::nullopt, std::nullopt});
             checked.emplace_back(b, it->second);
         }
         // Jobs run in file and offset order (the map's order), so each file is read forward.
@@ -236,7 +236,7 @@ private:
     result<void> hash_all() {
         std::vector<hashed_range> ranges;
         ranges.reserve(jobs_.size());
-        for (const auto& job : jobs_) ranges.push_back({&*data_.files[job.file].file, job.offset, job.length, model_.tensors[job.tensor].name, {}, {}, {}});
+        for (const auto& job : jobs_) ranges.push_back({&*data_.files[job.file].file, job.offset, job.length, model_.tensors[job.site].name, {}, {}, {}});
         ONNXSTREAM_ASSIGN(report_.bytes_hashed,
                           hash_ranges(ranges, range_hash::sha1, options_, "verify " + path_.filename().string()));
         for (std::size_t j = 0; j < jobs_.size(); ++j) {

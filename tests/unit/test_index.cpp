@@ -17,8 +17,8 @@ namespace {
 
 struct apple_tag {};
 struct pear_tag {};
-using apple_id = index<apple_tag>;
-using pear_id = index<pear_tag>;
+using apple_id = onnxstream::index<apple_tag>;
+using pear_id = onnxstream::index<pear_tag>;
 
 template <class Vector, class Id>
 concept subscriptable_by = requires(Vector v, Id id) { v[id]; };
