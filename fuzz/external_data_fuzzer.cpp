@@ -21,8 +21,8 @@
 #include <onnxstream/onnx/tensor_info.hpp>
 #include <onnxstream/proto/varint.hpp>
 
-#include <string_view>
 #include <sys/stat.h>
+#include <string_view>
 
 namespace {
 
@@ -107,7 +107,8 @@ std::vector<std::byte> wrap_in_model(std::span<const std::byte> tensor) {
     using proto::wire_type;
     put(proto::make_tag(onnx::number(onnx::model_field::ir_version), wire_type::varint));
     put(8);
-    const auto initializer_header = proto::tag_size(onnx::number(onnx::graph_field::initializer)) + proto::varint_size(tensor.size());
+    const auto initializer_header = proto::tag_size(onnx::number(onnx::graph_field::initializer)) +
+                                    proto::varint_size(tensor.size());
     put(proto::make_tag(onnx::number(onnx::model_field::graph), wire_type::length_delimited));
     put(initializer_header + tensor.size());
     put(proto::make_tag(onnx::number(onnx::graph_field::initializer), wire_type::length_delimited));
@@ -122,8 +123,7 @@ std::optional<std::uint64_t> reference_decimal(std::string_view text) {
     std::uint64_t value = 0;
     for (const char c : text) {
         if (c < '0' || c > '9') return std::nullopt;
-        if (__builtin_mul_overflow(value, 10U, &value) ||
-            __builtin_add_overflow(value, static_cast<unsigned>(c - '0'), &value))
+        if (__builtin_mul_overflow(value, 10U, &value) || __builtin_add_overflow(value, static_cast<unsigned>(c - '0'), &value))
             return std::nullopt;
     }
     return value;
@@ -190,10 +190,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         onnx::data_resolver resolver(l.model, l.options);
         const auto found = resolver.resolve(text);
         if (found) check_found(l, found->where, found->file);
-        else ONNXSTREAM_REQUIRE(found.error().code == error_code::missing_data ||
-                                found.error().code == error_code::unsafe_location ||
-                                found.error().code == error_code::invalid_tensor ||  // names a folder
-                                found.error().code == error_code::io);               // a FIFO, a name too long
+        else
+            ONNXSTREAM_REQUIRE(found.error().code == error_code::missing_data ||
+                               found.error().code == error_code::unsafe_location ||
+                               found.error().code == error_code::invalid_tensor ||  // names a folder
+                               found.error().code == error_code::io);               // a FIFO, a name too long
     } else {
         ONNXSTREAM_REQUIRE(checked.error().code == error_code::unsafe_location ||
                            checked.error().code == error_code::invalid_tensor);

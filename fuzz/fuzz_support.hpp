@@ -7,6 +7,7 @@
 #include <onnxstream/io/hashing.hpp>
 #include <onnxstream/plan/write_plan.hpp>
 
+#include <unistd.h>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -17,7 +18,6 @@
 #include <span>
 #include <string>
 #include <system_error>
-#include <unistd.h>
 #include <vector>
 
 namespace onnxstream::fuzz {
@@ -80,9 +80,9 @@ inline const std::filesystem::path& scratch_folder() {
     }();
     // Registered once `folder` is built, so that it runs before `folder` is destroyed.
     static const bool cleanup_registered = std::atexit([] {
-        std::error_code ignored;
-        std::filesystem::remove_all(scratch_folder(), ignored);
-    }) == 0;
+                                               std::error_code ignored;
+                                               std::filesystem::remove_all(scratch_folder(), ignored);
+                                           }) == 0;
     (void)cleanup_registered;
     return folder;
 }

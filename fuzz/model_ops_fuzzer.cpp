@@ -153,8 +153,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     remerge_options.output = dir / "remerged.onnx";
     const auto remerged = ops::merge(split_options.output, remerge_options);
     require_no_leftovers(dir, "merge of the split output");
-    if (merged && !remerged)
-        std::fprintf(stderr, "the split output does not merge: %s\n", remerged.error().describe().c_str());
+    if (merged && !remerged) std::fprintf(stderr, "the split output does not merge: %s\n", remerged.error().describe().c_str());
     if (merged) ONNXSTREAM_REQUIRE(remerged.has_value());
     if (remerged) require_self_contained(remerge_options.output, remerged->output_size);
     if (merged && remerged) require_same_tensors(merge_options.output, remerge_options.output);

@@ -40,8 +40,7 @@ struct inserted {
 
 // Compares message `m` of the original tree (with its edits) to message `n` of the output.
 void compare(const message_tree& original, std::uint32_t m, const tree_edits& edits,
-             const std::map<std::uint32_t, std::vector<inserted>>& insertions, const message_tree& output,
-             std::uint32_t n) {
+             const std::map<std::uint32_t, std::vector<inserted>>& insertions, const message_tree& output, std::uint32_t n) {
     ONNXSTREAM_REQUIRE(original.at(m).kind == output.at(n).kind);
     const auto before = original.fields(m);
     const auto after = output.fields(n);
@@ -125,7 +124,8 @@ void edited(const message_tree& tree, std::span<const std::byte> bytes, fuzz::ch
         }
         // The planner keeps call order among insertions at one position: so does the check.
         for (auto& [m, list] : insertions)
-            std::stable_sort(list.begin(), list.end(), [](const inserted& a, const inserted& b) { return a.position < b.position; });
+            std::stable_sort(list.begin(), list.end(),
+                             [](const inserted& a, const inserted& b) { return a.position < b.position; });
     }
     const auto size = plan::planned_size(tree, edits);
     auto planned = plan::plan_rewrite(tree, edits);
@@ -170,8 +170,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     tight.max_messages = 24;
     if (const auto small = message_tree::parse(bytes, tight); !small) {
         const auto code = small.error().code;
-        ONNXSTREAM_REQUIRE(code == error_code::malformed || code == error_code::not_onnx ||
-                           code == error_code::limit_exceeded);
+        ONNXSTREAM_REQUIRE(code == error_code::malformed || code == error_code::not_onnx || code == error_code::limit_exceeded);
     } else {
         ONNXSTREAM_REQUIRE(small->messages().size() <= tight.max_messages);
         ONNXSTREAM_REQUIRE(small->all_fields().size() <= tight.max_fields);
@@ -180,8 +179,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto tree = message_tree::parse(bytes);
     if (!tree) {
         const auto code = tree.error().code;
-        ONNXSTREAM_REQUIRE(code == error_code::malformed || code == error_code::not_onnx ||
-                           code == error_code::limit_exceeded);
+        ONNXSTREAM_REQUIRE(code == error_code::malformed || code == error_code::not_onnx || code == error_code::limit_exceeded);
         return 0;
     }
     read_tensors(*tree);

@@ -88,12 +88,12 @@ struct error {
         : code(c), message(std::move(what)), hint(std::move(what_to_do)) {}
 
     error_code code = error_code::io;
-    std::string message;     // what happened, one sentence, no trailing period needed
-    std::string hint;        // what to do about it, with {0}, {1} ... for remedies[i]; may be empty
+    std::string message;                // what happened, one sentence, no trailing period needed
+    std::string hint;                   // what to do about it, with {0}, {1} ... for remedies[i]; may be empty
     std::vector<remedy_step> remedies;  // the changes the hint's slots name
-    std::uint64_t offset = no_offset;  // byte offset in the input, when one applies
-    std::string field_path;  // e.g. "graph.initializer[12].raw_data"; may be empty
-    std::error_code os_error{};        // the OS failure behind it, if any
+    std::uint64_t offset = no_offset;   // byte offset in the input, when one applies
+    std::string field_path;             // e.g. "graph.initializer[12].raw_data"; may be empty
+    std::error_code os_error{};         // the OS failure behind it, if any
 
     /// The message followed by the offset and the field path where they are known.
     [[nodiscard]] std::string describe() const;

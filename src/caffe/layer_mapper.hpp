@@ -21,9 +21,8 @@
 
 namespace onnxstream::caffe::detail {
 
-
-using graph::none;
 using graph::name_id;
+using graph::none;
 
 // Caffe's pooling output size (pooling_layer.cpp): ceil, then a window starting in the
 // padding is dropped; OpenCV's `ceil_mode: false` floors instead.
@@ -64,7 +63,9 @@ public:
 private:
     using outcome = result<std::optional<refused>>;
     static outcome ok() { return std::optional<refused>{}; }
-    static outcome refuse(std::string why, std::string hint) { return std::optional<refused>{refused{std::move(why), std::move(hint)}}; }
+    static outcome refuse(std::string why, std::string hint) {
+        return std::optional<refused>{refused{std::move(why), std::move(hint)}};
+    }
 
     std::string text(name_id id) const { return std::string(model_.text(id)); }
 
@@ -75,15 +76,15 @@ private:
     bool has_input(graph::node_id n, std::size_t slot) const {
         return slot < model_.nodes[n].inputs.size() && model_.nodes[n].inputs[slot] != 0;
     }
-    result<std::vector<double>> values(const graph::constant& c) const {
-        return graph::constant_elements(model_, reader_, c);
-    }
+    result<std::vector<double>> values(const graph::constant& c) const { return graph::constant_elements(model_, reader_, c); }
     // The values of input `slot`: a constant, or integers known from static shapes
     // (Shape -> Gather -> Concat chains as PyTorch exports them). Empty when neither.
     result<std::optional<std::vector<double>>> static_values(graph::node_id n, std::size_t slot) const;
     shape static_dims(graph::node_id n, std::size_t slot) const {
         if (const auto found = known_.find(in_name(n, slot)); found != known_.end())
-            return found->second.size() == 1 && known_scalar_.contains(in_name(n, slot)) ? shape{} : shape{static_cast<std::int64_t>(found->second.size())};
+            return found->second.size() == 1 && known_scalar_.contains(in_name(n, slot))
+                       ? shape{}
+                       : shape{static_cast<std::int64_t>(found->second.size())};
         if (const auto c = constant_at(n, slot)) return c->dims;
         return {};
     }
@@ -101,7 +102,6 @@ private:
     // Pad of zeros: folded away when it pads nothing; else refused (a Caffe layer pads only
     // inside Convolution and Pooling).
     outcome pad(graph::node_id n);
-
 
     std::string in_name(graph::node_id n, std::size_t slot) const { return text(model_.nodes[n].inputs[slot]); }
     std::string out_name(graph::node_id n, std::size_t slot = 0) const { return text(model_.nodes[n].outputs[slot]); }
@@ -139,8 +139,8 @@ private:
         return out_.network.layers.back();
     }
     void decide(std::string kind, std::string detail) {
-        out_.decisions.push_back({std::move(kind), out_.network.layers.empty() ? "" : out_.network.layers.back().name,
-                                  std::move(detail)});
+        out_.decisions.push_back(
+            {std::move(kind), out_.network.layers.empty() ? "" : out_.network.layers.back().name, std::move(detail)});
     }
 
     result<blob> constant_blob(const graph::constant& c, shape s) {
@@ -186,15 +186,15 @@ private:
         std::int64_t kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
     };
 
-        std::optional<refused> read_spatial(graph::node_id n, const shape& in, const shape& kernel, std::vector<spatial>& out);
+    std::optional<refused> read_spatial(graph::node_id n, const shape& in, const shape& kernel, std::vector<spatial>& out);
 
-        outcome conv(graph::node_id n);
+    outcome conv(graph::node_id n);
 
     // Slices rows and columns [skip, skip + size) of `in` into `out`.
-        void trim(const std::string& in, const std::string& out, std::array<std::int64_t, 2> skip, std::array<std::int64_t, 2> size,
+    void trim(const std::string& in, const std::string& out, std::array<std::int64_t, 2> skip, std::array<std::int64_t, 2> size,
               const std::string& suffix);
 
-        outcome conv_transpose(graph::node_id n);
+    outcome conv_transpose(graph::node_id n);
 
     // What a Convolution or Deconvolution layer's convolution_param says, per axis.
     struct conv_params {
@@ -203,12 +203,12 @@ private:
     };
     // Adds a Convolution or Deconvolution layer: its convolution_param (group and dilation
     // only when not 1), the weight blob and the bias blob when there is a bias.
-    result<void> convolution_layer(const std::string& type, const std::string& bottom, const std::string& top, const conv_params& c,
-                                   const graph::constant& w, const std::optional<graph::constant>& bias);
+    result<void> convolution_layer(const std::string& type, const std::string& bottom, const std::string& top,
+                                   const conv_params& c, const graph::constant& w, const std::optional<graph::constant>& bias);
 
     // --- pooling -------------------------------------------------------------------
 
-        outcome pool(graph::node_id n);
+    outcome pool(graph::node_id n);
 
     // Caffe pads and rounding whose windows start where ONNX's do and cover every ONNX
     // output (extra outputs are sliced away afterwards): exact sizes first, ceil first.
@@ -220,24 +220,24 @@ private:
     // Average divisors: Caffe divides by the window clipped to the padded input; ONNX by
     // that (count_include_pad=1, with its own end padding) or by the valid elements. Fills
     // the per-output ratio map (rows x columns) and says whether any output needs it.
-    static bool average_correction(const shape& in, const std::vector<spatial>& sp, const shape& onnx_out, const pool_choice& best,
-                                   bool include_pad, std::vector<float>& correction);
+    static bool average_correction(const shape& in, const std::vector<spatial>& sp, const shape& onnx_out,
+                                   const pool_choice& best, bool include_pad, std::vector<float>& correction);
 
-        outcome global_pool(graph::node_id n, bool is_max);
+    outcome global_pool(graph::node_id n, bool is_max);
 
-        outcome reduce_mean(graph::node_id n);
+    outcome reduce_mean(graph::node_id n);
 
     // --- fully connected -----------------------------------------------------------
 
-        outcome inner_product(graph::node_id n, const std::string& input, std::int64_t axis, std::int64_t outputs, blob weight,
+    outcome inner_product(graph::node_id n, const std::string& input, std::int64_t axis, std::int64_t outputs, blob weight,
                           std::optional<blob> bias, shape out_shape);
 
     // B [K, N] -> [N, K] floats.
-        result<std::vector<float>> transposed(const graph::constant& b, double scale) const;
+    result<std::vector<float>> transposed(const graph::constant& b, double scale) const;
 
-        outcome gemm(graph::node_id n);
+    outcome gemm(graph::node_id n);
 
-        outcome matmul(graph::node_id n);
+    outcome matmul(graph::node_id n);
 
     // --- element-wise --------------------------------------------------------------
 
@@ -255,13 +255,13 @@ private:
 
     // --- shapes --------------------------------------------------------------------
 
-        void reshape_layer(const std::string& in, const std::string& out, const shape& target);
+    void reshape_layer(const std::string& in, const std::string& out, const shape& target);
 
-        outcome flatten(graph::node_id n);
+    outcome flatten(graph::node_id n);
 
-        outcome reshape(graph::node_id n);
+    outcome reshape(graph::node_id n);
 
-        outcome concat(graph::node_id n);
+    outcome concat(graph::node_id n);
 
     outcome binary(graph::node_id n);
     // Every input computed: Eltwise when the shapes agree, a per-channel gate for Mul.
@@ -269,19 +269,19 @@ private:
     // Input `xs` computed, `constant_slot` a constant: Power for one value, Scale per channel.
     outcome constant_binary(graph::node_id n, std::size_t xs, std::size_t constant_slot);
 
-        outcome softmax(graph::node_id n);
+    outcome softmax(graph::node_id n);
 
     outcome batchnorm(graph::node_id n);
 
-        outcome transpose(graph::node_id n);
+    outcome transpose(graph::node_id n);
 
-        outcome split(graph::node_id n);
+    outcome split(graph::node_id n);
 
-        outcome slice(graph::node_id n);
+    outcome slice(graph::node_id n);
 
     outcome lrn(graph::node_id n);
 
-        outcome resize(graph::node_id n);
+    outcome resize(graph::node_id n);
 
     const graph::graph_model& model_;
     const graph::graph_index index_;
@@ -296,6 +296,5 @@ private:
     std::map<std::string, std::vector<std::int64_t>> known_;  // integer values known from static shapes
     std::set<std::string> known_scalar_;
 };
-
 
 }  // namespace onnxstream::caffe::detail

@@ -25,7 +25,6 @@ std::int64_t onnx_pool_size(std::int64_t in, std::int64_t kernel, std::int64_t s
     return out;
 }
 
-
 namespace detail {
 
 result<mapping> mapper::run() {
@@ -42,8 +41,8 @@ result<mapping> mapper::run() {
         used_blobs_.insert(name);
         const auto found = options_.input_shapes.find(name);
         if (found == options_.input_shapes.end())
-            return failure(error_code::invalid_argument, "the input '" + name + "' has no known shape",
-                           "give it with {0}", {{remedy::give_input_shape, name + "=1,3,224,224"}});
+            return failure(error_code::invalid_argument, "the input '" + name + "' has no known shape", "give it with {0}",
+                           {{remedy::give_input_shape, name + "=1,3,224,224"}});
         layer l;
         l.name = unique_layer(name);
         l.type = "Input";
@@ -66,7 +65,8 @@ result<mapping> mapper::run() {
         if (!inputs_known) {
             // Downstream of a refused node, which is reported; otherwise this is the root.
             if (out_.refusals.empty())
-                out_.refusals.push_back({nd.op_type, model_.node_label(n), "an input is neither computed by an exported layer nor a constant",
+                out_.refusals.push_back({nd.op_type, model_.node_label(n),
+                                         "an input is neither computed by an exported layer nor a constant",
                                          "run optimize first, or export with static shapes"});
             continue;
         }
@@ -111,8 +111,8 @@ std::optional<mapper::outcome> mapper::known_shape(graph::node_id n) {
     return ok();
 }
 
-mapper::outcome mapper::known_values(graph::node_id n, const std::vector<std::int64_t>& a, std::vector<std::int64_t>& result_values,
-                                     bool& scalar) {
+mapper::outcome mapper::known_values(graph::node_id n, const std::vector<std::int64_t>& a,
+                                     std::vector<std::int64_t>& result_values, bool& scalar) {
     const auto& nd = model_.nodes[n];
     const auto& op = nd.op_type;
     if (op == "Cast" || op == "Identity") {
@@ -140,7 +140,8 @@ mapper::outcome mapper::known_values(graph::node_id n, const std::vector<std::in
         }
     } else if (op == "Slice") {
         auto st = static_values(n, 1), en = static_values(n, 2);
-        if (!st || !*st || !en || !*en || (*st)->size() != 1) return refuse("its bounds are not known", "export with static shapes");
+        if (!st || !*st || !en || !*en || (*st)->size() != 1)
+            return refuse("its bounds are not known", "export with static shapes");
         const auto dim = static_cast<std::int64_t>(a.size());
         auto clamp = [&](double v) {
             auto x = v >= 9.2e18 ? dim : v <= -9.2e18 ? 0 : static_cast<std::int64_t>(v);
@@ -171,8 +172,8 @@ mapper::outcome mapper::known_values(graph::node_id n, const std::vector<std::in
 std::optional<mapper::outcome> mapper::shape_arithmetic(graph::node_id n) {
     const auto& nd = model_.nodes[n];
     const auto& op = nd.op_type;
-    static const std::set<std::string> ops{"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Mul", "Div", "Add", "Sub",
-                                           "Cast", "Slice", "Identity"};
+    static const std::set<std::string> ops{"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Mul",
+                                           "Div",   "Add",    "Sub",       "Cast",    "Slice",  "Identity"};
     if (!ops.contains(op)) return std::nullopt;
     if (op == "Shape") return known_shape(n);
     const auto out = out_name(n);
@@ -210,14 +211,16 @@ mapper::outcome mapper::pad(graph::node_id n) {
         pads = std::move(*v);
     }
     for (const auto p : pads)
-        if (p != 0) return refuse("padding outside a Convolution or Pooling has no Caffe layer", "move the padding into the next Conv or pool's pads");
+        if (p != 0)
+            return refuse("padding outside a Convolution or Pooling has no Caffe layer",
+                          "move the padding into the next Conv or pool's pads");
     power(in_name(n, 0), out_name(n), 1.0, 0.0, "");
     decide("removed", "Pad of nothing kept as an identity Power layer");
     return ok();
 }
 
 void mapper::crop(const std::string& in, std::size_t axis, std::int64_t begin, std::int64_t length, const std::string& out,
-          const std::string& suffix) {
+                  const std::string& suffix) {
     const auto s = shapes_.at(in);
     const auto full = s[axis];
     std::vector<std::string> dropped;
@@ -231,8 +234,8 @@ void mapper::crop(const std::string& in, std::size_t axis, std::int64_t begin, s
         const auto front = fresh_blob(out + "/cut_front");
         const auto rest = begin + length < full ? fresh_blob(out + "/rest") : out;
         auto& l = add_layer("Slice", {current}, {front, rest}, suffix + "/front");
-        l.params.push_back(param::message("slice_param", {param::integer("axis", static_cast<std::int64_t>(axis)),
-                                                           param::integer("slice_point", begin)}));
+        l.params.push_back(param::message(
+            "slice_param", {param::integer("axis", static_cast<std::int64_t>(axis)), param::integer("slice_point", begin)}));
         shapes_[front] = piece(begin);
         shapes_[rest] = piece(full - begin);
         dropped.push_back(front);
@@ -241,8 +244,8 @@ void mapper::crop(const std::string& in, std::size_t axis, std::int64_t begin, s
     if (begin + length < full) {
         const auto back = fresh_blob(out + "/cut_back");
         auto& l = add_layer("Slice", {current}, {out, back}, suffix);
-        l.params.push_back(param::message("slice_param", {param::integer("axis", static_cast<std::int64_t>(axis)),
-                                                           param::integer("slice_point", length)}));
+        l.params.push_back(param::message(
+            "slice_param", {param::integer("axis", static_cast<std::int64_t>(axis)), param::integer("slice_point", length)}));
         shapes_[back] = piece(full - begin - length);
         dropped.push_back(back);
     }
@@ -252,8 +255,8 @@ void mapper::crop(const std::string& in, std::size_t axis, std::int64_t begin, s
 
 void mapper::power(const std::string& in, const std::string& out, double scale, double shift, const std::string& suffix) {
     auto& l = add_layer("Power", {in}, {out}, suffix);
-    l.params.push_back(param::message(
-        "power_param", {param::real("power", 1.0), param::real("scale", scale), param::real("shift", shift)}));
+    l.params.push_back(
+        param::message("power_param", {param::real("power", 1.0), param::real("scale", scale), param::real("shift", shift)}));
     shapes_[out] = shapes_.at(in);
 }
 
@@ -309,12 +312,13 @@ mapper::outcome mapper::map_node(graph::node_id n) {
     const auto& nd = model_.nodes[n];
     const auto& op = nd.op_type;
     if (!nd.domain.empty() && nd.domain != "ai.onnx")
-        return refuse("operators of domain '" + nd.domain + "' have no Caffe layer", "export a model with standard ONNX operators");
+        return refuse("operators of domain '" + nd.domain + "' have no Caffe layer",
+                      "export a model with standard ONNX operators");
     for (std::size_t s = 0; s < nd.outputs.size(); ++s)
         if (s > 0 && nd.outputs[s] != 0 && op != "Split" && index_.at(index_.output(n, s)).uses.size() > 0)
-            return refuse("its output " + std::to_string(s) + " is used, and only the first output of " + op +
-                              " has a Caffe counterpart",
-                          "run optimize first, or export an inference-mode model");
+            return refuse(
+                "its output " + std::to_string(s) + " is used, and only the first output of " + op + " has a Caffe counterpart",
+                "run optimize first, or export an inference-mode model");
     if (auto folded = shape_arithmetic(n)) return std::move(*folded);
     if (op == "Pad") return pad(n);
     if (op == "Conv") return conv(n);
@@ -348,7 +352,8 @@ mapper::outcome mapper::map_node(graph::node_id n) {
         power(in_name(n, 0), out_name(n), 1.0, 0.0, "");
         return ok();
     }
-    return refuse(op + " has no exact Caffe layer in this exporter", "replace it in the source model, or run optimize first if it is dead code");
+    return refuse(op + " has no exact Caffe layer in this exporter",
+                  "replace it in the source model, or run optimize first if it is dead code");
 }
 
 mapper::outcome mapper::activation(graph::node_id n) {
@@ -464,7 +469,8 @@ mapper::outcome mapper::computed_binary(graph::node_id n) {
     bool same = true;
     for (std::size_t s = 1; s < nd.inputs.size(); ++s) same = same && in_shape(n, s) == s0;
     if (same) {
-        if (op == "Div") return refuse("dividing two computed tensors has no Caffe layer", "rewrite as a multiplication by a constant");
+        if (op == "Div")
+            return refuse("dividing two computed tensors has no Caffe layer", "rewrite as a multiplication by a constant");
         std::vector<std::string> bottoms;
         for (std::size_t s = 0; s < nd.inputs.size(); ++s) bottoms.push_back(in_name(n, s));
         auto& l = add_layer("Eltwise", bottoms, {out});
@@ -506,7 +512,8 @@ mapper::outcome mapper::constant_binary(graph::node_id n, std::size_t xs, std::s
     const auto& x = in_shape(n, xs);
     ONNXSTREAM_ASSIGN(const auto v, values(*c));
     const bool constant_first = constant_slot == 0;
-    if (op == "Div" && constant_first) return refuse("dividing a constant by a computed tensor has no Caffe layer", "rewrite the model");
+    if (op == "Div" && constant_first)
+        return refuse("dividing a constant by a computed tensor has no Caffe layer", "rewrite the model");
     if (c->element_count == 1) {
         const auto k = v[0];
         double scale = 1.0, shift = 0.0;
@@ -523,10 +530,10 @@ mapper::outcome mapper::constant_binary(graph::node_id n, std::size_t xs, std::s
     if (c->dims.size() > x.size()) return refuse("its constant has more dimensions than its input", "check the model");
     std::copy(c->dims.begin(), c->dims.end(), padded.end() - static_cast<std::ptrdiff_t>(c->dims.size()));
     bool per_channel = x.size() >= 2;
-    for (std::size_t i = 0; i < padded.size() && per_channel; ++i)
-        per_channel = padded[i] == 1 || (i == 1 && padded[i] == x[1]);
+    for (std::size_t i = 0; i < padded.size() && per_channel; ++i) per_channel = padded[i] == 1 || (i == 1 && padded[i] == x[1]);
     if (!per_channel)
-        return refuse("its constant (" + join(c->dims) + ") is not one value or one per channel", "Caffe's Scale works per channel");
+        return refuse("its constant (" + join(c->dims) + ") is not one value or one per channel",
+                      "Caffe's Scale works per channel");
     const auto channels = x[1];
     std::vector<float> gamma(static_cast<std::size_t>(channels), 1.0F), beta(static_cast<std::size_t>(channels), 0.0F);
     for (std::size_t i = 0; i < gamma.size(); ++i) {
@@ -539,8 +546,8 @@ mapper::outcome mapper::constant_binary(graph::node_id n, std::size_t xs, std::s
     }
     const bool bias = op == "Add" || op == "Sub";
     auto& l = add_layer("Scale", {in_name(n, xs)}, {out});
-    l.params.push_back(param::message("scale_param", {param::integer("axis", 1), param::integer("num_axes", 1),
-                                                       param::flag("bias_term", bias)}));
+    l.params.push_back(param::message(
+        "scale_param", {param::integer("axis", 1), param::integer("num_axes", 1), param::flag("bias_term", bias)}));
     ONNXSTREAM_ASSIGN(auto g, values_blob(std::move(gamma), {channels}));
     l.blobs.push_back(std::move(g));
     if (bias) {
@@ -562,7 +569,8 @@ mapper::outcome mapper::batchnorm(graph::node_id n) {
     }
     const auto channels = in.size() >= 2 ? in[1] : 1;
     for (const auto& c : p)
-        if (static_cast<std::int64_t>(c->element_count) != channels) return refuse("its parameters are not per channel", "check the model");
+        if (static_cast<std::int64_t>(c->element_count) != channels)
+            return refuse("its parameters are not per channel", "check the model");
     const auto eps = attr_float(n, "epsilon", 1e-5);
     const auto out = out_name(n);
     const auto normalized = fresh_blob(out + "/normalized");
@@ -600,7 +608,7 @@ mapper::outcome mapper::lrn(graph::node_id n) {
     const auto top = bias == 1.0 ? out : fresh_blob(out + "/unit_bias");
     auto& l = add_layer("LRN", {in_name(n, 0)}, {top});
     l.params.push_back(param::message("lrn_param", {param::integer("local_size", size), param::real("alpha", alpha / bias),
-                                                     param::real("beta", beta), param::real("k", 1.0)}));
+                                                    param::real("beta", beta), param::real("k", 1.0)}));
     shapes_[top] = in_shape(n, 0);
     if (bias != 1.0) {
         power(top, out, std::pow(bias, -beta), 0.0, "/bias");

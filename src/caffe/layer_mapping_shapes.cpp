@@ -2,12 +2,12 @@
 
 namespace onnxstream::caffe::detail {
 
-mapper::outcome mapper::inner_product(graph::node_id n, const std::string& input, std::int64_t axis, std::int64_t outputs, blob weight,
-                      std::optional<blob> bias, shape out_shape) {
+mapper::outcome mapper::inner_product(graph::node_id n, const std::string& input, std::int64_t axis, std::int64_t outputs,
+                                      blob weight, std::optional<blob> bias, shape out_shape) {
     auto& l = add_layer("InnerProduct", {input}, {out_name(n)});
-    l.params.push_back(param::message("inner_product_param", {param::integer("num_output", outputs),
-                                                               param::flag("bias_term", bias.has_value()),
-                                                               param::integer("axis", axis)}));
+    l.params.push_back(param::message(
+        "inner_product_param",
+        {param::integer("num_output", outputs), param::flag("bias_term", bias.has_value()), param::integer("axis", axis)}));
     l.blobs.push_back(std::move(weight));
     if (bias) l.blobs.push_back(std::move(*bias));
     shapes_[out_name(n)] = std::move(out_shape);
@@ -86,8 +86,8 @@ mapper::outcome mapper::matmul(graph::node_id n) {
     decide("weights", "MatMul B [K, N] stored transposed as [num_output, K]");
     auto out = a;
     out.back() = b->dims[1];
-    return inner_product(n, in_name(n, 0), static_cast<std::int64_t>(a.size()) - 1, b->dims[1], std::move(weight),
-                         std::nullopt, out);
+    return inner_product(n, in_name(n, 0), static_cast<std::int64_t>(a.size()) - 1, b->dims[1], std::move(weight), std::nullopt,
+                         out);
 }
 
 mapper::outcome mapper::flatten(graph::node_id n) {
@@ -274,9 +274,10 @@ mapper::outcome mapper::slice(graph::node_id n) {
         if (!has_input(n, slot)) return true;
         ONNXSTREAM_ASSIGN(const auto v, static_values(n, slot));
         if (!v) return false;
-        for (const auto x : *v) into.push_back(x >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
-                                              : x <= -9.2e18 ? std::numeric_limits<std::int64_t>::min()
-                                                             : static_cast<std::int64_t>(x));
+        for (const auto x : *v)
+            into.push_back(x >= 9.2e18    ? std::numeric_limits<std::int64_t>::max()
+                           : x <= -9.2e18 ? std::numeric_limits<std::int64_t>::min()
+                                          : static_cast<std::int64_t>(x));
         return true;
     };
     for (auto [slot, attribute, into] : {std::tuple{1, "starts", &starts}, std::tuple{2, "ends", &ends},

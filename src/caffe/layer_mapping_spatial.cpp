@@ -16,7 +16,8 @@ std::optional<refused> mapper::read_spatial(graph::node_id n, const shape& in, c
         s.kernel = kernel[i];
         s.stride = strides[i];
         s.dilation = dilations[i];
-        if (s.stride < 1 || s.dilation < 1 || s.kernel < 1) return refused{"a stride, dilation or kernel below 1", "fix the model"};
+        if (s.stride < 1 || s.dilation < 1 || s.kernel < 1)
+            return refused{"a stride, dilation or kernel below 1", "fix the model"};
         if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
             const auto h = in[2 + i];
             const auto target = (h + s.stride - 1) / s.stride;
@@ -41,7 +42,8 @@ mapper::outcome mapper::conv(graph::node_id n) {
     if (!is_float_type(w->data_type)) return refuse("its weight is not a floating-point tensor", "dequantize the model first");
     const auto& in = in_shape(n, 0);
     if (in.size() != 4 || w->dims.size() != 4)
-        return refuse("only 2-D convolutions (NCHW input, 4-D weight) have a Caffe layer", "reshape 1-D/3-D convolutions to 2-D in the source model");
+        return refuse("only 2-D convolutions (NCHW input, 4-D weight) have a Caffe layer",
+                      "reshape 1-D/3-D convolutions to 2-D in the source model");
     const auto group = attr_int(n, "group", 1);
     const shape kernel{w->dims[2], w->dims[3]};
     std::vector<spatial> sp;
@@ -77,12 +79,13 @@ mapper::outcome mapper::conv(graph::node_id n) {
     const bool exact = caffe_size[0] == onnx_out[2] && caffe_size[1] == onnx_out[3];
     const auto out = out_name(n);
     const auto conv_top = exact ? out : fresh_blob(out + "/padded");
-    const conv_params c{channels_out, group, pad, {kernel[0], kernel[1]}, {sp[0].stride, sp[1].stride}, {sp[0].dilation, sp[1].dilation}};
+    const conv_params c{
+        channels_out, group, pad, {kernel[0], kernel[1]}, {sp[0].stride, sp[1].stride}, {sp[0].dilation, sp[1].dilation}};
     ONNXSTREAM_TRY(convolution_layer("Convolution", in_name(n, 0), conv_top, c, *w, bias));
     shapes_[conv_top] = {in[0], channels_out, caffe_size[0], caffe_size[1]};
     if (!exact) {
-        decide("padding", "asymmetric pads " + std::to_string(sp[0].pad_begin) + "," + std::to_string(sp[1].pad_begin) +
-                              "," + std::to_string(sp[0].pad_end) + "," + std::to_string(sp[1].pad_end) +
+        decide("padding", "asymmetric pads " + std::to_string(sp[0].pad_begin) + "," + std::to_string(sp[1].pad_begin) + "," +
+                              std::to_string(sp[0].pad_end) + "," + std::to_string(sp[1].pad_end) +
                               " made exact: symmetric pads " + std::to_string(pad[0]) + "," + std::to_string(pad[1]) +
                               " and a Slice to " + join(onnx_out));
         trim(conv_top, out, skip, {onnx_out[2], onnx_out[3]}, "/trim");
@@ -90,13 +93,18 @@ mapper::outcome mapper::conv(graph::node_id n) {
     return ok();
 }
 
-result<void> mapper::convolution_layer(const std::string& type, const std::string& bottom, const std::string& top, const conv_params& c,
-                                       const graph::constant& w, const std::optional<graph::constant>& bias) {
+result<void> mapper::convolution_layer(const std::string& type, const std::string& bottom, const std::string& top,
+                                       const conv_params& c, const graph::constant& w,
+                                       const std::optional<graph::constant>& bias) {
     auto& l = add_layer(type, {bottom}, {top});
-    std::vector<param> p{param::integer("num_output", c.channels_out), param::flag("bias_term", bias.has_value()),
-                         param::integer("pad_h", c.pad[0]),           param::integer("pad_w", c.pad[1]),
-                         param::integer("kernel_h", c.kernel[0]),     param::integer("kernel_w", c.kernel[1]),
-                         param::integer("stride_h", c.stride[0]),     param::integer("stride_w", c.stride[1])};
+    std::vector<param> p{param::integer("num_output", c.channels_out),
+                         param::flag("bias_term", bias.has_value()),
+                         param::integer("pad_h", c.pad[0]),
+                         param::integer("pad_w", c.pad[1]),
+                         param::integer("kernel_h", c.kernel[0]),
+                         param::integer("kernel_w", c.kernel[1]),
+                         param::integer("stride_h", c.stride[0]),
+                         param::integer("stride_w", c.stride[1])};
     if (c.group != 1) p.push_back(param::integer("group", c.group));
     if (c.dilation[0] != 1 || c.dilation[1] != 1) {
         p.push_back(param::integer("dilation", c.dilation[0]));
@@ -112,8 +120,8 @@ result<void> mapper::convolution_layer(const std::string& type, const std::strin
     return {};
 }
 
-void mapper::trim(const std::string& in, const std::string& out, std::array<std::int64_t, 2> skip, std::array<std::int64_t, 2> size,
-          const std::string& suffix) {
+void mapper::trim(const std::string& in, const std::string& out, std::array<std::int64_t, 2> skip,
+                  std::array<std::int64_t, 2> size, const std::string& suffix) {
     const auto s = shapes_.at(in);
     const bool rows = s[2] != size[0];
     const bool cols = s[3] != size[1];
@@ -131,17 +139,22 @@ void mapper::trim(const std::string& in, const std::string& out, std::array<std:
 mapper::outcome mapper::conv_transpose(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto w = constant_at(n, 1);
-    if (!w || !is_float_type(w->data_type)) return refuse("its weight is not a floating-point constant", "export with constant weights");
+    if (!w || !is_float_type(w->data_type))
+        return refuse("its weight is not a floating-point constant", "export with constant weights");
     const auto& in = in_shape(n, 0);
-    if (in.size() != 4 || w->dims.size() != 4) return refuse("only 2-D transposed convolutions have a Caffe layer", "reshape to 2-D in the source model");
+    if (in.size() != 4 || w->dims.size() != 4)
+        return refuse("only 2-D transposed convolutions have a Caffe layer", "reshape to 2-D in the source model");
     const auto group = attr_int(n, "group", 1);
-    if (group < 1 || w->dims[0] != in[1] || in[1] % group != 0) return refuse("its weight does not match its input channels", "check the model with onnx.checker");
+    if (group < 1 || w->dims[0] != in[1] || in[1] % group != 0)
+        return refuse("its weight does not match its input channels", "check the model with onnx.checker");
     std::vector<spatial> sp;
     if (auto r = read_spatial(n, in, {w->dims[2], w->dims[3]}, sp)) return std::optional<refused>(*r);
-    if (attr_text(n, "auto_pad", "NOTSET") != "NOTSET") return refuse("auto_pad on ConvTranspose is not exported", "give explicit pads");
+    if (attr_text(n, "auto_pad", "NOTSET") != "NOTSET")
+        return refuse("auto_pad on ConvTranspose is not exported", "give explicit pads");
     const auto output_padding = attr_ints(n, "output_padding").value_or(std::vector<std::int64_t>{0, 0});
     for (const auto op : output_padding)
-        if (op != 0) return refuse("output_padding changes the output size and Deconvolution has none", "export without output_padding");
+        if (op != 0)
+            return refuse("output_padding changes the output size and Deconvolution has none", "export without output_padding");
     for (const auto& s : sp)
         if (s.pad_begin != s.pad_end) return refuse("asymmetric pads have no Deconvolution form", "use symmetric pads");
     const auto channels_out = w->dims[1] * group;
@@ -168,7 +181,8 @@ mapper::outcome mapper::conv_transpose(graph::node_id n) {
     return ok();
 }
 
-std::optional<mapper::pool_choice> mapper::pool_padding(const shape& in, const std::vector<spatial>& sp, const shape& onnx_out) const {
+std::optional<mapper::pool_choice> mapper::pool_padding(const shape& in, const std::vector<spatial>& sp,
+                                                        const shape& onnx_out) const {
     std::optional<pool_choice> best;
     std::vector<bool> modes{true};
     if (options_.target == dialect::opencv) modes = {true, false};
@@ -234,7 +248,8 @@ mapper::outcome mapper::pool(graph::node_id n) {
     if (auto r = read_spatial(n, in, kernel, sp)) return std::optional<refused>(*r);
     for (const auto& s : sp)
         if (s.dilation != 1) return refuse("pooling with dilations has no Caffe form", "export without pooling dilations");
-    if (is_max && model_.nodes[n].outputs.size() > 1 && index_.output(n, 1) != none && !index_.at(index_.output(n, 1)).uses.empty())
+    if (is_max && model_.nodes[n].outputs.size() > 1 && index_.output(n, 1) != none &&
+        !index_.at(index_.output(n, 1)).uses.empty())
         return refuse("its Indices output is used", "Caffe's Pooling has no ONNX-style indices");
     const bool ceil_mode = attr_int(n, "ceil_mode", 0) != 0;
     const bool include_pad = attr_int(n, "count_include_pad", 0) != 0;
@@ -254,10 +269,10 @@ mapper::outcome mapper::pool(graph::node_id n) {
     const auto out = out_name(n);
     const auto pool_top = exact && !corrected ? out : fresh_blob(out + "/caffe_pool");
     auto& l = add_layer("Pooling", {in_name(n, 0)}, {pool_top});
-    std::vector<param> p{param::word("pool", is_max ? "MAX" : "AVE"),
-                         param::integer("kernel_h", sp[0].kernel), param::integer("kernel_w", sp[1].kernel),
-                         param::integer("stride_h", sp[0].stride), param::integer("stride_w", sp[1].stride),
-                         param::integer("pad_h", best->pad[0]), param::integer("pad_w", best->pad[1])};
+    std::vector<param> p{param::word("pool", is_max ? "MAX" : "AVE"), param::integer("kernel_h", sp[0].kernel),
+                         param::integer("kernel_w", sp[1].kernel),    param::integer("stride_h", sp[0].stride),
+                         param::integer("stride_w", sp[1].stride),    param::integer("pad_h", best->pad[0]),
+                         param::integer("pad_w", best->pad[1])};
     if (!best->ceil) p.push_back(param::flag("ceil_mode", false));
     l.params.push_back(param::message("pooling_param", std::move(p)));
     shapes_[pool_top] = {in[0], in[1], best->size[0], best->size[1]};
@@ -272,13 +287,13 @@ mapper::outcome mapper::pool(graph::node_id n) {
     }
     if (corrected) {
         auto& s = add_layer("Scale", {current}, {out}, "/divisor");
-        s.params.push_back(param::message("scale_param", {param::integer("axis", 2), param::integer("num_axes", 2),
-                                                           param::flag("bias_term", false)}));
+        s.params.push_back(param::message(
+            "scale_param", {param::integer("axis", 2), param::integer("num_axes", 2), param::flag("bias_term", false)}));
         ONNXSTREAM_ASSIGN(auto b, values_blob(std::move(correction), {onnx_out[2], onnx_out[3]}));
         s.blobs.push_back(std::move(b));
         shapes_[out] = onnx_out;
-        decide("pooling", std::string("average divisors corrected with a Scale map (count_include_pad=") +
-                              (include_pad ? "1" : "0") + ")");
+        decide("pooling",
+               std::string("average divisors corrected with a Scale map (count_include_pad=") + (include_pad ? "1" : "0") + ")");
     }
     return ok();
 }
@@ -289,8 +304,8 @@ mapper::outcome mapper::global_pool(graph::node_id n, bool is_max) {
     if (in.size() != 4) return refuse("only NCHW global pooling has a Caffe layer", "reshape to NCHW");
     auto& l = add_layer("Pooling", {in_name(n, 0)}, {out_name(n)});
     // `pool` must be explicit: OpenCV cannot tell the type from global_pooling alone.
-    l.params.push_back(param::message("pooling_param", {param::word("pool", is_max ? "MAX" : "AVE"),
-                                                         param::flag("global_pooling", true)}));
+    l.params.push_back(
+        param::message("pooling_param", {param::word("pool", is_max ? "MAX" : "AVE"), param::flag("global_pooling", true)}));
     shapes_[out_name(n)] = {in[0], in[1], 1, 1};
     return ok();
 }
@@ -306,7 +321,8 @@ mapper::outcome mapper::reduce_mean(graph::node_id n) {
         axes.emplace();
         for (const auto x : v) axes->push_back(static_cast<std::int64_t>(x));
     }
-    if (!axes || in.size() != 4) return refuse("only a mean over H and W of an NCHW tensor has a Caffe layer", "use GlobalAveragePool");
+    if (!axes || in.size() != 4)
+        return refuse("only a mean over H and W of an NCHW tensor has a Caffe layer", "use GlobalAveragePool");
     std::set<std::int64_t> set;
     for (auto a : *axes) set.insert(a < 0 ? a + 4 : a);
     if (set != std::set<std::int64_t>{2, 3}) return refuse("only a mean over H and W has a Caffe layer", "use GlobalAveragePool");
@@ -357,7 +373,8 @@ mapper::outcome mapper::resize(graph::node_id n) {
     std::array<std::int64_t, 2> factor{};
     for (std::size_t i = 0; i < 2; ++i) {
         const auto s = scales[2 + i];
-        if (s < 1.0 || std::floor(s) != s) return refuse("a scale that is not a whole number has no exact Caffe form", "use integer scales");
+        if (s < 1.0 || std::floor(s) != s)
+            return refuse("a scale that is not a whole number has no exact Caffe form", "use integer scales");
         factor[i] = static_cast<std::int64_t>(s);
     }
     if (nd.op_type == "Resize" && opset >= 11) {
@@ -367,9 +384,9 @@ mapper::outcome mapper::resize(graph::node_id n) {
                              ((transform == "half_pixel" || transform == "pytorch_half_pixel") &&
                               (nearest == "round_prefer_floor" || nearest == "round_prefer_ceil"));
         if (!repeats)
-            return refuse("coordinate_transformation_mode " + transform + " with nearest_mode " + nearest +
-                              " does not repeat each pixel",
-                          "use asymmetric + floor, or half_pixel + round_prefer_floor");
+            return refuse(
+                "coordinate_transformation_mode " + transform + " with nearest_mode " + nearest + " does not repeat each pixel",
+                "use asymmetric + floor, or half_pixel + round_prefer_floor");
     }
     // Nearest upsampling by whole factors = a depthwise Deconvolution of ones with
     // kernel = stride = factor: every output pixel gets exactly one input pixel.
@@ -378,14 +395,14 @@ mapper::outcome mapper::resize(graph::node_id n) {
     l.params.push_back(param::message(
         "convolution_param",
         {param::integer("num_output", channels), param::flag("bias_term", false), param::integer("kernel_h", factor[0]),
-         param::integer("kernel_w", factor[1]), param::integer("stride_h", factor[0]),
-         param::integer("stride_w", factor[1]), param::integer("group", channels)}));
+         param::integer("kernel_w", factor[1]), param::integer("stride_h", factor[0]), param::integer("stride_w", factor[1]),
+         param::integer("group", channels)}));
     ONNXSTREAM_ASSIGN(auto ones, values_blob(std::vector<float>(static_cast<std::size_t>(channels * factor[0] * factor[1]), 1.0F),
                                              {channels, 1, factor[0], factor[1]}));
     l.blobs.push_back(std::move(ones));
     shapes_[out_name(n)] = {in[0], in[1], in[2] * factor[0], in[3] * factor[1]};
-    decide("resize", "nearest x" + std::to_string(factor[0]) + "," + std::to_string(factor[1]) +
-                         " as a depthwise Deconvolution of ones");
+    decide("resize",
+           "nearest x" + std::to_string(factor[0]) + "," + std::to_string(factor[1]) + " as a depthwise Deconvolution of ones");
     return ok();
 }
 

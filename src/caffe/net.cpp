@@ -16,13 +16,9 @@ param param::real(std::string_view key, double v) {
 
 param param::flag(std::string_view key, bool v) { return {std::string(key), v ? "true" : "false", {}}; }
 
-param param::word(std::string_view key, std::string_view enum_value) {
-    return {std::string(key), std::string(enum_value), {}};
-}
+param param::word(std::string_view key, std::string_view enum_value) { return {std::string(key), std::string(enum_value), {}}; }
 
-param param::message(std::string_view key, std::vector<param> children) {
-    return {std::string(key), {}, std::move(children)};
-}
+param param::message(std::string_view key, std::vector<param> children) { return {std::string(key), {}, std::move(children)}; }
 
 std::string quoted(std::string_view text) {
     std::string out = "\"";

@@ -60,8 +60,7 @@ opencv_outcome run(const std::filesystem::path& prototxt, const std::filesystem:
         const auto start = std::chrono::steady_clock::now();
         net.forward(blobs, names);
         out.run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        for (std::size_t i = 0; i < firsts.size() && i < blobs.size(); ++i)
-            out.run.outputs[firsts[i]->top] = from_mat(blobs[i]);
+        for (std::size_t i = 0; i < firsts.size() && i < blobs.size(); ++i) out.run.outputs[firsts[i]->top] = from_mat(blobs[i]);
         for (const auto* r : others) {
             std::vector<cv::Mat> all;
             net.forward(all, known(*r));

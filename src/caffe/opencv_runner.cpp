@@ -96,8 +96,8 @@ bool opencv_available() noexcept { return false; }
 
 std::string opencv_unavailable_reason() { return no_opencv; }
 
-result<opencv_run> run_opencv(const std::filesystem::path&, const std::filesystem::path&, const std::map<std::string, dense_tensor>&,
-                              const std::vector<opencv_request>&) {
+result<opencv_run> run_opencv(const std::filesystem::path&, const std::filesystem::path&,
+                              const std::map<std::string, dense_tensor>&, const std::vector<opencv_request>&) {
     return failure(error_code::unsupported, no_opencv,
                    "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild");
 }

@@ -117,8 +117,9 @@ private:
         ONNXSTREAM_ASSIGN(const auto t, input(n, slot));
         dims out;
         for (const auto v : t.values)
-            out.push_back(v >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
-                          : v <= -9.2e18 ? std::numeric_limits<std::int64_t>::min() : static_cast<std::int64_t>(v));
+            out.push_back(v >= 9.2e18    ? std::numeric_limits<std::int64_t>::max()
+                          : v <= -9.2e18 ? std::numeric_limits<std::int64_t>::min()
+                                         : static_cast<std::int64_t>(v));
         return out;
     }
 
@@ -140,7 +141,8 @@ private:
         if (op == "Gemm") return gemm(n);
         if (op == "MatMul") return matmul(n);
         if (op == "BatchNormalization") return batchnorm(n);
-        if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" || op == "Sum" || op == "PRelu")
+        if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" || op == "Sum" ||
+            op == "PRelu")
             return elementwise(n, op);
         if (op == "Relu" || op == "LeakyRelu" || op == "Sigmoid" || op == "Tanh" || op == "Elu" || op == "HardSigmoid" ||
             op == "HardSwish" || op == "Identity" || op == "Dropout" || op == "Clip")
@@ -195,15 +197,19 @@ private:
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         ONNXSTREAM_ASSIGN(const auto w, input(n, 1));
         dense_tensor b;
-        if (has(n, 2)) { ONNXSTREAM_ASSIGN(b, input(n, 2)); }
-        if (x.shape.size() != 4 || w.shape.size() != 4) return failure(error_code::unsupported, "only 2-D convolutions are evaluated");
+        if (has(n, 2)) {
+            ONNXSTREAM_ASSIGN(b, input(n, 2));
+        }
+        if (x.shape.size() != 4 || w.shape.size() != 4)
+            return failure(error_code::unsupported, "only 2-D convolutions are evaluated");
         const auto g = geometry(n, x, w, transposed);
         if (!transposed) set(n, 0, forward_conv(x, w, b, g));
         else set(n, 0, transposed_conv(x, w, b, g, attr_ints(n, "output_padding").value_or(dims{0, 0})));
         return {};
     }
 
-    static dense_tensor forward_conv(const dense_tensor& x, const dense_tensor& w, const dense_tensor& b, const conv_geometry& geo) {
+    static dense_tensor forward_conv(const dense_tensor& x, const dense_tensor& w, const dense_tensor& b,
+                                     const conv_geometry& geo) {
         const auto& [group, strides, dil, pads] = geo;
         const auto kh = w.shape[2], kw = w.shape[3];
         const auto N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
@@ -237,8 +243,8 @@ private:
         return y;
     }
 
-    static dense_tensor transposed_conv(const dense_tensor& x, const dense_tensor& w, const dense_tensor& b, const conv_geometry& geo,
-                                        const dims& op) {
+    static dense_tensor transposed_conv(const dense_tensor& x, const dense_tensor& w, const dense_tensor& b,
+                                        const conv_geometry& geo, const dims& op) {
         const auto& [group, strides, dil, pads] = geo;
         const auto kh = w.shape[2], kw = w.shape[3];
         const auto N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
@@ -310,7 +316,8 @@ private:
                             ++valid;
                         }
                     if (!is_max) {
-                        const auto divisor = include_pad ? (std::min(he, H + pads[2]) - hs) * (std::min(we, W + pads[3]) - ws) : valid;
+                        const auto divisor = include_pad ? (std::min(he, H + pads[2]) - hs) * (std::min(we, W + pads[3]) - ws)
+                                                         : valid;
                         acc /= static_cast<double>(divisor);
                     }
                     y.values[sz((p * Ho + oh) * Wo + ow)] = acc;
@@ -328,7 +335,8 @@ private:
         for (std::size_t i = 2; i < x.shape.size(); ++i) y.shape.push_back(1);
         for (std::size_t p = 0; p < planes; ++p) {
             double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
-            for (std::size_t i = 0; i < area; ++i) acc = is_max ? std::max(acc, x.values[p * area + i]) : acc + x.values[p * area + i];
+            for (std::size_t i = 0; i < area; ++i)
+                acc = is_max ? std::max(acc, x.values[p * area + i]) : acc + x.values[p * area + i];
             y.values.push_back(is_max ? acc : acc / static_cast<double>(area));
         }
         set(n, 0, std::move(y));
@@ -338,7 +346,9 @@ private:
     result<void> reduce_mean(graph::node_id n) {
         ONNXSTREAM_ASSIGN(const auto x, input(n, 0));
         auto axes = attr_ints(n, "axes");
-        if (!axes && has(n, 1)) { ONNXSTREAM_ASSIGN(axes, int_input(n, 1)); }
+        if (!axes && has(n, 1)) {
+            ONNXSTREAM_ASSIGN(axes, int_input(n, 1));
+        }
         std::set<std::int64_t> a;
         for (auto v : axes.value_or(dims{})) a.insert(v < 0 ? v + static_cast<std::int64_t>(x.shape.size()) : v);
         if (x.shape.size() != 4 || a != std::set<std::int64_t>{2, 3})
@@ -359,7 +369,9 @@ private:
         const auto M = ta ? a.shape[1] : a.shape[0], K = ta ? a.shape[0] : a.shape[1];
         const auto N = tb ? b.shape[0] : b.shape[1];
         dense_tensor c;
-        if (has(n, 2)) { ONNXSTREAM_ASSIGN(c, input(n, 2)); }
+        if (has(n, 2)) {
+            ONNXSTREAM_ASSIGN(c, input(n, 2));
+        }
         dense_tensor y;
         y.shape = {M, N};
         y.values.resize(sz(M * N));
@@ -383,7 +395,8 @@ private:
     result<void> matmul(graph::node_id n) {
         ONNXSTREAM_ASSIGN(const auto a, input(n, 0));
         ONNXSTREAM_ASSIGN(const auto b, input(n, 1));
-        if (b.shape.size() != 2 || a.shape.empty()) return failure(error_code::unsupported, "the reference evaluator only has MatMul by a 2-D B");
+        if (b.shape.size() != 2 || a.shape.empty())
+            return failure(error_code::unsupported, "the reference evaluator only has MatMul by a 2-D B");
         const auto K = b.shape[0], N = b.shape[1];
         const auto rows = a.values.size() / sz(K);
         dense_tensor y;
@@ -410,7 +423,8 @@ private:
         const auto inner = x.values.size() / sz(x.shape[0]) / C;
         for (std::size_t i = 0; i < x.values.size(); ++i) {
             const auto c = (i / inner) % C;
-            x.values[i] = (x.values[i] - p[2].values[c]) / std::sqrt(std::max(p[3].values[c] + eps, 0.0)) * p[0].values[c] + p[1].values[c];
+            x.values[i] = (x.values[i] - p[2].values[c]) / std::sqrt(std::max(p[3].values[c] + eps, 0.0)) * p[0].values[c] +
+                          p[1].values[c];
         }
         set(n, 0, std::move(x));
         return {};
@@ -536,7 +550,9 @@ private:
         } else {
             dims axes;
             if (const auto a = attr_ints(n, "axes")) axes = *a;
-            else if (has(n, 1)) { ONNXSTREAM_ASSIGN(axes, int_input(n, 1)); }
+            else if (has(n, 1)) {
+                ONNXSTREAM_ASSIGN(axes, int_input(n, 1));
+            }
             const auto squeezed = squeezed_shape(in, axes, op == "Squeeze");
             if (!squeezed) return failure(error_code::unsupported, "Squeeze of a dimension that is not 1");
             target = *squeezed;
@@ -651,8 +667,9 @@ private:
         const auto parts = model_.nodes[n].outputs.size();
         dims sizes;
         if (const auto s = attr_ints(n, "split")) sizes = *s;
-        else if (has(n, 1)) { ONNXSTREAM_ASSIGN(sizes, int_input(n, 1)); }
-        else sizes.assign(parts, x.shape[sz(axis)] / static_cast<std::int64_t>(parts));
+        else if (has(n, 1)) {
+            ONNXSTREAM_ASSIGN(sizes, int_input(n, 1));
+        } else sizes.assign(parts, x.shape[sz(axis)] / static_cast<std::int64_t>(parts));
         std::int64_t at = 0;
         for (std::size_t i = 0; i < parts && i < sizes.size(); ++i) {
             set(n, i, take(x, sz(axis), at, sizes[i]));
@@ -671,8 +688,12 @@ private:
         } else {
             ONNXSTREAM_ASSIGN(starts, int_input(n, 1));
             ONNXSTREAM_ASSIGN(ends, int_input(n, 2));
-            if (has(n, 3)) { ONNXSTREAM_ASSIGN(axes, int_input(n, 3)); }
-            if (has(n, 4)) { ONNXSTREAM_ASSIGN(steps, int_input(n, 4)); }
+            if (has(n, 3)) {
+                ONNXSTREAM_ASSIGN(axes, int_input(n, 3));
+            }
+            if (has(n, 4)) {
+                ONNXSTREAM_ASSIGN(steps, int_input(n, 4));
+            }
         }
         if (axes.empty())
             for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
@@ -753,11 +774,14 @@ private:
         }
         if (attr_text(n, "mode", "nearest") != "nearest" || scales.size() != 4 || x.shape.size() != 4)
             return failure(error_code::unsupported, "the reference evaluator only has nearest 2-D resizing");
-        const auto transform = opset >= 11 && nd.op_type == "Resize" ? attr_text(n, "coordinate_transformation_mode", "half_pixel") : "asymmetric";
+        const auto transform = opset >= 11 && nd.op_type == "Resize"
+                                   ? attr_text(n, "coordinate_transformation_mode", "half_pixel")
+                                   : "asymmetric";
         const auto nearest = opset >= 11 && nd.op_type == "Resize" ? attr_text(n, "nearest_mode", "round_prefer_floor") : "floor";
         dense_tensor y;
         y.shape = x.shape;
-        for (std::size_t i = 2; i < 4; ++i) y.shape[i] = static_cast<std::int64_t>(std::floor(static_cast<double>(x.shape[i]) * scales[i]));
+        for (std::size_t i = 2; i < 4; ++i)
+            y.shape[i] = static_cast<std::int64_t>(std::floor(static_cast<double>(x.shape[i]) * scales[i]));
         auto source = [&](std::int64_t out, std::size_t axis) {
             const auto s = scales[axis];
             double v = transform == "asymmetric" ? static_cast<double>(out) / s : (static_cast<double>(out) + 0.5) / s - 0.5;

@@ -36,8 +36,7 @@ private:
 };
 
 /// Parses `args` (the words after the command name). Errors are usage errors.
-[[nodiscard]] result<parsed_arguments> parse_arguments(std::span<const std::string> args,
-                                                       std::span<const option_spec> options);
+[[nodiscard]] result<parsed_arguments> parse_arguments(std::span<const std::string> args, std::span<const option_spec> options);
 
 /// Parses a size: `4096`, `64K`, `1M`, `2G` (also `KiB`/`MB`-style suffixes; powers of 1024).
 [[nodiscard]] result<std::uint64_t> parse_size(std::string_view text, std::string_view option);

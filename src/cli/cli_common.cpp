@@ -48,9 +48,7 @@ const report::hint_wording& flag_wording() noexcept { return flags; }
 
 void print_error(const error& e) { print_text(stderr, "%s", report::error_text(e, report::severity::error, flags).c_str()); }
 
-void print_warning(const error& e) {
-    print_text(stderr, "%s", report::error_text(e, report::severity::warning, flags).c_str());
-}
+void print_warning(const error& e) { print_text(stderr, "%s", report::error_text(e, report::severity::warning, flags).c_str()); }
 
 void print_warnings(std::span<const error> warnings) {
     for (const auto& w : warnings) print_warning(w);

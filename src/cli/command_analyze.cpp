@@ -33,7 +33,8 @@ int run_analyze(std::span<const std::string> argv, const command_context&) {
     const auto& args = *p.args;
     if (args.positionals.size() != 1) return usage_error("analyze", "analyze takes exactly one MODEL");
     const auto report = ops::analyze(args.positionals[0], data_options(args));
-    return show(report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
+    return show(
+        report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
 }
 
 }  // namespace onnxstream::cli

@@ -35,8 +35,17 @@ constexpr std::string_view convert_help =
     "  -f, --force           replace existing outputs (never the inputs)\n"
     "  --json, --quiet       as everywhere\n";
 
-constexpr std::array convert_options{opt_help, opt_quiet, opt_json, opt_output, opt_data, opt_data_dir, opt_force,
-                                     opt_threads, opt_writer, opt_allow_size_mismatch, opt_strict,
+constexpr std::array convert_options{opt_help,
+                                     opt_quiet,
+                                     opt_json,
+                                     opt_output,
+                                     opt_data,
+                                     opt_data_dir,
+                                     opt_force,
+                                     opt_threads,
+                                     opt_writer,
+                                     opt_allow_size_mismatch,
+                                     opt_strict,
                                      option_spec{"--dtype", "", true, false},
                                      option_spec{"--keep-io-types", "", false, false},
                                      option_spec{"--block-ops", "", true, false},
@@ -83,8 +92,9 @@ int run_convert(std::span<const std::string> argv, const command_context& contex
     if (auto parsed = parse_all(); !parsed) return usage_error("convert", parsed.error().message);
     const auto report = run_with_progress(options, context, p.flags, [&] { return ops::convert(args.positionals[0], options); });
     const char* dtype = options.target == ops::half_type::float16 ? "float16" : "bfloat16";
-    const int status = show(report, p.flags, [&](const auto& r) { return report::to_json(r, dtype); },
-                            [&](const auto& r) { return report::to_text(r, dtype); });
+    const int status = show(
+        report, p.flags, [&](const auto& r) { return report::to_json(r, dtype); },
+        [&](const auto& r) { return report::to_text(r, dtype); });
     if (!report) return status;
     const auto& r = *report;
     if (r.saturated > 0 && p.flags.json) {

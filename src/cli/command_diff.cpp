@@ -39,10 +39,10 @@ int run_diff(std::span<const std::string> argv, const command_context& context) 
     ops::diff_options options;
     options.data = data_options(args);
     if (auto threads = read_threads(args, options.threads); !threads) return usage_error("diff", threads.error().message);
-    const auto report =
-        run_with_progress(options, context, p.flags, [&] { return ops::diff(args.positionals[0], args.positionals[1], options); });
-    const int status =
-        show(report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
+    const auto report = run_with_progress(options, context, p.flags,
+                                          [&] { return ops::diff(args.positionals[0], args.positionals[1], options); });
+    const int status = show(
+        report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
     if (!report) return status == exit_interrupted ? status : exit_trouble;
     return report->equivalent ? exit_ok : exit_failed;
 }

@@ -15,8 +15,7 @@ struct export_format {
 };
 
 constexpr std::array export_formats{
-    export_format{"caffe", "a Caffe .prototxt + .caffemodel, BatchNorm folded, checked against the original",
-                  run_export_caffe},
+    export_format{"caffe", "a Caffe .prototxt + .caffemodel, BatchNorm folded, checked against the original", run_export_caffe},
     export_format{"safetensors", "the weights as safetensors (Hugging Face), optionally linked from the .onnx",
                   run_export_safetensors},
 };

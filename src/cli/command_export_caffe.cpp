@@ -33,7 +33,14 @@ constexpr std::string_view caffe_help =
     "  --json                  print a JSON document on stdout\n"
     "  --quiet                 print nothing but warnings and errors\n";
 
-constexpr std::array caffe_options{opt_help, opt_quiet, opt_json, opt_output, opt_force, opt_writer, opt_data, opt_data_dir,
+constexpr std::array caffe_options{opt_help,
+                                   opt_quiet,
+                                   opt_json,
+                                   opt_output,
+                                   opt_force,
+                                   opt_writer,
+                                   opt_data,
+                                   opt_data_dir,
                                    opt_allow_size_mismatch,
                                    option_spec{"--to", "", true, false},
                                    option_spec{"--dialect", "", true, false},
@@ -47,7 +54,8 @@ constexpr std::array caffe_options{opt_help, opt_quiet, opt_json, opt_output, op
 result<std::pair<std::string, caffe::shape>> parse_input_shape(const std::string& text) {
     const auto eq = text.rfind('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-        return failure(error_code::invalid_argument, "--input-shape takes NAME=DIMS, e.g. input=1,3,224,224 (got '" + text + "')");
+        return failure(error_code::invalid_argument,
+                       "--input-shape takes NAME=DIMS, e.g. input=1,3,224,224 (got '" + text + "')");
     caffe::shape dims;
     std::string_view rest(text.data() + eq + 1, text.size() - eq - 1);
     while (!rest.empty()) {
@@ -56,7 +64,8 @@ result<std::pair<std::string, caffe::shape>> parse_input_shape(const std::string
         std::int64_t v = 0;
         const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
         if (ec != std::errc{} || end != word.data() + word.size() || v < 1 || v > (1LL << 31))
-            return failure(error_code::invalid_argument, "--input-shape dimensions are positive whole numbers (got '" + text + "')");
+            return failure(error_code::invalid_argument,
+                           "--input-shape dimensions are positive whole numbers (got '" + text + "')");
         dims.push_back(v);
         if (comma == std::string_view::npos) break;
         rest.remove_prefix(comma + 1);
@@ -93,14 +102,16 @@ int run_export_caffe(std::span<const std::string> argv, const command_context& c
             char* end = nullptr;
             options.tolerance = std::strtod(t->c_str(), &end);
             if (end == t->c_str() || *end != '\0' || !(options.tolerance > 0))
-                return failure(error_code::invalid_argument, "--tolerance takes a positive number such as 1e-4 (got '" + *t + "')");
+                return failure(error_code::invalid_argument,
+                               "--tolerance takes a positive number such as 1e-4 (got '" + *t + "')");
         }
         options.report = args.flag("--report");
         if (const auto d = args.value("--check-dump")) options.check_dump = *d;
         return {};
     };
     if (auto parsed = parse_all(); !parsed) return usage_error("export", parsed.error().message);
-    const auto report = run_with_progress(options, context, p.flags, [&] { return ops::export_caffe(args.positionals[0], options); });
+    const auto report = run_with_progress(options, context, p.flags,
+                                          [&] { return ops::export_caffe(args.positionals[0], options); });
     if (!report) return fail(report.error(), p.flags.json);
     print_warnings(report->warnings);
     if (p.flags.json) print_json(report::to_json(*report, options.tolerance));
@@ -110,10 +121,11 @@ int run_export_caffe(std::span<const std::string> argv, const command_context& c
     }
     if (!p.flags.json && !p.flags.quiet) print_out(report::to_text(*report));
     if (report->check.ran && !report->check.passed) {
-        std::fprintf(stderr,
-                     "onnxstream: error: the export differs from the original by %.3g of the output's magnitude (tolerance %.3g)\n"
-                     "  the files were written for inspection; --report shows the error of every layer\n",
-                     report->check.max_relative_error, options.tolerance);
+        std::fprintf(
+            stderr,
+            "onnxstream: error: the export differs from the original by %.3g of the output's magnitude (tolerance %.3g)\n"
+            "  the files were written for inspection; --report shows the error of every layer\n",
+            report->check.max_relative_error, options.tolerance);
         return exit_failed;
     }
     return exit_ok;

@@ -26,8 +26,17 @@ constexpr std::string_view safetensors_help =
     "  -f, --force           replace existing outputs (never the inputs)\n"
     "  --json, --quiet       as everywhere\n";
 
-constexpr std::array safetensors_options{opt_help, opt_quiet, opt_json, opt_output, opt_data, opt_data_dir, opt_force,
-                                         opt_threads, opt_writer, opt_allow_size_mismatch, opt_strict,
+constexpr std::array safetensors_options{opt_help,
+                                         opt_quiet,
+                                         opt_json,
+                                         opt_output,
+                                         opt_data,
+                                         opt_data_dir,
+                                         opt_force,
+                                         opt_threads,
+                                         opt_writer,
+                                         opt_allow_size_mismatch,
+                                         opt_strict,
                                          option_spec{"--to", "", true, false},
                                          option_spec{"--shard-size", "", true, false},
                                          option_spec{"--link", "", false, false}};
@@ -48,9 +57,10 @@ int run_export_safetensors(std::span<const std::string> argv, const command_cont
         return {};
     };
     if (auto parsed = parse_all(); !parsed) return usage_error("export", parsed.error().message);
-    const auto report =
-        run_with_progress(options, context, p.flags, [&] { return ops::export_safetensors(args.positionals[0], options); });
-    return show(report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
+    const auto report = run_with_progress(options, context, p.flags,
+                                          [&] { return ops::export_safetensors(args.positionals[0], options); });
+    return show(
+        report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
 }
 
 }  // namespace onnxstream::cli

@@ -53,8 +53,15 @@ constexpr std::string_view repack_help =
     "                        place: the old files are replaced only once the new ones are on disk)\n"
     "  --json, --quiet       as everywhere\n";
 
-constexpr std::array split_options{opt_help, opt_quiet, opt_json, opt_output, opt_data, opt_data_dir, opt_force,
-                                   opt_threads, opt_writer,
+constexpr std::array split_options{opt_help,
+                                   opt_quiet,
+                                   opt_json,
+                                   opt_output,
+                                   opt_data,
+                                   opt_data_dir,
+                                   opt_force,
+                                   opt_threads,
+                                   opt_writer,
                                    option_spec{"--data-name", "", true, false},
                                    option_spec{"--threshold", "", true, false},
                                    option_spec{"--align", "", true, false},
@@ -62,8 +69,15 @@ constexpr std::array split_options{opt_help, opt_quiet, opt_json, opt_output, op
                                    option_spec{"--allow-size-mismatch", "", false, false},
                                    option_spec{"--strict", "", false, false}};
 
-constexpr std::array repack_options{opt_help, opt_quiet, opt_json, opt_output, opt_data, opt_data_dir, opt_force,
-                                    opt_threads, opt_writer,
+constexpr std::array repack_options{opt_help,
+                                    opt_quiet,
+                                    opt_json,
+                                    opt_output,
+                                    opt_data,
+                                    opt_data_dir,
+                                    opt_force,
+                                    opt_threads,
+                                    opt_writer,
                                     option_spec{"--data-name", "", true, false},
                                     option_spec{"--threshold", "", true, false},
                                     option_spec{"--align", "", true, false},
@@ -96,8 +110,10 @@ int run_externalize(std::string_view name, std::string_view help, std::span<cons
         return {};
     };
     if (auto parsed = parse_all(); !parsed) return usage_error(name, parsed.error().message);
-    const auto report = run_with_progress(options, context, p.flags, [&] { return ops::externalize(args.positionals[0], options); });
-    return show(report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
+    const auto report = run_with_progress(options, context, p.flags,
+                                          [&] { return ops::externalize(args.positionals[0], options); });
+    return show(
+        report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
 }
 
 int run_split(std::span<const std::string> argv, const command_context& context) {

@@ -33,8 +33,9 @@ int run_inspect(std::span<const std::string> argv, const command_context&) {
     const auto& args = *p.args;
     if (args.positionals.size() != 1) return usage_error("inspect", "inspect takes exactly one MODEL");
     const auto report = ops::inspect(args.positionals[0], data_options(args));
-    return show(report, p.flags, [](const auto& r) { return report::to_json(r, flag_wording()); },
-                [](const auto& r) { return report::to_text(r, flag_wording()); });
+    return show(
+        report, p.flags, [](const auto& r) { return report::to_json(r, flag_wording()); },
+        [](const auto& r) { return report::to_text(r, flag_wording()); });
 }
 
 }  // namespace onnxstream::cli

@@ -44,8 +44,15 @@ std::string optimize_help() {
     return text;
 }
 
-constexpr std::array optimize_options{opt_help, opt_quiet, opt_json, opt_output, opt_force, opt_writer, opt_threads,
-                                      opt_data, opt_data_dir,
+constexpr std::array optimize_options{opt_help,
+                                      opt_quiet,
+                                      opt_json,
+                                      opt_output,
+                                      opt_force,
+                                      opt_writer,
+                                      opt_threads,
+                                      opt_data,
+                                      opt_data_dir,
                                       option_spec{"--passes", "", true, false},
                                       option_spec{"--fold-limit", "", true, false},
                                       option_spec{"--dry-run", "", false, false},
@@ -73,7 +80,8 @@ int run_optimize(std::span<const std::string> argv, const command_context& conte
     };
     if (auto parsed = parse_all(); !parsed) return usage_error("optimize", parsed.error().message);
     const auto report = run_with_progress(options, context, p.flags, [&] { return ops::optimize(args.positionals[0], options); });
-    return show(report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
+    return show(
+        report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
 }
 
 }  // namespace onnxstream::cli

@@ -40,7 +40,9 @@ int run_verify(std::span<const std::string> argv, const command_context& context
     const auto report = run_with_progress(options, context, p.flags, [&] { return ops::verify(args.positionals[0], options); });
     if (!report) return fail(report.error(), p.flags.json);
     if (p.flags.json) print_json(report::to_json(*report, flag_wording()));
-    else print_out(report::to_text(*report, flag_wording(), p.flags.quiet ? report::text_detail::findings : report::text_detail::full));
+    else
+        print_out(
+            report::to_text(*report, flag_wording(), p.flags.quiet ? report::text_detail::findings : report::text_detail::full));
     if (report->clean()) return exit_ok;
     // The problems are the report (stdout); stderr still says the run did not pass.
     print_text(stderr, "onnxstream: error: %s found in %s\n  %s\n", plural(report->problems.size(), "problem").c_str(),

@@ -76,7 +76,8 @@ int run(const std::vector<std::string>& argv) {
         command_context context{&cancel_requested};
         return c.run(args, context);
     }
-    onnxstream::cli::print_text(stderr, "onnxstream: error: unknown command '%s'\n  run 'onnxstream --help' for the list of commands\n",
+    onnxstream::cli::print_text(stderr,
+                                "onnxstream: error: unknown command '%s'\n  run 'onnxstream --help' for the list of commands\n",
                                 onnxstream::cli::terminal_safe(first).c_str());
     return exit_usage;
 }
@@ -92,7 +93,8 @@ int main(int argc, char** argv) {
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "onnxstream: error: out of memory\n  the model's metadata is too large for this machine\n");
     } catch (const std::exception& e) {
-        onnxstream::cli::print_text(stderr, "onnxstream: error: internal error: %s\n  please report this with the model that caused it\n",
+        onnxstream::cli::print_text(stderr,
+                                    "onnxstream: error: internal error: %s\n  please report this with the model that caused it\n",
                                     onnxstream::cli::terminal_safe(e.what()).c_str());
     }
     onnxstream::io::abandon_all_outputs();

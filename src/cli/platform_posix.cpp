@@ -11,15 +11,15 @@
 
 #include <onnxstream/io/output_file.hpp>
 
+#include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <pthread.h>
-#include <sys/resource.h>
 #include <system_error>
 #include <thread>
-#include <unistd.h>
 
 namespace onnxstream::cli::platform {
 namespace {
@@ -29,8 +29,8 @@ std::atomic<bool>* cancel_requested = nullptr;
 sigset_t terminating_signals() {
     sigset_t set;
     sigemptyset(&set);
-    for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGIO,
-                        SIGPWR, SIGSTKFLT})
+    for (const int s :
+         {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGIO, SIGPWR, SIGSTKFLT})
         sigaddset(&set, s);
     for (int s = SIGRTMIN; s <= SIGRTMAX; ++s) sigaddset(&set, s);
     return set;

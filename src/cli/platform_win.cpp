@@ -7,13 +7,14 @@
 #include <onnxstream/io/output_file.hpp>
 
 #include <windows.h>
+// after windows.h, which it needs
 #include <shellapi.h>
 
+#include <fcntl.h>
+#include <io.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
-#include <io.h>
 #include <string>
 #include <utility>
 

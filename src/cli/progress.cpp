@@ -3,8 +3,8 @@
 #include <onnxstream/report/byte_size.hpp>
 #include <onnxstream/report/safe_text.hpp>
 
-#include <cstdio>
 #include <unistd.h>
+#include <cstdio>
 
 namespace onnxstream::cli {
 

@@ -91,15 +91,20 @@ constexpr int max_depth = 16;
 
 bool is_integer_type(std::int32_t type) {
     switch (static_cast<onnx::data_type>(type)) {
-        case onnx::data_type::int8: case onnx::data_type::int16: case onnx::data_type::int32: case onnx::data_type::int64:
-        case onnx::data_type::uint8: case onnx::data_type::uint16: case onnx::data_type::uint32: case onnx::data_type::uint64:
-            return true;
+        case onnx::data_type::int8:
+        case onnx::data_type::int16:
+        case onnx::data_type::int32:
+        case onnx::data_type::int64:
+        case onnx::data_type::uint8:
+        case onnx::data_type::uint16:
+        case onnx::data_type::uint32:
+        case onnx::data_type::uint64: return true;
         default: return false;
     }
 }
 
-std::optional<scalar> evaluate(const graph_model& model, const graph_index& index, const tensor_reader& reader,
-                               value_id v, int depth) {
+std::optional<scalar> evaluate(const graph_model& model, const graph_index& index, const tensor_reader& reader, value_id v,
+                               int depth) {
     if (v == none || depth > max_depth) return std::nullopt;
     if (const auto c = find_constant(model, index, v)) {
         if (c->element_count != 1) return std::nullopt;

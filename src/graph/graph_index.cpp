@@ -49,7 +49,8 @@ graph_index::graph_index(const graph_model& model) : model_(model) {
     for (const auto n : model.nodes.ids()) {
         const auto live = model.node_live(n);
         input_start_[n.value + 1] = input_start_[n.value] + static_cast<std::uint32_t>(live ? model.nodes[n].inputs.size() : 0);
-        output_start_[n.value + 1] = output_start_[n.value] + static_cast<std::uint32_t>(live ? model.nodes[n].outputs.size() : 0);
+        output_start_[n.value + 1] = output_start_[n.value] +
+                                     static_cast<std::uint32_t>(live ? model.nodes[n].outputs.size() : 0);
     }
     inputs_.assign(input_start_.back(), none);
     outputs_.assign(output_start_.back(), none);

@@ -106,8 +106,7 @@ struct graph_model::builder {
             if (f.number() != number(onnx::node_field::attribute) || f.child == none) continue;
             const auto attribute_name = std::string(tree.find_text(f.child, number(onnx::attribute_field::name)));
             for (const auto& g : tree.fields(f.child)) {
-                if ((g.number() != number(onnx::attribute_field::g) &&
-                     g.number() != number(onnx::attribute_field::graphs)) ||
+                if ((g.number() != number(onnx::attribute_field::g) && g.number() != number(onnx::attribute_field::graphs)) ||
                     g.child == none)
                     continue;
                 const auto sub = add_scope(scope_kind::subgraph, g.child, s, id, attribute_name);
@@ -131,9 +130,11 @@ struct graph_model::builder {
                 t.name = model.names.intern(tree.find_text(f.child, number(onnx::tensor_field::name)));
                 model.scopes[s].initializers.push_back(model.tensors.push_back(std::move(t)));
             } else if (k == number(onnx::graph_field::input)) {
-                model.scopes[s].inputs.push_back(model.names.intern(tree.find_text(f.child, number(onnx::value_info_field::name))));
+                model.scopes[s].inputs.push_back(
+                    model.names.intern(tree.find_text(f.child, number(onnx::value_info_field::name))));
             } else if (k == number(onnx::graph_field::output)) {
-                model.scopes[s].outputs.push_back(model.names.intern(tree.find_text(f.child, number(onnx::value_info_field::name))));
+                model.scopes[s].outputs.push_back(
+                    model.names.intern(tree.find_text(f.child, number(onnx::value_info_field::name))));
                 model.scopes[s].output_messages.push_back(f.child);
             } else if (k == number(onnx::graph_field::value_info)) {
                 value_info v;
@@ -273,8 +274,7 @@ std::vector<std::uint32_t> graph_model::attribute_messages(node_id n) const {
     for (const auto& f : t.fields(nd.message)) {
         if (f.number() != number(onnx::node_field::attribute) || f.child == none) continue;
         const auto name = t.find_text(f.child, number(onnx::attribute_field::name));
-        if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), name) != nd.dropped_attributes.end())
-            continue;
+        if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), name) != nd.dropped_attributes.end()) continue;
         out.push_back(f.child);
     }
     return out;
@@ -349,12 +349,12 @@ void graph_model::remove_tensor(tensor_id t) {
 node_id graph_model::add_node(scope_id s, node_id after, std::string op_type, std::vector<name_id> inputs,
                               std::vector<name_id> outputs, std::string name) {
     const auto id = nodes.push_back({.scope = s,
-                     .original_scope = s,
-                     .changed = true,
-                     .op_type = std::move(op_type),
-                     .name = std::move(name),
-                     .inputs = std::move(inputs),
-                     .outputs = std::move(outputs)});
+                                     .original_scope = s,
+                                     .changed = true,
+                                     .op_type = std::move(op_type),
+                                     .name = std::move(name),
+                                     .inputs = std::move(inputs),
+                                     .outputs = std::move(outputs)});
     auto& list = scopes[s].nodes;
     const auto at = std::find(list.begin(), list.end(), after);
     list.insert(at == list.end() ? list.end() : at + 1, id);
@@ -364,7 +364,8 @@ node_id graph_model::add_node(scope_id s, node_id after, std::string op_type, st
 
 tensor_id graph_model::add_tensor(scope_id s, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
                                   computed_values values) {
-    const auto id = tensors.push_back({.scope = s, .name = name, .data_type = data_type, .dims = std::move(dims), .computed = std::move(values)});
+    const auto id = tensors.push_back(
+        {.scope = s, .name = name, .data_type = data_type, .dims = std::move(dims), .computed = std::move(values)});
     scopes[s].initializers.push_back(id);
     scopes[s].changed = true;
     return id;

@@ -89,7 +89,8 @@ private:
         rewrite_.assign(tree_.messages().size(), false);
         for (const auto site : plan_.sites.ids()) {
             if (!plan_.sites[site]) continue;
-            for (auto m = model_.file().sites[site].message; m != none && !rewrite_[m]; m = tree_.at(m).parent) rewrite_[m] = true;
+            for (auto m = model_.file().sites[site].message; m != none && !rewrite_[m]; m = tree_.at(m).parent)
+                rewrite_[m] = true;
         }
     }
 
@@ -281,12 +282,14 @@ private:
             if (!nd.name.empty()) out.text_field(number(onnx::node_field::name), nd.name);
             out.text_field(number(onnx::node_field::op_type), nd.op_type);
             if (!nd.domain.empty()) out.text_field(number(onnx::node_field::domain), nd.domain);
-            for (const auto& a : nd.set_attributes) out.message_field(number(onnx::node_field::attribute), encode_integer_attribute(a));
+            for (const auto& a : nd.set_attributes)
+                out.message_field(number(onnx::node_field::attribute), encode_integer_attribute(a));
             return out;
         }
         std::vector<bool> set_done(nd.set_attributes.size());
         auto put_set = [&](std::size_t k) {
-            if (!set_done[k]) out.message_field(number(onnx::node_field::attribute), encode_integer_attribute(nd.set_attributes[k]));
+            if (!set_done[k])
+                out.message_field(number(onnx::node_field::attribute), encode_integer_attribute(nd.set_attributes[k]));
             set_done[k] = true;
         };
         bool inputs_done = false;

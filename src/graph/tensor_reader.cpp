@@ -37,10 +37,19 @@ double as_signed(std::uint64_t bits) {
 
 std::uint32_t element_size(std::int32_t type) noexcept {
     switch (static_cast<data_type>(type)) {
-        case data_type::float32: case data_type::int32: case data_type::uint32: return 4;
-        case data_type::float64: case data_type::int64: case data_type::uint64: return 8;
-        case data_type::float16: case data_type::bfloat16: case data_type::int16: case data_type::uint16: return 2;
-        case data_type::int8: case data_type::uint8: case data_type::boolean: return 1;
+        case data_type::float32:
+        case data_type::int32:
+        case data_type::uint32: return 4;
+        case data_type::float64:
+        case data_type::int64:
+        case data_type::uint64: return 8;
+        case data_type::float16:
+        case data_type::bfloat16:
+        case data_type::int16:
+        case data_type::uint16: return 2;
+        case data_type::int8:
+        case data_type::uint8:
+        case data_type::boolean: return 1;
         default: return 0;
     }
 }
@@ -56,7 +65,8 @@ double half_to_double(std::uint16_t bits) noexcept {
     const int mantissa = bits & 0x3FF;
     double value = 0;
     if (exponent == 0) value = std::ldexp(static_cast<double>(mantissa), -24);
-    else if (exponent == 31) value = mantissa == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+    else if (exponent == 31)
+        value = mantissa == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
     else value = std::ldexp(static_cast<double>(mantissa + 1024), exponent - 25);
     return sign ? -value : value;
 }
@@ -74,7 +84,7 @@ std::uint16_t double_to_half(double value) noexcept {
     const double units = std::nearbyint(std::ldexp(magnitude, -unit_exponent));  // default mode: ties to even
     auto count = static_cast<std::uint32_t>(units);
     int e = unit_exponent + 10;  // the exponent of the leading bit if count has 11 bits
-    if (count >= 2048) {        // rounding carried into a new bit
+    if (count >= 2048) {         // rounding carried into a new bit
         count >>= 1;
         ++e;
     }
@@ -96,8 +106,10 @@ std::optional<double> decode_element(std::int32_t type, std::span<const std::byt
         case data_type::int16: return as_signed<std::int16_t, std::uint16_t>(bits);
         case data_type::int32: return as_signed<std::int32_t, std::uint32_t>(bits);
         case data_type::int64: return as_signed<std::int64_t, std::uint64_t>(bits);
-        case data_type::uint8: case data_type::uint16: case data_type::uint32: case data_type::uint64:
-            return static_cast<double>(bits);
+        case data_type::uint8:
+        case data_type::uint16:
+        case data_type::uint32:
+        case data_type::uint64: return static_cast<double>(bits);
         case data_type::boolean: return bits != 0 ? 1.0 : 0.0;
         default: return std::nullopt;
     }
@@ -107,7 +119,9 @@ bool encode_element(std::int32_t type, double value, std::span<std::byte> raw, s
     const auto width = element_size(type);
     if (width == 0 || (index + 1) * width > raw.size()) return false;
     switch (static_cast<data_type>(type)) {
-        case data_type::float32: store_le(raw, index * 4, 4, std::bit_cast<std::uint32_t>(static_cast<float>(value))); return true;
+        case data_type::float32:
+            store_le(raw, index * 4, 4, std::bit_cast<std::uint32_t>(static_cast<float>(value)));
+            return true;
         case data_type::float64: store_le(raw, index * 8, 8, std::bit_cast<std::uint64_t>(value)); return true;
         case data_type::float16: store_le(raw, index * 2, 2, double_to_half(value)); return true;
         default: return false;
@@ -197,10 +211,10 @@ void scale_run(std::int32_t type, std::span<std::byte> raw, std::uint64_t begin,
             return;
         case data_type::float16:
             for (std::uint64_t i = begin; i < begin + length; ++i)
-                store_le(raw, i * 2, 2, double_to_half(half_to_double(static_cast<std::uint16_t>(load_le(raw, i * 2, 2))) * factor));
+                store_le(raw, i * 2, 2,
+                         double_to_half(half_to_double(static_cast<std::uint16_t>(load_le(raw, i * 2, 2))) * factor));
             return;
-        default:
-            return;
+        default: return;
     }
 }
 
@@ -248,7 +262,8 @@ result<void> tensor_reader::for_each_chunk(onnx::site_id site, std::size_t chunk
             const auto b = binding_of_[site];
             if (b == none || !data_->tensors[b].usable)
                 return failure(error_code::missing_data, "the external data of " + name + " cannot be read",
-                               "check that the model's data files are beside it ({0} shows where)", {{remedy::inspect_model, {}}});
+                               "check that the model's data files are beside it ({0} shows where)",
+                               {{remedy::inspect_model, {}}});
             const auto& binding = data_->tensors[b];
             if (binding.length != *info.expected_bytes)
                 return failure(error_code::size_mismatch, name + " has " + std::to_string(binding.length) +
@@ -256,8 +271,7 @@ result<void> tensor_reader::for_each_chunk(onnx::site_id site, std::size_t chunk
                                                               std::to_string(*info.expected_bytes));
             return io::for_each_chunk(*data_->files[binding.file].file, binding.offset, binding.length, visit, chunk);
         }
-        case onnx::tensor_storage::strings:
-            return failure(error_code::unsupported, name + " holds strings");
+        case onnx::tensor_storage::strings: return failure(error_code::unsupported, name + " holds strings");
     }
     return failure(error_code::unsupported, name + " has an unknown storage");
 }
@@ -278,14 +292,16 @@ result<std::vector<std::byte>> tensor_reader::read_range(onnx::site_id site, std
     length = std::min(length, size - offset);
     if (info.storage == onnx::tensor_storage::raw && !info.has_segment) {
         const auto payload = model_.tree.payload(model_.tree.field(info.raw_field));
-        if (payload.size() != size) return failure(error_code::size_mismatch, "tensor '" + std::string(info.name) + "' has the wrong size");
+        if (payload.size() != size)
+            return failure(error_code::size_mismatch, "tensor '" + std::string(info.name) + "' has the wrong size");
         const auto piece = payload.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
         return std::vector<std::byte>(piece.begin(), piece.end());
     }
     if (info.storage == onnx::tensor_storage::external && !info.has_segment) {
         const auto b = binding_of_[site];
         if (b == none || !data_->tensors[b].usable || data_->tensors[b].length != size)
-            return failure(error_code::missing_data, "the external data of tensor '" + std::string(info.name) + "' cannot be read");
+            return failure(error_code::missing_data,
+                           "the external data of tensor '" + std::string(info.name) + "' cannot be read");
         std::vector<std::byte> out(static_cast<std::size_t>(length));
         ONNXSTREAM_TRY(data_->files[data_->tensors[b].file].file->read_at(data_->tensors[b].offset + offset, out));
         return out;

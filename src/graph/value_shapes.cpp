@@ -19,8 +19,7 @@ bool value_shape::fully_known() const {
 }
 
 std::optional<std::vector<std::int64_t>> constant_integers(const graph_model& model, const graph_index& index,
-                                                           const tensor_reader& reader, value_id v,
-                                                           std::uint64_t max_elements) {
+                                                           const tensor_reader& reader, value_id v, std::uint64_t max_elements) {
     const auto c = find_constant(model, index, v);
     if (!c || c->element_count > max_elements) return std::nullopt;
     const auto i64 = static_cast<std::int32_t>(data_type::int64);
@@ -69,7 +68,8 @@ value_shape declared_shape(const onnx::message_tree& tree, std::uint32_t value_i
         for (const auto& f : fields_of(tt)) {
             if (f.number == onnx::number(onnx::tensor_type_field::elem_type) && f.type == proto::wire_type::varint)
                 out.data_type = static_cast<std::int32_t>(f.value);
-            if (f.number != onnx::number(onnx::tensor_type_field::shape) || f.type != proto::wire_type::length_delimited) continue;
+            if (f.number != onnx::number(onnx::tensor_type_field::shape) || f.type != proto::wire_type::length_delimited)
+                continue;
             out.dims.emplace();
             for (const auto& d : fields_of(f)) {
                 if (d.number != onnx::number(onnx::shape_field::dim) || d.type != proto::wire_type::length_delimited) continue;
@@ -102,31 +102,57 @@ std::optional<std::vector<std::int64_t>> broadcast(const std::vector<const value
             auto& o = out[rank - s->dims->size() + i];
             const auto d = (*s->dims)[i];
             if (d == 1) continue;
-            if (o == 1) o = d;                        // known or not
-            else if (o == -1 && d != -1) o = d;       // the other is 1 or the same
+            if (o == 1) o = d;                                // known or not
+            else if (o == -1 && d != -1) o = d;               // the other is 1 or the same
             else if (o != d && d != -1) return std::nullopt;  // would not broadcast: leave unknown
         }
     return out;
 }
 
 bool is_passthrough(std::string_view op) {
-    static constexpr std::string_view ops[] = {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Erf",
-                                               "Identity", "Softmax", "LogSoftmax", "LeakyRelu", "Clip", "HardSigmoid",
-                                               "Reciprocal", "Floor", "Ceil", "Sin", "Cos", "Elu", "Selu", "Softplus",
-                                               "HardSwish", "Round", "Sign", "LayerNormalization", "BatchNormalization",
-                                               "Dropout", "InstanceNormalization", "PRelu"};
+    static constexpr std::string_view ops[] = {"Relu",
+                                               "Sigmoid",
+                                               "Tanh",
+                                               "Exp",
+                                               "Log",
+                                               "Neg",
+                                               "Abs",
+                                               "Sqrt",
+                                               "Erf",
+                                               "Identity",
+                                               "Softmax",
+                                               "LogSoftmax",
+                                               "LeakyRelu",
+                                               "Clip",
+                                               "HardSigmoid",
+                                               "Reciprocal",
+                                               "Floor",
+                                               "Ceil",
+                                               "Sin",
+                                               "Cos",
+                                               "Elu",
+                                               "Selu",
+                                               "Softplus",
+                                               "HardSwish",
+                                               "Round",
+                                               "Sign",
+                                               "LayerNormalization",
+                                               "BatchNormalization",
+                                               "Dropout",
+                                               "InstanceNormalization",
+                                               "PRelu"};
     return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 
 bool is_broadcasting(std::string_view op) {
-    static constexpr std::string_view ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "And", "Or", "Xor",
-                                               "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"};
+    static constexpr std::string_view ops[] = {"Add", "Sub", "Mul", "Div",   "Pow",  "Max",     "Min",         "Mod",
+                                               "And", "Or",  "Xor", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"};
     return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 
 bool is_boolean_result(std::string_view op) {
-    return op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
-           op == "And" || op == "Or" || op == "Xor" || op == "Not";
+    return op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" || op == "And" ||
+           op == "Or" || op == "Xor" || op == "Not";
 }
 
 struct inference {
@@ -186,7 +212,9 @@ struct inference {
         value_shape out;
         std::vector<const value_shape*> in;
         for (std::size_t k = 0; k < nd.inputs.size(); ++k) in.push_back(&of(n, k));
-        out.data_type = op == "Where" ? of(n, 1).data_type : is_boolean_result(op) ? static_cast<std::int32_t>(data_type::boolean) : x.data_type;
+        out.data_type = op == "Where"           ? of(n, 1).data_type
+                        : is_boolean_result(op) ? static_cast<std::int32_t>(data_type::boolean)
+                                                : x.data_type;
         out.dims = broadcast(in);
         return out;
     }
@@ -355,7 +383,9 @@ struct inference {
         const bool has_steps = nd.inputs.size() > 4 && nd.inputs[4] != 0;
         if ((has_axes && !axes) || (has_steps && !steps) || !starts || !ends || starts->size() != ends->size()) {
             if (!has_axes || !axes) std::fill(dims.begin(), dims.end(), -1);
-            else for (const auto a : *axes) if (const auto axis = axis_of(a, dims.size())) dims[*axis] = -1;
+            else
+                for (const auto a : *axes)
+                    if (const auto axis = axis_of(a, dims.size())) dims[*axis] = -1;
             out.dims = dims;
             return out;
         }
@@ -500,7 +530,8 @@ struct inference {
 
 }  // namespace
 
-indexed_vector<value_id, value_shape> infer_shapes(const graph_model& model, const graph_index& index, const tensor_reader& reader) {
+indexed_vector<value_id, value_shape> infer_shapes(const graph_model& model, const graph_index& index,
+                                                   const tensor_reader& reader) {
     inference i{model, index, reader, {}};
     i.run();
     return std::move(i.shapes);

@@ -24,9 +24,7 @@ namespace onnxstream::io::win {
 }
 
 [[nodiscard]] inline int to_descriptor(HANDLE handle) noexcept {
-    return handle == INVALID_HANDLE_VALUE || handle == nullptr
-               ? -1
-               : static_cast<int>(reinterpret_cast<std::intptr_t>(handle));
+    return handle == INVALID_HANDLE_VALUE || handle == nullptr ? -1 : static_cast<int>(reinterpret_cast<std::intptr_t>(handle));
 }
 
 /// A Windows error as the errno the rest of onnxstream knows (messages, hints and error

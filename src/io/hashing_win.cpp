@@ -2,6 +2,7 @@
 #include <onnxstream/io/hashing.hpp>
 
 #include <windows.h>
+// after windows.h, which it needs
 #include <bcrypt.h>
 
 #include <new>

@@ -2,6 +2,8 @@
 
 #include <boost/iostreams/device/mapped_file.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -11,8 +13,6 @@
 #include <mutex>
 #include <string>
 #include <system_error>
-#include <sys/mman.h>
-#include <unistd.h>
 
 namespace onnxstream::io {
 namespace {
@@ -57,8 +57,8 @@ extern "C" void on_sigbus(int signal_number, siginfo_t* info, void* context) {
         const auto end = range.end.load(std::memory_order_relaxed);
         if (address < begin || address >= end) continue;
         const auto page = address & ~(page_size - 1);
-        void* zeros = ::mmap(reinterpret_cast<void*>(page), end - page, PROT_READ,
-                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        void* zeros = ::mmap(reinterpret_cast<void*>(page), end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+                             0);
         if (zeros == MAP_FAILED) break;
         range.truncated.store(true, std::memory_order_release);
         return;  // the read is retried, and now finds zeros
@@ -187,8 +187,8 @@ result<void> mapped_file::copy_in_except(int fd, std::span<const byte_range> bul
     for (const auto& run : runs) {
         void* at = base + run.offset;
         // MAP_FIXED replaces the file's pages with fresh anonymous ones in one step.
-        if (::mmap(at, static_cast<std::size_t>(run.length), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-                   -1, 0) == MAP_FAILED)
+        if (::mmap(at, static_cast<std::size_t>(run.length), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+                   0) == MAP_FAILED)
             return broken("cannot copy the metadata of a mapped file into memory: " +
                           std::error_code(errno, std::generic_category()).message());
         private_pages_.push_back(run);

@@ -43,8 +43,7 @@ result<mapped_file> mapped_file::map(int fd, std::uint64_t size, const std::file
     // The view is exactly `size` bytes: a file grown since it was opened maps as it was.
     state->mapping = ::CreateFileMappingW(win::to_handle(fd), nullptr, PAGE_READONLY, static_cast<DWORD>(size >> 32),
                                           static_cast<DWORD>(size), nullptr);
-    if (state->mapping != nullptr)
-        state->view = ::MapViewOfFile(state->mapping, FILE_MAP_READ, 0, 0, static_cast<SIZE_T>(size));
+    if (state->mapping != nullptr) state->view = ::MapViewOfFile(state->mapping, FILE_MAP_READ, 0, 0, static_cast<SIZE_T>(size));
     if (state->view == nullptr)
         return failure(os_failure("cannot map " + display.string() + " into memory", win::last_error(),
                                   "check that the file is readable and not being changed"));

@@ -1,15 +1,15 @@
 #include <onnxstream/io/output_file.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <mutex>
 #include <random>
 #include <string>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -75,10 +75,10 @@ const char* kind_of(mode_t mode) {
 }
 
 error not_regular(const fs::path& destination, mode_t mode, bool during) {
-    return with_remedies(
-        {error_code::invalid_argument,
-         "the output " + destination.string() + " is " + kind_of(mode) + (during ? " (it appeared while writing)" : "")},
-        "onnxstream only replaces regular files; remove it or choose another name with {0}", {{remedy::choose_output, {}}});
+    return with_remedies({error_code::invalid_argument, "the output " + destination.string() + " is " + kind_of(mode) +
+                                                            (during ? " (it appeared while writing)" : "")},
+                         "onnxstream only replaces regular files; remove it or choose another name with {0}",
+                         {{remedy::choose_output, {}}});
 }
 
 // One output's way through a commit.
@@ -155,8 +155,8 @@ result<void> place(step& s, bool overwrite) {
     if (::link(s.staged.c_str(), destination.c_str()) == 0) {
         ::unlink(s.staged.c_str());
     } else if (errno == EEXIST) {
-        return failure(error_code::output_exists, "the output " + destination + " appeared while writing",
-                       "{0} to replace it", {{remedy::replace_output, {}}});
+        return failure(error_code::output_exists, "the output " + destination + " appeared while writing", "{0} to replace it",
+                       {{remedy::replace_output, {}}});
     } else if (::renameat2(AT_FDCWD, s.staged.c_str(), AT_FDCWD, destination.c_str(), RENAME_NOREPLACE) != 0) {
         if (errno == EEXIST)
             return failure(error_code::output_exists, "the output " + destination + " appeared while writing",
@@ -311,8 +311,8 @@ result<void> output_file::commit() {
 
 result<void> output_file::flush_to_disk() const {
     if (fd_ < 0 || ::fsync(fd_) != 0)
-        return failure(os_failure("cannot flush " + destination_.string() + " to disk",
-                                  {fd_ < 0 ? EBADF : errno, std::generic_category()}));
+        return failure(
+            os_failure("cannot flush " + destination_.string() + " to disk", {fd_ < 0 ? EBADF : errno, std::generic_category()}));
     return {};
 }
 

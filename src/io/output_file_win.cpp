@@ -79,10 +79,10 @@ error not_regular(const fs::path& destination, existing_kind kind, bool during) 
     const char* what = kind == existing_kind::link        ? "a symbolic link or junction"
                        : kind == existing_kind::directory ? "a directory"
                                                           : "not a regular file";
-    return with_remedies(
-        {error_code::invalid_argument,
-         "the output " + destination.string() + " is " + what + (during ? " (it appeared while writing)" : "")},
-        "onnxstream only replaces regular files; remove it or choose another name with {0}", {{remedy::choose_output, {}}});
+    return with_remedies({error_code::invalid_argument,
+                          "the output " + destination.string() + " is " + what + (during ? " (it appeared while writing)" : "")},
+                         "onnxstream only replaces regular files; remove it or choose another name with {0}",
+                         {{remedy::choose_output, {}}});
 }
 
 struct step {
@@ -111,8 +111,7 @@ result<void> place(step& s, const fs::path& temporary, bool overwrite) {
     // No REPLACE_EXISTING: a destination that appeared since is refused, never overwritten.
     if (!::MoveFileExW(temporary.c_str(), destination.c_str(), MOVEFILE_WRITE_THROUGH)) {
         const DWORD code = ::GetLastError();
-        if (!s.backup.empty() && ::MoveFileExW(s.backup.c_str(), destination.c_str(), MOVEFILE_WRITE_THROUGH))
-            s.backup.clear();
+        if (!s.backup.empty() && ::MoveFileExW(s.backup.c_str(), destination.c_str(), MOVEFILE_WRITE_THROUGH)) s.backup.clear();
         if (code == ERROR_ALREADY_EXISTS || code == ERROR_FILE_EXISTS)
             return failure(error_code::output_exists, "the output " + destination.string() + " appeared while writing",
                            "{0} to replace it", {{remedy::replace_output, {}}});

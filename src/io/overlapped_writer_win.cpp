@@ -112,8 +112,8 @@ private:
         if (op.kind == operation_kind::convert) {
             ONNXSTREAM_TRY(flush_staging());
             ONNXSTREAM_TRY(drain());
-            return converter_.run(*job_, sizes_, op, *options_, [this](std::uint64_t bytes) { progress(bytes); }, report_,
-                                  checks_seen_);
+            return converter_.run(
+                *job_, sizes_, op, *options_, [this](std::uint64_t bytes) { progress(bytes); }, report_, checks_seen_);
         }
         ONNXSTREAM_ASSIGN(const source_file* found, detail::copy_source(*job_, sizes_, op));
         ONNXSTREAM_TRY(detail::claim_check(*job_, op, checks_seen_));
@@ -197,8 +197,8 @@ private:
             const DWORD code = ::GetLastError();
             s.state = slot_state::idle;
             if (!write && code == ERROR_HANDLE_EOF) return detail::source_shrank(*s.source, offset);
-            return failure(os_failure(write ? "cannot write the output" : "cannot read " + s.source->path().string(),
-                                      win::error_of(code)));
+            return failure(
+                os_failure(write ? "cannot write the output" : "cannot read " + s.source->path().string(), win::error_of(code)));
         }
         if (std::find(order_.begin(), order_.end(), &s) == order_.end()) order_.push_back(&s);
         return {};
@@ -241,7 +241,8 @@ private:
         if (!ok) return failure(os_failure("cannot write the output", win::error_of(code)));
         if (transferred < s.length) {
             // A short write: the rest synchronously.
-            ONNXSTREAM_TRY(detail::write_all(job_->output_descriptor, std::span(s.buffer).subspan(transferred, s.length - transferred),
+            ONNXSTREAM_TRY(detail::write_all(job_->output_descriptor,
+                                             std::span(s.buffer).subspan(transferred, s.length - transferred),
                                              s.output_offset + transferred));
         }
         progress(s.length);

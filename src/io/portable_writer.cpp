@@ -9,10 +9,10 @@
 #include "convert_support.hpp"
 #include "writer_support.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <unistd.h>
 #include <vector>
 
 namespace onnxstream::io {
@@ -57,8 +57,8 @@ private:
         }
         if (op.kind == operation_kind::convert) {
             ONNXSTREAM_TRY(flush());
-            return converter_.run(*job_, sizes_, op, *options_, [this](std::uint64_t bytes) { progress(bytes); }, report_,
-                                  checks_seen_);
+            return converter_.run(
+                *job_, sizes_, op, *options_, [this](std::uint64_t bytes) { progress(bytes); }, report_, checks_seen_);
         }
         ONNXSTREAM_ASSIGN(const source_file* found, detail::copy_source(*job_, sizes_, op));
         const source_file& source = *found;
@@ -120,9 +120,8 @@ private:
             if (cancelled()) return detail::interrupted();
             if (kernel_copy) {
                 const std::uint64_t chunk = std::min<std::uint64_t>(op.length - done, detail::kernel_copy_chunk);
-                const auto outcome = detail::copy_in_kernel(source.descriptor(), op.input_offset + done,
-                                                            job_->output_descriptor, op.output_offset + done, chunk,
-                                                            options_->cancel);
+                const auto outcome = detail::copy_in_kernel(source.descriptor(), op.input_offset + done, job_->output_descriptor,
+                                                            op.output_offset + done, chunk, options_->cancel);
                 done += outcome.copied;
                 if (outcome.copied > 0) progress(outcome.copied);
                 if (outcome.end_of_source) return source_shrank(source, op.input_offset + done);

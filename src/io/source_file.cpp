@@ -1,9 +1,9 @@
 #include <onnxstream/io/source_file.hpp>
 
-#include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
 
 #include <string>
 #include <utility>
@@ -41,8 +41,9 @@ error open_failure(const std::filesystem::path& path, std::error_code os) {
     if (os == std::errc::no_such_file_or_directory || os == std::errc::not_a_directory)
         hint = "check the path: no file has that name";
     else if (os == std::errc::too_many_files_open)
-        hint = "the model has more files than this process may keep open: raise the limit (for example "
-               "'ulimit -n 65536') and run again";
+        hint =
+            "the model has more files than this process may keep open: raise the limit (for example "
+            "'ulimit -n 65536') and run again";
     auto e = os_failure("cannot open " + path.string(), os, hint);
     if (os == std::errc::no_such_file_or_directory || os == std::errc::not_a_directory) e.code = error_code::missing_data;
     return e;
@@ -71,8 +72,7 @@ result<source_file> source_file::adopt(int fd, const std::filesystem::path& path
     if (::fstat(file.fd_, &info) != 0)
         return failure(os_failure("cannot read the attributes of " + path.string(), {errno, std::generic_category()}));
     if (S_ISDIR(info.st_mode))
-        return failure(error_code::io, path.string() + " is a directory, not a file",
-                       "give the path of the file itself");
+        return failure(error_code::io, path.string() + " is a directory, not a file", "give the path of the file itself");
     if (!S_ISREG(info.st_mode))
         return failure(error_code::io, path.string() + " is not a regular file (a device, FIFO or socket)",
                        "point onnxstream at the model and data files themselves");
@@ -111,8 +111,7 @@ result<void> source_file::check_unchanged() const {
     if (mapping_.intact() && (same_size || fd_ < 0)) return {};
     std::string now = stat_ok ? "; it is now " + std::to_string(info.st_size) + " bytes" : "";
     return failure(error_code::truncated_data,
-                   path_.string() + " changed size while being read (it was " + std::to_string(size_) + " bytes" + now +
-                       ")",
+                   path_.string() + " changed size while being read (it was " + std::to_string(size_) + " bytes" + now + ")",
                    "another program is writing to it: wait until it is done (or the download is complete), then run "
                    "again");
 }
@@ -175,8 +174,7 @@ result<source_file> located_file::open(bool map_bytes) const {
     // Reopening the pinned file through /proc opens that very inode; without /proc, its
     // real path is opened without following a last link, and must still be that file.
     int fd = ::open(proc_fd_path(fd_).c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0 && errno == ENOENT)
-        fd = ::open(real_path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+    if (fd < 0 && errno == ENOENT) fd = ::open(real_path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0) return failure(open_failure(path_, {errno, std::generic_category()}));
     ONNXSTREAM_ASSIGN(auto file, source_file::adopt(fd, path_, map_bytes));
     if (file.identity() != identity_)

@@ -107,8 +107,7 @@ result<void> source_file::check_unchanged() const {
     if (fd_ < 0 || (known && now == size_)) return {};
     std::string is_now = known ? "; it is now " + std::to_string(now) + " bytes" : "";
     return failure(error_code::truncated_data,
-                   path_.string() + " changed size while being read (it was " + std::to_string(size_) + " bytes" + is_now +
-                       ")",
+                   path_.string() + " changed size while being read (it was " + std::to_string(size_) + " bytes" + is_now + ")",
                    "another program is writing to it: wait until it is done (or the download is complete), then run "
                    "again");
 }
@@ -141,8 +140,7 @@ result<located_file> located_file::locate(const std::filesystem::path& path) {
     located.path_ = path;
     // No access rights: nothing is read, no device is woken; BACKUP_SEMANTICS lets the
     // handle be a folder's. Symbolic links and junctions are followed.
-    const HANDLE handle = ::CreateFileW(path.c_str(), 0, share_all, nullptr, OPEN_EXISTING,
-                                        FILE_FLAG_BACKUP_SEMANTICS, nullptr);
+    const HANDLE handle = ::CreateFileW(path.c_str(), 0, share_all, nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr);
     if (handle == INVALID_HANDLE_VALUE) return failure(open_failure(path, win::last_error()));
     located.fd_ = win::to_descriptor(handle);
     BY_HANDLE_FILE_INFORMATION info{};
@@ -172,8 +170,7 @@ result<source_file> located_file::open(bool map_bytes) const {
 }
 
 std::optional<file_identity> identity_of(const std::filesystem::path& path) noexcept {
-    const HANDLE handle = ::CreateFileW(path.c_str(), 0, share_all, nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS,
-                                        nullptr);
+    const HANDLE handle = ::CreateFileW(path.c_str(), 0, share_all, nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr);
     if (handle == INVALID_HANDLE_VALUE) return std::nullopt;
     file_identity identity;
     BY_HANDLE_FILE_INFORMATION info{};

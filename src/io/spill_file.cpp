@@ -1,15 +1,15 @@
 #include <onnxstream/io/spill_file.hpp>
 
-#include "writer_support.hpp"
 #include <onnxstream/io/chunked_read.hpp>
+#include "writer_support.hpp"
 
 #include <string>
 #include <utility>
 
 #if !defined(_WIN32)  // Windows: spill_file_win.cpp
-#include <cerrno>
 #include <fcntl.h>
 #include <unistd.h>
+#include <cerrno>
 #endif
 
 namespace onnxstream::io {
@@ -49,9 +49,7 @@ result<spill_file> spill_file::create(const std::filesystem::path& folder) {
     return spill;
 }
 
-result<source_file> spill_file::open_source() const {
-    return source_file::open("/proc/self/fd/" + std::to_string(fd_), false);
-}
+result<source_file> spill_file::open_source() const { return source_file::open("/proc/self/fd/" + std::to_string(fd_), false); }
 
 #endif
 

@@ -197,10 +197,10 @@ struct lane {
 struct check_stream {
     explicit check_stream(const stream_check& check) : hashes(check) {}
     detail::check_hashes hashes;
-    std::uint64_t produced = 0;  // buffers handed out so far
-    std::uint64_t hashed = 0;    // buffers hashed so far
-    bool busy = false;           // a buffer of it is on a worker
-    bool complete = false;       // every buffer of it has been handed out
+    std::uint64_t produced = 0;                    // buffers handed out so far
+    std::uint64_t hashed = 0;                      // buffers hashed so far
+    bool busy = false;                             // a buffer of it is on a worker
+    bool complete = false;                         // every buffer of it has been handed out
     std::map<std::uint64_t, std::uint32_t> ready;  // read buffers waiting: sequence -> slot
 };
 
@@ -307,8 +307,8 @@ private:
             }
             if (op.kind == operation_kind::convert) {
                 // Inline (see convert_support.hpp); requests in flight go on meanwhile.
-                auto converted = converter_.run(job_, sizes_, op, options_, [this](std::uint64_t bytes) { report_progress(bytes); },
-                                                report_, checks_seen_);
+                auto converted = converter_.run(
+                    job_, sizes_, op, options_, [this](std::uint64_t bytes) { report_progress(bytes); }, report_, checks_seen_);
                 if (!converted) {
                     stop(std::move(converted).error());
                     return false;
@@ -464,12 +464,14 @@ private:
         const int out = job_.output_descriptor;
         const auto* cancel = options_.cancel;
         ++tasks_;
-        workers().post([this, free_lane, lane_index, in, out, cancel] {
-            const piece& w = free_lane->work;
-            free_lane->outcome = detail::copy_in_kernel(in, w.input_offset, out, w.output_offset, w.length, cancel);
-            // Start writing this chunk to the device at once, from the thread that copied it.
-            if (free_lane->outcome.copied > 0) detail::start_writeback(out, w.output_offset, free_lane->outcome.copied);
-        }, {worker_done::kind::copied, lane_index});
+        workers().post(
+            [this, free_lane, lane_index, in, out, cancel] {
+                const piece& w = free_lane->work;
+                free_lane->outcome = detail::copy_in_kernel(in, w.input_offset, out, w.output_offset, w.length, cancel);
+                // Start writing this chunk to the device at once, from the thread that copied it.
+                if (free_lane->outcome.copied > 0) detail::start_writeback(out, w.output_offset, free_lane->outcome.copied);
+            },
+            {worker_done::kind::copied, lane_index});
         return true;
     }
 
@@ -530,8 +532,7 @@ private:
         for (;;) {
             const int submitted = io_uring_submit(&ring_);
             if (submitted >= 0 || (submitted != -EINTR && submitted != -EAGAIN && submitted != -EBUSY)) {
-                if (submitted < 0)
-                    stop(failure(os_failure("cannot submit to io_uring", {-submitted, std::generic_category()})));
+                if (submitted < 0) stop(failure(os_failure("cannot submit to io_uring", {-submitted, std::generic_category()})));
                 return;
             }
         }
@@ -645,9 +646,7 @@ private:
         const std::span<const std::byte> bytes(s.memory, static_cast<std::size_t>(s.length));
         ++tasks_;
         auto* hashes = &stream.hashes;
-        workers().post([this, hashes, bytes, index] {
-            hashes->update(bytes);
-        }, {worker_done::kind::hashed, index});
+        workers().post([this, hashes, bytes, index] { hashes->update(bytes); }, {worker_done::kind::hashed, index});
     }
 
     void collect_workers() {

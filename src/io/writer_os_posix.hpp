@@ -2,13 +2,13 @@
 // copy_file_range. Included by writer_support.hpp only.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <fcntl.h>
 #include <optional>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace onnxstream::io::detail {
 
@@ -52,8 +52,8 @@ inline void start_writeback(int fd, std::uint64_t offset, std::uint64_t length) 
 /// bytes must be read and written instead (different file systems, a file system or
 /// kernel without it, a seccomp filter).
 [[nodiscard]] inline bool kernel_copy_unsupported(int os_error) noexcept {
-    return os_error == EXDEV || os_error == ENOSYS || os_error == EINVAL || os_error == EOPNOTSUPP ||
-           os_error == ENOTSUP || os_error == EPERM || os_error == EBADF || os_error == ETXTBSY;
+    return os_error == EXDEV || os_error == ENOSYS || os_error == EINVAL || os_error == EOPNOTSUPP || os_error == ENOTSUP ||
+           os_error == EPERM || os_error == EBADF || os_error == ETXTBSY;
 }
 
 /// copy_file_range of `length` bytes, in pieces so that `cancel` is seen between them;

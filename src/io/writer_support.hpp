@@ -24,9 +24,7 @@ inline constexpr std::uint64_t kernel_copy_chunk = 16ULL << 20;
 /// After this many bytes written, writeback of the output is started (see start_writeback).
 inline constexpr std::uint64_t writeback_interval = 32ULL << 20;
 
-[[nodiscard]] inline failure interrupted() {
-    return failure(error_code::interrupted, "interrupted; no output was written");
-}
+[[nodiscard]] inline failure interrupted() { return failure(error_code::interrupted, "interrupted; no output was written"); }
 
 [[nodiscard]] inline failure source_shrank(const source_file& source, std::uint64_t offset) {
     return failure(error_code::truncated_data,

@@ -130,8 +130,7 @@ namespace {
 std::string unsafe_because(std::string_view location, std::string_view folder) {
     if (location.find('\0') != std::string_view::npos) return "it contains a NUL byte";
     const fs::path p{std::string(location)};
-    if (p.is_absolute() || location.front() == '/' || location.front() == '\\' ||
-        (location.size() > 1 && location[1] == ':'))
+    if (p.is_absolute() || location.front() == '/' || location.front() == '\\' || (location.size() > 1 && location[1] == ':'))
         return "it is an absolute path";
     for (const auto& part : p)
         if (part == "..") return "it leaves " + std::string(folder) + " with '..'";
@@ -144,10 +143,10 @@ std::string unsafe_because(std::string_view location, std::string_view folder) {
 result<void> data_resolver::check_location_text(std::string_view location) {
     if (location.empty()) return failure(error_code::invalid_tensor, "an external data location is empty");
     if (const auto why = unsafe_because(location, "the model's folder"); !why.empty()) {
-        return failure(error_code::unsafe_location,
-                       "refusing external data location '" + std::string(location) + "': " + why,
+        return failure(error_code::unsafe_location, "refusing external data location '" + std::string(location) + "': " + why,
                        "a model may only reference data files inside its own folder; if you trust this model, "
-                       "pass the file with {0}", {{remedy::give_data_file, "FILE"}});
+                       "pass the file with {0}",
+                       {{remedy::give_data_file, "FILE"}});
     }
     return {};
 }
@@ -163,16 +162,16 @@ result<fs::path> contained_path(const fs::path& root, std::string_view relative)
     const auto real = fs::weakly_canonical(real_root / fs::path(std::string(relative)), ec);
     if (ec) return failure(error_code::io, "cannot resolve " + std::string(relative) + ": " + ec.message());
     if (!is_inside(real, real_root))
-        return failure(error_code::unsafe_location,
-                       "refusing the path '" + std::string(relative) + "': it links to " + real.string() +
-                           ", outside the served folder",
-                       "give a path inside the served folder");
+        return failure(
+            error_code::unsafe_location,
+            "refusing the path '" + std::string(relative) + "': it links to " + real.string() + ", outside the served folder",
+            "give a path inside the served folder");
     return real;
 }
 
 result<std::optional<io::source_file>> data_resolver::try_candidate(const fs::path& candidate, trust level,
-                                                                   std::string_view guess_label, const data_needs& needs,
-                                                                   std::vector<std::string>& tried) const {
+                                                                    std::string_view guess_label, const data_needs& needs,
+                                                                    std::vector<std::string>& tried) const {
     using nothing = std::optional<io::source_file>;
     auto located = io::located_file::locate(candidate);
     if (!located) {
@@ -186,9 +185,8 @@ result<std::optional<io::source_file>> data_resolver::try_candidate(const fs::pa
     }
     // Confinement is decided on where the located file really is, and that file is the
     // one opened below: a link flipped in between changes nothing.
-    if (level == trust::confined &&
-        std::none_of(allowed_roots_.begin(), allowed_roots_.end(),
-                     [&](const fs::path& root) { return is_inside(located->real_path(), root); }))
+    if (level == trust::confined && std::none_of(allowed_roots_.begin(), allowed_roots_.end(),
+                                                 [&](const fs::path& root) { return is_inside(located->real_path(), root); }))
         return failure(error_code::unsafe_location,
                        "refusing to follow " + candidate.string() + ": it links to " + located->real_path().string() +
                            ", outside the model's folder",
@@ -225,19 +223,19 @@ const fs::path* given_data_file(const std::vector<fs::path>& data_files, const f
 // because that is what is there.
 result<void> refuse_folder(std::string_view location, const fs::path& as_written) {
     if (location.back() == '/' || location.back() == '\\')
-        return failure(error_code::invalid_tensor,
-                       "the external data location '" + std::string(location) +
-                           "' ends with a separator: it names a folder, not a file",
-                       "the model is damaged (its location must name the data file): fix it, or pass the data file "
-                       "with {0}",
-                       {{remedy::give_data_file, "FILE"}});
+        return failure(
+            error_code::invalid_tensor,
+            "the external data location '" + std::string(location) + "' ends with a separator: it names a folder, not a file",
+            "the model is damaged (its location must name the data file): fix it, or pass the data file "
+            "with {0}",
+            {{remedy::give_data_file, "FILE"}});
     auto located = io::located_file::locate(as_written);
     if (located && located->is_directory())
-        return failure(error_code::invalid_tensor,
-                       "the external data location '" + std::string(location) + "' is a directory (" +
-                           as_written.string() + "), not a file",
-                       "the model is damaged or the folder is not its data: pass the data file with {0}",
-                       {{remedy::give_data_file, "FILE"}});
+        return failure(
+            error_code::invalid_tensor,
+            "the external data location '" + std::string(location) + "' is a directory (" + as_written.string() + "), not a file",
+            "the model is damaged or the folder is not its data: pass the data file with {0}",
+            {{remedy::give_data_file, "FILE"}});
     return {};
 }
 
@@ -282,8 +280,7 @@ result<opened_location> data_resolver::search(std::string_view location, const d
     std::vector<fs::path> attempted;  // each path is tried once, whichever steps name it
     auto attempt = [&](const fs::path& candidate, trust level,
                        std::string_view guess_label = {}) -> result<std::optional<io::source_file>> {
-        if (std::find(attempted.begin(), attempted.end(), candidate) != attempted.end())
-            return std::optional<io::source_file>();
+        if (std::find(attempted.begin(), attempted.end(), candidate) != attempted.end()) return std::optional<io::source_file>();
         attempted.push_back(candidate);
         return try_candidate(candidate, level, guess_label, needs, tried);
     };
@@ -308,8 +305,7 @@ result<opened_location> data_resolver::search(std::string_view location, const d
         const auto by_name = dir / file_name;
         ONNXSTREAM_ASSIGN(auto named, attempt(by_name, trust::user_given));
         if (named)
-            return found(std::move(*named), by_name, found_by::data_dir_file_name,
-                         "file name under --data-dir " + dir.string());
+            return found(std::move(*named), by_name, found_by::data_dir_file_name, "file name under --data-dir " + dir.string());
     }
 
     // 4. the file name alone in the model's folder.

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <limits>
 #include <span>
-#include <utility>
 #include <unordered_map>
+#include <utility>
 
 namespace onnxstream::onnx {
 namespace {
@@ -29,17 +29,18 @@ std::uint64_t end_of(const tensor_info& tensor) {
     const auto offset = ref.offset.value_or(0);
     const auto length = ref.length ? *ref.length : tensor.expected_bytes.value_or(0);
     return length > std::numeric_limits<std::uint64_t>::max() - offset ? std::numeric_limits<std::uint64_t>::max()
-                                                                        : offset + length;
+                                                                       : offset + length;
 }
 
 error guess_warning(const data_file& file) {
     const auto& where = *file.found;
-    return with_remedies({error_code::missing_data, "external data '" + file.location + "' does not resolve as written (no file " +
-                                                        where.as_written.string() + "); ONNX Runtime will not find it. onnxstream guessed " +
-                                                        where.path.string() + " (" + where.how_text + ")"},
-                         "rename the file to " + where.as_written.string() +
-                             ", pass it with {0}, or run {1} to embed the weights; {2} refuses guesses",
-                         {{remedy::give_data_file, where.path.string()}, {remedy::embed_weights, {}}, {remedy::refuse_guesses, {}}});
+    return with_remedies(
+        {error_code::missing_data, "external data '" + file.location + "' does not resolve as written (no file " +
+                                       where.as_written.string() + "); ONNX Runtime will not find it. onnxstream guessed " +
+                                       where.path.string() + " (" + where.how_text + ")"},
+        "rename the file to " + where.as_written.string() +
+            ", pass it with {0}, or run {1} to embed the weights; {2} refuses guesses",
+        {{remedy::give_data_file, where.path.string()}, {remedy::embed_weights, {}}, {remedy::refuse_guesses, {}}});
 }
 
 }  // namespace
@@ -61,8 +62,8 @@ file_table gather_files(const model_file& model, external_data& data) {
         const auto& tensor = model.tensors[t];
         if (tensor.storage != tensor_storage::external) continue;
         const auto& ref = *tensor.external;
-        const auto [known, added] =
-            table.file_of.try_emplace(std::string(ref.location), static_cast<std::uint32_t>(data.files.size()));
+        const auto [known, added] = table.file_of.try_emplace(std::string(ref.location),
+                                                              static_cast<std::uint32_t>(data.files.size()));
         if (added) {
             data_file file;
             file.location = std::string(ref.location);
@@ -98,8 +99,7 @@ void open_files(data_resolver& resolver, file_table& table, external_data& data)
     }
 }
 
-error tensor_problem(const model_file& model, const tensor_info& tensor, error_code code, std::string what,
-                     std::string hint) {
+error tensor_problem(const model_file& model, const tensor_info& tensor, error_code code, std::string what, std::string hint) {
     error e{code, std::move(what), std::move(hint)};
     e.field_path = model.tree.path(tensor.message);
     return e;
@@ -118,23 +118,21 @@ void bind_tensor(const model_file& model, site_id t, std::uint32_t file_index, e
     if (binding.offset > file.size) {
         data.problems.push_back({t, file_index,
                                  tensor_problem(model, tensor, error_code::truncated_data,
-                                                file.found->path.string() + " is " + std::to_string(file.size) +
-                                                    " bytes but " + tensor_name + " starts at byte " +
-                                                    std::to_string(binding.offset),
+                                                file.found->path.string() + " is " + std::to_string(file.size) + " bytes but " +
+                                                    tensor_name + " starts at byte " + std::to_string(binding.offset),
                                                 incomplete)});
         data.tensors.push_back(binding);
         return;
     }
     binding.length = tensor.external->length.value_or(file.size - binding.offset);
     if (binding.length > file.size - binding.offset) {
-        const std::uint64_t end =
-            binding.offset + std::min(binding.length, std::numeric_limits<std::uint64_t>::max() - binding.offset);
+        const std::uint64_t end = binding.offset +
+                                  std::min(binding.length, std::numeric_limits<std::uint64_t>::max() - binding.offset);
         data.problems.push_back({t, file_index,
                                  tensor_problem(model, tensor, error_code::truncated_data,
-                                                file.found->path.string() + " is " + std::to_string(file.size) +
-                                                    " bytes" + human(file.size) + " but " + tensor_name +
-                                                    " needs bytes " + std::to_string(binding.offset) + " to " +
-                                                    std::to_string(end) + human(end),
+                                                file.found->path.string() + " is " + std::to_string(file.size) + " bytes" +
+                                                    human(file.size) + " but " + tensor_name + " needs bytes " +
+                                                    std::to_string(binding.offset) + " to " + std::to_string(end) + human(end),
                                                 incomplete)});
         file.bytes_needed = std::max(file.bytes_needed, end);
         data.tensors.push_back(binding);
@@ -208,8 +206,8 @@ std::optional<io::sha1_digest> expected_sha1(const tensor_info& tensor, std::vec
     return std::nullopt;
 }
 
-error checksum_mismatch(std::string_view tensor_name, const io::sha1_digest& expected, const io::sha1_digest& found,
-                        bool fatal, std::string_view where) {
+error checksum_mismatch(std::string_view tensor_name, const io::sha1_digest& expected, const io::sha1_digest& found, bool fatal,
+                        std::string_view where) {
     error e{error_code::checksum_mismatch,
             "the bytes of tensor '" + std::string(tensor_name) + "' " + (where.empty() ? "" : std::string(where) + " ") +
                 "do not match its SHA-1 checksum (expected " + io::to_hex(expected) + ", found " + io::to_hex(found) + ")",

@@ -54,8 +54,9 @@ struct message_tree::builder {
         error e;
         e.code = code;
         e.message = std::move(what);
-        e.hint = code == error_code::limit_exceeded ? "the model is far larger than any real one; raise the limit only if you trust it"
-                                                    : "the file is damaged or is not an ONNX model";
+        e.hint = code == error_code::limit_exceeded
+                     ? "the model is far larger than any real one; raise the limit only if you trust it"
+                     : "the file is damaged or is not an ONNX model";
         e.offset = offset;
         e.field_path = tree.path(message_index);
         return failure(std::move(e));
@@ -74,7 +75,8 @@ struct message_tree::builder {
             if (!is_singular(kind, f.number())) continue;
             // A field of another wire type is an unknown field to protobuf, not a copy.
             bool again = false;
-            for (const auto& [number_seen, type_seen] : seen) again = again || (number_seen == f.number() && type_seen == f.type());
+            for (const auto& [number_seen, type_seen] : seen)
+                again = again || (number_seen == f.number() && type_seen == f.type());
             if (!again) {
                 seen.emplace_back(f.number(), f.type());
                 continue;
@@ -85,7 +87,8 @@ struct message_tree::builder {
                         "' appears more than once; protobuf would " +
                         (is_message ? "merge the copies into one message" : "keep only the last one") +
                         ", and onnxstream refuses to guess which one a runtime reads",
-                    "re-save the model with onnx (python3 -c \"import onnx,sys; onnx.save(onnx.load(sys.argv[1]), sys.argv[2])\" IN OUT), "
+                    "re-save the model with onnx (python3 -c \"import onnx,sys; onnx.save(onnx.load(sys.argv[1]), sys.argv[2])\" "
+                    "IN OUT), "
                     "which writes each field once");
             e.offset = f.header_offset();
             e.field_path = tree.path(index);
@@ -110,17 +113,18 @@ struct message_tree::builder {
             }
             const auto& token = read.value();
             if (tree.fields_.size() >= options.max_fields)
-                return fail(error_code::limit_exceeded, "the model has more than " + std::to_string(options.max_fields) + " fields",
-                            begin, index);
+                return fail(error_code::limit_exceeded,
+                            "the model has more than " + std::to_string(options.max_fields) + " fields", begin, index);
             if (!field_entry::fits(token))
-                return fail(error_code::limit_exceeded, "a field lies beyond 16 TiB or holds more than 16 TiB", token.header_offset,
-                            index);
+                return fail(error_code::limit_exceeded, "a field lies beyond 16 TiB or holds more than 16 TiB",
+                            token.header_offset, index);
             tree.fields_.push_back(field_entry(token));
             position = token.end_offset();
         }
         const std::size_t count = tree.fields_.size() - first;
         if (count > std::numeric_limits<std::uint32_t>::max() || tree.fields_.size() > no_index)
-            return fail(error_code::limit_exceeded, "the model has more than " + std::to_string(no_index) + " fields", begin, index);
+            return fail(error_code::limit_exceeded, "the model has more than " + std::to_string(no_index) + " fields", begin,
+                        index);
         tree.messages_[index].first_field = static_cast<std::uint32_t>(first);
         tree.messages_[index].field_count = static_cast<std::uint32_t>(count);
 
@@ -144,8 +148,7 @@ struct message_tree::builder {
             if (token.type() != proto::wire_type::length_delimited)
                 return fail(error_code::not_onnx,
                             std::string(to_string(kind)) + " field '" + field_name(kind, token.number()) +
-                                "' should hold a message but has wire type " +
-                                std::to_string(static_cast<int>(token.type())),
+                                "' should hold a message but has wire type " + std::to_string(static_cast<int>(token.type())),
                             token.header_offset(), index);
             if (depth + 1U > options.max_depth)
                 return fail(error_code::limit_exceeded,
@@ -190,8 +193,7 @@ result<message_tree> message_tree::parse(std::span<const std::byte> bytes, const
     builder b{tree, options};
     if (auto built = b.build(0); !built) {
         auto e = std::move(built).error();
-        if (e.code == error_code::malformed && tree.messages_.size() == 1)
-            e.message = "not an ONNX model (" + e.message + ")";
+        if (e.code == error_code::malformed && tree.messages_.size() == 1) e.message = "not an ONNX model (" + e.message + ")";
         return failure(std::move(e));
     }
     const auto* ir_version = tree.find(0, number(model_field::ir_version));

@@ -23,8 +23,8 @@ public:
         const bool enough = offset + proto::max_varint_size <= start_ + filled_ || start_ + filled_ == size_;
         if (!(inside && enough) && !refill(offset)) return std::nullopt;
         const auto available = std::min<std::uint64_t>(start_ + filled_, end) - offset;
-        return proto::decode_varint(std::span(buffer_).subspan(static_cast<std::size_t>(offset - start_),
-                                                               static_cast<std::size_t>(available)));
+        return proto::decode_varint(
+            std::span(buffer_).subspan(static_cast<std::size_t>(offset - start_), static_cast<std::size_t>(available)));
     }
 
 private:
@@ -90,8 +90,7 @@ struct scanner {
 
 }  // namespace
 
-std::vector<io::byte_range> find_bulk_payloads(std::uint64_t size, const read_function& read,
-                                           const bulk_scan_options& options) {
+std::vector<io::byte_range> find_bulk_payloads(std::uint64_t size, const read_function& read, const bulk_scan_options& options) {
     scanner s{header_window(size, read), options, {}};
     if (!s.scan(message_kind::model, 0, size, 0)) return {};
     if (s.found.size() > options.max_ranges) {
@@ -99,7 +98,8 @@ std::vector<io::byte_range> find_bulk_payloads(std::uint64_t size, const read_fu
         std::nth_element(s.found.begin(), s.found.begin() + static_cast<std::ptrdiff_t>(options.max_ranges), s.found.end(),
                          [](const io::byte_range& a, const io::byte_range& b) { return a.length > b.length; });
         s.found.resize(options.max_ranges);
-        std::sort(s.found.begin(), s.found.end(), [](const io::byte_range& a, const io::byte_range& b) { return a.offset < b.offset; });
+        std::sort(s.found.begin(), s.found.end(),
+                  [](const io::byte_range& a, const io::byte_range& b) { return a.offset < b.offset; });
     }
     return std::move(s.found);
 }

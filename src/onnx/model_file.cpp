@@ -17,9 +17,8 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     // the weights' pages are then mapped only when their bytes are needed (see
     // mapped_file::copy_in_except for why a mere header read would map megabytes).
     const auto& file = model.file;
-    const auto bulk = find_bulk_payloads(file.size(), [&file](std::uint64_t offset, std::span<std::byte> out) {
-        return file.read_at(offset, out).has_value();
-    });
+    const auto bulk = find_bulk_payloads(
+        file.size(), [&file](std::uint64_t offset, std::span<std::byte> out) { return file.read_at(offset, out).has_value(); });
     if (!bulk.empty()) ONNXSTREAM_TRY(model.file.copy_in_except(bulk));
     auto parsed = message_tree::parse(model.file.bytes(), options);
     // A model cut short while it was read fails to parse for that reason, whatever the

@@ -58,10 +58,10 @@ result<void> check_wire_type(const message_tree& tree, std::uint32_t message_ind
                                : n == number(tensor_field::data_location) ? "data_location"
                                                                           : nullptr;
     if (scalar != nullptr && type != proto::wire_type::varint)
-        return invalid(tree, message_index,
-                       std::string("a tensor's ") + scalar + " has wire type " + std::to_string(static_cast<int>(type)) +
-                           ", not a varint",
-                       f.header_offset());
+        return invalid(
+            tree, message_index,
+            std::string("a tensor's ") + scalar + " has wire type " + std::to_string(static_cast<int>(type)) + ", not a varint",
+            f.header_offset());
     if (n == number(tensor_field::raw_data) && type != proto::wire_type::length_delimited)
         return invalid(tree, message_index,
                        "a tensor's raw_data has wire type " + std::to_string(static_cast<int>(type)) + ", not bytes",
@@ -90,8 +90,8 @@ result<void> read_dims(const message_tree& tree, std::uint32_t message_index, co
 
 // One `external_data` entry (key, value). `location_seen`: an earlier entry was a
 // location (an empty one counts too).
-result<void> read_external_entry(const message_tree& tree, std::uint32_t message_index, const field_entry& f,
-                                 tensor_info& info, bool& location_seen) {
+result<void> read_external_entry(const message_tree& tree, std::uint32_t message_index, const field_entry& f, tensor_info& info,
+                                 bool& location_seen) {
     if (!info.external) info.external = std::make_shared<external_reference>();
     const auto key = tree.find_text(f.child, number(string_entry_field::key));
     const auto value = tree.find_text(f.child, number(string_entry_field::value));
@@ -167,8 +167,7 @@ result<void> count_elements(const message_tree& tree, std::uint32_t message_inde
 result<void> decide_storage(const message_tree& tree, std::uint32_t message_index, bool marked_external, tensor_info& info) {
     if (marked_external) {
         if (!info.external || info.external->location.empty())
-            return invalid(tree, message_index,
-                           "tensor '" + std::string(info.name) + "' is marked external but has no location",
+            return invalid(tree, message_index, "tensor '" + std::string(info.name) + "' is marked external but has no location",
                            tree.at(message_index).begin);
         info.storage = tensor_storage::external;
     } else if (info.storage != tensor_storage::strings) {

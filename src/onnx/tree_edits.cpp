@@ -27,8 +27,8 @@ void tree_edits::insert(std::uint32_t message_index, std::uint32_t position, new
     insertions_.push_back({message_index, position, order, field});
 }
 
-new_field tree_edits::converted_slice(std::uint32_t number, std::uint32_t source, std::uint64_t offset,
-                                      std::uint64_t length, float_conversion conversion, std::uint32_t check) const {
+new_field tree_edits::converted_slice(std::uint32_t number, std::uint32_t source, std::uint64_t offset, std::uint64_t length,
+                                      float_conversion conversion, std::uint32_t check) const {
     auto f = slice(number, source, offset, length, check);
     f.conversion = conversion;
     return f;

@@ -74,9 +74,8 @@ result<std::uint64_t> typed_to_raw(const message_tree& tree, const tensor_info& 
                                    const io::mapped_file* mapping) {
     const auto info = describe(tensor.data_type);
     if (!info || info->encoding == typed_encoding::none)
-        return failure(error_code::unsupported,
-                       "tensor '" + std::string(tensor.name) + "' of type " + data_type_name(tensor.data_type) +
-                           " has no raw form");
+        return failure(error_code::unsupported, "tensor '" + std::string(tensor.name) + "' of type " +
+                                                    data_type_name(tensor.data_type) + " has no raw form");
     if (!tensor.expected_bytes) return failure(error_code::unsupported, "tensor '" + std::string(tensor.name) + "' has no size");
     const std::uint64_t expected = *tensor.expected_bytes;
     piece_buffer out(sink);
@@ -104,7 +103,9 @@ result<std::uint64_t> typed_to_raw(const message_tree& tree, const tensor_info& 
         std::size_t released = 0;
         while (position < payload.size()) {
             const auto v = proto::decode_varint(payload.subspan(position));
-            if (!v) return failure(error_code::malformed, "tensor '" + std::string(tensor.name) + "' has a value that does not decode");
+            if (!v)
+                return failure(error_code::malformed,
+                               "tensor '" + std::string(tensor.name) + "' has a value that does not decode");
             ONNXSTREAM_TRY(out.put_little_endian(v->value, width));
             position += v->size;
             if (position - released >= piece_size) {

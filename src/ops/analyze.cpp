@@ -9,10 +9,10 @@
 
 namespace onnxstream::ops {
 
+using graph::node_id;
+using graph::none;
 using passes::finding;
 using passes::finding_kind;
-using graph::none;
-using graph::node_id;
 
 analyze_totals analyze_report::totals(finding_kind kind) const {
     analyze_totals t;

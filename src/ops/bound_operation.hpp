@@ -12,7 +12,8 @@ namespace onnxstream::ops::detail {
 template <class Options, class Report>
 class bound_operation {
 public:
-    bound_operation(const std::filesystem::path& model_path, const Options& options) : model_path_(model_path), options_(options) {}
+    bound_operation(const std::filesystem::path& model_path, const Options& options)
+        : model_path_(model_path), options_(options) {}
 
 protected:
     const std::filesystem::path& model_path_;

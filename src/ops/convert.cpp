@@ -34,13 +34,13 @@ constexpr auto float32 = static_cast<std::int32_t>(onnx::data_type::float32);
 // Where one tensor's output bytes come from: a source slice (copied, or converted from
 // float32 on the way) or a buffer computed here (typed fields).
 struct tensor_bytes {
-    onnx::site_id site = none;       // the tensor
+    onnx::site_id site = none;  // the tensor
     bool convert = false;
     std::uint32_t source = 0;
     std::uint64_t source_offset = 0;
-    std::uint64_t input_length = 0;  // bytes read
+    std::uint64_t input_length = 0;         // bytes read
     std::uint32_t buffer = onnx::no_index;  // index into buffers_, already in output form
-    bool external = false;           // placed in a data file
+    bool external = false;                  // placed in a data file
     std::uint32_t shard = 0;
     std::uint64_t offset = 0;
     std::optional<io::sha1_digest> expected_sha1;  // the input's `checksum`, checked while reading
@@ -194,13 +194,14 @@ private:
     void lay_out() {
         const auto shape_like = onnx::shape_like_values(model_.tree);
         // An --align given applies to every tensor; by default only large ones are aligned.
-        data_layout layout({options_.alignment.value_or(default_alignment),
-                            options_.alignment ? 0 : aligned_tensor_minimum, options_.shard_size});
+        data_layout layout({options_.alignment.value_or(default_alignment), options_.alignment ? 0 : aligned_tensor_minimum,
+                            options_.shard_size});
         for (auto& b : bytes_) {
             const auto& tensor = model_.tensors[b.site];
             const auto type = static_cast<onnx::data_type>(tensor.data_type);
             const bool integer = type == onnx::data_type::int64 || type == onnx::data_type::int32;
-            if (b.output_length() < options_.threshold || (integer && shape_like.contains(onnx::value_name(model_.tree, model_.sites[b.site]))))
+            if (b.output_length() < options_.threshold ||
+                (integer && shape_like.contains(onnx::value_name(model_.tree, model_.sites[b.site]))))
                 continue;
             // An embedded tensor that is not converted moves too, as in repack.
             index_of_tensor_.emplace(b.site, static_cast<std::uint32_t>(&b - bytes_.data()));
@@ -240,7 +241,8 @@ private:
             }
             const auto position = onnx::drop_value_fields(model_.tree, message, edits);
             const auto raw = number(tensor_field::raw_data);
-            const auto check = b.expected_sha1 ? edits.add_check({.tensor = std::string(model_.tensors[t].name), .expected_sha1 = b.expected_sha1})
+            const auto check = b.expected_sha1 ? edits.add_check({.tensor = std::string(model_.tensors[t].name),
+                                                                  .expected_sha1 = b.expected_sha1})
                                                : io::no_check;
             if (b.buffer != onnx::no_index) edits.insert(message, position, edits.bytes(raw, buffers_[b.buffer]));
             else if (b.convert)
@@ -269,15 +271,16 @@ private:
                 if (!b.external || b.shard != s) continue;
                 ++tensors;
                 if (b.offset > plan.size()) plan.skip(b.offset - plan.size());
-                const auto check = b.expected_sha1
-                                       ? plan.add_check({.tensor = std::string(model_.tensors[b.site].name), .expected_sha1 = b.expected_sha1})
-                                       : io::no_check;
+                const auto check = b.expected_sha1 ? plan.add_check({.tensor = std::string(model_.tensors[b.site].name),
+                                                                     .expected_sha1 = b.expected_sha1})
+                                                   : io::no_check;
                 if (b.buffer != onnx::no_index) plan.emit(buffers_[b.buffer]);
                 else if (b.convert) plan.convert(b.source, b.source_offset, b.output_length(), conversion_, check);
                 else plan.copy(b.source, b.source_offset, b.input_length, check);
             }
             const auto path = report_.output.parent_path() / data_file_name(s);
-            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
+            ONNXSTREAM_ASSIGN(auto output,
+                              io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
             ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
                                                           report_.warnings));
             report_.writer = written.backend;
@@ -291,7 +294,8 @@ private:
     result<void> write_model(const onnx::tree_edits& edits) {
         ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         report_.output_size = plan.size();
-        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(), {.overwrite = options_.force, .preallocate = true}));
+        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(),
+                                                                  {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, plan, sources_, options_,
                                                       "convert " + report_.output.filename().string(), report_.warnings));
         if (report_.writer[0] == '\0') report_.writer = written.backend;
@@ -316,8 +320,6 @@ private:
 
 }  // namespace
 
-result<convert_report> convert(const fs::path& model, const convert_options& options) {
-    return engine(model, options).run();
-}
+result<convert_report> convert(const fs::path& model, const convert_options& options) { return engine(model, options).run(); }
 
 }  // namespace onnxstream::ops

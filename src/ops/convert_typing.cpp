@@ -17,11 +17,11 @@ namespace onnxstream::ops::detail {
 
 namespace {
 
-using onnx::number;
 using graph::name_id;
 using graph::node_id;
-using graph::scope_id;
 using graph::none;
+using graph::scope_id;
+using onnx::number;
 
 // TensorProto.DataType codes as stored in the model (onnx/data_type.hpp's table).
 constexpr auto float32 = static_cast<std::int32_t>(onnx::data_type::float32);
@@ -58,8 +58,8 @@ bool slot_bit(std::uint32_t mask, std::size_t slot, std::uint32_t count) {
 
 // Their float output type comes from a `dtype` attribute (default float32), so their
 // outputs are float32 unless the attribute is rewritten; they are cast instead.
-constexpr std::string_view dtype_attribute_ops[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                                    "RandomUniformLike", "EyeLike", "Bernoulli", "Multinomial"};
+constexpr std::string_view dtype_attribute_ops[] = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                                                    "EyeLike",      "Bernoulli",     "Multinomial"};
 
 // Inputs kept float32 on nodes that otherwise compute in 16 bits, whatever the schema
 // admits: runtimes read Resize's roi and scales while planning.
@@ -246,8 +246,8 @@ private:
         }
         if (op == "Shape" || op == "Size" || op == "NonZero" || op == "ArgMax" || op == "ArgMin" || op == "NonMaxSuppression")
             return int64;
-        if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
-            op == "Not" || op == "And" || op == "Or" || op == "Xor" || op == "IsNaN" || op == "IsInf")
+        if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" || op == "Not" ||
+            op == "And" || op == "Or" || op == "Xor" || op == "IsNaN" || op == "IsInf")
             return boolean;
         if ((op == "TopK" || op == "MaxPool" || op == "Unique") && slot > 0) return int64;
         if (op == "Dropout" && slot == 1) return boolean;
@@ -288,9 +288,8 @@ private:
     bool graph_scope(scope_id s) const { return model_.scopes[s].kind != graph::scope_kind::function; }
 
     bool is_function_call(const graph::node& nd) const {
-        return std::any_of(model_.functions.begin(), model_.functions.end(), [&](const graph::function& f) {
-            return !f.removed && f.domain == nd.domain && f.name == nd.op_type;
-        });
+        return std::any_of(model_.functions.begin(), model_.functions.end(),
+                           [&](const graph::function& f) { return !f.removed && f.domain == nd.domain && f.name == nd.op_type; });
     }
 
     // Whether node `n` computes in float32 (see the header).
@@ -304,7 +303,8 @@ private:
             return false;
         }
         if (nd.op_type == "ConstantOfShape" && !model_.attribute(n, "value")) return true;
-        if (std::find(std::begin(dtype_attribute_ops), std::end(dtype_attribute_ops), nd.op_type) != std::end(dtype_attribute_ops))
+        if (std::find(std::begin(dtype_attribute_ops), std::end(dtype_attribute_ops), nd.op_type) !=
+            std::end(dtype_attribute_ops))
             return true;
         if (blocked_ops_.contains(nd.op_type)) return true;
         // The schema at the model's opset must admit the target type for every float
@@ -455,8 +455,8 @@ private:
             const auto elem = tensor_elem_type(tree_.bytes(), type->payload_offset(), type->end_offset());
             if (!elem || *elem != float32) continue;
             const auto field_index = static_cast<std::uint32_t>(type - tree_.all_fields().data());
-            replace(field_index, edits_.bytes(type->number(), retyped(tree_.bytes(), type->payload_offset(),
-                                                                          type->end_offset(), options_.target)));
+            replace(field_index, edits_.bytes(type->number(), retyped(tree_.bytes(), type->payload_offset(), type->end_offset(),
+                                                                      options_.target)));
             ++result_.types_changed;
         }
     }
@@ -481,7 +481,8 @@ private:
             for (const auto& f : tree_.fields(a->message)) {
                 if (f.number() != number(onnx::attribute_field::i) || f.type() != proto::wire_type::varint) continue;
                 const auto field_index = static_cast<std::uint32_t>(&f - tree_.all_fields().data());
-                replace(field_index, edits_.varint(number(onnx::attribute_field::i), static_cast<std::uint64_t>(options_.target)));
+                replace(field_index,
+                        edits_.varint(number(onnx::attribute_field::i), static_cast<std::uint64_t>(options_.target)));
                 ++result_.cast_targets_changed;
             }
         }
@@ -540,8 +541,8 @@ private:
             const auto& nd = model_.nodes[c.node];
             const auto position = node_position(c.node);
             if (!position) continue;
-            const auto slot = static_cast<std::size_t>(
-                std::find(nd.outputs.begin(), nd.outputs.end(), c.value) - nd.outputs.begin());
+            const auto slot = static_cast<std::size_t>(std::find(nd.outputs.begin(), nd.outputs.end(), c.value) -
+                                                       nd.outputs.begin());
             const std::string value(model_.text(c.value));
             const std::string written(model_.text(model_.names.fresh(value + (c.to_half ? "_float32" : "_half"))));
             rename_slot(c.node, number(onnx::node_field::output), slot, written);
@@ -573,7 +574,8 @@ private:
                         const std::string value(model_.text(v));
                         const std::string cast_value(model_.text(model_.names.fresh(value + (to_half ? "_half" : "_float32"))));
                         const std::string name(model_.text(model_.names.fresh(cast_value + "_cast")));
-                        insert_node(model_.scopes[s].message, *position, cast_node(value, cast_value, name, to_half ? half_type : float32));
+                        insert_node(model_.scopes[s].message, *position,
+                                    cast_node(value, cast_value, name, to_half ? half_type : float32));
                         found = made.emplace(key, cast_value).first;
                     }
                     rename_slot(n, number(onnx::node_field::input), i, found->second);
@@ -619,11 +621,34 @@ private:
 }  // namespace
 
 std::vector<std::string> default_block_ops() {
-    return {"ArrayFeatureExtractor", "Binarizer", "CastMap", "CategoryMapper", "DictVectorizer", "FeatureVectorizer",
-            "Imputer", "LabelEncoder", "LinearClassifier", "LinearRegressor", "Normalizer", "OneHotEncoder",
-            "RandomUniformLike", "SVMClassifier", "SVMRegressor", "Scaler", "TreeEnsembleClassifier",
-            "TreeEnsembleRegressor", "ZipMap", "NonMaxSuppression", "TopK", "RoiAlign", "Resize", "Range", "CumSum",
-            "Min", "Max", "Upsample"};
+    return {"ArrayFeatureExtractor",
+            "Binarizer",
+            "CastMap",
+            "CategoryMapper",
+            "DictVectorizer",
+            "FeatureVectorizer",
+            "Imputer",
+            "LabelEncoder",
+            "LinearClassifier",
+            "LinearRegressor",
+            "Normalizer",
+            "OneHotEncoder",
+            "RandomUniformLike",
+            "SVMClassifier",
+            "SVMRegressor",
+            "Scaler",
+            "TreeEnsembleClassifier",
+            "TreeEnsembleRegressor",
+            "ZipMap",
+            "NonMaxSuppression",
+            "TopK",
+            "RoiAlign",
+            "Resize",
+            "Range",
+            "CumSum",
+            "Min",
+            "Max",
+            "Upsample"};
 }
 
 result<typing_result> plan_types(graph::graph_model& model, const typing_options& options, onnx::tree_edits& edits) {

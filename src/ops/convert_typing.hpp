@@ -22,19 +22,19 @@
 namespace onnxstream::ops::detail {
 
 struct typing_options {
-    std::int32_t target = 10;              // TensorProto.DataType: 10 float16, 16 bfloat16
+    std::int32_t target = 10;  // TensorProto.DataType: 10 float16, 16 bfloat16
     bool keep_io_types = false;
-    std::int64_t opset = 0;                // the model's ai.onnx opset (schemas are looked up at it)
-    std::vector<std::string> block_ops;    // operator types computed in float32
+    std::int64_t opset = 0;              // the model's ai.onnx opset (schemas are looked up at it)
+    std::vector<std::string> block_ops;  // operator types computed in float32
 };
 
 struct typing_result {
     indexed_vector<onnx::site_id, bool> convert_site;  // its values become `target`
     std::uint64_t casts_inserted = 0;
-    std::uint64_t nodes_blocked = 0;       // nodes computing in float32 that had float inputs or outputs
-    std::uint64_t types_changed = 0;       // value_info / inputs / outputs whose elem_type changed
+    std::uint64_t nodes_blocked = 0;  // nodes computing in float32 that had float inputs or outputs
+    std::uint64_t types_changed = 0;  // value_info / inputs / outputs whose elem_type changed
     std::uint64_t cast_targets_changed = 0;
-    std::uint64_t float_values = 0;        // values known to be float32 in the input
+    std::uint64_t float_values = 0;  // values known to be float32 in the input
 };
 
 /// The operators kept in float32 by default (onnxconverter-common's choices: ML operators,
@@ -43,7 +43,6 @@ struct typing_result {
 
 /// Decides and records the graph edits (elem_types, Cast `to`, renamed inputs and outputs,
 /// new Cast nodes) in `edits`. Tensors to convert are returned, not edited.
-[[nodiscard]] result<typing_result> plan_types(graph::graph_model& model, const typing_options& options,
-                                               onnx::tree_edits& edits);
+[[nodiscard]] result<typing_result> plan_types(graph::graph_model& model, const typing_options& options, onnx::tree_edits& edits);
 
 }  // namespace onnxstream::ops::detail

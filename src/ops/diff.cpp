@@ -82,9 +82,9 @@ std::uint64_t little_endian(std::span<const std::byte> bytes) {
 struct model_side {
     fs::path path;
     onnx::bound_model bound;
-    std::vector<onnx::site_id> tensor_of_message;  // message index -> its site
+    std::vector<onnx::site_id> tensor_of_message;         // message index -> its site
     indexed_vector<onnx::site_id, std::uint64_t> values;  // XXH3 of each tensor's raw little-endian bytes
-    std::vector<std::uint64_t> digest;             // per message
+    std::vector<std::uint64_t> digest;                    // per message
 
     [[nodiscard]] const onnx::message_tree& tree() const { return bound.model.tree; }
     [[nodiscard]] const onnx::model_file& model() const { return bound.model; }
@@ -99,15 +99,10 @@ struct model_side {
         }
         const auto payload = tree().payload(f);
         switch (f.type()) {
-            case proto::wire_type::varint:
-                out.push_back({n, hash_pair(tag_varint, tree().value(f))});
-                return;
+            case proto::wire_type::varint: out.push_back({n, hash_pair(tag_varint, tree().value(f))}); return;
             case proto::wire_type::fixed32:
-            case proto::wire_type::fixed64:
-                out.push_back({n, hash_pair(tag_fixed, little_endian(payload))});
-                return;
-            case proto::wire_type::length_delimited:
-                break;
+            case proto::wire_type::fixed64: out.push_back({n, hash_pair(tag_fixed, little_endian(payload))}); return;
+            case proto::wire_type::length_delimited: break;
             default:
                 out.push_back({n, hash_pair(static_cast<std::uint64_t>(f.type()), io::xxh3_of(model().file.mapping(), payload))});
                 return;
@@ -138,7 +133,8 @@ struct model_side {
     void message_entries(std::uint32_t m, std::vector<entry>& out) const {
         const auto kind = tree().at(m).kind;
         for (const auto& f : tree().fields(m)) {
-            if (kind == message_kind::tensor && (onnx::holds_tensor_value(f.number()) || f.number() == number(tensor_field::dims)))
+            if (kind == message_kind::tensor &&
+                (onnx::holds_tensor_value(f.number()) || f.number() == number(tensor_field::dims)))
                 continue;
             field_entries(kind, f, out);
         }
@@ -467,8 +463,8 @@ private:
         if (!counted_nodes_.insert(node_a).second) return;
         if (!listing(report_.differing_nodes)) return;
         const auto op = std::string(a_.tree().find_text(node_a, number(onnx::node_field::op_type)));
-        report_.differences.push_back({difference_kind::node, "node", name_of(a_, node_a), a_.tree().path(node_a),
-                                       "(" + op + ") " + detail});
+        report_.differences.push_back(
+            {difference_kind::node, "node", name_of(a_, node_a), a_.tree().path(node_a), "(" + op + ") " + detail});
     }
 
     void scalar_differs(std::uint32_t ma, std::uint32_t n, const std::vector<std::uint32_t>& fa,
@@ -501,7 +497,8 @@ private:
             return;
         }
         const auto parent = side.tree().at(m).parent;
-        const auto field = onnx::field_name(side.tree().at(parent).kind, side.tree().field(side.tree().at(m).parent_field).number());
+        const auto field = onnx::field_name(side.tree().at(parent).kind,
+                                            side.tree().field(side.tree().at(m).parent_field).number());
         const auto name = name_of(side, m);
         const std::string detail = field + (name.empty() ? "" : " '" + name + "'") + " " + which;
         // An attribute (or anything else inside a node) present on one side: the node differs.
@@ -510,13 +507,12 @@ private:
                 node_differs(node, detail);
             } else if (counted_nodes_b_.insert(node).second && listing(report_.differing_nodes)) {
                 const auto op = std::string(side.tree().find_text(node, number(onnx::node_field::op_type)));
-                report_.differences.push_back({difference_kind::node, "node", name_of(side, node), side.tree().path(node),
-                                               "(" + op + ") " + detail});
+                report_.differences.push_back(
+                    {difference_kind::node, "node", name_of(side, node), side.tree().path(node), "(" + op + ") " + detail});
             }
             return;
         }
-        if (listing(report_.other_differences))
-            report_.differences.push_back({kind, field, name, side.tree().path(m), detail});
+        if (listing(report_.other_differences)) report_.differences.push_back({kind, field, name, side.tree().path(m), detail});
     }
 
     const model_side& a_;

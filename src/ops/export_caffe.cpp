@@ -22,9 +22,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <cmath>
 #include <random>
 #include <set>
 
@@ -65,7 +65,8 @@ result<declared_shape> read_declared_shape(const onnx::message_tree& tree, std::
         if (tt.number != onnx::number(onnx::type_field::tensor_type) || tt.type != proto::wire_type::length_delimited) continue;
         ONNXSTREAM_ASSIGN(const auto tensor_fields, fields_of(tt.payload_offset, tt.end_offset()));
         for (const auto& sf : tensor_fields) {
-            if (sf.number != onnx::number(onnx::tensor_type_field::shape) || sf.type != proto::wire_type::length_delimited) continue;
+            if (sf.number != onnx::number(onnx::tensor_type_field::shape) || sf.type != proto::wire_type::length_delimited)
+                continue;
             out.known = true;
             ONNXSTREAM_ASSIGN(const auto shape_fields, fields_of(sf.payload_offset, sf.end_offset()));
             for (const auto& d : shape_fields) {
@@ -76,7 +77,8 @@ result<declared_shape> read_declared_shape(const onnx::message_tree& tree, std::
                 for (const auto& x : dim_fields) {
                     if (x.number == onnx::number(onnx::dimension_field::dim_value) && x.type == proto::wire_type::varint)
                         value = static_cast<std::int64_t>(x.value);
-                    if (x.number == onnx::number(onnx::dimension_field::dim_param) && x.type == proto::wire_type::length_delimited)
+                    if (x.number == onnx::number(onnx::dimension_field::dim_param) &&
+                        x.type == proto::wire_type::length_delimited)
                         symbol.assign(reinterpret_cast<const char*>(bytes.data() + x.payload_offset), x.payload_length);
                 }
                 out.dims.push_back(value);
@@ -180,7 +182,8 @@ public:
         report_.input = model_path_;
         report_.dialect = options_.dialect == caffe::dialect::opencv ? "opencv" : "bvlc";
         if (options_.check && !caffe::opencv_available())
-            return failure(error_code::unsupported, "the check runs the export in OpenCV, but " + caffe::opencv_unavailable_reason(),
+            return failure(error_code::unsupported,
+                           "the check runs the export in OpenCV, but " + caffe::opencv_unavailable_reason(),
                            "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild, or leave out {0}",
                            {{remedy::leave_out_check, {}}});
         name_outputs();
@@ -267,11 +270,13 @@ private:
         ONNXSTREAM_ASSIGN(const auto binary, caffe::plan_caffemodel(mapped.network));
         report_.caffemodel_size = binary.size();
         ONNXSTREAM_ASSIGN(auto text_output, write_text_file(report_.prototxt, text, sources, options_, report_.warnings));
-        ONNXSTREAM_ASSIGN(auto binary_output, io::output_file::create(report_.caffemodel, binary.size(), {.overwrite = options_.force, .preallocate = true}));
+        ONNXSTREAM_ASSIGN(auto binary_output, io::output_file::create(report_.caffemodel, binary.size(),
+                                                                      {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_TRY(write_planned(binary_output, binary, sources, options_, "write " + report_.caffemodel.filename().string(),
                                      report_.warnings));
 
-        if (options_.check) ONNXSTREAM_TRY(check(reader, shapes, mapped, text_output.readable_path(), binary_output.readable_path()));
+        if (options_.check)
+            ONNXSTREAM_TRY(check(reader, shapes, mapped, text_output.readable_path(), binary_output.readable_path()));
 
         ONNXSTREAM_TRY(digest(model_path_, "model"));
         for (const auto& f : bound_.data.files)
@@ -283,10 +288,10 @@ private:
 
         std::optional<io::output_file> json_output, html_output;
         if (options_.report) {
-            ONNXSTREAM_ASSIGN(json_output, write_text_file(report_.report_json, report_json(report_), sources, options_,
-                                                           report_.warnings));
-            ONNXSTREAM_ASSIGN(html_output, write_text_file(report_.report_html, report_html(report_), sources, options_,
-                                                           report_.warnings));
+            ONNXSTREAM_ASSIGN(json_output,
+                              write_text_file(report_.report_json, report_json(report_), sources, options_, report_.warnings));
+            ONNXSTREAM_ASSIGN(html_output,
+                              write_text_file(report_.report_html, report_html(report_), sources, options_, report_.warnings));
         }
         for (const auto* source : sources)
             if (source != nullptr) ONNXSTREAM_TRY(source->check_unchanged());
@@ -316,8 +321,8 @@ private:
             }
             ONNXSTREAM_ASSIGN(const auto declared, read_declared_shape(graph_.tree(), f.child));
             if (!declared.known)
-                return failure(error_code::invalid_argument, "the input '" + name + "' has no declared shape",
-                               "give it with {0}", {{remedy::give_input_shape, name + "=1,3,224,224"}});
+                return failure(error_code::invalid_argument, "the input '" + name + "' has no declared shape", "give it with {0}",
+                               {{remedy::give_input_shape, name + "=1,3,224,224"}});
             caffe::shape s;
             for (std::size_t i = 0; i < declared.dims.size(); ++i) {
                 if (declared.dims[i]) {
@@ -337,8 +342,9 @@ private:
         }
         for (const auto& [name, s] : options_.input_shapes)
             if (!names.contains(name))
-                return failure(error_code::invalid_argument, "a shape is given for '" + name + "', which is not an input of the model",
-                               "give {0} only for the inputs {1} lists", {{remedy::give_input_shape, {}}, {remedy::inspect_model, {}}});
+                return failure(
+                    error_code::invalid_argument, "a shape is given for '" + name + "', which is not an input of the model",
+                    "give {0} only for the inputs {1} lists", {{remedy::give_input_shape, {}}, {remedy::inspect_model, {}}});
         return out;
     }
 
@@ -370,8 +376,7 @@ private:
                 std::snprintf(eps, sizeof eps, "%.9g", epsilon_of.contains(f.names[0]) ? epsilon_of[f.names[0]] : 1e-5);
                 report_.decisions.push_back({"fold-bn", f.names[1], f.names[0] + " folded " + f.detail + " (eps " + eps + ")"});
                 folded_into_[f.names[1]].push_back(f.names[0]);
-            }
-            else if (f.kind == passes::finding_kind::identity_node && !f.names.empty())
+            } else if (f.kind == passes::finding_kind::identity_node && !f.names.empty())
                 report_.decisions.push_back({"removed", "", f.op_type + " " + f.names[0] + " removed"});
         }
     }

@@ -100,8 +100,9 @@ std::string report_json(const export_caffe_report& r) {
     o += "  \"files\": [";
     for (std::size_t i = 0; i < r.digests.size(); ++i) {
         const auto& d = r.digests[i];
-        o += std::string(i ? "," : "") + "\n    {\"role\": " + json_string(d.role) + ", \"path\": " + json_string(d.path.string()) +
-             ", \"size\": " + std::to_string(d.size) + ", \"sha256\": " + json_string(d.sha256) + "}";
+        o += std::string(i ? "," : "") + "\n    {\"role\": " + json_string(d.role) +
+             ", \"path\": " + json_string(d.path.string()) + ", \"size\": " + std::to_string(d.size) +
+             ", \"sha256\": " + json_string(d.sha256) + "}";
     }
     o += "\n  ],\n  \"decisions\": [";
     for (std::size_t i = 0; i < r.decisions.size(); ++i) {
@@ -120,7 +121,8 @@ std::string report_json(const export_caffe_report& r) {
         const auto& l = r.layers[i];
         o += std::string(i ? "," : "") + "\n    {\"name\": " + json_string(l.name) + ", \"type\": " + json_string(l.type) +
              ", \"bottoms\": " + string_array(l.bottoms) + ", \"tops\": " + string_array(l.tops) + ", \"top_shapes\": [";
-        for (std::size_t k = 0; k < l.top_shapes.size(); ++k) o += std::string(k ? "," : "") + "[" + shape_text(l.top_shapes[k], ",") + "]";
+        for (std::size_t k = 0; k < l.top_shapes.size(); ++k)
+            o += std::string(k ? "," : "") + "[" + shape_text(l.top_shapes[k], ",") + "]";
         o += "], \"sources\": " + string_array(l.sources);
         o += ", \"max_abs_error\": " + (l.max_abs_error ? number(*l.max_abs_error) : "null");
         o += ", \"max_rel_error\": " + (l.max_rel_error ? number(*l.max_rel_error) : "null") + "}";
@@ -130,13 +132,16 @@ std::string report_json(const export_caffe_report& r) {
         o += "null";
     } else {
         const auto& c = r.check;
-        o += "{\"passed\": " + std::string(c.passed ? "true" : "false") + ", \"max_relative_error\": " + number(c.max_relative_error) +
-             ", \"compared_blobs\": " + std::to_string(c.compared_blobs) + ", \"reference_seconds\": " + number(c.reference_seconds) +
-             ", \"opencv_seconds\": " + number(c.opencv_seconds) + ", \"outputs\": [";
+        o += "{\"passed\": " + std::string(c.passed ? "true" : "false") +
+             ", \"max_relative_error\": " + number(c.max_relative_error) +
+             ", \"compared_blobs\": " + std::to_string(c.compared_blobs) +
+             ", \"reference_seconds\": " + number(c.reference_seconds) + ", \"opencv_seconds\": " + number(c.opencv_seconds) +
+             ", \"outputs\": [";
         for (std::size_t i = 0; i < c.outputs.size(); ++i) {
             const auto& x = c.outputs[i];
-            o += std::string(i ? "," : "") + "{\"name\": " + json_string(x.name) + ", \"max_abs_error\": " + number(x.max_abs_error) +
-                 ", \"magnitude\": " + number(x.magnitude) + ", \"relative_error\": " + number(x.relative_error) + "}";
+            o += std::string(i ? "," : "") + "{\"name\": " + json_string(x.name) +
+                 ", \"max_abs_error\": " + number(x.max_abs_error) + ", \"magnitude\": " + number(x.magnitude) +
+                 ", \"relative_error\": " + number(x.relative_error) + "}";
         }
         o += "]}";
     }
@@ -146,7 +151,8 @@ std::string report_json(const export_caffe_report& r) {
 
 std::string report_html(const export_caffe_report& r) {
     std::string o =
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>Caffe export of " + html(r.input.filename().string()) +
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>Caffe export of " +
+        html(r.input.filename().string()) +
         "</title>\n<style>body{font:14px system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0}"
         "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}th{background:#eee}"
         "code{font:12px monospace}.ok{color:#070;font-weight:bold}.bad{color:#b00;font-weight:bold}</style></head><body>\n";
@@ -157,11 +163,12 @@ std::string report_html(const export_caffe_report& r) {
     if (r.check.ran) {
         o += std::string("<h2>Check: <span class=\"") + (r.check.passed ? "ok\">passed" : "bad\">failed") + "</span></h2>\n";
         o += "<p>Largest error relative to the output's magnitude: " + number(r.check.max_relative_error) + "; " +
-             std::to_string(r.check.compared_blobs) + " blobs compared. Forward time: reference " + number(r.check.reference_seconds) +
-             " s, OpenCV " + number(r.check.opencv_seconds) + " s.</p>\n<table><tr><th>output</th><th>max abs error</th><th>magnitude</th><th>relative</th></tr>\n";
+             std::to_string(r.check.compared_blobs) + " blobs compared. Forward time: reference " +
+             number(r.check.reference_seconds) + " s, OpenCV " + number(r.check.opencv_seconds) +
+             " s.</p>\n<table><tr><th>output</th><th>max abs error</th><th>magnitude</th><th>relative</th></tr>\n";
         for (const auto& x : r.check.outputs)
-            o += "<tr><td><code>" + html(x.name) + "</code></td><td>" + number(x.max_abs_error) + "</td><td>" + number(x.magnitude) +
-                 "</td><td>" + number(x.relative_error) + "</td></tr>\n";
+            o += "<tr><td><code>" + html(x.name) + "</code></td><td>" + number(x.max_abs_error) + "</td><td>" +
+                 number(x.magnitude) + "</td><td>" + number(x.relative_error) + "</td></tr>\n";
         o += "</table>\n";
     }
     o += "<h2>Files</h2>\n<table><tr><th>role</th><th>path</th><th>size</th><th>SHA-256</th></tr>\n";
@@ -177,11 +184,13 @@ std::string report_html(const export_caffe_report& r) {
         const auto& l = r.layers[i];
         auto list = [](const std::vector<std::string>& items) {
             std::string s;
-            for (std::size_t k = 0; k < items.size(); ++k) s += (k ? "<br>" : "") + std::string("<code>") + html(items[k]) + "</code>";
+            for (std::size_t k = 0; k < items.size(); ++k)
+                s += (k ? "<br>" : "") + std::string("<code>") + html(items[k]) + "</code>";
             return s;
         };
         std::string shapes;
-        for (std::size_t k = 0; k < l.top_shapes.size(); ++k) shapes += (k ? "<br>" : "") + shape_text(l.top_shapes[k], "&times;");
+        for (std::size_t k = 0; k < l.top_shapes.size(); ++k)
+            shapes += (k ? "<br>" : "") + shape_text(l.top_shapes[k], "&times;");
         o += "<tr><td>" + std::to_string(i) + "</td><td><code>" + html(l.name) + "</code></td><td>" + html(l.type) + "</td><td>" +
              list(l.bottoms) + "</td><td>" + list(l.tops) + "</td><td>" + shapes + "</td><td>" + list(l.sources) + "</td><td>" +
              (l.max_abs_error ? number(*l.max_abs_error) : "") + "</td><td>" + (l.max_rel_error ? number(*l.max_rel_error) : "") +

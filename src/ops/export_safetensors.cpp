@@ -105,18 +105,18 @@ void json_string(std::string& out, std::string_view text) {
 }
 
 struct entry {
-    onnx::site_id site = none;       // the tensor
+    onnx::site_id site = none;  // the tensor
     std::uint32_t source = 0;
     std::uint64_t source_offset = 0;
     std::uint64_t length = 0;
     std::uint32_t buffer = onnx::no_index;  // typed values decoded to raw
     std::uint32_t shard = 0;
-    std::uint64_t begin = 0;         // data_offsets in its shard
+    std::uint64_t begin = 0;                       // data_offsets in its shard
     std::optional<io::sha1_digest> expected_sha1;  // the input's `checksum`, checked while copying
 };
 
 struct shard_layout {
-    std::string header;              // length prefix not included; padded
+    std::string header;  // length prefix not included; padded
     std::uint64_t data_bytes = 0;
     std::uint64_t tensors = 0;
 };
@@ -188,8 +188,8 @@ private:
             }
             if (e.length != *tensor.expected_bytes)
                 return failure(error_code::size_mismatch,
-                               "initializer '" + shown + "' has " + std::to_string(e.length) + " bytes but its dims and type need " +
-                                   std::to_string(*tensor.expected_bytes),
+                               "initializer '" + shown + "' has " + std::to_string(e.length) +
+                                   " bytes but its dims and type need " + std::to_string(*tensor.expected_bytes),
                                "safetensors stores exactly dims x element size; the model is damaged");
             entries_.push_back(e);
         }
@@ -284,11 +284,13 @@ private:
                 if (e.buffer != onnx::no_index) plan.emit(buffers_[e.buffer]);
                 else
                     plan.copy(e.source, e.source_offset, e.length,
-                              e.expected_sha1 ? plan.add_check({.tensor = std::string(model_.tensors[e.site].name), .expected_sha1 = e.expected_sha1})
+                              e.expected_sha1 ? plan.add_check({.tensor = std::string(model_.tensors[e.site].name),
+                                                                .expected_sha1 = e.expected_sha1})
                                               : io::no_check);
             }
             const auto path = shard_path(s);
-            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
+            ONNXSTREAM_ASSIGN(auto output,
+                              io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
             ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
                                                           report_.warnings));
             report_.writer = written.backend;
@@ -334,7 +336,8 @@ private:
         onnx::inline_external(bound_, rest, edits, report_.warnings);
         ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         const auto path = linked_path();
-        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
+        ONNXSTREAM_ASSIGN(auto output,
+                          io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_TRY(write_planned(output, plan, sources_, options_, "write " + path.filename().string(), report_.warnings));
         report_.linked = path;
         report_.linked_size = plan.size();

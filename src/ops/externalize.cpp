@@ -6,11 +6,11 @@
 
 #include <onnxstream/io/chunked_read.hpp>
 #include <onnxstream/io/output_file.hpp>
+#include <onnxstream/io/spill_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/tensor_value_edits.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
-#include <onnxstream/io/spill_file.hpp>
 #include <onnxstream/plan/planner.hpp>
 
 #include <algorithm>
@@ -38,14 +38,14 @@ namespace {
 
 // Where one moved tensor's bytes come from (its site) and where they go.
 struct placement {
-    onnx::site_id site = none;       // the tensor
-    std::uint32_t source = 0;        // writer source index (0: the model)
+    onnx::site_id site = none;  // the tensor
+    std::uint32_t source = 0;   // writer source index (0: the model)
     std::uint64_t source_offset = 0;
     std::uint64_t length = 0;
     std::optional<io::sha1_digest> expected_sha1;
     std::optional<std::string_view> checksum_text;  // the input's `checksum` key, as written
     std::uint32_t shard = 0;
-    std::uint64_t offset = 0;        // in the shard
+    std::uint64_t offset = 0;                // in the shard
     std::uint32_t same_as = onnx::no_index;  // dedupe: the placement whose bytes these are
     std::uint32_t check = io::no_check;
 };
@@ -162,8 +162,9 @@ private:
             if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed))
                 return failure(error_code::interrupted, "interrupted; no output was written");
             io::xxh3_hasher hasher;
-            ONNXSTREAM_TRY(io::for_each_chunk(*sources_[p.source], p.source_offset, length,
-                                              [&](std::span<const std::byte> piece) { hasher.update(piece); }, std::span(buffer)));
+            ONNXSTREAM_TRY(io::for_each_chunk(
+                *sources_[p.source], p.source_offset, length, [&](std::span<const std::byte> piece) { hasher.update(piece); },
+                std::span(buffer)));
             return hasher.digest();
         };
         using key = std::tuple<std::int32_t, std::uint64_t, std::uint64_t>;  // type, length, hash
@@ -197,7 +198,8 @@ private:
             for (std::size_t a = 1; a < members.size(); ++a) {
                 for (std::size_t b = 0; b < a; ++b) {
                     if (placements_[members[b]].same_as != onnx::no_index) continue;
-                    ONNXSTREAM_ASSIGN(const bool same, equal_bytes(placements_[members[a]], placements_[members[b]], buffer, other));
+                    ONNXSTREAM_ASSIGN(const bool same,
+                                      equal_bytes(placements_[members[a]], placements_[members[b]], buffer, other));
                     if (!same) continue;
                     placements_[members[a]].same_as = members[b];
                     ++report_.deduplicated;
@@ -209,7 +211,8 @@ private:
         return {};
     }
 
-    result<bool> equal_bytes(const placement& a, const placement& b, std::vector<std::byte>& left, std::vector<std::byte>& right) {
+    result<bool> equal_bytes(const placement& a, const placement& b, std::vector<std::byte>& left,
+                             std::vector<std::byte>& right) {
         if (a.length != b.length) return false;
         std::uint64_t done = 0;
         while (done < a.length) {
@@ -255,15 +258,13 @@ private:
     // would leave that model reading bytes laid out for another.
     result<void> check_one_output(const fs::path& path) const {
         const auto identity = io::identity_of(path);
-        const bool replaces_input =
-            identity && std::find(inputs_.begin(), inputs_.end(), *identity) != inputs_.end();
+        const bool replaces_input = identity && std::find(inputs_.begin(), inputs_.end(), *identity) != inputs_.end();
         if (!replaces_input || !options_.allow_in_place) return check_output(path, inputs_, options_.force);
         const auto output_identity = io::identity_of(report_.output);
         const bool in_place = output_identity && *output_identity == inputs_.front();
         if (!in_place)
             return failure(error_code::output_is_input,
-                           "the output " + path.string() + " is a file the input model " + model_path_.string() +
-                               " still needs",
+                           "the output " + path.string() + " is a file the input model " + model_path_.string() + " still needs",
                            "choose another {0}, or repack in place ({1}) so that the model is replaced with its data",
                            {{remedy::choose_data_name, {}}, {remedy::repack_in_place, model_path_.string()}});
         if (!options_.force)
@@ -322,7 +323,8 @@ private:
                 plan.copy(p.source, p.source_offset, p.length, check);
             }
             const auto path = folder / data_file_name(s);
-            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
+            ONNXSTREAM_ASSIGN(auto output,
+                              io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
             ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
                                                           report_.warnings));
             report_.writer = written.backend;
@@ -380,7 +382,8 @@ private:
         }
         ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         report_.output_size = plan.size();
-        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(), {.overwrite = options_.force, .preallocate = true}));
+        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(),
+                                                                  {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, plan, sources_, options_,
                                                       "write " + report_.output.filename().string(), report_.warnings));
         if (report_.writer[0] == '\0') report_.writer = written.backend;
@@ -397,12 +400,12 @@ private:
     std::vector<io::file_identity> inputs_;
     std::vector<const io::source_file*> sources_;
     std::vector<placement> placements_;
-    std::optional<io::spill_file> converted_;         // typed tensors' values as raw bytes
-    std::optional<io::source_file> converted_source_;  // the same, for the writer
+    std::optional<io::spill_file> converted_;             // typed tensors' values as raw bytes
+    std::optional<io::source_file> converted_source_;     // the same, for the writer
     std::vector<onnx::external_tensor> inline_bindings_;  // external tensors that stay embedded
     std::vector<std::optional<io::sha1_digest>> sha1_of_placement_;
-    std::vector<bool> mismatched_;   // the input's checksum did not match the bytes
-    std::vector<bool> needs_sha1_;   // owners whose duplicates carry a checksum
+    std::vector<bool> mismatched_;  // the input's checksum did not match the bytes
+    std::vector<bool> needs_sha1_;  // owners whose duplicates carry a checksum
     std::uint32_t shard_count_ = 0;
     rewrite_outputs outputs_;
 };

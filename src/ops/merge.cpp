@@ -31,7 +31,8 @@ result<merge_report> merge(const std::filesystem::path& model_path, const rewrit
     ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(bound.model.tree, edits, {0, plan::protobuf_limit}));
     report.output_size = plan.size();
 
-    ONNXSTREAM_ASSIGN(auto output, io::output_file::create(report.output, plan.size(), {.overwrite = options.force, .preallocate = true}));
+    ONNXSTREAM_ASSIGN(auto output,
+                      io::output_file::create(report.output, plan.size(), {.overwrite = options.force, .preallocate = true}));
     ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, bound.sources(), options,
                                                   "merge " + model_path.filename().string(), report.warnings));
     report.writer = written.backend;

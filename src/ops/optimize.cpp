@@ -53,9 +53,9 @@ struct data_entry {
     std::uint32_t source = 0;
     std::uint64_t source_offset = 0;
     std::uint64_t length = 0;
-    std::uint64_t offset = 0;       // in the data file
-    onnx::site_id site = none;      // the tensor it keeps, or none for a computed tensor
-    graph::tensor_id tensor = none; // the computed graph_model tensor, or none
+    std::uint64_t offset = 0;        // in the data file
+    onnx::site_id site = none;       // the tensor it keeps, or none for a computed tensor
+    graph::tensor_id tensor = none;  // the computed graph_model tensor, or none
 };
 
 class optimizer : detail::bound_operation<optimize_options, optimize_report> {
@@ -90,8 +90,7 @@ public:
         for (std::uint32_t round = 0; round < options_.max_rounds; ++round) {
             std::uint64_t changes = 0;
             for (std::size_t p = 0; p < entries.size(); ++p) {
-                if (options_.cancel != nullptr && options_.cancel->load())
-                    return failure(error_code::interrupted, "interrupted");
+                if (options_.cancel != nullptr && options_.cancel->load()) return failure(error_code::interrupted, "interrupted");
                 auto& pass = report_.passes[p];
                 passes::pass_context context{graph_, reader, pass.findings, report_.warnings, {options_.fold_limit}};
                 const auto done = entries[p]->run(context);
@@ -171,7 +170,8 @@ private:
             ONNXSTREAM_ASSIGN(auto data_output, write_data_file(data_path, entries, sources));
             outputs.data.push_back(std::move(data_output));
         }
-        ONNXSTREAM_ASSIGN(outputs.model, io::output_file::create(report_.output, planned.size(), {.overwrite = options_.force, .preallocate = true}));
+        ONNXSTREAM_ASSIGN(outputs.model, io::output_file::create(report_.output, planned.size(),
+                                                                 {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_ASSIGN(const auto written, write_planned(outputs.model, planned, sources, options_,
                                                             "write " + report_.output.filename().string(), report_.warnings));
         report_.writer = written.backend;
@@ -209,8 +209,9 @@ private:
     // Which computed tensors go to the data file (decided before anything is computed).
     // What a runtime reads while loading (Resize scales, Reshape shapes...) stays
     // embedded, as split and repack keep it: a folded value feeds the same inputs.
-    indexed_vector<graph::tensor_id, bool> choose_computed_external(std::span<const graph::tensor_id> computed, std::uint32_t spill_source,
-                                               std::vector<data_entry>& entries) const {
+    indexed_vector<graph::tensor_id, bool> choose_computed_external(std::span<const graph::tensor_id> computed,
+                                                                    std::uint32_t spill_source,
+                                                                    std::vector<data_entry>& entries) const {
         indexed_vector<graph::tensor_id, bool> computed_external(graph_.tensors.size(), false);
         if (bound_.data.files.empty()) return computed_external;
         const auto load_time = onnx::shape_like_values(model_.tree);
@@ -236,8 +237,8 @@ private:
             if (!computed_external[t]) {
                 proto::encoded_message header;
                 onnx::encode_tensor_header(header, x.dims, x.data_type, graph_.text(x.name));
-                const auto tag = proto::encode_varint(proto::make_tag(onnx::number(onnx::tensor_field::raw_data),
-                                                                      proto::wire_type::length_delimited));
+                const auto tag = proto::encode_varint(
+                    proto::make_tag(onnx::number(onnx::tensor_field::raw_data), proto::wire_type::length_delimited));
                 const auto length = proto::encode_varint(bytes.size());
                 header.append_bytes(tag.view());
                 header.append_bytes(length.view());
@@ -281,7 +282,8 @@ private:
             if (e.offset > data_plan.size()) data_plan.skip(e.offset - data_plan.size());
             data_plan.copy(e.source, e.source_offset, e.length);
         }
-        ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, data_plan.size(), {.overwrite = options_.force, .preallocate = true}));
+        ONNXSTREAM_ASSIGN(auto output,
+                          io::output_file::create(path, data_plan.size(), {.overwrite = options_.force, .preallocate = true}));
         ONNXSTREAM_ASSIGN(const auto written, write_planned(output, data_plan, sources, options_,
                                                             "write " + path.filename().string(), report_.warnings));
         report_.writer = written.backend;
@@ -299,8 +301,8 @@ private:
         const auto folder_real = fs::canonical(folder, folder_error);
         if (data_error || folder_error || data_real == folder_real || !onnx::is_inside(data_real, folder_real))
             return failure(error_code::invalid_argument,
-                           "reusing the input's data needs the data file " + file.found->path.string() + " inside the output's folder " +
-                               folder.string(),
+                           "reusing the input's data needs the data file " + file.found->path.string() +
+                               " inside the output's folder " + folder.string(),
                            "write the output beside the input model, or leave out {0} to write a new data file",
                            {{remedy::reuse_data, {}}});
         const auto location = data_real.lexically_relative(folder_real).generic_string();

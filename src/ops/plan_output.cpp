@@ -28,8 +28,7 @@ result<void> check_output(const fs::path& output, std::span<const io::file_ident
     if (const auto identity = io::identity_of(output)) {
         for (const auto& input : inputs)
             if (*identity == input)
-                return failure(error_code::output_is_input,
-                               "the output " + output.string() + " is one of the inputs",
+                return failure(error_code::output_is_input, "the output " + output.string() + " is one of the inputs",
                                "write to another file with {0}; onnxstream never overwrites its inputs",
                                {{remedy::choose_output, {}}});
     }

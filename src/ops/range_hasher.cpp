@@ -32,15 +32,18 @@ result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kin
             std::optional<io::xxh3_hasher> xxh3;
             if (kind == range_hash::sha1) sha1.emplace();
             else xxh3.emplace();
-            auto read = io::for_each_chunk(*range.file, range.offset, range.length, [&](std::span<const std::byte> view) {
-                if (cancelled()) return false;
-                if (sha1) sha1->update(view);
-                else xxh3->update(view);
-                const std::lock_guard guard(lock);
-                total += view.size();
-                if (options.on_bytes) options.on_bytes(view.size(), range.label);
-                return true;
-            }, std::span(buffer));
+            auto read = io::for_each_chunk(
+                *range.file, range.offset, range.length,
+                [&](std::span<const std::byte> view) {
+                    if (cancelled()) return false;
+                    if (sha1) sha1->update(view);
+                    else xxh3->update(view);
+                    const std::lock_guard guard(lock);
+                    total += view.size();
+                    if (options.on_bytes) options.on_bytes(view.size(), range.label);
+                    return true;
+                },
+                std::span(buffer));
             if (!read) {
                 range.failed = std::make_shared<const error>(std::move(read).error());
                 continue;
@@ -71,7 +74,8 @@ result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kin
     guarded();
     for (auto& t : threads) t.join();
     if (threw.load())
-        return failure(error_code::io, "out of memory while hashing", "free memory or use fewer {0}", {{remedy::fewer_threads, {}}});
+        return failure(error_code::io, "out of memory while hashing", "free memory or use fewer {0}",
+                       {{remedy::fewer_threads, {}}});
     if (stopped.load()) return failure(error_code::interrupted, "interrupted; nothing was changed");
     return total;
 }

@@ -78,11 +78,12 @@ public:
         check_embedded_sizes();
         if (report_.file_size > plan::protobuf_limit)
             add_problem(none, no_index,
-                        with_remedies(error{error_code::too_large,
-                                            "the .onnx file is " + std::to_string(report_.file_size) +
-                                                " bytes, over protobuf's limit of 2 GiB - 1 (" +
-                                                std::to_string(plan::protobuf_limit) + "): ONNX Runtime and python-onnx cannot load it"},
-                                      "move the weights to external data: {0} keeps the .onnx small", {{remedy::keep_external_data, {}}}));
+                        with_remedies(error{error_code::too_large, "the .onnx file is " + std::to_string(report_.file_size) +
+                                                                       " bytes, over protobuf's limit of 2 GiB - 1 (" +
+                                                                       std::to_string(plan::protobuf_limit) +
+                                                                       "): ONNX Runtime and python-onnx cannot load it"},
+                                      "move the weights to external data: {0} keeps the .onnx small",
+                                      {{remedy::keep_external_data, {}}}));
 
         report_.external_tensors = data_.tensors.size();
         for (const auto& p : data_.problems) add_problem(p.site, p.file, p.what);
@@ -236,7 +237,8 @@ private:
     result<void> hash_all() {
         std::vector<hashed_range> ranges;
         ranges.reserve(jobs_.size());
-        for (const auto& job : jobs_) ranges.push_back({&*data_.files[job.file].file, job.offset, job.length, model_.tensors[job.site].name, {}, {}, {}});
+        for (const auto& job : jobs_)
+            ranges.push_back({&*data_.files[job.file].file, job.offset, job.length, model_.tensors[job.site].name, {}, {}, {}});
         ONNXSTREAM_ASSIGN(report_.bytes_hashed,
                           hash_ranges(ranges, range_hash::sha1, options_, "verify " + path_.filename().string()));
         for (std::size_t j = 0; j < jobs_.size(); ++j) {
@@ -257,8 +259,6 @@ private:
 
 }  // namespace
 
-result<verify_report> verify(const fs::path& model, const verify_options& options) {
-    return checker(model, options).run();
-}
+result<verify_report> verify(const fs::path& model, const verify_options& options) { return checker(model, options).run(); }
 
 }  // namespace onnxstream::ops

@@ -50,7 +50,7 @@ struct weight_shape {
 struct channel_terms {
     std::vector<double> factors;  // scale / sqrt(var + epsilon)
     std::vector<double> mean;
-    std::vector<double> bias;     // B
+    std::vector<double> bias;  // B
 };
 
 class folder {
@@ -65,8 +65,7 @@ public:
             if (nd.op_type != "BatchNormalization" || !nd.domain.empty()) continue;
             fold_plan plan;
             if (const auto refused = check(n, plan)) {
-                if (refused->kind == refusal_kind::reported)
-                    context_.findings.push_back(skipped_finding(n, refused->why));
+                if (refused->kind == refusal_kind::reported) context_.findings.push_back(skipped_finding(n, refused->why));
                 continue;
             }
             apply(n, plan);
@@ -101,7 +100,8 @@ private:
         if (auto refused = check_weight(plan, shape)) return refused;
         channel_terms terms;
         if (auto refused = fold_parameters(bn, shape.channels, plan, terms)) return refused;
-        auto refused = plan.op == "Gemm" ? fold_gemm_bias(plan, shape.channels, terms) : fold_conv_bias(plan, shape.channels, terms);
+        auto refused = plan.op == "Gemm" ? fold_gemm_bias(plan, shape.channels, terms)
+                                         : fold_conv_bias(plan, shape.channels, terms);
         if (refused) return refused;
         return plan_weight(plan, shape, std::move(terms.factors));
     }
@@ -202,11 +202,11 @@ private:
             double denominator = (*var)[c] + epsilon;
             if (!(denominator > 0)) {
                 if (!(epsilon > 0)) return refuse("var + epsilon <= 0 with epsilon <= 0 (channel " + std::to_string(c) + ")");
-                plan.warnings.emplace_back(
-                    error_code::invalid_tensor,
-                    "BatchNormalization '" + model_.node_label(bn) + "' channel " + std::to_string(c) + ": var + epsilon = " +
-                        std::to_string(denominator) + " <= 0 (the model yields NaN or Inf there); variance taken as 0",
-                    "the model's running variance is negative; check how it was trained or exported");
+                plan.warnings.emplace_back(error_code::invalid_tensor,
+                                           "BatchNormalization '" + model_.node_label(bn) + "' channel " + std::to_string(c) +
+                                               ": var + epsilon = " + std::to_string(denominator) +
+                                               " <= 0 (the model yields NaN or Inf there); variance taken as 0",
+                                           "the model's running variance is negative; check how it was trained or exported");
                 denominator = epsilon;
             }
             terms.factors[c] = (*scale)[c] / std::sqrt(denominator);
@@ -263,10 +263,12 @@ private:
             for (std::uint64_t c = 0; c < channels; ++c) {
                 const auto k = static_cast<std::size_t>(c);
                 const double old = c_values[static_cast<std::size_t>(m * c_columns + (c_columns == 1 ? 0 : c))];
-                plan.bias[static_cast<std::size_t>(m * channels + c)] = terms.factors[k] * (beta * old - terms.mean[k]) + terms.bias[k];
+                plan.bias[static_cast<std::size_t>(m * channels + c)] = terms.factors[k] * (beta * old - terms.mean[k]) +
+                                                                        terms.bias[k];
             }
-        plan.bias_dims = rows > 1 ? std::vector<std::int64_t>{static_cast<std::int64_t>(rows), static_cast<std::int64_t>(channels)}
-                                  : std::vector<std::int64_t>{static_cast<std::int64_t>(channels)};
+        plan.bias_dims = rows > 1
+                             ? std::vector<std::int64_t>{static_cast<std::int64_t>(rows), static_cast<std::int64_t>(channels)}
+                             : std::vector<std::int64_t>{static_cast<std::int64_t>(channels)};
         return std::nullopt;
     }
 
@@ -337,7 +339,10 @@ pass_entry batchnorm_folding_pass() {
             .summary = "BatchNormalization folded into Conv, ConvTranspose, Gemm",
             .run = fold_batchnorms,
             .analyze = nullptr,
-            .headline = {.kind = finding_kind::folded_batchnorm, .done = "folded", .would = "would fold", .noun = "BatchNormalization"},
+            .headline = {.kind = finding_kind::folded_batchnorm,
+                         .done = "folded",
+                         .would = "would fold",
+                         .noun = "BatchNormalization"},
             .always_count_nodes = false};
 }
 

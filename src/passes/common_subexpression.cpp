@@ -16,8 +16,8 @@
 namespace onnxstream::passes {
 
 bool is_nondeterministic(std::string_view op) noexcept {
-    static constexpr std::array<std::string_view, 6> ops{"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                                         "RandomUniformLike", "Multinomial", "Bernoulli"};
+    static constexpr std::array<std::string_view, 6> ops{"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                                         "RandomUniformLike", "Multinomial",   "Bernoulli"};
     return std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
@@ -37,8 +37,8 @@ std::vector<attribute_bytes> attributes_of(const graph_model& model, node_id n) 
     const auto& tree = model.tree();
     for (const auto m : model.attribute_messages(n)) {
         const auto& msg = tree.at(m);
-        out.push_back({tree.find_text(m, onnx::number(onnx::attribute_field::name)),
-                       tree.bytes().subspan(msg.begin, msg.end - msg.begin)});
+        out.push_back(
+            {tree.find_text(m, onnx::number(onnx::attribute_field::name)), tree.bytes().subspan(msg.begin, msg.end - msg.begin)});
     }
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     return out;
@@ -228,9 +228,8 @@ private:
         if (folded(t)) return hash_bytes(t);
         if (x.site == none || !context_.reader.readable(x.site)) return std::nullopt;
         io::xxh3_hasher hasher;
-        if (!context_.reader.for_each_chunk(x.site, std::size_t{1} << 20, [&](std::span<const std::byte> piece) {
-                hasher.update(piece);
-            }))
+        if (!context_.reader.for_each_chunk(x.site, std::size_t{1} << 20,
+                                            [&](std::span<const std::byte> piece) { hasher.update(piece); }))
             return std::nullopt;
         return hasher.digest();
     }
@@ -243,8 +242,9 @@ private:
         }
         // Compared in pieces: two large tensors are never both in memory.
         std::vector<std::byte> left;
-        if (!context_.reader.for_each_chunk(model_.tensors[a].site, std::size_t{1} << 20,
-                                            [&](std::span<const std::byte> piece) { left.insert(left.end(), piece.begin(), piece.end()); }))
+        if (!context_.reader.for_each_chunk(model_.tensors[a].site, std::size_t{1} << 20, [&](std::span<const std::byte> piece) {
+                left.insert(left.end(), piece.begin(), piece.end());
+            }))
             return false;
         std::uint64_t offset = 0;
         bool equal = true;

@@ -24,12 +24,46 @@ using onnx::data_type;
 
 namespace {
 
-constexpr std::array evaluated_ops{
-    "Abs",   "Add",       "And",      "Cast",   "Ceil",    "Concat",      "ConstantOfShape", "Div",      "Equal",
-    "Expand", "Flatten",  "Floor",    "Gather", "Greater", "GreaterOrEqual", "Identity",     "Less",     "LessOrEqual",
-    "Max",   "Min",       "Mul",      "Neg",    "Not",     "Or",          "Range",           "ReduceMax", "ReduceMin",
-    "ReduceProd", "ReduceSum", "Reshape", "Shape", "Size", "Slice",       "Sqrt",            "Squeeze",  "Sub",
-    "Tile",  "Transpose", "Unsqueeze", "Where"};
+constexpr std::array evaluated_ops{"Abs",
+                                   "Add",
+                                   "And",
+                                   "Cast",
+                                   "Ceil",
+                                   "Concat",
+                                   "ConstantOfShape",
+                                   "Div",
+                                   "Equal",
+                                   "Expand",
+                                   "Flatten",
+                                   "Floor",
+                                   "Gather",
+                                   "Greater",
+                                   "GreaterOrEqual",
+                                   "Identity",
+                                   "Less",
+                                   "LessOrEqual",
+                                   "Max",
+                                   "Min",
+                                   "Mul",
+                                   "Neg",
+                                   "Not",
+                                   "Or",
+                                   "Range",
+                                   "ReduceMax",
+                                   "ReduceMin",
+                                   "ReduceProd",
+                                   "ReduceSum",
+                                   "Reshape",
+                                   "Shape",
+                                   "Size",
+                                   "Slice",
+                                   "Sqrt",
+                                   "Squeeze",
+                                   "Sub",
+                                   "Tile",
+                                   "Transpose",
+                                   "Unsqueeze",
+                                   "Where"};
 
 result<std::vector<host_tensor>> refuse(std::string why) { return failure(error_code::unsupported, std::move(why)); }
 
@@ -136,7 +170,8 @@ auto with_type(std::int32_t type, F&& f) -> decltype(f(float{})) {
         case data_type::int16: return f(std::int16_t{});
         case data_type::int32: return f(std::int32_t{});
         case data_type::int64: return f(std::int64_t{});
-        case data_type::uint8: case data_type::boolean: return f(std::uint8_t{});
+        case data_type::uint8:
+        case data_type::boolean: return f(std::uint8_t{});
         case data_type::uint16: return f(std::uint16_t{});
         case data_type::uint32: return f(std::uint32_t{});
         case data_type::uint64: return f(std::uint64_t{});
@@ -210,8 +245,7 @@ result<std::vector<host_tensor>> elementwise(const evaluated_node& node, std::ui
         return refuse("the result would be larger than the fold limit");
     const auto ia = broadcast_offsets(a.dims, *dims);
     const auto ib = broadcast_offsets(b.dims, *dims);
-    if (a.data_type == static_cast<std::int32_t>(data_type::boolean) && !compare)
-        return refuse(std::string(op) + " of BOOL");
+    if (a.data_type == static_cast<std::int32_t>(data_type::boolean) && !compare) return refuse(std::string(op) + " of BOOL");
     return with_type(a.data_type, [&](auto tag) -> result<std::vector<host_tensor>> {
         using T = decltype(tag);
         const auto x = elements_of<T>(a);
@@ -243,7 +277,8 @@ result<std::vector<host_tensor>> unary(const evaluated_node& node) {
     const auto op = node.op_type;
     const auto& x = *node.inputs[0];
     if (op == "Not") {
-        if (x.data_type != static_cast<std::int32_t>(data_type::boolean)) return failure(error_code::invalid_argument, "Not of non-BOOL");
+        if (x.data_type != static_cast<std::int32_t>(data_type::boolean))
+            return failure(error_code::invalid_argument, "Not of non-BOOL");
         auto out = x;
         for (auto& b : out.bytes) b = b == std::byte{0} ? std::byte{1} : std::byte{0};
         return std::vector{out};
@@ -264,8 +299,8 @@ result<std::vector<host_tensor>> unary(const evaluated_node& node) {
                 using U = std::make_unsigned_t<T>;
                 if (op == "Neg") e = wrap<T>(0 - static_cast<std::uint64_t>(static_cast<U>(e)));
                 else if (op == "Abs") e = e < 0 ? wrap<T>(0 - static_cast<std::uint64_t>(static_cast<U>(e))) : e;
-                else if (op == "Floor" || op == "Ceil") {}
-                else return refuse(std::string(op) + " of integers is not folded");
+                else if (op == "Floor" || op == "Ceil") {
+                } else return refuse(std::string(op) + " of integers is not folded");
             }
         }
         return std::vector{tensor_of(x.data_type, x.dims, v)};
@@ -338,7 +373,9 @@ result<std::vector<host_tensor>> cast(const evaluated_node& node) {
 // ---------------------------------------------------------------------------------------
 // Data movement: on bytes, whatever the type.
 
-std::uint64_t width_of(const host_tensor& t) { return t.elements() == 0 ? element_size(t.data_type) : t.bytes.size() / t.elements(); }
+std::uint64_t width_of(const host_tensor& t) {
+    return t.elements() == 0 ? element_size(t.data_type) : t.bytes.size() / t.elements();
+}
 
 host_tensor gather_elements(const host_tensor& x, std::vector<std::int64_t> dims, std::span<const std::uint64_t> sources) {
     const auto w = width_of(x);
@@ -381,7 +418,8 @@ result<std::vector<host_tensor>> reshape(const evaluated_node& node) {
         }
     }
     if (infer) {
-        if (known == 0 || x.elements() % known != 0) return failure(error_code::invalid_argument, "Reshape cannot infer the -1 dim");
+        if (known == 0 || x.elements() % known != 0)
+            return failure(error_code::invalid_argument, "Reshape cannot infer the -1 dim");
         dims[*infer] = static_cast<std::int64_t>(x.elements() / known);
     }
     return reshape_to(x, std::move(dims));
@@ -448,7 +486,8 @@ result<std::vector<host_tensor>> concat(const evaluated_node& node, std::uint64_
         if (in == nullptr || in->data_type != first->data_type || in->dims.size() != first->dims.size())
             return failure(error_code::invalid_argument, "Concat inputs differ in type or rank");
         for (std::size_t i = 0; i < dims.size(); ++i)
-            if (i != *axis && in->dims[i] != first->dims[i]) return failure(error_code::invalid_argument, "Concat inputs differ in shape");
+            if (i != *axis && in->dims[i] != first->dims[i])
+                return failure(error_code::invalid_argument, "Concat inputs differ in shape");
         dims[*axis] += in->dims[*axis];
     }
     std::uint64_t outer = 1;
@@ -524,7 +563,8 @@ result<std::vector<host_tensor>> slice(const evaluated_node& node) {
         if (const auto* a = find_attribute(node, "ends")) ends = a->ints;
         if (const auto* a = find_attribute(node, "axes")) axes = a->ints;
     }
-    if (!starts || !ends || starts->size() != ends->size()) return failure(error_code::invalid_argument, "Slice needs starts and ends");
+    if (!starts || !ends || starts->size() != ends->size())
+        return failure(error_code::invalid_argument, "Slice needs starts and ends");
     if (!axes) {
         axes.emplace(starts->size());
         std::iota(axes->begin(), axes->end(), 0);
@@ -676,7 +716,8 @@ result<std::vector<host_tensor>> range(const evaluated_node& node, std::uint64_t
         return failure(error_code::invalid_argument, "Range needs three inputs");
     const auto type = node.inputs[0]->data_type;
     for (const auto* in : node.inputs)
-        if (in->data_type != type || in->elements() != 1) return failure(error_code::invalid_argument, "Range needs three scalars of one type");
+        if (in->data_type != type || in->elements() != 1)
+            return failure(error_code::invalid_argument, "Range needs three scalars of one type");
     if (type == static_cast<std::int32_t>(data_type::boolean)) return refuse("Range of BOOL");
     return with_type(type, [&](auto tag) -> result<std::vector<host_tensor>> {
         using T = decltype(tag);
@@ -793,7 +834,8 @@ result<std::vector<host_tensor>> evaluate(const evaluated_node& node, std::uint6
     for (std::size_t k = 0; k < node.inputs.size(); ++k) {
         const auto* in = node.inputs[k];
         if (in == nullptr) continue;
-        if (element_size(in->data_type) == 0) return refuse("inputs of type " + onnx::data_type_name(in->data_type) + " are not folded");
+        if (element_size(in->data_type) == 0)
+            return refuse("inputs of type " + onnx::data_type_name(in->data_type) + " are not folded");
         if (in->bytes.size() != in->elements() * element_size(in->data_type))
             return failure(error_code::invalid_argument, "an input's bytes do not match its shape");
     }
@@ -805,12 +847,14 @@ result<std::vector<host_tensor>> evaluate(const evaluated_node& node, std::uint6
     const bool moves_data = op == "Identity" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten" ||
                             op == "Concat" || op == "Gather" || op == "Slice" || op == "Transpose" || op == "Expand" ||
                             op == "Tile" || op == "Where" || op == "Cast" || op == "Shape" || op == "Size";
-    if (!moves_data && first != nullptr && (first->data_type == f16 || first->data_type == static_cast<std::int32_t>(data_type::bfloat16)))
+    if (!moves_data && first != nullptr &&
+        (first->data_type == f16 || first->data_type == static_cast<std::int32_t>(data_type::bfloat16)))
         return refuse(std::string(op) + " of " + onnx::data_type_name(first->data_type) + " is not folded");
 
     if (op == "Identity") return std::vector{*first};
-    if (op == "Shape") return std::vector{shape_tensor(first->dims, int_attribute(node, "start", 0),
-                                                       int_attribute(node, "end", std::numeric_limits<std::int64_t>::max()))};
+    if (op == "Shape")
+        return std::vector{shape_tensor(first->dims, int_attribute(node, "start", 0),
+                                        int_attribute(node, "end", std::numeric_limits<std::int64_t>::max()))};
     if (op == "Size") {
         const std::vector<std::int64_t> size{static_cast<std::int64_t>(first->elements())};
         return std::vector{tensor_of(static_cast<std::int32_t>(data_type::int64), {}, size)};
@@ -830,8 +874,8 @@ result<std::vector<host_tensor>> evaluate(const evaluated_node& node, std::uint6
     if (op.starts_with("Reduce")) return reduce(node);
     if (op == "Neg" || op == "Abs" || op == "Floor" || op == "Ceil" || op == "Sqrt" || op == "Not") return unary(node);
     if (op == "And" || op == "Or") {
-        if (node.inputs.size() != 2 || node.inputs[1] == nullptr || first->data_type != static_cast<std::int32_t>(data_type::boolean) ||
-            node.inputs[1]->data_type != first->data_type)
+        if (node.inputs.size() != 2 || node.inputs[1] == nullptr ||
+            first->data_type != static_cast<std::int32_t>(data_type::boolean) || node.inputs[1]->data_type != first->data_type)
             return failure(error_code::invalid_argument, std::string(op) + " needs two BOOL inputs");
         // As Min/Max of 0/1 bytes.
         evaluated_node as = node;

@@ -9,14 +9,14 @@
 // evaluator refuses. Random ops are never evaluated (the evaluator does not know them).
 #include <onnxstream/onnx/data_type.hpp>
 
-#include "node_rewriter.hpp"
 #include <onnxstream/graph/constant_values.hpp>
 #include <onnxstream/passes/constant_evaluator.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
+#include "node_rewriter.hpp"
 
 #include <cstring>
-#include <type_traits>
 #include <limits>
+#include <type_traits>
 #include <unordered_map>
 
 namespace onnxstream::passes {
@@ -30,7 +30,7 @@ struct folder {
     graph_model& model;
     const graph_index index;
     std::unordered_map<value_id, host_tensor> folded;  // value -> what this run computed for it
-    bool report_only = false;                               // analyze: find, change nothing
+    bool report_only = false;                          // analyze: find, change nothing
     std::uint64_t changes = 0;
 
     explicit folder(pass_context& c) : context(c), model(c.model), index(c.model) {}
@@ -97,8 +97,8 @@ struct folder {
             t.dims = model.tensor_dims(val.tensor);
             if (dims_only) return result<host_tensor>(std::move(t));
             if (element_size(t.data_type) == 0)
-                return result<host_tensor>(failure(error_code::unsupported, "an input of type " +
-                                                                                onnx::data_type_name(t.data_type) + " is not read"));
+                return result<host_tensor>(
+                    failure(error_code::unsupported, "an input of type " + onnx::data_type_name(t.data_type) + " is not read"));
             if (t.elements() * element_size(t.data_type) > context.limits.fold_bytes)
                 return result<host_tensor>(failure(error_code::unsupported, "an input is larger than the fold limit"));
             auto bytes = context.reader.tensor_bytes(model, val.tensor);

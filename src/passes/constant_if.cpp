@@ -22,8 +22,7 @@ scope_id branch_named(const graph_model& model, node_id n, std::string_view attr
     return none;
 }
 
-std::optional<decision> decide(const graph_model& model, const graph_index& index, const tensor_reader& reader,
-                               node_id n) {
+std::optional<decision> decide(const graph_model& model, const graph_index& index, const tensor_reader& reader, node_id n) {
     const auto& nd = model.nodes[n];
     if (!nd.domain.empty()) return std::nullopt;
     if (nd.op_type == "If" && !nd.inputs.empty()) {
@@ -33,7 +32,8 @@ std::optional<decision> decide(const graph_model& model, const graph_index& inde
         d.taken = branch_named(model, n, *condition ? "then_branch" : "else_branch");
         d.skipped = branch_named(model, n, *condition ? "else_branch" : "then_branch");
         if (d.taken == none) return std::nullopt;
-        d.detail = std::string("condition is always ") + (*condition ? "true: else_branch never runs" : "false: then_branch never runs");
+        d.detail = std::string("condition is always ") +
+                   (*condition ? "true: else_branch never runs" : "false: then_branch never runs");
         return d;
     }
     if (nd.op_type == "Loop") {

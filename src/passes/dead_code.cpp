@@ -2,10 +2,10 @@
 #include <onnxstream/passes/pass_registry.hpp>
 
 #include <map>
+#include <numeric>
 #include <set>
 #include <string>
 #include <unordered_set>
-#include <numeric>
 
 namespace onnxstream::passes {
 

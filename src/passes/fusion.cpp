@@ -16,9 +16,9 @@
 // Add's output keeps its name (the fused node produces it).
 #include <onnxstream/graph/constant_values.hpp>
 
-#include "node_rewriter.hpp"
 #include <onnxstream/graph/value_shapes.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
+#include "node_rewriter.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -118,15 +118,17 @@ struct fuser : shape_rewriter {
         const auto type = shapes[a].data_type;
         if (type != 1 || b->data_type != type || bias->data_type != type) return false;  // Gemm here: FLOAT only
         const auto n = b->dims[1];
-        const bool row = (bias->dims.size() == 1 && bias->dims[0] == n) || (bias->dims.size() == 2 && bias->dims[0] == 1 && bias->dims[1] == n);
+        const bool row = (bias->dims.size() == 1 && bias->dims[0] == n) ||
+                         (bias->dims.size() == 2 && bias->dims[0] == 1 && bias->dims[1] == n);
         if (!row) return false;
         note(add, finding_kind::fused_node, "MatMul + Add of a bias -> Gemm");
         ++changes;
         used.insert(mm);
         if (report_only) return true;
         const auto& nd = model.nodes[add];
-        (void)model.add_node(nd.scope, add, "Gemm", {model.nodes[mm].inputs[0], model.nodes[mm].inputs[1], nd.inputs[1 - matmul_slot]},
-                             {nd.outputs[0]}, model.nodes[mm].name.empty() ? std::string() : model.nodes[mm].name + "_gemm");
+        (void)model.add_node(nd.scope, add, "Gemm",
+                             {model.nodes[mm].inputs[0], model.nodes[mm].inputs[1], nd.inputs[1 - matmul_slot]}, {nd.outputs[0]},
+                             model.nodes[mm].name.empty() ? std::string() : model.nodes[mm].name + "_gemm");
         model.remove_node(mm);
         model.remove_node(add);
         return true;
@@ -182,11 +184,11 @@ struct fuser : shape_rewriter {
             all[static_cast<std::size_t>(axis) + rank] = (*given)[k + axes.size()];
         }
         if (std::any_of(all.begin(), all.end(), [](std::int64_t p) { return p < 0; })) return {"negative pads crop", {}};
-        if (std::any_of(all.begin(), all.end(), [](std::int64_t p) { return p > max_extent; })) return {"its pads are too large", {}};
+        if (std::any_of(all.begin(), all.end(), [](std::int64_t p) { return p > max_extent; }))
+            return {"its pads are too large", {}};
         if (all[0] != 0 || all[1] != 0 || all[rank] != 0 || all[rank + 1] != 0) return {"it pads the batch or channel axis", {}};
         if (op == "MaxPool") {
-            if (!std::isinf(*value) || *value > 0)
-                return {"a MaxPool ignores padded cells: only a -inf Pad is the same", {}};
+            if (!std::isinf(*value) || *value > 0) return {"a MaxPool ignores padded cells: only a -inf Pad is the same", {}};
         } else if (*value != 0.0 || std::signbit(*value)) {
             char shown[32];
             (void)std::snprintf(shown, sizeof shown, "%g", *value);
@@ -280,7 +282,8 @@ struct fuser : shape_rewriter {
             (void)pad_into(n);
             return;
         }
-        if (nd.op_type != "Add" || !nd.domain.empty() || nd.inputs.size() != 2 || nd.outputs.size() != 1 || used.contains(n)) return;
+        if (nd.op_type != "Add" || !nd.domain.empty() || nd.inputs.size() != 2 || nd.outputs.size() != 1 || used.contains(n))
+            return;
         if (index.at(index.output(n, 0)).pinned) return;
         for (std::size_t slot = 0; slot < 2; ++slot)
             if (conv_add(n, slot) || matmul_add(n, slot)) return;

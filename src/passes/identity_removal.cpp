@@ -7,8 +7,7 @@
 
 namespace onnxstream::passes {
 
-bool is_inference_dropout(const graph_model& model, const graph_index& index, const tensor_reader& reader,
-                          node_id n) {
+bool is_inference_dropout(const graph_model& model, const graph_index& index, const tensor_reader& reader, node_id n) {
     const auto& nd = model.nodes[n];
     if (nd.op_type != "Dropout" || !nd.domain.empty()) return false;
     const auto opset = model.opset("");

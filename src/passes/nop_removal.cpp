@@ -12,9 +12,9 @@
 // As with identity, an output that is a graph output keeps its node.
 #include <onnxstream/graph/constant_values.hpp>
 
-#include "node_rewriter.hpp"
 #include <onnxstream/graph/value_shapes.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
+#include "node_rewriter.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -89,8 +89,8 @@ struct nop_remover : shape_rewriter {
             shape = source;
         }
         const auto s = index.producer(shape);
-        if (s == none || model.nodes[s].op_type != "Shape" || model.nodes[s].domain != "" ||
-            model.attribute(s, "start") || model.attribute(s, "end"))
+        if (s == none || model.nodes[s].op_type != "Shape" || model.nodes[s].domain != "" || model.attribute(s, "start") ||
+            model.attribute(s, "end"))
             return none;
         const auto x = index.input(s, 0);
         if (x == none || !shapes[x].dims || shapes[x].dims->size() != nd.inputs.size()) return none;
@@ -117,7 +117,8 @@ struct nop_remover : shape_rewriter {
             if (op == "Expand" && nd.inputs.size() == 2 && x.dims) {
                 // Expand by ones of no more than the input's rank broadcasts nothing.
                 const auto to = constant_integers(model, index, context.reader, index.input(n, 1), 1024);
-                if (to && to->size() <= x.dims->size() && std::all_of(to->begin(), to->end(), [](std::int64_t d) { return d == 1; }))
+                if (to && to->size() <= x.dims->size() &&
+                    std::all_of(to->begin(), to->end(), [](std::int64_t d) { return d == 1; }))
                     return std::string("Expand by ones");
             }
             return std::nullopt;
@@ -134,7 +135,8 @@ struct nop_remover : shape_rewriter {
             if (!same_shape) return std::nullopt;
             if (nd.inputs.size() > 4 && nd.inputs[4] != 0) {
                 const auto steps = constant_integers(model, index, context.reader, index.input(n, 4));
-                if (!steps || std::any_of(steps->begin(), steps->end(), [](std::int64_t s) { return s <= 0; })) return std::nullopt;
+                if (!steps || std::any_of(steps->begin(), steps->end(), [](std::int64_t s) { return s <= 0; }))
+                    return std::nullopt;
             }
             return "Slice of everything";
         }
@@ -160,7 +162,8 @@ struct nop_remover : shape_rewriter {
         if (outer.size() != rank || inner.size() != rank) return none;
         for (std::size_t i = 0; i < rank; ++i) {
             const auto o = outer[i];
-            if (o < 0 || static_cast<std::size_t>(o) >= rank || inner[static_cast<std::size_t>(o)] != static_cast<std::int64_t>(i))
+            if (o < 0 || static_cast<std::size_t>(o) >= rank ||
+                inner[static_cast<std::size_t>(o)] != static_cast<std::int64_t>(i))
                 return none;
         }
         return index.input(before, 0);
@@ -214,7 +217,8 @@ struct nop_remover : shape_rewriter {
         if (touched.contains(in) || index.at(in).uses.size() != 1 || index.at(in).pinned || is_interface_output(model, index, in))
             return;
         const auto source = index.input(before, 0);
-        if (source == none || touched.contains(source) || index.resolve(model.nodes[n].scope, index.at(source).name) != source) return;
+        if (source == none || touched.contains(source) || index.resolve(model.nodes[n].scope, index.at(source).name) != source)
+            return;
         std::size_t rank = 0;
         if (shapes[in].dims) rank = shapes[in].dims->size();
         else if (const auto a = model.attribute(n, "perm")) rank = a->ints.size();
@@ -278,13 +282,16 @@ struct nop_remover : shape_rewriter {
             return;
         }
         if (nd.op_type == "Transpose") {
-            if (const auto source = undone_transpose(n); source != none) (void)bypass(n, source, "Transpose undoing the Transpose before it");
+            if (const auto source = undone_transpose(n); source != none)
+                (void)bypass(n, source, "Transpose undoing the Transpose before it");
             else compose_transposes(n);
             return;
         }
         if (nd.op_type == "Squeeze" || nd.op_type == "Unsqueeze") {
             if (const auto source = undone_squeeze(n); source != none)
-                (void)bypass(n, source, nd.op_type + " undoing the " + model.nodes[index.producer(index.input(n, 0))].op_type + " before it");
+                (void)bypass(
+                    n, source,
+                    nd.op_type + " undoing the " + model.nodes[index.producer(index.input(n, 0))].op_type + " before it");
             return;
         }
         if (nd.op_type == "Concat" && nd.inputs.size() > 1) {

@@ -6,15 +6,15 @@ namespace onnxstream::passes {
 
 // Every pass in the default order: each name is a function, defined in the pass's own
 // file, that returns its entry.
-#define ONNXSTREAM_PASS_LIST(X) \
-    X(dead_code_pass)           \
-    X(constant_if_pass)         \
-    X(shape_folding_pass)       \
-    X(constant_folding_pass)    \
-    X(nop_removal_pass)         \
+#define ONNXSTREAM_PASS_LIST(X)  \
+    X(dead_code_pass)            \
+    X(constant_if_pass)          \
+    X(shape_folding_pass)        \
+    X(constant_folding_pass)     \
+    X(nop_removal_pass)          \
     X(common_subexpression_pass) \
-    X(identity_pass)            \
-    X(batchnorm_folding_pass)   \
+    X(identity_pass)             \
+    X(batchnorm_folding_pass)    \
     X(fusion_pass)
 
 #define ONNXSTREAM_DECLARE_PASS(entry) pass_entry entry();
@@ -51,8 +51,8 @@ result<std::vector<const pass_entry*>> parse_pass_list(std::string_view list) {
         const auto word = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
         const auto* pass = find_pass(word);
         if (pass == nullptr)
-            return failure(error_code::invalid_argument, "unknown pass '" + std::string(word) + "' (the passes are " +
-                                                             pass_names() + ")");
+            return failure(error_code::invalid_argument,
+                           "unknown pass '" + std::string(word) + "' (the passes are " + pass_names() + ")");
         if (std::find(out.begin(), out.end(), pass) != out.end())
             return failure(error_code::invalid_argument, "pass '" + std::string(word) + "' is given twice");
         out.push_back(pass);

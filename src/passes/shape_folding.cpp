@@ -3,10 +3,10 @@
 // even where other dims are symbolic. Symbolic dims are never replaced.
 #include <onnxstream/passes/constant_evaluator.hpp>
 
-#include "node_rewriter.hpp"
 #include <onnxstream/graph/constant_values.hpp>
 #include <onnxstream/graph/value_shapes.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
+#include "node_rewriter.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -102,12 +102,13 @@ struct shape_folder : shape_rewriter {
 }  // namespace
 
 pass_entry shape_folding_pass() {
-    return {.name = "shape",
-            .summary = "Shape/Size of static shapes (and Gather of known dims) -> initializer",
-            .run = run_rewriter<shape_folder>,
-            .analyze = analyze_rewriter<shape_folder>,
-            .headline = {.kind = finding_kind::folded_shape, .done = "folded", .would = "would fold", .noun = "Shape/Size/Gather"},
-            .always_count_nodes = false};
+    return {
+        .name = "shape",
+        .summary = "Shape/Size of static shapes (and Gather of known dims) -> initializer",
+        .run = run_rewriter<shape_folder>,
+        .analyze = analyze_rewriter<shape_folder>,
+        .headline = {.kind = finding_kind::folded_shape, .done = "folded", .would = "would fold", .noun = "Shape/Size/Gather"},
+        .always_count_nodes = false};
 }
 
 }  // namespace onnxstream::passes

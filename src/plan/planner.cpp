@@ -13,8 +13,8 @@ using onnx::no_index;
 using onnx::tree_edits;
 
 struct sizing {
-    std::vector<bool> dirty;           // the message or something inside it is edited
-    std::vector<std::uint64_t> size;   // new payload size of dirty messages
+    std::vector<bool> dirty;                     // the message or something inside it is edited
+    std::vector<std::uint64_t> size;             // new payload size of dirty messages
     std::vector<std::uint32_t> first_insertion;  // per message: index into insertions, or no_index
 };
 
@@ -100,8 +100,7 @@ private:
             put_varint(f.value);
             return;
         }
-        if (f.kind == new_field::payload_kind::slice && f.label < edits_.labels().size())
-            plan_.label(edits_.labels()[f.label]);
+        if (f.kind == new_field::payload_kind::slice && f.label < edits_.labels().size()) plan_.label(edits_.labels()[f.label]);
         put_varint(proto::make_tag(f.number, proto::wire_type::length_delimited));
         put_varint(f.length);
         if (f.kind == new_field::payload_kind::bytes) plan_.emit(edits_.pool().subspan(f.offset, f.length));

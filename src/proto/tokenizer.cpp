@@ -53,9 +53,9 @@ result<field_token> read_field(std::span<const std::byte> buffer, std::uint64_t 
             if (!length) return malformed_at(position, "a length prefix does not end within 10 bytes");
             position += length->size;
             if (length->value > end - position)
-                return malformed_at(token.header_offset,
-                                    "field " + std::to_string(number) + " claims " + std::to_string(length->value) +
-                                        " bytes but only " + std::to_string(end - position) + " are left");
+                return malformed_at(token.header_offset, "field " + std::to_string(number) + " claims " +
+                                                             std::to_string(length->value) + " bytes but only " +
+                                                             std::to_string(end - position) + " are left");
             token.type = wire_type::length_delimited;
             token.payload_offset = position;
             token.payload_length = length->value;
@@ -69,8 +69,8 @@ result<field_token> read_field(std::span<const std::byte> buffer, std::uint64_t 
     return token;
 }
 
-result<void> tokenize(std::span<const std::byte> buffer, std::uint64_t begin, std::uint64_t end,
-                      std::vector<field_token>& out, const tokenize_options& options) {
+result<void> tokenize(std::span<const std::byte> buffer, std::uint64_t begin, std::uint64_t end, std::vector<field_token>& out,
+                      const tokenize_options& options) {
     if (begin > end || end > buffer.size()) return malformed_at(begin, "message range outside the input");
     std::uint64_t count = 0;
     for (std::uint64_t position = begin; position < end;) {

@@ -142,7 +142,10 @@ std::string to_json(const ops::inspect_report& r, const hint_wording& wording) {
     json.field("domain", r.domain).field("model_version", r.model_version).field("graph_name", r.graph_name);
     json.key("opsets").begin_array();
     for (const auto& [domain, version] : r.opsets)
-        json.begin_object().field("domain", domain.empty() ? std::string("ai.onnx") : domain).field("version", version).end_object();
+        json.begin_object()
+            .field("domain", domain.empty() ? std::string("ai.onnx") : domain)
+            .field("version", version)
+            .end_object();
     json.end_array();
     json.key("inputs").begin_array();
     for (const auto& v : r.inputs) write_value(json, v);
@@ -285,7 +288,12 @@ std::string to_json(const ops::diff_report& r) {
     json_writer json;
     json.begin_object().field("ok", r.equivalent).field("a", r.a.string()).field("b", r.b.string());
     json.field("equivalent", r.equivalent).field("byte_identical", r.byte_identical);
-    json.key("tensors").begin_object().field("a", r.tensors_a).field("b", r.tensors_b).field("differing", r.differing_tensors).end_object();
+    json.key("tensors")
+        .begin_object()
+        .field("a", r.tensors_a)
+        .field("b", r.tensors_b)
+        .field("differing", r.differing_tensors)
+        .end_object();
     json.key("nodes").begin_object().field("a", r.nodes_a).field("b", r.nodes_b).field("differing", r.differing_nodes).end_object();
     json.field("other_differences", r.other_differences).field("bytes_hashed", r.bytes_hashed);
     json.key("differences").begin_array();
@@ -332,7 +340,12 @@ std::string to_json(const ops::export_caffe_report& r, double tolerance) {
     if (!r.report_json.empty()) json.field("report_json", r.report_json.string()).field("report_html", r.report_html.string());
     json.key("refusals").begin_array();
     for (const auto& x : r.refusals)
-        json.begin_object().field("op_type", x.op_type).field("node", x.node).field("why", x.why).field("hint", x.hint).end_object();
+        json.begin_object()
+            .field("op_type", x.op_type)
+            .field("node", x.node)
+            .field("why", x.why)
+            .field("hint", x.hint)
+            .end_object();
     json.end_array().key("decisions").begin_array();
     for (const auto& d : r.decisions)
         json.begin_object().field("kind", d.kind).field("layer", d.layer).field("detail", d.detail).end_object();
@@ -345,8 +358,12 @@ std::string to_json(const ops::export_caffe_report& r, double tolerance) {
         json.field("reference_seconds", r.check.reference_seconds).field("opencv_seconds", r.check.opencv_seconds);
         json.key("outputs").begin_array();
         for (const auto& o : r.check.outputs)
-            json.begin_object().field("name", o.name).field("max_abs_error", o.max_abs_error).field("magnitude", o.magnitude)
-                .field("relative_error", o.relative_error).end_object();
+            json.begin_object()
+                .field("name", o.name)
+                .field("max_abs_error", o.max_abs_error)
+                .field("magnitude", o.magnitude)
+                .field("relative_error", o.relative_error)
+                .end_object();
         json.end_array().end_object();
     }
     write_warnings(json, r.warnings);
@@ -359,8 +376,14 @@ void write_merged(json_writer& json, const std::string& input, const ops::merge_
     json.field("output_size", r.output_size).field("tensors_inlined", r.tensors_inlined);
     json.field("bytes_inlined", r.bytes_inlined).field("writer", r.writer).key("data_files").begin_array();
     for (const auto& f : r.data_files)
-        json.begin_object().field("location", f.location).field("path", f.path.string()).field("found_by", f.how)
-            .field("guessed", f.guessed).field("tensors", f.tensors).field("bytes", f.bytes).end_object();
+        json.begin_object()
+            .field("location", f.location)
+            .field("path", f.path.string())
+            .field("found_by", f.how)
+            .field("guessed", f.guessed)
+            .field("tensors", f.tensors)
+            .field("bytes", f.bytes)
+            .end_object();
     json.end_array();
     write_warnings(json, r.warnings);
     json.end_object();

@@ -1,7 +1,7 @@
+#include <onnxstream/passes/pass_registry.hpp>
 #include <onnxstream/report/json.hpp>
 #include <onnxstream/report/safe_text.hpp>
 #include <onnxstream/report/text.hpp>
-#include <onnxstream/passes/pass_registry.hpp>
 
 #include <algorithm>
 #include <cstdarg>
@@ -191,7 +191,8 @@ std::string to_text(const ops::externalize_report& r) {
     out.add("  %s external (%s); kept embedded: %llu small, %llu shape-like, %llu other\n",
             plural(r.tensors_external, "tensor").c_str(), human_bytes(r.bytes_external).c_str(), static_cast<ull>(r.kept_small),
             static_cast<ull>(r.kept_shape_like), static_cast<ull>(r.kept_other));
-    if (r.converted_typed > 0) out.add("  %s converted from typed fields to raw bytes\n", plural(r.converted_typed, "tensor").c_str());
+    if (r.converted_typed > 0)
+        out.add("  %s converted from typed fields to raw bytes\n", plural(r.converted_typed, "tensor").c_str());
     if (r.deduplicated > 0)
         out.add("  %s deduplicated, %s saved\n", plural(r.deduplicated, "tensor").c_str(), human_bytes(r.bytes_saved).c_str());
     return out.take();
@@ -243,8 +244,8 @@ std::string to_text(const ops::verify_report& r, const hint_wording& wording, te
                 plural(r.files.size(), "file").c_str());
         if (r.checksums == 0) out.add("no checksums)");
         else
-            out.add("%llu of %s match, %s hashed)", static_cast<ull>(r.checksums_matched), plural(r.checksums, "checksum").c_str(),
-                    human_bytes(r.bytes_hashed).c_str());
+            out.add("%llu of %s match, %s hashed)", static_cast<ull>(r.checksums_matched),
+                    plural(r.checksums, "checksum").c_str(), human_bytes(r.bytes_hashed).c_str());
     }
     out.add("\n");
     return out.take();
@@ -281,7 +282,8 @@ std::string to_text(const ops::convert_report& r, std::string_view dtype) {
             human_bytes(r.output_size).c_str());
     add_data_files(out, r.data_files);
     out.add("  %s converted: %s -> %s; %s kept float32\n", plural(r.tensors_converted, "tensor").c_str(),
-            human_bytes(r.bytes_before).c_str(), human_bytes(r.bytes_after).c_str(), plural(r.tensors_kept_float32, "tensor").c_str());
+            human_bytes(r.bytes_before).c_str(), human_bytes(r.bytes_after).c_str(),
+            plural(r.tensors_kept_float32, "tensor").c_str());
     out.add("  %s inserted, %s computing in float32, %s retyped (inputs, outputs, value_info)\n",
             plural(r.casts_inserted, "Cast").c_str(), plural(r.nodes_blocked, "node").c_str(),
             plural(r.types_changed, "declared type").c_str());
@@ -337,7 +339,8 @@ std::string merged_text(const std::string& input, const ops::merge_report& r) {
         return out.take();
     }
     out.add("%s -> %s: inlined %s (%s), output %s\n", input.c_str(), r.output.string().c_str(),
-            plural(r.tensors_inlined, "tensor").c_str(), human_bytes(r.bytes_inlined).c_str(), human_bytes(r.output_size).c_str());
+            plural(r.tensors_inlined, "tensor").c_str(), human_bytes(r.bytes_inlined).c_str(),
+            human_bytes(r.output_size).c_str());
     for (const auto& f : r.data_files)
         out.add("  from %s (%s): %s\n", f.path.string().c_str(), f.how.c_str(), plural(f.tensors, "tensor").c_str());
     return out.take();

@@ -27,8 +27,9 @@ namespace {
 
 result<std::uint64_t> parse_size(std::string_view text, std::string_view name) {
     if (const auto size = report::parse_size(text)) return *size;
-    return failure(error_code::invalid_argument, "the field '" + std::string(name) +
-                                                     "' takes a size such as 4096, 64K, 1M or 2G, not '" + std::string(text) + "'");
+    return failure(
+        error_code::invalid_argument,
+        "the field '" + std::string(name) + "' takes a size such as 4096, 64K, 1M or 2G, not '" + std::string(text) + "'");
 }
 
 // Sets `target` from the size field `name` when it is given.
@@ -107,7 +108,8 @@ constexpr field_spec data_dir_field{"data-dir", field_kind::path, "", "a folder 
 constexpr field_spec threads_field{"threads", field_kind::count, "", "worker threads (default: the number of cores)"};
 constexpr field_spec force_field{"force", field_kind::flag, "", "replace existing outputs"};
 
-constexpr field_spec data_name_field{"data-name", field_kind::text, "", "the data file's name (default: <output file name>.data)"};
+constexpr field_spec data_name_field{"data-name", field_kind::text, "",
+                                     "the data file's name (default: <output file name>.data)"};
 constexpr field_spec threshold_field{"threshold", field_kind::size, "1024", "smallest tensor to move out (sizes take K, M, G)"};
 constexpr field_spec align_field{"align", field_kind::size, "4096", "offset alignment of large tensors (0 = dense)"};
 constexpr field_spec shard_size_field{"shard-size", field_kind::size, "", "several data files of at most this size"};
@@ -115,7 +117,10 @@ constexpr field_spec align_threshold_field{"align-threshold", field_kind::size, 
                                            "only tensors at least this large are aligned; smaller stay dense"};
 
 constexpr std::array merge_fields{
-    output_field, data_field, data_dir_field, threads_field,
+    output_field,
+    data_field,
+    data_dir_field,
+    threads_field,
     field_spec{"allow-size-mismatch", field_kind::flag, "", "warn instead of failing when bytes != dims x element size"},
     field_spec{"strict", field_kind::flag, "", "fail when a SHA-1 checksum does not match"},
     force_field};
@@ -124,18 +129,26 @@ result<action_outcome> run_merge(const action_input& in) {
     ops::rewrite_options options;
     ONNXSTREAM_TRY(fill_rewrite(in, options, "merged"));
     ONNXSTREAM_ASSIGN(const auto r, ops::merge(in.model, options));
-    return action_outcome{report::merge_json(in.model.string(), r, page_wording()), report::merged_text(in.model.string(), r),
-                          {r.output}, true};
+    return action_outcome{
+        report::merge_json(in.model.string(), r, page_wording()), report::merged_text(in.model.string(), r), {r.output}, true};
 }
 
-constexpr std::array split_fields{output_field,          data_name_field, threshold_field, align_field, align_threshold_field,
-                                  data_field,            data_dir_field,  threads_field,   force_field};
+constexpr std::array split_fields{output_field, data_name_field, threshold_field, align_field, align_threshold_field,
+                                  data_field,   data_dir_field,  threads_field,   force_field};
 
 constexpr std::array repack_fields{
-    output_field, data_name_field, threshold_field, align_field, align_threshold_field, shard_size_field,
+    output_field,
+    data_name_field,
+    threshold_field,
+    align_field,
+    align_threshold_field,
+    shard_size_field,
     field_spec{"dedupe", field_kind::flag, "", "store identical tensors once"},
     field_spec{"write-checksums", field_kind::flag, "", "write each tensor's SHA-1 into its 'checksum' key"},
-    data_field, data_dir_field, threads_field, force_field};
+    data_field,
+    data_dir_field,
+    threads_field,
+    force_field};
 
 result<action_outcome> run_externalize(const action_input& in, ops::externalize_kind kind) {
     auto options = ops::externalize_defaults(kind);
@@ -158,10 +171,12 @@ constexpr std::array optimize_fields{
     output_field,
     field_spec{"passes", field_kind::text, "", "comma-separated passes, in order (default: all of them)"},
     field_spec{"fold-limit", field_kind::size, "1M", "the largest tensor folding may create or read"},
-    data_field, data_dir_field,
+    data_field,
+    data_dir_field,
     field_spec{"dry-run", field_kind::flag, "", "run the passes and report, write nothing"},
     field_spec{"reuse-data", field_kind::flag, "", "point at the input's data files instead of copying them"},
-    threads_field, force_field};
+    threads_field,
+    force_field};
 
 result<action_outcome> run_optimize(const action_input& in) {
     ops::optimize_options options;
@@ -202,7 +217,11 @@ constexpr std::array convert_fields{
     field_spec{"keep-io-types", field_kind::flag, "", "keep the graph's inputs and outputs float32 (Casts at the boundary)"},
     field_spec{"block-ops", field_kind::text, "", "operators kept in float32, comma-separated (default: the built-in list)"},
     field_spec{"data-name", field_kind::text, "", "the data file's name, for external layouts"},
-    align_field, shard_size_field, data_field, data_dir_field, force_field};
+    align_field,
+    shard_size_field,
+    data_field,
+    data_dir_field,
+    force_field};
 
 result<ops::half_type> dtype_field(const action_input& in) {
     const auto dtype = in.text("dtype");
@@ -239,8 +258,8 @@ result<action_outcome> run_convert(const action_input& in) {
     ONNXSTREAM_TRY(read_shard_size(in, options.shard_size));
     ONNXSTREAM_ASSIGN(const auto r, ops::convert(in.model, options));
     const bool half = options.target == ops::half_type::float16;
-    return action_outcome{report::to_json(r, half ? "fp16" : "bf16"), report::to_text(r, half ? "float16" : "bfloat16"), written(r),
-                          true};
+    return action_outcome{report::to_json(r, half ? "fp16" : "bf16"), report::to_text(r, half ? "float16" : "bfloat16"),
+                          written(r), true};
 }
 
 // export --to caffe: the output field is the PREFIX of PREFIX.prototxt + PREFIX.caffemodel.
@@ -251,11 +270,11 @@ constexpr std::array caffe_fields{
     field_spec{"check", field_kind::flag, "", "run the export in OpenCV and compare it with the original"},
     field_spec{"tolerance", field_kind::text, "1e-4", "the largest error the check allows, of the output's magnitude"},
     field_spec{"report", field_kind::flag, "", "also write the audit report (.caffe-report.html and .json)"},
-    data_field, data_dir_field, force_field};
+    data_field,
+    data_dir_field,
+    force_field};
 
-result<fs::path> caffe_prefix(const action_input& in) {
-    return output_or(in, in.model.parent_path() / in.model.stem());
-}
+result<fs::path> caffe_prefix(const action_input& in) { return output_or(in, in.model.parent_path() / in.model.stem()); }
 
 result<fs::path> caffe_claim(const action_input& in) {
     ONNXSTREAM_ASSIGN(auto prefix, caffe_prefix(in));
@@ -269,7 +288,9 @@ result<action_outcome> run_export_caffe(const action_input& in) {
     const auto dialect = in.text("dialect");
     if (dialect.empty() || dialect == "opencv") options.dialect = caffe::dialect::opencv;
     else if (dialect == "bvlc") options.dialect = caffe::dialect::bvlc;
-    else return failure(error_code::invalid_argument, "the field 'dialect' takes opencv or bvlc, not '" + std::string(dialect) + "'");
+    else
+        return failure(error_code::invalid_argument,
+                       "the field 'dialect' takes opencv or bvlc, not '" + std::string(dialect) + "'");
     options.fold_batchnorm = !in.flag("no-fold-bn");
     options.check = in.flag("check");
     options.report = in.flag("report");
@@ -301,7 +322,9 @@ constexpr std::array safetensors_fields{
     field_spec{"output", field_kind::path, "", "the .safetensors file (default: <stem>.safetensors beside the model)"},
     field_spec{"shard-size", field_kind::size, "", "shards of at most this size, with the Hugging Face index"},
     field_spec{"link", field_kind::flag, "", "also write <stem>.linked.onnx reading its weights from the safetensors"},
-    data_field, data_dir_field, force_field};
+    data_field,
+    data_dir_field,
+    force_field};
 
 result<fs::path> safetensors_claim(const action_input& in) {
     return output_or(in, in.model.parent_path() / (in.model.stem().string() + ".safetensors"));
@@ -325,8 +348,8 @@ constexpr std::array action_table{
     action{"merge", "Merge", "inline external data into one self-contained .onnx", merge_fields, "merged", run_merge},
     action{"split", "Split", "move large tensors out to an aligned data file", split_fields, "split", run_split},
     action{"repack", "Repack", "rewrite all weights into fresh aligned data files", repack_fields, "repacked", run_repack},
-    action{"optimize", "Optimize", "graph passes: dead code, constant folding, no-ops, BatchNorm folding, fusion", optimize_fields, "optimized",
-           run_optimize},
+    action{"optimize", "Optimize", "graph passes: dead code, constant folding, no-ops, BatchNorm folding, fusion",
+           optimize_fields, "optimized", run_optimize},
     action{"verify", "Verify", "check external references, sizes and SHA-1 checksums", verify_fields, "", run_verify},
     action{"diff", "Diff", "compare with a second model's graph and tensor values", diff_fields, "", run_diff},
     action{"convert", "Convert", "float32 weights and computation to fp16 or bf16", convert_fields, "fp16", run_convert,
@@ -430,8 +453,12 @@ std::string actions_json() {
         json.begin_object().field("name", a.name).field("title", a.title).field("summary", a.summary);
         json.field("writes", !a.output_suffix.empty()).key("fields").begin_array();
         for (const auto& f : a.fields)
-            json.begin_object().field("name", f.name).field("kind", to_string(f.kind)).field("default", f.default_value)
-                .field("help", f.help).end_object();
+            json.begin_object()
+                .field("name", f.name)
+                .field("kind", to_string(f.kind))
+                .field("default", f.default_value)
+                .field("help", f.help)
+                .end_object();
         json.end_array().end_object();
     }
     json.end_array();

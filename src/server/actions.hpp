@@ -21,7 +21,7 @@ namespace onnxstream::server {
 enum class field_kind : std::uint8_t { text, path, model, size, count, flag };
 
 struct field_spec {
-    std::string_view name;           // form field, the CLI option without dashes ("data-name")
+    std::string_view name;  // form field, the CLI option without dashes ("data-name")
     field_kind kind = field_kind::text;
     std::string_view default_value;  // as the CLI's default ("" when the CLI computes it)
     std::string_view help;
@@ -42,15 +42,15 @@ struct action_input {
 };
 
 struct action_outcome {
-    std::string report_json;                    // report::to_json of the operation's report
-    std::string report_text;                    // report::to_text of it: what the CLI prints
+    std::string report_json;                     // report::to_json of the operation's report
+    std::string report_text;                     // report::to_text of it: what the CLI prints
     std::vector<std::filesystem::path> outputs;  // files written, for download links
-    bool passed = true;                         // verify: clean; diff: equivalent
+    bool passed = true;                          // verify: clean; diff: equivalent
 };
 
 struct action {
-    std::string_view name;     // "merge": the command
-    std::string_view title;    // "Merge": the button
+    std::string_view name;   // "merge": the command
+    std::string_view title;  // "Merge": the button
     std::string_view summary;
     std::span<const field_spec> fields;
     std::string_view output_suffix;  // default output <stem>.<suffix>.onnx; empty: writes nothing

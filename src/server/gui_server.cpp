@@ -60,8 +60,7 @@ std::string relative_to(const fs::path& path, const fs::path& root) {
 
 class gui_server {
 public:
-    explicit gui_server(const serve_options& options, fs::path root)
-        : options_(options), root_(std::move(root)), jobs_(root_) {}
+    explicit gui_server(const serve_options& options, fs::path root) : options_(options), root_(std::move(root)), jobs_(root_) {}
 
     result<void> run() {
         server_.new_task_queue = [] { return new httplib::ThreadPool(24); };
@@ -85,7 +84,8 @@ public:
         std::thread watcher([this] {
             while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
             if (options_.on_listening) options_.on_listening(port_);
-            while (options_.stop == nullptr || !options_.stop->load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            while (options_.stop == nullptr || !options_.stop->load())
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
             jobs_.stop_all();
             server_.stop();
         });
@@ -132,8 +132,9 @@ private:
         if (given.empty()) given = req.get_header_value("X-Onnxstream-Token");
         if (given.empty()) given = cookie_value(req, cookie);
         if (!same_token(given, options_.token)) {
-            send_error(res, 403, error{error_code::invalid_argument, "a valid token is required",
-                                       "open the URL that 'onnxstream gui' printed (it carries the token)"});
+            send_error(res, 403,
+                       error{error_code::invalid_argument, "a valid token is required",
+                             "open the URL that 'onnxstream gui' printed (it carries the token)"});
             return false;
         }
         if (cookie_value(req, cookie) != options_.token)
@@ -216,8 +217,12 @@ private:
         report::json_writer json;
         json.begin_object().field("ok", true).field("path", relative_to(*folder, root_)).key("entries").begin_array();
         for (const auto& e : entries)
-            json.begin_object().field("name", e.name).field("folder", e.folder).field("size", e.size)
-                .field("outside", e.outside).end_object();
+            json.begin_object()
+                .field("name", e.name)
+                .field("folder", e.folder)
+                .field("size", e.size)
+                .field("outside", e.outside)
+                .end_object();
         json.end_array().end_object();
         send_json(res, json.text());
     }
@@ -283,7 +288,8 @@ private:
         if (!file) return send_error(res, 403, file.error());
         std::error_code ec;
         if (!fs::is_regular_file(*file, ec))
-            return send_error(res, 404, error{error_code::invalid_argument, "no file at '" + req.get_param_value("path") + "'", ""});
+            return send_error(res, 404,
+                              error{error_code::invalid_argument, "no file at '" + req.get_param_value("path") + "'", ""});
         const int fd = ::open(file->c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) return send_error(res, 404, error{error_code::io, "cannot open " + req.get_param_value("path"), ""});
         const auto size = fs::file_size(*file, ec);
@@ -314,11 +320,13 @@ private:
         if (!target) return send_error(res, 403, target.error());
         std::error_code ec;
         if (fs::exists(fs::symlink_status(*target, ec)))
-            return send_error(res, 409, error{error_code::output_exists, relative_to(*target, root_) + " already exists",
-                                              "it was not replaced; pick it in the list"});
+            return send_error(res, 409,
+                              error{error_code::output_exists, relative_to(*target, root_) + " already exists",
+                                    "it was not replaced; pick it in the list"});
         const auto temporary = *folder / ("." + name + ".upload-" + random_token().substr(0, 8));
         const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd < 0) return send_error(res, 500, error{error_code::io, "cannot create a file in " + relative_to(*folder, root_), ""});
+        if (fd < 0)
+            return send_error(res, 500, error{error_code::io, "cannot create a file in " + relative_to(*folder, root_), ""});
         bool ok = reader([&](const char* data, std::size_t length) {
             while (length > 0) {
                 const auto n = ::write(fd, data, length);
@@ -332,7 +340,8 @@ private:
         ok = ::close(fd) == 0 && ok;
         if (ok && ::link(temporary.c_str(), target->c_str()) != 0) ok = false;  // never replaces a file
         fs::remove(temporary, ec);
-        if (!ok) return send_error(res, 500, error{error_code::io, "the upload of " + name + " did not complete", "drop it again"});
+        if (!ok)
+            return send_error(res, 500, error{error_code::io, "the upload of " + name + " did not complete", "drop it again"});
         send_json(res, "{\"ok\":true,\"path\":" + report::json_quote(relative_to(*target, root_)) + "}");
     }
 

@@ -16,13 +16,13 @@
 namespace onnxstream::server {
 
 struct serve_options {
-    std::filesystem::path root;        // every path the page names is confined to this folder
-    std::string host = "127.0.0.1";    // the address to bind
-    std::uint16_t port = 0;            // 0: a free port
-    std::string token;                 // required on every request
-    const std::atomic<bool>* stop = nullptr;                   // set to shut down (jobs are cancelled)
-    std::function<void(std::uint16_t port)> on_listening;      // the port is bound and serving
-    io::writer_backend writer = io::writer_backend::automatic; // the writer every job uses
+    std::filesystem::path root;                                 // every path the page names is confined to this folder
+    std::string host = "127.0.0.1";                             // the address to bind
+    std::uint16_t port = 0;                                     // 0: a free port
+    std::string token;                                          // required on every request
+    const std::atomic<bool>* stop = nullptr;                    // set to shut down (jobs are cancelled)
+    std::function<void(std::uint16_t port)> on_listening;       // the port is bound and serving
+    io::writer_backend writer = io::writer_backend::automatic;  // the writer every job uses
 };
 
 /// Serves until `stop` is set. Errors: `io` (the address cannot be bound), `invalid_argument`

@@ -88,8 +88,7 @@ result<std::shared_ptr<job>> job_table::start(const action& a, action_input inpu
     ONNXSTREAM_ASSIGN(const auto output, planned_output(a, input));
     std::lock_guard lock(mutex_);
     if (!output.empty() && !busy_outputs_.insert(output).second)
-        return failure(error_code::output_exists,
-                       "another job is writing " + relative_to(output, root_) + " right now",
+        return failure(error_code::output_exists, "another job is writing " + relative_to(output, root_) + " right now",
                        "wait for it to finish or cancel it, or choose another output");
     auto j = std::make_shared<job>(std::to_string(next_id_++), std::string(a.name), input.model, output);
     jobs_.emplace(j->id, j);
@@ -118,9 +117,9 @@ void job_table::run(const action& a, const std::shared_ptr<job>& j, action_input
                 files.begin_object().field("path", relative_to(f, root_)).field("size", ec ? 0 : size).end_object();
             }
             files.end_array();
-            j->finish(job_state::done, "\"passed\":" + std::string(outcome->passed ? "true" : "false") + ",\"outputs\":" +
-                                           files.text() + ",\"text\":" + report::json_quote(outcome->report_text) +
-                                           ",\"result\":" + outcome->report_json);
+            j->finish(job_state::done,
+                      "\"passed\":" + std::string(outcome->passed ? "true" : "false") + ",\"outputs\":" + files.text() +
+                          ",\"text\":" + report::json_quote(outcome->report_text) + ",\"result\":" + outcome->report_json);
         } else {
             const auto& e = outcome.error();
             const auto state = e.code == error_code::interrupted ? job_state::cancelled : job_state::failed;

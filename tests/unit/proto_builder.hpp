@@ -28,9 +28,7 @@ public:
     proto_builder& string_field(std::uint32_t number, std::string_view text) {
         return bytes_field(number, std::as_bytes(std::span(text.data(), text.size())));
     }
-    proto_builder& message_field(std::uint32_t number, const proto_builder& inner) {
-        return bytes_field(number, inner.bytes());
-    }
+    proto_builder& message_field(std::uint32_t number, const proto_builder& inner) { return bytes_field(number, inner.bytes()); }
     proto_builder& fixed32_field(std::uint32_t number, std::uint32_t value) {
         raw_varint((static_cast<std::uint64_t>(number) << 3) | 5);
         for (int i = 0; i < 4; ++i) bytes_.push_back(static_cast<std::byte>((value >> (8 * i)) & 0xFF));

@@ -22,8 +22,7 @@ using test_support::proto_builder;
 
 // Field numbers written out (the tests must not depend on the code under test's enums).
 namespace onnx_fields {
-inline constexpr std::uint32_t model_ir_version = 1, model_producer = 2, model_graph = 7, model_opset = 8,
-                               model_metadata = 14;
+inline constexpr std::uint32_t model_ir_version = 1, model_producer = 2, model_graph = 7, model_opset = 8, model_metadata = 14;
 inline constexpr std::uint32_t graph_node = 1, graph_name = 2, graph_initializer = 5, graph_input = 11, graph_output = 12;
 inline constexpr std::uint32_t node_input = 1, node_output = 2, node_name = 3, node_op = 4, node_attribute = 5;
 inline constexpr std::uint32_t attribute_name = 1, attribute_f = 2, attribute_i = 3, attribute_t = 5, attribute_ints = 8,
@@ -60,8 +59,7 @@ inline proto_builder typed_tensor(std::string_view name, std::vector<std::uint64
 
 /// An external FLOAT tensor; empty optional entries are left out.
 inline proto_builder external_tensor(std::string_view name, std::vector<std::uint64_t> dims, std::string_view location,
-                                     std::string_view offset = {}, std::string_view length = {},
-                                     std::string_view checksum = {}) {
+                                     std::string_view offset = {}, std::string_view length = {}, std::string_view checksum = {}) {
     using namespace onnx_fields;
     proto_builder t;
     for (const auto d : dims) t.varint_field(tensor_dims, d);

@@ -21,8 +21,7 @@ namespace {
 std::string external_model(const temp_folder& dir, const std::string& name, std::size_t floats) {
     write_bytes(dir.path() / (name + ".data"), ramp(floats));
     const auto length = std::to_string(floats * 4);
-    return write_bytes(dir.path() / (name + ".onnx"),
-                       model({external_tensor("w", {floats}, name + ".data", "0", length)}))
+    return write_bytes(dir.path() / (name + ".onnx"), model({external_tensor("w", {floats}, name + ".data", "0", length)}))
         .string();
 }
 

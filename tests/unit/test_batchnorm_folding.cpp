@@ -20,7 +20,7 @@ TEST_CASE("FLOAT16: every finite value survives the round trip; rounding is to n
     }
     CHECK(double_to_half(1.0) == 0x3C00);
     CHECK(double_to_half(65504.0) == 0x7BFF);
-    CHECK(double_to_half(65520.0) == 0x7C00);             // halfway to the next: ties to even, infinity
+    CHECK(double_to_half(65520.0) == 0x7C00);                     // halfway to the next: ties to even, infinity
     CHECK(double_to_half(1.0 + std::ldexp(1.0, -11)) == 0x3C00);  // tie between 1 and 1+2^-10: even (1)
     CHECK(double_to_half(1.0 + 3 * std::ldexp(1.0, -11)) == 0x3C02);
     CHECK(double_to_half(std::ldexp(1.0, -25)) == 0x0000);  // half the smallest subnormal: ties to even (0)
@@ -133,8 +133,8 @@ TEST_CASE("fold-bn: Gemm with transB = 0, alpha, beta and C") {
     CHECK(floats_of(h, "W_bn") == std::vector<float>{2.0F, 6.0F, 6.0F, 12.0F});  // columns scaled by 2 and 3
     // C' = f * (beta*C - mean) + B = 2*(2) + 1, 3*(-2 - 1) + 1
     CHECK(floats_of(h, "W_bn_bias") == std::vector<float>{5.0F, -8.0F});
-    CHECK(!h.model().attribute(h.node_named("gemm"), "beta"));   // beta is 1 now
-    CHECK(h.model().attribute(h.node_named("gemm"), "alpha"));   // alpha stays
+    CHECK(!h.model().attribute(h.node_named("gemm"), "beta"));  // beta is 1 now
+    CHECK(h.model().attribute(h.node_named("gemm"), "alpha"));  // alpha stays
 }
 
 TEST_CASE("fold-bn: negative variance folds where var + eps > 0, is clamped with a warning where not") {
@@ -168,18 +168,20 @@ TEST_CASE("fold-bn skips and says why") {
         return reasons;
     };
     graph_spec training;
-    training.nodes = {onnx_node("Conv", {"X", "W"}, {"c"}), onnx_node("BatchNormalization", {"c", "s", "B", "m", "v"}, {"Y"}, "bn", {attr_int("training_mode", 1)})};
+    training.nodes = {onnx_node("Conv", {"X", "W"}, {"c"}),
+                      onnx_node("BatchNormalization", {"c", "s", "B", "m", "v"}, {"Y"}, "bn", {attr_int("training_mode", 1)})};
     training.outputs = {"Y"};
     CHECK(skipped_reason(training).find("training_mode") != std::string::npos);
 
     graph_spec used_twice;
-    used_twice.nodes = {onnx_node("Conv", {"X", "W"}, {"c"}), onnx_node("BatchNormalization", {"c", "s", "B", "m", "v"}, {"Y"}, "bn"),
-                        onnx_node("Relu", {"c"}, {"Z"})};
+    used_twice.nodes = {onnx_node("Conv", {"X", "W"}, {"c"}),
+                        onnx_node("BatchNormalization", {"c", "s", "B", "m", "v"}, {"Y"}, "bn"), onnx_node("Relu", {"c"}, {"Z"})};
     used_twice.outputs = {"Y", "Z"};
     CHECK(skipped_reason(used_twice).find("also used elsewhere") != std::string::npos);
 
     graph_spec not_constant;
-    not_constant.nodes = {onnx_node("Conv", {"X", "X2"}, {"c"}), onnx_node("BatchNormalization", {"c", "s", "B", "m", "v"}, {"Y"}, "bn")};
+    not_constant.nodes = {onnx_node("Conv", {"X", "X2"}, {"c"}),
+                          onnx_node("BatchNormalization", {"c", "s", "B", "m", "v"}, {"Y"}, "bn")};
     not_constant.inputs = {"X2"};
     not_constant.outputs = {"Y"};
     CHECK(skipped_reason(not_constant).find("not a constant") != std::string::npos);
@@ -190,15 +192,18 @@ TEST_CASE("fold-bn skips and says why") {
     CHECK(skipped_reason(after_relu).find("comes from Relu") != std::string::npos);
 
     graph_spec stats_used;
-    stats_used.nodes = {onnx_node("Conv", {"X", "W"}, {"c"}), onnx_node("BatchNormalization", {"c", "s", "B", "m", "v"}, {"Y", "rm"}, "bn")};
+    stats_used.nodes = {onnx_node("Conv", {"X", "W"}, {"c"}),
+                        onnx_node("BatchNormalization", {"c", "s", "B", "m", "v"}, {"Y", "rm"}, "bn")};
     stats_used.outputs = {"Y", "rm"};
     CHECK(skipped_reason(stats_used).find("running mean") != std::string::npos);
 }
 
 TEST_CASE("fold-bn: one weight shared by two Convs gets a folded copy for each") {
     graph_spec main;
-    main.nodes = {onnx_node("Conv", {"X", "W"}, {"ca"}, "conv_a"), onnx_node("BatchNormalization", {"ca", "s", "B", "m", "v"}, {"Y1"}, "bn_a"),
-                  onnx_node("Conv", {"X", "W"}, {"cb"}, "conv_b"), onnx_node("BatchNormalization", {"cb", "s2", "B", "m", "v"}, {"Y2"}, "bn_b")};
+    main.nodes = {onnx_node("Conv", {"X", "W"}, {"ca"}, "conv_a"),
+                  onnx_node("BatchNormalization", {"ca", "s", "B", "m", "v"}, {"Y1"}, "bn_a"),
+                  onnx_node("Conv", {"X", "W"}, {"cb"}, "conv_b"),
+                  onnx_node("BatchNormalization", {"cb", "s2", "B", "m", "v"}, {"Y2"}, "bn_b")};
     main.initializers = bn_params({2.0F}, {0.0F}, {0.0F}, {1.0F});
     main.initializers.push_back(float_tensor("s2", {1}, {3.0F}));
     main.initializers.push_back(float_tensor("W", {1, 1, 1, 1}, {1.0F}));

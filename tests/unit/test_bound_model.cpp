@@ -30,8 +30,9 @@ struct mixed_model {
         std::vector<std::byte> file(64 + e.size());
         std::copy(e.begin(), e.end(), file.begin() + 64);
         write_bytes(dir.path() / "w.data", file);
-        model = write_bytes(dir.path() / "m.onnx",
-                            small_models::model({raw_tensor("r", {4}, r), external_tensor("e", {8}, "w.data", "64", length, checksum)}));
+        model = write_bytes(
+            dir.path() / "m.onnx",
+            small_models::model({raw_tensor("r", {4}, r), external_tensor("e", {8}, "w.data", "64", length, checksum)}));
     }
 };
 

@@ -23,19 +23,19 @@ caffe::net sample_net() {
     input.name = "data";
     input.type = "Input";
     input.tops = {"data"};
-    input.params.push_back(caffe::param::message("input_param", {caffe::param::message(
-                                                                    "shape", {caffe::param::integer("dim", 1), caffe::param::integer("dim", 2)})}));
+    input.params.push_back(caffe::param::message(
+        "input_param", {caffe::param::message("shape", {caffe::param::integer("dim", 1), caffe::param::integer("dim", 2)})}));
     n.layers.push_back(input);
     caffe::layer ip;
     ip.name = "fc\"1\n";
     ip.type = "InnerProduct";
     ip.bottoms = {"data"};
     ip.tops = {"out"};
-    ip.params.push_back(caffe::param::message("inner_product_param", {caffe::param::integer("num_output", 3),
-                                                                       caffe::param::real("alpha", 0.1)}));
+    ip.params.push_back(
+        caffe::param::message("inner_product_param", {caffe::param::integer("num_output", 3), caffe::param::real("alpha", 0.1)}));
     caffe::blob weight;
     weight.shape = {3, 2};
-    weight.data.source = 1;   // six floats at offset 100 of source 1
+    weight.data.source = 1;  // six floats at offset 100 of source 1
     weight.data.offset = 100;
     caffe::blob bias;
     bias.shape = {3};
@@ -79,8 +79,9 @@ TEST_CASE("caffemodel: weights in a source file are one copy; layers without blo
     }
     std::vector<std::byte> out(p.size());
     for (const auto& op : p.operations()) {
-        const auto bytes = op.kind == plan::operation_kind::emit ? p.emitted(op)
-                                                                 : std::span<const std::byte>(source).subspan(op.input_offset, op.length);
+        const auto bytes = op.kind == plan::operation_kind::emit
+                               ? p.emitted(op)
+                               : std::span<const std::byte>(source).subspan(op.input_offset, op.length);
         std::memcpy(out.data() + op.output_offset, bytes.data(), bytes.size());
     }
     std::vector<proto::field_token> net;

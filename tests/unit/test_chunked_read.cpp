@@ -35,10 +35,13 @@ TEST_CASE("for_each_chunk: the range in order, in pieces of at most the buffer")
     std::vector<std::byte> buffer(4096);
     std::string seen;
     std::vector<std::size_t> sizes;
-    const auto read = io::for_each_chunk(file, 100, 9000, [&](std::span<const std::byte> piece) {
-        sizes.push_back(piece.size());
-        seen.append(reinterpret_cast<const char*>(piece.data()), piece.size());
-    }, std::span(buffer));
+    const auto read = io::for_each_chunk(
+        file, 100, 9000,
+        [&](std::span<const std::byte> piece) {
+            sizes.push_back(piece.size());
+            seen.append(reinterpret_cast<const char*>(piece.data()), piece.size());
+        },
+        std::span(buffer));
     REQUIRE(read);
     CHECK(seen == content.substr(100, 9000));
     CHECK(sizes == std::vector<std::size_t>{4096, 4096, 808});
@@ -61,13 +64,17 @@ TEST_CASE("for_each_chunk: false stops early and succeeds; a failure from the vi
     temp_folder dir;
     const auto file = open(dir, pattern(1000));
     int calls = 0;
-    REQUIRE(io::for_each_chunk(file, 0, 1000, [&](std::span<const std::byte>) { return ++calls < 2; }, std::size_t{100}));
+    REQUIRE(io::for_each_chunk(
+        file, 0, 1000, [&](std::span<const std::byte>) { return ++calls < 2; }, std::size_t{100}));
     CHECK(calls == 2);
     calls = 0;
-    const auto failed = io::for_each_chunk(file, 0, 1000, [&](std::span<const std::byte>) -> result<void> {
-        if (++calls == 3) return failure(error_code::unsupported, "stop here");
-        return {};
-    }, std::size_t{100});
+    const auto failed = io::for_each_chunk(
+        file, 0, 1000,
+        [&](std::span<const std::byte>) -> result<void> {
+            if (++calls == 3) return failure(error_code::unsupported, "stop here");
+            return {};
+        },
+        std::size_t{100});
     REQUIRE_FALSE(failed);
     CHECK(failed.error().message == "stop here");
     CHECK(calls == 3);
@@ -77,8 +84,8 @@ TEST_CASE("for_each_chunk: a range past the end of the file fails after the byte
     temp_folder dir;
     const auto file = open(dir, pattern(500));
     std::size_t seen = 0;
-    const auto read = io::for_each_chunk(file, 0, 800, [&](std::span<const std::byte> piece) { seen += piece.size(); },
-                                         std::size_t{256});
+    const auto read = io::for_each_chunk(
+        file, 0, 800, [&](std::span<const std::byte> piece) { seen += piece.size(); }, std::size_t{256});
     REQUIRE_FALSE(read);
     CHECK(seen == 256);
 }

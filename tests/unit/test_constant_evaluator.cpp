@@ -98,8 +98,7 @@ TEST_CASE("evaluator: integer Div truncates toward zero; division by zero and IN
 
 TEST_CASE("evaluator: Neg, Equal, Where, Not, And") {
     const auto a = make<std::int64_t>(i64, {3}, {1, -2, std::numeric_limits<std::int64_t>::min()});
-    CHECK(values<std::int64_t>(one("Neg", {&a})) ==
-          std::vector<std::int64_t>{-1, 2, std::numeric_limits<std::int64_t>::min()});
+    CHECK(values<std::int64_t>(one("Neg", {&a})) == std::vector<std::int64_t>{-1, 2, std::numeric_limits<std::int64_t>::min()});
     const auto b = make<std::int64_t>(i64, {1}, {-2});
     const auto eq = one("Equal", {&a, &b});
     CHECK(eq.data_type == boolean);

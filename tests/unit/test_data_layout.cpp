@@ -11,8 +11,8 @@ TEST_CASE("large tensors start on the alignment, small ones stay dense") {
     data_layout layout({4096, 1000, 0});
     CHECK(layout.shard_count() == 0);
     CHECK(layout.add(10).offset == 0);
-    CHECK(layout.add(10).offset == 10);     // under the threshold: right after
-    CHECK(layout.add(2000).offset == 4096); // at least the threshold: aligned
+    CHECK(layout.add(10).offset == 10);      // under the threshold: right after
+    CHECK(layout.add(2000).offset == 4096);  // at least the threshold: aligned
     CHECK(layout.add(1).offset == 6096);
     CHECK(layout.shard_count() == 1);
 }

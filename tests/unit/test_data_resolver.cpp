@@ -24,7 +24,8 @@ error refusal(const fs::path& model, resolve_options options, std::string_view l
 }
 
 // Where resolving `location` beside `model` finds the file (the test fails when it does not).
-resolved_location located(const fs::path& model, resolve_options options, std::string_view location, const data_needs& needs = {}) {
+resolved_location located(const fs::path& model, resolve_options options, std::string_view location,
+                          const data_needs& needs = {}) {
     data_resolver r(model, std::move(options));
     const auto found = r.resolve(location, needs);
     REQUIRE(found);
@@ -202,11 +203,11 @@ TEST_CASE("a guess is taken only when it fits what the tensors need") {
         const auto refused = refusal(model, {}, "model.onnx.data", needs);
         CHECK(refused.code == error_code::missing_data);
         CHECK(refused.hint.find("model.data (common name model.data: a guess, not taken: it is 10 bytes, the "
-                                      "tensors need 11)") != std::string::npos);
+                                "tensors need 11)") != std::string::npos);
     }
     SUBCASE("a checksum that does not match: not taken") {
         needs.bytes = 10;
-        const auto digest = io::sha1_of(std::as_bytes(std::span(std::string_view("0123")))) ;
+        const auto digest = io::sha1_of(std::as_bytes(std::span(std::string_view("0123"))));
         needs.checksums.push_back({0, 4, digest});
         data_resolver good(model, {});
         CHECK(good.resolve("model.onnx.data", needs));

@@ -92,7 +92,8 @@ TEST_CASE("dce removes local functions nothing calls, and keeps those a live nod
         return f;
     };
     graph_spec main;
-    main.nodes = {onnx_node("Twice", {"X"}, {"Y"}, "call", {}, "local"), onnx_node("Unused", {"X"}, {"Z"}, "dead_call", {}, "local")};
+    main.nodes = {onnx_node("Twice", {"X"}, {"Y"}, "call", {}, "local"),
+                  onnx_node("Unused", {"X"}, {"Z"}, "dead_call", {}, "local")};
     main.inputs = {"X"};
     main.outputs = {"Y"};
     harness h(model(graph(main), 13, {function("Twice", "Relu"), function("Unused", "Neg"), function("Never", "Abs")}));

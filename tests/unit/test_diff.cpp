@@ -31,7 +31,8 @@ const ops::difference* first_of(const ops::diff_report& r, ops::difference_kind 
 }
 
 std::vector<proto_builder> nodes_of_a_small_net() {
-    return {node("MatMul", {"x", "w"}, {"y"}, {}, "mm"), node("LeakyRelu", {"y"}, {"z"}, {float_attribute("alpha", 0.1f)}, "act")};
+    return {node("MatMul", {"x", "w"}, {"y"}, {}, "mm"),
+            node("LeakyRelu", {"y"}, {"z"}, {float_attribute("alpha", 0.1f)}, "act")};
 }
 
 }  // namespace
@@ -40,7 +41,8 @@ TEST_CASE("the same values stored raw, typed and external are equivalent; byte i
     temp_folder dir;
     const auto values = ramp(300);
     const auto raw = write_bytes(dir.path() / "raw/m.onnx", model({raw_tensor("w", {20, 15}, values)}, nodes_of_a_small_net()));
-    const auto typed = write_bytes(dir.path() / "typed/m.onnx", model({typed_tensor("w", {20, 15}, values)}, nodes_of_a_small_net()));
+    const auto typed = write_bytes(dir.path() / "typed/m.onnx",
+                                   model({typed_tensor("w", {20, 15}, values)}, nodes_of_a_small_net()));
     std::vector<std::byte> padded(4096 + values.size());
     std::copy(values.begin(), values.end(), padded.begin() + 4096);
     write_bytes(dir.path() / "ext/w.bin", padded);
@@ -79,7 +81,8 @@ TEST_CASE("a changed value, dims or type is a tensor difference that says which"
     CHECK(r.differences[0].path == "graph.initializer[0]");
     CHECK(r.differences[0].detail == "values differ");
 
-    const auto reshaped = write_bytes(dir.path() / "c.onnx", model({raw_tensor("w", {4, 16}, values), raw_tensor("v", {64}, values)}));
+    const auto reshaped = write_bytes(dir.path() / "c.onnx",
+                                      model({raw_tensor("w", {4, 16}, values), raw_tensor("v", {64}, values)}));
     r = compare(a, reshaped);
     REQUIRE(r.differences.size() == 1);
     CHECK(r.differences[0].detail == "dims [8, 8] vs [4, 16]");
@@ -130,7 +133,8 @@ TEST_CASE("node differences name the node, its op and what changed") {
     const auto a = write_bytes(dir.path() / "a.onnx", model({}, nodes_of_a_small_net()));
     SUBCASE("op_type") {
         const auto b = write_bytes(dir.path() / "b.onnx",
-                                   model({}, {node("MatMul", {"x", "w"}, {"y"}, {}, "mm"), node("Relu", {"y"}, {"z"}, {float_attribute("alpha", 0.1f)}, "act")}));
+                                   model({}, {node("MatMul", {"x", "w"}, {"y"}, {}, "mm"),
+                                              node("Relu", {"y"}, {"z"}, {float_attribute("alpha", 0.1f)}, "act")}));
         const auto r = compare(a, b);
         CHECK(r.differing_nodes == 1);
         CHECK(r.differing_tensors == 0);
@@ -142,14 +146,16 @@ TEST_CASE("node differences name the node, its op and what changed") {
     }
     SUBCASE("an attribute value") {
         const auto b = write_bytes(dir.path() / "b.onnx",
-                                   model({}, {node("MatMul", {"x", "w"}, {"y"}, {}, "mm"), node("LeakyRelu", {"y"}, {"z"}, {float_attribute("alpha", 0.2f)}, "act")}));
+                                   model({}, {node("MatMul", {"x", "w"}, {"y"}, {}, "mm"),
+                                              node("LeakyRelu", {"y"}, {"z"}, {float_attribute("alpha", 0.2f)}, "act")}));
         const auto r = compare(a, b);
         REQUIRE(r.differences.size() == 1);
         CHECK(r.differences[0].detail == "(LeakyRelu) attribute 'alpha' f 0.1 vs 0.2");
     }
     SUBCASE("an input") {
         const auto b = write_bytes(dir.path() / "b.onnx",
-                                   model({}, {node("MatMul", {"x", "w2"}, {"y"}, {}, "mm"), node("LeakyRelu", {"y"}, {"z"}, {float_attribute("alpha", 0.1f)}, "act")}));
+                                   model({}, {node("MatMul", {"x", "w2"}, {"y"}, {}, "mm"),
+                                              node("LeakyRelu", {"y"}, {"z"}, {float_attribute("alpha", 0.1f)}, "act")}));
         const auto r = compare(a, b);
         REQUIRE(r.differences.size() == 1);
         CHECK(r.differences[0].name == "mm");
@@ -214,7 +220,7 @@ TEST_CASE("diff's progress names the tensor being hashed, and reaches the total"
     temp_folder dir;
     write_bytes(dir.path() / "w.data", ramp(2048));
     const auto a = write_bytes(dir.path() / "a.onnx", model({external_tensor("first", {1024}, "w.data", "0", "4096"),
-                                                              external_tensor("second", {1024}, "w.data", "4096", "4096")}));
+                                                             external_tensor("second", {1024}, "w.data", "4096", "4096")}));
     ops::diff_options options;
     options.threads = 1;
     options.buffer_size = 4096;

@@ -38,9 +38,9 @@ TEST_CASE("dedupe shares identical tensors only: same type and every byte") {
     const auto a = ramp(24 * 1024);
     auto b = a;
     b.back() ^= std::byte{1};
-    const auto model = write_bytes(dir.path() / "m.onnx",
-                                   small_models::model({raw_tensor("a", {24 * 1024}, a), raw_tensor("a_copy", {24 * 1024}, a),
-                                                        raw_tensor("b", {24 * 1024}, b), typed_tensor("a_typed", {24 * 1024}, a)}));
+    const auto model = write_bytes(
+        dir.path() / "m.onnx", small_models::model({raw_tensor("a", {24 * 1024}, a), raw_tensor("a_copy", {24 * 1024}, a),
+                                                    raw_tensor("b", {24 * 1024}, b), typed_tensor("a_typed", {24 * 1024}, a)}));
     auto options = repack_options(dir.path() / "out.onnx");
     options.dedupe = true;
     const auto report = ops::externalize(model, options);
@@ -143,8 +143,7 @@ TEST_CASE("writing over the inputs needs allow_in_place and force, and then is s
     report = ops::externalize(model, options);
     REQUIRE(report);
     CHECK(fs::file_size(dir.path() / "m.onnx.data") == values.size());  // the orphans are gone
-    CHECK(read_file(dir.path() / "m.onnx.data") ==
-          std::string(reinterpret_cast<const char*>(values.data()), values.size()));
+    CHECK(read_file(dir.path() / "m.onnx.data") == std::string(reinterpret_cast<const char*>(values.data()), values.size()));
     CHECK(verified(model).clean());
     std::size_t entries = 0;
     for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path())) ++entries;
@@ -156,7 +155,9 @@ TEST_CASE("an external tensor of a type onnxstream cannot size still moves") {
     const auto values = ramp(16);
     write_bytes(dir.path() / "old.bin", values);
     proto_builder odd;
-    odd.varint_field(onnx_fields::tensor_dims, 4).varint_field(onnx_fields::tensor_type, 99).string_field(onnx_fields::tensor_name, "odd");
+    odd.varint_field(onnx_fields::tensor_dims, 4)
+        .varint_field(onnx_fields::tensor_type, 99)
+        .string_field(onnx_fields::tensor_name, "odd");
     odd.message_field(onnx_fields::tensor_external, string_entry("location", "old.bin"));
     odd.varint_field(onnx_fields::tensor_location, 1);
     const auto model = write_bytes(dir.path() / "m.onnx", small_models::model({odd}));

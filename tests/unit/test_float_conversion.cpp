@@ -41,7 +41,8 @@ std::uint16_t to_half(std::uint32_t bits) {
 std::uint16_t reference_half(float value) {
     static const std::vector<double> positives = [] {
         std::vector<double> v;
-        for (std::uint32_t h = 0; h < 0x7C00; ++h) v.push_back(static_cast<double>(as_float(float16_to_float32_bits(static_cast<std::uint16_t>(h)))));
+        for (std::uint32_t h = 0; h < 0x7C00; ++h)
+            v.push_back(static_cast<double>(as_float(float16_to_float32_bits(static_cast<std::uint16_t>(h)))));
         return v;
     }();
     const auto sign = static_cast<std::uint16_t>(std::signbit(value) ? 0x8000 : 0);
@@ -252,7 +253,8 @@ TEST_CASE("the branch-free bulk conversion agrees with the reference one") {
         bool saturated = false;
         const auto h = float32_to_float16_bits(static_cast<std::uint32_t>(i * 2654435761U), saturated);
         expected_saturated += saturated ? 1 : 0;
-        REQUIRE(static_cast<std::uint16_t>(std::to_integer<unsigned>(out[2 * i]) | (std::to_integer<unsigned>(out[2 * i + 1]) << 8)) == h);
+        REQUIRE(static_cast<std::uint16_t>(std::to_integer<unsigned>(out[2 * i]) |
+                                           (std::to_integer<unsigned>(out[2 * i + 1]) << 8)) == h);
     }
     CHECK(got_saturated == expected_saturated);
 }

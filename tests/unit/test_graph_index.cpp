@@ -22,8 +22,8 @@ std::vector<std::byte> branchy_model() {
     else_g.outputs = {"a"};
     graph_spec main;
     main.nodes = {onnx_node("Relu", {"X"}, {"a"}, "relu"),
-                  onnx_node("If", {"c"}, {"Y"}, "if", {attr_graph("then_branch", graph(then_g, "then")),
-                                                   attr_graph("else_branch", graph(else_g, "else"))}),
+                  onnx_node("If", {"c"}, {"Y"}, "if",
+                            {attr_graph("then_branch", graph(then_g, "then")), attr_graph("else_branch", graph(else_g, "else"))}),
                   onnx_node("Mul", {"Y", "missing"}, {"Z"}, "mul")};
     main.initializers = {float_tensor("W", {1}, {2.0F}), bool_tensor("c", true)};
     main.inputs = {"X", "W"};  // W: an initializer that is also an input

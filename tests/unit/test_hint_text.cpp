@@ -16,7 +16,8 @@ std::string shouted(const remedy_step& step) { return "<" + std::string(to_strin
 TEST_CASE("each slot takes its remedy's words; other braces stay") {
     const report::hint_wording wording{shouted, false};
     const std::vector<remedy_step> steps{{remedy::replace_output, {}}, {remedy::give_data_file, "w.bin"}};
-    CHECK(report::worded_hint("{0} to replace it, or {1}", steps, wording) == "<replace_output:> to replace it, or <give_data_file:w.bin>");
+    CHECK(report::worded_hint("{0} to replace it, or {1}", steps, wording) ==
+          "<replace_output:> to replace it, or <give_data_file:w.bin>");
     CHECK(report::worded_hint("{1}{0}{1}", steps, wording) == "<give_data_file:w.bin><replace_output:><give_data_file:w.bin>");
     // Not slots: no remedy 2, no digits, an unclosed brace, a brace at the end.
     CHECK(report::worded_hint("a {2} b {x} c {0 d {", steps, wording) == "a {2} b {x} c {0 d {");

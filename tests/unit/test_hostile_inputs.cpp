@@ -14,16 +14,16 @@
 
 #include <doctest/doctest.h>
 
-#include <atomic>
-#include <chrono>
-#include <span>
-#include <thread>
-#include <csignal>
 #include <fcntl.h>
-#include <string>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <span>
+#include <string>
+#include <thread>
 
 using namespace onnxstream;
 using namespace onnxstream::onnx;
@@ -159,11 +159,13 @@ TEST_CASE("field paths stay exact and cost no scan of the siblings (catalogue: l
             for (std::uint32_t m = 0; m < tree->messages().size(); ++m)
                 if (tree->at(m).kind == message_kind::tensor) paths.push_back(tree->path(m));
             if (two)
-                CHECK(paths == std::vector<std::string>{"graph.sparse_initializer[0].values[0]", "graph.sparse_initializer[0].indices",
-                                                        "graph.sparse_initializer[1].values[0]", "graph.sparse_initializer[1].indices",
-                                                        "graph.initializer[0]"});
+                CHECK(paths == std::vector<std::string>{"graph.sparse_initializer[0].values[0]",
+                                                        "graph.sparse_initializer[0].indices",
+                                                        "graph.sparse_initializer[1].values[0]",
+                                                        "graph.sparse_initializer[1].indices", "graph.initializer[0]"});
             else
-                CHECK(paths == std::vector<std::string>{"graph.sparse_initializer.values[0]", "graph.sparse_initializer.indices"});
+                CHECK(paths ==
+                      std::vector<std::string>{"graph.sparse_initializer.values[0]", "graph.sparse_initializer.indices"});
         }
     }
     SUBCASE("the path of every one of 100,000 initializers, in linear time") {
@@ -274,8 +276,8 @@ TEST_CASE("a mapped file cut short reads as zeros and says so, instead of raisin
     CHECK(file->check_unchanged());
 
     REQUIRE(::truncate(path.c_str(), static_cast<off_t>(page)) == 0);
-    CHECK(static_cast<char>(file->bytes()[0]) == 'x');      // still inside the file
-    CHECK(file->bytes()[3 * page + 5] == std::byte{0});    // past its new end: was SIGBUS
+    CHECK(static_cast<char>(file->bytes()[0]) == 'x');   // still inside the file
+    CHECK(file->bytes()[3 * page + 5] == std::byte{0});  // past its new end: was SIGBUS
     CHECK(file->bytes()[2 * page] == std::byte{0});
     CHECK_FALSE(file->mapping().intact());
     const auto changed = file->check_unchanged();

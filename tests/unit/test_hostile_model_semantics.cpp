@@ -72,8 +72,7 @@ TEST_CASE("every singular field of every message kind is checked in the one plac
         attribute.string_field(1, "value").message_field(5, t1).message_field(5, t2).varint_field(20, 4);
         proto_builder graph;
         graph.message_field(1, node("Constant", {}, {"C"}, {attribute})).string_field(2, "g");
-        CHECK(parse_error(model_with(graph).take()).find("AttributeProto field 't' appears more than once") !=
-              std::string::npos);
+        CHECK(parse_error(model_with(graph).take()).find("AttributeProto field 't' appears more than once") != std::string::npos);
     }
     SUBCASE("AttributeProto.g: an If branch split in two") {
         proto_builder body1;
@@ -84,15 +83,15 @@ TEST_CASE("every singular field of every message kind is checked in the one plac
         attribute.string_field(1, "then_branch").message_field(6, body1).message_field(6, body2).varint_field(20, 5);
         proto_builder graph;
         graph.message_field(1, node("If", {"cond"}, {"Y"}, {attribute}));
-        CHECK(parse_error(model_with(graph).take()).find("AttributeProto field 'g' appears more than once") !=
-              std::string::npos);
+        CHECK(parse_error(model_with(graph).take()).find("AttributeProto field 'g' appears more than once") != std::string::npos);
     }
     SUBCASE("NodeProto.op_type: protobuf keeps the last, onnxstream read the first") {
         proto_builder n;
         n.string_field(1, "X").string_field(2, "Y").string_field(4, "Relu").string_field(4, "Identity");
         proto_builder graph;
         graph.message_field(1, n);
-        CHECK(parse_error(model_with(graph).take()).find("NodeProto field 'op_type' appears more than once; protobuf would keep only the last one") !=
+        CHECK(parse_error(model_with(graph).take())
+                  .find("NodeProto field 'op_type' appears more than once; protobuf would keep only the last one") !=
               std::string::npos);
     }
     SUBCASE("TensorProto.segment, a message onnxstream does not descend into") {
@@ -158,8 +157,8 @@ TEST_CASE("the dims verdict does not depend on where a zero stands (catalogue: d
         return read_tensor(tree, 2);
     };
     std::vector<std::byte> storage;
-    for (const auto& dims : {std::vector<std::uint64_t>{1ULL << 40, 1ULL << 40, 0}, {0, 1ULL << 62, 1ULL << 62},
-                             {1ULL << 62, 0, 1ULL << 62}}) {
+    for (const auto& dims :
+         {std::vector<std::uint64_t>{1ULL << 40, 1ULL << 40, 0}, {0, 1ULL << 62, 1ULL << 62}, {1ULL << 62, 0, 1ULL << 62}}) {
         const auto info = read(dims, storage);
         REQUIRE_FALSE(info);
         CHECK(info.error().code == error_code::invalid_tensor);
@@ -183,8 +182,8 @@ TEST_CASE("a data file that changes while it is read is caught by external_data 
     temp_folder dir;
     const auto values = ramp(64);
     const auto data = write_bytes(dir.path() / "w.data", values);
-    const auto model =
-        write_bytes(dir.path() / "m.onnx", small_models::model({small_models::external_tensor("w", {64}, "w.data", "0", "256")}));
+    const auto model = write_bytes(dir.path() / "m.onnx",
+                                   small_models::model({small_models::external_tensor("w", {64}, "w.data", "0", "256")}));
     auto grow = [&data] {
         std::ofstream out(data, std::ios::binary | std::ios::app);
         out << "appended while the command ran";
@@ -209,8 +208,8 @@ TEST_CASE("a data file that changes while it is read is caught by external_data 
             if (!std::exchange(done, true)) grow();
         };
         const auto copy = write_bytes(dir.path() / "c.onnx",
-                                      small_models::model({small_models::external_tensor("w", {64}, "w.data", "0", "256",
-                                                                           "0000000000000000000000000000000000000000")}));
+                                      small_models::model({small_models::external_tensor(
+                                          "w", {64}, "w.data", "0", "256", "0000000000000000000000000000000000000000")}));
         const auto report = ops::verify(copy, options);
         REQUIRE_FALSE(report);
         CHECK(report.error().message.find("changed") != std::string::npos);

@@ -21,7 +21,9 @@ using apple_id = onnxstream::index<apple_tag>;
 using pear_id = onnxstream::index<pear_tag>;
 
 template <class Vector, class Id>
-concept subscriptable_by = requires(Vector v, Id id) { v[id]; };
+concept subscriptable_by = requires(Vector v, Id id) {
+    v[id];
+};
 
 }  // namespace
 

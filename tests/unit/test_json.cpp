@@ -6,8 +6,9 @@ using namespace onnxstream;
 
 TEST_CASE("an error document carries the code, message and hint, and escapes model text") {
     const error e{error_code::missing_data, "data file 'w\x01.bin' not found", "give it with --data"};
-    CHECK(report::error_json(e) ==
-          R"({"ok":false,"error":{"code":"missing_data","message":"data file 'w\u0001.bin' not found","hint":"give it with --data"}})");
+    CHECK(
+        report::error_json(e) ==
+        R"({"ok":false,"error":{"code":"missing_data","message":"data file 'w\u0001.bin' not found","hint":"give it with --data"}})");
 }
 
 TEST_CASE("a merge document holds one entry per model, ok or not") {

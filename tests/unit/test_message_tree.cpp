@@ -177,9 +177,9 @@ TEST_CASE("find_bulk_payloads finds the large opaque payloads by their headers a
 // The compact field_entry: 20 bytes that must give back every offset the tokenizer saw.
 TEST_CASE("a field entry keeps offsets and lengths past 4 GiB, the largest field number and long headers") {
     proto::field_token t;
-    t.header_offset = (5ULL << 32) + 17;  // past 4 GiB
+    t.header_offset = (5ULL << 32) + 17;      // past 4 GiB
     t.payload_offset = t.header_offset + 20;  // a 10-byte tag and a 10-byte length, both over-long
-    t.payload_length = (6ULL << 32) + 3;  // a payload of more than 4 GiB
+    t.payload_length = (6ULL << 32) + 3;      // a payload of more than 4 GiB
     t.number = proto::max_field_number;
     t.type = proto::wire_type::length_delimited;
     REQUIRE(field_entry::fits(t));

@@ -19,7 +19,7 @@ TEST_CASE("encoded_message: fields, nested messages and slices") {
     outer.message_field(2, inner);
     CHECK(!outer.has_slices());
     const std::vector<std::byte> expected{std::byte{0x08}, std::byte{0xAC}, std::byte{0x02}, std::byte{0x12}, std::byte{0x04},
-                                          std::byte{0x0A}, std::byte{0x02}, std::byte{'a'}, std::byte{'b'}};
+                                          std::byte{0x0A}, std::byte{0x02}, std::byte{'a'},  std::byte{'b'}};
     CHECK(std::vector<std::byte>(outer.pool().begin(), outer.pool().end()) == expected);
     encoded_message sliced;
     sliced.slice_field(9, 3, 100, 5);
@@ -84,7 +84,8 @@ TEST_CASE("surviving_sites follows removed nodes, scopes and initializers") {
     then_g.nodes = {onnx_node("Constant", {}, {"k"}, "then_const", {attr_tensor("value", float_tensor("kv", {1}, {1.0F}))})};
     then_g.outputs = {"k"};
     graph_spec main;
-    main.nodes = {onnx_node("If", {"flag"}, {"Y"}, "if", {attr_graph("then_branch", graph(then_g)), attr_graph("else_branch", graph(then_g))}),
+    main.nodes = {onnx_node("If", {"flag"}, {"Y"}, "if",
+                            {attr_graph("then_branch", graph(then_g)), attr_graph("else_branch", graph(then_g))}),
                   onnx_node("Constant", {}, {"dead"}, "dead_const", {attr_tensor("value", float_tensor("dv", {1}, {2.0F}))})};
     main.initializers = {bool_tensor("flag", true), float_tensor("unused", {1}, {3.0F})};
     main.outputs = {"Y"};

@@ -59,8 +59,8 @@ inline proto_builder attr_tensor(std::string_view name, const proto_builder& ten
 }
 
 inline proto_builder onnx_node(std::string_view op, std::vector<std::string> inputs, std::vector<std::string> outputs,
-                          std::string_view name = {}, std::vector<proto_builder> attributes = {},
-                          std::string_view domain = {}) {
+                               std::string_view name = {}, std::vector<proto_builder> attributes = {},
+                               std::string_view domain = {}) {
     proto_builder n;
     for (const auto& i : inputs) n.string_field(1, i);
     for (const auto& o : outputs) n.string_field(2, o);
@@ -95,7 +95,8 @@ inline proto_builder bool_tensor(std::string_view name, bool value) {
 
 inline proto_builder int64_tensor(std::string_view name, std::int64_t value) {
     std::vector<std::byte> raw(8);
-    for (int i = 0; i < 8; ++i) raw[static_cast<std::size_t>(i)] = static_cast<std::byte>((static_cast<std::uint64_t>(value) >> (8 * i)) & 0xFF);
+    for (int i = 0; i < 8; ++i)
+        raw[static_cast<std::size_t>(i)] = static_cast<std::byte>((static_cast<std::uint64_t>(value) >> (8 * i)) & 0xFF);
     return scalar_tensor(name, 7, raw);
 }
 

@@ -22,7 +22,8 @@ std::uint64_t run(harness& h, std::string_view pass, std::vector<finding>& findi
 }
 
 std::size_t count(const std::vector<finding>& findings, finding_kind kind) {
-    return static_cast<std::size_t>(std::count_if(findings.begin(), findings.end(), [&](const finding& f) { return f.kind == kind; }));
+    return static_cast<std::size_t>(
+        std::count_if(findings.begin(), findings.end(), [&](const finding& f) { return f.kind == kind; }));
 }
 
 }  // namespace
@@ -30,8 +31,7 @@ std::size_t count(const std::vector<finding>& findings, finding_kind kind) {
 TEST_CASE("fold-constants: a chain of constants becomes one initializer; a graph output Constant stays") {
     graph_spec main;
     main.nodes = {onnx_node("Constant", {}, {"c"}, "c", {attr_tensor("value", float_tensor("cv", {2}, {1.5F, -2.0F}))}),
-                  onnx_node("Add", {"c", "c"}, {"twice"}, "twice"),
-                  onnx_node("Neg", {"twice"}, {"neg"}, "neg"),
+                  onnx_node("Add", {"c", "c"}, {"twice"}, "twice"), onnx_node("Neg", {"twice"}, {"neg"}, "neg"),
                   onnx_node("Mul", {"X", "neg"}, {"Y"}, "mul"),
                   onnx_node("Constant", {}, {"K"}, "k", {attr_tensor("value", float_tensor("kv", {1}, {3.0F}))})};
     main.inputs = {"X"};
@@ -42,7 +42,8 @@ TEST_CASE("fold-constants: a chain of constants becomes one initializer; a graph
     CHECK(h.op_counts() == std::map<std::string, int>{{"Constant", 1}, {"Mul", 1}});
     CHECK(count(findings, finding_kind::folded_constant) == 3);
     REQUIRE(count(findings, finding_kind::skipped) == 1);
-    const auto skip = std::find_if(findings.begin(), findings.end(), [](const finding& f) { return f.kind == finding_kind::skipped; });
+    const auto skip = std::find_if(findings.begin(), findings.end(),
+                                   [](const finding& f) { return f.kind == finding_kind::skipped; });
     CHECK(skip->detail == "its output is a graph output");
     // The folded value, written back: -(c + c), one FLOAT initializer named as the output.
     const auto out = h.optimized({"fold-constants", "dce"});
@@ -96,8 +97,7 @@ TEST_CASE("fold-constants: the fold limit keeps a large result a node, and says 
 TEST_CASE("nop: a Cast to the type it has goes; the registry lists every pass once") {
     graph_spec main;
     main.nodes = {onnx_node("Constant", {}, {"c"}, "c", {attr_tensor("value", float_tensor("cv", {1}, {2.0F}))}),
-                  onnx_node("Cast", {"c"}, {"cast"}, "cast", {attr_int("to", 1)}),
-                  onnx_node("Mul", {"X", "cast"}, {"Y"}, "mul")};
+                  onnx_node("Cast", {"c"}, {"cast"}, "cast", {attr_int("to", 1)}), onnx_node("Mul", {"X", "cast"}, {"Y"}, "mul")};
     main.inputs = {"X"};
     main.outputs = {"Y"};
     harness h(model(graph(main)));

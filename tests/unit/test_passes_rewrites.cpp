@@ -52,11 +52,16 @@ TEST_CASE("identity: consumers read the input; a graph output keeps its name thr
 
 TEST_CASE("identity: chains go over several runs; Dropout only in inference mode with its mask unused") {
     graph_spec main;
-    main.nodes = {onnx_node("Identity", {"X"}, {"a"}, "i1"), onnx_node("Identity", {"a"}, {"b"}, "i2"),
-                  onnx_node("Identity", {"b"}, {"c"}, "i3"), onnx_node("Relu", {"c"}, {"Y"}, "relu"),
-                  onnx_node("Dropout", {"X"}, {"d", "mask"}, "dropout_mask_used"), onnx_node("Cast", {"mask"}, {"M"}, "cast", {attr_int("to", 1)}),
-                  onnx_node("Dropout", {"X", "", "yes"}, {"t"}, "dropout_training"), onnx_node("Neg", {"t"}, {"T"}, "neg"),
-                  onnx_node("Dropout", {"X", "", "no"}, {"u"}, "dropout_inference"), onnx_node("Abs", {"u"}, {"U"}, "abs")};
+    main.nodes = {onnx_node("Identity", {"X"}, {"a"}, "i1"),
+                  onnx_node("Identity", {"a"}, {"b"}, "i2"),
+                  onnx_node("Identity", {"b"}, {"c"}, "i3"),
+                  onnx_node("Relu", {"c"}, {"Y"}, "relu"),
+                  onnx_node("Dropout", {"X"}, {"d", "mask"}, "dropout_mask_used"),
+                  onnx_node("Cast", {"mask"}, {"M"}, "cast", {attr_int("to", 1)}),
+                  onnx_node("Dropout", {"X", "", "yes"}, {"t"}, "dropout_training"),
+                  onnx_node("Neg", {"t"}, {"T"}, "neg"),
+                  onnx_node("Dropout", {"X", "", "no"}, {"u"}, "dropout_inference"),
+                  onnx_node("Abs", {"u"}, {"U"}, "abs")};
     main.initializers = {bool_tensor("yes", true), bool_tensor("no", false)};
     main.inputs = {"X"};
     main.outputs = {"Y", "M", "T", "U"};
@@ -75,8 +80,10 @@ TEST_CASE("cse: duplicates merged; nondeterministic, foreign and subgraph-holdin
     branch.nodes = {onnx_node("Relu", {"X"}, {"b"})};
     branch.outputs = {"b"};
     graph_spec main;
-    main.nodes = {onnx_node("Relu", {"X"}, {"r1"}, "relu1"), onnx_node("Relu", {"X"}, {"r2"}, "relu2"),
-                  onnx_node("Add", {"r1", "X"}, {"s1"}, "add1"), onnx_node("Add", {"X", "r1"}, {"s2"}, "add_swapped"),
+    main.nodes = {onnx_node("Relu", {"X"}, {"r1"}, "relu1"),
+                  onnx_node("Relu", {"X"}, {"r2"}, "relu2"),
+                  onnx_node("Add", {"r1", "X"}, {"s1"}, "add1"),
+                  onnx_node("Add", {"X", "r1"}, {"s2"}, "add_swapped"),
                   onnx_node("Add", {"r2", "X"}, {"s3"}, "add_chain"),  // becomes a duplicate of add1 once r2 is r1
                   onnx_node("Transpose", {"X"}, {"p1"}, "perm_a", {attr_int("axis_dummy", 1)}),
                   onnx_node("Transpose", {"X"}, {"p2"}, "perm_b", {attr_int("axis_dummy", 2)}),
@@ -84,8 +91,10 @@ TEST_CASE("cse: duplicates merged; nondeterministic, foreign and subgraph-holdin
                   onnx_node("RandomNormal", {}, {"n2"}, "rn2", {attr_int("seed", 1)}),
                   onnx_node("Custom", {"X"}, {"c1"}, "custom1", {}, "com.example"),
                   onnx_node("Custom", {"X"}, {"c2"}, "custom2", {}, "com.example"),
-                  onnx_node("If", {"flag"}, {"i1"}, "if1", {attr_graph("then_branch", graph(branch)), attr_graph("else_branch", graph(branch))}),
-                  onnx_node("If", {"flag"}, {"i2"}, "if2", {attr_graph("then_branch", graph(branch)), attr_graph("else_branch", graph(branch))}),
+                  onnx_node("If", {"flag"}, {"i1"}, "if1",
+                            {attr_graph("then_branch", graph(branch)), attr_graph("else_branch", graph(branch))}),
+                  onnx_node("If", {"flag"}, {"i2"}, "if2",
+                            {attr_graph("then_branch", graph(branch)), attr_graph("else_branch", graph(branch))}),
                   onnx_node("Sum", {"s1", "s2", "s3", "p1", "p2", "n1", "n2", "c1", "c2", "i1", "i2"}, {"Y"}, "sum")};
     main.inputs = {"X", "flag"};
     main.outputs = {"Y"};
@@ -93,7 +102,7 @@ TEST_CASE("cse: duplicates merged; nondeterministic, foreign and subgraph-holdin
     std::vector<finding> findings;
     CHECK(run(h, eliminate_common_subexpressions, &findings) == 2);
     CHECK(h.node_named("relu2") == none);
-    CHECK(h.node_named("add_chain") == none);   // merged in the same run, after relu2
+    CHECK(h.node_named("add_chain") == none);    // merged in the same run, after relu2
     CHECK(h.node_named("add_swapped") != none);  // inputs in another order: not the same
     CHECK(h.node_named("perm_b") != none);
     CHECK(h.node_named("rn2") != none);
@@ -107,9 +116,9 @@ TEST_CASE("cse: duplicates merged; nondeterministic, foreign and subgraph-holdin
 
 TEST_CASE("cse: graph outputs keep their names; identical initializers share one tensor") {
     graph_spec main;
-    main.nodes = {onnx_node("Sigmoid", {"X"}, {"inner"}, "sig1"), onnx_node("Sigmoid", {"X"}, {"OUT_B"}, "sig2"),
+    main.nodes = {onnx_node("Sigmoid", {"X"}, {"inner"}, "sig1"),     onnx_node("Sigmoid", {"X"}, {"OUT_B"}, "sig2"),
                   onnx_node("Add", {"inner", "OUT_B"}, {"C"}, "add"), onnx_node("Relu", {"X"}, {"A1"}, "relu1"),
-                  onnx_node("Relu", {"X"}, {"A2"}, "relu2"), onnx_node("Mul", {"X", "W1"}, {"M1"}, "mul1"),
+                  onnx_node("Relu", {"X"}, {"A2"}, "relu2"),          onnx_node("Mul", {"X", "W1"}, {"M1"}, "mul1"),
                   onnx_node("Mul", {"X", "W2"}, {"M2"}, "mul2")};
     main.initializers = {float_tensor("W1", {2}, {1.0F, 2.0F}), float_tensor("W2", {2}, {1.0F, 2.0F})};
     main.inputs = {"X"};
@@ -136,8 +145,10 @@ TEST_CASE("constant conditions: initializers, Constant nodes, Identity/Cast/Not/
     main.nodes = {onnx_node("Constant", {}, {"two"}, "c2", {attr_tensor("value", int64_tensor("v", 2))}),
                   onnx_node("Constant", {}, {"two_f"}, "c2f", {attr_float("value_float", 2.0F)}),
                   onnx_node("Cast", {"two_f"}, {"two_i"}, "cast", {attr_int("to", 7)}),
-                  onnx_node("Equal", {"two", "two_i"}, {"eq"}, "equal"), onnx_node("Not", {"eq"}, {"ne"}, "not"),
-                  onnx_node("Identity", {"ne"}, {"ne2"}, "id"), onnx_node("Not", {"X"}, {"runtime"}, "not_runtime")};
+                  onnx_node("Equal", {"two", "two_i"}, {"eq"}, "equal"),
+                  onnx_node("Not", {"eq"}, {"ne"}, "not"),
+                  onnx_node("Identity", {"ne"}, {"ne2"}, "id"),
+                  onnx_node("Not", {"X"}, {"runtime"}, "not_runtime")};
     main.initializers = {bool_tensor("flag", true), bool_tensor("overridden", true)};
     main.inputs = {"X", "overridden"};
     main.outputs = {"ne2", "runtime"};
@@ -166,8 +177,10 @@ TEST_CASE("const-if: the taken branch inlined, its names made unique, outputs wi
     graph_spec else_b;
     else_b.outputs = {"X"};  // an outer value straight through
     graph_spec main;
-    main.nodes = {onnx_node("If", {"yes"}, {"A"}, "if_a", {attr_graph("then_branch", graph(then_a)), attr_graph("else_branch", graph(else_a))}),
-                  onnx_node("If", {"no"}, {"B"}, "if_b", {attr_graph("then_branch", graph(then_b)), attr_graph("else_branch", graph(else_b))}),
+    main.nodes = {onnx_node("If", {"yes"}, {"A"}, "if_a",
+                            {attr_graph("then_branch", graph(then_a)), attr_graph("else_branch", graph(else_a))}),
+                  onnx_node("If", {"no"}, {"B"}, "if_b",
+                            {attr_graph("then_branch", graph(then_b)), attr_graph("else_branch", graph(else_b))}),
                   onnx_node("Add", {"A", "B"}, {"Y"}, "add")};
     main.initializers = {bool_tensor("yes", true), bool_tensor("no", false)};
     main.inputs = {"X"};
@@ -199,7 +212,8 @@ TEST_CASE("const-if: the taken branch inlined, its names made unique, outputs wi
 
 TEST_CASE("const-if: a Loop that never runs forwards its initial values, unless a scan output is used") {
     graph_spec body;
-    body.nodes = {onnx_node("Add", {"v", "v"}, {"v2"}), onnx_node("Identity", {"cond"}, {"c2"}), onnx_node("Identity", {"v2"}, {"scan"})};
+    body.nodes = {onnx_node("Add", {"v", "v"}, {"v2"}), onnx_node("Identity", {"cond"}, {"c2"}),
+                  onnx_node("Identity", {"v2"}, {"scan"})};
     body.inputs = {"i", "cond", "v"};
     body.outputs = {"c2", "v2", "scan"};
     graph_spec main;
@@ -215,6 +229,7 @@ TEST_CASE("const-if: a Loop that never runs forwards its initial values, unless 
     CHECK(h.node_named("loop_unused_scan") == none);
     CHECK(h.node_named("loop_used_scan") != none);
     bool skipped = false;
-    for (const auto& f : findings) skipped = skipped || (f.kind == finding_kind::skipped && f.detail.find("scan output") != std::string::npos);
+    for (const auto& f : findings)
+        skipped = skipped || (f.kind == finding_kind::skipped && f.detail.find("scan output") != std::string::npos);
     CHECK(skipped);
 }

@@ -52,7 +52,8 @@ std::vector<configuration> configurations() {
                     c.options.buffer_size = 4096;
                     c.options.buffer_count = 2;
                 }
-                c.label = std::string(uring ? "io_uring" : "portable") + (kernel_copy ? " +copy_file_range" : " -copy_file_range") +
+                c.label = std::string(uring ? "io_uring" : "portable") +
+                          (kernel_copy ? " +copy_file_range" : " -copy_file_range") +
                           (small_ring ? " small ring, 3 threads" : " default ring");
                 all.push_back(c);
             }
@@ -79,7 +80,7 @@ struct plan_fixture {
     std::vector<io::write_operation> operations;
     std::vector<std::byte> pool;
     std::vector<io::stream_check> checks;
-    std::string expected;  // holes stay '\0'
+    std::string expected;                      // holes stay '\0'
     std::vector<const std::string*> contents;  // per source, what the source file holds
 
     std::uint64_t end() const { return expected.size(); }
@@ -171,15 +172,15 @@ plan_fixture mixed_plan(const sources_fixture& sources) {
     plan_fixture plan;
     sources.attach(plan);
     plan.emit("\x08\x07");
-    plan.copy(0, 0, 100);                          // small, mapped
-    plan.copy(1, 5, 3000);                         // small, read
-    plan.emit(pattern(10'000, 99));                // an emit over several small buffers
-    plan.hole(4093);                               // alignment padding
-    plan.copy(1, 4096, 200'000);                   // large
-    plan.copy(1, 204'096, 70'000);                 // large, right after the previous one
-    plan.copy(0, 1000, 65'536);                    // exactly the small-copy limit, mapped
+    plan.copy(0, 0, 100);            // small, mapped
+    plan.copy(1, 5, 3000);           // small, read
+    plan.emit(pattern(10'000, 99));  // an emit over several small buffers
+    plan.hole(4093);                 // alignment padding
+    plan.copy(1, 4096, 200'000);     // large
+    plan.copy(1, 204'096, 70'000);   // large, right after the previous one
+    plan.copy(0, 1000, 65'536);      // exactly the small-copy limit, mapped
     plan.hole(1);
-    plan.copy(2, 0, (16U << 20) + 12'345);         // more than one kernel-copy chunk
+    plan.copy(2, 0, (16U << 20) + 12'345);  // more than one kernel-copy chunk
     const auto& data = *plan.contents[1];
     const auto expected_ok = io::sha1_of(as_bytes(data.substr(300'000, 150'001)));
     auto wrong = expected_ok;
@@ -187,7 +188,8 @@ plan_fixture mixed_plan(const sources_fixture& sources) {
     plan.copy(1, 300'000, 150'001, plan.add_check({.tensor = "matches", .expected_sha1 = expected_ok}));
     plan.emit("x");
     plan.copy(1, 500'000, 99'999, plan.add_check({.tensor = "differs", .expected_sha1 = wrong}));
-    plan.copy(1, 600'000, 3, plan.add_check({.tensor = "computed", .expected_sha1 = std::nullopt, .compute_sha1 = true, .compute_xxh3 = true}));
+    plan.copy(1, 600'000, 3,
+              plan.add_check({.tensor = "computed", .expected_sha1 = std::nullopt, .compute_sha1 = true, .compute_xxh3 = true}));
     plan.copy(0, 2000, 90'000, plan.add_check({.tensor = "xxh3 only", .expected_sha1 = std::nullopt, .compute_xxh3 = true}));
     plan.emit(std::string(5, 'z'));
     return plan;
@@ -237,7 +239,8 @@ TEST_CASE("hashes of many checks, each over many buffers, come out right with se
     std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
     for (std::uint64_t i = 0; i < 24; ++i) ranges.emplace_back(i * 131'072 + i, 65'537 + i * 1001);
     for (const auto& [offset, length] : ranges) {
-        plan.copy(1, offset, length, plan.add_check({.tensor = "t", .expected_sha1 = std::nullopt, .compute_sha1 = true, .compute_xxh3 = true}));
+        plan.copy(1, offset, length,
+                  plan.add_check({.tensor = "t", .expected_sha1 = std::nullopt, .compute_sha1 = true, .compute_xxh3 = true}));
         plan.emit("--");
     }
     for (auto config : configurations()) {
@@ -266,7 +269,8 @@ TEST_CASE("a known SHA-1 is found through every backend") {
     sources.table.push_back(&*file);
     plan_fixture plan;
     sources.attach(plan);
-    plan.copy(1, 0, fox.size(), plan.add_check({.tensor = "fox", .expected_sha1 = io::parse_sha1_hex("2fd4e1c67a2d28fced849ee1bb76e7391b93eb12")}));
+    plan.copy(1, 0, fox.size(),
+              plan.add_check({.tensor = "fox", .expected_sha1 = io::parse_sha1_hex("2fd4e1c67a2d28fced849ee1bb76e7391b93eb12")}));
     for (const auto& config : configurations()) {
         CAPTURE(config.label);
         output_fixture output(dir, plan.end());
@@ -284,7 +288,10 @@ TEST_CASE("an empty tensor's check reports the hash of nothing; a check on two c
             plan_fixture plan;
             sources.attach(plan);
             plan.emit("e");
-            plan.copy(1, 10, 0, plan.add_check({.tensor = "empty", .expected_sha1 = io::parse_sha1_hex("da39a3ee5e6b4b0d3255bfef95601890afd80709"), .compute_xxh3 = true}));
+            plan.copy(1, 10, 0,
+                      plan.add_check({.tensor = "empty",
+                                      .expected_sha1 = io::parse_sha1_hex("da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+                                      .compute_xxh3 = true}));
             output_fixture output(sources.dir, plan.end());
             auto report = writer_for(config)->run(job_of(plan, sources, output.fd), config.options);
             REQUIRE(report);
@@ -378,9 +385,10 @@ TEST_CASE("a source shorter than planned is an error, not a crash") {
                 sources_fixture sources({300'000, 300'000});
                 plan_fixture plan;
                 sources.attach(plan);
-                plan.copy(victim, 0, 1000);                                                 // small
-                plan.copy(victim, 1000, 200'000);                                           // large
-                plan.copy(victim, 201'000, 90'000, plan.add_check({.tensor = "h", .expected_sha1 = std::nullopt, .compute_sha1 = true}));  // hashed
+                plan.copy(victim, 0, 1000);        // small
+                plan.copy(victim, 1000, 200'000);  // large
+                plan.copy(victim, 201'000, 90'000,
+                          plan.add_check({.tensor = "h", .expected_sha1 = std::nullopt, .compute_sha1 = true}));  // hashed
                 output_fixture output(sources.dir, plan.end());
                 REQUIRE(::truncate((sources.dir.path() / ("source" + std::to_string(victim))).c_str(), 500) == 0);
                 auto report = writer_for(config)->run(job_of(plan, sources, output.fd), config.options);
@@ -400,7 +408,9 @@ TEST_CASE("a source shorter than planned is an error, not a crash") {
                 plan_fixture plan;
                 sources.attach(plan);
                 for (std::uint64_t i = 0; i < 200; ++i) {
-                    const auto check = kind == 2 ? plan.add_check({.tensor = "h", .expected_sha1 = std::nullopt, .compute_sha1 = true}) : io::no_check;
+                    const auto check = kind == 2
+                                           ? plan.add_check({.tensor = "h", .expected_sha1 = std::nullopt, .compute_sha1 = true})
+                                           : io::no_check;
                     plan.copy(1, i * 80'000, kind == 0 ? 60'000 : 100'000, check);
                 }
                 output_fixture output(sources.dir, plan.end());
@@ -459,13 +469,15 @@ TEST_CASE("one writer runs several plans in a row") {
             plan_fixture plan;
             sources.attach(plan);
             plan.emit(std::string(static_cast<std::size_t>(round + 1), 'r'));
-            plan.copy(1, static_cast<std::uint64_t>(round) * 1000, 250'000, plan.add_check({.tensor = "h", .expected_sha1 = std::nullopt, .compute_xxh3 = true}));
+            plan.copy(1, static_cast<std::uint64_t>(round) * 1000, 250'000,
+                      plan.add_check({.tensor = "h", .expected_sha1 = std::nullopt, .compute_xxh3 = true}));
             plan.copy(1, 1, 100'000 + static_cast<std::uint64_t>(round));
             output_fixture output(sources.dir, plan.end(), "round" + std::to_string(round));
             auto report = writer->run(job_of(plan, sources, output.fd), config.options);
             REQUIRE(report);
             CHECK(output.bytes() == plan.expected);
-            CHECK(report->checks[0].xxh3 == io::xxh3_of(as_bytes(plan.expected.substr(static_cast<std::size_t>(round + 1), 250'000))));
+            CHECK(report->checks[0].xxh3 ==
+                  io::xxh3_of(as_bytes(plan.expected.substr(static_cast<std::size_t>(round + 1), 250'000))));
         }
     }
 }

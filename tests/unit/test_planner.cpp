@@ -15,7 +15,8 @@ using test_support::proto_builder;
 namespace {
 
 // Executes a plan in memory: source 0 is the model, source 1 is `other`.
-std::vector<std::byte> execute(const plan::write_plan& p, std::span<const std::byte> model, std::span<const std::byte> other = {}) {
+std::vector<std::byte> execute(const plan::write_plan& p, std::span<const std::byte> model,
+                               std::span<const std::byte> other = {}) {
     std::vector<std::byte> out(p.size());
     for (const auto& op : p.operations()) {
         const auto bytes = op.kind == plan::operation_kind::emit ? p.emitted(op)
@@ -54,7 +55,9 @@ TEST_CASE("edits that cancel out reproduce the input byte for byte, non-minimal 
     proto_builder t;
     t.varint_field(2, 1).string_field(8, "w");
     proto_builder graph;
-    graph.raw_varint((5 << 3) | 2).raw(std::vector<std::byte>{static_cast<std::byte>(0x80U | t.bytes().size()), std::byte{0x00}}).raw(t.bytes());
+    graph.raw_varint((5 << 3) | 2)
+        .raw(std::vector<std::byte>{static_cast<std::byte>(0x80U | t.bytes().size()), std::byte{0x00}})
+        .raw(t.bytes());
     proto_builder model;
     model.varint_field(1, 8).message_field(7, graph);
     const auto bytes = model.take();
@@ -75,8 +78,8 @@ TEST_CASE("replacing raw_data with a slice of another source resizes every enclo
     const auto bytes = sample_model();
     const auto tree = onnx::message_tree::parse(bytes);
     REQUIRE(tree);
-    const auto other = test_support::float_bytes({9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-                                                  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+    const auto other = test_support::float_bytes(
+        {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
     const std::uint32_t tensor = 2;
     REQUIRE(tree->at(tensor).kind == onnx::message_kind::tensor);
     onnx::tree_edits edits;

@@ -32,9 +32,9 @@ std::vector<std::byte> bytes_of(std::string_view text) {
 }  // namespace
 
 TEST_CASE("a location with a drive letter, a root, a UNC prefix or ..\\ is refused on every platform") {
-    for (const char* location : {"C:\\Windows\\win.ini", "C:/x.bin", "c:x.bin", "\\x.bin", "/x.bin",
-                                 "\\\\server\\share\\x.bin", "//server/share/x.bin", "\\\\?\\C:\\x.bin",
-                                 "..\\x.bin", "sub\\..\\..\\x.bin", "../x.bin", "sub/../../x.bin"}) {
+    for (const char* location :
+         {"C:\\Windows\\win.ini", "C:/x.bin", "c:x.bin", "\\x.bin", "/x.bin", "\\\\server\\share\\x.bin", "//server/share/x.bin",
+          "\\\\?\\C:\\x.bin", "..\\x.bin", "sub\\..\\..\\x.bin", "../x.bin", "sub/../../x.bin"}) {
         CAPTURE(location);
         const auto checked = data_resolver::check_location_text(location);
         REQUIRE_FALSE(checked);

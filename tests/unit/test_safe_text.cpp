@@ -85,7 +85,7 @@ TEST_CASE("terminal_safe_prefix: escaped first, then cut at a whole character") 
     CHECK(terminal_safe_prefix("conv1.weight", 40) == "conv1.weight");
     CHECK(terminal_safe_prefix("abcdef", 3) == "abc...");
     CHECK(terminal_safe_prefix("abc", 3) == "abc");
-    CHECK(terminal_safe_prefix("\x1b[2Jx", 4) == "\\x1b...");  // the escape shows as 4 characters
+    CHECK(terminal_safe_prefix("\x1b[2Jx", 4) == "\\x1b...");            // the escape shows as 4 characters
     CHECK(terminal_safe_prefix("caf\xC3\xA9s", 4) == "caf\xC3\xA9...");  // é is one character, never split
-    CHECK(terminal_safe_prefix("a\nb", 10) == "a\\nb");                 // one line
+    CHECK(terminal_safe_prefix("a\nb", 10) == "a\\nb");                  // one line
 }

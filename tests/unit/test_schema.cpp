@@ -23,8 +23,8 @@ TEST_CASE("every row of the schema is found by its owner and number, once") {
 TEST_CASE("fields onnx.proto does not declare are unknown, whatever their number") {
     CHECK(find_field(message_kind::model, 99) == nullptr);
     CHECK(find_field(message_kind::model, 31) == nullptr);
-    CHECK(find_field(message_kind::tensor, 15) == nullptr);   // no TensorProto field 15
-    CHECK(find_field(message_kind::graph, 3) == nullptr);     // GraphProto 3 and 4 were removed
+    CHECK(find_field(message_kind::tensor, 15) == nullptr);  // no TensorProto field 15
+    CHECK(find_field(message_kind::graph, 3) == nullptr);    // GraphProto 3 and 4 were removed
     CHECK(field_name(message_kind::graph, 3) == "field3");
     CHECK(field_name(message_kind::node, 1000) == "field1000");
 }

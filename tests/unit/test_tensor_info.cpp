@@ -78,7 +78,10 @@ TEST_CASE("bad external entries and dims are refused with the tensor's path") {
     message_tree tree;
     SUBCASE("negative offset") {
         proto_builder t;
-        t.varint_field(2, 1).message_field(13, entry("location", "a")).message_field(13, entry("offset", "-5")).varint_field(14, 1);
+        t.varint_field(2, 1)
+            .message_field(13, entry("location", "a"))
+            .message_field(13, entry("offset", "-5"))
+            .varint_field(14, 1);
         const auto info = read_single(t, storage, tree);
         REQUIRE_FALSE(info);
         CHECK(info.error().code == error_code::invalid_tensor);
@@ -86,7 +89,9 @@ TEST_CASE("bad external entries and dims are refused with the tensor's path") {
     }
     SUBCASE("overflowing length") {
         proto_builder t;
-        t.varint_field(2, 1).message_field(13, entry("location", "a")).message_field(13, entry("length", "99999999999999999999999"));
+        t.varint_field(2, 1)
+            .message_field(13, entry("location", "a"))
+            .message_field(13, entry("length", "99999999999999999999999"));
         t.varint_field(14, 1);
         CHECK_FALSE(read_single(t, storage, tree));
     }
@@ -144,8 +149,8 @@ TEST_CASE("typed fields convert to little-endian raw bytes") {
         REQUIRE(info);
         const auto raw = typed_to_raw(tree, *info);
         REQUIRE(raw);
-        const std::vector<std::byte> expected{std::byte{0x00}, std::byte{0x3C}, std::byte{0x00}, std::byte{0xC0},
-                                              std::byte{0xFF}, std::byte{0x7B}};
+        const std::vector<std::byte> expected{std::byte{0x00}, std::byte{0x3C}, std::byte{0x00},
+                                              std::byte{0xC0}, std::byte{0xFF}, std::byte{0x7B}};
         CHECK(*raw == expected);
     }
     SUBCASE("negative int64 values keep their two's complement bytes") {

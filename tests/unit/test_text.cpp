@@ -46,7 +46,8 @@ TEST_CASE("verify text: problems always, the summary only in full") {
     p.check = ops::verify_check::checksum;
     p.tensor = "w";
     p.location = "m.data";
-    p.what = with_remedies({error_code::checksum_mismatch, "bytes differ"}, "{0} makes this an error", {{remedy::refuse_guesses, {}}});
+    p.what = with_remedies({error_code::checksum_mismatch, "bytes differ"}, "{0} makes this an error",
+                           {{remedy::refuse_guesses, {}}});
     r.problems.push_back(p);
     const report::hint_wording wording{flagged, false};
     const auto problems = "problem: [checksum] tensor 'w' in m.data: bytes differ\n  refuse_guesses makes this an error\n";

@@ -36,17 +36,18 @@ struct two_tensor_model {
     temp_folder dir;
     fs::path model;
     fs::path data;
-    std::vector<std::byte> a = ramp(1024);         // 4096 bytes at 0
-    std::vector<std::byte> b = ramp(16, 100.0f);   // 64 bytes at 8192
+    std::vector<std::byte> a = ramp(1024);        // 4096 bytes at 0
+    std::vector<std::byte> b = ramp(16, 100.0f);  // 64 bytes at 8192
 
     explicit two_tensor_model(bool checksums = true) {
         std::vector<std::byte> file(8192 + b.size());
         std::copy(a.begin(), a.end(), file.begin());
         std::copy(b.begin(), b.end(), file.begin() + 8192);
         data = write_bytes(dir.path() / "w.data", file);
-        model = write_bytes(dir.path() / "m.onnx",
-                            small_models::model({external_tensor("a", {1024}, "w.data", "0", "4096", checksums ? sha1_hex(a) : ""),
-                                                 external_tensor("b", {4, 4}, "w.data", "8192", "64", checksums ? sha1_hex(b) : "")}));
+        model = write_bytes(
+            dir.path() / "m.onnx",
+            small_models::model({external_tensor("a", {1024}, "w.data", "0", "4096", checksums ? sha1_hex(a) : ""),
+                                 external_tensor("b", {4, 4}, "w.data", "8192", "64", checksums ? sha1_hex(b) : "")}));
     }
 };
 
@@ -87,7 +88,7 @@ TEST_CASE("a flipped byte fails the checksum of exactly that tensor, named with 
     CHECK(p.location == "w.data");
     REQUIRE(p.file);
     CHECK(p.file->filename() == "w.data");
-    CHECK(p.what.message.find(sha1_hex(m.b)) != std::string::npos);  // expected
+    CHECK(p.what.message.find(sha1_hex(m.b)) != std::string::npos);    // expected
     CHECK(p.what.message.find(sha1_hex(bytes)) != std::string::npos);  // found
     CHECK(r.checksums_matched == 1);
 }

@@ -47,8 +47,8 @@ struct mapping {
     net network;
     std::vector<refusal> refusals;
     std::vector<decision> decisions;
-    std::map<std::string, shape> blob_shapes;   // every top
-    std::vector<std::string> outputs;           // the graph outputs, as Caffe tops
+    std::map<std::string, shape> blob_shapes;  // every top
+    std::vector<std::string> outputs;          // the graph outputs, as Caffe tops
 };
 
 /// Maps the live main graph of `model`. Fails only on errors reading the model; what

@@ -24,8 +24,8 @@ struct refusal {
 };
 
 struct decision {
-    std::string kind;    // "input-shape", "pooling", "padding", "batchnorm", "composition" ...
-    std::string layer;   // the Caffe layer it concerns, if any
+    std::string kind;   // "input-shape", "pooling", "padding", "batchnorm", "composition" ...
+    std::string layer;  // the Caffe layer it concerns, if any
     std::string detail;
 };
 

@@ -19,9 +19,9 @@ struct constant {
     std::int32_t data_type = 0;
     std::vector<std::int64_t> dims;
     std::uint64_t element_count = 1;
-    tensor_id tensor = none;      // an initializer
-    site_id site = none;          // the tensor's bytes (an initializer's, or a Constant's `value`)
-    node_id node = none;          // the Constant node, when it comes from one
+    tensor_id tensor = none;                           // an initializer
+    site_id site = none;                               // the tensor's bytes (an initializer's, or a Constant's `value`)
+    node_id node = none;                               // the Constant node, when it comes from one
     std::optional<std::vector<double>> inline_values;  // value_float(s) / value_int(s)
 };
 

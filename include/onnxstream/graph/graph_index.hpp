@@ -24,20 +24,20 @@ using value_id = onnxstream::index<struct value_tag>;
 enum class value_kind : std::uint8_t { undefined, graph_input, initializer, sparse_initializer, node_output };
 
 struct value_use {
-    node_id node = none;         // the consuming node, or none for a graph output
-    std::uint32_t slot = 0;      // input slot of the node, or output position of the scope
-    scope_id scope = none;       // the scope of the node, or whose output it is
+    node_id node = none;     // the consuming node, or none for a graph output
+    std::uint32_t slot = 0;  // input slot of the node, or output position of the scope
+    scope_id scope = none;   // the scope of the node, or whose output it is
 };
 
 struct value {
     name_id name = 0;
-    scope_id scope = none;          // where it is defined
+    scope_id scope = none;  // where it is defined
     value_kind kind = value_kind::undefined;
-    node_id node = none;            // node_output: the producer
-    std::uint32_t slot = 0;         // node_output: output slot; graph_input: input position
-    tensor_id tensor = none;        // initializer: the tensor
-    bool overridable = false;       // an initializer that is also a graph input (its default)
-    bool pinned = false;            // a training graph uses it
+    node_id node = none;       // node_output: the producer
+    std::uint32_t slot = 0;    // node_output: output slot; graph_input: input position
+    tensor_id tensor = none;   // initializer: the tensor
+    bool overridable = false;  // an initializer that is also a graph input (its default)
+    bool pinned = false;       // a training graph uses it
     std::vector<value_use> uses;
 
     [[nodiscard]] bool is_graph_output() const {

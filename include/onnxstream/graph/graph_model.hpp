@@ -43,7 +43,7 @@ using tensor_id = onnxstream::index<struct tensor_tag>;          // graph_model:
 using scope_id = onnxstream::index<struct scope_tag>;            // graph_model::scopes
 using value_info_id = onnxstream::index<struct value_info_tag>;  // graph_model::value_infos
 using function_id = onnxstream::index<struct function_tag>;      // graph_model::functions
-using onnx::site_id;                                              // model_file::sites (tensor_walker.hpp)
+using onnx::site_id;                                             // model_file::sites (tensor_walker.hpp)
 inline constexpr scope_id main_scope{0};
 
 enum class scope_kind : std::uint8_t { main, subgraph, function };
@@ -58,9 +58,9 @@ struct integer_attribute {
 };
 
 struct node {
-    std::uint32_t message = none;         // the NodeProto it was read from; none for a node a pass added
-    scope_id scope = none;                // the scope it is in now
-    scope_id original_scope = none;       // the scope it was read in
+    std::uint32_t message = none;    // the NodeProto it was read from; none for a node a pass added
+    scope_id scope = none;           // the scope it is in now
+    scope_id original_scope = none;  // the scope it was read in
     bool removed = false;
     bool changed = false;  // inputs, outputs or attributes differ from its NodeProto
     std::string op_type{};
@@ -69,8 +69,8 @@ struct node {
     std::string name{};
     std::vector<name_id> inputs{};
     std::vector<name_id> outputs{};
-    std::vector<scope_id> subgraphs{};              // scopes its attributes hold, in attribute order
-    std::vector<std::string> dropped_attributes{};  // attribute names a pass removed
+    std::vector<scope_id> subgraphs{};                // scopes its attributes hold, in attribute order
+    std::vector<std::string> dropped_attributes{};    // attribute names a pass removed
     std::vector<integer_attribute> set_attributes{};  // attributes a pass set (their names are dropped too)
 };
 
@@ -83,25 +83,25 @@ enum class channel_layout : std::uint8_t {
 
 /// The elements of a tensor a pass computes; produced only when the model is written.
 struct computed_values {
-    bool scaled = false;                 // true: base's elements times factors[channel]
-    site_id base_site = none;            // scaled: the site of the weight scaled
+    bool scaled = false;       // true: base's elements times factors[channel]
+    site_id base_site = none;  // scaled: the site of the weight scaled
     channel_layout layout = channel_layout::axis0;
-    std::uint64_t group = 1;             // conv_transpose
-    std::vector<double> factors;         // scaled: one per channel
-    std::vector<double> values;          // not scaled: the elements
+    std::uint64_t group = 1;      // conv_transpose
+    std::vector<double> factors;  // scaled: one per channel
+    std::vector<double> values;   // not scaled: the elements
     // Folded constants (any type with a fixed width): the little-endian elements as they
     // are written, or the bytes of another tensor site copied as they are.
     bool has_bytes = false;
     std::vector<std::byte> bytes;
-    site_id copy_site = none;            // the site whose bytes are copied
+    site_id copy_site = none;  // the site whose bytes are copied
 };
 
 struct tensor {
-    site_id site = none;         // where its bytes are; none for a computed tensor
-    scope_id scope = none;       // the scope whose initializer it is
+    site_id site = none;    // where its bytes are; none for a computed tensor
+    scope_id scope = none;  // the scope whose initializer it is
     name_id name = 0;
     bool removed = false;
-    bool renamed = false;        // its name differs from its TensorProto's
+    bool renamed = false;  // its name differs from its TensorProto's
     // Computed tensors only:
     std::int32_t data_type = 0;
     std::vector<std::int64_t> dims;
@@ -117,13 +117,13 @@ struct value_info {
 
 struct scope {
     scope_kind kind = scope_kind::main;
-    std::uint32_t message = none;    // GraphProto or FunctionProto
-    scope_id parent = none;          // the scope whose names it sees (subgraphs)
-    node_id owner = none;            // the node holding it (subgraphs)
-    std::string attribute;           // the attribute holding it ("then_branch", "body")
+    std::uint32_t message = none;  // GraphProto or FunctionProto
+    scope_id parent = none;        // the scope whose names it sees (subgraphs)
+    node_id owner = none;          // the node holding it (subgraphs)
+    std::string attribute;         // the attribute holding it ("then_branch", "body")
     bool removed = false;
-    bool changed = false;            // its own lists (nodes, initializers, outputs, value_info) changed
-    std::vector<node_id> nodes;           // in order; removed nodes stay until compact()
+    bool changed = false;        // its own lists (nodes, initializers, outputs, value_info) changed
+    std::vector<node_id> nodes;  // in order; removed nodes stay until compact()
     std::vector<tensor_id> initializers;
     std::vector<name_id> inputs;
     std::vector<name_id> outputs;
@@ -149,7 +149,7 @@ struct attribute_value {
     std::optional<double> f;
     std::optional<std::int64_t> i;
     std::optional<std::string_view> s;
-    std::uint32_t tensor = none;   // TensorProto message of `t`
+    std::uint32_t tensor = none;  // TensorProto message of `t`
     std::vector<std::int64_t> ints;
     std::vector<double> floats;
     bool has_graph = false;
@@ -208,10 +208,10 @@ public:
     void remove_tensor(tensor_id t);
     /// Adds a node to `scope` right after node `after` (none: at the end), returns its id.
     node_id add_node(scope_id scope, node_id after, std::string op_type, std::vector<name_id> inputs,
-                           std::vector<name_id> outputs, std::string name);
+                     std::vector<name_id> outputs, std::string name);
     /// Adds a computed initializer to `scope`, returns its id.
     tensor_id add_tensor(scope_id scope, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
-                             computed_values values);
+                         computed_values values);
     /// Sets input/output `slot` of node `n`, marking it changed.
     void set_input(node_id n, std::size_t slot, name_id name);
     void set_output(node_id n, std::size_t slot, name_id name);

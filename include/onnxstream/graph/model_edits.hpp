@@ -33,17 +33,17 @@ struct external_location {
 };
 
 struct computed_placement {
-    std::uint64_t data_offset = 0;     // where its bytes are in the spill file
+    std::uint64_t data_offset = 0;  // where its bytes are in the spill file
     std::uint64_t length = 0;
     std::optional<external_location> external;  // set: external data; empty: embedded
-    std::uint64_t message_offset = 0;  // embedded: the whole TensorProto payload in the spill file
+    std::uint64_t message_offset = 0;           // embedded: the whole TensorProto payload in the spill file
     std::uint64_t message_length = 0;
 };
 
 struct storage_plan {
     indexed_vector<site_id, std::optional<external_location>> sites;  // new external_data, or keep
-    indexed_vector<tensor_id, computed_placement> computed;  // per graph_model tensor (computed ones only)
-    std::uint32_t spill_source = none;                    // the spill file's index in the writer's sources
+    indexed_vector<tensor_id, computed_placement> computed;           // per graph_model tensor (computed ones only)
+    std::uint32_t spill_source = none;                                // the spill file's index in the writer's sources
 };
 
 /// Whether each model_file site is still in the model after the passes (in a live scope,

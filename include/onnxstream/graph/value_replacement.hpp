@@ -21,8 +21,7 @@ namespace onnxstream::graph {
 /// at each use, and a subgraph output only changes to a value of the same standing (both
 /// from outside the subgraph, or the replacement computed inside it). Interface outputs
 /// are never replaceable.
-[[nodiscard]] bool can_replace_uses(const graph_model& model, const graph_index& index, value_id v,
-                                    value_id replacement);
+[[nodiscard]] bool can_replace_uses(const graph_model& model, const graph_index& index, value_id v, value_id replacement);
 
 /// Makes every use of `v` (node inputs and subgraph outputs) read `name`; the nodes and
 /// scopes it changes are marked changed.

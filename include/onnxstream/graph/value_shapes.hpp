@@ -25,7 +25,7 @@ struct value_shape {
 
 /// One entry per value of `index`.
 [[nodiscard]] indexed_vector<value_id, value_shape> infer_shapes(const graph_model& model, const graph_index& index,
-                                                    const tensor_reader& reader);
+                                                                 const tensor_reader& reader);
 
 /// The INT32/INT64 elements of constant value `v` (at most `max_elements`), or empty.
 [[nodiscard]] std::optional<std::vector<std::int64_t>> constant_integers(const graph_model& model, const graph_index& index,

@@ -28,19 +28,19 @@ enum class writer_backend : std::uint8_t { automatic, io_uring, portable, overla
 
 struct write_job {
     std::span<const write_operation> operations;
-    std::span<const std::byte> pool;              // the bytes emit operations refer to
+    std::span<const std::byte> pool;  // the bytes emit operations refer to
     std::span<const stream_check> checks;
     std::span<const source_file* const> sources;  // indexed by write_operation::source
     int output_descriptor = -1;
 };
 
 struct writer_options {
-    const std::atomic<bool>* cancel = nullptr;   // set to stop; the run fails with `interrupted`
+    const std::atomic<bool>* cancel = nullptr;             // set to stop; the run fails with `interrupted`
     std::function<void(std::uint64_t bytes)> on_progress;  // bytes written since the last call
-    unsigned threads = 1;                        // hashing workers and in-flight request bound
-    std::size_t buffer_size = 1U << 20;          // bytes per buffer
-    std::size_t buffer_count = 8;                // buffers in the ring
-    bool allow_copy_file_range = true;           // false forces the read/write path (tests)
+    unsigned threads = 1;                                  // hashing workers and in-flight request bound
+    std::size_t buffer_size = 1U << 20;                    // bytes per buffer
+    std::size_t buffer_count = 8;                          // buffers in the ring
+    bool allow_copy_file_range = true;                     // false forces the read/write path (tests)
 };
 
 struct check_outcome {

@@ -40,9 +40,7 @@ public:
     [[nodiscard]] const mapped_file& mapping() const noexcept { return mapping_; }
     /// See mapped_file::copy_in_except: the mapping's pages outside `bulk` become private
     /// copies, so that reading them never maps the file's page cache.
-    [[nodiscard]] result<void> copy_in_except(std::span<const byte_range> bulk) {
-        return mapping_.copy_in_except(fd_, bulk);
-    }
+    [[nodiscard]] result<void> copy_in_except(std::span<const byte_range> bulk) { return mapping_.copy_in_except(fd_, bulk); }
 
     /// Reads exactly `out.size()` bytes at `offset` (handles short reads and EINTR).
     [[nodiscard]] result<void> read_at(std::uint64_t offset, std::span<std::byte> out) const;

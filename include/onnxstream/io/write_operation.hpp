@@ -1,8 +1,8 @@
 // The unit of work of a writer: put `length` bytes at `output_offset` of the output,
 // taken either from an in-memory pool (emit) or from a source file (copy), optionally
 // hashing them on the way (a `stream_check`), or computed from a source file's float32
-// slice of `2 * length` bytes (convert: float16 / bfloat16, see onnx/float_conversion.hpp). The planner (plan/) produces these; the
-// writers here execute them without knowing anything about ONNX.
+// slice of `2 * length` bytes (convert: float16 / bfloat16, see onnx/float_conversion.hpp). The planner (plan/) produces these;
+// the writers here execute them without knowing anything about ONNX.
 #pragma once
 
 #include <onnxstream/io/hashing.hpp>

@@ -53,14 +53,14 @@ struct data_needs {
         std::optional<std::uint64_t> length;  // empty: to the end of the file
         io::sha1_digest digest{};
     };
-    std::uint64_t bytes = 0;                  // the file must be at least this long
+    std::uint64_t bytes = 0;  // the file must be at least this long
     std::vector<checked_range> checksums;
 };
 
 struct resolved_location {
     std::filesystem::path path;
     found_by how = found_by::model_folder;
-    std::string how_text;       // for people: "next to the model", "--data", "common name model.data"
+    std::string how_text;              // for people: "next to the model", "--data", "common name model.data"
     std::filesystem::path as_written;  // where the location itself points: <model folder>/<location>
 
     [[nodiscard]] bool guess() const noexcept { return is_guess(how); }
@@ -68,7 +68,7 @@ struct resolved_location {
 
 struct opened_location {
     resolved_location where;
-    io::source_file file;       // open for reading; the file that was checked
+    io::source_file file;  // open for reading; the file that was checked
 };
 
 class data_resolver {

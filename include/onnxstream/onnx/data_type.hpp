@@ -42,13 +42,13 @@ enum class data_type : std::int32_t {
 
 /// How the typed field of a data type stores one value.
 enum class typed_encoding : std::uint8_t {
-    none,        // strings / undefined: no typed numeric field
-    fixed32,     // float_data: 4-byte little-endian floats (complex64: two per element)
-    fixed64,     // double_data: 8-byte doubles (complex128: two per element)
-    varint32,    // int32_data: one varint per element, truncated to the element width
+    none,              // strings / undefined: no typed numeric field
+    fixed32,           // float_data: 4-byte little-endian floats (complex64: two per element)
+    fixed64,           // double_data: 8-byte doubles (complex128: two per element)
+    varint32,          // int32_data: one varint per element, truncated to the element width
     varint32_packed4,  // int32_data: 4-bit types, one varint per byte (two elements)
-    varint64,    // int64_data
-    varint_u64,  // uint64_data
+    varint64,          // int64_data
+    varint_u64,        // uint64_data
 };
 
 struct data_type_info {

@@ -25,7 +25,7 @@ struct data_file {
     std::optional<io::source_file> file;  // open when found and readable
     std::uint64_t size = 0;
     std::uint64_t tensor_count = 0;
-    std::uint64_t bytes_needed = 0;  // the largest offset + length any tensor needs (known when missing too)
+    std::uint64_t bytes_needed = 0;      // the largest offset + length any tensor needs (known when missing too)
     std::uint64_t bytes_referenced = 0;  // sum of the tensors' lengths
 };
 
@@ -33,15 +33,15 @@ struct data_file {
 using binding_id = index<struct binding_tag>;
 
 struct external_tensor {
-    site_id site = none;              // the tensor (model_file::sites and ::tensors)
-    std::uint32_t file = no_index;    // index into external_data::files
+    site_id site = none;            // the tensor (model_file::sites and ::tensors)
+    std::uint32_t file = no_index;  // index into external_data::files
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
     bool usable = false;  // found, in bounds (a size mismatch alone keeps it usable)
 };
 
 struct data_problem {
-    site_id site = none;              // the tensor it is about, or none
+    site_id site = none;  // the tensor it is about, or none
     std::uint32_t file = no_index;
     error what;
 };
@@ -77,8 +77,8 @@ struct external_data {
 /// The error for bytes whose SHA-1 is not the one their `checksum` key promises. `where`
 /// (may be empty) says which bytes, e.g. "(4096 bytes at offset 0 of w.data)"; `fatal`
 /// picks the hint of an error (--strict, verify) over that of a warning.
-[[nodiscard]] error checksum_mismatch(std::string_view tensor_name, const io::sha1_digest& expected,
-                                      const io::sha1_digest& found, bool fatal, std::string_view where = {});
+[[nodiscard]] error checksum_mismatch(std::string_view tensor_name, const io::sha1_digest& expected, const io::sha1_digest& found,
+                                      bool fatal, std::string_view where = {});
 
 /// One `external_data` entry (a StringStringEntryProto: key, value), encoded, for a
 /// rewrite that points a tensor at a data file ("location", "offset", "length", "checksum").

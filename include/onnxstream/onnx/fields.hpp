@@ -132,7 +132,13 @@ enum class function_field : std::uint32_t {
 enum class value_info_field : std::uint32_t { name = 1, type = 2, doc_string = 3 };
 
 /// TypeProto and the parts of it inspect reads.
-enum class type_field : std::uint32_t { tensor_type = 1, sequence_type = 4, map_type = 5, optional_type = 9, sparse_tensor_type = 8 };
+enum class type_field : std::uint32_t {
+    tensor_type = 1,
+    sequence_type = 4,
+    map_type = 5,
+    optional_type = 9,
+    sparse_tensor_type = 8
+};
 enum class tensor_type_field : std::uint32_t { elem_type = 1, shape = 2 };
 enum class shape_field : std::uint32_t { dim = 1 };
 enum class dimension_field : std::uint32_t { dim_value = 1, dim_param = 2 };

@@ -36,7 +36,7 @@ enum class float_conversion : std::uint8_t { none, float32_to_float16, float32_t
         saturated = true;
         return static_cast<std::uint16_t>(sign | 0x7BFFU);
     }
-    if (magnitude >= 0x38800000U) {  // normal in float16 (>= 2^-14)
+    if (magnitude >= 0x38800000U) {                              // normal in float16 (>= 2^-14)
         const std::uint32_t rebiased = magnitude - 0x38000000U;  // exponent 127 -> 15
         const std::uint32_t half = rebiased >> 13;
         const std::uint32_t rest = rebiased & 0x1FFFU;
@@ -104,7 +104,8 @@ enum class float_conversion : std::uint8_t { none, float32_to_float16, float32_t
 /// Converts little-endian float32 bytes to little-endian 16-bit values: `out` holds
 /// `in.size() / 2` bytes; `in.size()` must be a multiple of 4. Returns how many values
 /// saturated (float16 only).
-inline std::uint64_t convert_float32_bytes(float_conversion kind, std::span<const std::byte> in, std::span<std::byte> out) noexcept {
+inline std::uint64_t convert_float32_bytes(float_conversion kind, std::span<const std::byte> in,
+                                           std::span<std::byte> out) noexcept {
     const std::size_t count = in.size() / 4;
     std::uint64_t saturated = 0;
     constexpr std::size_t block = 1024;  // values per pass: small enough to stay in L1

@@ -48,14 +48,14 @@ enum class message_kind : std::uint8_t {
 
 struct message {
     message_kind kind = message_kind::model;
-    bool repeated = false;    // the parent holds more than one field of this number
+    bool repeated = false;  // the parent holds more than one field of this number
     std::uint16_t depth = 0;
     std::uint32_t parent = no_index;        // no_index for the root (the model)
     std::uint32_t parent_field = no_index;  // the field of the parent that holds it
     std::uint32_t first_field = 0;
     std::uint32_t field_count = 0;
     std::uint32_t ordinal = 0;  // its index among the parent's fields of the same number
-    std::uint64_t begin = 0;  // payload range in the buffer
+    std::uint64_t begin = 0;    // payload range in the buffer
     std::uint64_t end = 0;
 };
 
@@ -121,7 +121,8 @@ public:
     growable_array() = default;
     growable_array(const growable_array& other) { *this = other; }
     growable_array(growable_array&& other) noexcept
-        : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
+        : data_(std::exchange(other.data_, nullptr)),
+          size_(std::exchange(other.size_, 0)),
           capacity_(std::exchange(other.capacity_, 0)) {}
     growable_array& operator=(const growable_array& other) {
         if (this == &other) return *this;
@@ -173,9 +174,9 @@ private:
 }  // namespace detail
 
 struct tree_options {
-    std::uint32_t max_depth = 96;              // message nesting (3 levels per subgraph)
-    std::uint64_t max_fields = 1ULL << 30;     // fields in the whole model
-    std::uint64_t max_messages = 1ULL << 28;   // messages in the whole model
+    std::uint32_t max_depth = 96;             // message nesting (3 levels per subgraph)
+    std::uint64_t max_fields = 1ULL << 30;    // fields in the whole model
+    std::uint64_t max_messages = 1ULL << 28;  // messages in the whole model
 };
 
 class message_tree {

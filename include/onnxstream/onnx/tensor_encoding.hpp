@@ -18,7 +18,6 @@ void encode_tensor_header(proto::encoded_message& out, std::span<const std::int6
                           std::string_view name);
 
 /// Appends the `location`, `offset` and `length` entries and `data_location = EXTERNAL`.
-void encode_external_location(proto::encoded_message& out, std::string_view location, std::uint64_t offset,
-                              std::uint64_t length);
+void encode_external_location(proto::encoded_message& out, std::string_view location, std::uint64_t offset, std::uint64_t length);
 
 }  // namespace onnxstream::onnx

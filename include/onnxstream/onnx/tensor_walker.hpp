@@ -34,8 +34,8 @@ using site_id = index<struct site_tag>;
 struct tensor_site {
     std::uint32_t message = no_index;  // the TensorProto
     tensor_role role = tensor_role::initializer;
-    std::uint32_t graph = no_index;    // the enclosing GraphProto or FunctionProto
-    std::uint32_t node = no_index;     // for attribute tensors: the NodeProto
+    std::uint32_t graph = no_index;  // the enclosing GraphProto or FunctionProto
+    std::uint32_t node = no_index;   // for attribute tensors: the NodeProto
 };
 
 /// Every tensor message of the model, in file order.

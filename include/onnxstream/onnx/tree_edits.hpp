@@ -25,10 +25,10 @@ struct new_field {
 
     std::uint32_t number = 0;
     payload_kind kind = payload_kind::bytes;
-    std::uint64_t value = 0;         // varint
-    std::uint64_t offset = 0;        // bytes: offset in the edits' pool; slice: in the source
-    std::uint64_t length = 0;        // bytes, slice
-    std::uint32_t source = 0;        // slice: index into the writer's source table
+    std::uint64_t value = 0;             // varint
+    std::uint64_t offset = 0;            // bytes: offset in the edits' pool; slice: in the source
+    std::uint64_t length = 0;            // bytes, slice
+    std::uint32_t source = 0;            // slice: index into the writer's source table
     std::uint32_t check = io::no_check;  // slice: index into tree_edits::checks()
     /// slice: none copies; otherwise the payload is `length` bytes converted from the
     /// `2 * length` float32 bytes at `offset` (a converted weight, see float_conversion.hpp).

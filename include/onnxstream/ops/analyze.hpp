@@ -26,13 +26,13 @@ struct analyze_totals {
 
 struct analyze_report {
     std::filesystem::path path;
-    std::uint64_t nodes = 0;              // in every graph, subgraph and function
+    std::uint64_t nodes = 0;  // in every graph, subgraph and function
     std::uint64_t initializers = 0;
     std::uint64_t initializer_bytes = 0;
-    std::vector<std::string> scopes;      // every graph, main first, in file order
+    std::vector<std::string> scopes;  // every graph, main first, in file order
     std::vector<passes::finding> findings;
-    std::uint64_t removable_nodes = 0;    // nodes all the removals together take out, each counted once
-    std::vector<error> warnings;          // e.g. external data missing: duplicates not compared
+    std::uint64_t removable_nodes = 0;  // nodes all the removals together take out, each counted once
+    std::vector<error> warnings;        // e.g. external data missing: duplicates not compared
 
     /// Findings of one kind added up.
     [[nodiscard]] analyze_totals totals(passes::finding_kind kind) const;

@@ -35,10 +35,10 @@ struct convert_options : rewrite_options {
     half_type target = half_type::float16;
     bool keep_io_types = false;
     std::optional<std::vector<std::string>> block_ops;  // empty: default_convert_block_ops()
-    std::string data_name;                   // empty: <output file name>.data
-    std::optional<std::uint64_t> alignment;  // empty: 4096 for tensors >= 1 MiB, dense below
-    std::uint64_t shard_size = 0;            // 0: one data file
-    std::uint64_t threshold = default_threshold;  // external layout: smaller tensors stay embedded
+    std::string data_name;                              // empty: <output file name>.data
+    std::optional<std::uint64_t> alignment;             // empty: 4096 for tensors >= 1 MiB, dense below
+    std::uint64_t shard_size = 0;                       // 0: one data file
+    std::uint64_t threshold = default_threshold;        // external layout: smaller tensors stay embedded
 };
 
 struct convert_report {
@@ -51,10 +51,10 @@ struct convert_report {
     std::uint64_t tensors_kept_float32 = 0;  // float32 tensors left as they were (scales, float32-only consumers)
     std::uint64_t bytes_before = 0;          // of the converted tensors
     std::uint64_t bytes_after = 0;
-    std::uint64_t saturated = 0;             // float16 values clamped to +-65504
+    std::uint64_t saturated = 0;  // float16 values clamped to +-65504
     std::uint64_t casts_inserted = 0;
     std::uint64_t nodes_blocked = 0;
-    std::uint64_t types_changed = 0;         // inputs, outputs and value_info retyped
+    std::uint64_t types_changed = 0;  // inputs, outputs and value_info retyped
     std::uint64_t cast_targets_changed = 0;
     std::vector<error> warnings;
     const char* writer = "";

@@ -29,33 +29,33 @@
 namespace onnxstream::ops {
 
 enum class difference_kind : std::uint8_t {
-    tensor,       // a tensor differs (values, type, dims, name or other fields)
-    node,         // a node differs (op, inputs, outputs, attributes other than tensors)
-    only_in_a,    // a tensor, node or field present in A only
+    tensor,     // a tensor differs (values, type, dims, name or other fields)
+    node,       // a node differs (op, inputs, outputs, attributes other than tensors)
+    only_in_a,  // a tensor, node or field present in A only
     only_in_b,
-    field,        // anything else: graph inputs/outputs, opsets, metadata, model fields
+    field,  // anything else: graph inputs/outputs, opsets, metadata, model fields
 };
 
 [[nodiscard]] const char* to_string(difference_kind kind) noexcept;
 
 struct difference {
     difference_kind kind = difference_kind::field;
-    std::string what;     // "tensor", "node", or the field's name
-    std::string name;     // the tensor's or node's name, when it has one
-    std::string path;     // where, in A (in B for only_in_b): "graph.node[12]"
-    std::string detail;   // "values differ", "dims [4, 8] vs [8, 4]", "op_type Relu vs Sigmoid"
+    std::string what;    // "tensor", "node", or the field's name
+    std::string name;    // the tensor's or node's name, when it has one
+    std::string path;    // where, in A (in B for only_in_b): "graph.node[12]"
+    std::string detail;  // "values differ", "dims [4, 8] vs [8, 4]", "op_type Relu vs Sigmoid"
 };
 
 struct diff_report {
     std::filesystem::path a;
     std::filesystem::path b;
     bool equivalent = false;
-    bool byte_identical = false;        // the two .onnx files hold the same bytes
+    bool byte_identical = false;  // the two .onnx files hold the same bytes
     std::uint64_t tensors_a = 0;
     std::uint64_t tensors_b = 0;
     std::uint64_t nodes_a = 0;
     std::uint64_t nodes_b = 0;
-    std::uint64_t bytes_hashed = 0;     // tensor bytes read from both models
+    std::uint64_t bytes_hashed = 0;       // tensor bytes read from both models
     std::uint64_t differing_tensors = 0;  // tensors that differ or are only in one model
     std::uint64_t differing_nodes = 0;    // nodes that differ or are only in one model
     std::uint64_t other_differences = 0;
@@ -64,11 +64,11 @@ struct diff_report {
 };
 
 struct diff_options {
-    onnx::resolve_options data;                  // --data / --data-dir, for both models
-    unsigned threads = 0;                        // hashing workers; 0: the number of cores
-    std::size_t buffer_size = 1U << 20;          // bytes per worker buffer
-    std::size_t max_listed = 10;                 // differences listed per class (all are counted)
-    const std::atomic<bool>* cancel = nullptr;   // set to stop; the run fails with `interrupted`
+    onnx::resolve_options data;                              // --data / --data-dir, for both models
+    unsigned threads = 0;                                    // hashing workers; 0: the number of cores
+    std::size_t buffer_size = 1U << 20;                      // bytes per worker buffer
+    std::size_t max_listed = 10;                             // differences listed per class (all are counted)
+    const std::atomic<bool>* cancel = nullptr;               // set to stop; the run fails with `interrupted`
     std::function<void(const progress_event&)> on_progress;  // tensor bytes hashed
 };
 

@@ -37,9 +37,9 @@ struct export_caffe_options : rewrite_options {
     std::map<std::string, caffe::shape> input_shapes;  // --input-shape, by input name
     bool fold_batchnorm = true;
     bool check = false;
-    double tolerance = 1e-4;   // largest error allowed, relative to the output's magnitude
-    bool report = false;       // also PREFIX.caffe-report.json and .html
-    std::uint64_t seed = 1;    // of the check's random input
+    double tolerance = 1e-4;  // largest error allowed, relative to the output's magnitude
+    bool report = false;      // also PREFIX.caffe-report.json and .html
+    std::uint64_t seed = 1;   // of the check's random input
     // With check: writes the input (float32) and the reference evaluator's graph outputs
     // (float64) here, each folder a manifest.json of {name, dtype, dims, file} plus raw
     // little-endian files, so tests can hold the evaluator against another runtime.
@@ -53,8 +53,8 @@ struct caffe_layer_row {
     std::vector<std::string> tops;
     std::vector<caffe::shape> top_shapes;
     std::vector<std::string> sources;
-    std::optional<double> max_abs_error;   // with check, where the top has an ONNX counterpart
-    std::optional<double> max_rel_error;   // max abs error / max |reference|
+    std::optional<double> max_abs_error;  // with check, where the top has an ONNX counterpart
+    std::optional<double> max_rel_error;  // max abs error / max |reference|
 };
 
 struct caffe_output_check {
@@ -76,7 +76,7 @@ struct caffe_check_result {
 
 struct file_digest {
     std::filesystem::path path;
-    std::string role;    // "model", "data", "prototxt", "caffemodel"
+    std::string role;  // "model", "data", "prototxt", "caffemodel"
     std::uint64_t size = 0;
     std::string sha256;
 };
@@ -88,7 +88,7 @@ struct export_caffe_report {
     std::filesystem::path report_json;  // empty without --report
     std::filesystem::path report_html;
     std::string dialect;
-    bool written = false;              // false when refused (see refusals) or the check failed
+    bool written = false;  // false when refused (see refusals) or the check failed
     std::vector<caffe::refusal> refusals;
     std::vector<caffe::decision> decisions;
     std::vector<passes::finding> pass_findings;
@@ -96,8 +96,8 @@ struct export_caffe_report {
     std::vector<caffe_layer_row> layers;
     std::vector<std::string> outputs;
     std::uint64_t caffemodel_size = 0;
-    std::uint64_t copied_bytes = 0;     // weight bytes copied as slices
-    std::uint64_t computed_bytes = 0;   // weight bytes computed
+    std::uint64_t copied_bytes = 0;    // weight bytes copied as slices
+    std::uint64_t computed_bytes = 0;  // weight bytes computed
     std::vector<file_digest> digests;
     caffe_check_result check;
     std::vector<error> warnings;

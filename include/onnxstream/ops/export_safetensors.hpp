@@ -37,7 +37,7 @@ struct safetensors_options : rewrite_options {
 
 struct safetensors_report {
     std::filesystem::path input;
-    std::vector<written_data_file> files;  // the .safetensors file(s)
+    std::vector<written_data_file> files;         // the .safetensors file(s)
     std::optional<std::filesystem::path> index;   // sharded: the index json
     std::optional<std::filesystem::path> linked;  // --link: the linked model
     std::uint64_t linked_size = 0;

@@ -27,14 +27,14 @@
 namespace onnxstream::ops {
 
 struct externalize_options : rewrite_options {
-    std::string output_suffix = "split";    // default output <stem>.<suffix>.onnx
-    std::string data_name;                  // empty: <output file name>.data
+    std::string output_suffix = "split";  // default output <stem>.<suffix>.onnx
+    std::string data_name;                // empty: <output file name>.data
     std::uint64_t threshold = default_threshold;
-    std::uint64_t alignment = default_alignment;         // offset alignment; 0 or 1: dense
-    std::uint64_t align_threshold = aligned_tensor_minimum; // smaller tensors stay dense whatever the alignment
-    std::uint64_t shard_size = 0;           // 0: one data file
-    bool dedupe = false;                    // store identical tensors once
-    bool write_checksums = false;           // write each tensor's SHA-1 into `checksum`
+    std::uint64_t alignment = default_alignment;             // offset alignment; 0 or 1: dense
+    std::uint64_t align_threshold = aligned_tensor_minimum;  // smaller tensors stay dense whatever the alignment
+    std::uint64_t shard_size = 0;                            // 0: one data file
+    bool dedupe = false;                                     // store identical tensors once
+    bool write_checksums = false;                            // write each tensor's SHA-1 into `checksum`
     /// With `force`, outputs may replace the inputs themselves (repack in place: the
     /// model's own data file). Safe because every input byte is read through descriptors
     /// opened before anything is written, outputs go to temporary files, and all of them
@@ -63,10 +63,10 @@ struct externalize_report {
     std::uint64_t bytes_external = 0;
     std::uint64_t kept_small = 0;
     std::uint64_t kept_shape_like = 0;
-    std::uint64_t kept_other = 0;     // strings, unknown types, empty tensors
+    std::uint64_t kept_other = 0;  // strings, unknown types, empty tensors
     std::uint64_t converted_typed = 0;
-    std::uint64_t inlined = 0;        // external in the input, embedded in the output
-    std::uint64_t deduplicated = 0;   // tensors sharing another's bytes
+    std::uint64_t inlined = 0;       // external in the input, embedded in the output
+    std::uint64_t deduplicated = 0;  // tensors sharing another's bytes
     std::uint64_t bytes_saved = 0;
     std::vector<error> warnings;
     const char* writer = "";
@@ -75,7 +75,6 @@ struct externalize_report {
 /// The data file name of shard `index` (0-based) of `count`: `name-00001-of-00003.data`.
 [[nodiscard]] std::string shard_name(const std::string& data_name, std::uint64_t index, std::uint64_t count);
 
-[[nodiscard]] result<externalize_report> externalize(const std::filesystem::path& model,
-                                                     const externalize_options& options);
+[[nodiscard]] result<externalize_report> externalize(const std::filesystem::path& model, const externalize_options& options);
 
 }  // namespace onnxstream::ops

@@ -16,8 +16,8 @@ namespace onnxstream::ops {
 
 struct value_summary {
     std::string name;
-    std::string type;                 // "FLOAT", "INT64", or "" when not a tensor type
-    std::vector<std::string> shape;   // "1", "batch", "?" per dimension
+    std::string type;                // "FLOAT", "INT64", or "" when not a tensor type
+    std::vector<std::string> shape;  // "1", "batch", "?" per dimension
     bool has_shape = false;
 };
 
@@ -29,14 +29,14 @@ struct type_count {
 struct data_file_summary {
     std::string location;
     std::optional<std::filesystem::path> path;
-    std::string how;                  // how it was found
-    bool guessed = false;             // not where the location says: a warning says so too
+    std::string how;       // how it was found
+    bool guessed = false;  // not where the location says: a warning says so too
     std::optional<std::uint64_t> size;
     std::uint64_t tensors = 0;
-    std::uint64_t bytes_needed = 0;   // largest offset + length
+    std::uint64_t bytes_needed = 0;  // largest offset + length
     std::uint64_t bytes_referenced = 0;
     std::vector<std::string> problems;
-    std::string hint;                 // where it looked and what helps, when missing (slots: error.hpp)
+    std::string hint;                   // where it looked and what helps, when missing (slots: error.hpp)
     std::vector<remedy_step> remedies;  // what the hint's slots name
 };
 
@@ -58,21 +58,21 @@ struct inspect_report {
     std::vector<std::pair<std::string, std::int64_t>> opsets;  // domain ("" = ai.onnx), version
     std::vector<value_summary> inputs;
     std::vector<value_summary> outputs;
-    std::uint64_t nodes = 0;                          // in every graph, subgraph and function
+    std::uint64_t nodes = 0;  // in every graph, subgraph and function
     std::uint64_t main_graph_nodes = 0;
-    std::map<std::string, std::uint64_t> op_types;    // "Conv" or "domain:Op" -> count
-    std::uint64_t subgraphs = 0;                      // GraphProtos inside nodes
+    std::map<std::string, std::uint64_t> op_types;  // "Conv" or "domain:Op" -> count
+    std::uint64_t subgraphs = 0;                    // GraphProtos inside nodes
     std::vector<function_summary> functions;
     std::uint64_t training_infos = 0;
     std::uint64_t tensors = 0;
     std::uint64_t tensor_bytes = 0;
-    std::map<std::string, type_count> by_type;        // "FLOAT" -> count, bytes
-    std::map<std::string, type_count> by_storage;     // "raw", "external", ...
+    std::map<std::string, type_count> by_type;     // "FLOAT" -> count, bytes
+    std::map<std::string, type_count> by_storage;  // "raw", "external", ...
     std::vector<data_file_summary> data_files;
-    std::vector<std::string> problems;                // everything that would stop a merge
-    std::vector<error> warnings;                      // data files found only by a guess
-    std::optional<std::uint64_t> merged_size;         // empty when data is missing
-    bool fits_in_one_file = false;                    // merged_size <= 2^31 - 1
+    std::vector<std::string> problems;         // everything that would stop a merge
+    std::vector<error> warnings;               // data files found only by a guess
+    std::optional<std::uint64_t> merged_size;  // empty when data is missing
+    bool fits_in_one_file = false;             // merged_size <= 2^31 - 1
 };
 
 /// Errors only when the model itself cannot be read; problems with its data are reported.

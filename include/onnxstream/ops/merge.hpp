@@ -20,7 +20,7 @@ namespace onnxstream::ops {
 struct used_data_file {
     std::string location;
     std::filesystem::path path;
-    std::string how;  // how it was found
+    std::string how;       // how it was found
     bool guessed = false;  // not where the location says (data_resolver.hpp): a warning says so too
     std::uint64_t tensors = 0;
     std::uint64_t bytes = 0;

@@ -26,12 +26,12 @@
 namespace onnxstream::ops {
 
 struct optimize_options : rewrite_options {
-    std::vector<std::string> passes;           // names in passes::pass_registry(); empty: all, in its order
-    bool dry_run = false;                      // run the passes, write nothing
-    bool reuse_data = false;                   // point at the input's data files instead of copying them
+    std::vector<std::string> passes;  // names in passes::pass_registry(); empty: all, in its order
+    bool dry_run = false;             // run the passes, write nothing
+    bool reuse_data = false;          // point at the input's data files instead of copying them
     std::uint32_t max_rounds = 100;
-    std::uint64_t external_threshold = 1024;   // computed tensors this large go to the data file
-    std::uint64_t fold_limit = 1ULL << 20;     // largest tensor a fold creates (passes::pass_limits)
+    std::uint64_t external_threshold = 1024;  // computed tensors this large go to the data file
+    std::uint64_t fold_limit = 1ULL << 20;    // largest tensor a fold creates (passes::pass_limits)
 };
 
 struct pass_result {
@@ -54,7 +54,7 @@ struct pass_totals {
 [[nodiscard]] pass_totals totals(const pass_result& pass);
 
 struct model_counts {
-    std::uint64_t nodes = 0;              // in every graph, subgraph and function
+    std::uint64_t nodes = 0;  // in every graph, subgraph and function
     std::uint64_t main_graph_nodes = 0;
     std::uint64_t initializers = 0;
     std::uint64_t initializer_bytes = 0;

@@ -15,12 +15,12 @@
 namespace onnxstream::ops {
 
 struct rewrite_options {
-    std::filesystem::path output;          // empty: the command's default beside the input
-    onnx::resolve_options data;            // --data, --data-dir
-    bool force = false;                    // replace an existing output
+    std::filesystem::path output;  // empty: the command's default beside the input
+    onnx::resolve_options data;    // --data, --data-dir
+    bool force = false;            // replace an existing output
     bool allow_size_mismatch = false;
-    bool strict = false;                   // a checksum mismatch is an error, and data files are never guessed
-    unsigned threads = 0;                  // 0: the number of cores
+    bool strict = false;   // a checksum mismatch is an error, and data files are never guessed
+    unsigned threads = 0;  // 0: the number of cores
     io::writer_backend backend = io::writer_backend::automatic;
     const std::atomic<bool>* cancel = nullptr;
     std::function<void(const progress_event&)> on_progress;

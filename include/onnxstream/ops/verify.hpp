@@ -38,44 +38,44 @@ enum class verify_check : std::uint8_t {
 
 struct verify_problem {
     verify_check check = verify_check::structure;
-    std::string tensor;                          // the tensor's name; empty when not a tensor's
-    std::string location;                        // its external `location` as written; empty when embedded
-    std::optional<std::filesystem::path> file;   // the data file used, when one was found
-    error what;                                  // code, message, hint, field path
+    std::string tensor;                         // the tensor's name; empty when not a tensor's
+    std::string location;                       // its external `location` as written; empty when embedded
+    std::optional<std::filesystem::path> file;  // the data file used, when one was found
+    error what;                                 // code, message, hint, field path
 };
 
 struct verified_file {
-    std::string location;                        // as written in the model
-    std::optional<std::filesystem::path> path;   // where it was found
-    std::string how;                             // how it was found, for people
-    bool guessed = false;                        // not where the location says (also a problem)
-    std::optional<std::uint64_t> size;           // when it could be opened
+    std::string location;                       // as written in the model
+    std::optional<std::filesystem::path> path;  // where it was found
+    std::string how;                            // how it was found, for people
+    bool guessed = false;                       // not where the location says (also a problem)
+    std::optional<std::uint64_t> size;          // when it could be opened
     std::uint64_t tensors = 0;
-    std::uint64_t bytes_referenced = 0;          // the union of the tensors' ranges
-    std::uint64_t unreferenced_bytes = 0;        // bytes no tensor points at (padding, orphans)
+    std::uint64_t bytes_referenced = 0;    // the union of the tensors' ranges
+    std::uint64_t unreferenced_bytes = 0;  // bytes no tensor points at (padding, orphans)
 };
 
 struct verify_report {
     std::filesystem::path path;
     std::uint64_t file_size = 0;
-    bool structure_ok = false;        // the model tokenized and every tensor read
+    bool structure_ok = false;  // the model tokenized and every tensor read
     std::uint64_t tensors = 0;
     std::uint64_t external_tensors = 0;
-    std::uint64_t checksums = 0;      // `checksum` keys present
+    std::uint64_t checksums = 0;  // `checksum` keys present
     std::uint64_t checksums_matched = 0;
-    std::uint64_t bytes_hashed = 0;   // bytes read to check checksums
+    std::uint64_t bytes_hashed = 0;  // bytes read to check checksums
     std::vector<verified_file> files;
     std::vector<verify_problem> problems;
-    std::vector<std::string> notes;   // worth knowing, not wrong (overlapping ranges)
+    std::vector<std::string> notes;  // worth knowing, not wrong (overlapping ranges)
 
     [[nodiscard]] bool clean() const noexcept { return problems.empty(); }
 };
 
 struct verify_options {
-    onnx::resolve_options data;                      // --data, --data-dir
-    unsigned threads = 0;                            // hashing workers; 0: the number of cores
-    std::size_t buffer_size = 1U << 20;              // bytes per worker buffer
-    const std::atomic<bool>* cancel = nullptr;       // set to stop; the run fails with `interrupted`
+    onnx::resolve_options data;                              // --data, --data-dir
+    unsigned threads = 0;                                    // hashing workers; 0: the number of cores
+    std::size_t buffer_size = 1U << 20;                      // bytes per worker buffer
+    const std::atomic<bool>* cancel = nullptr;               // set to stop; the run fails with `interrupted`
     std::function<void(const progress_event&)> on_progress;  // bytes hashed
 };
 

@@ -40,7 +40,7 @@ struct host_tensor {
 /// A node as the evaluator sees it.
 struct evaluated_node {
     std::string_view op_type;
-    std::int64_t opset = 0;                      // of the ai.onnx domain
+    std::int64_t opset = 0;  // of the ai.onnx domain
     std::vector<attribute_value> attributes;
     std::optional<host_tensor> value_attribute;  // the `value` TensorProto (ConstantOfShape)
     std::vector<const host_tensor*> inputs;      // null: an omitted optional input

@@ -32,7 +32,7 @@ enum class finding_kind : std::uint8_t {
 
 struct finding {
     finding_kind kind = finding_kind::dead_node;
-    std::string scope;               // graph_model::scope_path
+    std::string scope;  // graph_model::scope_path
     std::string op_type;
     std::vector<std::string> names;  // nodes or tensors involved
     std::uint64_t nodes = 0;         // nodes it removes (or would)

@@ -25,9 +25,8 @@ struct tokenize_options {
 /// `out`. Offsets in the tokens are offsets in `buffer`. Errors: `malformed` (a varint that
 /// does not end, a length past the end, a group or reserved wire type, field number 0),
 /// `limit_exceeded`. On error `out` holds the fields read before it.
-[[nodiscard]] result<void> tokenize(std::span<const std::byte> buffer, std::uint64_t begin,
-                                    std::uint64_t end, std::vector<field_token>& out,
-                                    const tokenize_options& options = {});
+[[nodiscard]] result<void> tokenize(std::span<const std::byte> buffer, std::uint64_t begin, std::uint64_t end,
+                                    std::vector<field_token>& out, const tokenize_options& options = {});
 
 /// Reads the one field that starts at `position` of a message ending at `end` (what
 /// `tokenize` does for each field). Errors as `tokenize`'s.

@@ -61,8 +61,7 @@ struct encoded_varint {
 }
 
 /// Size of a whole length-delimited field (tag, length prefix and payload).
-[[nodiscard]] constexpr std::uint64_t length_delimited_field_size(std::uint32_t field_number,
-                                                                  std::uint64_t payload) noexcept {
+[[nodiscard]] constexpr std::uint64_t length_delimited_field_size(std::uint32_t field_number, std::uint64_t payload) noexcept {
     return tag_size(field_number) + varint_size(payload) + payload;
 }
 

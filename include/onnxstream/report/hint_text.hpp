@@ -22,8 +22,7 @@ struct hint_wording {
 
 /// `hint` with each {i} replaced by the wording of steps[i]. A slot with no step, or any
 /// other brace, stays as written (hints quote model text, which may hold braces).
-[[nodiscard]] std::string worded_hint(std::string_view hint, std::span<const remedy_step> steps,
-                                      const hint_wording& wording);
+[[nodiscard]] std::string worded_hint(std::string_view hint, std::span<const remedy_step> steps, const hint_wording& wording);
 /// The error's hint, worded.
 [[nodiscard]] std::string worded_hint(const error& e, const hint_wording& wording);
 

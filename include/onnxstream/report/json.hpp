@@ -59,8 +59,7 @@ void write_error(json_writer& json, const error& e, const hint_wording& wording 
 /// One merged model inside merge's {"models": [...]} document: {"input", "ok": true, ...}.
 void write_merged(json_writer& json, const std::string& input, const ops::merge_report& r);
 /// One model that failed: {"input", "ok": false, "error": {...}}.
-void write_merge_failure(json_writer& json, const std::string& input, const error& e,
-                         const hint_wording& wording = {});
+void write_merge_failure(json_writer& json, const std::string& input, const error& e, const hint_wording& wording = {});
 /// A whole merge document for one model, as `merge --json` prints it.
 [[nodiscard]] std::string merge_json(const std::string& input, const result<ops::merge_report>& r,
                                      const hint_wording& wording = {});
