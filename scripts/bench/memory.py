@@ -168,6 +168,10 @@ def build_cases(args, work: Path, binary: str) -> list[case]:
     scale = 16 if args.quick else 1  # --quick: the same shapes, a sixteenth of the bytes
     cases = []
 
+    def wanted(name: str) -> bool:
+        """--only: a case's inputs are made only when it runs."""
+        return not args.only or args.only in name
+
     def gen(kind, path, amount, tensor_size=None):
         if tensor_size is None:
             bench.generate(kind, path, amount)
@@ -184,72 +188,102 @@ def build_cases(args, work: Path, binary: str) -> list[case]:
     # Tensors of 4,000,000 bytes (475 of them, as in the issue): their headers fall inside
     # the page cache's large folios (with 16 MiB tensors they happen to sit where the
     # generator's writes began, in small folios, and hide the problem).
-    embedded = gen("embedded", work / f"embedded-{1_900_000_000 // scale}-4M.onnx", 1_900_000_000 // scale, 4_000_000)
+    name = "split 1.9GB embedded" if scale == 1 else "split 119MB embedded"
+    if wanted(name):
+        cases.append(embedded_case(name, gen("embedded", work / f"embedded-{1_900_000_000 // scale}-4M.onnx",
+                                             1_900_000_000 // scale, 4_000_000), out, binary))
+    name = "merge 1GiB external" if scale == 1 else "merge 64MiB external"
+    if wanted(name):
+        folder = work / f"external-{GiB // scale}-4M"
+        gen("external", folder, GiB // scale, 4_000_000)
+        cases.append(external_case(name, folder, out, binary))
+    name = "1M tiny initializers" if scale == 1 else "62k tiny initializers"
+    if wanted(name):
+        tiny = gen("tiny", work / f"tiny-{1_000_000 // scale}.onnx", 1_000_000 // scale)
+        tiny_copy = work / f"tiny-{1_000_000 // scale}-copy.onnx"
+        if not tiny_copy.exists():
+            shutil.copyfile(tiny, tiny_copy)
+        cases.append(tiny_case(name, tiny, tiny_copy, out, binary))
+    name = "100MB packed int64" if scale == 1 else "6MB packed int64"
+    if wanted(name):
+        cases.append(packed_case(name, gen("int64", work / f"int64-{100_000_000 // scale}.onnx", 100_000_000 // scale),
+                                 out, binary))
+    name = "100MB of dims" if scale == 1 else "6MB of dims"
+    if wanted(name):
+        cases.append(dims_case(name, gen("dims", work / f"dims-{100_000_000 // scale}.onnx", 100_000_000 // scale),
+                               out, binary))
+    name = "4GiB unknown field" if scale == 1 else "256MiB unknown field"
+    if wanted(name):
+        unknown = gen("unknown", work / f"unknown-{4 * GiB // scale}.onnx", 4 * GiB // scale)
+        other = work / f"unknown-{4 * GiB // scale}-copy.onnx"
+        if not other.exists():
+            subprocess.run(["cp", "--sparse=always", str(unknown), str(other)], check=True)
+        cases.append(unknown_case(name, unknown, other, binary))
+    nodes = 200_000 // scale
+    name = f"{nodes // 1000}k-node graph"
+    if wanted(name):
+        graph = gen("graph", work / f"graph-{nodes}.onnx", nodes)
+        c = case(name, [graph], graph.stat().st_size, False)
+        c.command("inspect", [binary, "inspect", str(graph), "--json"])
+        cases.append(c)
+    return cases
+
+
+def embedded_case(name: str, embedded: Path, out: Path, binary: str) -> case:
     split_out = out / "split.onnx"
-    c = case("split 1.9GB embedded" if scale == 1 else "split 119MB embedded", [embedded], embedded.stat().st_size, True)
+    c = case(name, [embedded], embedded.stat().st_size, True)
     c.command("split", [binary, "split", str(embedded), "-o", str(split_out), "--quiet"],
               [split_out, out / "split.onnx.data"], caches=("cold", "warm"))
     c.command("repack", [binary, "repack", str(embedded), "-o", str(out / "repacked.onnx"), "--quiet"],
               [out / "repacked.onnx", out / "repacked.onnx.data"])
     c.command("verify", [binary, "verify", str(embedded), "--quiet"])
     c.command("inspect", [binary, "inspect", str(embedded), "--json"])
-    cases.append(c)
+    return c
 
-    folder = work / f"external-{GiB // scale}-4M"
-    gen("external", folder, GiB // scale, 4_000_000)
+
+def external_case(name: str, folder: Path, out: Path, binary: str) -> case:
     model = folder / "model.onnx"
-    c = case("merge 1GiB external" if scale == 1 else "merge 64MiB external", [model, folder / "model.onnx.data"],
-             model.stat().st_size, True)
+    c = case(name, [model, folder / "model.onnx.data"], model.stat().st_size, True)
     c.command("merge", [binary, "merge", str(model), "-o", str(out / "merged.onnx"), "--quiet"], [out / "merged.onnx"],
               caches=("cold", "warm"))
     c.command("verify", [binary, "verify", str(model), "--quiet"])
     c.command("convert", [binary, "convert", str(model), "--dtype", "fp16", "-o", str(out / "half.onnx"), "--quiet"],
               [out / "half.onnx", out / "half.onnx.data"])
-    cases.append(c)
+    return c
 
-    tiny = gen("tiny", work / f"tiny-{1_000_000 // scale}.onnx", 1_000_000 // scale)
-    tiny_copy = work / f"tiny-{1_000_000 // scale}-copy.onnx"
-    if not tiny_copy.exists():
-        shutil.copyfile(tiny, tiny_copy)
-    c = case("1M tiny initializers" if scale == 1 else "62k tiny initializers", [tiny, tiny_copy], tiny.stat().st_size,
-             False)
+
+def tiny_case(name: str, tiny: Path, tiny_copy: Path, out: Path, binary: str) -> case:
+    c = case(name, [tiny, tiny_copy], tiny.stat().st_size, False)
     c.command("inspect", [binary, "inspect", str(tiny), "--json"])
     c.command("verify", [binary, "verify", str(tiny), "--quiet"])
     c.command("split", [binary, "split", str(tiny), "-o", str(out / "tiny.split.onnx"), "--threshold", "0", "--quiet"],
               [out / "tiny.split.onnx", out / "tiny.split.onnx.data"])
     c.command("diff", [binary, "diff", str(tiny), str(tiny_copy)])
-    cases.append(c)
+    return c
 
-    packed = gen("int64", work / f"int64-{100_000_000 // scale}.onnx", 100_000_000 // scale)
-    c = case("100MB packed int64" if scale == 1 else "6MB packed int64", [packed], packed.stat().st_size, False)
+
+def packed_case(name: str, packed: Path, out: Path, binary: str) -> case:
+    c = case(name, [packed], packed.stat().st_size, False)
     c.command("split", [binary, "split", str(packed), "-o", str(out / "int64.split.onnx"), "--quiet"],
               [out / "int64.split.onnx", out / "int64.split.onnx.data"])
     c.command("repack", [binary, "repack", str(packed), "-o", str(out / "int64.repacked.onnx"), "--quiet"],
               [out / "int64.repacked.onnx", out / "int64.repacked.onnx.data"])
-    cases.append(c)
+    return c
 
-    dims = gen("dims", work / f"dims-{100_000_000 // scale}.onnx", 100_000_000 // scale)
-    c = case("100MB of dims" if scale == 1 else "6MB of dims", [dims], dims.stat().st_size, False)
+
+def dims_case(name: str, dims: Path, out: Path, binary: str) -> case:
+    c = case(name, [dims], dims.stat().st_size, False)
     c.command("inspect", [binary, "inspect", str(dims), "--json"])
     c.command("split", [binary, "split", str(dims), "-o", str(out / "dims.split.onnx"), "--quiet"],
               [out / "dims.split.onnx", out / "dims.split.onnx.data"])
-    cases.append(c)
+    return c
 
-    unknown = gen("unknown", work / f"unknown-{4 * GiB // scale}.onnx", 4 * GiB // scale)
-    other = work / f"unknown-{4 * GiB // scale}-copy.onnx"
-    if not other.exists():
-        subprocess.run(["cp", "--sparse=always", str(unknown), str(other)], check=True)
-    c = case("4GiB unknown field" if scale == 1 else "256MiB unknown field", [unknown, other], unknown.stat().st_size, False)
+
+def unknown_case(name: str, unknown: Path, other: Path, binary: str) -> case:
+    c = case(name, [unknown, other], unknown.stat().st_size, False)
     c.command("diff", [binary, "diff", str(unknown), str(other)], ok_codes=(0, 1))
     c.command("inspect", [binary, "inspect", str(unknown), "--json"])
-    cases.append(c)
-
-    nodes = 200_000 // scale
-    graph = gen("graph", work / f"graph-{nodes}.onnx", nodes)
-    c = case(f"{nodes // 1000}k-node graph", [graph], graph.stat().st_size, False)
-    c.command("inspect", [binary, "inspect", str(graph), "--json"])
-    cases.append(c)
-    return cases
+    return c
 
 
 def budget(c: case) -> int:
@@ -320,8 +354,6 @@ def main() -> None:
           f"load {meta['machine']['load_average']}")
     print("== generating inputs", flush=True)
     cases = build_cases(args, args.work, binary)
-    if args.only:
-        cases = [c for c in cases if args.only in c.name]
     try:
         records = run_all(cases)
         graphs = [c for c in cases if c.name.endswith("node graph")]
