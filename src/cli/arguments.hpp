@@ -22,6 +22,19 @@ struct option_spec {
     bool repeatable = false;
 };
 
+/// An option without a value (`--force`).
+constexpr option_spec flag_option(std::string_view name, std::string_view short_name = {}) {
+    return {.name = name, .short_name = short_name};
+}
+/// An option with one value (`--threshold 1M`); given twice, the last one counts.
+constexpr option_spec value_option(std::string_view name, std::string_view short_name = {}) {
+    return {.name = name, .short_name = short_name, .takes_value = true};
+}
+/// An option with a value that may be given several times (`--data A --data B`).
+constexpr option_spec repeated_option(std::string_view name, std::string_view short_name = {}) {
+    return {.name = name, .short_name = short_name, .takes_value = true, .repeatable = true};
+}
+
 class parsed_arguments {
 public:
     std::vector<std::string> positionals;

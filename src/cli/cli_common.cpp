@@ -38,7 +38,7 @@ std::string flag_for(const remedy_step& step) {
     return to_string(step.change);
 }
 
-constexpr report::hint_wording flags{flag_for, false};
+constexpr report::hint_wording flags{.word = flag_for};
 
 }  // namespace
 

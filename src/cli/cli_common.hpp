@@ -42,17 +42,17 @@ void print_json(const std::string& document);
 /// Prints a usage error pointing at the command's --help and returns 2.
 [[nodiscard]] int usage_error(std::string_view command, const std::string& message);
 
-inline constexpr option_spec opt_help{"--help", "-h", false, false};
-inline constexpr option_spec opt_quiet{"--quiet", "-q", false, false};
-inline constexpr option_spec opt_json{"--json", "", false, false};
-inline constexpr option_spec opt_output{"--output", "-o", true, false};
-inline constexpr option_spec opt_data{"--data", "", true, true};
-inline constexpr option_spec opt_data_dir{"--data-dir", "", true, true};
-inline constexpr option_spec opt_threads{"--threads", "-j", true, false};
-inline constexpr option_spec opt_force{"--force", "-f", false, false};
-inline constexpr option_spec opt_writer{"--writer", "", true, false};  // auto | io_uring | overlapped | portable (testing)
-inline constexpr option_spec opt_allow_size_mismatch{"--allow-size-mismatch", "", false, false};
-inline constexpr option_spec opt_strict{"--strict", "", false, false};
+inline constexpr option_spec opt_help = flag_option("--help", "-h");
+inline constexpr option_spec opt_quiet = flag_option("--quiet", "-q");
+inline constexpr option_spec opt_json = flag_option("--json");
+inline constexpr option_spec opt_output = value_option("--output", "-o");
+inline constexpr option_spec opt_data = repeated_option("--data");
+inline constexpr option_spec opt_data_dir = repeated_option("--data-dir");
+inline constexpr option_spec opt_threads = value_option("--threads", "-j");
+inline constexpr option_spec opt_force = flag_option("--force", "-f");
+inline constexpr option_spec opt_writer = value_option("--writer");  // auto | io_uring | overlapped | portable (testing)
+inline constexpr option_spec opt_allow_size_mismatch = flag_option("--allow-size-mismatch");
+inline constexpr option_spec opt_strict = flag_option("--strict");
 
 struct common_flags {
     bool quiet = false;

@@ -46,12 +46,12 @@ constexpr std::array convert_options{opt_help,
                                      opt_writer,
                                      opt_allow_size_mismatch,
                                      opt_strict,
-                                     option_spec{"--dtype", "", true, false},
-                                     option_spec{"--keep-io-types", "", false, false},
-                                     option_spec{"--block-ops", "", true, false},
-                                     option_spec{"--data-name", "", true, false},
-                                     option_spec{"--align", "", true, false},
-                                     option_spec{"--shard-size", "", true, false}};
+                                     value_option("--dtype"),
+                                     flag_option("--keep-io-types"),
+                                     value_option("--block-ops"),
+                                     value_option("--data-name"),
+                                     value_option("--align"),
+                                     value_option("--shard-size")};
 
 std::vector<std::string> split_list(std::string_view text) {
     std::vector<std::string> out;

@@ -42,14 +42,14 @@ constexpr std::array caffe_options{opt_help,
                                    opt_data,
                                    opt_data_dir,
                                    opt_allow_size_mismatch,
-                                   option_spec{"--to", "", true, false},
-                                   option_spec{"--dialect", "", true, false},
-                                   option_spec{"--input-shape", "", true, true},
-                                   option_spec{"--no-fold-bn", "", false, false},
-                                   option_spec{"--check", "", false, false},
-                                   option_spec{"--tolerance", "", true, false},
-                                   option_spec{"--report", "", false, false},
-                                   option_spec{"--check-dump", "", true, false}};  // testing: see export_caffe.hpp
+                                   value_option("--to"),
+                                   value_option("--dialect"),
+                                   repeated_option("--input-shape"),
+                                   flag_option("--no-fold-bn"),
+                                   flag_option("--check"),
+                                   value_option("--tolerance"),
+                                   flag_option("--report"),
+                                   value_option("--check-dump")};  // testing: see export_caffe.hpp
 
 result<std::pair<std::string, caffe::shape>> parse_input_shape(const std::string& text) {
     const auto eq = text.rfind('=');

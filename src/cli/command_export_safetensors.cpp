@@ -37,9 +37,9 @@ constexpr std::array safetensors_options{opt_help,
                                          opt_writer,
                                          opt_allow_size_mismatch,
                                          opt_strict,
-                                         option_spec{"--to", "", true, false},
-                                         option_spec{"--shard-size", "", true, false},
-                                         option_spec{"--link", "", false, false}};
+                                         value_option("--to"),
+                                         value_option("--shard-size"),
+                                         flag_option("--link")};
 
 }  // namespace
 

@@ -62,12 +62,12 @@ constexpr std::array split_options{opt_help,
                                    opt_force,
                                    opt_threads,
                                    opt_writer,
-                                   option_spec{"--data-name", "", true, false},
-                                   option_spec{"--threshold", "", true, false},
-                                   option_spec{"--align", "", true, false},
-                                   option_spec{"--align-threshold", "", true, false},
-                                   option_spec{"--allow-size-mismatch", "", false, false},
-                                   option_spec{"--strict", "", false, false}};
+                                   value_option("--data-name"),
+                                   value_option("--threshold"),
+                                   value_option("--align"),
+                                   value_option("--align-threshold"),
+                                   flag_option("--allow-size-mismatch"),
+                                   flag_option("--strict")};
 
 constexpr std::array repack_options{opt_help,
                                     opt_quiet,
@@ -78,15 +78,15 @@ constexpr std::array repack_options{opt_help,
                                     opt_force,
                                     opt_threads,
                                     opt_writer,
-                                    option_spec{"--data-name", "", true, false},
-                                    option_spec{"--threshold", "", true, false},
-                                    option_spec{"--align", "", true, false},
-                                    option_spec{"--align-threshold", "", true, false},
-                                    option_spec{"--shard-size", "", true, false},
-                                    option_spec{"--dedupe", "", false, false},
-                                    option_spec{"--write-checksums", "", false, false},
-                                    option_spec{"--allow-size-mismatch", "", false, false},
-                                    option_spec{"--strict", "", false, false}};
+                                    value_option("--data-name"),
+                                    value_option("--threshold"),
+                                    value_option("--align"),
+                                    value_option("--align-threshold"),
+                                    value_option("--shard-size"),
+                                    flag_option("--dedupe"),
+                                    flag_option("--write-checksums"),
+                                    flag_option("--allow-size-mismatch"),
+                                    flag_option("--strict")};
 
 }  // namespace
 

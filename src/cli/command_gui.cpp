@@ -31,8 +31,8 @@ constexpr std::string_view gui_help =
     "  --host ADDR    the address to listen on (default 127.0.0.1; others expose the page)\n"
     "  --no-browser   do not open a browser, only print the URL\n";
 
-constexpr std::array gui_options{opt_help, opt_quiet, option_spec{"--port", "", true, false},
-                                 option_spec{"--host", "", true, false}, option_spec{"--no-browser", "", false, false}};
+constexpr std::array gui_options{opt_help, opt_quiet, value_option("--port"), value_option("--host"),
+                                 flag_option("--no-browser")};
 
 #ifdef ONNXSTREAM_HAVE_GUI
 // Starts xdg-open; false when it cannot run. Its exit status is watched on the side (a

@@ -53,10 +53,10 @@ constexpr std::array optimize_options{opt_help,
                                       opt_threads,
                                       opt_data,
                                       opt_data_dir,
-                                      option_spec{"--passes", "", true, false},
-                                      option_spec{"--fold-limit", "", true, false},
-                                      option_spec{"--dry-run", "", false, false},
-                                      option_spec{"--reuse-data", "", false, false}};
+                                      value_option("--passes"),
+                                      value_option("--fold-limit"),
+                                      flag_option("--dry-run"),
+                                      flag_option("--reuse-data")};
 
 }  // namespace
 

@@ -110,7 +110,7 @@ std::optional<scalar> evaluate(const graph_model& model, const graph_index& inde
         if (c->element_count != 1) return std::nullopt;
         auto values = constant_elements(model, reader, *c, 1);
         if (!values || values->size() != 1) return std::nullopt;
-        return scalar{(*values)[0], c->data_type == static_cast<std::int32_t>(onnx::data_type::boolean)};
+        return scalar{.value = (*values)[0], .is_bool = c->data_type == static_cast<std::int32_t>(onnx::data_type::boolean)};
     }
     const auto n = index.producer(v);
     if (n == none) return std::nullopt;
@@ -137,14 +137,15 @@ std::optional<scalar> evaluate(const graph_model& model, const graph_index& inde
         const auto to = model.attribute(n, "to");
         if (!x || !to || !to->i) return std::nullopt;
         const auto type = static_cast<std::int32_t>(*to->i);
-        if (type == static_cast<std::int32_t>(onnx::data_type::boolean)) return scalar{x->value != 0 ? 1.0 : 0.0, true};
+        if (type == static_cast<std::int32_t>(onnx::data_type::boolean))
+            return scalar{.value = x->value != 0 ? 1.0 : 0.0, .is_bool = true};
         if (is_integer_type(type)) {
             if (!std::isfinite(x->value)) return std::nullopt;
             return scalar{.value = std::trunc(x->value)};
         }
         if (type == static_cast<std::int32_t>(onnx::data_type::float32))
             return scalar{.value = static_cast<double>(static_cast<float>(x->value))};
-        if (type == static_cast<std::int32_t>(onnx::data_type::float64)) return scalar{x->value, false};
+        if (type == static_cast<std::int32_t>(onnx::data_type::float64)) return scalar{.value = x->value};
         return std::nullopt;
     }
     return std::nullopt;

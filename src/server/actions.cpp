@@ -130,7 +130,7 @@ result<action_outcome> run_merge(const action_input& in) {
     ONNXSTREAM_TRY(fill_rewrite(in, options, "merged"));
     ONNXSTREAM_ASSIGN(const auto r, ops::merge(in.model, options));
     return action_outcome{
-        report::merge_json(in.model.string(), r, page_wording()), report::merged_text(in.model.string(), r), {r.output}, true};
+        report::merge_json(in.model.string(), r, page_wording()), report::merged_text(in.model.string(), r), {r.output}};
 }
 
 constexpr std::array split_fields{output_field, data_name_field, threshold_field, align_field, align_threshold_field,
@@ -161,7 +161,7 @@ result<action_outcome> run_externalize(const action_input& in, ops::externalize_
     options.dedupe = in.flag("dedupe");
     options.write_checksums = in.flag("write-checksums");
     ONNXSTREAM_ASSIGN(const auto r, ops::externalize(in.model, options));
-    return action_outcome{report::to_json(r), report::to_text(r), written(r), true};
+    return action_outcome{report::to_json(r), report::to_text(r), written(r)};
 }
 
 result<action_outcome> run_split(const action_input& in) { return run_externalize(in, ops::externalize_kind::split); }
@@ -188,7 +188,7 @@ result<action_outcome> run_optimize(const action_input& in) {
     options.dry_run = in.flag("dry-run");
     options.reuse_data = in.flag("reuse-data");
     ONNXSTREAM_ASSIGN(const auto r, ops::optimize(in.model, options));
-    return action_outcome{report::to_json(r), report::to_text(r), r.dry_run ? std::vector<fs::path>{} : written(r), true};
+    return action_outcome{report::to_json(r), report::to_text(r), r.dry_run ? std::vector<fs::path>{} : written(r)};
 }
 
 constexpr std::array verify_fields{data_field, data_dir_field, threads_field};
@@ -197,7 +197,10 @@ result<action_outcome> run_verify(const action_input& in) {
     ops::verify_options options;
     ONNXSTREAM_TRY(fill_inputs(in, options));
     ONNXSTREAM_ASSIGN(const auto r, ops::verify(in.model, options));
-    return action_outcome{report::to_json(r, page_wording()), report::to_text(r, page_wording()), {}, r.clean()};
+    return action_outcome{.report_json = report::to_json(r, page_wording()),
+                          .report_text = report::to_text(r, page_wording()),
+                          .outputs = {},
+                          .passed = r.clean()};
 }
 
 constexpr std::array diff_fields{field_spec{"other", field_kind::model, "", "the model to compare with"}, threads_field};
@@ -208,7 +211,8 @@ result<action_outcome> run_diff(const action_input& in) {
     ops::diff_options options;
     ONNXSTREAM_TRY(fill_inputs(in, options));
     ONNXSTREAM_ASSIGN(const auto r, ops::diff(in.model, other, options));
-    return action_outcome{report::to_json(r), report::to_text(r), {}, r.equivalent};
+    return action_outcome{
+        .report_json = report::to_json(r), .report_text = report::to_text(r), .outputs = {}, .passed = r.equivalent};
 }
 
 constexpr std::array convert_fields{
@@ -259,7 +263,7 @@ result<action_outcome> run_convert(const action_input& in) {
     ONNXSTREAM_ASSIGN(const auto r, ops::convert(in.model, options));
     const bool half = options.target == ops::half_type::float16;
     return action_outcome{report::to_json(r, half ? "fp16" : "bf16"), report::to_text(r, half ? "float16" : "bfloat16"),
-                          written(r), true};
+                          written(r)};
 }
 
 // export --to caffe: the output field is the PREFIX of PREFIX.prototxt + PREFIX.caffemodel.
@@ -315,7 +319,10 @@ result<action_outcome> run_export_caffe(const action_input& in) {
         outputs.push_back(r.report_html);
         outputs.push_back(r.report_json);
     }
-    return action_outcome{report::to_json(r, options.tolerance), report::to_text(r), outputs, !r.check.ran || r.check.passed};
+    return action_outcome{.report_json = report::to_json(r, options.tolerance),
+                          .report_text = report::to_text(r),
+                          .outputs = outputs,
+                          .passed = !r.check.ran || r.check.passed};
 }
 
 constexpr std::array safetensors_fields{
@@ -341,7 +348,7 @@ result<action_outcome> run_export_safetensors(const action_input& in) {
     for (const auto& f : r.files) outputs.push_back(f.path);
     if (r.index) outputs.push_back(*r.index);
     if (r.linked) outputs.push_back(*r.linked);
-    return action_outcome{report::to_json(r), report::to_text(r), outputs, true};
+    return action_outcome{report::to_json(r), report::to_text(r), outputs};
 }
 
 constexpr std::array action_table{
@@ -426,7 +433,7 @@ std::string page_words(const remedy_step& step) {
     return to_string(step.change);
 }
 
-constexpr report::hint_wording page_words_table{page_words, true};
+constexpr report::hint_wording page_words_table{.word = page_words, .list_remedies = true};
 
 }  // namespace
 
