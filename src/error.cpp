@@ -66,6 +66,25 @@ error os_failure(std::string what, std::error_code os, std::string hint) {
     return e;
 }
 
+std::string quoted_in_hint(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        out += c;
+        if (c == '{') out += '{';
+    }
+    return out;
+}
+
+void add_remedy(error& e, std::string_view hint_tail, remedy_step step) {
+    if (e.remedies.empty()) e.hint = quoted_in_hint(e.hint);
+    const auto slot = "{" + std::to_string(e.remedies.size()) + "}";
+    std::string tail(hint_tail);
+    if (const auto at = tail.find("{N}"); at != std::string::npos) tail.replace(at, 3, slot);
+    e.hint += tail;
+    e.remedies.push_back(std::move(step));
+}
+
 error with_remedies(error e, std::string hint, std::vector<remedy_step> steps) {
     e.hint = std::move(hint);
     e.remedies = std::move(steps);

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -104,5 +105,14 @@ struct error {
 
 /// `e` with a hint naming remedies: `hint` holds {0}, {1} ... for `steps` in order.
 [[nodiscard]] error with_remedies(error e, std::string hint, std::vector<remedy_step> steps);
+
+/// Text quoted in a hint that names remedies (a path, a name from a model): its braces
+/// doubled, so that a model's "{0}" can never become a slot. Renderers turn "{{" back
+/// into "{" (report::worded_hint).
+[[nodiscard]] std::string quoted_in_hint(std::string_view text);
+
+/// `e` with one more remedy, slot {N} at the end of its hint. A hint that named no
+/// remedies before is quoted first: until then none of its braces were slots.
+void add_remedy(error& e, std::string_view hint_tail, remedy_step step);
 
 }  // namespace onnxstream

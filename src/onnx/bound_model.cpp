@@ -22,9 +22,10 @@ result<void> bound_model::usable(bool allow_size_mismatch) const {
     error e = first->what;
     const auto others = data.problems.size() - 1;
     if (others > 0) {
-        e.hint += (e.hint.empty() ? "" : "\n  ") + std::string("(") + std::to_string(others) + " more problem" +
-                  (others == 1 ? "" : "s") + ": {" + std::to_string(e.remedies.size()) + "} lists them all)";
-        e.remedies.push_back({remedy::inspect_model, {}});
+        add_remedy(e,
+                   (e.hint.empty() ? "" : "\n  ") + std::string("(") + std::to_string(others) + " more problem" +
+                       (others == 1 ? "" : "s") + ": {N} lists them all)",
+                   {remedy::inspect_model, {}});
     }
     return failure(std::move(e));
 }

@@ -176,11 +176,11 @@ result<std::optional<io::source_file>> data_resolver::try_candidate(const fs::pa
     auto located = io::located_file::locate(candidate);
     if (!located) {
         if (located.error().code != error_code::missing_data) return failure(std::move(located).error());
-        tried.push_back(candidate.string());
+        tried.push_back(quoted_in_hint(candidate.string()));
         return nothing();
     }
     if (located->is_directory()) {
-        tried.push_back(candidate.string() + " (a folder, not a file)");
+        tried.push_back(quoted_in_hint(candidate.string()) + " (a folder, not a file)");
         return nothing();
     }
     // Confinement is decided on where the located file really is, and that file is the
@@ -193,18 +193,19 @@ result<std::optional<io::source_file>> data_resolver::try_candidate(const fs::pa
                        "if you trust this link, pass the file explicitly with {0}",
                        {{remedy::give_data_file, located->real_path().string()}});
     if (!guess_label.empty() && !located->is_regular()) {  // a FIFO or device is nobody's weights
-        tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": not a regular file)");
+        tried.push_back(quoted_in_hint(candidate.string() + " (" + std::string(guess_label) + ": not a regular file)"));
         return nothing();
     }
     if (!guess_label.empty() && !options_.allow_guesses) {
-        tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": a guess, not taken with {1})");
+        tried.push_back(quoted_in_hint(candidate.string() + " (" + std::string(guess_label)) + ": a guess, not taken with {1})");
         return nothing();
     }
     ONNXSTREAM_ASSIGN(auto file, located->open(false));
     if (!guess_label.empty()) {
         ONNXSTREAM_ASSIGN(const auto why_not, misfit(file, needs));
         if (why_not) {
-            tried.push_back(candidate.string() + " (" + std::string(guess_label) + ": a guess, not taken: " + *why_not + ")");
+            tried.push_back(
+                quoted_in_hint(candidate.string() + " (" + std::string(guess_label) + ": a guess, not taken: " + *why_not + ")"));
             return nothing();
         }
     }
@@ -290,7 +291,8 @@ result<opened_location> data_resolver::search(std::string_view location, const d
         ONNXSTREAM_ASSIGN(auto file, io::source_file::open(*given, false));
         return found(std::move(file), *given, found_by::data_flag, "--data " + given->string());
     }
-    for (const auto& data : options_.data_files) tried.push_back(data.string() + " (a data file given: its name does not match)");
+    for (const auto& data : options_.data_files)
+        tried.push_back(quoted_in_hint(data.string()) + " (a data file given: its name does not match)");
 
     // 2. the location as written, under the model's folder.
     ONNXSTREAM_TRY(refuse_folder(location, as_written));
@@ -334,7 +336,7 @@ result<opened_location> data_resolver::search(std::string_view location, const d
         ONNXSTREAM_ASSIGN(auto only, attempt(data_like.front(), trust::confined, label));
         if (only) return found(std::move(*only), data_like.front(), found_by::only_data_file, label);
     } else {
-        tried.push_back("any single data-like file in " + model_folder_.string() +
+        tried.push_back("any single data-like file in " + quoted_in_hint(model_folder_.string()) +
                         (data_like.size() > 1 ? " (there are several)" : " (there is none)"));
     }
 

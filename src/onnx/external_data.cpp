@@ -38,7 +38,7 @@ error guess_warning(const data_file& file) {
         {error_code::missing_data, "external data '" + file.location + "' does not resolve as written (no file " +
                                        where.as_written.string() + "); ONNX Runtime will not find it. onnxstream guessed " +
                                        where.path.string() + " (" + where.how_text + ")"},
-        "rename the file to " + where.as_written.string() +
+        "rename the file to " + quoted_in_hint(where.as_written.string()) +
             ", pass it with {0}, or run {1} to embed the weights; {2} refuses guesses",
         {{remedy::give_data_file, where.path.string()}, {remedy::embed_weights, {}}, {remedy::refuse_guesses, {}}});
 }

@@ -16,7 +16,10 @@ std::string worded_hint(std::string_view hint, std::span<const remedy_step> step
             index = index * 10 + static_cast<std::size_t>(hint[close++] - '0');
         const bool slot = close > open + 1 && close < hint.size() && hint[close] == '}' && index < steps.size();
         text.append(hint.substr(at, open - at));
-        if (slot) {
+        if (open + 1 < hint.size() && hint[open + 1] == '{') {  // "{{": a quoted brace (quoted_in_hint)
+            text += '{';
+            at = open + 2;
+        } else if (slot) {
             text += wording.word != nullptr ? wording.word(steps[index]) : std::string(to_string(steps[index].change));
             at = close + 1;
         } else {

@@ -25,6 +25,30 @@ TEST_CASE("each slot takes its remedy's words; other braces stay") {
     CHECK(report::worded_hint("weights{0}.bin", {}, wording) == "weights{0}.bin");
 }
 
+TEST_CASE("text quoted into a hint never becomes a slot") {
+    const report::hint_wording wording{shouted, false};
+    const std::vector<remedy_step> steps{{remedy::give_data_file, "w.bin"}};
+    // A model's location "weights{0}.bin" quoted into a hint with one remedy.
+    const auto hint = "rename the file to " + quoted_in_hint("weights{0}.bin") + ", or pass it with {0}";
+    CHECK(hint == "rename the file to weights{{0}.bin, or pass it with {0}");
+    CHECK(report::worded_hint(hint, steps, wording) ==
+          "rename the file to weights{0}.bin, or pass it with <give_data_file:w.bin>");
+    CHECK(report::worded_hint(quoted_in_hint("{{{0}}}"), steps, wording) == "{{{0}}}");
+    CHECK(quoted_in_hint("no braces") == "no braces");
+}
+
+TEST_CASE("add_remedy numbers its slot and quotes a hint that had no slots") {
+    const report::hint_wording wording{shouted, false};
+    error plain{error_code::size_mismatch, "bad", "tensor 'w{0}' is damaged"};
+    add_remedy(plain, "; {N} lists all", {remedy::inspect_model, {}});
+    CHECK(plain.remedies.size() == 1);
+    CHECK(report::worded_hint(plain, wording) == "tensor 'w{0}' is damaged; <inspect_model:> lists all");
+    // A hint with slots already keeps them, and the new one is the next number.
+    error slotted = with_remedies({error_code::size_mismatch, "bad"}, "{0} copies anyway", {{remedy::accept_size_mismatch, {}}});
+    add_remedy(slotted, " ({N} lists all)", {remedy::inspect_model, {}});
+    CHECK(report::worded_hint(slotted, wording) == "<accept_size_mismatch:> copies anyway (<inspect_model:> lists all)");
+}
+
 TEST_CASE("without words, a remedy is named by its stable name") {
     error e{error_code::output_exists, "the output exists"};
     e = with_remedies(std::move(e), "{0} to replace it", {{remedy::replace_output, {}}});

@@ -20,8 +20,9 @@ struct hint_wording {
     bool list_remedies = false;
 };
 
-/// `hint` with each {i} replaced by the wording of steps[i]. A slot with no step, or any
-/// other brace, stays as written (hints quote model text, which may hold braces).
+/// `hint` with each {i} replaced by the wording of steps[i] and each "{{" by "{" (text
+/// quoted with quoted_in_hint). A slot with no step, or any other brace, stays as written.
+/// A hint without steps is returned as it is (nothing in it was quoted).
 [[nodiscard]] std::string worded_hint(std::string_view hint, std::span<const remedy_step> steps, const hint_wording& wording);
 /// The error's hint, worded.
 [[nodiscard]] std::string worded_hint(const error& e, const hint_wording& wording);
