@@ -89,3 +89,29 @@ def test_split_non_ascii_names_its_data_file_after_the_output(tmp_path):
                  refcheck.iter_tensors(onnx.load(str(out), load_external_data=False)) if refcheck.is_external(t)}
     assert locations == {"découpé.onnx.data"}
     refcheck.assert_same_tensors(tensors, out)
+
+
+def test_names_beyond_the_basic_multilingual_plane(tmp_path):
+    """An emoji is two UTF-16 units on Windows (a surrogate pair): the model, its data
+    file (a `location` in the model) and the output all carry one."""
+    folder = tmp_path / "modèles_😀"
+    folder.mkdir()
+    weight = np.arange(32 * 32, dtype=np.float32).reshape(32, 32) / 3
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32])],
+                              [numpy_helper.from_array(weight, "w")])
+    model = folder / "🚀_model.onnx"
+    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(model),
+                    save_as_external_data=True, all_tensors_to_one_file=True, location="poids_🎉.bin",
+                    size_threshold=0)
+    out = tmp_path / "sortie_🌍" / "fusion_😀.onnx"
+    out.parent.mkdir()
+    merge_ok([model, "-o", out])
+    refcheck.assert_same_tensors({"w": weight}, out)
+    assert sorted(p.name for p in out.parent.iterdir()) == ["fusion_😀.onnx"]
+    split = tmp_path / "sortie_🌍" / "découpe_🎉.onnx"
+    proc = run_cli(["split", out, "-o", split, "--threshold", "1024"])
+    assert proc.returncode == 0, describe(proc)
+    assert sorted(p.name for p in split.parent.iterdir()) == ["découpe_🎉.onnx", "découpe_🎉.onnx.data", "fusion_😀.onnx"]
+    refcheck.assert_same_tensors({"w": weight}, split)

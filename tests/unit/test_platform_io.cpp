@@ -145,6 +145,23 @@ TEST_CASE("bytes past 4 GiB are written and read back at their offset") {
     CHECK(hole == std::vector<std::byte>(4));
 }
 
+#if defined(_WIN32)
+TEST_CASE("UTF-8 names become UTF-16 paths and back, surrogate pairs included") {
+    // "é", "日" and an emoji (U+1F600: two UTF-16 units) in one name.
+    const std::string utf8 = "\xC3\xA9\xE6\x97\xA5\xF0\x9F\x98\x80.onnx";
+    const fs::path path(utf8);
+    CHECK(path.wstring() == std::wstring{L'\u00E9', L'\u65E5', wchar_t(0xD83D), wchar_t(0xDE00), L'.', L'o', L'n', L'n', L'x'});
+    CHECK(path.string() == utf8);
+    const test_support::temp_folder dir;
+    const auto written = dir.write(utf8, "x");
+    CHECK(fs::exists(written));
+    CHECK(io::identity_of(dir.path() / utf8).has_value());
+    // Invalid: a lone surrogate encoded in UTF-8, and a code point past U+10FFFF.
+    CHECK_THROWS(fs::path(std::string("\xED\xA0\x80")));
+    CHECK_THROWS(fs::path(std::string("\xF4\x90\x80\x80")));
+}
+#endif
+
 TEST_CASE("a file is the same file through another spelling of its name") {
     const test_support::temp_folder dir;
     const auto path = dir.write("Model.onnx", "x");
