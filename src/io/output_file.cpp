@@ -1,14 +1,14 @@
 #include <onnxstream/io/output_file.hpp>
 
+#include "output_file_shared.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <mutex>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,67 +18,29 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Every named temporary of this process, for `abandon_all_outputs`. One mutex guards the
-// list, the `abandoned` flag, the creation of a temporary with its registration, and a
-// whole commit: a program leaving on a signal can then never find a temporary created
-// but not yet listed, nor a transaction half done.
-struct registry {
-    std::mutex mutex;
-    std::vector<std::string> names;
-    bool abandoned = false;
-};
-
-registry& outputs_registry() {
-    // Never destroyed: a signal may arrive while the program's statics are torn down.
-    static auto* instance = new registry;
-    return *instance;
-}
+using output_detail::existing_kind;
+using output_detail::folder_of;
+using output_detail::human_bytes;
+using output_detail::outputs_registry;
+using output_detail::temporary_name;
+using output_detail::unregister_name;
 
 // Callers hold the registry's mutex.
-void register_name(registry& r, const std::string& name) { r.names.push_back(name); }
+void register_name(output_detail::output_registry& r, const std::string& name) { r.names.push_back(name); }
 
-void unregister_name(registry& r, const std::string& name) noexcept {
-    const auto it = std::find(r.names.begin(), r.names.end(), name);
-    if (it != r.names.end()) r.names.erase(it);
-}
-
-// Short on purpose: a destination name of up to 255 bytes must still leave room for it.
-std::string temporary_name(const char* suffix) {
-    static thread_local std::mt19937_64 generator{std::random_device{}()};
-    static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-    std::string name = ".onnxstream-";
-    for (int i = 0; i < 8; ++i) name += alphabet[generator() % (sizeof(alphabet) - 1)];
-    return name + suffix;
-}
-
-std::string human_bytes(std::uint64_t bytes) {
-    char text[64];
-    if (bytes >= (1ULL << 30)) std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ULL << 30));
-    else if (bytes >= (1ULL << 20)) std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1ULL << 20));
-    else std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
-    return text;
-}
-
-fs::path folder_of(const fs::path& destination) {
-    auto folder = destination.parent_path();
-    return folder.empty() ? fs::path(".") : folder;
-}
-
-const char* kind_of(mode_t mode) {
-    if (S_ISLNK(mode)) return "a symbolic link";
-    if (S_ISFIFO(mode)) return "a FIFO";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    if (S_ISDIR(mode)) return "a directory";
-    return "not a regular file";
+existing_kind kind_of(mode_t mode) {
+    if (S_ISREG(mode)) return existing_kind::regular;
+    if (S_ISLNK(mode)) return existing_kind::link;
+    if (S_ISFIFO(mode)) return existing_kind::fifo;
+    if (S_ISCHR(mode)) return existing_kind::character_device;
+    if (S_ISBLK(mode)) return existing_kind::block_device;
+    if (S_ISSOCK(mode)) return existing_kind::socket;
+    if (S_ISDIR(mode)) return existing_kind::directory;
+    return existing_kind::other;
 }
 
 error not_regular(const fs::path& destination, mode_t mode, bool during) {
-    return with_remedies({error_code::invalid_argument, "the output " + destination.string() + " is " + kind_of(mode) +
-                                                            (during ? " (it appeared while writing)" : "")},
-                         "onnxstream only replaces regular files; remove it or choose another name with {0}",
-                         {{remedy::choose_output, {}}});
+    return output_detail::not_regular(destination, kind_of(mode), during);
 }
 
 // One output's way through a commit.
@@ -155,12 +117,10 @@ result<void> place(step& s, bool overwrite) {
     if (::link(s.staged.c_str(), destination.c_str()) == 0) {
         ::unlink(s.staged.c_str());
     } else if (errno == EEXIST) {
-        return failure(error_code::output_exists, "the output " + destination + " appeared while writing", "{0} to replace it",
-                       {{remedy::replace_output, {}}});
+        return failure(output_detail::appeared_while_writing(destination));
     } else if (::renameat2(AT_FDCWD, s.staged.c_str(), AT_FDCWD, destination.c_str(), RENAME_NOREPLACE) != 0) {
         if (errno == EEXIST)
-            return failure(error_code::output_exists, "the output " + destination + " appeared while writing",
-                           "{0} to replace it", {{remedy::replace_output, {}}});
+            return failure(output_detail::appeared_while_writing(destination));
         return os("cannot move the output into place as");
     }
     s.staged.clear();
@@ -190,27 +150,6 @@ void abandon_all_outputs() noexcept {
     r.names.clear();
 }
 
-output_file::output_file(output_file&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      size_(other.size_),
-      overwrite_(other.overwrite_),
-      destination_(std::move(other.destination_)),
-      temporary_(std::exchange(other.temporary_, {})) {}
-
-output_file& output_file::operator=(output_file&& other) noexcept {
-    if (this != &other) {
-        discard();
-        fd_ = std::exchange(other.fd_, -1);
-        size_ = other.size_;
-        overwrite_ = other.overwrite_;
-        destination_ = std::move(other.destination_);
-        temporary_ = std::exchange(other.temporary_, {});
-    }
-    return *this;
-}
-
-output_file::~output_file() { discard(); }
-
 void output_file::discard() noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -228,22 +167,12 @@ result<output_file> output_file::create(const fs::path& destination, std::uint64
     file.destination_ = destination;
     file.size_ = size;
     file.overwrite_ = options.overwrite;
-    std::error_code status_error;
-    if (fs::is_directory(fs::status(destination, status_error)))
-        return failure(error_code::invalid_argument, "the output " + destination.string() + " is a directory",
-                       "give a file name with {0}", {{remedy::choose_output, {}}});
     // lstat: a dangling symbolic link exists too.
     struct stat existing {};
     const bool exists = ::lstat(destination.c_str(), &existing) == 0;
-    if (exists && !options.overwrite)
-        return failure(error_code::output_exists, "the output " + destination.string() + " already exists",
-                       "{0} to replace it, or choose another name with {1}",
-                       {{remedy::replace_output, {}}, {remedy::choose_output, {}}});
-    if (exists && !S_ISREG(existing.st_mode)) return failure(not_regular(destination, existing.st_mode, false));
-    const auto folder = folder_of(destination);
-    if (!fs::is_directory(folder, status_error))
-        return failure(error_code::io, "the output folder " + folder.string() + " does not exist",
-                       "create it first, or choose another output with {0}", {{remedy::choose_output, {}}});
+    ONNXSTREAM_ASSIGN(const auto folder,
+                      output_detail::check_destination(destination, exists ? kind_of(existing.st_mode) : existing_kind::none,
+                                                       options.overwrite));
     {
         auto& r = outputs_registry();
         const std::lock_guard lock(r.mutex);
@@ -290,15 +219,7 @@ result<output_file> output_file::create(const fs::path& destination, std::uint64
         int rc = options.preallocate ? ::posix_fallocate(file.fd_, 0, static_cast<off_t>(size)) : EOPNOTSUPP;
         if (rc == EOPNOTSUPP || rc == EINVAL) rc = ::ftruncate(file.fd_, static_cast<off_t>(size)) == 0 ? 0 : errno;
         if (rc != 0) {
-            const std::error_code os(rc, std::generic_category());
-            auto e = os_failure("cannot reserve " + human_bytes(size) + " for " + destination.string(), os,
-                                os == std::errc::no_space_on_device
-                                    ? "free at least " + human_bytes(size) + " on that file system, or write elsewhere with {0}"
-                                : os == std::errc::file_too_large
-                                    ? "the file-size limit (ulimit -f) or the file system does not allow a file that large"
-                                    : std::string{});
-            if (os == std::errc::no_space_on_device) e.remedies = {{remedy::choose_output, {}}};
-            return failure(std::move(e));
+            return failure(output_detail::reserve_failure(destination, size, {rc, std::generic_category()}, "file system"));
         }
     }
     return file;

@@ -9,11 +9,10 @@
 #include <onnxstream/io/output_file.hpp>
 
 #include "handle_win.hpp"
+#include "output_file_shared.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <mutex>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,49 +22,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Every temporary of this process, for `abandon_all_outputs` (see output_file.cpp: one
-// mutex guards the list, the flag, a creation with its registration, a whole commit).
-struct registry {
-    std::mutex mutex;
-    std::vector<std::wstring> names;
-    bool abandoned = false;
-};
-
-registry& outputs_registry() {
-    static auto* instance = new registry;  // never destroyed: Ctrl-C may come during exit
-    return *instance;
-}
-
-void unregister_name(registry& r, const std::wstring& name) noexcept {
-    const auto it = std::find(r.names.begin(), r.names.end(), name);
-    if (it != r.names.end()) r.names.erase(it);
-}
-
-std::wstring temporary_name(const wchar_t* suffix) {
-    static thread_local std::mt19937_64 generator{std::random_device{}()};
-    static constexpr wchar_t alphabet[] = L"abcdefghijklmnopqrstuvwxyz0123456789";
-    std::wstring name = L".onnxstream-";
-    for (int i = 0; i < 8; ++i) name += alphabet[generator() % (std::size(alphabet) - 1)];
-    return name + suffix;
-}
-
-std::string human_bytes(std::uint64_t bytes) {
-    char text[64];
-    if (bytes >= (1ULL << 30)) std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ULL << 30));
-    else if (bytes >= (1ULL << 20)) std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1ULL << 20));
-    else std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
-    return text;
-}
-
-fs::path folder_of(const fs::path& destination) {
-    auto folder = destination.parent_path();
-    return folder.empty() ? fs::path(".") : folder;
-}
+using output_detail::existing_kind;
+using output_detail::folder_of;
+using output_detail::not_regular;
+using output_detail::outputs_registry;
+using output_detail::temporary_name;
+using output_detail::unregister_name;
 
 // What is at `path`, without following a link: missing, a regular file, or something
 // onnxstream never replaces (a folder, a link or junction, a device name).
-enum class existing_kind { none, regular, directory, link, other };
-
 existing_kind kind_at(const fs::path& path) {
     const DWORD attributes = ::GetFileAttributesW(path.c_str());
     if (attributes == INVALID_FILE_ATTRIBUTES) return existing_kind::none;
@@ -73,16 +38,6 @@ existing_kind kind_at(const fs::path& path) {
     if ((attributes & FILE_ATTRIBUTE_DIRECTORY) != 0) return existing_kind::directory;
     if ((attributes & FILE_ATTRIBUTE_DEVICE) != 0) return existing_kind::other;
     return existing_kind::regular;
-}
-
-error not_regular(const fs::path& destination, existing_kind kind, bool during) {
-    const char* what = kind == existing_kind::link        ? "a symbolic link or junction"
-                       : kind == existing_kind::directory ? "a directory"
-                                                          : "not a regular file";
-    return with_remedies({error_code::invalid_argument,
-                          "the output " + destination.string() + " is " + what + (during ? " (it appeared while writing)" : "")},
-                         "onnxstream only replaces regular files; remove it or choose another name with {0}",
-                         {{remedy::choose_output, {}}});
 }
 
 struct step {
@@ -97,11 +52,10 @@ result<void> place(step& s, const fs::path& temporary, bool overwrite) {
     const auto kind = kind_at(destination);
     if (kind != existing_kind::none) {
         if (!overwrite)
-            return failure(error_code::output_exists, "the output " + destination.string() + " appeared while writing",
-                           "{0} to replace it", {{remedy::replace_output, {}}});
+            return failure(output_detail::appeared_while_writing(destination));
         if (kind != existing_kind::regular) return failure(not_regular(destination, kind, true));
         for (int attempt = 0; attempt < 16 && s.backup.empty(); ++attempt) {
-            auto name = (folder_of(destination) / temporary_name(L".old")).native();
+            auto name = (folder_of(destination) / temporary_name(".old")).native();
             if (::MoveFileExW(destination.c_str(), name.c_str(), MOVEFILE_WRITE_THROUGH)) s.backup = std::move(name);
             else if (::GetLastError() != ERROR_ALREADY_EXISTS && ::GetLastError() != ERROR_FILE_EXISTS)
                 return failure(os_failure("cannot keep a backup of " + destination.string(), win::last_error()));
@@ -113,8 +67,7 @@ result<void> place(step& s, const fs::path& temporary, bool overwrite) {
         const DWORD code = ::GetLastError();
         if (!s.backup.empty() && ::MoveFileExW(s.backup.c_str(), destination.c_str(), MOVEFILE_WRITE_THROUGH)) s.backup.clear();
         if (code == ERROR_ALREADY_EXISTS || code == ERROR_FILE_EXISTS)
-            return failure(error_code::output_exists, "the output " + destination.string() + " appeared while writing",
-                           "{0} to replace it", {{remedy::replace_output, {}}});
+            return failure(output_detail::appeared_while_writing(destination));
         return failure(os_failure("cannot move the output into place as " + destination.string(), win::error_of(code)));
     }
     s.placed = true;
@@ -144,27 +97,6 @@ void abandon_all_outputs() noexcept {
     r.names.clear();
 }
 
-output_file::output_file(output_file&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      size_(other.size_),
-      overwrite_(other.overwrite_),
-      destination_(std::move(other.destination_)),
-      temporary_(std::exchange(other.temporary_, {})) {}
-
-output_file& output_file::operator=(output_file&& other) noexcept {
-    if (this != &other) {
-        discard();
-        fd_ = std::exchange(other.fd_, -1);
-        size_ = other.size_;
-        overwrite_ = other.overwrite_;
-        destination_ = std::move(other.destination_);
-        temporary_ = std::exchange(other.temporary_, {});
-    }
-    return *this;
-}
-
-output_file::~output_file() { discard(); }
-
 void output_file::discard() noexcept {
     if (fd_ >= 0) ::CloseHandle(win::to_handle(fd_));
     fd_ = -1;
@@ -182,27 +114,14 @@ result<output_file> output_file::create(const fs::path& destination, std::uint64
     file.destination_ = destination;
     file.size_ = size;
     file.overwrite_ = options.overwrite;
-    const auto kind = kind_at(destination);
-    if (kind == existing_kind::directory)
-        return failure(error_code::invalid_argument, "the output " + destination.string() + " is a directory",
-                       "give a file name with {0}", {{remedy::choose_output, {}}});
-    if (kind != existing_kind::none && !options.overwrite)
-        return failure(error_code::output_exists, "the output " + destination.string() + " already exists",
-                       "{0} to replace it, or choose another name with {1}",
-                       {{remedy::replace_output, {}}, {remedy::choose_output, {}}});
-    if (kind != existing_kind::none && kind != existing_kind::regular) return failure(not_regular(destination, kind, false));
-    const auto folder = folder_of(destination);
-    std::error_code status_error;
-    if (!fs::is_directory(folder, status_error))
-        return failure(error_code::io, "the output folder " + folder.string() + " does not exist",
-                       "create it first, or choose another output with {0}", {{remedy::choose_output, {}}});
+    ONNXSTREAM_ASSIGN(const auto folder, output_detail::check_destination(destination, kind_at(destination), options.overwrite));
     HANDLE handle = INVALID_HANDLE_VALUE;
     {
         auto& r = outputs_registry();
         const std::lock_guard lock(r.mutex);
         if (r.abandoned) return failure(error_code::interrupted, "interrupted; no output was written");
         for (int attempt = 0; attempt < 16 && handle == INVALID_HANDLE_VALUE; ++attempt) {
-            file.temporary_ = folder / temporary_name(L".tmp");
+            file.temporary_ = folder / temporary_name(".tmp");
             handle = ::CreateFileW(file.temporary_.c_str(), GENERIC_READ | GENERIC_WRITE | DELETE,
                                    FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, CREATE_NEW,
                                    FILE_ATTRIBUTE_HIDDEN | FILE_FLAG_OVERLAPPED, nullptr);
@@ -244,13 +163,7 @@ result<output_file> output_file::create(const fs::path& destination, std::uint64
             ok = ::SetFileInformationByHandle(handle, FileEndOfFileInfo, &end, sizeof end) != 0;
         }
         if (!ok) {
-            const auto os = win::last_error();
-            auto e = os_failure("cannot reserve " + human_bytes(size) + " for " + destination.string(), os,
-                                os == std::errc::no_space_on_device
-                                    ? "free at least " + human_bytes(size) + " on that drive, or write elsewhere with {0}"
-                                    : std::string{});
-            if (os == std::errc::no_space_on_device) e.remedies = {{remedy::choose_output, {}}};
-            return failure(std::move(e));
+            return failure(output_detail::reserve_failure(destination, size, win::last_error(), "drive"));
         }
     }
     return file;

@@ -1,37 +1,21 @@
 #include <onnxstream/io/source_file.hpp>
 
+#include "source_file_shared.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cerrno>
 
+#include <optional>
 #include <string>
 #include <utility>
 
 namespace onnxstream::io {
 
-source_file::source_file(source_file&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      size_(other.size_),
-      identity_(other.identity_),
-      path_(std::move(other.path_)),
-      mapping_(std::move(other.mapping_)) {}
-
-source_file& source_file::operator=(source_file&& other) noexcept {
-    if (this != &other) {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = std::exchange(other.fd_, -1);
-        size_ = other.size_;
-        identity_ = other.identity_;
-        path_ = std::move(other.path_);
-        mapping_ = std::move(other.mapping_);
-    }
-    return *this;
-}
-
-source_file::~source_file() {
-    mapping_ = mapped_file{};
-    if (fd_ >= 0) ::close(fd_);
+void source_detail::close_descriptor(int& fd) noexcept {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
 }
 
 namespace {
@@ -96,9 +80,7 @@ result<void> source_file::read_at(std::uint64_t offset, std::span<std::byte> out
             return failure(os_failure("cannot read " + path_.string(), {errno, std::generic_category()}));
         }
         if (got == 0)
-            return failure(error_code::truncated_data,
-                           path_.string() + " ended at byte " + std::to_string(offset + done) + " while reading",
-                           "the file changed size while onnxstream was reading it");
+            return failure(source_detail::ended_while_reading(path_, offset + done));
         done += static_cast<std::size_t>(got);
     }
     return {};
@@ -109,36 +91,8 @@ result<void> source_file::check_unchanged() const {
     const bool stat_ok = fd_ >= 0 && ::fstat(fd_, &info) == 0;
     const bool same_size = stat_ok && static_cast<std::uint64_t>(info.st_size) == size_;
     if (mapping_.intact() && (same_size || fd_ < 0)) return {};
-    std::string now = stat_ok ? "; it is now " + std::to_string(info.st_size) + " bytes" : "";
-    return failure(error_code::truncated_data,
-                   path_.string() + " changed size while being read (it was " + std::to_string(size_) + " bytes" + now + ")",
-                   "another program is writing to it: wait until it is done (or the download is complete), then run "
-                   "again");
-}
-
-located_file::located_file(located_file&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      path_(std::move(other.path_)),
-      real_path_(std::move(other.real_path_)),
-      identity_(other.identity_),
-      regular_(other.regular_),
-      directory_(other.directory_) {}
-
-located_file& located_file::operator=(located_file&& other) noexcept {
-    if (this != &other) {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = std::exchange(other.fd_, -1);
-        path_ = std::move(other.path_);
-        real_path_ = std::move(other.real_path_);
-        identity_ = other.identity_;
-        regular_ = other.regular_;
-        directory_ = other.directory_;
-    }
-    return *this;
-}
-
-located_file::~located_file() {
-    if (fd_ >= 0) ::close(fd_);
+    return failure(source_detail::changed_size(
+        path_, size_, stat_ok ? std::optional(static_cast<std::uint64_t>(info.st_size)) : std::nullopt));
 }
 
 result<located_file> located_file::locate(const std::filesystem::path& path) {
@@ -178,8 +132,7 @@ result<source_file> located_file::open(bool map_bytes) const {
     if (fd < 0) return failure(open_failure(path_, {errno, std::generic_category()}));
     ONNXSTREAM_ASSIGN(auto file, source_file::adopt(fd, path_, map_bytes));
     if (file.identity() != identity_)
-        return failure(error_code::io, path_.string() + " was replaced while being opened",
-                       "another program is changing the folder: run again once it is done");
+        return failure(source_detail::replaced_while_opening(path_));
     return file;
 }
 

@@ -7,7 +7,9 @@
 #include <onnxstream/io/source_file.hpp>
 
 #include "handle_win.hpp"
+#include "source_file_shared.hpp"
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -27,36 +29,11 @@ error open_failure(const std::filesystem::path& path, std::error_code os) {
     return e;
 }
 
-void close_descriptor(int& fd) noexcept {
-    if (fd >= 0) ::CloseHandle(win::to_handle(fd));
-    fd = -1;
-}
-
 }  // namespace
 
-source_file::source_file(source_file&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      size_(other.size_),
-      identity_(other.identity_),
-      path_(std::move(other.path_)),
-      mapping_(std::move(other.mapping_)) {}
-
-source_file& source_file::operator=(source_file&& other) noexcept {
-    if (this != &other) {
-        mapping_ = mapped_file{};
-        close_descriptor(fd_);
-        fd_ = std::exchange(other.fd_, -1);
-        size_ = other.size_;
-        identity_ = other.identity_;
-        path_ = std::move(other.path_);
-        mapping_ = std::move(other.mapping_);
-    }
-    return *this;
-}
-
-source_file::~source_file() {
-    mapping_ = mapped_file{};
-    close_descriptor(fd_);
+void source_detail::close_descriptor(int& fd) noexcept {
+    if (fd >= 0) ::CloseHandle(win::to_handle(fd));
+    fd = -1;
 }
 
 result<source_file> source_file::open(const std::filesystem::path& path, bool map_bytes) {
@@ -93,9 +70,7 @@ result<void> source_file::read_at(std::uint64_t offset, std::span<std::byte> out
         if (!win::transfer_at(win::to_handle(fd_), false, out.data() + done, out.size() - done, offset + done, got))
             return failure(os_failure("cannot read " + path_.string(), win::last_error()));
         if (got == 0)
-            return failure(error_code::truncated_data,
-                           path_.string() + " ended at byte " + std::to_string(offset + done) + " while reading",
-                           "the file changed size while onnxstream was reading it");
+            return failure(source_detail::ended_while_reading(path_, offset + done));
         done += got;
     }
     return {};
@@ -105,35 +80,8 @@ result<void> source_file::check_unchanged() const {
     std::uint64_t now = 0;
     const bool known = fd_ >= 0 && win::size_of(win::to_handle(fd_), now);
     if (fd_ < 0 || (known && now == size_)) return {};
-    std::string is_now = known ? "; it is now " + std::to_string(now) + " bytes" : "";
-    return failure(error_code::truncated_data,
-                   path_.string() + " changed size while being read (it was " + std::to_string(size_) + " bytes" + is_now + ")",
-                   "another program is writing to it: wait until it is done (or the download is complete), then run "
-                   "again");
+    return failure(source_detail::changed_size(path_, size_, known ? std::optional(now) : std::nullopt));
 }
-
-located_file::located_file(located_file&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      path_(std::move(other.path_)),
-      real_path_(std::move(other.real_path_)),
-      identity_(other.identity_),
-      regular_(other.regular_),
-      directory_(other.directory_) {}
-
-located_file& located_file::operator=(located_file&& other) noexcept {
-    if (this != &other) {
-        close_descriptor(fd_);
-        fd_ = std::exchange(other.fd_, -1);
-        path_ = std::move(other.path_);
-        real_path_ = std::move(other.real_path_);
-        identity_ = other.identity_;
-        regular_ = other.regular_;
-        directory_ = other.directory_;
-    }
-    return *this;
-}
-
-located_file::~located_file() { close_descriptor(fd_); }
 
 result<located_file> located_file::locate(const std::filesystem::path& path) {
     located_file located;
@@ -164,8 +112,7 @@ result<source_file> located_file::open(bool map_bytes) const {
     if (handle == INVALID_HANDLE_VALUE) return failure(open_failure(path_, win::last_error()));
     ONNXSTREAM_ASSIGN(auto file, source_file::adopt(win::to_descriptor(handle), path_, map_bytes));
     if (file.identity() != identity_)
-        return failure(error_code::io, path_.string() + " was replaced while being opened",
-                       "another program is changing the folder: run again once it is done");
+        return failure(source_detail::replaced_while_opening(path_));
     return file;
 }
 
