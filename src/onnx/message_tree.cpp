@@ -99,8 +99,9 @@ struct message_tree::builder {
 
     // Tokenizes message `index` (already registered), then descends into its children.
     result<void> build(std::uint32_t index) {
-        const auto begin = tree.messages_[index].begin;
-        const auto end = tree.messages_[index].end;
+        const auto range = tree.payload_range(index);
+        const auto begin = range.offset;
+        const auto end = range.offset + range.length;
         const auto first = tree.fields_.size();
         // Fields go straight into the tree: a message of a million fields needs no
         // scratch copy of them.
@@ -163,8 +164,6 @@ struct message_tree::builder {
             child.depth = static_cast<std::uint16_t>(depth + 1);
             child.parent = index;
             child.parent_field = field_index;
-            child.begin = token.payload_offset();
-            child.end = token.end_offset();
             child.ordinal = next_ordinal(token.number());
             const auto child_index = static_cast<std::uint32_t>(tree.messages_.size());
             tree.messages_.push_back(child);
@@ -187,8 +186,6 @@ result<message_tree> message_tree::parse(std::span<const std::byte> bytes, const
     if (bytes.empty()) return failure(error_code::not_onnx, "the file is empty", "an ONNX model is a protobuf ModelProto");
     message root;
     root.kind = message_kind::model;
-    root.begin = 0;
-    root.end = bytes.size();
     tree.messages_.push_back(root);
     builder b{tree, options};
     if (auto built = b.build(0); !built) {
