@@ -1,4 +1,5 @@
 #include <onnxstream/onnx/message_tree.hpp>
+#include <onnxstream/onnx/schema.hpp>
 #include <onnxstream/onnx/tensor_walker.hpp>
 
 #include "proto_builder.hpp"
@@ -101,6 +102,10 @@ TEST_CASE("a message's payload range is its holder's payload; repeated and ordin
     CHECK(tree->path(5) == "graph.initializer[1]");
     // The first field of the second node begins its payload.
     CHECK(tree->fields(4).front().header_offset() == tree->payload_range(4).offset);
+}
+
+TEST_CASE("every field number the schema knows is below 32 (the parser's lookup tables)") {
+    for (const auto& row : schema()) CHECK(row.number < 32);
 }
 
 TEST_CASE("protobuf without ir_version is not an ONNX model") {
