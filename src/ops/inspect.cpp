@@ -9,6 +9,11 @@
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
+#include <functional>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
 namespace onnxstream::ops {
 
 using namespace onnxstream::onnx;
@@ -100,12 +105,23 @@ void read_model_fields(const message_tree& tree, inspect_report& report) {
 }
 
 void count_nodes(const message_tree& tree, inspect_report& report) {
+    // Counted by (domain, op) views into the model first: a graph of a million nodes has
+    // a few dozen distinct ops, and a string per node would cost more than the count.
+    struct op_key_hash {
+        std::size_t operator()(const std::pair<std::string_view, std::string_view>& k) const noexcept {
+            return std::hash<std::string_view>{}(k.first) * 31U ^ std::hash<std::string_view>{}(k.second);
+        }
+    };
+    std::unordered_map<std::pair<std::string_view, std::string_view>, std::uint64_t, op_key_hash> counts;
     for (const auto node : find_nodes(tree)) {
         ++report.nodes;
-        const auto domain = tree.find_text(node, number(node_field::domain));
-        const auto op = std::string(tree.find_text(node, number(node_field::op_type)));
-        const bool standard = domain.empty() || domain == "ai.onnx";
-        ++report.op_types[standard ? op : std::string(domain) + ":" + op];
+        auto domain = tree.find_text(node, number(node_field::domain));
+        if (domain == "ai.onnx") domain = {};
+        ++counts[{domain, tree.find_text(node, number(node_field::op_type))}];
+    }
+    for (const auto& [key, count] : counts) {
+        const auto& [domain, op] = key;
+        report.op_types[domain.empty() ? std::string(op) : std::string(domain) + ":" + std::string(op)] += count;
     }
     for (const auto& m : tree.messages())
         if (m.kind == message_kind::graph && tree.at(m.parent).kind == message_kind::attribute) ++report.subgraphs;
