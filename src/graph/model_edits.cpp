@@ -264,7 +264,8 @@ private:
 
     encoded_message verbatim_payload(std::uint32_t message) const {
         encoded_message out;
-        copy_range(out, tree_.at(message).begin, tree_.at(message).end - tree_.at(message).begin);
+        const auto range = tree_.payload_range(message);
+        copy_range(out, range.offset, range.length);
         return out;
     }
 

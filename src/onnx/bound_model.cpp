@@ -6,12 +6,12 @@
 namespace onnxstream::onnx {
 
 result<bound_model> bound_model::open(const std::filesystem::path& path, const resolve_options& data_options,
-                                      const tree_options& tree) {
+                                      const tree_options& tree, tensor_reading reading) {
     bound_model bound;
-    ONNXSTREAM_ASSIGN(bound.model, model_file::open(path, tree));
+    ONNXSTREAM_ASSIGN(bound.model, model_file::open(path, tree, reading));
     data_resolver resolver(path, data_options);
     bound.data = external_data::bind(bound.model, resolver);
-    bound.binding_of_.assign(bound.model.tensors.size(), none);
+    bound.binding_of_.assign(bound.model.sites.size(), none);
     for (const auto b : bound.data.tensors.ids()) bound.binding_of_[bound.data.tensors[b].site] = b;
     return bound;
 }
@@ -52,7 +52,8 @@ std::vector<io::file_identity> bound_model::inputs() const {
 }
 
 std::optional<stored_slice> bound_model::stored_bytes(site_id site) const {
-    const auto& info = model.tensors[site];
+    const auto tensor = model.tensor(site);
+    const auto& info = *tensor;
     if (info.storage == tensor_storage::raw) {
         const auto& raw = model.tree.field(info.raw_field);
         return stored_slice{0, raw.payload_offset(), raw.payload_length()};

@@ -58,9 +58,9 @@ struct file_table {
 
 file_table gather_files(const model_file& model, external_data& data) {
     file_table table;
-    for (const auto t : model.tensors.ids()) {
-        const auto& tensor = model.tensors[t];
-        if (tensor.storage != tensor_storage::external) continue;
+    for (const auto t : model.external_sites) {
+        const auto handle = model.tensor(t);
+        const auto& tensor = *handle;
         const auto& ref = *tensor.external;
         const auto [known, added] = table.file_of.try_emplace(std::string(ref.location),
                                                               static_cast<std::uint32_t>(data.files.size()));
@@ -106,8 +106,8 @@ error tensor_problem(const model_file& model, const tensor_info& tensor, error_c
 }
 
 // The binding of external tensor `t` to its (open) file, bounds- and size-checked.
-void bind_tensor(const model_file& model, site_id t, std::uint32_t file_index, external_data& data) {
-    const auto& tensor = model.tensors[t];
+void bind_tensor(const model_file& model, site_id t, const tensor_info& tensor, std::uint32_t file_index,
+                 external_data& data) {
     auto& file = data.files[file_index];
     external_tensor binding;
     binding.site = t;
@@ -159,13 +159,13 @@ external_data external_data::bind(const model_file& model, data_resolver& resolv
     external_data data;
     auto table = gather_files(model, data);
     open_files(resolver, table, data);
-    for (const auto t : model.tensors.ids()) {
-        const auto& tensor = model.tensors[t];
-        if (tensor.storage != tensor_storage::external) continue;
+    for (const auto t : model.external_sites) {
+        const auto handle = model.tensor(t);
+        const auto& tensor = *handle;
         const std::uint32_t file_index = table.file_of.at(std::string(tensor.external->location));
         ++data.files[file_index].tensor_count;
         if (data.files[file_index].file) {
-            bind_tensor(model, t, file_index, data);
+            bind_tensor(model, t, tensor, file_index, data);
         } else {
             external_tensor binding;
             binding.site = t;

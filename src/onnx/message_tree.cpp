@@ -1,10 +1,13 @@
 #include <onnxstream/onnx/message_tree.hpp>
 
+#include "schema_rows.hpp"
+
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/schema.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 namespace onnxstream::onnx {
@@ -28,8 +31,8 @@ const char* to_string(message_kind kind) noexcept {
 
 // The three questions about a field the parser asks, answered by the schema table.
 bool child_kind(message_kind kind, std::uint32_t n, message_kind& out) noexcept {
-    const auto* f = find_field(kind, n);
-    if (f == nullptr || f->holds != field_holds::child) return false;
+    const auto* f = detail::schema_rows::get().child(kind, n);
+    if (f == nullptr) return false;
     out = f->child;
     return true;
 }
@@ -49,6 +52,7 @@ std::string field_name(message_kind kind, std::uint32_t n) {
 struct message_tree::builder {
     message_tree& tree;
     const tree_options& options;
+    const detail::schema_rows& schema = detail::schema_rows::get();
 
     failure fail(error_code code, std::string what, std::uint64_t offset, std::uint32_t message_index) {
         error e;
@@ -66,42 +70,54 @@ struct message_tree::builder {
     // that reads one occurrence: it keeps the last scalar or string and merges messages
     // (two `graph` fields are one graph holding the nodes of both). Rather than teach
     // every reader those rules, a model that relies on them is refused here, once.
-    result<void> check_singular(std::uint32_t index, message_kind kind, std::size_t first, std::size_t count) {
-        // (number, wire type) of the singular fields seen: a few dozen at most, so a
-        // message of millions of fields costs one pass.
-        std::vector<std::pair<std::uint32_t, proto::wire_type>> seen;
-        for (std::size_t i = 0; i < count; ++i) {
-            const auto& f = tree.fields_[first + i];
-            if (!is_singular(kind, f.number())) continue;
+    // (number, wire type) of the singular fields seen, one bit each: every known field
+    // number is below 32, so a message of millions of fields costs nothing more.
+    class singular_fields {
+    public:
+        // Whether `f`, one more field of a `kind` message, repeats a singular field.
+        bool repeats(const detail::schema_rows& schema, message_kind kind, const field_entry& f) noexcept {
+            const auto* row = schema.at(kind, f.number());
+            if (row == nullptr || row->repeated) return false;
             // A field of another wire type is an unknown field to protobuf, not a copy.
-            bool again = false;
-            for (const auto& [number_seen, type_seen] : seen)
-                again = again || (number_seen == f.number() && type_seen == f.type());
-            if (!again) {
-                seen.emplace_back(f.number(), f.type());
-                continue;
-            }
-            const bool is_message = find_field(kind, f.number())->holds != field_holds::value;
-            error e(error_code::not_onnx,
-                    std::string(to_string(kind)) + " field '" + field_name(kind, f.number()) +
-                        "' appears more than once; protobuf would " +
-                        (is_message ? "merge the copies into one message" : "keep only the last one") +
-                        ", and onnxstream refuses to guess which one a runtime reads",
-                    "re-save the model with onnx (python3 -c \"import onnx,sys; onnx.save(onnx.load(sys.argv[1]), sys.argv[2])\" "
-                    "IN OUT), "
-                    "which writes each field once");
-            e.offset = f.header_offset();
-            e.field_path = tree.path(index);
-            return failure(std::move(e));
+            auto& seen_of_type = seen_[static_cast<std::size_t>(f.type()) & 7U];
+            const auto bit = 1U << (f.number() & 31U);
+            if ((seen_of_type & bit) != 0) return true;
+            seen_of_type |= bit;
+            return false;
         }
-        return {};
+
+    private:
+        std::array<std::uint32_t, 8> seen_{};  // per wire type, bit n: field n seen
+    };
+
+    failure repeated_field(std::uint32_t index, message_kind kind, const field_entry& f) {
+        const auto* row = schema.at(kind, f.number());  // not null: the field repeats a known one
+        const bool is_message = row != nullptr && row->holds != field_holds::value;
+        error e(error_code::not_onnx,
+                std::string(to_string(kind)) + " field '" + field_name(kind, f.number()) +
+                    "' appears more than once; protobuf would " +
+                    (is_message ? "merge the copies into one message" : "keep only the last one") +
+                    ", and onnxstream refuses to guess which one a runtime reads",
+                "re-save the model with onnx (python3 -c \"import onnx,sys; onnx.save(onnx.load(sys.argv[1]), sys.argv[2])\" "
+                "IN OUT), "
+                "which writes each field once");
+        e.offset = f.header_offset();
+        e.field_path = tree.path(index);
+        return failure(std::move(e));
     }
 
     // Tokenizes message `index` (already registered), then descends into its children.
     result<void> build(std::uint32_t index) {
-        const auto begin = tree.messages_[index].begin;
-        const auto end = tree.messages_[index].end;
+        const auto range = tree.payload_range(index);
+        const auto begin = range.offset;
+        const auto end = range.offset + range.length;
         const auto first = tree.fields_.size();
+        const auto kind = tree.messages_[index].kind;
+        singular_fields singular;
+        // The first field that repeats a singular one: reported once every field has read,
+        // so that a damaged field later in the message is the problem named first.
+        constexpr auto none_yet = std::numeric_limits<std::size_t>::max();
+        auto first_repeat = none_yet;
         // Fields go straight into the tree: a message of a million fields needs no
         // scratch copy of them.
         for (auto position = begin; position < end;) {
@@ -119,6 +135,8 @@ struct message_tree::builder {
                 return fail(error_code::limit_exceeded, "a field lies beyond 16 TiB or holds more than 16 TiB",
                             token.header_offset, index);
             tree.fields_.push_back(field_entry(token));
+            if (first_repeat == none_yet && singular.repeats(schema, kind, tree.fields_[tree.fields_.size() - 1]))
+                first_repeat = tree.fields_.size() - 1;
             position = token.end_offset();
         }
         const std::size_t count = tree.fields_.size() - first;
@@ -128,23 +146,17 @@ struct message_tree::builder {
         tree.messages_[index].first_field = static_cast<std::uint32_t>(first);
         tree.messages_[index].field_count = static_cast<std::uint32_t>(count);
 
-        const auto kind = tree.messages_[index].kind;
+        if (first_repeat != none_yet) return repeated_field(index, kind, tree.fields_[first_repeat]);
         const auto depth = tree.messages_[index].depth;
-        ONNXSTREAM_TRY(check_singular(index, kind, first, count));
         // Children per field number, so that path() needs no scan of the siblings (a graph
-        // may hold millions of them). Few numbers hold messages: a short list will do.
-        std::vector<std::pair<std::uint32_t, std::uint32_t>> per_number;
-        auto next_ordinal = [&per_number](std::uint32_t n) {
-            for (auto& [number_seen, count_seen] : per_number)
-                if (number_seen == n) return count_seen++;
-            per_number.emplace_back(n, 1U);
-            return 0U;
-        };
+        // may hold millions of them). Only numbers below 32 hold messages.
+        std::array<std::uint32_t, detail::schema_rows::numbers> per_number{};
         for (std::size_t i = 0; i < count; ++i) {
             const auto field_index = static_cast<std::uint32_t>(first + i);
             const auto token = tree.fields_[field_index];
-            message_kind sub{};
-            if (!child_kind(kind, token.number(), sub)) continue;
+            const auto* row = schema.child(kind, token.number());
+            if (row == nullptr) continue;
+            const auto sub = row->child;
             if (token.type() != proto::wire_type::length_delimited)
                 return fail(error_code::not_onnx,
                             std::string(to_string(kind)) + " field '" + field_name(kind, token.number()) +
@@ -163,9 +175,7 @@ struct message_tree::builder {
             child.depth = static_cast<std::uint16_t>(depth + 1);
             child.parent = index;
             child.parent_field = field_index;
-            child.begin = token.payload_offset();
-            child.end = token.end_offset();
-            child.ordinal = next_ordinal(token.number());
+            child.ordinal = per_number[token.number()]++;
             const auto child_index = static_cast<std::uint32_t>(tree.messages_.size());
             tree.messages_.push_back(child);
             tree.fields_[field_index].child = child_index;
@@ -173,9 +183,7 @@ struct message_tree::builder {
         }
         for (std::size_t i = 0; i < count; ++i) {
             const auto& f = tree.fields_[first + i];
-            if (f.child == no_index) continue;
-            for (const auto& [number_seen, count_seen] : per_number)
-                if (number_seen == f.number()) tree.messages_[f.child].repeated = count_seen > 1;
+            if (f.child != no_index) tree.messages_[f.child].repeated = per_number[f.number()] > 1;
         }
         return {};
     }
@@ -187,10 +195,8 @@ result<message_tree> message_tree::parse(std::span<const std::byte> bytes, const
     if (bytes.empty()) return failure(error_code::not_onnx, "the file is empty", "an ONNX model is a protobuf ModelProto");
     message root;
     root.kind = message_kind::model;
-    root.begin = 0;
-    root.end = bytes.size();
     tree.messages_.push_back(root);
-    builder b{tree, options};
+    builder b{tree, options, detail::schema_rows::get()};
     if (auto built = b.build(0); !built) {
         auto e = std::move(built).error();
         if (e.code == error_code::malformed && tree.messages_.size() == 1) e.message = "not an ONNX model (" + e.message + ")";

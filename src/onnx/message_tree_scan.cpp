@@ -1,5 +1,7 @@
 #include <onnxstream/onnx/message_tree.hpp>
 
+#include "schema_rows.hpp"
+
 #include <onnxstream/proto/varint.hpp>
 
 #include <algorithm>
@@ -47,6 +49,7 @@ struct scanner {
     header_window window;
     const bulk_scan_options& options;
     std::vector<io::byte_range> found;
+    const detail::schema_rows& schema = detail::schema_rows::get();
 
     // False when the bytes are not a well-formed message: the scan then stops, and the
     // tree's own parse says what is wrong.
@@ -71,9 +74,11 @@ struct scanner {
                     if (!length) return false;
                     position += length->size;
                     if (length->value > end - position) return false;
-                    message_kind sub{};
-                    if (number <= proto::max_field_number && child_kind(kind, static_cast<std::uint32_t>(number), sub)) {
-                        if (!scan(sub, position, position + length->value, depth + 1)) return false;
+                    const auto* child = number < detail::schema_rows::numbers
+                                            ? schema.child(kind, static_cast<std::uint32_t>(number))
+                                            : nullptr;
+                    if (child != nullptr) {
+                        if (!scan(child->child, position, position + length->value, depth + 1)) return false;
                     } else if (length->value >= options.min_length) {
                         found.push_back({position, length->value});
                     }
@@ -91,7 +96,7 @@ struct scanner {
 }  // namespace
 
 std::vector<io::byte_range> find_bulk_payloads(std::uint64_t size, const read_function& read, const bulk_scan_options& options) {
-    scanner s{header_window(size, read), options, {}};
+    scanner s{header_window(size, read), options, {}, detail::schema_rows::get()};
     if (!s.scan(message_kind::model, 0, size, 0)) return {};
     if (s.found.size() > options.max_ranges) {
         // Keep the largest (they save the most), then put them back in file order.

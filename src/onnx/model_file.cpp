@@ -2,7 +2,7 @@
 
 namespace onnxstream::onnx {
 
-result<model_file> model_file::open(const std::filesystem::path& path, const tree_options& options) {
+result<model_file> model_file::open(const std::filesystem::path& path, const tree_options& options, tensor_reading reading) {
     model_file model;
     model.path = path;
     auto opened = io::source_file::open(path, true);
@@ -31,19 +31,29 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     }
     model.tree = std::move(parsed).value();
     model.sites = find_tensors(model.tree);
-    model.tensors.reserve(model.sites.size());
-    for (const auto& site : model.sites) {
-        auto tensor = read_tensor(model.tree, site.message);
+    model.reading = reading;
+    if (reading == tensor_reading::kept) model.tensors.reserve(model.sites.size());
+    for (const auto t : model.sites.ids()) {
+        auto tensor = read_tensor(model.tree, model.sites[t].message);
         if (!tensor) {
             ONNXSTREAM_TRY(model.file.check_unchanged());
             auto e = std::move(tensor).error();
             e.message = path.string() + ": " + e.message;
             return failure(std::move(e));
         }
-        model.tensors.push_back(std::move(tensor).value());
+        if (tensor->storage == tensor_storage::external) model.external_sites.push_back(t);
+        if (reading == tensor_reading::kept) model.tensors.push_back(std::move(tensor).value());
     }
     ONNXSTREAM_TRY(model.file.check_unchanged());
     return model;
+}
+
+tensor_handle model_file::tensor(site_id site) const {
+    if (reading == tensor_reading::kept) return tensor_handle(tensors[site]);
+    // The tree and its bytes are what open read (the mapping is checked unchanged before
+    // anything is reported), so the read that succeeded there succeeds here.
+    auto read = read_tensor(tree, sites[site].message);
+    return tensor_handle(std::move(read).value());
 }
 
 }  // namespace onnxstream::onnx

@@ -133,7 +133,7 @@ result<void> count_elements(const message_tree& tree, std::uint32_t message_inde
         if (d < 0)
             return invalid(tree, message_index,
                            "tensor '" + std::string(info.name) + "' has a negative dimension " + std::to_string(d),
-                           tree.at(message_index).begin);
+                           tree.payload_range(message_index).offset);
         const auto u = static_cast<std::uint64_t>(d);
         if (u == 0) {
             has_zero = true;
@@ -142,7 +142,7 @@ result<void> count_elements(const message_tree& tree, std::uint32_t message_inde
         if (nonzero_product > std::numeric_limits<std::uint64_t>::max() / u)
             return invalid(tree, message_index,
                            "tensor '" + std::string(info.name) + "' has dimensions whose product overflows 64 bits",
-                           tree.at(message_index).begin);
+                           tree.payload_range(message_index).offset);
         nonzero_product *= u;
     }
     info.element_count = has_zero ? 0 : nonzero_product;
@@ -157,7 +157,7 @@ result<void> count_elements(const message_tree& tree, std::uint32_t message_inde
                        "tensor '" + std::string(info.name) + "' of " + std::to_string(nonzero_product) + " " +
                            data_type_name(info.data_type) + " elements" + (has_zero ? " (not counting a zero dimension)" : "") +
                            ": its size in bytes overflows 64 bits",
-                       tree.at(message_index).begin);
+                       tree.payload_range(message_index).offset);
     }
     return {};
 }
@@ -168,7 +168,7 @@ result<void> decide_storage(const message_tree& tree, std::uint32_t message_inde
     if (marked_external) {
         if (!info.external || info.external->location.empty())
             return invalid(tree, message_index, "tensor '" + std::string(info.name) + "' is marked external but has no location",
-                           tree.at(message_index).begin);
+                           tree.payload_range(message_index).offset);
         info.storage = tensor_storage::external;
     } else if (info.storage != tensor_storage::strings) {
         if (info.raw_field != no_index) info.storage = tensor_storage::raw;

@@ -33,7 +33,8 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
                      std::vector<error>& warnings) {
     for (const auto& binding : bindings) {
         if (!binding.usable) continue;
-        const auto& tensor = model.model.tensors[binding.site];
+        const auto handle = model.model.tensor(binding.site);
+        const auto& tensor = *handle;
         const auto position = drop_value_fields(model.model.tree, tensor.message, edits);
         const auto expected = expected_sha1(tensor, warnings);
         const auto check = expected ? edits.add_check({.tensor = std::string(tensor.name), .expected_sha1 = expected})

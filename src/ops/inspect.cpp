@@ -9,6 +9,11 @@
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
+#include <functional>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
 namespace onnxstream::ops {
 
 using namespace onnxstream::onnx;
@@ -100,12 +105,23 @@ void read_model_fields(const message_tree& tree, inspect_report& report) {
 }
 
 void count_nodes(const message_tree& tree, inspect_report& report) {
+    // Counted by (domain, op) views into the model first: a graph of a million nodes has
+    // a few dozen distinct ops, and a string per node would cost more than the count.
+    struct op_key_hash {
+        std::size_t operator()(const std::pair<std::string_view, std::string_view>& k) const noexcept {
+            return std::hash<std::string_view>{}(k.first) * 31U ^ std::hash<std::string_view>{}(k.second);
+        }
+    };
+    std::unordered_map<std::pair<std::string_view, std::string_view>, std::uint64_t, op_key_hash> counts;
     for (const auto node : find_nodes(tree)) {
         ++report.nodes;
-        const auto domain = tree.find_text(node, number(node_field::domain));
-        const auto op = std::string(tree.find_text(node, number(node_field::op_type)));
-        const bool standard = domain.empty() || domain == "ai.onnx";
-        ++report.op_types[standard ? op : std::string(domain) + ":" + op];
+        auto domain = tree.find_text(node, number(node_field::domain));
+        if (domain == "ai.onnx") domain = {};
+        ++counts[{domain, tree.find_text(node, number(node_field::op_type))}];
+    }
+    for (const auto& [key, count] : counts) {
+        const auto& [domain, op] = key;
+        report.op_types[domain.empty() ? std::string(op) : std::string(domain) + ":" + std::string(op)] += count;
     }
     for (const auto& m : tree.messages())
         if (m.kind == message_kind::graph && tree.at(m.parent).kind == message_kind::attribute) ++report.subgraphs;
@@ -113,8 +129,9 @@ void count_nodes(const message_tree& tree, inspect_report& report) {
 
 void count_tensors(const bound_model& bound, inspect_report& report) {
     const auto& model = bound.model;
-    for (const auto t : model.tensors.ids()) {
-        const auto& tensor = model.tensors[t];
+    for (const auto t : model.sites.ids()) {
+        const auto handle = model.tensor(t);
+        const auto& tensor = *handle;
         std::uint64_t bytes = 0;
         if (tensor.storage == tensor_storage::raw) {
             bytes = model.tree.field(tensor.raw_field).payload_length();
@@ -164,7 +181,8 @@ void summarize_data_files(const external_data& data, inspect_report& report) {
 }  // namespace
 
 result<inspect_report> inspect(const std::filesystem::path& path, const resolve_options& data_options) {
-    ONNXSTREAM_ASSIGN(const auto bound, bound_model::open(path, data_options));
+    // Every tensor is read once or twice here: none is kept (a million of them is 120 MB).
+    ONNXSTREAM_ASSIGN(const auto bound, bound_model::open(path, data_options, {}, tensor_reading::on_demand));
     inspect_report report;
     report.path = path;
     report.file_size = bound.model.file.size();

@@ -61,7 +61,8 @@ public:
 
     result<verify_report> run() {
         report_.path = path_;
-        auto opened = onnx::bound_model::open(path_, options_.data);
+        // Tensors are read when checked, none kept: a million of them is 120 MB.
+        auto opened = onnx::bound_model::open(path_, options_.data, {}, onnx::tensor_reading::on_demand);
         if (!opened) {
             auto e = std::move(opened).error();
             if (check_for(e.code) != verify_check::structure) return failure(std::move(e));
@@ -74,7 +75,7 @@ public:
         bound_ = std::move(opened).value();
         report_.structure_ok = true;
         report_.file_size = model_.file.size();
-        report_.tensors = model_.tensors.size();
+        report_.tensors = model_.sites.size();
         check_embedded_sizes();
         if (report_.file_size > plan::protobuf_limit)
             add_problem(none, no_index,
@@ -103,7 +104,7 @@ private:
         problem.check = check_for(what.code);
         if (site != none) {
             problem.tensor = display_name(site);
-            if (what.field_path.empty()) what.field_path = model_.tree.path(model_.tensors[site].message);
+            if (what.field_path.empty()) what.field_path = model_.tree.path(model_.sites[site].message);
         }
         if (file != no_index && file < data_.files.size()) {
             const auto& data_file = data_.files[file];
@@ -119,13 +120,14 @@ private:
 
     // A Constant's tensor is usually unnamed: it is known by the node's output.
     std::string display_name(onnx::site_id site) const {
-        const auto name = model_.tensors[site].name;
+        const auto name = model_.tensor(site)->name;
         return std::string(name.empty() ? onnx::value_name(model_.tree, model_.sites[site]) : name);
     }
 
     void check_embedded_sizes() {
-        for (const auto t : model_.tensors.ids()) {
-            const auto& tensor = model_.tensors[t];
+        for (const auto t : model_.sites.ids()) {
+            const auto handle = model_.tensor(t);
+            const auto& tensor = *handle;
             if (!tensor.expected_bytes) continue;
             std::optional<std::uint64_t> held;
             if (tensor.storage == tensor_storage::raw) held = model_.tree.field(tensor.raw_field).payload_length();
@@ -189,7 +191,8 @@ private:
         indexed_vector<onnx::binding_id, io::sha1_digest> expected_of_binding(data_.tensors.size());
         for (const auto b : data_.tensors.ids()) {
             const auto& binding = data_.tensors[b];
-            const auto& tensor = model_.tensors[binding.site];
+            const auto handle = model_.tensor(binding.site);
+            const auto& tensor = *handle;
             if (!tensor.external || !tensor.external->checksum) continue;
             ++report_.checksums;
             auto expected = onnx::expected_sha1(tensor);
@@ -238,7 +241,7 @@ private:
         std::vector<hashed_range> ranges;
         ranges.reserve(jobs_.size());
         for (const auto& job : jobs_)
-            ranges.push_back({&*data_.files[job.file].file, job.offset, job.length, model_.tensors[job.site].name, {}, {}, {}});
+            ranges.push_back({&*data_.files[job.file].file, job.offset, job.length, model_.tensor(job.site)->name, {}, {}, {}});
         ONNXSTREAM_ASSIGN(report_.bytes_hashed,
                           hash_ranges(ranges, range_hash::sha1, options_, "verify " + path_.filename().string()));
         for (std::size_t j = 0; j < jobs_.size(); ++j) {

@@ -118,6 +118,9 @@ private:
 }  // namespace
 
 std::uint64_t planned_size(const message_tree& tree, const tree_edits& edits) {
+    // Nothing edited: the size is the file's, without the per-message tables (12 bytes a
+    // message, for inspect of a model whose tensors are all embedded).
+    if (edits.empty()) return tree.bytes().size();
     const auto sizes = compute_sizes(tree, edits);
     return sizes.dirty[0] ? sizes.size[0] : tree.bytes().size();
 }

@@ -119,3 +119,57 @@ TEST_CASE("storing a value externally writes the entries after every other field
     for (const auto& i : edits.insertions()) CHECK(i.position == tree.at(message).field_count);
     CHECK(edits.insertions()[4].field.value == 1);  // DataLocation.EXTERNAL
 }
+
+TEST_CASE("a model read on demand keeps no tensor_info and binds, inlines and finds bytes as a kept one does") {
+    mixed_model m(io::to_hex(io::sha1_of(ramp(8))));
+    auto kept = onnx::bound_model::open(m.model, {});
+    auto lazy = onnx::bound_model::open(m.model, {}, {}, onnx::tensor_reading::on_demand);
+    REQUIRE(kept);
+    REQUIRE(lazy);
+    CHECK(lazy->model.tensors.empty());
+    REQUIRE(lazy->model.external_sites.size() == 1);  // "e", the second tensor
+    CHECK(lazy->model.external_sites[0] == onnx::site_id{1});
+    CHECK(kept->model.external_sites == lazy->model.external_sites);
+    REQUIRE(lazy->model.sites.size() == 2);
+    for (const auto site : lazy->model.sites.ids()) {
+        const auto read = lazy->model.tensor(site);
+        const auto& expected = kept->model.tensors[site];
+        CHECK(read->message == expected.message);
+        CHECK(read->name == expected.name);
+        CHECK(read->storage == expected.storage);
+        CHECK(read->raw_field == expected.raw_field);
+        CHECK(read->expected_bytes == expected.expected_bytes);
+        CHECK((read->external != nullptr) == (expected.external != nullptr));
+        CHECK(kept->model.tensor(site)->name == expected.name);  // a kept one is borrowed
+        CHECK(&*kept->model.tensor(site) == &expected);
+        CHECK(lazy->binding_of(site) == kept->binding_of(site));
+        const auto a = lazy->stored_bytes(site);
+        const auto b = kept->stored_bytes(site);
+        REQUIRE(a.has_value() == b.has_value());
+        if (a) CHECK((a->source == b->source && a->offset == b->offset && a->length == b->length));
+    }
+    REQUIRE(lazy->data.tensors.size() == 1);
+    CHECK(lazy->data.tensors[onnx::binding_id{0}].usable);
+    onnx::tree_edits kept_edits;
+    onnx::tree_edits lazy_edits;
+    std::vector<error> warnings;
+    onnx::inline_external(*kept, kept->data.tensors, kept_edits, warnings);
+    onnx::inline_external(*lazy, lazy->data.tensors, lazy_edits, warnings);
+    CHECK(warnings.empty());
+    CHECK(plan::planned_size(lazy->model.tree, lazy_edits) == plan::planned_size(kept->model.tree, kept_edits));
+    CHECK(lazy_edits.dropped_fields().size() == kept_edits.dropped_fields().size());
+}
+
+TEST_CASE("a tensor that does not read fails the open on demand too, with the same error") {
+    temp_folder dir;
+    // dims 2 x 2^62 x 4: the element count overflows 64 bits.
+    const auto path = write_bytes(dir.path() / "m.onnx",
+                                  small_models::model({raw_tensor("ok", {1}, ramp(1)), raw_tensor("big", {2, 1ULL << 62, 4}, ramp(1))}));
+    const auto kept = onnx::bound_model::open(path, {});
+    const auto lazy = onnx::bound_model::open(path, {}, {}, onnx::tensor_reading::on_demand);
+    REQUIRE_FALSE(kept);
+    REQUIRE_FALSE(lazy);
+    CHECK(lazy.error().code == kept.error().code);
+    CHECK(lazy.error().message == kept.error().message);
+    CHECK(lazy.error().field_path == kept.error().field_path);
+}

@@ -1,4 +1,5 @@
 #include <onnxstream/onnx/message_tree.hpp>
+#include <onnxstream/onnx/schema.hpp>
 #include <onnxstream/onnx/tensor_walker.hpp>
 
 #include "proto_builder.hpp"
@@ -68,6 +69,43 @@ TEST_CASE("the tree descends into graphs, nodes, attributes, subgraphs and funct
     CHECK(tree->path(sites[site_id{2}].message) == "graph.initializer[0]");
     const auto nodes = find_nodes(*tree);
     CHECK(nodes.size() == 4);  // If, Identity (inside), Constant, Relu (function)
+}
+
+TEST_CASE("a message's payload range is its holder's payload; repeated and ordinals per field number") {
+    proto_builder graph;
+    graph.message_field(1, node("Relu", "x", "y")).message_field(5, tensor("w", {1}))
+        .message_field(1, node("Relu", "y", "z")).message_field(5, tensor("v", {2, 3}));
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto bytes = model.bytes();
+    const auto tree = message_tree::parse(bytes);
+    REQUIRE(tree);
+    CHECK(sizeof(message) == 24);
+    const auto root = tree->payload_range(0);
+    CHECK(root.offset == 0);
+    CHECK(root.length == bytes.size());
+    REQUIRE(tree->messages().size() == 6);  // model, graph, node, tensor, node, tensor (pre-order)
+    const std::array<message_kind, 6> kinds{message_kind::model, message_kind::graph, message_kind::node,
+                                            message_kind::tensor, message_kind::node, message_kind::tensor};
+    const std::array<std::uint32_t, 6> ordinals{0, 0, 0, 0, 1, 1};
+    for (std::uint32_t m = 1; m < 6; ++m) {
+        const auto& msg = tree->at(m);
+        CHECK(msg.kind == kinds[m]);
+        CHECK(msg.ordinal == ordinals[m]);
+        CHECK(msg.repeated == (m != 1));  // two nodes, two initializers, one graph
+        const auto& holder = tree->field(msg.parent_field);
+        CHECK(tree->payload_range(m).offset == holder.payload_offset());
+        CHECK(tree->payload_range(m).length == holder.payload_length());
+        CHECK(holder.child == m);
+        CHECK(tree->owner(msg.parent_field) == msg.parent);
+    }
+    CHECK(tree->path(5) == "graph.initializer[1]");
+    // The first field of the second node begins its payload.
+    CHECK(tree->fields(4).front().header_offset() == tree->payload_range(4).offset);
+}
+
+TEST_CASE("every field number the schema knows is below 32 (the parser's lookup tables)") {
+    for (const auto& row : schema()) CHECK(row.number < 32);
 }
 
 TEST_CASE("protobuf without ir_version is not an ONNX model") {
@@ -287,11 +325,15 @@ TEST_CASE("deep nesting: every field's owner and every message's path, empty mes
     std::uint64_t checked = 0;
     for (std::uint32_t m = 0; m < tree->messages().size(); ++m) {
         const auto& msg = tree->at(m);
+        const auto range = tree->payload_range(m);
         for (std::uint32_t i = 0; i < msg.field_count; ++i) {
             const auto index = msg.first_field + i;
             CHECK(tree->owner(index) == m);
-            CHECK(all[index].header_offset() >= msg.begin);
-            CHECK(all[index].end_offset() <= msg.end);
+            CHECK(all[index].header_offset() >= range.offset);
+            CHECK(all[index].end_offset() <= range.offset + range.length);
+            // Fields are contiguous: each starts where the one before it ends.
+            if (i == 0) CHECK(all[index].header_offset() == range.offset);
+            else CHECK(all[index].header_offset() == all[index - 1].end_offset());
             ++checked;
         }
         if (msg.parent != no_index) {

@@ -46,6 +46,9 @@ enum class message_kind : std::uint8_t {
 
 [[nodiscard]] const char* to_string(message_kind kind) noexcept;
 
+// One message of the tree in 24 bytes, one per TensorProto of a model among others. Its
+// payload range is not stored: it is the payload of `parent_field` (the whole buffer for
+// the root), as message_tree::payload_range says.
 struct message {
     message_kind kind = message_kind::model;
     bool repeated = false;  // the parent holds more than one field of this number
@@ -55,9 +58,8 @@ struct message {
     std::uint32_t first_field = 0;
     std::uint32_t field_count = 0;
     std::uint32_t ordinal = 0;  // its index among the parent's fields of the same number
-    std::uint64_t begin = 0;    // payload range in the buffer
-    std::uint64_t end = 0;
 };
+static_assert(sizeof(message) == 24);
 
 // One field of the tree in 20 bytes (a proto::field_token takes 40): the header offset
 // and the payload length in 44 bits each (16 TiB; message_tree::parse refuses a larger
@@ -189,6 +191,14 @@ public:
     [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
     [[nodiscard]] std::span<const message> messages() const noexcept { return messages_.span(); }
     [[nodiscard]] const message& at(std::uint32_t index) const { return messages_[index]; }
+    /// Where message `index`'s payload (its fields) lies in bytes(): the payload of the
+    /// field that holds it, or the whole buffer for the root.
+    [[nodiscard]] io::byte_range payload_range(std::uint32_t index) const {
+        const auto& m = messages_[index];
+        if (m.parent_field == no_index) return {0, bytes_.size()};
+        const auto& holder = fields_[m.parent_field];
+        return {holder.payload_offset(), holder.payload_length()};
+    }
     [[nodiscard]] std::span<const field_entry> all_fields() const noexcept { return fields_.span(); }
     [[nodiscard]] std::span<const field_entry> fields(std::uint32_t message_index) const {
         const auto& m = messages_[message_index];
