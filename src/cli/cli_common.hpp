@@ -25,7 +25,8 @@ using report::human_bytes;
 using report::json_writer;
 using report::plural;
 
-/// Remedies worded as this command line's flags and commands ("--force", "'onnxstream repack'").
+/// Remedies worded as this command line's flags and commands ("--force", "'onnxstream repack'"),
+/// and how a data file was found as the flag that found it ("--data-dir DIR").
 [[nodiscard]] const report::hint_wording& flag_wording() noexcept;
 
 void print_error(const error& e);
