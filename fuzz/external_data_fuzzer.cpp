@@ -86,8 +86,8 @@ bool inside(const fs::path& path, const fs::path& root) {
 }
 
 void check_found(const layout& l, const onnx::resolved_location& found, const io::source_file& file) {
-    if (found.how == onnx::found_by::data_flag || found.how == onnx::found_by::data_dir ||
-        found.how == onnx::found_by::data_dir_file_name)
+    const auto step = found.how.step;
+    if (step == onnx::found_by::data_flag || step == onnx::found_by::data_dir || step == onnx::found_by::data_dir_file_name)
         return;  // paths the user gave are trusted
     std::error_code ec;
     const auto real = fs::read_symlink("/proc/self/fd/" + std::to_string(file.descriptor()), ec);

@@ -21,6 +21,7 @@
 
 namespace onnxstream::caffe::detail {
 
+using graph::empty_name;
 using graph::name_id;
 using graph::none;
 
@@ -74,7 +75,7 @@ private:
         return graph::find_constant(model_, index_, index_.input(n, slot));
     }
     bool has_input(graph::node_id n, std::size_t slot) const {
-        return slot < model_.nodes[n].inputs.size() && model_.nodes[n].inputs[slot] != 0;
+        return slot < model_.nodes[n].inputs.size() && model_.nodes[n].inputs[slot] != empty_name;
     }
     result<std::vector<double>> values(const graph::constant& c) const { return graph::constant_elements(model_, reader_, c); }
     // The values of input `slot`: a constant, or integers known from static shapes

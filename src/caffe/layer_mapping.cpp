@@ -59,7 +59,7 @@ result<mapping> mapper::run() {
         if (nd.op_type == "Constant" && nd.domain.empty()) continue;
         bool inputs_known = true;
         for (std::size_t s = 0; s < nd.inputs.size(); ++s)
-            if (nd.inputs[s] != 0 && !shapes_.contains(text(nd.inputs[s])) && !known_.contains(text(nd.inputs[s])) &&
+            if (nd.inputs[s] != empty_name && !shapes_.contains(text(nd.inputs[s])) && !known_.contains(text(nd.inputs[s])) &&
                 !constant_at(n, s))
                 inputs_known = false;
         if (!inputs_known) {
@@ -180,7 +180,7 @@ std::optional<mapper::outcome> mapper::shape_arithmetic(graph::node_id n) {
     // Everything else only when no input is a computed blob and one is a known value.
     bool any_known = false;
     for (std::size_t s = 0; s < nd.inputs.size(); ++s) {
-        if (nd.inputs[s] == 0) continue;
+        if (nd.inputs[s] == empty_name) continue;
         if (computed_input(n, s)) return std::nullopt;
         if (known_.contains(in_name(n, s))) any_known = true;
     }
@@ -315,7 +315,7 @@ mapper::outcome mapper::map_node(graph::node_id n) {
         return refuse("operators of domain '" + nd.domain + "' have no Caffe layer",
                       "export a model with standard ONNX operators");
     for (std::size_t s = 0; s < nd.outputs.size(); ++s)
-        if (s > 0 && nd.outputs[s] != 0 && op != "Split" && index_.at(index_.output(n, s)).uses.size() > 0)
+        if (s > 0 && nd.outputs[s] != empty_name && op != "Split" && index_.at(index_.output(n, s)).uses.size() > 0)
             return refuse(
                 "its output " + std::to_string(s) + " is used, and only the first output of " + op + " has a Caffe counterpart",
                 "run optimize first, or export an inference-mode model");

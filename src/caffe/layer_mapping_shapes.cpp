@@ -249,7 +249,7 @@ mapper::outcome mapper::split(graph::node_id n) {
     std::int64_t at = 0;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
         if (i > 0) p.push_back(param::integer("slice_point", at));
-        auto name = nd.outputs[i] == 0 ? fresh_blob(node_base() + "/unused") : out_name(n, i);
+        auto name = nd.outputs[i] == empty_name ? fresh_blob(node_base() + "/unused") : out_name(n, i);
         auto s = in;
         s[a] = sizes[i];
         shapes_[name] = s;

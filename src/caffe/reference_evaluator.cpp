@@ -45,7 +45,7 @@ public:
 
 private:
     bool has(graph::node_id n, std::size_t slot) const {
-        return slot < model_.nodes[n].inputs.size() && model_.nodes[n].inputs[slot] != 0;
+        return slot < model_.nodes[n].inputs.size() && model_.nodes[n].inputs[slot] != graph::empty_name;
     }
 
     result<dense_tensor> input(graph::node_id n, std::size_t slot) {
@@ -59,7 +59,7 @@ private:
         return t;
     }
     void set(graph::node_id n, std::size_t slot, dense_tensor t, bool integer = false) {
-        if (slot < model_.nodes[n].outputs.size() && model_.nodes[n].outputs[slot] != 0) {
+        if (slot < model_.nodes[n].outputs.size() && model_.nodes[n].outputs[slot] != graph::empty_name) {
             const auto name = std::string(model_.text(model_.nodes[n].outputs[slot]));
             if (integer) integer_.insert(name);
             values_[name] = std::move(t);

@@ -5,7 +5,7 @@
 
 namespace onnxstream::cli {
 
-// ---------------------------------------------------------------- remedies as flags
+// ---------------------------------------------------------------- remedies and found files as flags
 
 namespace {
 
@@ -38,7 +38,21 @@ std::string flag_for(const remedy_step& step) {
     return to_string(step.change);
 }
 
-constexpr report::hint_wording flags{.word = flag_for};
+// How a data file was found, as the flag that found it; guesses in the library's words.
+std::string found_as_flag(const onnx::how_found& how, const std::filesystem::path& file) {
+    switch (how.step) {
+        case onnx::found_by::data_flag: return "--data " + file.string();
+        case onnx::found_by::model_folder: return "next to the model";
+        case onnx::found_by::data_dir: return "--data-dir " + how.data_dir.string();
+        case onnx::found_by::data_dir_file_name: return "file name under --data-dir " + how.data_dir.string();
+        case onnx::found_by::file_name_in_model_folder:
+        case onnx::found_by::common_name:
+        case onnx::found_by::only_data_file: break;
+    }
+    return onnx::guess_words(how);
+}
+
+constexpr report::hint_wording flags{.word = flag_for, .found = found_as_flag};
 
 }  // namespace
 

@@ -25,7 +25,8 @@ using report::human_bytes;
 using report::json_writer;
 using report::plural;
 
-/// Remedies worded as this command line's flags and commands ("--force", "'onnxstream repack'").
+/// Remedies worded as this command line's flags and commands ("--force", "'onnxstream repack'"),
+/// and how a data file was found as the flag that found it ("--data-dir DIR").
 [[nodiscard]] const report::hint_wording& flag_wording() noexcept;
 
 void print_error(const error& e);
@@ -53,6 +54,14 @@ inline constexpr option_spec opt_force = flag_option("--force", "-f");
 inline constexpr option_spec opt_writer = value_option("--writer");  // auto | io_uring | overlapped | portable (testing)
 inline constexpr option_spec opt_allow_size_mismatch = flag_option("--allow-size-mismatch");
 inline constexpr option_spec opt_strict = flag_option("--strict");
+// The data layout options of the commands that write data files (split, repack, convert,
+// export --to safetensors), and export's target.
+inline constexpr option_spec opt_data_name = value_option("--data-name");
+inline constexpr option_spec opt_threshold = value_option("--threshold");
+inline constexpr option_spec opt_align = value_option("--align");
+inline constexpr option_spec opt_align_threshold = value_option("--align-threshold");
+inline constexpr option_spec opt_shard_size = value_option("--shard-size");
+inline constexpr option_spec opt_to = value_option("--to");
 
 struct common_flags {
     bool quiet = false;

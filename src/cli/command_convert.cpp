@@ -49,9 +49,9 @@ constexpr std::array convert_options{opt_help,
                                      value_option("--dtype"),
                                      flag_option("--keep-io-types"),
                                      value_option("--block-ops"),
-                                     value_option("--data-name"),
-                                     value_option("--align"),
-                                     value_option("--shard-size")};
+                                     opt_data_name,
+                                     opt_align,
+                                     opt_shard_size};
 
 std::vector<std::string> split_list(std::string_view text) {
     std::vector<std::string> out;

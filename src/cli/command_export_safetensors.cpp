@@ -37,8 +37,8 @@ constexpr std::array safetensors_options{opt_help,
                                          opt_writer,
                                          opt_allow_size_mismatch,
                                          opt_strict,
-                                         value_option("--to"),
-                                         value_option("--shard-size"),
+                                         opt_to,
+                                         opt_shard_size,
                                          flag_option("--link")};
 
 }  // namespace

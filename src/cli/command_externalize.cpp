@@ -62,12 +62,12 @@ constexpr std::array split_options{opt_help,
                                    opt_force,
                                    opt_threads,
                                    opt_writer,
-                                   value_option("--data-name"),
-                                   value_option("--threshold"),
-                                   value_option("--align"),
-                                   value_option("--align-threshold"),
-                                   flag_option("--allow-size-mismatch"),
-                                   flag_option("--strict")};
+                                   opt_data_name,
+                                   opt_threshold,
+                                   opt_align,
+                                   opt_align_threshold,
+                                   opt_allow_size_mismatch,
+                                   opt_strict};
 
 constexpr std::array repack_options{opt_help,
                                     opt_quiet,
@@ -78,15 +78,15 @@ constexpr std::array repack_options{opt_help,
                                     opt_force,
                                     opt_threads,
                                     opt_writer,
-                                    value_option("--data-name"),
-                                    value_option("--threshold"),
-                                    value_option("--align"),
-                                    value_option("--align-threshold"),
-                                    value_option("--shard-size"),
+                                    opt_data_name,
+                                    opt_threshold,
+                                    opt_align,
+                                    opt_align_threshold,
+                                    opt_shard_size,
                                     flag_option("--dedupe"),
                                     flag_option("--write-checksums"),
-                                    flag_option("--allow-size-mismatch"),
-                                    flag_option("--strict")};
+                                    opt_allow_size_mismatch,
+                                    opt_strict};
 
 }  // namespace
 

@@ -78,7 +78,7 @@ int run_merge(std::span<const std::string> argv, const command_context& context)
         }
         print_warnings(report->warnings);
         if (p.flags.json) report::write_merged(json, model, *report);
-        else if (!p.flags.quiet) print_out(report::merged_text(model, *report));
+        else if (!p.flags.quiet) print_out(report::merged_text(model, *report, flag_wording()));
     }
     json.end_array().field("ok", status == exit_ok).end_object();
     if (p.flags.json) print_json(json.text());

@@ -3,7 +3,7 @@
 namespace onnxstream::graph {
 namespace {
 
-std::uint64_t key(scope_id s, name_id name) { return (static_cast<std::uint64_t>(s.value) << 32) | name; }
+std::uint64_t key(scope_id s, name_id name) { return (static_cast<std::uint64_t>(s.value) << 32) | static_cast<std::uint32_t>(name); }
 
 }  // namespace
 
@@ -27,7 +27,7 @@ graph_index::graph_index(const graph_model& model) : model_(model) {
         const auto& sc = scopes[s];
         if (sc.removed) continue;
         for (std::uint32_t i = 0; i < sc.inputs.size(); ++i) {
-            if (sc.inputs[i] == 0) continue;
+            if (sc.inputs[i] == empty_name) continue;
             const auto v = define(s, sc.inputs[i], value_kind::graph_input);
             values_[v].slot = i;
         }
@@ -58,7 +58,7 @@ graph_index::graph_index(const graph_model& model) : model_(model) {
         if (!model.node_live(n)) continue;
         const auto& nd = model.nodes[n];
         for (std::uint32_t k = 0; k < nd.outputs.size(); ++k) {
-            if (nd.outputs[k] == 0) continue;
+            if (nd.outputs[k] == empty_name) continue;
             const auto v = define(nd.scope, nd.outputs[k], value_kind::node_output);
             if (values_[v].kind == value_kind::node_output && values_[v].node == none) {
                 values_[v].node = n;
@@ -78,7 +78,7 @@ graph_index::graph_index(const graph_model& model) : model_(model) {
         if (!model.node_live(n)) continue;
         const auto& nd = model.nodes[n];
         for (std::uint32_t k = 0; k < nd.inputs.size(); ++k) {
-            if (nd.inputs[k] == 0) continue;
+            if (nd.inputs[k] == empty_name) continue;
             const auto v = resolve_or_undefined(nd.scope, nd.inputs[k]);
             inputs_[input_start_[n.value] + k] = v;
             values_[v].uses.push_back({n, k, nd.scope});
@@ -89,7 +89,7 @@ graph_index::graph_index(const graph_model& model) : model_(model) {
         if (scopes[s].removed) continue;
         for (std::uint32_t k = 0; k < scopes[s].outputs.size(); ++k) {
             const auto name = scopes[s].outputs[k];
-            const auto v = name == 0 ? value_id{none} : resolve_or_undefined(s, name);
+            const auto v = name == empty_name ? value_id{none} : resolve_or_undefined(s, name);
             graph_outputs_[s].push_back(v);
             if (v != none) values_[v].uses.push_back({none, k, s});
         }

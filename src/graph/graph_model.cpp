@@ -373,7 +373,7 @@ tensor_id graph_model::add_tensor(scope_id s, name_id name, std::int32_t data_ty
 
 void graph_model::set_input(node_id n, std::size_t slot, name_id name) {
     auto& nd = nodes[n];
-    if (slot >= nd.inputs.size()) nd.inputs.resize(slot + 1, 0);
+    if (slot >= nd.inputs.size()) nd.inputs.resize(slot + 1, empty_name);
     if (nd.inputs[slot] == name) return;
     nd.inputs[slot] = name;
     nd.changed = true;
@@ -479,7 +479,7 @@ std::string graph_model::node_label(node_id n) const {
     const auto& nd = nodes[n];
     if (!nd.name.empty()) return nd.name;
     for (const auto o : nd.outputs)
-        if (o != 0) return nd.op_type + "->" + std::string(text(o));
+        if (o != empty_name) return nd.op_type + "->" + std::string(text(o));
     return nd.op_type;
 }
 

@@ -397,7 +397,7 @@ private:
                 else if (value_info_in_place(v, s)) copy_field(out, f);
                 // else: removed, moved, or renamed (then emitted below)
             } else if (k == number(onnx::graph_field::output) && f.child != none) {
-                const auto name = output_slot < sc.outputs.size() ? sc.outputs[output_slot] : 0;
+                const auto name = output_slot < sc.outputs.size() ? sc.outputs[output_slot] : empty_name;
                 ++output_slot;
                 if (tree_.find_text(f.child, number(onnx::value_info_field::name)) == model_.text(name)) copy_field(out, f);
                 else out.message_field(k, encode_value_info(f.child, name));

@@ -167,7 +167,7 @@ struct inference {
         return v == none ? unknown : shapes[v];
     }
     std::optional<std::vector<std::int64_t>> ints(node_id n, std::size_t slot) const {
-        if (slot >= model.nodes[n].inputs.size() || model.nodes[n].inputs[slot] == 0) return std::nullopt;
+        if (slot >= model.nodes[n].inputs.size() || model.nodes[n].inputs[slot] == empty_name) return std::nullopt;
         return constant_integers(model, index, reader, index.input(n, slot));
     }
     std::int64_t attr_i(node_id n, std::string_view name, std::int64_t fallback) const {
@@ -379,8 +379,8 @@ struct inference {
         auto dims = *x.dims;
         const auto starts = ints(n, 1), ends = ints(n, 2);
         auto axes = ints(n, 3), steps = ints(n, 4);
-        const bool has_axes = nd.inputs.size() > 3 && nd.inputs[3] != 0;
-        const bool has_steps = nd.inputs.size() > 4 && nd.inputs[4] != 0;
+        const bool has_axes = nd.inputs.size() > 3 && nd.inputs[3] != empty_name;
+        const bool has_steps = nd.inputs.size() > 4 && nd.inputs[4] != empty_name;
         if ((has_axes && !axes) || (has_steps && !steps) || !starts || !ends || starts->size() != ends->size()) {
             if (!has_axes || !axes) std::fill(dims.begin(), dims.end(), -1);
             else
@@ -487,7 +487,7 @@ struct inference {
     }
 
     std::optional<std::vector<std::int64_t>> ints(node_id n, std::size_t slot, std::uint64_t max) const {
-        if (slot >= model.nodes[n].inputs.size() || model.nodes[n].inputs[slot] == 0) return std::nullopt;
+        if (slot >= model.nodes[n].inputs.size() || model.nodes[n].inputs[slot] == empty_name) return std::nullopt;
         return constant_integers(model, index, reader, index.input(n, slot), max);
     }
 

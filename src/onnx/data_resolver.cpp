@@ -10,23 +10,6 @@ namespace onnxstream::onnx {
 
 namespace fs = std::filesystem;
 
-const char* to_string(found_by how) noexcept {
-    switch (how) {
-        case found_by::data_flag: return "data_flag";
-        case found_by::model_folder: return "model_folder";
-        case found_by::data_dir: return "data_dir";
-        case found_by::data_dir_file_name: return "data_dir_file_name";
-        case found_by::file_name_in_model_folder: return "file_name_in_model_folder";
-        case found_by::common_name: return "common_name";
-        case found_by::only_data_file: return "only_data_file";
-    }
-    return "unknown";
-}
-
-bool is_guess(found_by how) noexcept {
-    return how == found_by::file_name_in_model_folder || how == found_by::common_name || how == found_by::only_data_file;
-}
-
 bool is_inside(const fs::path& child, const fs::path& root) {
     auto c = child.begin();
     for (auto r = root.begin(); r != root.end(); ++r, ++c) {
@@ -275,8 +258,8 @@ result<opened_location> data_resolver::search(std::string_view location, const d
     const auto file_name = relative.filename();
     const auto as_written = model_folder_ / relative;
     std::vector<std::string> tried;
-    auto found = [&](io::source_file file, const fs::path& path, found_by how, std::string how_text) {
-        return opened_location{resolved_location{path, how, std::move(how_text), as_written}, std::move(file)};
+    auto found = [&](io::source_file file, const fs::path& path, how_found how) {
+        return opened_location{resolved_location{path, std::move(how), as_written}, std::move(file)};
     };
     std::vector<fs::path> attempted;  // each path is tried once, whichever steps name it
     auto attempt = [&](const fs::path& candidate, trust level,
@@ -289,7 +272,7 @@ result<opened_location> data_resolver::search(std::string_view location, const d
     // 1. --data: by matching file name, or a single one serves every location.
     if (const auto* given = given_data_file(options_.data_files, file_name)) {
         ONNXSTREAM_ASSIGN(auto file, io::source_file::open(*given, false));
-        return found(std::move(file), *given, found_by::data_flag, "--data " + given->string());
+        return found(std::move(file), *given, {.step = found_by::data_flag});
     }
     for (const auto& data : options_.data_files)
         tried.push_back(quoted_in_hint(data.string()) + " (a data file given: its name does not match)");
@@ -297,25 +280,24 @@ result<opened_location> data_resolver::search(std::string_view location, const d
     // 2. the location as written, under the model's folder.
     ONNXSTREAM_TRY(refuse_folder(location, as_written));
     ONNXSTREAM_ASSIGN(auto beside, attempt(as_written, trust::confined));
-    if (beside) return found(std::move(*beside), as_written, found_by::model_folder, "next to the model");
+    if (beside) return found(std::move(*beside), as_written, {.step = found_by::model_folder});
 
     // 3. under each --data-dir: the location, then its file name.
     for (const auto& dir : options_.data_dirs) {
         const auto full = dir / relative;
         ONNXSTREAM_ASSIGN(auto in_dir, attempt(full, trust::user_given));
-        if (in_dir) return found(std::move(*in_dir), full, found_by::data_dir, "--data-dir " + dir.string());
+        if (in_dir) return found(std::move(*in_dir), full, {.step = found_by::data_dir, .data_dir = dir});
         const auto by_name = dir / file_name;
         ONNXSTREAM_ASSIGN(auto named, attempt(by_name, trust::user_given));
-        if (named)
-            return found(std::move(*named), by_name, found_by::data_dir_file_name, "file name under --data-dir " + dir.string());
+        if (named) return found(std::move(*named), by_name, {.step = found_by::data_dir_file_name, .data_dir = dir});
     }
 
     // 4. the file name alone in the model's folder.
     if (relative.has_parent_path()) {
         const auto by_name = model_folder_ / file_name;
-        const std::string label = "the file name in the model's folder";
-        ONNXSTREAM_ASSIGN(auto named, attempt(by_name, trust::confined, label));
-        if (named) return found(std::move(*named), by_name, found_by::file_name_in_model_folder, label);
+        const how_found how{.step = found_by::file_name_in_model_folder};
+        ONNXSTREAM_ASSIGN(auto named, attempt(by_name, trust::confined, guess_words(how)));
+        if (named) return found(std::move(*named), by_name, how);
     }
 
     // 5. the names exporters commonly use.
@@ -323,18 +305,18 @@ result<opened_location> data_resolver::search(std::string_view location, const d
     const auto stem = model_path_.stem().string();
     for (const auto& common : {model_name + ".data", stem + ".data", stem + ".bin", stem + ".onnx_data", model_name + "_data"}) {
         const auto candidate = model_folder_ / common;
-        const std::string label = "common name " + common;
-        ONNXSTREAM_ASSIGN(auto named, attempt(candidate, trust::confined, label));
-        if (named) return found(std::move(*named), candidate, found_by::common_name, label);
+        const how_found how{.step = found_by::common_name, .common_name = common};
+        ONNXSTREAM_ASSIGN(auto named, attempt(candidate, trust::confined, guess_words(how)));
+        if (named) return found(std::move(*named), candidate, how);
     }
 
     // 6. the only data-like file in the model's folder.
     if (!data_like_) data_like_ = data_like_files(model_folder_);
     const auto& data_like = *data_like_;
     if (data_like.size() == 1) {
-        const std::string label = "the only data file in the model's folder";
-        ONNXSTREAM_ASSIGN(auto only, attempt(data_like.front(), trust::confined, label));
-        if (only) return found(std::move(*only), data_like.front(), found_by::only_data_file, label);
+        const how_found how{.step = found_by::only_data_file};
+        ONNXSTREAM_ASSIGN(auto only, attempt(data_like.front(), trust::confined, guess_words(how)));
+        if (only) return found(std::move(*only), data_like.front(), how);
     } else {
         tried.push_back("any single data-like file in " + quoted_in_hint(model_folder_.string()) +
                         (data_like.size() > 1 ? " (there are several)" : " (there is none)"));

@@ -32,12 +32,13 @@ std::uint64_t end_of(const tensor_info& tensor) {
                                                                        : offset + length;
 }
 
+// Only ever a guess (how_found::guess): its words name nothing a front end must word.
 error guess_warning(const data_file& file) {
     const auto& where = *file.found;
     return with_remedies(
         {error_code::missing_data, "external data '" + file.location + "' does not resolve as written (no file " +
                                        where.as_written.string() + "); ONNX Runtime will not find it. onnxstream guessed " +
-                                       where.path.string() + " (" + where.how_text + ")"},
+                                       where.path.string() + " (" + guess_words(where.how) + ")"},
         "rename the file to " + quoted_in_hint(where.as_written.string()) +
             ", pass it with {0}, or run {1} to embed the weights; {2} refuses guesses",
         {{remedy::give_data_file, where.path.string()}, {remedy::embed_weights, {}}, {remedy::refuse_guesses, {}}});

@@ -13,7 +13,7 @@ void describe_found_file(const onnx::data_file& file, Row& row) {
     row.location = file.location;
     if (file.found) {
         row.path = file.found->path;
-        row.how = file.found->how_text;
+        row.how = file.found->how;
         row.guessed = file.found->guess();
     }
     if (file.file) row.size = file.size;

@@ -17,6 +17,7 @@ namespace onnxstream::ops::detail {
 
 namespace {
 
+using graph::empty_name;
 using graph::name_id;
 using graph::node_id;
 using graph::none;
@@ -163,7 +164,7 @@ private:
     // ------------------------------------------------------------ types in the input
 
     void declare(name_id name, std::int32_t type) {
-        if (name != 0 && type != 0) types_.try_emplace(name, type);
+        if (name != empty_name && type != 0) types_.try_emplace(name, type);
     }
 
     std::int32_t type_of(name_id name) const {
@@ -353,7 +354,7 @@ private:
                 if (!model_.node_live(n)) continue;
                 const auto& nd = model_.nodes[n];
                 for (std::size_t i = 0; i < nd.inputs.size(); ++i)
-                    if (nd.inputs[i] != 0 && type_of(nd.inputs[i]) == float32) consumers_[nd.inputs[i]].push_back({n, i});
+                    if (nd.inputs[i] != empty_name && type_of(nd.inputs[i]) == float32) consumers_[nd.inputs[i]].push_back({n, i});
                 for (const auto o : nd.outputs) producer_[o] = n;
             }
             for (const auto o : model_.scopes[s].outputs) scope_outputs_.insert(o);
@@ -561,7 +562,7 @@ private:
                 bool float_io = false;
                 for (std::size_t i = 0; i < nd.inputs.size(); ++i) {
                     const auto v = nd.inputs[i];
-                    if (v == 0 || type_of(v) != float32) continue;
+                    if (v == empty_name || type_of(v) != float32) continue;
                     float_io = true;
                     const auto e = expected(n, i);
                     if (e == want::any || (e == want::half) == half(v)) continue;

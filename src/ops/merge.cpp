@@ -19,7 +19,7 @@ result<merge_report> merge(const std::filesystem::path& model_path, const rewrit
     report.warnings = bound.warnings();  // tolerated size mismatches, guesses
     for (const auto& f : bound.data.files)
         report.data_files.push_back(
-            {f.location, f.found->path, f.found->how_text, f.found->guess(), f.tensor_count, f.bytes_referenced});
+            {f.location, f.found->path, f.found->how, f.found->guess(), f.tensor_count, f.bytes_referenced});
     ONNXSTREAM_TRY(check_output(report.output, bound.inputs(), options.force));
 
     onnx::tree_edits edits;

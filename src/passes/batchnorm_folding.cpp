@@ -220,7 +220,7 @@ private:
     verdict fold_conv_bias(fold_plan& plan, std::uint64_t channels, const channel_terms& terms) const {
         const auto& producer = model_.nodes[plan.producer];
         std::vector<double> b(static_cast<std::size_t>(channels), 0.0);
-        if (producer.inputs.size() > 2 && producer.inputs[2] != 0) {
+        if (producer.inputs.size() > 2 && producer.inputs[2] != empty_name) {
             auto old = elements(index_.input(plan.producer, 2), channels, "the bias");
             if (!old) return refuse(old.error().message);
             b = std::move(*old);
@@ -240,7 +240,7 @@ private:
         plan.drop_beta = beta_attribute.has_value();
         std::vector<double> c_values{0.0};
         std::vector<std::int64_t> c_dims;
-        if (producer.inputs.size() > 2 && producer.inputs[2] != 0) {
+        if (producer.inputs.size() > 2 && producer.inputs[2] != empty_name) {
             const auto c = find_constant(model_, index_, index_.input(plan.producer, 2));
             if (!c) return refuse("the Gemm's C is not a constant");
             auto values = constant_elements(model_, context_.reader, *c);

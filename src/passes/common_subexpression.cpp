@@ -103,7 +103,7 @@ private:
         std::string key = nd.op_type + '\0' + nd.domain + '\0' + nd.overload + '\0';
         for (std::size_t k = 0; k < nd.inputs.size(); ++k) key += std::to_string(find(index_.input(n, k)).value) + ',';
         key += '|';
-        for (const auto o : nd.outputs) key += o == 0 ? '0' : '1';
+        for (const auto o : nd.outputs) key += o == empty_name ? '0' : '1';
         key += '|';
         for (const auto& a : attributes) {
             key += std::string(a.name) + ':' + std::to_string(a.payload.size());

@@ -152,7 +152,7 @@ struct folder {
         if (!nd.domain.empty() && nd.domain != "ai.onnx") return;
         const bool is_constant = nd.op_type == "Constant";
         if (!is_constant && !can_evaluate(nd.op_type)) return;
-        if (nd.outputs.size() != 1 || nd.outputs[0] == 0) return;
+        if (nd.outputs.size() != 1 || nd.outputs[0] == empty_name) return;
 
         if (is_constant) {
             auto value = constant_node_value(n);
@@ -169,7 +169,7 @@ struct folder {
         e.op_type = nd.op_type;
         e.opset = model.opset("");
         for (std::size_t k = 0; k < nd.inputs.size(); ++k) {
-            if (nd.inputs[k] == 0) {
+            if (nd.inputs[k] == empty_name) {
                 e.inputs.push_back(nullptr);
                 continue;
             }

@@ -39,14 +39,14 @@ std::optional<decision> decide(const graph_model& model, const graph_index& inde
     if (nd.op_type == "Loop") {
         bool never = false;
         std::string why;
-        if (!nd.inputs.empty() && nd.inputs[0] != 0) {
+        if (!nd.inputs.empty() && nd.inputs[0] != empty_name) {
             const auto trips = constant_scalar(model, index, reader, index.input(n, 0));
             if (trips && *trips <= 0) {
                 never = true;
                 why = "trip count is always 0";
             }
         }
-        if (!never && nd.inputs.size() > 1 && nd.inputs[1] != 0) {
+        if (!never && nd.inputs.size() > 1 && nd.inputs[1] != empty_name) {
             const auto condition = constant_condition(model, index, reader, index.input(n, 1));
             if (condition && !*condition) {
                 never = true;
@@ -140,7 +140,7 @@ private:
             if (v != none && !index_.at(v).uses.empty()) return cannot_replace("a scan output is used");
         }
         for (std::size_t k = 0; k < carried; ++k) {
-            if (nd.outputs[k] != 0 && nd.inputs[2 + k] == 0) return cannot_replace("an initial value is missing");
+            if (nd.outputs[k] != empty_name && nd.inputs[2 + k] == empty_name) return cannot_replace("an initial value is missing");
             const auto v = index_.output(n, k);
             if (v != none && index_.at(v).pinned) return cannot_replace("a training graph uses its outputs");
         }
@@ -149,7 +149,7 @@ private:
         const auto outputs = nd.outputs;
         auto after = n;
         for (std::size_t k = 0; k < carried; ++k) {
-            if (outputs[k] == 0) continue;
+            if (outputs[k] == empty_name) continue;
             after = model_.add_node(scope, after, "Identity", {inputs[2 + k]}, {outputs[k]}, {});
         }
         model_.remove_node(n);
@@ -221,7 +221,7 @@ private:
         std::unordered_map<value_id, int> output_count;
         for (std::size_t k = 0; k < branch.outputs.size(); ++k) ++output_count[index_.graph_output(b, k)];
         for (std::size_t k = 0; k < if_outputs.size(); ++k) {
-            if (if_outputs[k] == 0) continue;
+            if (if_outputs[k] == empty_name) continue;
             const auto v = index_.graph_output(b, k);
             const auto current = model_.scopes[b].outputs[k];
             if (v != none && index_.at(v).kind == value_kind::node_output && index_.at(v).scope == b && output_count[v] == 1) {

@@ -88,7 +88,7 @@ struct fuser : shape_rewriter {
             if (c->dims[i] != (axis == 1 ? channels : 1)) return false;
         }
         if (c->dims.size() < rank - 1) return false;  // [C] alone would line up with the last axis
-        if (cv.inputs.size() > 2 && cv.inputs[2] != 0) {
+        if (cv.inputs.size() > 2 && cv.inputs[2] != empty_name) {
             note(add, finding_kind::skipped, "the Conv has a bias already (adding to it would round twice)");
             return false;
         }
@@ -163,9 +163,9 @@ struct fuser : shape_rewriter {
             if (const auto a = model.attribute(pad, "value"); a && a->f) value = *a->f;
         } else {
             given = constant_integers(model, index, context.reader, index.input(pad, 1), 1024);
-            if (model.nodes[pad].inputs.size() > 2 && model.nodes[pad].inputs[2] != 0)
+            if (model.nodes[pad].inputs.size() > 2 && model.nodes[pad].inputs[2] != empty_name)
                 value = constant_scalar(model, index, context.reader, index.input(pad, 2));
-            if (model.nodes[pad].inputs.size() > 3 && model.nodes[pad].inputs[3] != 0) {
+            if (model.nodes[pad].inputs.size() > 3 && model.nodes[pad].inputs[3] != empty_name) {
                 const auto a = constant_integers(model, index, context.reader, index.input(pad, 3), 1024);
                 if (!a) return {"its axes are not constant", {}};
                 axes = *a;
@@ -225,7 +225,7 @@ struct fuser : shape_rewriter {
         }
         // MaxPool: every window of the fused node must hold an input cell, or it would give
         // the lowest float where the Pad's -inf gave -inf.
-        if (model.nodes[consumer].outputs.size() > 1 && model.nodes[consumer].outputs[1] != 0)
+        if (model.nodes[consumer].outputs.size() > 1 && model.nodes[consumer].outputs[1] != empty_name)
             return {"the MaxPool's Indices would count the padded cells", {}};
         const auto kernel = model.attribute(consumer, "kernel_shape");
         const auto strides = model.attribute(consumer, "strides");

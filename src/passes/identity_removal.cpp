@@ -16,7 +16,7 @@ bool is_inference_dropout(const graph_model& model, const graph_index& index, co
         return is_test && is_test->i && *is_test->i == 1;
     }
     if (opset < 12) return true;
-    if (nd.inputs.size() < 3 || nd.inputs[2] == 0) return true;
+    if (nd.inputs.size() < 3 || nd.inputs[2] == empty_name) return true;
     const auto training = constant_condition(model, index, reader, index.input(n, 2));
     return training && !*training;
 }
@@ -35,7 +35,7 @@ std::uint64_t remove_identities(pass_context& context) {
         const bool identity = nd.op_type == "Identity" && nd.domain.empty();
         if (!identity && !is_inference_dropout(model, index, context.reader, n)) continue;
         if (nd.inputs.empty() || nd.outputs.empty()) continue;
-        if (!identity && nd.outputs.size() > 1 && nd.outputs[1] != 0) {
+        if (!identity && nd.outputs.size() > 1 && nd.outputs[1] != empty_name) {
             const auto mask = index.output(n, 1);
             if (mask != none && !index.at(mask).uses.empty()) continue;
         }

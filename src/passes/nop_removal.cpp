@@ -133,7 +133,7 @@ struct nop_remover : shape_rewriter {
         }
         if (op == "Slice" && model.opset("") >= 10) {
             if (!same_shape) return std::nullopt;
-            if (nd.inputs.size() > 4 && nd.inputs[4] != 0) {
+            if (nd.inputs.size() > 4 && nd.inputs[4] != empty_name) {
                 const auto steps = constant_integers(model, index, context.reader, index.input(n, 4));
                 if (!steps || std::any_of(steps->begin(), steps->end(), [](std::int64_t s) { return s <= 0; }))
                     return std::nullopt;
@@ -175,7 +175,7 @@ struct nop_remover : shape_rewriter {
     std::optional<std::vector<std::int64_t>> squeeze_axes(node_id n, std::int64_t rank) const {
         std::optional<std::vector<std::int64_t>> axes;
         if (model.opset("") >= 13) {
-            if (model.nodes[n].inputs.size() > 1 && model.nodes[n].inputs[1] != 0)
+            if (model.nodes[n].inputs.size() > 1 && model.nodes[n].inputs[1] != empty_name)
                 axes = constant_integers(model, index, context.reader, index.input(n, 1), 1024);
         } else if (const auto a = model.attribute(n, "axes")) {
             axes = a->ints;

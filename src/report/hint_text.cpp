@@ -33,4 +33,8 @@ std::string worded_hint(std::string_view hint, std::span<const remedy_step> step
 
 std::string worded_hint(const error& e, const hint_wording& wording) { return worded_hint(e.hint, e.remedies, wording); }
 
+std::string worded_found(const onnx::how_found& how, const std::filesystem::path& file, const hint_wording& wording) {
+    return wording.found != nullptr ? wording.found(how, file) : std::string(to_string(how.step));
+}
+
 }  // namespace onnxstream::report

@@ -61,13 +61,27 @@ void write_path_or_null(json_writer& json, const std::optional<std::filesystem::
     else json.null();
 }
 
+// "found_by": the step's stable name (null when the file was not found), and what that
+// step was given: "data_dir" for the two --data-dir steps, "common_name" for that guess.
+void write_found(json_writer& json, const onnx::how_found* how) {
+    json.key("found_by");
+    if (how == nullptr) {
+        json.null();
+        return;
+    }
+    json.value(to_string(how->step));
+    if (!how->data_dir.empty()) json.field("data_dir", how->data_dir.string());
+    if (!how->common_name.empty()) json.field("common_name", how->common_name);
+}
+
 // How a data file was found, where, its size and how many tensors it holds (inspect's and
 // verify's per-file rows open alike).
 template <class File>
 void begin_data_file(json_writer& json, const File& f) {
     json.begin_object().field("location", f.location).key("path");
     write_path_or_null(json, f.path);
-    json.field("found_by", f.how).field("guessed", f.guessed).field("size", f.size).field("tensors", f.tensors);
+    write_found(json, f.how ? &*f.how : nullptr);
+    json.field("guessed", f.guessed).field("size", f.size).field("tensors", f.tensors);
 }
 
 void write_value(json_writer& json, const ops::value_summary& v) {
@@ -375,15 +389,11 @@ void write_merged(json_writer& json, const std::string& input, const ops::merge_
     json.begin_object().field("input", input).field("ok", true).field("output", r.output.string());
     json.field("output_size", r.output_size).field("tensors_inlined", r.tensors_inlined);
     json.field("bytes_inlined", r.bytes_inlined).field("writer", r.writer).key("data_files").begin_array();
-    for (const auto& f : r.data_files)
-        json.begin_object()
-            .field("location", f.location)
-            .field("path", f.path.string())
-            .field("found_by", f.how)
-            .field("guessed", f.guessed)
-            .field("tensors", f.tensors)
-            .field("bytes", f.bytes)
-            .end_object();
+    for (const auto& f : r.data_files) {
+        json.begin_object().field("location", f.location).field("path", f.path.string());
+        write_found(json, &f.how);
+        json.field("guessed", f.guessed).field("tensors", f.tensors).field("bytes", f.bytes).end_object();
+    }
     json.end_array();
     write_warnings(json, r.warnings);
     json.end_object();

@@ -133,7 +133,9 @@ std::string to_text(const ops::inspect_report& r, const hint_wording& wording) {
     if (r.data_files.empty()) out.add("  no external data\n");
     for (const auto& f : r.data_files) {
         out.add("  external data '%s'\n", terminal_safe(f.location).c_str());
-        if (f.path) out.add("    found: %s (%s)\n", terminal_safe(f.path->string()).c_str(), f.how.c_str());
+        if (f.path && f.how)
+            out.add("    found: %s (%s)\n", terminal_safe(f.path->string()).c_str(),
+                    worded_found(*f.how, *f.path, wording).c_str());
         else out.add("    NOT FOUND\n");
         out.add("    %s, needs %s", plural(f.tensors, "tensor").c_str(), human_bytes(f.bytes_needed).c_str());
         if (f.size) out.add(", file is %s", human_bytes(*f.size).c_str());
@@ -331,7 +333,7 @@ std::string refusals_text(const ops::export_caffe_report& r, const hint_wording&
     return out.take();
 }
 
-std::string merged_text(const std::string& input, const ops::merge_report& r) {
+std::string merged_text(const std::string& input, const ops::merge_report& r, const hint_wording& wording) {
     text_lines out;
     if (r.tensors_inlined == 0) {
         out.add("%s -> %s: no external data; copied unchanged (%s)\n", input.c_str(), r.output.string().c_str(),
@@ -342,7 +344,8 @@ std::string merged_text(const std::string& input, const ops::merge_report& r) {
             plural(r.tensors_inlined, "tensor").c_str(), human_bytes(r.bytes_inlined).c_str(),
             human_bytes(r.output_size).c_str());
     for (const auto& f : r.data_files)
-        out.add("  from %s (%s): %s\n", f.path.string().c_str(), f.how.c_str(), plural(f.tensors, "tensor").c_str());
+        out.add("  from %s (%s): %s\n", f.path.string().c_str(), worded_found(f.how, f.path, wording).c_str(),
+                plural(f.tensors, "tensor").c_str());
     return out.take();
 }
 

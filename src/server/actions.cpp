@@ -130,7 +130,7 @@ result<action_outcome> run_merge(const action_input& in) {
     ONNXSTREAM_TRY(fill_rewrite(in, options, "merged"));
     ONNXSTREAM_ASSIGN(const auto r, ops::merge(in.model, options));
     return action_outcome{
-        report::merge_json(in.model.string(), r, page_wording()), report::merged_text(in.model.string(), r), {r.output}};
+        report::merge_json(in.model.string(), r, page_wording()), report::merged_text(in.model.string(), r, page_wording()), {r.output}};
 }
 
 constexpr std::array split_fields{output_field, data_name_field, threshold_field, align_field, align_threshold_field,
@@ -433,7 +433,22 @@ std::string page_words(const remedy_step& step) {
     return to_string(step.change);
 }
 
-constexpr report::hint_wording page_words_table{.word = page_words, .list_remedies = true};
+// How a data file was found, for people who never open a terminal (app.js words the
+// model page's table the same way).
+std::string page_found(const onnx::how_found& how, const fs::path&) {
+    switch (how.step) {
+        case onnx::found_by::data_flag: return "the data file you gave";
+        case onnx::found_by::model_folder: return "next to the model";
+        case onnx::found_by::data_dir: return "in the folder you gave";
+        case onnx::found_by::data_dir_file_name: return "by its file name, in the folder you gave";
+        case onnx::found_by::file_name_in_model_folder: return "guessed: a file of that name next to the model";
+        case onnx::found_by::common_name: return "guessed: a usual name for a model's data";
+        case onnx::found_by::only_data_file: return "guessed: the only data file next to the model";
+    }
+    return to_string(how.step);
+}
+
+constexpr report::hint_wording page_words_table{.word = page_words, .list_remedies = true, .found = page_found};
 
 }  // namespace
 

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import onnx
+import pytest
 
 import cases
 import refcheck
@@ -149,3 +150,59 @@ def test_inspect_text_names_the_data_file(workdir, onnxstream):
     proc = run_cli(["inspect", model_path(case, root)])
     assert proc.returncode == 0, describe(proc)
     assert "model.data" in proc.stdout + proc.stderr, describe(proc)
+
+
+# How each data file was found: JSON carries the step's stable name and what it was given
+# (onnx/how_found.hpp), the text words it as the flag that found it.
+FOUND_CASES = [
+    # case, found_by, the extra JSON field and its value (paths under the copy), the text in "found: PATH (...)"
+    ("one_file", "model_folder", None, "next to the model"),
+    ("only_data_flag", "data_flag", None, "--data {path}"),
+    ("data_dir", "data_dir", ("data_dir", "data_dir/weights_dir"), "--data-dir {root}/data_dir/weights_dir"),
+    ("data_dir_filename", "data_dir_file_name", ("data_dir", "data_dir_filename/weights_dir"),
+     "file name under --data-dir {root}/data_dir_filename/weights_dir"),
+    ("renamed", "common_name", ("common_name", "model.data"), "common name model.data"),
+    ("only_data_like", "only_data_file", None, "the only data file in the model's folder"),
+]
+
+
+@pytest.mark.parametrize("name,step,extra,words", FOUND_CASES, ids=[c[0] for c in FOUND_CASES])
+def test_found_by_is_a_stable_name_in_json_and_the_flag_in_text(name, step, extra, words, workdir, onnxstream):
+    case = cases.case_named(name)
+    root = copy_case(case, workdir)
+    model = model_path(case, root)
+    args = data_args(case, root)
+    (entry,) = inspect_json(model, args)["external_data"]
+    assert entry["found_by"] == step
+    assert entry["guessed"] is (step in ("file_name_in_model_folder", "common_name", "only_data_file"))
+    given = {k: entry[k] for k in ("data_dir", "common_name") if k in entry}
+    if extra is None:
+        assert given == {}
+    else:
+        key, value = extra
+        assert given == {key: str(root / value) if key == "data_dir" else value}
+    path = entry["path"]
+    assert os.path.samefile(path, root / case["data_files"][0])
+
+    expected = f"    found: {path} ({words.format(path=path, root=root)})\n"
+    proc = run_cli(["inspect", model, *args])
+    assert proc.returncode == 0, describe(proc)
+    assert expected in proc.stdout, describe(proc)
+
+    # merge says the same: the stable name in JSON, the flag in its text.
+    proc = run_cli(["merge", model, *args, "--json", "-o", workdir / f"{name}.json.onnx"])
+    assert proc.returncode == 0, describe(proc)
+    (merged,) = json.loads(proc.stdout)["models"]
+    (used,) = merged["data_files"]
+    assert (used["found_by"], {k: used[k] for k in ("data_dir", "common_name") if k in used}) == (step, given)
+    proc = run_cli(["merge", model, *args, "-o", workdir / f"{name}.text.onnx"])
+    assert proc.returncode == 0, describe(proc)
+    assert f"  from {path} ({words.format(path=path, root=root)}): " in proc.stdout, describe(proc)
+
+
+def test_a_file_not_found_has_no_found_by(workdir, onnxstream):
+    case = cases.case_named("bad_missing_data")
+    root = copy_case(case, workdir)
+    proc = run_cli(["inspect", model_path(case, root), "--json"])
+    (entry,) = json.loads(proc.stdout)["external_data"]
+    assert entry["path"] is None and entry["found_by"] is None, entry

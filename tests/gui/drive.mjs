@@ -72,6 +72,10 @@ try {
   };
   await shot('model', true);
 
+  // A data file found only by a guess (a common name): the page says so in words.
+  await openModel('renamed/model.onnx');
+  results.guessed = { data_rows: await texts('.data-files tbody tr') };
+
   // Names from a model are text, never markup.
   await openModel('hostile/model.onnx');
   results.hostile = { inputs: await texts('.inputs td'), summary: await texts('.model-summary'),

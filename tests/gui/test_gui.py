@@ -65,6 +65,7 @@ def served(tmp_path_factory):
     root.mkdir()
     shutil.copytree(FIXTURES / "resnet18", root / "resnet18")
     shutil.copytree(FIXTURES / "bad_missing_data", root / "missing")
+    shutil.copytree(FIXTURES / "renamed", root / "renamed")  # model.data: found by a common name, a guess
     hostile = root / "hostile"
     hostile.mkdir()
     node = helper.make_node("Identity", [HOSTILE_NAME], ["y"])
@@ -300,8 +301,16 @@ def test_a_deep_link_shows_the_inputs_and_the_data_file(page_run, served):
     assert model.graph.input[0].name in view["inputs"]
     assert view["status"] == ["found"]
     assert any("model.onnx.data" in row and "resnet18/model.onnx.data" in row for row in view["data_rows"])
+    # How it was found, in words for people: no flag, no stable name from the JSON.
+    assert any("resnet18/model.onnx.data (next to the model)" in row for row in view["data_rows"]), view["data_rows"]
     assert "fits in one .onnx file" in view["merged"][0]
     assert page_run["keyboard_form"]
+
+
+def test_a_guessed_data_file_is_named_as_a_guess_in_words_for_people(page_run):
+    rows = page_run["guessed"]["data_rows"]
+    assert any("renamed/model.data (guessed: a usual name for a model's data)" in row for row in rows), rows
+    assert not any("common_name" in row or "--" in row for row in rows), rows
 
 
 def test_model_text_is_shown_as_text_never_as_markup(page_run):
@@ -331,6 +340,8 @@ def test_merge_split_and_optimize_from_the_page_write_models_that_run_the_same(p
     folder = served["root"] / "resnet18"
     original = folder / "model.onnx"
     expected = refcheck.run_ort(original, refcheck.make_inputs(original, seed=3))
+    # The merge's report says where the data came from, in the page's words.
+    assert "resnet18/model.onnx.data (next to the model)" in page_run["merge"]["text"], page_run["merge"]["text"]
     for key, name in (("merge", "model.merged.onnx"), ("split", "model.split.onnx"), ("optimize", "model.optimized.onnx")):
         job = page_run[key]
         assert job["state"] == "done", job["text"]

@@ -54,15 +54,17 @@ TEST_CASE("the search order of DESIGN.md") {
         data_resolver r(model, {});
         const auto found = r.resolve("data/w.bin");
         REQUIRE(found);
-        CHECK(found->where.how == found_by::model_folder);
+        CHECK(found->where.how == how_found{.step = found_by::model_folder});
+        CHECK(found->where.path == found->where.as_written);
     }
     SUBCASE("a single --data serves every location") {
         const auto data = dir.write("elsewhere/anything.bin", "x");
         data_resolver r(model, {{data}, {}});
         const auto found = r.resolve("model.onnx.data");
         REQUIRE(found);
-        CHECK(found->where.how == found_by::data_flag);
+        CHECK(found->where.how == how_found{.step = found_by::data_flag});  // the file given is the path
         CHECK(found->where.path == data);
+        CHECK_FALSE(found->where.guess());
     }
     SUBCASE("several --data match by file name") {
         const auto a = dir.write("x/a.bin", "x");
@@ -77,28 +79,46 @@ TEST_CASE("the search order of DESIGN.md") {
     SUBCASE("--data-dir: the location, then its file name") {
         dir.write("store/sub/w.bin", "x");
         dir.write("store/v.bin", "x");
-        data_resolver r(model, {{}, {dir.path() / "store"}});
-        CHECK(r.resolve("sub/w.bin")->where.how == found_by::data_dir);
-        CHECK(r.resolve("other/v.bin")->where.how == found_by::data_dir_file_name);
+        dir.write("second/u.bin", "x");
+        const auto store = dir.path() / "store";
+        const auto second = dir.path() / "second";
+        data_resolver r(model, {{}, {store, second}});
+        const auto by_location = r.resolve("sub/w.bin");
+        REQUIRE(by_location);
+        // The folder given that held it is carried as data, for a front end to word.
+        CHECK(by_location->where.how == how_found{.step = found_by::data_dir, .data_dir = store});
+        CHECK(by_location->where.path == store / "sub" / "w.bin");
+        CHECK(r.resolve("other/v.bin")->where.how == how_found{.step = found_by::data_dir_file_name, .data_dir = store});
+        // The second folder, when the first holds nothing of that name.
+        CHECK(r.resolve("u.bin")->where.how == how_found{.step = found_by::data_dir, .data_dir = second});
+        CHECK_FALSE(r.resolve("u.bin")->where.guess());
     }
     SUBCASE("the file name in the model's folder") {
         dir.write("model/w.bin", "x");
         data_resolver r(model, {});
-        CHECK(r.resolve("gone/w.bin")->where.how == found_by::file_name_in_model_folder);
+        const auto found = r.resolve("gone/w.bin");
+        REQUIRE(found);
+        CHECK(found->where.how == how_found{.step = found_by::file_name_in_model_folder});
+        CHECK(found->where.guess());
+        CHECK(found->where.as_written == dir.path() / "model" / "gone" / "w.bin");
     }
     SUBCASE("common names") {
         dir.write("model/model.data", "x");
         data_resolver r(model, {});
         const auto found = r.resolve("model.onnx.data");
         REQUIRE(found);
-        CHECK(found->where.how == found_by::common_name);
+        CHECK(found->where.how == how_found{.step = found_by::common_name, .common_name = "model.data"});
         CHECK(found->where.path.filename() == "model.data");
+        CHECK(found->where.guess());
     }
     SUBCASE("the only data-like file") {
         dir.write("model/export_weights.bin", "x");
         dir.write("model/README.md", "x");
         data_resolver r(model, {});
-        CHECK(r.resolve("renamed.data")->where.how == found_by::only_data_file);
+        const auto found = r.resolve("renamed.data");
+        REQUIRE(found);
+        CHECK(found->where.how == how_found{.step = found_by::only_data_file});
+        CHECK(found->where.path.filename() == "export_weights.bin");
     }
     SUBCASE("nothing found: the hint lists what was tried and names the data file or folder to give") {
         const auto refused = refusal(model, {}, "missing.data");
@@ -170,7 +190,7 @@ TEST_CASE("the Hugging Face layout at any depth inside the snapshot") {
     data_resolver r(model, {});
     const auto found = r.resolve("model.onnx_data");
     REQUIRE(found);
-    CHECK(found->where.how == found_by::model_folder);
+    CHECK(found->where.how.step == found_by::model_folder);
     CHECK(found->file.size() == 7);
     CHECK(found->file.identity() == *io::identity_of(blob));
 }

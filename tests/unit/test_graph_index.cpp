@@ -35,7 +35,7 @@ std::vector<std::byte> branchy_model() {
 
 TEST_CASE("name_table: interning, the empty name and fresh names") {
     name_table names;
-    CHECK(names.intern("") == 0);
+    CHECK(names.intern("") == empty_name);
     const auto a = names.intern("a");
     CHECK(names.intern("a") == a);
     CHECK(names.text(a) == "a");

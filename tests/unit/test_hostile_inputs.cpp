@@ -258,7 +258,7 @@ TEST_CASE("the only data-like file is found for every location, with the folder 
     for (const auto* location : {"a.data", "b.data", "sub/c.data"}) {
         const auto found = resolver.resolve(location);
         REQUIRE(found);
-        CHECK(found->where.how == found_by::only_data_file);
+        CHECK(found->where.how.step == found_by::only_data_file);
     }
 }
 

@@ -23,6 +23,35 @@ TEST_CASE("a merge document holds one entry per model, ok or not") {
     CHECK(report::merge_json("m.onnx", failed).ends_with(R"("ok":false})"));
 }
 
+TEST_CASE("found_by is the step's stable name, with what the step was given, whatever the wording") {
+    ops::merge_report r;
+    r.data_files.push_back({"w.bin", "/store/w.bin", {.step = onnx::found_by::data_dir_file_name, .data_dir = "/store"}, false, 1, 8});
+    r.data_files.push_back(
+        {"x.bin", "/m/model.data", {.step = onnx::found_by::common_name, .common_name = "model.data"}, true, 1, 8});
+    r.data_files.push_back({"y.bin", "/m/y.bin", {.step = onnx::found_by::model_folder}, false, 1, 8});
+    const auto words = [](const onnx::how_found&, const std::filesystem::path&) { return std::string("WORDED"); };
+    const auto merged = report::merge_json("m.onnx", r, {nullptr, false, words});
+    CHECK(merged.find("WORDED") == std::string::npos);
+    CHECK(merged.find(R"("path":"/store/w.bin","found_by":"data_dir_file_name","data_dir":"/store","guessed":false)") !=
+          std::string::npos);
+    CHECK(merged.find(R"("found_by":"common_name","common_name":"model.data","guessed":true)") != std::string::npos);
+    CHECK(merged.find(R"("path":"/m/y.bin","found_by":"model_folder","guessed":false)") != std::string::npos);
+
+    ops::inspect_report inspected;
+    ops::data_file_summary missing;
+    missing.location = "gone.bin";
+    inspected.data_files.push_back(missing);
+    ops::data_file_summary given;
+    given.location = "w.bin";
+    given.path = "/elsewhere/w.bin";
+    given.how = onnx::how_found{.step = onnx::found_by::data_flag};
+    inspected.data_files.push_back(given);
+    const auto json = report::to_json(inspected);
+    CHECK(json.find(R"({"location":"gone.bin","path":null,"found_by":null,"guessed":false)") != std::string::npos);
+    CHECK(json.find(R"({"location":"w.bin","path":"/elsewhere/w.bin","found_by":"data_flag","guessed":false)") !=
+          std::string::npos);
+}
+
 TEST_CASE("optimize pass totals sum what each finding removed") {
     ops::pass_result pass;
     pass.name = "dce";

@@ -12,6 +12,11 @@ std::string flagged(const remedy_step& step) {
     return step.change == remedy::give_data_location ? "pass --data FILE" : std::string(to_string(step.change));
 }
 
+// How a file was found, as a front end might word it: the step, and the folder it was given.
+std::string found_words(const onnx::how_found& how, const std::filesystem::path& file) {
+    return std::string(to_string(how.step)) + " " + (how.data_dir.empty() ? file : how.data_dir).string();
+}
+
 }  // namespace
 
 TEST_CASE("an inspect report names its model, escapes model text and words the missing file's hint") {
@@ -34,6 +39,26 @@ TEST_CASE("an inspect report names its model, escapes model text and words the m
     CHECK(text.find("  external data 'w.bin'\n    NOT FOUND\n    2 tensors, needs 100 B\n") != std::string::npos);
     CHECK(text.find("    looked in:\n    m/w.bin\n  pass --data FILE\n") != std::string::npos);
     CHECK(text.ends_with("  merged: unknown until the problems above are fixed\n"));
+    CHECK(text.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("an inspect report words how each file was found through the front end's wording") {
+    ops::inspect_report r;
+    r.path = "m.onnx";
+    ops::data_file_summary f;
+    f.location = "sub/w.bin";
+    f.path = "store/sub/w.bin";
+    f.how = onnx::how_found{.step = onnx::found_by::data_dir, .data_dir = "store"};
+    f.tensors = 1;
+    r.data_files.push_back(f);
+    CHECK(report::to_text(r, {flagged, false, found_words}).find("    found: store/sub/w.bin (data_dir store)\n") !=
+          std::string::npos);
+    // A front end that words nothing shows the step's stable name.
+    CHECK(report::to_text(r, {flagged, false}).find("    found: store/sub/w.bin (data_dir)\n") != std::string::npos);
+    // Text the front end's words carry is made safe like the rest.
+    r.data_files[0].how->data_dir = "st\x1bre";
+    const auto text = report::to_text(r, {flagged, false, found_words});
+    CHECK(text.find("(data_dir st\\x1bre)") != std::string::npos);
     CHECK(text.find('\x1b') == std::string::npos);
 }
 
@@ -69,10 +94,11 @@ TEST_CASE("a merge line says what was inlined, from where") {
     ops::merge_report r;
     r.output = "m.merged.onnx";
     r.output_size = 4096;
-    CHECK(report::merged_text("m.onnx", r) == "m.onnx -> m.merged.onnx: no external data; copied unchanged (4.0 KiB)\n");
+    CHECK(report::merged_text("m.onnx", r, {}) == "m.onnx -> m.merged.onnx: no external data; copied unchanged (4.0 KiB)\n");
     r.tensors_inlined = 1;
     r.bytes_inlined = 1024;
-    r.data_files.push_back({"m.data", "dir/m.data", "as written", false, 1, 1024});
-    CHECK(report::merged_text("m.onnx", r) ==
-          "m.onnx -> m.merged.onnx: inlined 1 tensor (1.0 KiB), output 4.0 KiB\n  from dir/m.data (as written): 1 tensor\n");
+    r.data_files.push_back({"m.data", "dir/m.data", {.step = onnx::found_by::data_flag}, false, 1, 1024});
+    const report::hint_wording wording{flagged, false, found_words};
+    CHECK(report::merged_text("m.onnx", r, wording) ==
+          "m.onnx -> m.merged.onnx: inlined 1 tensor (1.0 KiB), output 4.0 KiB\n  from dir/m.data (data_flag dir/m.data): 1 tensor\n");
 }

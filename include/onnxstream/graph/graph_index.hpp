@@ -30,7 +30,7 @@ struct value_use {
 };
 
 struct value {
-    name_id name = 0;
+    name_id name = empty_name;
     scope_id scope = none;  // where it is defined
     value_kind kind = value_kind::undefined;
     node_id node = none;       // node_output: the producer

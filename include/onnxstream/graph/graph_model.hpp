@@ -99,7 +99,7 @@ struct computed_values {
 struct tensor {
     site_id site = none;    // where its bytes are; none for a computed tensor
     scope_id scope = none;  // the scope whose initializer it is
-    name_id name = 0;
+    name_id name = empty_name;
     bool removed = false;
     bool renamed = false;  // its name differs from its TensorProto's
     // Computed tensors only:
@@ -111,7 +111,7 @@ struct tensor {
 struct value_info {
     std::uint32_t message = none;  // ValueInfoProto
     scope_id scope = none;
-    name_id name = 0;
+    name_id name = empty_name;
     bool removed = false;
 };
 

@@ -16,7 +16,12 @@
 
 namespace onnxstream::graph {
 
-using name_id = std::uint32_t;
+/// A name's number in its table: a type of its own, so that it cannot be passed where a
+/// node, tensor or value index is expected. Not an `index<Tag>` (index.hpp), whose default
+/// is `none`: a name id made with `{}` is 0, the empty name, as ONNX's absent input is.
+enum class name_id : std::uint32_t {};
+/// The empty name (an absent optional input or output).
+inline constexpr name_id empty_name{};
 
 class name_table {
 public:
@@ -30,7 +35,7 @@ public:
     [[nodiscard]] name_id intern(std::string_view text);
     /// The id of `text` if the table holds it.
     [[nodiscard]] std::optional<name_id> find(std::string_view text) const;
-    [[nodiscard]] std::string_view text(name_id id) const { return texts_[id]; }
+    [[nodiscard]] std::string_view text(name_id id) const { return texts_[static_cast<std::uint32_t>(id)]; }
     [[nodiscard]] std::size_t size() const noexcept { return texts_.size(); }
 
     /// A name not in the table yet (`base`, else `base_1`, `base_2`, ...), added to it.

@@ -20,6 +20,7 @@
 
 #include <onnxstream/io/hashing.hpp>
 #include <onnxstream/io/source_file.hpp>
+#include <onnxstream/onnx/how_found.hpp>
 #include <onnxstream/onnx/resolve_options.hpp>
 #include <onnxstream/result.hpp>
 
@@ -31,19 +32,6 @@
 #include <vector>
 
 namespace onnxstream::onnx {
-
-enum class found_by : std::uint8_t {
-    data_flag,
-    model_folder,
-    data_dir,
-    data_dir_file_name,
-    file_name_in_model_folder,
-    common_name,
-    only_data_file,
-};
-
-/// True for the steps that guess (4 to 6): not the location as written, not a path the user gave.
-[[nodiscard]] bool is_guess(found_by how) noexcept;
 
 /// What the tensors stored under one location need from its file, so that a guessed file
 /// can be checked before it is taken.
@@ -59,11 +47,10 @@ struct data_needs {
 
 struct resolved_location {
     std::filesystem::path path;
-    found_by how = found_by::model_folder;
-    std::string how_text;              // for people: "next to the model", "--data", "common name model.data"
+    how_found how;                     // the step that found it, and what it was given (front ends word it)
     std::filesystem::path as_written;  // where the location itself points: <model folder>/<location>
 
-    [[nodiscard]] bool guess() const noexcept { return is_guess(how); }
+    [[nodiscard]] bool guess() const noexcept { return how.guess(); }
 };
 
 struct opened_location {
@@ -105,8 +92,6 @@ private:
     // thousands of missing files must not list the folder thousands of times.
     mutable std::optional<std::vector<std::filesystem::path>> data_like_;
 };
-
-[[nodiscard]] const char* to_string(found_by how) noexcept;
 
 /// Whether `child` is `root` or below it, comparing the paths part by part (both
 /// canonical: nothing is resolved here).

@@ -8,9 +8,9 @@
 namespace onnxstream::onnx {
 
 struct resolve_options {
-    std::vector<std::filesystem::path> data_files;  // --data
-    std::vector<std::filesystem::path> data_dirs;   // --data-dir
-    bool allow_guesses = true;                      // false with --strict
+    std::vector<std::filesystem::path> data_files{};  // --data: files that hold the data, matched by file name
+    std::vector<std::filesystem::path> data_dirs{};   // --data-dir: folders to look in, in this order
+    bool allow_guesses = true;                        // false with --strict
 };
 
 }  // namespace onnxstream::onnx

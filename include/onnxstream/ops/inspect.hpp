@@ -2,6 +2,7 @@
 // touched (their sizes come from the tokens and the data files' sizes).
 #pragma once
 
+#include <onnxstream/onnx/how_found.hpp>
 #include <onnxstream/onnx/resolve_options.hpp>
 #include <onnxstream/result.hpp>
 
@@ -29,8 +30,8 @@ struct type_count {
 struct data_file_summary {
     std::string location;
     std::optional<std::filesystem::path> path;
-    std::string how;       // how it was found
-    bool guessed = false;  // not where the location says: a warning says so too
+    std::optional<onnx::how_found> how;  // how it was found (front ends word it); empty when it was not
+    bool guessed = false;                // not where the location says: a warning says so too
     std::optional<std::uint64_t> size;
     std::uint64_t tensors = 0;
     std::uint64_t bytes_needed = 0;  // largest offset + length

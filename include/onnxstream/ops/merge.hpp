@@ -7,6 +7,7 @@
 #pragma once
 
 #include <onnxstream/error.hpp>
+#include <onnxstream/onnx/how_found.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
 #include <onnxstream/result.hpp>
 
@@ -20,7 +21,7 @@ namespace onnxstream::ops {
 struct used_data_file {
     std::string location;
     std::filesystem::path path;
-    std::string how;       // how it was found
+    onnx::how_found how;   // how it was found (front ends word it)
     bool guessed = false;  // not where the location says (data_resolver.hpp): a warning says so too
     std::uint64_t tensors = 0;
     std::uint64_t bytes = 0;

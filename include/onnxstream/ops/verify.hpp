@@ -11,6 +11,7 @@
 // wrong; the run only fails when the model cannot be read at all or is cancelled.
 #pragma once
 
+#include <onnxstream/onnx/how_found.hpp>
 #include <onnxstream/onnx/resolve_options.hpp>
 #include <onnxstream/ops/progress_event.hpp>
 #include <onnxstream/result.hpp>
@@ -47,7 +48,7 @@ struct verify_problem {
 struct verified_file {
     std::string location;                       // as written in the model
     std::optional<std::filesystem::path> path;  // where it was found
-    std::string how;                            // how it was found, for people
+    std::optional<onnx::how_found> how;         // how it was found (front ends word it); empty when not
     bool guessed = false;                       // not where the location says (also a problem)
     std::optional<std::uint64_t> size;          // when it could be opened
     std::uint64_t tensors = 0;

@@ -44,8 +44,8 @@ enum class text_detail : std::uint8_t { full, findings };
 [[nodiscard]] std::string to_text(const ops::safetensors_report& r);
 /// What was written (the refusals, when there are some, are `refusals_text`).
 [[nodiscard]] std::string to_text(const ops::export_caffe_report& r);
-/// One merged model, as merge prints it for each MODEL.
-[[nodiscard]] std::string merged_text(const std::string& input, const ops::merge_report& r);
+/// One merged model, as merge prints it for each MODEL (`wording` says how each data file was found).
+[[nodiscard]] std::string merged_text(const std::string& input, const ops::merge_report& r, const hint_wording& wording);
 
 /// The nodes an export refused, one line each, after a first line saying nothing was
 /// written, and a last one saying what to do (`wording` names the optimize command).

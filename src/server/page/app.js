@@ -99,6 +99,20 @@ async function showFolder(path) {
 
 // ------------------------------------------------------------------ a model
 
+// How a data file was found, for people (the report's found_by is a stable name; the
+// server words its text reports the same way: actions.cpp page_found).
+const foundWords = {
+  data_flag: 'the data file you gave',
+  model_folder: 'next to the model',
+  data_dir: 'in the folder you gave',
+  data_dir_file_name: 'by its file name, in the folder you gave',
+  file_name_in_model_folder: 'guessed: a file of that name next to the model',
+  common_name: 'guessed: a usual name for a model\'s data',
+  only_data_file: 'guessed: the only data file next to the model',
+};
+
+function foundText(f) { return foundWords[f.found_by] || f.found_by; }
+
 function fileStatus(f) {
   if (!f.path) return ['missing', 'status-missing'];
   if (f.problems.some((p) => /short|truncat/i.test(p))) return ['truncated', 'status-truncated'];
@@ -134,7 +148,7 @@ async function openModel(path) {
   for (const f of r.external_data) {
     const [status, cls] = fileStatus(f);
     const row = el('tr', {}, el('td', { class: 'mono' }, f.location), el('td', { class: cls }, status),
-      el('td', { class: 'mono' }, f.path ? f.path + ' (' + f.found_by + ')' : ''), el('td', { class: 'num' }, f.tensors),
+      el('td', { class: 'mono' }, f.path ? f.path + ' (' + foundText(f) + ')' : ''), el('td', { class: 'num' }, f.tensors),
       el('td', { class: 'num' }, bytes(f.bytes_needed)), el('td', { class: 'num' }, f.size === null ? '' : bytes(f.size)));
     tbody.append(row);
     if (f.problems.length || f.hint) {
