@@ -36,20 +36,19 @@ std::string shard_name(const std::string& data_name, std::uint64_t index, std::u
 
 namespace {
 
-// Where one moved tensor's bytes come from (its site) and where they go: 40 bytes, since
-// a split of a million tiny tensors holds a million of them. What few tensors have (a
+// Where one moved tensor (its site) goes: 24 bytes, since a split of a million tiny
+// tensors holds a million of them. Where its bytes come from is the model's word for it
+// (bound_model::stored_bytes); what few tensors have (converted typed values, a
 // checksum, a duplicate) is in a side table.
 struct placement {
-    std::uint64_t source_offset = 0;
-    std::uint64_t length = 0;
     std::uint64_t offset = 0;   // in the shard
     onnx::site_id site = none;  // the tensor
-    std::uint32_t source = 0;   // writer source index (0: the model)
     std::uint32_t shard = 0;
     std::uint32_t extra = onnx::no_index;  // index into the placement_extra table, or none
 };
 
 struct placement_extra {
+    std::optional<onnx::stored_slice> converted;  // typed values as raw bytes, in the scratch file
     std::optional<io::sha1_digest> expected_sha1;
     std::optional<std::string_view> checksum_text;  // the input's `checksum` key, as written
     std::uint32_t same_as = onnx::no_index;         // dedupe: the placement whose bytes these are
@@ -123,10 +122,7 @@ private:
             }
             placement p;
             p.site = t;
-            p.length = length;
             if (stored) {
-                p.source = stored->source;
-                p.source_offset = stored->offset;
                 if (tensor.storage == tensor_storage::external && tensor.external->checksum) {
                     auto& extra = extra_of(p);
                     extra.checksum_text = *tensor.external->checksum;
@@ -144,8 +140,8 @@ private:
                     ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(report_.output.parent_path()));
                     converted_.emplace(std::move(spill));
                 }
-                p.source = static_cast<std::uint32_t>(1 + bound_.data.files.size());
-                p.source_offset = converted_->size();
+                extra_of(p).converted = onnx::stored_slice{static_cast<std::uint32_t>(1 + bound_.data.files.size()),
+                                                           converted_->size(), length};
                 const std::function<result<void>(std::span<const std::byte>)> append = [this](std::span<const std::byte> piece) {
                     auto appended = converted_->append(piece);
                     if (!appended) return result<void>(failure(std::move(appended).error()));
@@ -159,6 +155,13 @@ private:
         placements_.shrink_to_fit();
         return {};
     }
+
+    // Where a placement's bytes are: a source, an offset in it and a length.
+    [[nodiscard]] onnx::stored_slice bytes_of(const placement& p) const {
+        if (p.extra != onnx::no_index && extras_[p.extra].converted) return *extras_[p.extra].converted;
+        return *bound_.stored_bytes(p.site);
+    }
+    [[nodiscard]] std::uint64_t length_of(const placement& p) const { return bytes_of(p).length; }
 
     placement_extra& extra_of(placement& p) {
         if (p.extra == onnx::no_index) {
@@ -192,21 +195,21 @@ private:
                 return failure(error_code::interrupted, "interrupted; no output was written");
             io::xxh3_hasher hasher;
             ONNXSTREAM_TRY(io::for_each_chunk(
-                *sources_[p.source], p.source_offset, length, [&](std::span<const std::byte> piece) { hasher.update(piece); },
+                *sources_[bytes_of(p).source], bytes_of(p).offset, length, [&](std::span<const std::byte> piece) { hasher.update(piece); },
                 std::span(buffer)));
             return hasher.digest();
         };
         using key = std::tuple<std::int32_t, std::uint64_t, std::uint64_t>;  // type, length, hash
         std::map<key, std::vector<std::uint32_t>> by_size;
         for (std::uint32_t i = 0; i < placements_.size(); ++i)
-            by_size[{model_.tensors[placements_[i].site].data_type, placements_[i].length, 0}].push_back(i);
+            by_size[{model_.tensors[placements_[i].site].data_type, length_of(placements_[i]), 0}].push_back(i);
         std::map<key, std::vector<std::uint32_t>> by_prefix;
         for (const auto& [size_key, members] : by_size) {
             if (members.size() < 2) continue;
             for (const auto i : members) {
                 const auto& p = placements_[i];
-                ONNXSTREAM_ASSIGN(const auto digest, hash(p, std::min(p.length, prefix)));
-                by_prefix[{std::get<0>(size_key), p.length, digest}].push_back(i);
+                ONNXSTREAM_ASSIGN(const auto digest, hash(p, std::min(length_of(p), prefix)));
+                by_prefix[{std::get<0>(size_key), length_of(p), digest}].push_back(i);
             }
         }
         std::map<key, std::vector<std::uint32_t>> groups;
@@ -215,10 +218,10 @@ private:
             for (const auto i : members) {
                 const auto& p = placements_[i];
                 std::uint64_t digest = std::get<2>(prefix_key);
-                if (p.length > prefix) {
-                    ONNXSTREAM_ASSIGN(digest, hash(p, p.length));
+                if (length_of(p) > prefix) {
+                    ONNXSTREAM_ASSIGN(digest, hash(p, length_of(p)));
                 }
-                groups[{std::get<0>(prefix_key), p.length, digest}].push_back(i);
+                groups[{std::get<0>(prefix_key), length_of(p), digest}].push_back(i);
             }
         }
         std::vector<std::byte> other(buffer.size());
@@ -232,7 +235,7 @@ private:
                     if (!same) continue;
                     extra_of(placements_[members[a]]).same_as = members[b];
                     ++report_.deduplicated;
-                    report_.bytes_saved += placements_[members[a]].length;
+                    report_.bytes_saved += length_of(placements_[members[a]]);
                     break;
                 }
             }
@@ -242,13 +245,15 @@ private:
 
     result<bool> equal_bytes(const placement& a, const placement& b, std::vector<std::byte>& left,
                              std::vector<std::byte>& right) {
-        if (a.length != b.length) return false;
+        const auto length = length_of(a);
+        if (length != length_of(b)) return false;
         std::uint64_t done = 0;
-        while (done < a.length) {
-            const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(a.length - done, left.size()));
+        while (done < length) {
+            const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(length - done, left.size()));
             auto read = [&](const placement& p, std::vector<std::byte>& into) -> result<std::span<const std::byte>> {
                 const auto view = std::span(into).first(piece);
-                ONNXSTREAM_TRY(sources_[p.source]->read_at(p.source_offset + done, view));
+                const auto from = bytes_of(p);
+                ONNXSTREAM_TRY(sources_[from.source]->read_at(from.offset + done, view));
                 return std::span<const std::byte>(view);
             };
             ONNXSTREAM_ASSIGN(const auto x, read(a, left));
@@ -265,7 +270,7 @@ private:
         data_layout layout({options_.alignment, options_.align_threshold, options_.shard_size});
         for (auto& p : placements_) {
             if (duplicate(p)) continue;
-            const auto place = layout.add(p.length);
+            const auto place = layout.add(length_of(p));
             p.shard = place.shard;
             p.offset = place.offset;
         }
@@ -349,7 +354,7 @@ private:
                 if (p.shard != s) continue;
                 ++tensors;
                 if (duplicate(p)) continue;
-                size = std::max(size, p.offset + p.length);
+                size = std::max(size, p.offset + length_of(p));
                 if (!hashed(i)) continue;
                 checks.push_back({.tensor = std::string(model_.tensors[p.site].name),
                                   .expected_sha1 = expected_sha1(p),
@@ -367,7 +372,8 @@ private:
                                              if (p.offset > window.size()) window.skip(p.offset - window.size());
                                              window.label(std::string(model_.tensors[p.site].name));
                                              const auto check = hashed(i) ? next_check++ : io::no_check;
-                                             window.copy(p.source, p.source_offset, p.length, check);
+                                             const auto from = bytes_of(p);
+                                             window.copy(from.source, from.offset, from.length, check);
                                          }
                                          return !window.operations().empty();
                                      }};
@@ -428,13 +434,13 @@ private:
         // The external_data entries are made from the placements as they are written.
         edits.set_external_entries([this](std::uint32_t index) {
             const auto& p = placements_[index];
-            return onnx::external_entry{data_file_name(p.shard), p.offset, p.length, checksum_of(index)};
+            return onnx::external_entry{data_file_name(p.shard), p.offset, length_of(p), checksum_of(index)};
         });
         for (std::uint32_t index = 0; index < placements_.size(); ++index) {
             const auto& p = placements_[index];
             onnx::store_external(model_.tree, model_.tensors[p.site].message, index, edits);
             ++report_.tensors_external;
-            if (!duplicate(p)) report_.bytes_external += p.length;
+            if (!duplicate(p)) report_.bytes_external += length_of(p);
         }
         ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         report_.output_size = stream.size();
