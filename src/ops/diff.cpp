@@ -292,18 +292,7 @@ result<std::uint64_t> hash_values(std::array<model_side*, 2> sides, const diff_o
     }
     // One progress stage over both models, as hash_ranges would report it for one table.
     progress_event event{"diff", 0, total, {}};
-    range_hash_options hashing;
-    hashing.threads = effective_threads(options.threads);
-    hashing.buffer_size = options.buffer_size;
-    hashing.cancel = options.cancel;
-    if (options.on_progress) {
-        options.on_progress(event);
-        hashing.on_bytes = [&](std::uint64_t bytes, std::string_view label) {
-            event.done += bytes;
-            if (label != event.tensor) event.tensor = label;
-            options.on_progress(event);
-        };
-    }
+    const auto hashing = hashing_options(options, event);
     std::uint64_t hashed = 0;
     for (std::size_t s = 0; s < 2; ++s) {
         ONNXSTREAM_ASSIGN(const auto bytes, hash_streamed(*sides[s], streamed[s], hashing));

@@ -37,6 +37,15 @@ std::vector<std::byte> sample_model() {
     return model.take();
 }
 
+// The sample tensor's raw_data replaced by `length` bytes of source 1, labelled "w".
+void replace_raw_with_labelled_slice(const onnx::message_tree& tree, onnx::tree_edits& edits, std::uint64_t length) {
+    const auto& raw = tree.fields(2)[3];
+    edits.drop(static_cast<std::uint32_t>(&raw - tree.all_fields().data()));
+    auto slice = edits.slice(9, 1, 0, length);
+    slice.label = edits.add_label("w");
+    edits.insert(2, 3, slice);
+}
+
 }  // namespace
 
 TEST_CASE("no edits: one copy of the whole file") {
@@ -175,11 +184,7 @@ TEST_CASE("a labelled slice names the tensor being written for progress, from it
     REQUIRE(tree);
     const auto other = test_support::float_bytes({1, 2, 3, 4, 5, 6, 7, 8});
     onnx::tree_edits edits;
-    const auto& raw = tree->fields(2)[3];
-    edits.drop(static_cast<std::uint32_t>(&raw - tree->all_fields().data()));
-    auto slice = edits.slice(9, 1, 0, other.size());
-    slice.label = edits.add_label("w");
-    edits.insert(2, 3, slice);
+    replace_raw_with_labelled_slice(*tree, edits, other.size());
     const auto p = plan::plan_rewrite(*tree, edits);
     REQUIRE(p);
     // Everything before the new field is unlabelled; from its tag to the end, "w".
@@ -197,11 +202,7 @@ TEST_CASE("a plan streamed a window at a time holds the same operations as the w
     REQUIRE(tree);
     const auto other = test_support::float_bytes({1, 2, 3, 4, 5, 6, 7, 8});
     onnx::tree_edits edits;
-    const auto& raw = tree->fields(2)[3];
-    edits.drop(static_cast<std::uint32_t>(&raw - tree->all_fields().data()));
-    auto slice = edits.slice(9, 1, 0, other.size());
-    slice.label = edits.add_label("w");
-    edits.insert(2, 3, slice);
+    replace_raw_with_labelled_slice(*tree, edits, other.size());
     edits.insert(1, 0, edits.text(1000, "first"));
     edits.insert(2, 0, edits.varint(2, 7));
     edits.insert_external(2, 4, edits.add_external({"w.data", 0, 32, std::string("ab")}));
