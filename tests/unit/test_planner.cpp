@@ -204,7 +204,7 @@ TEST_CASE("a plan streamed a window at a time holds the same operations as the w
     onnx::tree_edits edits;
     replace_raw_with_labelled_slice(*tree, edits, other.size());
     edits.insert(1, 0, edits.text(1000, "first"));
-    edits.insert(2, 0, edits.varint(2, 7));
+    edits.insert(2, 0, edits.varint(1000, 7));  // an unknown field
     edits.insert_external(2, 4, edits.add_external({"w.data", 0, 32, std::string("ab")}));
     const auto whole = plan::plan_rewrite(*tree, edits);
     REQUIRE(whole);
@@ -220,7 +220,8 @@ TEST_CASE("a plan streamed a window at a time holds the same operations as the w
         std::vector<std::byte> out(whole->size());
         while (stream->next(window, per_window)) {
             ++windows;
-            CHECK(window.operations().size() <= per_window);
+            // A step of the walk adds a field and the insertions before it: a few operations.
+            CHECK(window.operations().size() <= per_window + 3);
             // Each window executes on its own: its emits' bytes are in its pool.
             const auto part = execute(window, bytes, other);
             for (const auto& op : window.operations())
@@ -234,7 +235,7 @@ TEST_CASE("a plan streamed a window at a time holds the same operations as the w
     }
     // The external fields are the ones the record says.
     const auto reparsed = onnx::message_tree::parse(execute(*whole, bytes, other));
-    REQUIRE(reparsed);
+    REQUIRE_MESSAGE(reparsed, (reparsed ? "" : reparsed.error().describe()));
     std::vector<std::string_view> locations;
     for (const auto& f : reparsed->fields(2))
         if (f.number() == 13 && f.child != onnx::no_index) locations.push_back(reparsed->find_text(f.child, 2));

@@ -39,8 +39,10 @@ public:
 
     /// The size of the whole output.
     [[nodiscard]] std::uint64_t size() const noexcept;
-    /// Replaces `window`'s operations and bytes with the next ones (write_plan::next_window),
-    /// about `operations` of them; false when none are left.
+    /// Replaces `window`'s operations and bytes with the next ones (write_plan::next_window):
+    /// it stops once it holds `operations` of them (a step of the walk, a field and the
+    /// insertions before it, may add a few more) or 1 MiB of emitted bytes; false when none
+    /// are left.
     [[nodiscard]] bool next(write_plan& window, std::size_t operations = 4096);
 
 private:
