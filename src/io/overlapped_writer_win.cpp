@@ -96,9 +96,13 @@ private:
     }
 
     result<void> execute_all() {
-        for (const auto& op : job_->operations) {
+        detail::operation_cursor cursor(*job_);
+        cursor_ = &cursor;
+        for (;;) {
             if (cancelled()) return detail::interrupted();
-            ONNXSTREAM_TRY(execute(op));
+            ONNXSTREAM_ASSIGN(const write_operation* op, cursor.next());
+            if (op == nullptr) break;
+            ONNXSTREAM_TRY(execute(*op));
         }
         ONNXSTREAM_TRY(flush_staging());
         return drain();
@@ -106,8 +110,8 @@ private:
 
     result<void> execute(const write_operation& op) {
         if (op.kind == operation_kind::emit) {
-            ONNXSTREAM_TRY(detail::check_emit(*job_, op));
-            return stage(job_->pool.subspan(op.input_offset, op.length), op.output_offset);
+            ONNXSTREAM_TRY(detail::check_emit(cursor_->pool(), op));
+            return stage(cursor_->pool().subspan(op.input_offset, op.length), op.output_offset);
         }
         if (op.kind == operation_kind::convert) {
             ONNXSTREAM_TRY(flush_staging());
@@ -287,6 +291,7 @@ private:
     bool cancelled() const { return detail::cancelled(*options_); }
 
     const write_job* job_ = nullptr;
+    const detail::operation_cursor* cursor_ = nullptr;  // during execute_all()
     const writer_options* options_ = nullptr;
     write_report report_;
     HANDLE output_ = nullptr;

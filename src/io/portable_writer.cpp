@@ -41,9 +41,13 @@ public:
         written_since_writeback_ = 0;
         sizes_ = detail::current_sizes(job);
         checks_seen_.assign(job.checks.size(), false);
-        for (const auto& op : job.operations) {
+        detail::operation_cursor cursor(job);
+        cursor_ = &cursor;
+        for (;;) {
             if (cancelled()) return detail::interrupted();
-            ONNXSTREAM_TRY(execute(op));
+            ONNXSTREAM_ASSIGN(const write_operation* op, cursor.next());
+            if (op == nullptr) break;
+            ONNXSTREAM_TRY(execute(*op));
         }
         ONNXSTREAM_TRY(flush());
         return std::move(report_);
@@ -52,8 +56,8 @@ public:
 private:
     result<void> execute(const write_operation& op) {
         if (op.kind == operation_kind::emit) {
-            ONNXSTREAM_TRY(detail::check_emit(*job_, op));
-            return stage(job_->pool.subspan(op.input_offset, op.length), op.output_offset);
+            ONNXSTREAM_TRY(detail::check_emit(cursor_->pool(), op));
+            return stage(cursor_->pool().subspan(op.input_offset, op.length), op.output_offset);
         }
         if (op.kind == operation_kind::convert) {
             ONNXSTREAM_TRY(flush());
@@ -163,6 +167,7 @@ private:
     }
 
     const write_job* job_ = nullptr;
+    const detail::operation_cursor* cursor_ = nullptr;  // during run()
     const writer_options* options_ = nullptr;
     write_report report_;
     std::vector<std::byte> staging_;

@@ -256,7 +256,7 @@ private:
     };
 
     bool finished() const {
-        return operation_ == job_.operations.size() && requeued_.empty() && current_.length == 0 && staging_ == none;
+        return plan_done_ && requeued_.empty() && current_.length == 0 && staging_ == none;
     }
 
     void stop(failure f) { stop(std::move(f.value)); }
@@ -294,10 +294,19 @@ private:
             requeued_.pop_front();
             return true;
         }
-        while (operation_ < job_.operations.size()) {
-            const auto& op = job_.operations[operation_++];
+        while (!plan_done_) {
+            auto next = cursor_.next();
+            if (!next) {
+                stop(std::move(next).error());
+                return false;
+            }
+            if (*next == nullptr) {
+                plan_done_ = true;
+                break;
+            }
+            const write_operation& op = **next;
             if (op.kind == operation_kind::emit) {
-                if (auto checked = detail::check_emit(job_, op); !checked) {
+                if (auto checked = detail::check_emit(cursor_.pool(), op); !checked) {
                     stop(std::move(checked).error());
                     return false;
                 }
@@ -374,7 +383,7 @@ private:
         if (index == none) return false;
         slot& s = slots_[index];
         const auto room = staging_room(s, current_.length);
-        std::memcpy(room.data(), job_.pool.data() + current_.input_offset, room.size());
+        std::memcpy(room.data(), cursor_.pool().data() + current_.input_offset, room.size());
         advance_staged(s, room.size());
         return true;
     }
@@ -727,7 +736,10 @@ private:
     std::vector<bool> checks_seen_;
     std::unique_ptr<worker_pool> pool_;
     std::vector<worker_done> done_;
-    std::size_t operation_ = 0;
+    // The plan's operations, a window at a time: an emit being staged (current_) keeps
+    // its window, since the next is asked for only when current_ is done.
+    detail::operation_cursor cursor_{job_};
+    bool plan_done_ = false;
     piece current_;
     std::deque<piece> requeued_;
     std::uint32_t staging_ = none;

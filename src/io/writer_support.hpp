@@ -100,11 +100,40 @@ namespace onnxstream::io::detail {
     return {};
 }
 
-[[nodiscard]] inline result<void> check_emit(const write_job& job, const write_operation& op) {
-    if (op.length > job.pool.size() || op.input_offset > job.pool.size() - op.length)
+[[nodiscard]] inline result<void> check_emit(std::span<const std::byte> pool, const write_operation& op) {
+    if (op.length > pool.size() || op.input_offset > pool.size() - op.length)
         return failure(error_code::io, "an emit lies outside the plan's byte pool");
     return {};
 }
+
+/// The operations of a job in order, window after window (write_job::more). An emit's
+/// bytes are in pool() until the next call of next().
+class operation_cursor {
+public:
+    explicit operation_cursor(const write_job& job) : job_(job), operations_(job.operations), pool_(job.pool) {}
+
+    /// The next operation, or null at the end of the plan.
+    [[nodiscard]] result<const write_operation*> next() {
+        while (index_ == operations_.size()) {
+            if (!job_.more) return nullptr;
+            index_ = 0;
+            operations_ = {};
+            ONNXSTREAM_ASSIGN(const bool more, job_.more(operations_, pool_));
+            if (!more) {
+                operations_ = {};
+                return nullptr;
+            }
+        }
+        return &operations_[index_++];
+    }
+    [[nodiscard]] std::span<const std::byte> pool() const noexcept { return pool_; }
+
+private:
+    const write_job& job_;
+    std::span<const write_operation> operations_;
+    std::span<const std::byte> pool_;
+    std::size_t index_ = 0;
+};
 
 /// The hashes one stream check asks for, fed in order.
 class check_hashes {

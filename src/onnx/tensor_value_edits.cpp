@@ -18,15 +18,12 @@ std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message,
 }
 
 void store_external(const message_tree& tree, std::uint32_t message, const external_entry& where, tree_edits& edits) {
+    store_external(tree, message, edits.add_external(where), edits);
+}
+
+void store_external(const message_tree& tree, std::uint32_t message, std::uint32_t record, tree_edits& edits) {
     drop_value_fields(tree, message, edits);
-    const auto end = tree.at(message).field_count;
-    const auto entry = number(tensor_field::external_data);
-    edits.insert(message, end, edits.bytes(entry, encode_string_entry("location", where.location)));
-    edits.insert(message, end, edits.bytes(entry, encode_string_entry("offset", std::to_string(where.offset))));
-    edits.insert(message, end, edits.bytes(entry, encode_string_entry("length", std::to_string(where.length))));
-    if (where.checksum) edits.insert(message, end, edits.bytes(entry, encode_string_entry("checksum", *where.checksum)));
-    edits.insert(message, end,
-                 edits.varint(number(tensor_field::data_location), static_cast<std::uint64_t>(data_location::external)));
+    edits.insert_external(message, tree.at(message).field_count, record);
 }
 
 void inline_external(const bound_model& model, std::span<const external_tensor> bindings, tree_edits& edits,

@@ -1,10 +1,43 @@
 #include <onnxstream/onnx/tree_edits.hpp>
 
+#include <onnxstream/onnx/fields.hpp>
+
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <tuple>
 
 namespace onnxstream::onnx {
+namespace {
+
+// The StringStringEntryProto entries of an external tensor, in the order written:
+// location, offset, length, checksum (when present).
+struct entry_texts {
+    explicit entry_texts(external_entry e)
+        : entry(std::move(e)), offset(std::to_string(entry.offset)), length(std::to_string(entry.length)) {
+        pairs[0] = {"location", entry.location};
+        pairs[1] = {"offset", offset};
+        pairs[2] = {"length", length};
+        if (entry.checksum) pairs[3] = {"checksum", *entry.checksum};
+        count = entry.checksum ? 4 : 3;
+    }
+    entry_texts(const entry_texts&) = delete;
+    entry_texts& operator=(const entry_texts&) = delete;
+    external_entry entry;
+    std::string offset;
+    std::string length;
+    std::array<std::pair<std::string_view, std::string_view>, 4> pairs;
+    std::size_t count = 0;
+};
+
+std::uint64_t entry_size(std::string_view key, std::string_view value) {
+    return proto::length_delimited_field_size(number(string_entry_field::key), key.size()) +
+           proto::length_delimited_field_size(number(string_entry_field::value), value.size());
+}
+
+constexpr auto external_location = static_cast<std::uint64_t>(data_location::external);
+
+}  // namespace
 
 std::uint64_t new_field::encoded_size() const noexcept {
     if (kind == payload_kind::varint) return proto::tag_size(number) + proto::varint_size(value);
@@ -24,7 +57,60 @@ void tree_edits::insert(std::uint32_t message_index, std::uint32_t position, new
         const auto& last = insertions_.back();
         if (std::tie(last.message, last.position) > std::tie(message_index, position)) sorted_ = false;
     }
-    insertions_.push_back({message_index, position, order, field});
+    insertions_.push_back({message_index, position, order, static_cast<std::uint32_t>(fields_.size())});
+    fields_.push_back(field);
+}
+
+void tree_edits::insert_external(std::uint32_t message_index, std::uint32_t position, std::uint32_t record) {
+    const auto order = static_cast<std::uint32_t>(insertions_.size());
+    if (!insertions_.empty()) {
+        const auto& last = insertions_.back();
+        if (std::tie(last.message, last.position) > std::tie(message_index, position)) sorted_ = false;
+    }
+    insertions_.push_back({message_index, position, order, record | external_bit});
+}
+
+std::uint32_t tree_edits::add_external(external_entry entry) {
+    externals_.push_back(std::move(entry));
+    return static_cast<std::uint32_t>(externals_.size() - 1);
+}
+
+external_entry tree_edits::external(const insertion& i) const {
+    const auto record = i.what & ~external_bit;
+    return external_table_ ? external_table_(record) : externals_[record];
+}
+
+std::uint64_t tree_edits::encoded_size(const insertion& i) const {
+    if (!is_external(i)) return field(i).encoded_size();
+    const entry_texts texts(external(i));
+    std::uint64_t total = proto::tag_size(number(tensor_field::data_location)) + proto::varint_size(external_location);
+    for (std::size_t e = 0; e < texts.count; ++e)
+        total += proto::length_delimited_field_size(number(tensor_field::external_data),
+                                                    entry_size(texts.pairs[e].first, texts.pairs[e].second));
+    return total;
+}
+
+void tree_edits::encode_external(const insertion& i, std::vector<std::byte>& out) const {
+    auto put_varint = [&out](std::uint64_t v) {
+        const auto encoded = proto::encode_varint(v);
+        out.insert(out.end(), encoded.view().begin(), encoded.view().end());
+    };
+    auto put_text = [&](string_entry_field f, std::string_view text) {
+        put_varint(proto::make_tag(number(f), proto::wire_type::length_delimited));
+        put_varint(text.size());
+        const auto bytes = std::as_bytes(std::span(text.data(), text.size()));
+        out.insert(out.end(), bytes.begin(), bytes.end());
+    };
+    const entry_texts texts(external(i));
+    for (std::size_t e = 0; e < texts.count; ++e) {
+        const auto [key, value] = texts.pairs[e];
+        put_varint(proto::make_tag(number(tensor_field::external_data), proto::wire_type::length_delimited));
+        put_varint(entry_size(key, value));
+        put_text(string_entry_field::key, key);
+        put_text(string_entry_field::value, value);
+    }
+    put_varint(proto::make_tag(number(tensor_field::data_location), proto::wire_type::varint));
+    put_varint(external_location);
 }
 
 new_field tree_edits::converted_slice(std::uint32_t number, std::uint32_t source, std::uint64_t offset, std::uint64_t length,

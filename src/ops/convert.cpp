@@ -292,11 +292,11 @@ private:
     }
 
     result<void> write_model(const onnx::tree_edits& edits) {
-        ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
-        report_.output_size = plan.size();
-        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(),
+        ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
+        report_.output_size = stream.size();
+        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, stream.size(),
                                                                   {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, plan, sources_, options_,
+        ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, windows_of(stream, edits), sources_, options_,
                                                       "convert " + report_.output.filename().string(), report_.warnings));
         if (report_.writer[0] == '\0') report_.writer = written.backend;
         report_.saturated += written.saturated;

@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -194,21 +195,15 @@ result<model_side> open_side(const fs::path& path, const onnx::resolve_options& 
     return side;
 }
 
-// A tensor whose value hash comes from a streamed range.
-struct value_job {
-    model_side* side = nullptr;
-    onnx::site_id site = none;
-};
-
-// Hashes what is in memory (typed values, no values) now; lists the ranges to stream.
-void collect_value_ranges(model_side& side, std::vector<hashed_range>& ranges, std::vector<value_job>& owners) {
+// Hashes what is in memory (typed values, no values) now; returns the tensors whose
+// values are streamed from a file.
+std::vector<onnx::site_id> hash_in_memory(model_side& side) {
     const auto& tree = side.tree();
-    const auto sources = side.bound.sources();
+    std::vector<onnx::site_id> streamed;
     for (const auto t : side.model().tensors.ids()) {
         const auto& tensor = side.model().tensors[t];
-        if (const auto stored = side.bound.stored_bytes(t)) {
-            ranges.push_back({sources[stored->source], stored->offset, stored->length, tensor.name, {}, {}, {}});
-            owners.push_back({&side, t});
+        if (side.bound.stored_bytes(t)) {
+            streamed.push_back(t);
         } else if (tensor.storage == tensor_storage::typed) {
             // Typed values live in the .onnx, under 2 GB; converted one tensor at a time.
             if (auto raw = onnx::typed_to_raw(tree, tensor)) {
@@ -222,48 +217,86 @@ void collect_value_ranges(model_side& side, std::vector<hashed_range>& ranges, s
             side.values[t] = io::xxh3_of({});  // empty, strings
         }
     }
+    return streamed;
 }
 
-// The ranges in file and offset order (each file read forward), each distinct range once
-// (tensors sharing their bytes are hashed once); `range_of` maps every input range to its
-// place in the result.
-std::vector<hashed_range> distinct_in_order(const std::vector<hashed_range>& ranges, std::vector<std::size_t>& range_of) {
-    std::vector<std::size_t> order(ranges.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-        if (ranges[x].file != ranges[y].file) return std::less<const io::source_file*>{}(ranges[x].file, ranges[y].file);
-        return ranges[x].offset < ranges[y].offset;
+// Ranges hashed per call of hash_ranges: the table of ranges in memory stays this small
+// whatever the number of tensors.
+constexpr std::size_t ranges_per_window = 1U << 14;
+
+// Sorts `streamed` by file and offset, so that each file is read forward and tensors
+// sharing their bytes are neighbours; returns the bytes of the distinct ranges.
+std::uint64_t sort_by_place(const model_side& side, std::vector<onnx::site_id>& streamed) {
+    auto slice_of = [&](onnx::site_id t) { return *side.bound.stored_bytes(t); };
+    std::sort(streamed.begin(), streamed.end(), [&](onnx::site_id x, onnx::site_id y) {
+        const auto a = slice_of(x);
+        const auto b = slice_of(y);
+        return std::tie(a.source, a.offset, a.length) < std::tie(b.source, b.offset, b.length);
     });
-    std::vector<hashed_range> sorted;
-    sorted.reserve(ranges.size());
-    range_of.assign(ranges.size(), 0);
-    for (const auto i : order) {
-        const auto& r = ranges[i];
-        if (!sorted.empty() && sorted.back().file == r.file && sorted.back().offset == r.offset &&
-            sorted.back().length == r.length) {
-            range_of[i] = sorted.size() - 1;
-            continue;
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < streamed.size(); ++i) {
+        const auto slice = slice_of(streamed[i]);
+        if (i > 0) {
+            const auto before = slice_of(streamed[i - 1]);
+            if (std::tie(before.source, before.offset, before.length) == std::tie(slice.source, slice.offset, slice.length))
+                continue;
         }
-        range_of[i] = sorted.size();
-        sorted.push_back(r);
+        total += slice.length;
     }
-    return sorted;
+    return total;
+}
+
+// Streams the values of `streamed` (sorted by sort_by_place), each distinct range once, a
+// window of ranges at a time. Returns the bytes read.
+result<std::uint64_t> hash_streamed(model_side& side, const std::vector<onnx::site_id>& streamed,
+                                    const range_hash_options& hashing) {
+    const auto sources = side.bound.sources();
+    auto slice_of = [&](onnx::site_id t) { return *side.bound.stored_bytes(t); };
+    std::uint64_t hashed = 0;
+    std::vector<hashed_range> ranges;
+    std::vector<std::uint32_t> range_of;  // per tensor of the window: its range
+    for (std::size_t first = 0; first < streamed.size();) {
+        ranges.clear();
+        range_of.clear();
+        std::size_t end = first;
+        for (; end < streamed.size(); ++end) {
+            const auto slice = slice_of(streamed[end]);
+            const auto* file = sources[slice.source];
+            const bool same = !ranges.empty() && ranges.back().file == file && ranges.back().offset == slice.offset &&
+                              ranges.back().length == slice.length;
+            if (!same) {
+                // A window ends between ranges, never inside a run of tensors sharing one.
+                if (ranges.size() == ranges_per_window) break;
+                ranges.push_back({file, slice.offset, slice.length, side.model().tensors[streamed[end]].name, {}, {}, {}});
+            }
+            range_of.push_back(static_cast<std::uint32_t>(ranges.size() - 1));
+        }
+        ONNXSTREAM_ASSIGN(const auto bytes, hash_ranges(ranges, range_hash::xxh3, hashing));
+        hashed += bytes;
+        for (std::size_t i = first; i < end; ++i) {
+            const auto& range = ranges[range_of[i - first]];
+            if (range.failed) return failure(*range.failed);
+            side.values[streamed[i]] = *range.xxh3;
+        }
+        first = end;
+    }
+    return hashed;
 }
 
 result<std::uint64_t> hash_values(std::array<model_side*, 2> sides, const diff_options& options) {
-    std::vector<hashed_range> ranges;
-    std::vector<value_job> owners;
-    const auto tensors = sides[0]->model().tensors.size() + sides[1]->model().tensors.size();
-    ranges.reserve(tensors);  // one per tensor at most: never an old and a new copy at once
-    owners.reserve(tensors);
-    for (auto* side : sides) collect_value_ranges(*side, ranges, owners);
-    std::vector<std::size_t> range_of;
-    auto sorted = distinct_in_order(ranges, range_of);
-    ONNXSTREAM_ASSIGN(const auto hashed, hash_ranges(sorted, range_hash::xxh3, options, "diff"));
-    for (std::size_t i = 0; i < ranges.size(); ++i) {
-        const auto& range = sorted[range_of[i]];
-        if (range.failed) return failure(*range.failed);
-        owners[i].side->values[owners[i].site] = *range.xxh3;
+    std::array<std::vector<onnx::site_id>, 2> streamed;
+    std::uint64_t total = 0;
+    for (std::size_t s = 0; s < 2; ++s) {
+        streamed[s] = hash_in_memory(*sides[s]);
+        total += sort_by_place(*sides[s], streamed[s]);
+    }
+    // One progress stage over both models, as hash_ranges would report it for one table.
+    progress_event event{"diff", 0, total, {}};
+    const auto hashing = hashing_options(options, event);
+    std::uint64_t hashed = 0;
+    for (std::size_t s = 0; s < 2; ++s) {
+        ONNXSTREAM_ASSIGN(const auto bytes, hash_streamed(*sides[s], streamed[s], hashing));
+        hashed += bytes;
     }
     return hashed;
 }

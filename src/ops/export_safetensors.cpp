@@ -334,13 +334,14 @@ private:
         for (const auto& b : bound_.data.tensors)
             if (!exported[b.site]) rest.push_back(b);
         onnx::inline_external(bound_, rest, edits, report_.warnings);
-        ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
+        ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         const auto path = linked_path();
         ONNXSTREAM_ASSIGN(auto output,
-                          io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_TRY(write_planned(output, plan, sources_, options_, "write " + path.filename().string(), report_.warnings));
+                          io::output_file::create(path, stream.size(), {.overwrite = options_.force, .preallocate = true}));
+        ONNXSTREAM_TRY(write_planned(output, windows_of(stream, edits), sources_, options_,
+                                     "write " + path.filename().string(), report_.warnings));
         report_.linked = path;
-        report_.linked_size = plan.size();
+        report_.linked_size = stream.size();
         outputs_.push_back(std::move(output));
         return {};
     }

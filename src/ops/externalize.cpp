@@ -36,19 +36,26 @@ std::string shard_name(const std::string& data_name, std::uint64_t index, std::u
 
 namespace {
 
-// Where one moved tensor's bytes come from (its site) and where they go.
+// Where one moved tensor (its site) goes: 24 bytes, since a split of a million tiny
+// tensors holds a million of them. Where its bytes come from is the model's word for it
+// (bound_model::stored_bytes); what few tensors have (converted typed values, a
+// checksum, a duplicate) is in a side table.
 struct placement {
+    std::uint64_t offset = 0;   // in the shard
     onnx::site_id site = none;  // the tensor
-    std::uint32_t source = 0;   // writer source index (0: the model)
-    std::uint64_t source_offset = 0;
-    std::uint64_t length = 0;
+    std::uint32_t shard = 0;
+    std::uint32_t extra = onnx::no_index;  // index into the placement_extra table, or none
+};
+
+struct placement_extra {
+    std::optional<onnx::stored_slice> converted;  // typed values as raw bytes, in the scratch file
     std::optional<io::sha1_digest> expected_sha1;
     std::optional<std::string_view> checksum_text;  // the input's `checksum` key, as written
-    std::uint32_t shard = 0;
-    std::uint64_t offset = 0;                // in the shard
-    std::uint32_t same_as = onnx::no_index;  // dedupe: the placement whose bytes these are
-    std::uint32_t check = io::no_check;
+    std::uint32_t same_as = onnx::no_index;         // dedupe: the placement whose bytes these are
 };
+
+// Operations per window of a data file's plan.
+constexpr std::size_t window_operations = 4096;
 
 class engine : detail::bound_operation<externalize_options, externalize_report> {
 public:
@@ -115,14 +122,12 @@ private:
             }
             placement p;
             p.site = t;
-            p.length = length;
             if (stored) {
-                p.source = stored->source;
-                p.source_offset = stored->offset;
                 if (tensor.storage == tensor_storage::external && tensor.external->checksum) {
-                    p.checksum_text = *tensor.external->checksum;
+                    auto& extra = extra_of(p);
+                    extra.checksum_text = *tensor.external->checksum;
                     if (auto expected = onnx::expected_sha1(tensor)) {
-                        p.expected_sha1 = *expected;
+                        extra.expected_sha1 = *expected;
                     } else {
                         report_.warnings.push_back(std::move(expected).error());
                         report_.warnings.back().message += "; it is kept as it is";
@@ -135,8 +140,8 @@ private:
                     ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(report_.output.parent_path()));
                     converted_.emplace(std::move(spill));
                 }
-                p.source = static_cast<std::uint32_t>(1 + bound_.data.files.size());
-                p.source_offset = converted_->size();
+                extra_of(p).converted = onnx::stored_slice{static_cast<std::uint32_t>(1 + bound_.data.files.size()),
+                                                           converted_->size(), length};
                 const std::function<result<void>(std::span<const std::byte>)> append = [this](std::span<const std::byte> piece) {
                     auto appended = converted_->append(piece);
                     if (!appended) return result<void>(failure(std::move(appended).error()));
@@ -147,7 +152,34 @@ private:
             }
             placements_.push_back(p);
         }
+        placements_.shrink_to_fit();
         return {};
+    }
+
+    // Where a placement's bytes are: a source, an offset in it and a length.
+    [[nodiscard]] onnx::stored_slice bytes_of(const placement& p) const {
+        if (p.extra != onnx::no_index && extras_[p.extra].converted) return *extras_[p.extra].converted;
+        return *bound_.stored_bytes(p.site);
+    }
+    [[nodiscard]] std::uint64_t length_of(const placement& p) const { return bytes_of(p).length; }
+
+    placement_extra& extra_of(placement& p) {
+        if (p.extra == onnx::no_index) {
+            p.extra = static_cast<std::uint32_t>(extras_.size());
+            extras_.emplace_back();
+        }
+        return extras_[p.extra];
+    }
+    [[nodiscard]] std::uint32_t same_as(const placement& p) const {
+        return p.extra == onnx::no_index ? onnx::no_index : extras_[p.extra].same_as;
+    }
+    [[nodiscard]] bool duplicate(const placement& p) const { return same_as(p) != onnx::no_index; }
+    [[nodiscard]] const std::optional<io::sha1_digest>& expected_sha1(const placement& p) const {
+        static const std::optional<io::sha1_digest> absent;
+        return p.extra == onnx::no_index ? absent : extras_[p.extra].expected_sha1;
+    }
+    [[nodiscard]] std::optional<std::string_view> checksum_text(const placement& p) const {
+        return p.extra == onnx::no_index ? std::nullopt : extras_[p.extra].checksum_text;
     }
 
     // Groups placements with identical (type, length, xxh3), then confirms byte for byte.
@@ -163,21 +195,21 @@ private:
                 return failure(error_code::interrupted, "interrupted; no output was written");
             io::xxh3_hasher hasher;
             ONNXSTREAM_TRY(io::for_each_chunk(
-                *sources_[p.source], p.source_offset, length, [&](std::span<const std::byte> piece) { hasher.update(piece); },
+                *sources_[bytes_of(p).source], bytes_of(p).offset, length, [&](std::span<const std::byte> piece) { hasher.update(piece); },
                 std::span(buffer)));
             return hasher.digest();
         };
         using key = std::tuple<std::int32_t, std::uint64_t, std::uint64_t>;  // type, length, hash
         std::map<key, std::vector<std::uint32_t>> by_size;
         for (std::uint32_t i = 0; i < placements_.size(); ++i)
-            by_size[{model_.tensors[placements_[i].site].data_type, placements_[i].length, 0}].push_back(i);
+            by_size[{model_.tensors[placements_[i].site].data_type, length_of(placements_[i]), 0}].push_back(i);
         std::map<key, std::vector<std::uint32_t>> by_prefix;
         for (const auto& [size_key, members] : by_size) {
             if (members.size() < 2) continue;
             for (const auto i : members) {
                 const auto& p = placements_[i];
-                ONNXSTREAM_ASSIGN(const auto digest, hash(p, std::min(p.length, prefix)));
-                by_prefix[{std::get<0>(size_key), p.length, digest}].push_back(i);
+                ONNXSTREAM_ASSIGN(const auto digest, hash(p, std::min(length_of(p), prefix)));
+                by_prefix[{std::get<0>(size_key), length_of(p), digest}].push_back(i);
             }
         }
         std::map<key, std::vector<std::uint32_t>> groups;
@@ -186,10 +218,10 @@ private:
             for (const auto i : members) {
                 const auto& p = placements_[i];
                 std::uint64_t digest = std::get<2>(prefix_key);
-                if (p.length > prefix) {
-                    ONNXSTREAM_ASSIGN(digest, hash(p, p.length));
+                if (length_of(p) > prefix) {
+                    ONNXSTREAM_ASSIGN(digest, hash(p, length_of(p)));
                 }
-                groups[{std::get<0>(prefix_key), p.length, digest}].push_back(i);
+                groups[{std::get<0>(prefix_key), length_of(p), digest}].push_back(i);
             }
         }
         std::vector<std::byte> other(buffer.size());
@@ -197,13 +229,13 @@ private:
             const auto& members = group.second;
             for (std::size_t a = 1; a < members.size(); ++a) {
                 for (std::size_t b = 0; b < a; ++b) {
-                    if (placements_[members[b]].same_as != onnx::no_index) continue;
+                    if (duplicate(placements_[members[b]])) continue;
                     ONNXSTREAM_ASSIGN(const bool same,
                                       equal_bytes(placements_[members[a]], placements_[members[b]], buffer, other));
                     if (!same) continue;
-                    placements_[members[a]].same_as = members[b];
+                    extra_of(placements_[members[a]]).same_as = members[b];
                     ++report_.deduplicated;
-                    report_.bytes_saved += placements_[members[a]].length;
+                    report_.bytes_saved += length_of(placements_[members[a]]);
                     break;
                 }
             }
@@ -213,13 +245,15 @@ private:
 
     result<bool> equal_bytes(const placement& a, const placement& b, std::vector<std::byte>& left,
                              std::vector<std::byte>& right) {
-        if (a.length != b.length) return false;
+        const auto length = length_of(a);
+        if (length != length_of(b)) return false;
         std::uint64_t done = 0;
-        while (done < a.length) {
-            const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(a.length - done, left.size()));
+        while (done < length) {
+            const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(length - done, left.size()));
             auto read = [&](const placement& p, std::vector<std::byte>& into) -> result<std::span<const std::byte>> {
                 const auto view = std::span(into).first(piece);
-                ONNXSTREAM_TRY(sources_[p.source]->read_at(p.source_offset + done, view));
+                const auto from = bytes_of(p);
+                ONNXSTREAM_TRY(sources_[from.source]->read_at(from.offset + done, view));
                 return std::span<const std::byte>(view);
             };
             ONNXSTREAM_ASSIGN(const auto x, read(a, left));
@@ -235,16 +269,16 @@ private:
     void lay_out() {
         data_layout layout({options_.alignment, options_.align_threshold, options_.shard_size});
         for (auto& p : placements_) {
-            if (p.same_as != onnx::no_index) continue;
-            const auto place = layout.add(p.length);
+            if (duplicate(p)) continue;
+            const auto place = layout.add(length_of(p));
             p.shard = place.shard;
             p.offset = place.offset;
         }
         shard_count_ = layout.shard_count();
         for (auto& p : placements_) {
-            if (p.same_as == onnx::no_index) continue;
-            p.shard = placements_[p.same_as].shard;
-            p.offset = placements_[p.same_as].offset;
+            if (!duplicate(p)) continue;
+            p.shard = placements_[same_as(p)].shard;
+            p.offset = placements_[same_as(p)].offset;
         }
     }
 
@@ -294,54 +328,77 @@ private:
         return {};
     }
 
+    // Whether placement `i`'s copy is hashed: to check or write its checksum, or its
+    // duplicates'.
+    [[nodiscard]] bool hashed(std::uint32_t i) const {
+        return expected_sha1(placements_[i]) || options_.write_checksums || needs_sha1_[i];
+    }
+
     result<void> write_data_files() {
         const auto folder = report_.output.parent_path();
-        sha1_of_placement_.assign(placements_.size(), std::nullopt);
         mismatched_.assign(placements_.size(), false);
         // A duplicate is never read; its owner's SHA-1 stands in to check its checksum.
         needs_sha1_.assign(placements_.size(), false);
         for (const auto& p : placements_)
-            if (p.same_as != onnx::no_index && p.expected_sha1) needs_sha1_[p.same_as] = true;
+            if (duplicate(p) && expected_sha1(p)) needs_sha1_[same_as(p)] = true;
         for (std::uint32_t s = 0; s < shard_count_; ++s) {
-            plan::write_plan plan;
+            // The checks and the size first (a writer needs both before the first byte),
+            // then the copies a window at a time: a million tensors never make a million
+            // operations in memory.
+            std::vector<io::stream_check> checks;
             std::vector<std::uint32_t> check_owner;
             std::uint64_t tensors = 0;
+            std::uint64_t size = 0;
             for (std::uint32_t i = 0; i < placements_.size(); ++i) {
-                auto& p = placements_[i];
+                const auto& p = placements_[i];
                 if (p.shard != s) continue;
                 ++tensors;
-                if (p.same_as != onnx::no_index) continue;
-                if (p.offset > plan.size()) plan.skip(p.offset - plan.size());
-                plan.label(std::string(model_.tensors[p.site].name));
-                std::uint32_t check = io::no_check;
-                if (p.expected_sha1 || options_.write_checksums || needs_sha1_[i]) {
-                    check = plan.add_check({.tensor = std::string(model_.tensors[p.site].name),
-                                            .expected_sha1 = p.expected_sha1,
-                                            .compute_sha1 = options_.write_checksums || needs_sha1_[i]});
-                    check_owner.push_back(i);
-                }
-                plan.copy(p.source, p.source_offset, p.length, check);
+                if (duplicate(p)) continue;
+                size = std::max(size, p.offset + length_of(p));
+                if (!hashed(i)) continue;
+                checks.push_back({.tensor = std::string(model_.tensors[p.site].name),
+                                  .expected_sha1 = expected_sha1(p),
+                                  .compute_sha1 = options_.write_checksums || needs_sha1_[i]});
+                check_owner.push_back(i);
             }
+            std::uint32_t next = 0;
+            std::uint32_t next_check = 0;
+            const windowed_plan plan{size, checks, [&, s](plan::write_plan& window) {
+                                         window.next_window();
+                                         while (next < placements_.size() && window.operations().size() < window_operations) {
+                                             const auto i = next++;
+                                             const auto& p = placements_[i];
+                                             if (p.shard != s || duplicate(p)) continue;
+                                             if (p.offset > window.size()) window.skip(p.offset - window.size());
+                                             window.label(std::string(model_.tensors[p.site].name));
+                                             const auto check = hashed(i) ? next_check++ : io::no_check;
+                                             const auto from = bytes_of(p);
+                                             window.copy(from.source, from.offset, from.length, check);
+                                         }
+                                         return !window.operations().empty();
+                                     }};
             const auto path = folder / data_file_name(s);
-            ONNXSTREAM_ASSIGN(auto output,
-                              io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
+            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, size, {.overwrite = options_.force, .preallocate = true}));
             ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
                                                           report_.warnings));
             report_.writer = written.backend;
             for (std::size_t c = 0; c < check_owner.size(); ++c) {
-                sha1_of_placement_[check_owner[c]] = written.checks[c].sha1;
+                if (written.checks[c].sha1) sha1_found_.emplace_back(check_owner[c], *written.checks[c].sha1);
                 if (!written.checks[c].sha1_matches) mismatched_[check_owner[c]] = true;
             }
-            report_.data_files.push_back({path, plan.size(), tensors});
+            report_.data_files.push_back({path, size, tensors});
             outputs_.data.push_back(std::move(output));
         }
+        std::sort(sha1_found_.begin(), sha1_found_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
         return {};
     }
 
     std::optional<io::sha1_digest> sha1_of_bytes(std::uint32_t index) const {
         const auto& p = placements_[index];
-        const auto owner = p.same_as != onnx::no_index ? p.same_as : index;
-        if (sha1_of_placement_[owner]) return sha1_of_placement_[owner];
+        const auto owner = duplicate(p) ? same_as(p) : index;
+        const auto found = std::lower_bound(sha1_found_.begin(), sha1_found_.end(), owner,
+                                            [](const auto& entry, std::uint32_t i) { return entry.first < i; });
+        if (found != sha1_found_.end() && found->first == owner) return found->second;
         return std::nullopt;
     }
 
@@ -349,11 +406,11 @@ private:
     result<void> check_duplicate_checksums() {
         for (std::uint32_t i = 0; i < placements_.size(); ++i) {
             const auto& p = placements_[i];
-            if (p.same_as == onnx::no_index || !p.expected_sha1) continue;
+            if (!duplicate(p) || !expected_sha1(p)) continue;
             const auto found = sha1_of_bytes(i);
-            if (!found || *found == *p.expected_sha1) continue;
+            if (!found || *found == *expected_sha1(p)) continue;
             mismatched_[i] = true;
-            auto e = onnx::checksum_mismatch(model_.tensors[p.site].name, *p.expected_sha1, *found, options_.strict);
+            auto e = onnx::checksum_mismatch(model_.tensors[p.site].name, *expected_sha1(p), *found, options_.strict);
             if (options_.strict) return failure(std::move(e));
             report_.warnings.push_back(std::move(e));
         }
@@ -363,8 +420,9 @@ private:
     // The `checksum` value to write, if any (see the header for the rules).
     std::optional<std::string> checksum_of(std::uint32_t index) const {
         const auto& p = placements_[index];
-        const bool keep_original = p.checksum_text && (!options_.write_checksums || mismatched_[index] || !p.expected_sha1);
-        if (keep_original) return std::string(*p.checksum_text);
+        const auto text = checksum_text(p);
+        const bool keep_original = text && (!options_.write_checksums || mismatched_[index] || !expected_sha1(p));
+        if (keep_original) return std::string(*text);
         if (!options_.write_checksums) return std::nullopt;
         if (const auto sha1 = sha1_of_bytes(index)) return io::to_hex(*sha1);
         return std::nullopt;
@@ -373,18 +431,22 @@ private:
     result<void> write_model() {
         onnx::tree_edits edits;
         inline_external_tensors_subset(edits);
+        // The external_data entries are made from the placements as they are written.
+        edits.set_external_entries([this](std::uint32_t index) {
+            const auto& p = placements_[index];
+            return onnx::external_entry{data_file_name(p.shard), p.offset, length_of(p), checksum_of(index)};
+        });
         for (std::uint32_t index = 0; index < placements_.size(); ++index) {
             const auto& p = placements_[index];
-            onnx::store_external(model_.tree, model_.tensors[p.site].message,
-                                 {data_file_name(p.shard), p.offset, p.length, checksum_of(index)}, edits);
+            onnx::store_external(model_.tree, model_.tensors[p.site].message, index, edits);
             ++report_.tensors_external;
-            if (p.same_as == onnx::no_index) report_.bytes_external += p.length;
+            if (!duplicate(p)) report_.bytes_external += length_of(p);
         }
-        ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
-        report_.output_size = plan.size();
-        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, plan.size(),
+        ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
+        report_.output_size = stream.size();
+        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, stream.size(),
                                                                   {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, plan, sources_, options_,
+        ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, windows_of(stream, edits), sources_, options_,
                                                       "write " + report_.output.filename().string(), report_.warnings));
         if (report_.writer[0] == '\0') report_.writer = written.backend;
         return {};
@@ -403,7 +465,8 @@ private:
     std::optional<io::spill_file> converted_;             // typed tensors' values as raw bytes
     std::optional<io::source_file> converted_source_;     // the same, for the writer
     std::vector<onnx::external_tensor> inline_bindings_;  // external tensors that stay embedded
-    std::vector<std::optional<io::sha1_digest>> sha1_of_placement_;
+    std::vector<placement_extra> extras_;
+    std::vector<std::pair<std::uint32_t, io::sha1_digest>> sha1_found_;  // by placement: the bytes' SHA-1, when computed
     std::vector<bool> mismatched_;  // the input's checksum did not match the bytes
     std::vector<bool> needs_sha1_;  // owners whose duplicates carry a checksum
     std::uint32_t shard_count_ = 0;

@@ -28,12 +28,12 @@ result<merge_report> merge(const std::filesystem::path& model_path, const rewrit
         report.tensors_inlined += 1;
         report.bytes_inlined += binding.length;
     }
-    ONNXSTREAM_ASSIGN(auto plan, plan::plan_rewrite(bound.model.tree, edits, {0, plan::protobuf_limit}));
-    report.output_size = plan.size();
+    ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(bound.model.tree, edits, {0, plan::protobuf_limit}));
+    report.output_size = stream.size();
 
     ONNXSTREAM_ASSIGN(auto output,
-                      io::output_file::create(report.output, plan.size(), {.overwrite = options.force, .preallocate = true}));
-    ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, bound.sources(), options,
+                      io::output_file::create(report.output, stream.size(), {.overwrite = options.force, .preallocate = true}));
+    ONNXSTREAM_ASSIGN(auto written, write_planned(output, windows_of(stream, edits), bound.sources(), options,
                                                   "merge " + model_path.filename().string(), report.warnings));
     report.writer = written.backend;
     ONNXSTREAM_TRY(output.commit());

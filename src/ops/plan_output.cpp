@@ -46,25 +46,25 @@ result<void> check_output(const fs::path& output, std::span<const io::file_ident
     return {};
 }
 
-result<io::write_report> write_planned(io::output_file& output, const plan::write_plan& plan,
-                                       std::span<const io::source_file* const> sources, const rewrite_options& options,
-                                       const std::string& stage, std::vector<error>& warnings) {
+namespace {
+
+// Runs a writer over `job` (its operations, pool and windows set), whose labels are those
+// of `window` (the whole plan, or the window being written), and judges the checks.
+result<io::write_report> run_writer(io::output_file& output, io::write_job job, const plan::write_plan& window,
+                                    std::uint64_t size, const rewrite_options& options, const std::string& stage,
+                                    std::vector<error>& warnings) {
     auto writer = io::make_writer(options.backend);
-    io::write_job job;
-    job.operations = plan.operations();
-    job.pool = plan.pool();
-    job.checks = plan.checks();
-    job.sources = sources;
     job.output_descriptor = output.descriptor();
     io::writer_options writer_options;
     writer_options.cancel = options.cancel;
     writer_options.threads = effective_threads(options.threads);
-    progress_event event{stage, 0, plan.size(), {}};
+    progress_event event{stage, 0, size, {}};
     if (options.on_progress) {
         options.on_progress(event);
         writer_options.on_progress = [&](std::uint64_t bytes) {
             event.done += bytes;
-            if (const auto tensor = plan.label_at(event.done); tensor != event.tensor) event.tensor = tensor;
+            // A window keeps its last label, so the bytes in flight still find theirs.
+            if (const auto tensor = window.label_at(event.done); !tensor.empty() && tensor != event.tensor) event.tensor = tensor;
             options.on_progress(event);
         };
     }
@@ -72,17 +72,50 @@ result<io::write_report> write_planned(io::output_file& output, const plan::writ
     if (!ran && ran.error().code == error_code::interrupted) return failure(std::move(ran).error());
     // The output is only what the plan meant if no input changed under the writer (a model
     // cut short reads as zeros through its guarded mapping instead of crashing).
-    for (const auto* source : sources)
+    for (const auto* source : job.sources)
         if (source != nullptr) ONNXSTREAM_TRY(source->check_unchanged());
     ONNXSTREAM_ASSIGN(auto report, std::move(ran));
     for (std::size_t i = 0; i < report.checks.size(); ++i) {
         if (report.checks[i].sha1_matches) continue;
-        const auto& check = plan.checks()[i];
+        const auto& check = job.checks[i];
         auto e = onnx::checksum_mismatch(check.tensor, *check.expected_sha1, *report.checks[i].sha1, options.strict);
         if (options.strict) return failure(std::move(e));
         warnings.push_back(std::move(e));
     }
     return report;
+}
+
+}  // namespace
+
+result<io::write_report> write_planned(io::output_file& output, const plan::write_plan& plan,
+                                       std::span<const io::source_file* const> sources, const rewrite_options& options,
+                                       const std::string& stage, std::vector<error>& warnings) {
+    io::write_job job;
+    job.operations = plan.operations();
+    job.pool = plan.pool();
+    job.checks = plan.checks();
+    job.sources = sources;
+    return run_writer(output, job, plan, plan.size(), options, stage, warnings);
+}
+
+result<io::write_report> write_planned(io::output_file& output, const windowed_plan& plan,
+                                       std::span<const io::source_file* const> sources, const rewrite_options& options,
+                                       const std::string& stage, std::vector<error>& warnings) {
+    plan::write_plan window;
+    io::write_job job;
+    job.checks = plan.checks;
+    job.sources = sources;
+    job.more = [&](std::span<const io::write_operation>& operations, std::span<const std::byte>& pool) -> result<bool> {
+        if (!plan.next(window)) return false;
+        operations = window.operations();
+        pool = window.pool();
+        return true;
+    };
+    return run_writer(output, job, window, plan.size, options, stage, warnings);
+}
+
+windowed_plan windows_of(plan::rewrite_stream& stream, const onnx::tree_edits& edits) {
+    return {stream.size(), edits.checks(), [&stream](plan::write_plan& window) { return stream.next(window); }};
 }
 
 result<void> rewrite_outputs::commit() {

@@ -7,10 +7,12 @@
 #include <onnxstream/io/plan_writer.hpp>
 #include <onnxstream/io/source_file.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
+#include <onnxstream/plan/planner.hpp>
 #include <onnxstream/plan/write_plan.hpp>
 #include <onnxstream/result.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,6 +31,24 @@ namespace onnxstream::ops {
                                                      std::span<const io::source_file* const> sources,
                                                      const rewrite_options& options, const std::string& stage,
                                                      std::vector<error>& warnings);
+
+/// A plan written a window at a time (see io::write_job::more): memory stays bounded
+/// whatever the number of operations.
+struct windowed_plan {
+    std::uint64_t size = 0;                   // the whole output's
+    std::span<const io::stream_check> checks;  // for every window
+    /// Fills the next window (starting with write_plan::next_window); false when the plan is done.
+    std::function<bool(plan::write_plan& window)> next;
+};
+
+/// write_planned for a plan in windows.
+[[nodiscard]] result<io::write_report> write_planned(io::output_file& output, const windowed_plan& plan,
+                                                     std::span<const io::source_file* const> sources,
+                                                     const rewrite_options& options, const std::string& stage,
+                                                     std::vector<error>& warnings);
+
+/// A rewritten model as a windowed plan; `stream` must outlive it.
+[[nodiscard]] windowed_plan windows_of(plan::rewrite_stream& stream, const onnx::tree_edits& edits);
 
 /// What a rewrite writes: data files and the model that points into them. Every one is
 /// complete and on disk before the first rename, and the renames (data files first, the

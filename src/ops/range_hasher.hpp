@@ -48,28 +48,35 @@ struct range_hash_options {
 [[nodiscard]] result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kind,
                                                 const range_hash_options& options);
 
-/// hash_ranges as one progress stage named `stage`, from 0 to the ranges' total length;
-/// each event names the label of the range whose bytes were hashed last.
-/// `Options` has `threads` (0: the number of cores), `buffer_size`, `cancel` and `on_progress`.
+/// range_hash_options from `Options` (`threads`, 0: the number of cores; `buffer_size`,
+/// `cancel` and `on_progress`), reporting progress into `event`: its `done` grows, its
+/// tensor is the label of the range hashed last. `event` must outlive the hashing.
 template <class Options>
-[[nodiscard]] result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kind, const Options& options,
-                                                std::string stage) {
-    std::uint64_t total = 0;
-    for (const auto& range : ranges) total += range.length;
-    progress_event event{std::move(stage), 0, total, {}};
+[[nodiscard]] range_hash_options hashing_options(const Options& options, progress_event& event) {
     range_hash_options hashing;
     hashing.threads = effective_threads(options.threads);
     hashing.buffer_size = options.buffer_size;
     hashing.cancel = options.cancel;
     if (options.on_progress) {
         options.on_progress(event);
-        hashing.on_bytes = [&](std::uint64_t bytes, std::string_view label) {
+        hashing.on_bytes = [&options, &event](std::uint64_t bytes, std::string_view label) {
             event.done += bytes;
             if (label != event.tensor) event.tensor = label;
             options.on_progress(event);
         };
     }
-    return hash_ranges(ranges, kind, hashing);
+    return hashing;
+}
+
+/// hash_ranges as one progress stage named `stage`, from 0 to the ranges' total length;
+/// each event names the label of the range whose bytes were hashed last.
+template <class Options>
+[[nodiscard]] result<std::uint64_t> hash_ranges(std::span<hashed_range> ranges, range_hash kind, const Options& options,
+                                                std::string stage) {
+    std::uint64_t total = 0;
+    for (const auto& range : ranges) total += range.length;
+    progress_event event{std::move(stage), 0, total, {}};
+    return hash_ranges(ranges, kind, hashing_options(options, event));
 }
 
 }  // namespace onnxstream::ops

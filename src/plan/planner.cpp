@@ -2,6 +2,7 @@
 
 #include <onnxstream/proto/varint.hpp>
 
+#include <limits>
 #include <vector>
 
 namespace onnxstream::plan {
@@ -12,12 +13,6 @@ using onnx::new_field;
 using onnx::no_index;
 using onnx::tree_edits;
 
-struct sizing {
-    std::vector<bool> dirty;                     // the message or something inside it is edited
-    std::vector<std::uint64_t> size;             // new payload size of dirty messages
-    std::vector<std::uint32_t> first_insertion;  // per message: index into insertions, or no_index
-};
-
 // A message's field header for a new payload size: the original header when the size
 // is unchanged (keeps non-minimal encodings), else a fresh minimal one.
 std::uint64_t header_size(const onnx::field_entry& f, std::uint64_t new_size) {
@@ -25,125 +20,183 @@ std::uint64_t header_size(const onnx::field_entry& f, std::uint64_t new_size) {
     return proto::tag_size(f.number()) + proto::varint_size(new_size);
 }
 
-sizing compute_sizes(const message_tree& tree, const tree_edits& edits) {
-    const auto messages = tree.messages();
-    sizing s;
-    s.dirty.assign(messages.size(), false);
-    s.size.assign(messages.size(), 0);
-    s.first_insertion.assign(messages.size(), no_index);
-    const auto insertions = edits.insertions();
-    for (std::size_t i = insertions.size(); i-- > 0;) s.first_insertion[insertions[i].message] = static_cast<std::uint32_t>(i);
-    for (const auto& ins : insertions) s.dirty[ins.message] = true;
-    for (const auto field_index : edits.dropped_fields()) s.dirty[tree.owner(field_index)] = true;
-    // Children come after their parents: one reverse sweep settles dirtiness and sizes.
-    for (std::size_t m = messages.size(); m-- > 0;) {
-        if (!s.dirty[m]) continue;
-        std::uint64_t total = 0;
-        for (std::uint32_t i = 0; i < messages[m].field_count; ++i) {
-            const auto field_index = messages[m].first_field + i;
-            if (edits.dropped(field_index)) continue;
-            const auto& f = tree.field(field_index);
-            if (f.child != no_index && s.dirty[f.child]) total += header_size(f, s.size[f.child]) + s.size[f.child];
-            else total += f.total_length();
-        }
-        for (auto i = s.first_insertion[m]; i != no_index && i < insertions.size() && insertions[i].message == m; ++i)
-            total += insertions[i].field.encoded_size();
-        s.size[m] = total;
-        if (messages[m].parent != no_index) s.dirty[messages[m].parent] = true;
-    }
-    return s;
-}
+}  // namespace
 
-class emitter {
-public:
-    emitter(const message_tree& tree, const tree_edits& edits, const sizing& sizes, std::uint32_t source, write_plan& plan)
-        : tree_(tree), edits_(edits), sizes_(sizes), source_(source), plan_(plan) {}
+struct rewrite_stream::state {
+    const message_tree* tree = nullptr;
+    const tree_edits* edits = nullptr;
+    std::uint32_t source = 0;
+    std::vector<bool> dirty;                     // the message or something inside it is edited
+    std::vector<std::uint64_t> size;             // new payload size of dirty messages
+    std::vector<std::uint32_t> first_insertion;  // per message: index into insertions, or no_index
+    std::uint64_t total = 0;
 
-    void message(std::uint32_t m) {
-        const auto& msg = tree_.at(m);
-        const auto insertions = edits_.insertions();
-        auto next = sizes_.first_insertion[m];
-        auto insert_until = [&](std::uint32_t position) {
-            while (next != no_index && next < insertions.size() && insertions[next].message == m &&
-                   insertions[next].position <= position) {
-                field(insertions[next].field);
-                ++next;
+    // Where the emitter is: a message being written, the next of its fields, the next
+    // of its insertions. The stack replaces recursion so that it can stop anywhere.
+    struct frame {
+        std::uint32_t message = 0;
+        std::uint32_t field = 0;
+        std::uint32_t next_insertion = no_index;
+    };
+    std::vector<frame> stack;
+    bool started = false;
+    std::vector<std::byte> scratch;  // an external insertion's fields, encoded
+
+    void compute_sizes() {
+        const auto messages = tree->messages();
+        dirty.assign(messages.size(), false);
+        size.assign(messages.size(), 0);
+        first_insertion.assign(messages.size(), no_index);
+        const auto insertions = edits->insertions();
+        for (std::size_t i = insertions.size(); i-- > 0;) first_insertion[insertions[i].message] = static_cast<std::uint32_t>(i);
+        for (const auto& ins : insertions) dirty[ins.message] = true;
+        for (const auto field_index : edits->dropped_fields()) dirty[tree->owner(field_index)] = true;
+        // Children come after their parents: one reverse sweep settles dirtiness and sizes.
+        for (std::size_t m = messages.size(); m-- > 0;) {
+            if (!dirty[m]) continue;
+            std::uint64_t sum = 0;
+            for (std::uint32_t i = 0; i < messages[m].field_count; ++i) {
+                const auto field_index = messages[m].first_field + i;
+                if (edits->dropped(field_index)) continue;
+                const auto& f = tree->field(field_index);
+                if (f.child != no_index && dirty[f.child]) sum += header_size(f, size[f.child]) + size[f.child];
+                else sum += f.total_length();
             }
-        };
-        for (std::uint32_t i = 0; i < msg.field_count; ++i) {
-            insert_until(i);
-            const auto field_index = msg.first_field + i;
-            if (edits_.dropped(field_index)) continue;
-            const auto& f = tree_.field(field_index);
-            if (f.child != no_index && sizes_.dirty[f.child]) {
-                const auto size = sizes_.size[f.child];
-                if (size == f.payload_length()) {
-                    plan_.copy(source_, f.header_offset(), f.header_length());
-                } else {
-                    put_varint(proto::make_tag(f.number(), proto::wire_type::length_delimited));
-                    put_varint(size);
-                }
-                message(f.child);
-            } else {
-                plan_.copy(source_, f.header_offset(), f.total_length());
-            }
+            for (auto i = first_insertion[m]; i != no_index && i < insertions.size() && insertions[i].message == m; ++i)
+                sum += edits->encoded_size(insertions[i]);
+            size[m] = sum;
+            if (messages[m].parent != no_index) dirty[messages[m].parent] = true;
         }
-        insert_until(no_index);
+        total = dirty[0] ? size[0] : tree->bytes().size();
     }
 
-private:
-    void put_varint(std::uint64_t value) { plan_.emit(proto::encode_varint(value).view()); }
+    void push(std::uint32_t m) { stack.push_back({m, 0, first_insertion[m]}); }
 
-    void field(const new_field& f) {
-        if (f.kind == new_field::payload_kind::varint) {
-            put_varint(proto::make_tag(f.number, proto::wire_type::varint));
-            put_varint(f.value);
+    void put_varint(write_plan& plan, std::uint64_t value) { plan.emit(proto::encode_varint(value).view()); }
+
+    void insertion(write_plan& plan, const tree_edits::insertion& ins) {
+        if (tree_edits::is_external(ins)) {
+            scratch.clear();
+            edits->encode_external(ins, scratch);
+            plan.emit(scratch);
             return;
         }
-        if (f.kind == new_field::payload_kind::slice && f.label < edits_.labels().size()) plan_.label(edits_.labels()[f.label]);
-        put_varint(proto::make_tag(f.number, proto::wire_type::length_delimited));
-        put_varint(f.length);
-        if (f.kind == new_field::payload_kind::bytes) plan_.emit(edits_.pool().subspan(f.offset, f.length));
-        else if (f.conversion != onnx::float_conversion::none) plan_.convert(f.source, f.offset, f.length, f.conversion, f.check);
-        else plan_.copy(f.source, f.offset, f.length, f.check);
+        const new_field& f = edits->field(ins);
+        if (f.kind == new_field::payload_kind::varint) {
+            put_varint(plan, proto::make_tag(f.number, proto::wire_type::varint));
+            put_varint(plan, f.value);
+            return;
+        }
+        if (f.kind == new_field::payload_kind::slice && f.label < edits->labels().size()) plan.label(edits->labels()[f.label]);
+        put_varint(plan, proto::make_tag(f.number, proto::wire_type::length_delimited));
+        put_varint(plan, f.length);
+        if (f.kind == new_field::payload_kind::bytes) plan.emit(edits->pool().subspan(f.offset, f.length));
+        else if (f.conversion != onnx::float_conversion::none) plan.convert(f.source, f.offset, f.length, f.conversion, f.check);
+        else plan.copy(f.source, f.offset, f.length, f.check);
     }
 
-    const message_tree& tree_;
-    const tree_edits& edits_;
-    const sizing& sizes_;
-    std::uint32_t source_;
-    write_plan& plan_;
+    // One step of the walk: the insertions before the top message's next field and that
+    // field, or the insertions at its end and back to its parent.
+    void step(write_plan& plan) {
+        auto& top = stack.back();
+        const auto m = top.message;
+        const auto& msg = tree->at(m);
+        const auto insertions = edits->insertions();
+        while (top.next_insertion != no_index && top.next_insertion < insertions.size() &&
+               insertions[top.next_insertion].message == m && insertions[top.next_insertion].position <= top.field) {
+            insertion(plan, insertions[top.next_insertion]);
+            ++top.next_insertion;
+        }
+        if (top.field == msg.field_count) {
+            // The rest of the insertions (positions past the end append).
+            while (top.next_insertion != no_index && top.next_insertion < insertions.size() &&
+                   insertions[top.next_insertion].message == m) {
+                insertion(plan, insertions[top.next_insertion]);
+                ++top.next_insertion;
+            }
+            stack.pop_back();
+            return;
+        }
+        const auto field_index = msg.first_field + top.field;
+        ++top.field;
+        if (edits->dropped(field_index)) return;
+        const auto& f = tree->field(field_index);
+        if (f.child != no_index && dirty[f.child]) {
+            const auto child_size = size[f.child];
+            if (child_size == f.payload_length()) {
+                plan.copy(source, f.header_offset(), f.header_length());
+            } else {
+                put_varint(plan, proto::make_tag(f.number(), proto::wire_type::length_delimited));
+                put_varint(plan, child_size);
+            }
+            push(f.child);  // `top` is not used past this point
+            return;
+        }
+        plan.copy(source, f.header_offset(), f.total_length());
+    }
 };
 
-}  // namespace
+rewrite_stream::rewrite_stream() : state_(std::make_unique<state>()) {}
+rewrite_stream::rewrite_stream(rewrite_stream&&) noexcept = default;
+rewrite_stream& rewrite_stream::operator=(rewrite_stream&&) noexcept = default;
+rewrite_stream::~rewrite_stream() = default;
+
+std::uint64_t rewrite_stream::size() const noexcept { return state_->total; }
+
+bool rewrite_stream::next(write_plan& window, std::size_t operations) {
+    auto& s = *state_;
+    window.next_window();
+    if (!s.started) {
+        s.started = true;
+        if (!s.dirty[0]) {
+            window.copy(s.source, 0, s.tree->bytes().size());
+            return !window.operations().empty();
+        }
+        s.push(0);
+    }
+    // Emits merge, so the bytes are bounded too (an edit's bytes may be large).
+    constexpr std::size_t pool_bytes = 1U << 20;
+    while (!s.stack.empty() && window.operations().size() < operations && window.pool().size() < pool_bytes) s.step(window);
+    return !window.operations().empty();
+}
 
 std::uint64_t planned_size(const message_tree& tree, const tree_edits& edits) {
     // Nothing edited: the size is the file's, without the per-message tables (12 bytes a
     // message, for inspect of a model whose tensors are all embedded).
     if (edits.empty()) return tree.bytes().size();
-    const auto sizes = compute_sizes(tree, edits);
-    return sizes.dirty[0] ? sizes.size[0] : tree.bytes().size();
+    rewrite_stream::state s;
+    s.tree = &tree;
+    s.edits = &edits;
+    s.compute_sizes();
+    return s.total;
 }
 
-result<write_plan> plan_rewrite(const message_tree& tree, const tree_edits& edits, const plan_options& options) {
-    const auto sizes = compute_sizes(tree, edits);
-    const std::uint64_t total = sizes.dirty[0] ? sizes.size[0] : tree.bytes().size();
-    if (total > options.max_size) {
+result<rewrite_stream> stream_rewrite(const message_tree& tree, const tree_edits& edits, const plan_options& options) {
+    rewrite_stream stream;
+    auto& s = *stream.state_;
+    s.tree = &tree;
+    s.edits = &edits;
+    s.source = options.tree_source;
+    s.compute_sizes();
+    if (s.total > options.max_size) {
         error e;
         e.code = error_code::too_large;
-        e.message = "the output would be " + std::to_string(total) + " bytes, over protobuf's limit of " +
+        e.message = "the output would be " + std::to_string(s.total) + " bytes, over protobuf's limit of " +
                     std::to_string(options.max_size) + " bytes (2 GB) for one .onnx file";
         e.hint = "keep the weights in external data: use {0} to tidy them instead of merging";
         e.remedies = {{remedy::keep_external_data, {}}};
         return failure(std::move(e));
     }
+    return stream;
+}
+
+result<write_plan> plan_rewrite(const message_tree& tree, const tree_edits& edits, const plan_options& options) {
+    ONNXSTREAM_ASSIGN(auto stream, stream_rewrite(tree, edits, options));
     write_plan plan;
     for (const auto& c : edits.checks()) (void)plan.add_check(c);
-    if (!sizes.dirty[0]) {
-        plan.copy(options.tree_source, 0, tree.bytes().size());
-        return plan;
-    }
-    emitter(tree, edits, sizes, options.tree_source, plan).message(0);
+    // The windows, kept: the plan whole.
+    write_plan window;
+    while (stream.next(window)) plan.append(window);
     return plan;
 }
 

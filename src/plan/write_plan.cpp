@@ -63,6 +63,28 @@ void write_plan::align(std::uint64_t alignment) {
     if (remainder != 0) size_ += alignment - remainder;
 }
 
+void write_plan::next_window() {
+    operations_.clear();
+    pool_.clear();
+    if (labels_.size() > 1) labels_.erase(labels_.begin(), labels_.end() - 1);
+}
+
+void write_plan::append(const write_plan& window) {
+    for (const auto& [offset, name] : window.labels_) {
+        // The first may be carried over from the window before, or renamed since.
+        if (!labels_.empty() && labels_.back().first > offset) continue;
+        if (!labels_.empty() && labels_.back().first == offset) labels_.back().second = name;
+        else labels_.emplace_back(offset, name);
+    }
+    for (const auto& op : window.operations_) {
+        if (op.output_offset > size_) skip(op.output_offset - size_);
+        if (op.kind == operation_kind::emit) emit(window.emitted(op));
+        else if (op.kind == operation_kind::copy) copy(op.source, op.input_offset, op.length, op.check);
+        else convert(op.source, op.input_offset, op.length, op.conversion, op.check);
+    }
+    if (window.size_ > size_) skip(window.size_ - size_);
+}
+
 std::uint32_t write_plan::add_check(io::stream_check value) {
     checks_.push_back(std::move(value));
     return static_cast<std::uint32_t>(checks_.size() - 1);

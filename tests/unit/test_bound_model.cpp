@@ -2,6 +2,7 @@
 // operation's writer reads; tensor_value_edits: the edits that move a value in and out.
 #include <onnxstream/io/hashing.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
+#include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/tensor_value_edits.hpp>
 #include <onnxstream/plan/planner.hpp>
 
@@ -11,6 +12,8 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace onnxstream;
 using namespace test_support;
@@ -102,8 +105,8 @@ TEST_CASE("inlining drops the value fields and adds raw_data; the size is what m
     // one raw_data slice of 32 bytes added.
     CHECK(edits.dropped_fields().size() == 5);
     REQUIRE(edits.insertions().size() == 1);
-    CHECK(edits.insertions()[0].field.source == 1);
-    CHECK(edits.insertions()[0].field.length == 32);
+    CHECK(edits.field(edits.insertions()[0]).source == 1);
+    CHECK(edits.field(edits.insertions()[0]).length == 32);
 }
 
 TEST_CASE("storing a value externally writes the entries after every other field") {
@@ -115,9 +118,52 @@ TEST_CASE("storing a value externally writes the entries after every other field
     onnx::tree_edits edits;
     onnx::store_external(tree, message, {"x.data", 4096, 16, std::string("ab")}, edits);
     CHECK(edits.dropped_fields().size() == 1);  // raw_data
-    REQUIRE(edits.insertions().size() == 5);    // location, offset, length, checksum, data_location
-    for (const auto& i : edits.insertions()) CHECK(i.position == tree.at(message).field_count);
-    CHECK(edits.insertions()[4].field.value == 1);  // DataLocation.EXTERNAL
+    REQUIRE(edits.insertions().size() == 1);    // location, offset, length, checksum, data_location: one record
+    const auto& inserted = edits.insertions()[0];
+    CHECK(inserted.position == tree.at(message).field_count);
+    REQUIRE(onnx::tree_edits::is_external(inserted));
+    // The fields as they are written: four StringStringEntryProto, then DataLocation.EXTERNAL.
+    std::vector<std::byte> expected;
+    auto put = [&](std::span<const std::byte> bytes) { expected.insert(expected.end(), bytes.begin(), bytes.end()); };
+    for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+             {"location", "x.data"}, {"offset", "4096"}, {"length", "16"}, {"checksum", "ab"}}) {
+        const auto entry = onnx::encode_string_entry(key, value);
+        put(proto::encode_varint(proto::make_tag(13, proto::wire_type::length_delimited)).view());
+        put(proto::encode_varint(entry.size()).view());
+        put(entry);
+    }
+    put(proto::encode_varint(proto::make_tag(14, proto::wire_type::varint)).view());
+    put(proto::encode_varint(1).view());
+    std::vector<std::byte> encoded;
+    edits.encode_external(inserted, encoded);
+    CHECK(encoded == expected);
+    CHECK(edits.encoded_size(inserted) == expected.size());
+}
+
+TEST_CASE("external entries can come from the caller's table, encoded only when asked for") {
+    mixed_model m;
+    auto opened = onnx::bound_model::open(m.model, {});
+    REQUIRE(opened);
+    const auto& tree = opened->model.tree;
+    const auto message = opened->model.tensors[onnx::site_id{0}].message;
+    onnx::tree_edits by_value;
+    onnx::store_external(tree, message, {"w.data", 123, 7, std::nullopt}, by_value);
+    onnx::tree_edits by_table;
+    int asked = 0;
+    by_table.set_external_entries([&](std::uint32_t record) {
+        ++asked;
+        CHECK(record == 42);
+        return onnx::external_entry{"w.data", 123, 7, std::nullopt};
+    });
+    onnx::store_external(tree, message, 42, by_table);
+    CHECK(asked == 0);
+    std::vector<std::byte> a;
+    std::vector<std::byte> b;
+    by_value.encode_external(by_value.insertions()[0], a);
+    by_table.encode_external(by_table.insertions()[0], b);
+    CHECK(asked == 1);
+    CHECK(a == b);
+    CHECK(by_table.encoded_size(by_table.insertions()[0]) == a.size());
 }
 
 TEST_CASE("a model read on demand keeps no tensor_info and binds, inlines and finds bytes as a kept one does") {

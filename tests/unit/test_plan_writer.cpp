@@ -232,6 +232,80 @@ TEST_CASE("both backends write every byte of a mixed plan, leave holes zero and 
     }
 }
 
+TEST_CASE("a plan given in windows writes the same bytes, with each window's memory reused for the next") {
+    sources_fixture sources({200'000, 800'000, (16U << 20) + 20'000});
+    const auto plan = mixed_plan(sources);
+    for (const std::size_t per_window : {std::size_t{1}, std::size_t{3}}) {
+        for (const auto& config : configurations()) {
+            CAPTURE(config.label);
+            CAPTURE(per_window);
+            // Each window is copied into the same two vectors, its emits' bytes rebased onto
+            // its own pool: a writer that read a window after asking for the next would
+            // find other bytes there (scribbled over first).
+            std::vector<io::write_operation> window;
+            std::vector<std::byte> window_pool;
+            std::size_t next = 0;
+            std::size_t windows = 0;
+            auto fill = [&](std::span<const io::write_operation>& operations, std::span<const std::byte>& pool) {
+                std::fill(window_pool.begin(), window_pool.end(), std::byte{0xEE});
+                for (auto& op : window) op.length = 0xDEAD;
+                window.clear();
+                window_pool.clear();
+                for (; next < plan.operations.size() && window.size() < per_window; ++next) {
+                    auto op = plan.operations[next];
+                    if (op.kind == io::operation_kind::emit) {
+                        const auto bytes = std::span(plan.pool).subspan(op.input_offset, op.length);
+                        op.input_offset = window_pool.size();
+                        window_pool.insert(window_pool.end(), bytes.begin(), bytes.end());
+                    }
+                    window.push_back(op);
+                }
+                operations = window;
+                pool = window_pool;
+                ++windows;
+                return !window.empty();
+            };
+            output_fixture output(sources.dir, plan.end());
+            auto writer = writer_for(config);
+            REQUIRE(writer);
+            io::write_job job;
+            job.checks = plan.checks;
+            job.sources = sources.table;
+            job.output_descriptor = output.fd;
+            job.more = [&](std::span<const io::write_operation>& operations,
+                           std::span<const std::byte>& pool) -> result<bool> { return fill(operations, pool); };
+            auto report = writer->run(job, config.options);
+            REQUIRE_MESSAGE(report, (report ? "" : report.error().describe()));
+            CHECK(output.bytes() == plan.expected);
+            CHECK(windows == (plan.operations.size() + per_window - 1) / per_window + 1);
+            REQUIRE(report->checks.size() == 4);
+            CHECK(report->checks[0].sha1_matches);
+            CHECK_FALSE(report->checks[1].sha1_matches);
+            CHECK(report->checks[3].xxh3 == io::xxh3_of(as_bytes(sources.contents[0].substr(2000, 90'000))));
+        }
+    }
+}
+
+TEST_CASE("a failure to give the next window stops the run with that error") {
+    sources_fixture sources({1000});
+    plan_fixture plan;
+    sources.attach(plan);
+    plan.emit("first");
+    for (const auto& config : configurations()) {
+        CAPTURE(config.label);
+        output_fixture output(sources.dir, 100);
+        auto writer = writer_for(config);
+        REQUIRE(writer);
+        auto job = job_of(plan, sources, output.fd);
+        job.more = [](std::span<const io::write_operation>&, std::span<const std::byte>&) -> result<bool> {
+            return failure(error_code::io, "no more windows here");
+        };
+        auto report = writer->run(job, config.options);
+        REQUIRE_FALSE(report);
+        CHECK(report.error().message == "no more windows here");
+    }
+}
+
 TEST_CASE("hashes of many checks, each over many buffers, come out right with several threads") {
     sources_fixture sources({64, 3U << 20});
     plan_fixture plan;

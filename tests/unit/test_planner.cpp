@@ -37,6 +37,15 @@ std::vector<std::byte> sample_model() {
     return model.take();
 }
 
+// The sample tensor's raw_data replaced by `length` bytes of source 1, labelled "w".
+void replace_raw_with_labelled_slice(const onnx::message_tree& tree, onnx::tree_edits& edits, std::uint64_t length) {
+    const auto& raw = tree.fields(2)[3];
+    edits.drop(static_cast<std::uint32_t>(&raw - tree.all_fields().data()));
+    auto slice = edits.slice(9, 1, 0, length);
+    slice.label = edits.add_label("w");
+    edits.insert(2, 3, slice);
+}
+
 }  // namespace
 
 TEST_CASE("no edits: one copy of the whole file") {
@@ -175,11 +184,7 @@ TEST_CASE("a labelled slice names the tensor being written for progress, from it
     REQUIRE(tree);
     const auto other = test_support::float_bytes({1, 2, 3, 4, 5, 6, 7, 8});
     onnx::tree_edits edits;
-    const auto& raw = tree->fields(2)[3];
-    edits.drop(static_cast<std::uint32_t>(&raw - tree->all_fields().data()));
-    auto slice = edits.slice(9, 1, 0, other.size());
-    slice.label = edits.add_label("w");
-    edits.insert(2, 3, slice);
+    replace_raw_with_labelled_slice(*tree, edits, other.size());
     const auto p = plan::plan_rewrite(*tree, edits);
     REQUIRE(p);
     // Everything before the new field is unlabelled; from its tag to the end, "w".
@@ -189,4 +194,51 @@ TEST_CASE("a labelled slice names the tensor being written for progress, from it
     for (std::uint64_t offset = 0; offset < p->size(); ++offset)
         if (!p->label_at(offset).empty()) first = std::min(first, offset);
     CHECK(first + 2 + other.size() <= p->size());
+}
+
+TEST_CASE("a plan streamed a window at a time holds the same operations as the whole plan") {
+    const auto bytes = sample_model();
+    const auto tree = onnx::message_tree::parse(bytes);
+    REQUIRE(tree);
+    const auto other = test_support::float_bytes({1, 2, 3, 4, 5, 6, 7, 8});
+    onnx::tree_edits edits;
+    replace_raw_with_labelled_slice(*tree, edits, other.size());
+    edits.insert(1, 0, edits.text(1000, "first"));
+    edits.insert(2, 0, edits.varint(1000, 7));  // an unknown field
+    edits.insert_external(2, 4, edits.add_external({"w.data", 0, 32, std::string("ab")}));
+    const auto whole = plan::plan_rewrite(*tree, edits);
+    REQUIRE(whole);
+    CHECK(whole->size() == plan::planned_size(*tree, edits));
+    for (const std::size_t per_window : {std::size_t{1}, std::size_t{2}, std::size_t{1000}}) {
+        CAPTURE(per_window);
+        auto stream = plan::stream_rewrite(*tree, edits);
+        REQUIRE(stream);
+        CHECK(stream->size() == whole->size());
+        plan::write_plan window;
+        plan::write_plan joined;
+        std::size_t windows = 0;
+        std::vector<std::byte> out(whole->size());
+        while (stream->next(window, per_window)) {
+            ++windows;
+            // A step of the walk adds a field and the insertions before it: a few operations.
+            CHECK(window.operations().size() <= per_window + 3);
+            // Each window executes on its own: its emits' bytes are in its pool.
+            const auto part = execute(window, bytes, other);
+            for (const auto& op : window.operations())
+                std::memcpy(out.data() + op.output_offset, part.data() + op.output_offset, op.length);
+            joined.append(window);
+        }
+        CHECK(windows >= (per_window == 1 ? whole->operations().size() : 1));
+        CHECK(out == execute(*whole, bytes, other));
+        CHECK(joined.describe() == whole->describe());
+        CHECK(joined.label_at(joined.size() - 1) == "w");
+    }
+    // The external fields are the ones the record says.
+    const auto rewritten = execute(*whole, bytes, other);  // the tree views these bytes
+    const auto reparsed = onnx::message_tree::parse(rewritten);
+    REQUIRE_MESSAGE(reparsed, (reparsed ? "" : reparsed.error().describe()));
+    std::vector<std::string_view> locations;
+    for (const auto& f : reparsed->fields(2))
+        if (f.number() == 13 && f.child != onnx::no_index) locations.push_back(reparsed->find_text(f.child, 2));
+    CHECK(locations == std::vector<std::string_view>{"w.data", "0", "32", "ab"});
 }

@@ -26,12 +26,23 @@ namespace onnxstream::io {
 
 enum class writer_backend : std::uint8_t { automatic, io_uring, portable, overlapped };
 
+/// The next window of a plan that comes in windows: replaces `operations` and `pool`
+/// (the bytes its emits refer to) and returns true, or returns false at the plan's end.
+using next_window = std::function<result<bool>(std::span<const write_operation>& operations,
+                                               std::span<const std::byte>& pool)>;
+
 struct write_job {
     std::span<const write_operation> operations;
     std::span<const std::byte> pool;  // the bytes emit operations refer to
     std::span<const stream_check> checks;
     std::span<const source_file* const> sources;  // indexed by write_operation::source
     int output_descriptor = -1;
+    /// When set, `operations` and `pool` are the first window of a longer plan and this
+    /// gives the next ones, so that the plan is never in memory whole (1M tensors: 3M
+    /// operations). A writer asks for the next window only once every operation of the
+    /// current one is started and every emit's bytes are copied out of the pool: the
+    /// previous window's views may then be invalid.
+    next_window more;
 };
 
 struct writer_options {

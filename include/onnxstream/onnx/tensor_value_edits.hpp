@@ -21,17 +21,11 @@ namespace onnxstream::onnx {
 /// of them, or the message's field count when it has none.
 std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message, tree_edits& edits);
 
-/// Where a tensor's value goes in a data file, as its external_data entries say it.
-struct external_entry {
-    std::string location;
-    std::uint64_t offset = 0;
-    std::uint64_t length = 0;
-    std::optional<std::string> checksum;  // SHA-1 hex, written when present
-};
-
 /// Points tensor message `message` at `where`: its value fields dropped, then after every
 /// other field the entries location, offset, length (and checksum) and data_location = EXTERNAL.
 void store_external(const message_tree& tree, std::uint32_t message, const external_entry& where, tree_edits& edits);
+/// The same for entry `record` of the table given to edits.set_external_entries.
+void store_external(const message_tree& tree, std::uint32_t message, std::uint32_t record, tree_edits& edits);
 
 /// Brings the usable tensors among `bindings` (entries of model.data.tensors) back into
 /// the model: value fields dropped, raw_data inserted where the first of them was, as a

@@ -6,6 +6,11 @@
 // A new field's payload is a varint, bytes owned by the edits (new strings, computed
 // tensors, new nodes encoded in memory), or a slice of a source file (external weights)
 // that the writer copies without the bytes passing through the heap.
+//
+// The fields that point a tensor at external data (its external_data entries and
+// data_location) are one insertion, a record number the planner turns into bytes only
+// when it writes them: a split of 1M tensors then costs 16 bytes an edit, not five
+// encoded fields a tensor.
 #pragma once
 
 #include <onnxstream/io/write_operation.hpp>
@@ -14,7 +19,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,12 +47,32 @@ struct new_field {
     [[nodiscard]] std::uint64_t encoded_size() const noexcept;
 };
 
+/// Where a tensor's value goes in a data file, as its external_data entries say it.
+struct external_entry {
+    std::string location;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    std::optional<std::string> checksum;  // SHA-1 hex, written when present
+};
+
+/// The entry of record `record` (see tree_edits::insert_external).
+using external_entries = std::function<external_entry(std::uint32_t record)>;
+
 class tree_edits {
 public:
     void drop(std::uint32_t field_index);
     /// Inserts before the field at `position` of `message_index` (0..field_count;
     /// field_count appends). Several insertions at one position keep their call order.
     void insert(std::uint32_t message_index, std::uint32_t position, new_field field);
+    /// Inserts before `position` the fields external_data (location, offset, length, and
+    /// checksum when present: StringStringEntryProto) and data_location = EXTERNAL of
+    /// `record`: an index into the edits' own entries (add_external) or, once
+    /// set_external_entries was called, the number the caller's table answers for.
+    void insert_external(std::uint32_t message_index, std::uint32_t position, std::uint32_t record);
+    [[nodiscard]] std::uint32_t add_external(external_entry entry);
+    /// Entries come from `table` from now on, for every insert_external (a caller that
+    /// keeps where each tensor goes need not copy it; `table` must outlive the planning).
+    void set_external_entries(external_entries table) { external_table_ = std::move(table); }
 
     [[nodiscard]] new_field varint(std::uint32_t number, std::uint64_t value) const;
     [[nodiscard]] new_field bytes(std::uint32_t number, std::span<const std::byte> payload);
@@ -67,10 +95,20 @@ public:
         std::uint32_t message = 0;
         std::uint32_t position = 0;
         std::uint32_t order = 0;
-        new_field field;
+        std::uint32_t what = 0;  // index into the new fields, or with external_bit an external record
     };
+    static constexpr std::uint32_t external_bit = 1U << 31;
     /// Insertions sorted by (message, position, call order).
     [[nodiscard]] std::span<const insertion> insertions() const;
+    /// The field an insertion adds; only for one that is not external (is_external).
+    [[nodiscard]] const new_field& field(const insertion& i) const noexcept { return fields_[i.what]; }
+    [[nodiscard]] static bool is_external(const insertion& i) noexcept { return (i.what & external_bit) != 0; }
+    /// The entry of an external insertion.
+    [[nodiscard]] external_entry external(const insertion& i) const;
+    /// Bytes an insertion takes in the output.
+    [[nodiscard]] std::uint64_t encoded_size(const insertion& i) const;
+    /// Appends the fields of an external insertion, encoded, to `out`.
+    void encode_external(const insertion& i, std::vector<std::byte>& out) const;
     [[nodiscard]] std::span<const std::uint32_t> dropped_fields() const noexcept { return drop_list_; }
     [[nodiscard]] std::span<const std::byte> pool() const noexcept { return pool_; }
     [[nodiscard]] std::span<const io::stream_check> checks() const noexcept { return checks_; }
@@ -82,6 +120,9 @@ private:
     std::vector<std::uint32_t> drop_list_;
     mutable std::vector<insertion> insertions_;
     mutable bool sorted_ = true;
+    std::vector<new_field> fields_;
+    std::vector<external_entry> externals_;
+    external_entries external_table_;
     std::vector<std::byte> pool_;
     std::vector<io::stream_check> checks_;
     std::vector<std::string> labels_;

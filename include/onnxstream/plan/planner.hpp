@@ -15,6 +15,7 @@
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
+#include <memory>
 
 namespace onnxstream::plan {
 
@@ -26,6 +27,32 @@ struct plan_options {
     std::uint64_t max_size = protobuf_limit;  // larger outputs fail with too_large
 };
 
+/// The rewritten model a window of operations at a time, for writers that take a plan in
+/// windows (io::write_job::more): the sizes are computed first, the operations as they are
+/// asked for, so memory does not grow with the number of edits. It reads the tree and the
+/// edits it was made from, which must outlive it unchanged.
+class rewrite_stream {
+public:
+    rewrite_stream(rewrite_stream&&) noexcept;
+    rewrite_stream& operator=(rewrite_stream&&) noexcept;
+    ~rewrite_stream();
+
+    /// The size of the whole output.
+    [[nodiscard]] std::uint64_t size() const noexcept;
+    /// Replaces `window`'s operations and bytes with the next ones (write_plan::next_window):
+    /// it stops once it holds `operations` of them (a step of the walk, a field and the
+    /// insertions before it, may add a few more) or 1 MiB of emitted bytes; false when none
+    /// are left.
+    [[nodiscard]] bool next(write_plan& window, std::size_t operations = 4096);
+
+private:
+    friend result<rewrite_stream> stream_rewrite(const onnx::message_tree&, const onnx::tree_edits&, const plan_options&);
+    friend std::uint64_t planned_size(const onnx::message_tree&, const onnx::tree_edits&);
+    struct state;
+    rewrite_stream();
+    std::unique_ptr<state> state_;
+};
+
 /// The size the rewritten model will have.
 [[nodiscard]] std::uint64_t planned_size(const onnx::message_tree& tree, const onnx::tree_edits& edits);
 
@@ -34,5 +61,10 @@ struct plan_options {
 /// at the same indices.
 [[nodiscard]] result<write_plan> plan_rewrite(const onnx::message_tree& tree, const onnx::tree_edits& edits,
                                               const plan_options& options = {});
+
+/// plan_rewrite as a stream (the same operations, the same errors); its checks are the
+/// edits' checks.
+[[nodiscard]] result<rewrite_stream> stream_rewrite(const onnx::message_tree& tree, const onnx::tree_edits& edits,
+                                                    const plan_options& options = {});
 
 }  // namespace onnxstream::plan

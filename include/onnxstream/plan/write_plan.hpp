@@ -46,6 +46,12 @@ public:
     void label(std::string name);
     /// The last label at or before `offset` (empty when none).
     [[nodiscard]] std::string_view label_at(std::uint64_t offset) const noexcept;
+    /// Starts the next window of a plan written in windows (plan::rewrite_stream): forgets
+    /// the operations and their bytes, keeps the size (operations go on at the same output
+    /// offset), the checks and the last label.
+    void next_window();
+    /// Appends the operations and labels of `window`, a later window of the same plan.
+    void append(const write_plan& window);
     /// Registers a check; attach it to a copy with the returned index.
     [[nodiscard]] std::uint32_t add_check(io::stream_check value);
 
