@@ -3,6 +3,8 @@
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/proto/varint.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <optional>
 
 namespace onnxstream::onnx {
@@ -10,14 +12,23 @@ namespace onnxstream::onnx {
 tensor_dims::const_iterator::const_iterator(const tensor_dims& dims, std::uint64_t left) noexcept : left_(left) {
     if (left == 0) return;
     cursor_ = dims.data_;
-    end_ = dims.data_ + (dims.extent_ >> 1);
-    run_end_ = (dims.extent_ & 1U) != 0 ? cursor_ : end_;
+    end_ = dims.data_ + (dims.extent_ >> 2);
+    const auto how = static_cast<layout>(dims.extent_ & 3U);
+    run_end_ = how == layout::packed ? end_ : cursor_;
+    values_ = how == layout::values;
     value_ = next();
 }
 
 // The bytes were validated when the view was made, so nothing here should fail; if it did
 // (a caller broke the contract), the dims read 0 rather than reading past the bytes.
 std::int64_t tensor_dims::const_iterator::next() noexcept {
+    if (values_) {
+        std::int64_t value = 0;
+        if (end_ - cursor_ < static_cast<std::ptrdiff_t>(sizeof value)) return 0;
+        std::memcpy(&value, cursor_, sizeof value);
+        cursor_ += sizeof value;
+        return value;
+    }
     const auto varint_at = [this](const std::byte* limit) -> std::optional<std::uint64_t> {
         const auto v = proto::decode_varint({cursor_, static_cast<std::size_t>(limit - cursor_)});
         if (!v) {
@@ -79,8 +90,17 @@ bool same_dims(const tensor_dims& a, const Other& b) noexcept {
 
 }  // namespace
 
-bool operator==(const tensor_dims& a, const tensor_dims& b) noexcept { return same_dims(a, b); }
+bool tensor_dims::same_encoding(const tensor_dims& other) const noexcept {
+    return size_ == other.size_ && extent_ == other.extent_ &&
+           ((extent_ >> 2) == 0 || data_ == other.data_ || std::memcmp(data_, other.data_, extent_ >> 2) == 0);
+}
+
+bool operator==(const tensor_dims& a, const tensor_dims& b) noexcept { return a.same_encoding(b) || same_dims(a, b); }
 bool operator==(const tensor_dims& a, std::span<const std::int64_t> b) noexcept { return same_dims(a, b); }
+
+bool operator<(const tensor_dims& a, const tensor_dims& b) noexcept {
+    return !a.same_encoding(b) && std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+}
 
 std::string to_string(const tensor_dims& dims) {
     std::string text = "[";
