@@ -315,6 +315,11 @@ std::vector<std::int64_t> graph_model::tensor_dims(tensor_id t) const {
     return x.site != none ? file_->tensors[x.site].dims.to_vector() : x.dims;
 }
 
+onnx::tensor_dims graph_model::dims_view(tensor_id t) const {
+    const auto& x = tensors[t];
+    return x.site != none ? file_->tensors[x.site].dims : onnx::tensor_dims(x.dims);
+}
+
 std::uint64_t graph_model::tensor_bytes(tensor_id t) const {
     const auto& x = tensors[t];
     if (x.site != none) return file_->tensors[x.site].expected_bytes.value_or(0);
