@@ -78,7 +78,10 @@ TEST_CASE("a packed run, and runs mixed with unpacked dims, read the same") {
     const one_tensor a(lone);
     REQUIRE(a.info);
     proto_builder mixed;
-    mixed.varint_field(1, 3).varint_field(2, 1).bytes_field(1, packed({}).bytes()).bytes_field(1, packed({300, 1ULL << 40}).bytes());
+    mixed.varint_field(1, 3)
+        .varint_field(2, 1)
+        .bytes_field(1, packed({}).bytes())
+        .bytes_field(1, packed({300, 1ULL << 40}).bytes());
     const one_tensor b(mixed);
     REQUIRE(b.info);
     const std::vector<std::int64_t> expected{3, 300, 1LL << 40};

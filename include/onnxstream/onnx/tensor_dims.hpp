@@ -46,8 +46,7 @@ public:
             // Most dims take one byte: read it here, the rest in next().
             if (cursor_ < run_end_ && (static_cast<std::uint8_t>(*cursor_) & 0x80U) == 0)
                 value_ = static_cast<std::uint8_t>(*cursor_++);
-            else
-                value_ = next();
+            else value_ = next();
             return *this;
         }
         const_iterator operator++(int) noexcept {
@@ -65,9 +64,10 @@ public:
         [[nodiscard]] std::int64_t next() noexcept;
 
         const std::byte* cursor_ = nullptr;
-        const std::byte* run_end_ = nullptr;  // the end of the packed run being read; cursor_ < run_end_ inside one, never for values
+        // The end of the packed run being read: cursor_ < run_end_ inside one, never for values.
+        const std::byte* run_end_ = nullptr;
         const std::byte* end_ = nullptr;
-        bool values_ = false;  // layout::values
+        bool values_ = false;     // layout::values
         std::uint64_t left_ = 0;  // dims left, the current one included
         std::int64_t value_ = 0;
     };
@@ -77,7 +77,9 @@ public:
     /// `count` dims laid out as `layout` in `bytes` (the caller has validated them: every
     /// varint ends within its field and `count` is how many dims there are).
     tensor_dims(std::span<const std::byte> bytes, layout how, std::uint64_t count) noexcept
-        : data_(bytes.data()), extent_(static_cast<std::uint64_t>(bytes.size()) << 2 | static_cast<std::uint8_t>(how)), size_(count) {}
+        : data_(bytes.data()),
+          extent_(static_cast<std::uint64_t>(bytes.size()) << 2 | static_cast<std::uint8_t>(how)),
+          size_(count) {}
     /// The int64s of `values`, which must outlive the view.
     explicit tensor_dims(std::span<const std::int64_t> values) noexcept
         : tensor_dims(std::as_bytes(values), layout::values, values.size()) {}
