@@ -32,7 +32,7 @@ std::optional<constant> find_constant(const graph_model& model, const graph_inde
         if (c.site == none) return std::nullopt;
         const auto& info = model.file().tensors[c.site];
         c.data_type = info.data_type;
-        c.dims = info.dims;
+        c.dims = info.dims.to_vector();
         c.element_count = info.element_count;
         return c;
     }

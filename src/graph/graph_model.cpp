@@ -312,7 +312,12 @@ std::int32_t graph_model::tensor_type(tensor_id t) const {
 
 std::vector<std::int64_t> graph_model::tensor_dims(tensor_id t) const {
     const auto& x = tensors[t];
-    return x.site != none ? file_->tensors[x.site].dims : x.dims;
+    return x.site != none ? file_->tensors[x.site].dims.to_vector() : x.dims;
+}
+
+onnx::tensor_dims graph_model::dims_view(tensor_id t) const {
+    const auto& x = tensors[t];
+    return x.site != none ? file_->tensors[x.site].dims : onnx::tensor_dims(x.dims);
 }
 
 std::uint64_t graph_model::tensor_bytes(tensor_id t) const {

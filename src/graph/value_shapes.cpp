@@ -507,8 +507,9 @@ struct inference {
         }
         for (const auto v : index.value_ids()) {
             const auto& val = index.at(v);
-            if (val.kind == value_kind::initializer && !val.overridable)
-                shapes[v] = {model.tensor_type(val.tensor), model.tensor_dims(val.tensor)};
+            if (val.kind != value_kind::initializer || val.overridable) continue;
+            shapes[v].data_type = model.tensor_type(val.tensor);
+            if (model.dims_view(val.tensor).size() <= max_known_rank) shapes[v].dims = model.tensor_dims(val.tensor);
         }
         for (const auto s : model.scopes.ids()) {
             if (model.scopes[s].removed || model.scopes[s].kind == scope_kind::function) continue;
@@ -519,7 +520,10 @@ struct inference {
                 const auto out = nd.outputs.empty() ? none : index.output(n, 0);
                 if (out == none) continue;
                 if (nd.op_type == "Constant") {
-                    if (const auto c = find_constant(model, index, out)) shapes[out] = {c->data_type, c->dims};
+                    if (const auto c = find_constant(model, index, out)) {
+                        shapes[out].data_type = c->data_type;
+                        if (c->dims.size() <= max_known_rank) shapes[out].dims = c->dims;
+                    }
                     continue;
                 }
                 shapes[out] = infer(n);

@@ -69,23 +69,43 @@ result<void> check_wire_type(const message_tree& tree, std::uint32_t message_ind
     return {};
 }
 
-// dims, one varint or a packed run.
-result<void> read_dims(const message_tree& tree, std::uint32_t message_index, const field_entry& f, tensor_info& info) {
+// Where a tensor's dims fields are (one varint each or a packed run, possibly mixed, with
+// other fields between them) and how many dims they hold.
+struct dims_fields {
+    std::uint64_t count = 0;
+    std::uint64_t first_header = 0;  // of the first dims field
+    std::uint64_t end = 0;           // of the last one
+    std::uint32_t fields = 0;
+    bool packed = false;                 // the last one is a packed run
+    std::span<const std::byte> payload;  // of the last one
+};
+
+// One dims field: counted, and a packed run's varints checked to end within it, so that
+// the view decodes without checks afterwards.
+result<void> read_dims(const message_tree& tree, std::uint32_t message_index, const field_entry& f, dims_fields& dims) {
     const auto type = f.type();
     if (type == proto::wire_type::varint) {
-        info.dims.push_back(static_cast<std::int64_t>(tree.value(f)));
-        return {};
-    }
-    if (type != proto::wire_type::length_delimited)
+        ++dims.count;
+    } else if (type == proto::wire_type::length_delimited) {
+        const auto count = proto::count_packed_varints(tree.payload(f));
+        if (!count) return invalid(tree, message_index, "packed dims do not decode", f.payload_offset());
+        dims.count += *count;
+    } else {
         return invalid(tree, message_index, "dims has the wrong wire type", f.header_offset());
-    auto payload = tree.payload(f);
-    while (!payload.empty()) {
-        const auto v = proto::decode_varint(payload);
-        if (!v) return invalid(tree, message_index, "packed dims do not decode", f.payload_offset());
-        info.dims.push_back(static_cast<std::int64_t>(v->value));
-        payload = payload.subspan(v->size);
     }
+    if (dims.fields++ == 0) dims.first_header = f.header_offset();
+    dims.end = f.end_offset();
+    dims.packed = type == proto::wire_type::length_delimited;
+    dims.payload = tree.payload(f);
     return {};
+}
+
+// The view over the dims: the payload of a lone packed field, else the run of the tensor's
+// fields from the first dims field to the end of the last.
+tensor_dims dims_view(const message_tree& tree, const dims_fields& dims) {
+    if (dims.fields == 0) return {};
+    if (dims.fields == 1 && dims.packed) return {dims.payload, tensor_dims::layout::packed, dims.count};
+    return {tree.bytes().subspan(dims.first_header, dims.end - dims.first_header), tensor_dims::layout::fields, dims.count};
 }
 
 // One `external_data` entry (key, value). `location_seen`: an earlier entry was a
@@ -185,6 +205,7 @@ result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_
     info.message = message_index;
     bool marked_external = false;
     bool location_seen = false;
+    dims_fields dims;
     for (const auto& f : tree.fields(message_index)) {
         const auto n = f.number();
         const auto type = f.type();
@@ -195,7 +216,7 @@ result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_
         } else if (n == number(tensor_field::data_type) && type == proto::wire_type::varint) {
             info.data_type = static_cast<std::int32_t>(tree.value(f));
         } else if (n == number(tensor_field::dims)) {
-            ONNXSTREAM_TRY(read_dims(tree, message_index, f, info));
+            ONNXSTREAM_TRY(read_dims(tree, message_index, f, dims));
         } else if (n == number(tensor_field::raw_data) && type == proto::wire_type::length_delimited) {
             info.raw_field = field;
         } else if (is_typed_field(n)) {
@@ -210,6 +231,7 @@ result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_
             ONNXSTREAM_TRY(read_external_entry(tree, message_index, f, info, location_seen));
         }
     }
+    info.dims = dims_view(tree, dims);
     ONNXSTREAM_TRY(count_elements(tree, message_index, info));
     ONNXSTREAM_TRY(decide_storage(tree, message_index, marked_external, info));
     return info;

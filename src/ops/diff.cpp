@@ -358,12 +358,6 @@ std::string describe_values(const model_side& side, message_kind kind, std::span
     return text + "]";
 }
 
-std::string dims_text(const std::vector<std::int64_t>& dims) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
-    return text + "]";
-}
-
 // ---------------------------------------------------------------- the paired walk
 
 class comparer {
@@ -484,7 +478,7 @@ private:
         if (ta.name != tb.name) reasons.push_back("name '" + std::string(ta.name) + "' vs '" + std::string(tb.name) + "'");
         if (ta.data_type != tb.data_type)
             reasons.push_back("type " + onnx::data_type_name(ta.data_type) + " vs " + onnx::data_type_name(tb.data_type));
-        if (ta.dims != tb.dims) reasons.push_back("dims " + dims_text(ta.dims) + " vs " + dims_text(tb.dims));
+        if (ta.dims != tb.dims) reasons.push_back("dims " + onnx::to_string(ta.dims) + " vs " + onnx::to_string(tb.dims));
         if (a_.values[a_.tensor_of_message[ma]] != b_.values[b_.tensor_of_message[mb]]) reasons.emplace_back("values differ");
         if (reasons.empty()) reasons.emplace_back("other fields differ (doc_string, metadata or strings)");
         std::string detail;

@@ -227,9 +227,11 @@ private:
                 header += ":{\"dtype\":\"";
                 header += safetensors_dtype(tensor.data_type);
                 header += "\",\"shape\":[";
-                for (std::size_t d = 0; d < tensor.dims.size(); ++d) {
-                    if (d > 0) header += ',';
-                    header += std::to_string(tensor.dims[d]);
+                bool first_dim = true;
+                for (const auto d : tensor.dims) {
+                    if (!first_dim) header += ',';
+                    first_dim = false;
+                    header += std::to_string(d);
                 }
                 header += "],\"data_offsets\":[" + std::to_string(e.begin) + "," + std::to_string(e.begin + e.length) + "]}";
                 shards_[s].data_bytes = e.begin + e.length;

@@ -259,13 +259,15 @@ private:
     }
 
     void merge_initializers(scope_id s) {
-        std::map<std::pair<std::int32_t, std::vector<std::int64_t>>, std::vector<tensor_id>> groups;
+        // Keyed by views of the dims (nothing is added or removed while grouping), in the
+        // order vectors of them would sort in.
+        std::map<std::pair<std::int32_t, onnx::tensor_dims>, std::vector<tensor_id>> groups;
         for (const auto t : model_.scopes[s].initializers) {
             if (!model_.tensor_live(t) || (model_.tensors[t].site == none && !folded(t))) continue;
             const auto v = index_.resolve(s, model_.tensors[t].name);
             if (v == none || index_.at(v).tensor != t || index_.at(v).overridable || index_.at(v).pinned) continue;
             if (touched_.contains(v) || is_interface_output(model_, index_, v)) continue;
-            groups[{model_.tensor_type(t), model_.tensor_dims(t)}].push_back(t);
+            groups[{model_.tensor_type(t), model_.dims_view(t)}].push_back(t);
         }
         for (auto& [shape, members] : groups) {
             if (members.size() < 2) continue;

@@ -57,7 +57,7 @@ struct folder {
             const auto& info = model.file().tensors[site];
             if (element_size(info.data_type) == 0) return std::nullopt;
             t.data_type = info.data_type;
-            t.dims = info.dims;
+            t.dims = info.dims.to_vector();
             if (t.elements() * element_size(t.data_type) > context.limits.fold_bytes)
                 return result<host_tensor>(failure(error_code::unsupported, "larger than the fold limit"));
             auto bytes = context.reader.site_bytes(site);
@@ -189,7 +189,7 @@ struct folder {
                 if (site == none) return skip(n, "its value attribute is not readable");
                 host_tensor t;
                 t.data_type = model.file().tensors[site].data_type;
-                t.dims = model.file().tensors[site].dims;
+                t.dims = model.file().tensors[site].dims.to_vector();
                 auto bytes = context.reader.site_bytes(site);
                 if (!bytes) return skip(n, bytes.error().message);
                 t.bytes = std::move(*bytes);

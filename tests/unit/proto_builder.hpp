@@ -58,6 +58,16 @@ inline std::vector<std::byte> to_bytes(std::string_view text) {
     return {view.begin(), view.end()};
 }
 
+/// A ModelProto (ir_version 8) whose graph holds the one initializer `tensor`: message 2 of
+/// its message tree.
+inline std::vector<std::byte> model_with_initializer(const proto_builder& tensor) {
+    proto_builder graph;
+    graph.message_field(5, tensor);
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    return model.take();
+}
+
 inline std::vector<std::byte> float_bytes(std::initializer_list<float> values) {
     std::vector<std::byte> out(values.size() * 4);
     std::size_t i = 0;

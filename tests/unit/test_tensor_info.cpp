@@ -22,11 +22,7 @@ struct parsed {
 
 // A model whose graph holds one initializer; the tensor is message 2.
 result<tensor_info> read_single(proto_builder tensor, std::vector<std::byte>& storage, message_tree& tree) {
-    proto_builder graph;
-    graph.message_field(5, tensor);
-    proto_builder model;
-    model.varint_field(1, 8).message_field(7, graph);
-    storage = model.take();
+    storage = test_support::model_with_initializer(tensor);
     auto parsed_tree = message_tree::parse(storage);
     if (!parsed_tree) return failure(parsed_tree.error());
     tree = std::move(parsed_tree).value();

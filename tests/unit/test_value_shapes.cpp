@@ -118,3 +118,22 @@ TEST_CASE("constant_integers reads INT64 initializers, up to the limit asked for
     CHECK_FALSE(constant_integers(h.model(), index, h.reader(), value("B")));         // FLOAT
     CHECK_FALSE(constant_integers(h.model(), index, h.reader(), value("X")));         // a graph input
 }
+
+TEST_CASE("an initializer of more dims than max_known_rank keeps its type, its rank unknown") {
+    proto_builder g;
+    g.message_field(1, onnx_node("Relu", {"H"}, {"Y"}, "relu"));
+    g.string_field(2, "huge");
+    g.message_field(5, float_tensor("H", std::vector<std::int64_t>(max_known_rank + 1, 1), {2.0F}));
+    g.message_field(5, float_tensor("W", std::vector<std::int64_t>(max_known_rank, 1), {3.0F}));
+    g.message_field(12, vinfo("Y"));
+    harness h(model(g));
+    const graph_index index(h.model());
+    const auto shapes = infer_shapes(h.model(), index, h.reader());
+    const auto& at_limit = shapes[index.resolve(main_scope, *h.model().names.find("W"))];
+    REQUIRE(at_limit.dims);
+    CHECK(at_limit.dims->size() == max_known_rank);
+    const auto& over = shapes[index.resolve(main_scope, *h.model().names.find("H"))];
+    CHECK(over.data_type == 1);
+    CHECK_FALSE(over.dims);
+    CHECK_FALSE(shapes[index.resolve(main_scope, *h.model().names.find("Y"))].dims);
+}

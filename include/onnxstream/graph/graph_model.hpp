@@ -201,6 +201,9 @@ public:
     /// The data type, dims and byte size of an initializer (original or computed).
     [[nodiscard]] std::int32_t tensor_type(tensor_id t) const;
     [[nodiscard]] std::vector<std::int64_t> tensor_dims(tensor_id t) const;
+    /// The dims without a copy: a view of the model's bytes, or of a computed tensor's dims
+    /// (valid until that tensor is changed or removed).
+    [[nodiscard]] onnx::tensor_dims dims_view(tensor_id t) const;
     [[nodiscard]] std::uint64_t tensor_bytes(tensor_id t) const;
 
     /// Marks a node removed, and with it every scope its attributes hold.

@@ -23,6 +23,10 @@ struct value_shape {
     [[nodiscard]] bool fully_known() const;
 };
 
+/// Initializers and Constants of more dims than this get an unknown rank: their shape is
+/// not copied (8 bytes a dim, for every such value, for as long as the shapes live).
+inline constexpr std::uint64_t max_known_rank = 4096;
+
 /// One entry per value of `index`.
 [[nodiscard]] indexed_vector<value_id, value_shape> infer_shapes(const graph_model& model, const graph_index& index,
                                                                  const tensor_reader& reader);

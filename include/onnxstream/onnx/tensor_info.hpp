@@ -5,6 +5,7 @@
 #pragma once
 
 #include <onnxstream/onnx/message_tree.hpp>
+#include <onnxstream/onnx/tensor_dims.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
@@ -33,12 +34,13 @@ struct external_reference {
 };
 
 // Ordered to leave no padding, the external reference behind a pointer (most tensors have
-// none): 120 bytes rather than 200, per tensor of the model.
+// none) and the dims a view of the model's bytes (no heap block per tensor, nothing per
+// dim): 120 bytes per tensor of the model.
 struct tensor_info {
     std::uint32_t message = no_index;
     std::int32_t data_type = 0;
     std::string_view name;
-    std::vector<std::int64_t> dims;
+    tensor_dims dims;  // refers to the model's bytes, as name does
     std::uint64_t element_count = 1;
     /// Bytes the values take in raw form (dims x element size); empty for strings and
     /// unknown types.
@@ -51,6 +53,7 @@ struct tensor_info {
     /// (read_tensor fills it, nothing edits it afterwards).
     std::shared_ptr<external_reference> external;
 };
+static_assert(sizeof(tensor_info) <= 120, "tensor_info is held once per tensor of the model");
 
 /// Reads tensor message `message_index`. Errors: `invalid_tensor` naming the field path.
 [[nodiscard]] result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_index);
