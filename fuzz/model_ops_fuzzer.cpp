@@ -67,7 +67,7 @@ std::vector<tensor_values> values_of(const fs::path& path) {
     ONNXSTREAM_REQUIRE(model.has_value());
     std::vector<tensor_values> out;
     for (const auto& tensor : model->tensors) {
-        tensor_values v{std::string(tensor.name), tensor.data_type, tensor.dims, std::nullopt};
+        tensor_values v{std::string(tensor.name), tensor.data_type, tensor.dims.to_vector(), std::nullopt};
         if (tensor.storage == onnx::tensor_storage::raw) {
             const auto payload = model->tree.payload(model->tree.field(tensor.raw_field));
             v.bytes.emplace(payload.begin(), payload.end());
