@@ -53,21 +53,10 @@ constexpr std::string_view repack_help =
     "                        place: the old files are replaced only once the new ones are on disk)\n"
     "  --json, --quiet       as everywhere\n";
 
-constexpr std::array split_options{opt_help,
-                                   opt_quiet,
-                                   opt_json,
-                                   opt_output,
-                                   opt_data,
-                                   opt_data_dir,
-                                   opt_force,
-                                   opt_threads,
-                                   opt_writer,
-                                   opt_data_name,
-                                   opt_threshold,
-                                   opt_align,
-                                   opt_align_threshold,
-                                   opt_allow_size_mismatch,
-                                   opt_strict};
+constexpr std::array split_options{
+    opt_help,    opt_quiet,  opt_json,      opt_output,    opt_data,  opt_data_dir,        opt_force,
+    opt_threads, opt_writer, opt_data_name, opt_threshold, opt_align, opt_align_threshold, opt_allow_size_mismatch,
+    opt_strict};
 
 constexpr std::array repack_options{opt_help,
                                     opt_quiet,

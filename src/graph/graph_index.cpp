@@ -3,7 +3,9 @@
 namespace onnxstream::graph {
 namespace {
 
-std::uint64_t key(scope_id s, name_id name) { return (static_cast<std::uint64_t>(s.value) << 32) | static_cast<std::uint32_t>(name); }
+std::uint64_t key(scope_id s, name_id name) {
+    return (static_cast<std::uint64_t>(s.value) << 32) | static_cast<std::uint32_t>(name);
+}
 
 }  // namespace
 

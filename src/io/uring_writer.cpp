@@ -255,9 +255,7 @@ private:
         void operator()(std::byte* p) const noexcept { std::free(p); }
     };
 
-    bool finished() const {
-        return plan_done_ && requeued_.empty() && current_.length == 0 && staging_ == none;
-    }
+    bool finished() const { return plan_done_ && requeued_.empty() && current_.length == 0 && staging_ == none; }
 
     void stop(failure f) { stop(std::move(f.value)); }
     void stop(error e) {

@@ -107,8 +107,7 @@ error tensor_problem(const model_file& model, const tensor_info& tensor, error_c
 }
 
 // The binding of external tensor `t` to its (open) file, bounds- and size-checked.
-void bind_tensor(const model_file& model, site_id t, const tensor_info& tensor, std::uint32_t file_index,
-                 external_data& data) {
+void bind_tensor(const model_file& model, site_id t, const tensor_info& tensor, std::uint32_t file_index, external_data& data) {
     auto& file = data.files[file_index];
     external_tensor binding;
     binding.site = t;

@@ -34,9 +34,8 @@ indexed_vector<site_id, tensor_site> find_tensors(const message_tree& tree) {
     indexed_vector<site_id, tensor_site> sites;
     const auto messages = tree.messages();
     // Counted first: growing by doubling would hold 1.5 times the final size at the peak.
-    sites.reserve(static_cast<std::size_t>(std::count_if(messages.begin(), messages.end(), [](const message& m) {
-        return m.kind == message_kind::tensor;
-    })));
+    sites.reserve(static_cast<std::size_t>(
+        std::count_if(messages.begin(), messages.end(), [](const message& m) { return m.kind == message_kind::tensor; })));
     for (std::uint32_t m = 0; m < messages.size(); ++m) {
         if (messages[m].kind != message_kind::tensor) continue;
         tensor_site site;

@@ -354,7 +354,8 @@ private:
                 if (!model_.node_live(n)) continue;
                 const auto& nd = model_.nodes[n];
                 for (std::size_t i = 0; i < nd.inputs.size(); ++i)
-                    if (nd.inputs[i] != empty_name && type_of(nd.inputs[i]) == float32) consumers_[nd.inputs[i]].push_back({n, i});
+                    if (nd.inputs[i] != empty_name && type_of(nd.inputs[i]) == float32)
+                        consumers_[nd.inputs[i]].push_back({n, i});
                 for (const auto o : nd.outputs) producer_[o] = n;
             }
             for (const auto o : model_.scopes[s].outputs) scope_outputs_.insert(o);

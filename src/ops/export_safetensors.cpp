@@ -340,8 +340,8 @@ private:
         const auto path = linked_path();
         ONNXSTREAM_ASSIGN(auto output,
                           io::output_file::create(path, stream.size(), {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_TRY(write_planned(output, windows_of(stream, edits), sources_, options_,
-                                     "write " + path.filename().string(), report_.warnings));
+        ONNXSTREAM_TRY(write_planned(output, windows_of(stream, edits), sources_, options_, "write " + path.filename().string(),
+                                     report_.warnings));
         report_.linked = path;
         report_.linked_size = stream.size();
         outputs_.push_back(std::move(output));

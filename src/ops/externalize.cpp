@@ -195,8 +195,8 @@ private:
                 return failure(error_code::interrupted, "interrupted; no output was written");
             io::xxh3_hasher hasher;
             ONNXSTREAM_TRY(io::for_each_chunk(
-                *sources_[bytes_of(p).source], bytes_of(p).offset, length, [&](std::span<const std::byte> piece) { hasher.update(piece); },
-                std::span(buffer)));
+                *sources_[bytes_of(p).source], bytes_of(p).offset, length,
+                [&](std::span<const std::byte> piece) { hasher.update(piece); }, std::span(buffer)));
             return hasher.digest();
         };
         using key = std::tuple<std::int32_t, std::uint64_t, std::uint64_t>;  // type, length, hash
@@ -378,7 +378,8 @@ private:
                                          return !window.operations().empty();
                                      }};
             const auto path = folder / data_file_name(s);
-            ONNXSTREAM_ASSIGN(auto output, io::output_file::create(path, size, {.overwrite = options_.force, .preallocate = true}));
+            ONNXSTREAM_ASSIGN(auto output,
+                              io::output_file::create(path, size, {.overwrite = options_.force, .preallocate = true}));
             ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
                                                           report_.warnings));
             report_.writer = written.backend;
@@ -467,8 +468,8 @@ private:
     std::vector<onnx::external_tensor> inline_bindings_;  // external tensors that stay embedded
     std::vector<placement_extra> extras_;
     std::vector<std::pair<std::uint32_t, io::sha1_digest>> sha1_found_;  // by placement: the bytes' SHA-1, when computed
-    std::vector<bool> mismatched_;  // the input's checksum did not match the bytes
-    std::vector<bool> needs_sha1_;  // owners whose duplicates carry a checksum
+    std::vector<bool> mismatched_;                                       // the input's checksum did not match the bytes
+    std::vector<bool> needs_sha1_;                                       // owners whose duplicates carry a checksum
     std::uint32_t shard_count_ = 0;
     rewrite_outputs outputs_;
 };

@@ -35,7 +35,7 @@ namespace onnxstream::ops {
 /// A plan written a window at a time (see io::write_job::more): memory stays bounded
 /// whatever the number of operations.
 struct windowed_plan {
-    std::uint64_t size = 0;                   // the whole output's
+    std::uint64_t size = 0;                    // the whole output's
     std::span<const io::stream_check> checks;  // for every window
     /// Fills the next window (starting with write_plan::next_window); false when the plan is done.
     std::function<bool(plan::write_plan& window)> next;

@@ -37,8 +37,8 @@ std::vector<attribute_bytes> attributes_of(const graph_model& model, node_id n) 
     const auto& tree = model.tree();
     for (const auto m : model.attribute_messages(n)) {
         const auto range = tree.payload_range(m);
-        out.push_back({tree.find_text(m, onnx::number(onnx::attribute_field::name)),
-                       tree.bytes().subspan(range.offset, range.length)});
+        out.push_back(
+            {tree.find_text(m, onnx::number(onnx::attribute_field::name)), tree.bytes().subspan(range.offset, range.length)});
     }
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     return out;

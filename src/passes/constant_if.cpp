@@ -140,7 +140,8 @@ private:
             if (v != none && !index_.at(v).uses.empty()) return cannot_replace("a scan output is used");
         }
         for (std::size_t k = 0; k < carried; ++k) {
-            if (nd.outputs[k] != empty_name && nd.inputs[2 + k] == empty_name) return cannot_replace("an initial value is missing");
+            if (nd.outputs[k] != empty_name && nd.inputs[2 + k] == empty_name)
+                return cannot_replace("an initial value is missing");
             const auto v = index_.output(n, k);
             if (v != none && index_.at(v).pinned) return cannot_replace("a training graph uses its outputs");
         }

@@ -129,8 +129,9 @@ result<action_outcome> run_merge(const action_input& in) {
     ops::rewrite_options options;
     ONNXSTREAM_TRY(fill_rewrite(in, options, "merged"));
     ONNXSTREAM_ASSIGN(const auto r, ops::merge(in.model, options));
-    return action_outcome{
-        report::merge_json(in.model.string(), r, page_wording()), report::merged_text(in.model.string(), r, page_wording()), {r.output}};
+    return action_outcome{report::merge_json(in.model.string(), r, page_wording()),
+                          report::merged_text(in.model.string(), r, page_wording()),
+                          {r.output}};
 }
 
 constexpr std::array split_fields{output_field, data_name_field, threshold_field, align_field, align_threshold_field,

@@ -209,8 +209,8 @@ TEST_CASE("a model read on demand keeps no tensor_info and binds, inlines and fi
 TEST_CASE("a tensor that does not read fails the open on demand too, with the same error") {
     temp_folder dir;
     // dims 2 x 2^62 x 4: the element count overflows 64 bits.
-    const auto path = write_bytes(dir.path() / "m.onnx",
-                                  small_models::model({raw_tensor("ok", {1}, ramp(1)), raw_tensor("big", {2, 1ULL << 62, 4}, ramp(1))}));
+    const auto path = write_bytes(dir.path() / "m.onnx", small_models::model({raw_tensor("ok", {1}, ramp(1)),
+                                                                              raw_tensor("big", {2, 1ULL << 62, 4}, ramp(1))}));
     const auto kept = onnx::bound_model::open(path, {});
     const auto lazy = onnx::bound_model::open(path, {}, {}, onnx::tensor_reading::on_demand);
     REQUIRE_FALSE(kept);

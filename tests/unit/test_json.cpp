@@ -25,7 +25,8 @@ TEST_CASE("a merge document holds one entry per model, ok or not") {
 
 TEST_CASE("found_by is the step's stable name, with what the step was given, whatever the wording") {
     ops::merge_report r;
-    r.data_files.push_back({"w.bin", "/store/w.bin", {.step = onnx::found_by::data_dir_file_name, .data_dir = "/store"}, false, 1, 8});
+    r.data_files.push_back(
+        {"w.bin", "/store/w.bin", {.step = onnx::found_by::data_dir_file_name, .data_dir = "/store"}, false, 1, 8});
     r.data_files.push_back(
         {"x.bin", "/m/model.data", {.step = onnx::found_by::common_name, .common_name = "model.data"}, true, 1, 8});
     r.data_files.push_back({"y.bin", "/m/y.bin", {.step = onnx::found_by::model_folder}, false, 1, 8});

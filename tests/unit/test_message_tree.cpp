@@ -73,8 +73,10 @@ TEST_CASE("the tree descends into graphs, nodes, attributes, subgraphs and funct
 
 TEST_CASE("a message's payload range is its holder's payload; repeated and ordinals per field number") {
     proto_builder graph;
-    graph.message_field(1, node("Relu", "x", "y")).message_field(5, tensor("w", {1}))
-        .message_field(1, node("Relu", "y", "z")).message_field(5, tensor("v", {2, 3}));
+    graph.message_field(1, node("Relu", "x", "y"))
+        .message_field(5, tensor("w", {1}))
+        .message_field(1, node("Relu", "y", "z"))
+        .message_field(5, tensor("v", {2, 3}));
     proto_builder model;
     model.varint_field(1, 8).message_field(7, graph);
     const auto bytes = model.bytes();
@@ -85,8 +87,8 @@ TEST_CASE("a message's payload range is its holder's payload; repeated and ordin
     CHECK(root.offset == 0);
     CHECK(root.length == bytes.size());
     REQUIRE(tree->messages().size() == 6);  // model, graph, node, tensor, node, tensor (pre-order)
-    const std::array<message_kind, 6> kinds{message_kind::model, message_kind::graph, message_kind::node,
-                                            message_kind::tensor, message_kind::node, message_kind::tensor};
+    const std::array<message_kind, 6> kinds{message_kind::model,  message_kind::graph, message_kind::node,
+                                            message_kind::tensor, message_kind::node,  message_kind::tensor};
     const std::array<std::uint32_t, 6> ordinals{0, 0, 0, 0, 1, 1};
     for (std::uint32_t m = 1; m < 6; ++m) {
         const auto& msg = tree->at(m);

@@ -272,8 +272,9 @@ TEST_CASE("a plan given in windows writes the same bytes, with each window's mem
             job.checks = plan.checks;
             job.sources = sources.table;
             job.output_descriptor = output.fd;
-            job.more = [&](std::span<const io::write_operation>& operations,
-                           std::span<const std::byte>& pool) -> result<bool> { return fill(operations, pool); };
+            job.more = [&](std::span<const io::write_operation>& operations, std::span<const std::byte>& pool) -> result<bool> {
+                return fill(operations, pool);
+            };
             auto report = writer->run(job, config.options);
             REQUIRE_MESSAGE(report, (report ? "" : report.error().describe()));
             CHECK(output.bytes() == plan.expected);

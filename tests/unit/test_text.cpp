@@ -100,5 +100,6 @@ TEST_CASE("a merge line says what was inlined, from where") {
     r.data_files.push_back({"m.data", "dir/m.data", {.step = onnx::found_by::data_flag}, false, 1, 1024});
     const report::hint_wording wording{flagged, false, found_words};
     CHECK(report::merged_text("m.onnx", r, wording) ==
-          "m.onnx -> m.merged.onnx: inlined 1 tensor (1.0 KiB), output 4.0 KiB\n  from dir/m.data (data_flag dir/m.data): 1 tensor\n");
+          "m.onnx -> m.merged.onnx: inlined 1 tensor (1.0 KiB), output 4.0 KiB\n  from dir/m.data (data_flag dir/m.data): 1 "
+          "tensor\n");
 }

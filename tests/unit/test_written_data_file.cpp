@@ -61,11 +61,11 @@ TEST_CASE("the defaults: 1 KiB threshold, 4 KiB alignment from 1 MiB up, and spl
 TEST_CASE("a split with the defaults: small tensors stay, large ones aligned, the report is the file on disk") {
     temp_folder dir;
     const auto model = write_bytes(dir.path() / "m.onnx",
-                                   small_models::model({raw_tensor("small", {255}, ramp(255)),       // 1020 B: stays
-                                                        raw_tensor("edge", {256}, ramp(256)),        // 1024 B: moves, dense
-                                                        raw_tensor("medium", {3001}, ramp(3001)),    // 12004 B: dense
+                                   small_models::model({raw_tensor("small", {255}, ramp(255)),        // 1020 B: stays
+                                                        raw_tensor("edge", {256}, ramp(256)),         // 1024 B: moves, dense
+                                                        raw_tensor("medium", {3001}, ramp(3001)),     // 12004 B: dense
                                                         raw_tensor("large", {262144}, ramp(262144)),  // 1 MiB: aligned
-                                                        raw_tensor("last", {300}, ramp(300))}));     // dense
+                                                        raw_tensor("last", {300}, ramp(300))}));      // dense
     const auto output = dir.path() / "out" / "split.onnx";
     fs::create_directories(output.parent_path());
     const auto report = ops::externalize(model, split_to(output));
@@ -101,9 +101,9 @@ TEST_CASE("a split with the defaults: small tensors stay, large ones aligned, th
 
 TEST_CASE("alignment 0 writes the data dense: the file is exactly the tensors' bytes") {
     temp_folder dir;
-    const auto model = write_bytes(dir.path() / "m.onnx", small_models::model({raw_tensor("a", {300}, ramp(300)),
-                                                                              raw_tensor("b", {262144}, ramp(262144)),
-                                                                              raw_tensor("c", {700}, ramp(700))}));
+    const auto model = write_bytes(
+        dir.path() / "m.onnx", small_models::model({raw_tensor("a", {300}, ramp(300)), raw_tensor("b", {262144}, ramp(262144)),
+                                                    raw_tensor("c", {700}, ramp(700))}));
     auto options = split_to(dir.path() / "dense.onnx");
     options.alignment = 0;
     const auto report = ops::externalize(model, options);

@@ -28,8 +28,7 @@ enum class writer_backend : std::uint8_t { automatic, io_uring, portable, overla
 
 /// The next window of a plan that comes in windows: replaces `operations` and `pool`
 /// (the bytes its emits refer to) and returns true, or returns false at the plan's end.
-using next_window = std::function<result<bool>(std::span<const write_operation>& operations,
-                                               std::span<const std::byte>& pool)>;
+using next_window = std::function<result<bool>(std::span<const write_operation>& operations, std::span<const std::byte>& pool)>;
 
 struct write_job {
     std::span<const write_operation> operations;

@@ -36,8 +36,7 @@ struct bound_model {
     /// data with `data_options`. Problems with the data are collected in `data`, not
     /// returned: inspect and verify report them, rewrites call `usable` first.
     [[nodiscard]] static result<bound_model> open(const std::filesystem::path& path, const resolve_options& data_options,
-                                                  const tree_options& tree = {},
-                                                  tensor_reading reading = tensor_reading::kept);
+                                                  const tree_options& tree = {}, tensor_reading reading = tensor_reading::kept);
 
     [[nodiscard]] static constexpr std::uint32_t source_of_file(std::uint32_t file) noexcept { return 1 + file; }
 
