@@ -13,6 +13,8 @@
 #include <onnxstream/report/json.hpp>
 #include <onnxstream/report/text.hpp>
 
+#include <array>
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <span>
@@ -62,6 +64,22 @@ inline constexpr option_spec opt_align = value_option("--align");
 inline constexpr option_spec opt_align_threshold = value_option("--align-threshold");
 inline constexpr option_spec opt_shard_size = value_option("--shard-size");
 inline constexpr option_spec opt_to = value_option("--to");
+
+/// The options of every command that rewrites a model: --help, --quiet, --json, --output,
+/// and what `fill_rewrite_options` reads.
+inline constexpr std::array rewrite_command_options{opt_help,     opt_quiet, opt_json,    opt_output, opt_data,
+                                                    opt_data_dir, opt_force, opt_threads, opt_writer, opt_allow_size_mismatch,
+                                                    opt_strict};
+
+/// `base` followed by `extra`: a command's option table from a shared one.
+template <std::size_t base_size, class... Extra>
+constexpr auto with_options(const std::array<option_spec, base_size>& base, Extra... extra) {
+    std::array<option_spec, base_size + sizeof...(Extra)> all{};
+    std::size_t i = 0;
+    for (const auto& o : base) all[i++] = o;
+    ((all[i++] = option_spec(extra)), ...);
+    return all;
+}
 
 struct common_flags {
     bool quiet = false;

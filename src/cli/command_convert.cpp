@@ -35,23 +35,8 @@ constexpr std::string_view convert_help =
     "  -f, --force           replace existing outputs (never the inputs)\n"
     "  --json, --quiet       as everywhere\n";
 
-constexpr std::array convert_options{opt_help,
-                                     opt_quiet,
-                                     opt_json,
-                                     opt_output,
-                                     opt_data,
-                                     opt_data_dir,
-                                     opt_force,
-                                     opt_threads,
-                                     opt_writer,
-                                     opt_allow_size_mismatch,
-                                     opt_strict,
-                                     value_option("--dtype"),
-                                     flag_option("--keep-io-types"),
-                                     value_option("--block-ops"),
-                                     opt_data_name,
-                                     opt_align,
-                                     opt_shard_size};
+constexpr auto convert_options = with_options(rewrite_command_options, value_option("--dtype"), flag_option("--keep-io-types"),
+                                              value_option("--block-ops"), opt_data_name, opt_align, opt_shard_size);
 
 std::vector<std::string> split_list(std::string_view text) {
     std::vector<std::string> out;

@@ -26,9 +26,7 @@ constexpr std::string_view safetensors_help =
     "  -f, --force           replace existing outputs (never the inputs)\n"
     "  --json, --quiet       as everywhere\n";
 
-constexpr std::array safetensors_options{opt_help,     opt_quiet, opt_json,       opt_output,           opt_data,
-                                         opt_data_dir, opt_force, opt_threads,    opt_writer,           opt_allow_size_mismatch,
-                                         opt_strict,   opt_to,    opt_shard_size, flag_option("--link")};
+constexpr auto safetensors_options = with_options(rewrite_command_options, opt_to, opt_shard_size, flag_option("--link"));
 
 }  // namespace
 

@@ -53,29 +53,12 @@ constexpr std::string_view repack_help =
     "                        place: the old files are replaced only once the new ones are on disk)\n"
     "  --json, --quiet       as everywhere\n";
 
-constexpr std::array split_options{
-    opt_help,    opt_quiet,  opt_json,      opt_output,    opt_data,  opt_data_dir,        opt_force,
-    opt_threads, opt_writer, opt_data_name, opt_threshold, opt_align, opt_align_threshold, opt_allow_size_mismatch,
-    opt_strict};
+constexpr auto split_options = with_options(rewrite_command_options, opt_data_name, opt_threshold, opt_align,
+                                            opt_align_threshold);
 
-constexpr std::array repack_options{opt_help,
-                                    opt_quiet,
-                                    opt_json,
-                                    opt_output,
-                                    opt_data,
-                                    opt_data_dir,
-                                    opt_force,
-                                    opt_threads,
-                                    opt_writer,
-                                    opt_data_name,
-                                    opt_threshold,
-                                    opt_align,
-                                    opt_align_threshold,
-                                    opt_shard_size,
-                                    flag_option("--dedupe"),
-                                    flag_option("--write-checksums"),
-                                    opt_allow_size_mismatch,
-                                    opt_strict};
+constexpr auto repack_options = with_options(rewrite_command_options, opt_data_name, opt_threshold, opt_align,
+                                             opt_align_threshold, opt_shard_size, flag_option("--dedupe"),
+                                             flag_option("--write-checksums"));
 
 }  // namespace
 

@@ -30,9 +30,7 @@ constexpr std::string_view merge_help =
     "  --json                    print a JSON document on stdout\n"
     "  --quiet                   print nothing but warnings and errors\n";
 
-constexpr std::array merge_options{opt_help,     opt_quiet,   opt_json,  opt_output, opt_data,
-                                   opt_data_dir, opt_threads, opt_force, opt_writer, opt_allow_size_mismatch,
-                                   opt_strict};
+constexpr auto merge_options = rewrite_command_options;
 
 }  // namespace
 
