@@ -156,10 +156,7 @@ std::string to_json(const ops::inspect_report& r, const hint_wording& wording) {
     json.field("domain", r.domain).field("model_version", r.model_version).field("graph_name", r.graph_name);
     json.key("opsets").begin_array();
     for (const auto& [domain, version] : r.opsets)
-        json.begin_object()
-            .field("domain", domain.empty() ? std::string("ai.onnx") : domain)
-            .field("version", version)
-            .end_object();
+        json.object("domain", domain.empty() ? std::string("ai.onnx") : domain, "version", version);
     json.end_array();
     json.key("inputs").begin_array();
     for (const auto& v : r.inputs) write_value(json, v);
@@ -353,13 +350,7 @@ std::string to_json(const ops::export_caffe_report& r, double tolerance) {
     json.field("copied_weight_bytes", r.copied_bytes).field("computed_weight_bytes", r.computed_bytes);
     if (!r.report_json.empty()) json.field("report_json", r.report_json.string()).field("report_html", r.report_html.string());
     json.key("refusals").begin_array();
-    for (const auto& x : r.refusals)
-        json.begin_object()
-            .field("op_type", x.op_type)
-            .field("node", x.node)
-            .field("why", x.why)
-            .field("hint", x.hint)
-            .end_object();
+    for (const auto& x : r.refusals) json.object("op_type", x.op_type, "node", x.node, "why", x.why, "hint", x.hint);
     json.end_array().key("decisions").begin_array();
     for (const auto& d : r.decisions)
         json.begin_object().field("kind", d.kind).field("layer", d.layer).field("detail", d.detail).end_object();
@@ -372,12 +363,8 @@ std::string to_json(const ops::export_caffe_report& r, double tolerance) {
         json.field("reference_seconds", r.check.reference_seconds).field("opencv_seconds", r.check.opencv_seconds);
         json.key("outputs").begin_array();
         for (const auto& o : r.check.outputs)
-            json.begin_object()
-                .field("name", o.name)
-                .field("max_abs_error", o.max_abs_error)
-                .field("magnitude", o.magnitude)
-                .field("relative_error", o.relative_error)
-                .end_object();
+            json.object("name", o.name, "max_abs_error", o.max_abs_error, "magnitude", o.magnitude, "relative_error",
+                        o.relative_error);
         json.end_array().end_object();
     }
     write_warnings(json, r.warnings);

@@ -476,12 +476,7 @@ std::string actions_json() {
         json.begin_object().field("name", a.name).field("title", a.title).field("summary", a.summary);
         json.field("writes", !a.output_suffix.empty()).key("fields").begin_array();
         for (const auto& f : a.fields)
-            json.begin_object()
-                .field("name", f.name)
-                .field("kind", to_string(f.kind))
-                .field("default", f.default_value)
-                .field("help", f.help)
-                .end_object();
+            json.object("name", f.name, "kind", to_string(f.kind), "default", f.default_value, "help", f.help);
         json.end_array().end_object();
     }
     json.end_array();

@@ -216,13 +216,7 @@ private:
                   [](const entry& a, const entry& b) { return a.folder != b.folder ? a.folder : a.name < b.name; });
         report::json_writer json;
         json.begin_object().field("ok", true).field("path", relative_to(*folder, root_)).key("entries").begin_array();
-        for (const auto& e : entries)
-            json.begin_object()
-                .field("name", e.name)
-                .field("folder", e.folder)
-                .field("size", e.size)
-                .field("outside", e.outside)
-                .end_object();
+        for (const auto& e : entries) json.object("name", e.name, "folder", e.folder, "size", e.size, "outside", e.outside);
         json.end_array().end_object();
         send_json(res, json.text());
     }

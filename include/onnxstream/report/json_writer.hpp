@@ -38,9 +38,26 @@ public:
         return value(v);
     }
 
+    /// An object of fields in one call: `object("name", n, "size", s)` writes
+    /// {"name": n, "size": s}. Arguments alternate a key and its value.
+    template <class... KeysAndValues>
+    json_writer& object(const KeysAndValues&... keys_and_values) {
+        static_assert(sizeof...(KeysAndValues) % 2 == 0, "object() takes key, value pairs");
+        begin_object();
+        fields(keys_and_values...);
+        return end_object();
+    }
+
     [[nodiscard]] const std::string& text() const noexcept { return out_; }
 
 private:
+    json_writer& fields() { return *this; }
+    template <class T, class... Rest>
+    json_writer& fields(std::string_view name, const T& v, const Rest&... rest) {
+        field(name, v);
+        return fields(rest...);
+    }
+
     void separate();
     std::string out_;
     std::vector<bool> first_;  // per open container: nothing written in it yet
