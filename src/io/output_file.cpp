@@ -119,8 +119,7 @@ result<void> place(step& s, bool overwrite) {
     } else if (errno == EEXIST) {
         return failure(output_detail::appeared_while_writing(destination));
     } else if (::renameat2(AT_FDCWD, s.staged.c_str(), AT_FDCWD, destination.c_str(), RENAME_NOREPLACE) != 0) {
-        if (errno == EEXIST)
-            return failure(output_detail::appeared_while_writing(destination));
+        if (errno == EEXIST) return failure(output_detail::appeared_while_writing(destination));
         return os("cannot move the output into place as");
     }
     s.staged.clear();
@@ -142,31 +141,12 @@ void roll_back(step& s) noexcept {
 
 }  // namespace
 
-void abandon_all_outputs() noexcept {
-    auto& r = outputs_registry();
-    const std::lock_guard lock(r.mutex);
-    r.abandoned = true;
-    for (const auto& name : r.names) ::unlink(name.c_str());
-    r.names.clear();
-}
+void output_detail::close_output_descriptor(int descriptor) noexcept { ::close(descriptor); }
 
-void output_file::discard() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    if (!temporary_.empty()) {
-        auto& r = outputs_registry();
-        const std::lock_guard lock(r.mutex);
-        ::unlink(temporary_.c_str());
-        unregister_name(r, temporary_.native());
-        temporary_.clear();
-    }
-}
+void output_detail::remove_temporary_named(const fs::path::string_type& name) noexcept { ::unlink(name.c_str()); }
 
 result<output_file> output_file::create(const fs::path& destination, std::uint64_t size, const output_options& options) {
-    output_file file;
-    file.destination_ = destination;
-    file.size_ = size;
-    file.overwrite_ = options.overwrite;
+    output_file file(destination, size, options.overwrite);
     // lstat: a dangling symbolic link exists too.
     struct stat existing {};
     const bool exists = ::lstat(destination.c_str(), &existing) == 0;
@@ -175,8 +155,7 @@ result<output_file> output_file::create(const fs::path& destination, std::uint64
                                                        options.overwrite));
     {
         auto& r = outputs_registry();
-        const std::lock_guard lock(r.mutex);
-        if (r.abandoned) return failure(error_code::interrupted, "interrupted; no output was written");
+        ONNXSTREAM_ASSIGN(const auto lock, output_detail::lock_unless_abandoned(r));
         if (options.anonymous) {
             file.fd_ = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
             if (file.fd_ < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOENT)
@@ -225,11 +204,6 @@ result<output_file> output_file::create(const fs::path& destination, std::uint64
     return file;
 }
 
-result<void> output_file::commit() {
-    output_file* self = this;
-    return commit_outputs(std::span(&self, 1));
-}
-
 result<void> output_file::flush_to_disk() const {
     if (fd_ < 0 || ::fsync(fd_) != 0)
         return failure(
@@ -244,22 +218,9 @@ std::filesystem::path output_file::readable_path() const {
 
 result<void> commit_outputs(std::span<output_file* const> outputs) {
     // Every failure below leaves each output discarded (its temporary removed).
-    struct discard_all {
-        std::span<output_file* const> outputs;
-        bool armed = true;
-        ~discard_all() {
-            if (armed)
-                for (auto* file : outputs) file->discard();
-        }
-    } guard{outputs};
-
-    for (auto* file : outputs) {
-        if (file->fd_ < 0) return failure(error_code::io, "the output was already committed or discarded");
-        ONNXSTREAM_TRY(file->flush_to_disk());
-    }
+    output_detail::discard_unless_committed guard{outputs};
+    ONNXSTREAM_ASSIGN(auto lock, output_detail::flush_and_lock_for_commit(outputs));
     auto& r = outputs_registry();
-    std::unique_lock lock(r.mutex);
-    if (r.abandoned) return failure(error_code::interrupted, "interrupted; no output was written");
     std::vector<step> steps(outputs.size());
     std::vector<std::string> registered;  // names given here to anonymous temporaries
     auto release = [&](bool remove) {

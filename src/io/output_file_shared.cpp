@@ -20,6 +20,20 @@ void unregister_name(output_registry& registry, const fs::path::string_type& nam
     if (it != registry.names.end()) registry.names.erase(it);
 }
 
+result<std::unique_lock<std::mutex>> lock_unless_abandoned(output_registry& registry) {
+    std::unique_lock lock(registry.mutex);
+    if (registry.abandoned) return failure(error_code::interrupted, "interrupted; no output was written");
+    return lock;
+}
+
+result<std::unique_lock<std::mutex>> flush_and_lock_for_commit(std::span<output_file* const> outputs) {
+    for (auto* file : outputs) {
+        if (file->descriptor() < 0) return failure(error_code::io, "the output was already committed or discarded");
+        ONNXSTREAM_TRY(file->flush_to_disk());
+    }
+    return lock_unless_abandoned(outputs_registry());
+}
+
 fs::path::string_type temporary_name(std::string_view suffix) {
     static thread_local std::mt19937_64 generator{std::random_device{}()};
     static constexpr std::string_view alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -96,19 +110,46 @@ error appeared_while_writing(const fs::path& destination) {
 
 error reserve_failure(const fs::path& destination, std::uint64_t size, std::error_code os, std::string_view volume) {
     const bool full = os == std::errc::no_space_on_device;
-    auto e = os_failure("cannot reserve " + human_bytes(size) + " for " + destination.string(), os,
-                        full ? "free at least " + human_bytes(size) + " on that " + std::string(volume) +
-                                   ", or write elsewhere with {0}"
-                        : os == std::errc::file_too_large
-                            ? "the file-size limit (ulimit -f) or the file system does not allow a file that large"
-                            : std::string{});
+    auto e = os_failure(
+        "cannot reserve " + human_bytes(size) + " for " + destination.string(), os,
+        full ? "free at least " + human_bytes(size) + " on that " + std::string(volume) + ", or write elsewhere with {0}"
+        : os == std::errc::file_too_large ? "the file-size limit (ulimit -f) or the file system does not allow a file that large"
+                                          : std::string{});
     if (full) e.remedies = {{remedy::choose_output, {}}};
     return e;
 }
 
 }  // namespace output_detail
 
-// The moves and the destructor are the same on every platform; `discard` is not.
+void abandon_all_outputs() noexcept {
+    auto& r = output_detail::outputs_registry();
+    const std::lock_guard lock(r.mutex);
+    r.abandoned = true;
+    for (const auto& name : r.names) output_detail::remove_temporary_named(name);
+    r.names.clear();
+}
+
+void output_file::discard() noexcept {
+    if (fd_ >= 0) output_detail::close_output_descriptor(fd_);
+    fd_ = -1;
+    if (!temporary_.empty()) {
+        auto& r = output_detail::outputs_registry();
+        const std::lock_guard lock(r.mutex);
+        output_detail::remove_temporary_named(temporary_.native());
+        output_detail::unregister_name(r, temporary_.native());
+        temporary_.clear();
+    }
+}
+
+result<void> output_file::commit() {
+    output_file* self = this;
+    return commit_outputs(std::span(&self, 1));
+}
+
+output_file::output_file(std::filesystem::path destination, std::uint64_t size, bool overwrite)
+    : size_(size), overwrite_(overwrite), destination_(std::move(destination)) {}
+
+// The moves and the destructor are the same on every platform.
 output_file::output_file(output_file&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       size_(other.size_),

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <onnxstream/error.hpp>
+#include <onnxstream/io/output_file.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -33,6 +35,29 @@ struct output_registry {
 
 /// Callers hold the registry's mutex.
 void unregister_name(output_registry& registry, const fs::path::string_type& name) noexcept;
+
+/// The registry's lock, unless `abandon_all_outputs` has run (then `interrupted`): what
+/// creating a temporary and committing outputs begin with.
+[[nodiscard]] result<std::unique_lock<std::mutex>> lock_unless_abandoned(output_registry& registry);
+
+/// The platform's part of `discard` and `abandon_all_outputs` (output_file.cpp,
+/// output_file_win.cpp): close an output's descriptor, remove a temporary by name.
+void close_output_descriptor(int descriptor) noexcept;
+void remove_temporary_named(const fs::path::string_type& name) noexcept;
+
+/// Discards every output when a commit leaves early; `armed = false` once it succeeded.
+struct discard_unless_committed {
+    std::span<output_file* const> outputs;
+    bool armed = true;
+    ~discard_unless_committed() {
+        if (armed)
+            for (auto* file : outputs) file->discard();
+    }
+};
+
+/// How every commit begins: each output still open and flushed to disk, then the
+/// registry's lock (refused after `abandon_all_outputs`).
+[[nodiscard]] result<std::unique_lock<std::mutex>> flush_and_lock_for_commit(std::span<output_file* const> outputs);
 
 /// ".onnxstream-" + 8 random letters or digits + `suffix`. Short on purpose: a destination
 /// name of up to 255 bytes must still leave room for it.
@@ -68,7 +93,6 @@ enum class existing_kind : std::uint8_t {
 
 /// The file system could not give the output its size; `volume` is what the user frees
 /// space on ("file system", "drive").
-[[nodiscard]] error reserve_failure(const fs::path& destination, std::uint64_t size, std::error_code os,
-                                    std::string_view volume);
+[[nodiscard]] error reserve_failure(const fs::path& destination, std::uint64_t size, std::error_code os, std::string_view volume);
 
 }  // namespace onnxstream::io::output_detail

@@ -51,8 +51,7 @@ result<void> place(step& s, const fs::path& temporary, bool overwrite) {
     const fs::path& destination = s.file->destination();
     const auto kind = kind_at(destination);
     if (kind != existing_kind::none) {
-        if (!overwrite)
-            return failure(output_detail::appeared_while_writing(destination));
+        if (!overwrite) return failure(output_detail::appeared_while_writing(destination));
         if (kind != existing_kind::regular) return failure(not_regular(destination, kind, true));
         for (int attempt = 0; attempt < 16 && s.backup.empty(); ++attempt) {
             auto name = (folder_of(destination) / temporary_name(".old")).native();
@@ -89,37 +88,17 @@ void roll_back(step& s) noexcept {
 
 }  // namespace
 
-void abandon_all_outputs() noexcept {
-    auto& r = outputs_registry();
-    const std::lock_guard lock(r.mutex);
-    r.abandoned = true;
-    for (const auto& name : r.names) ::DeleteFileW(name.c_str());
-    r.names.clear();
-}
+void output_detail::close_output_descriptor(int descriptor) noexcept { ::CloseHandle(win::to_handle(descriptor)); }
 
-void output_file::discard() noexcept {
-    if (fd_ >= 0) ::CloseHandle(win::to_handle(fd_));
-    fd_ = -1;
-    if (!temporary_.empty()) {
-        auto& r = outputs_registry();
-        const std::lock_guard lock(r.mutex);
-        ::DeleteFileW(temporary_.c_str());
-        unregister_name(r, temporary_.native());
-        temporary_.clear();
-    }
-}
+void output_detail::remove_temporary_named(const fs::path::string_type& name) noexcept { ::DeleteFileW(name.c_str()); }
 
 result<output_file> output_file::create(const fs::path& destination, std::uint64_t size, const output_options& options) {
-    output_file file;
-    file.destination_ = destination;
-    file.size_ = size;
-    file.overwrite_ = options.overwrite;
+    output_file file(destination, size, options.overwrite);
     ONNXSTREAM_ASSIGN(const auto folder, output_detail::check_destination(destination, kind_at(destination), options.overwrite));
     HANDLE handle = INVALID_HANDLE_VALUE;
     {
         auto& r = outputs_registry();
-        const std::lock_guard lock(r.mutex);
-        if (r.abandoned) return failure(error_code::interrupted, "interrupted; no output was written");
+        ONNXSTREAM_ASSIGN(const auto lock, output_detail::lock_unless_abandoned(r));
         for (int attempt = 0; attempt < 16 && handle == INVALID_HANDLE_VALUE; ++attempt) {
             file.temporary_ = folder / temporary_name(".tmp");
             handle = ::CreateFileW(file.temporary_.c_str(), GENERIC_READ | GENERIC_WRITE | DELETE,
@@ -169,11 +148,6 @@ result<output_file> output_file::create(const fs::path& destination, std::uint64
     return file;
 }
 
-result<void> output_file::commit() {
-    output_file* self = this;
-    return commit_outputs(std::span(&self, 1));
-}
-
 result<void> output_file::flush_to_disk() const {
     if (fd_ < 0 || !::FlushFileBuffers(win::to_handle(fd_)))
         return failure(os_failure("cannot flush " + destination_.string() + " to disk", win::last_error()));
@@ -183,22 +157,9 @@ result<void> output_file::flush_to_disk() const {
 std::filesystem::path output_file::readable_path() const { return temporary_; }
 
 result<void> commit_outputs(std::span<output_file* const> outputs) {
-    struct discard_all {
-        std::span<output_file* const> outputs;
-        bool armed = true;
-        ~discard_all() {
-            if (armed)
-                for (auto* file : outputs) file->discard();
-        }
-    } guard{outputs};
-
-    for (auto* file : outputs) {
-        if (file->fd_ < 0) return failure(error_code::io, "the output was already committed or discarded");
-        ONNXSTREAM_TRY(file->flush_to_disk());
-    }
+    output_detail::discard_unless_committed guard{outputs};
+    ONNXSTREAM_ASSIGN(auto lock, output_detail::flush_and_lock_for_commit(outputs));
     auto& r = outputs_registry();
-    std::unique_lock lock(r.mutex);
-    if (r.abandoned) return failure(error_code::interrupted, "interrupted; no output was written");
     std::vector<step> steps(outputs.size());
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         auto& s = steps[i];

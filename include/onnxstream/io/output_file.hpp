@@ -66,6 +66,8 @@ public:
 
 private:
     friend result<void> commit_outputs(std::span<output_file* const> outputs);
+    // Not open yet: `create` opens the temporary.
+    output_file(std::filesystem::path destination, std::uint64_t size, bool overwrite);
 
     int fd_ = -1;
     std::uint64_t size_ = 0;
