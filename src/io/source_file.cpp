@@ -55,11 +55,8 @@ result<source_file> source_file::adopt(int fd, const std::filesystem::path& path
     struct stat info {};
     if (::fstat(file.fd_, &info) != 0)
         return failure(os_failure("cannot read the attributes of " + path.string(), {errno, std::generic_category()}));
-    if (S_ISDIR(info.st_mode))
-        return failure(error_code::io, path.string() + " is a directory, not a file", "give the path of the file itself");
-    if (!S_ISREG(info.st_mode))
-        return failure(error_code::io, path.string() + " is not a regular file (a device, FIFO or socket)",
-                       "point onnxstream at the model and data files themselves");
+    if (S_ISDIR(info.st_mode)) return failure(source_detail::is_a_directory(path));
+    if (!S_ISREG(info.st_mode)) return failure(source_detail::not_a_regular_file(path, "a device, FIFO or socket"));
     // Back to blocking reads now that it is known to be a regular file.
     const int flags = ::fcntl(file.fd_, F_GETFL);
     if (flags >= 0) ::fcntl(file.fd_, F_SETFL, flags & ~O_NONBLOCK);
@@ -71,19 +68,12 @@ result<source_file> source_file::adopt(int fd, const std::filesystem::path& path
     return file;
 }
 
-result<void> source_file::read_at(std::uint64_t offset, std::span<std::byte> out) const {
-    std::size_t done = 0;
-    while (done < out.size()) {
-        const ssize_t got = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-        if (got < 0) {
-            if (errno == EINTR) continue;
-            return failure(os_failure("cannot read " + path_.string(), {errno, std::generic_category()}));
-        }
-        if (got == 0)
-            return failure(source_detail::ended_while_reading(path_, offset + done));
-        done += static_cast<std::size_t>(got);
+source_detail::read_outcome source_detail::read_some(int fd, std::uint64_t offset, std::span<std::byte> out) noexcept {
+    for (;;) {
+        const ssize_t got = ::pread(fd, out.data(), out.size(), static_cast<off_t>(offset));
+        if (got >= 0) return {static_cast<std::size_t>(got), {}};
+        if (errno != EINTR) return {0, {errno, std::generic_category()}};
     }
-    return {};
 }
 
 result<void> source_file::check_unchanged() const {
@@ -91,8 +81,8 @@ result<void> source_file::check_unchanged() const {
     const bool stat_ok = fd_ >= 0 && ::fstat(fd_, &info) == 0;
     const bool same_size = stat_ok && static_cast<std::uint64_t>(info.st_size) == size_;
     if (mapping_.intact() && (same_size || fd_ < 0)) return {};
-    return failure(source_detail::changed_size(
-        path_, size_, stat_ok ? std::optional(static_cast<std::uint64_t>(info.st_size)) : std::nullopt));
+    return failure(source_detail::changed_size(path_, size_,
+                                               stat_ok ? std::optional(static_cast<std::uint64_t>(info.st_size)) : std::nullopt));
 }
 
 result<located_file> located_file::locate(const std::filesystem::path& path) {
@@ -131,8 +121,7 @@ result<source_file> located_file::open(bool map_bytes) const {
     if (fd < 0 && errno == ENOENT) fd = ::open(real_path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0) return failure(open_failure(path_, {errno, std::generic_category()}));
     ONNXSTREAM_ASSIGN(auto file, source_file::adopt(fd, path_, map_bytes));
-    if (file.identity() != identity_)
-        return failure(source_detail::replaced_while_opening(path_));
+    if (file.identity() != identity_) return failure(source_detail::replaced_while_opening(path_));
     return file;
 }
 

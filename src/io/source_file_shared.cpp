@@ -8,6 +8,15 @@
 namespace onnxstream::io {
 namespace source_detail {
 
+error is_a_directory(const std::filesystem::path& path) {
+    return {error_code::io, path.string() + " is a directory, not a file", "give the path of the file itself"};
+}
+
+error not_a_regular_file(const std::filesystem::path& path, std::string_view what) {
+    return {error_code::io, path.string() + " is not a regular file (" + std::string(what) + ")",
+            "point onnxstream at the model and data files themselves"};
+}
+
 error changed_size(const std::filesystem::path& path, std::uint64_t was, std::optional<std::uint64_t> now) {
     const std::string is_now = now ? "; it is now " + std::to_string(*now) + " bytes" : "";
     return {error_code::truncated_data,
@@ -28,6 +37,17 @@ error replaced_while_opening(const std::filesystem::path& path) {
 }  // namespace source_detail
 
 using source_detail::close_descriptor;
+
+result<void> source_file::read_at(std::uint64_t offset, std::span<std::byte> out) const {
+    std::size_t done = 0;
+    while (done < out.size()) {
+        const auto got = source_detail::read_some(fd_, offset + done, out.subspan(done));
+        if (got.os) return failure(os_failure("cannot read " + path_.string(), got.os));
+        if (got.bytes == 0) return failure(source_detail::ended_while_reading(path_, offset + done));
+        done += got.bytes;
+    }
+    return {};
+}
 
 // The moves and destructors are the same on every platform: the mapping goes before the
 // file it maps.

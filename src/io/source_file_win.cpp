@@ -50,12 +50,10 @@ result<source_file> source_file::adopt(int fd, const std::filesystem::path& path
     const HANDLE handle = win::to_handle(fd);
     BY_HANDLE_FILE_INFORMATION info{};
     if (::GetFileType(handle) != FILE_TYPE_DISK)
-        return failure(error_code::io, path.string() + " is not a regular file (a device, pipe or console)",
-                       "point onnxstream at the model and data files themselves");
+        return failure(source_detail::not_a_regular_file(path, "a device, pipe or console"));
     if (!win::identity_of_handle(handle, file.identity_, info))
         return failure(os_failure("cannot read the attributes of " + path.string(), win::last_error()));
-    if ((info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0)
-        return failure(error_code::io, path.string() + " is a directory, not a file", "give the path of the file itself");
+    if ((info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0) return failure(source_detail::is_a_directory(path));
     file.size_ = (static_cast<std::uint64_t>(info.nFileSizeHigh) << 32) | info.nFileSizeLow;
     if (map_bytes) {
         ONNXSTREAM_ASSIGN(file.mapping_, mapped_file::map(file.fd_, file.size_, path));
@@ -63,17 +61,10 @@ result<source_file> source_file::adopt(int fd, const std::filesystem::path& path
     return file;
 }
 
-result<void> source_file::read_at(std::uint64_t offset, std::span<std::byte> out) const {
-    std::size_t done = 0;
-    while (done < out.size()) {
-        DWORD got = 0;
-        if (!win::transfer_at(win::to_handle(fd_), false, out.data() + done, out.size() - done, offset + done, got))
-            return failure(os_failure("cannot read " + path_.string(), win::last_error()));
-        if (got == 0)
-            return failure(source_detail::ended_while_reading(path_, offset + done));
-        done += got;
-    }
-    return {};
+source_detail::read_outcome source_detail::read_some(int fd, std::uint64_t offset, std::span<std::byte> out) noexcept {
+    DWORD got = 0;
+    if (!win::transfer_at(win::to_handle(fd), false, out.data(), out.size(), offset, got)) return {0, win::last_error()};
+    return {got, {}};
 }
 
 result<void> source_file::check_unchanged() const {
@@ -111,8 +102,7 @@ result<source_file> located_file::open(bool map_bytes) const {
                                FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OVERLAPPED, nullptr);
     if (handle == INVALID_HANDLE_VALUE) return failure(open_failure(path_, win::last_error()));
     ONNXSTREAM_ASSIGN(auto file, source_file::adopt(win::to_descriptor(handle), path_, map_bytes));
-    if (file.identity() != identity_)
-        return failure(source_detail::replaced_while_opening(path_));
+    if (file.identity() != identity_) return failure(source_detail::replaced_while_opening(path_));
     return file;
 }
 
