@@ -1,5 +1,7 @@
 #include <onnxstream/io/mapped_file.hpp>
 
+#include "mapped_file_shared.hpp"
+
 #include <boost/iostreams/device/mapped_file.hpp>
 
 #include <sys/mman.h>
@@ -120,8 +122,7 @@ bool mapped_file::intact() const noexcept {
 result<mapped_file> mapped_file::map(int fd, std::uint64_t size, const std::filesystem::path& display) {
     mapped_file file;
     if (size == 0) return file;
-    if (size > static_cast<std::uint64_t>(std::numeric_limits<std::size_t>::max()))
-        return failure(error_code::unsupported, "cannot map " + display.string() + ": too large for this machine");
+    ONNXSTREAM_TRY(mapping_detail::check_mappable_size(size, display));
     auto state = std::make_unique<impl>();
     const std::string proc_path = "/proc/self/fd/" + std::to_string(fd);
     try {

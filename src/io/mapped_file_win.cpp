@@ -6,8 +6,7 @@
 #include <onnxstream/io/mapped_file.hpp>
 
 #include "handle_win.hpp"
-
-#include <limits>
+#include "mapped_file_shared.hpp"
 
 namespace onnxstream::io {
 
@@ -37,8 +36,7 @@ result<void> mapped_file::copy_in_except(int, std::span<const byte_range>) { ret
 result<mapped_file> mapped_file::map(int fd, std::uint64_t size, const std::filesystem::path& display) {
     mapped_file file;
     if (size == 0) return file;
-    if (size > static_cast<std::uint64_t>(std::numeric_limits<std::size_t>::max()))
-        return failure(error_code::unsupported, "cannot map " + display.string() + ": too large for this machine");
+    ONNXSTREAM_TRY(mapping_detail::check_mappable_size(size, display));
     auto state = std::make_unique<impl>();
     // The view is exactly `size` bytes: a file grown since it was opened maps as it was.
     state->mapping = ::CreateFileMappingW(win::to_handle(fd), nullptr, PAGE_READONLY, static_cast<DWORD>(size >> 32),
