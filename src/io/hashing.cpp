@@ -1,11 +1,46 @@
 #include <onnxstream/io/hashing.hpp>
 
+#include "platform_digest.hpp"
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <algorithm>
 
 namespace onnxstream::io {
+
+using digest_detail::digest_algorithm;
+using digest_detail::platform_digest;
+
+struct sha1_hasher::state : platform_digest {
+    state() : platform_digest(digest_algorithm::sha1) {}
+};
+
+sha1_hasher::sha1_hasher() : state_(std::make_unique<state>()) {}
+sha1_hasher::sha1_hasher(sha1_hasher&&) noexcept = default;
+sha1_hasher& sha1_hasher::operator=(sha1_hasher&&) noexcept = default;
+sha1_hasher::~sha1_hasher() = default;
+void sha1_hasher::update(std::span<const std::byte> bytes) { state_->update(bytes); }
+sha1_digest sha1_hasher::finish() {
+    sha1_digest digest{};
+    state_->finish(digest);
+    return digest;
+}
+
+struct sha256_hasher::state : platform_digest {
+    state() : platform_digest(digest_algorithm::sha256) {}
+};
+
+sha256_hasher::sha256_hasher() : state_(std::make_unique<state>()) {}
+sha256_hasher::sha256_hasher(sha256_hasher&&) noexcept = default;
+sha256_hasher& sha256_hasher::operator=(sha256_hasher&&) noexcept = default;
+sha256_hasher::~sha256_hasher() = default;
+void sha256_hasher::update(std::span<const std::byte> bytes) { state_->update(bytes); }
+sha256_digest sha256_hasher::finish() {
+    sha256_digest digest{};
+    state_->finish(digest);
+    return digest;
+}
 
 struct xxh3_hasher::state {
     XXH3_state_t value;
