@@ -13,8 +13,8 @@
 // work, see convert_support.hpp) once everything before them is written.
 #include <onnxstream/io/plan_writer.hpp>
 
-#include "convert_support.hpp"
 #include "handle_win.hpp"
+#include "in_order_writer.hpp"
 #include "writer_support.hpp"
 
 #include <algorithm>
@@ -26,9 +26,7 @@
 namespace onnxstream::io {
 namespace {
 
-using detail::small_copy;
-
-class overlapped_writer final : public plan_writer {
+class overlapped_writer final : public detail::in_order_writer {
 public:
     overlapped_writer() = default;
     overlapped_writer(const overlapped_writer&) = delete;
@@ -38,18 +36,12 @@ public:
     const char* name() const noexcept override { return "overlapped"; }
 
     result<write_report> run(const write_job& job, const writer_options& options) override {
-        job_ = &job;
-        options_ = &options;
-        report_ = {};
-        report_.backend = name();
-        report_.checks.resize(job.checks.size());
+        start_run(job, options);
         output_ = win::to_handle(job.output_descriptor);
         buffer_size_ = std::max<std::size_t>(options.buffer_size, 64 * 1024);
         ONNXSTREAM_TRY(open_slots(std::max<std::size_t>(options.buffer_count, 2)));
         staging_.clear();
         staging_.reserve(buffer_size_);
-        sizes_ = detail::current_sizes(job);
-        checks_seen_.assign(job.checks.size(), false);
         hashes_.clear();
         auto outcome = execute_all();
         if (!outcome) {
@@ -96,43 +88,16 @@ private:
     }
 
     result<void> execute_all() {
-        detail::operation_cursor cursor(*job_);
-        cursor_ = &cursor;
-        for (;;) {
-            if (cancelled()) return detail::interrupted();
-            ONNXSTREAM_ASSIGN(const write_operation* op, cursor.next());
-            if (op == nullptr) break;
-            ONNXSTREAM_TRY(execute(*op));
-        }
+        ONNXSTREAM_TRY(execute_operations());
+        return finish_pending_writes();
+    }
+
+    result<void> finish_pending_writes() override {
         ONNXSTREAM_TRY(flush_staging());
         return drain();
     }
 
-    result<void> execute(const write_operation& op) {
-        if (op.kind == operation_kind::emit) {
-            ONNXSTREAM_TRY(detail::check_emit(cursor_->pool(), op));
-            return stage(cursor_->pool().subspan(op.input_offset, op.length), op.output_offset);
-        }
-        if (op.kind == operation_kind::convert) {
-            ONNXSTREAM_TRY(flush_staging());
-            ONNXSTREAM_TRY(drain());
-            return converter_.run(
-                *job_, sizes_, op, *options_, [this](std::uint64_t bytes) { progress(bytes); }, report_, checks_seen_);
-        }
-        ONNXSTREAM_ASSIGN(const source_file* found, detail::copy_source(*job_, sizes_, op));
-        ONNXSTREAM_TRY(detail::claim_check(*job_, op, checks_seen_));
-        if (op.check == no_check && op.length <= small_copy) {
-            if (!found->bytes().empty()) {
-                ONNXSTREAM_TRY(stage(found->bytes().subspan(op.input_offset, op.length), op.output_offset));
-                detail::release_mapped(*found, op.input_offset, op.length);
-                return {};
-            }
-            std::vector<std::byte> piece(op.length);
-            ONNXSTREAM_TRY(found->read_at(op.input_offset, piece));
-            return stage(piece, op.output_offset);
-        }
-        return copy_chunks(op, *found);
-    }
+    result<void> copy(const write_operation& op, const source_file& source) override { return copy_chunks(op, source); }
 
     // A copy as chunks, each read into a ring buffer and written from it.
     result<void> copy_chunks(const write_operation& op, const source_file& source) {
@@ -159,7 +124,7 @@ private:
     }
 
     // Appends to the staging buffer; it leaves as one write when full or not contiguous.
-    result<void> stage(std::span<const std::byte> bytes, std::uint64_t offset) {
+    result<void> stage(std::span<const std::byte> bytes, std::uint64_t offset) override {
         if (!staging_.empty() && staging_offset_ + staging_.size() != offset) ONNXSTREAM_TRY(flush_staging());
         if (staging_.size() + bytes.size() > buffer_size_) ONNXSTREAM_TRY(flush_staging());
         if (staging_.empty()) staging_offset_ = offset;
@@ -283,17 +248,11 @@ private:
         hashes_.clear();
     }
 
-    void progress(std::uint64_t bytes) {
+    void progress(std::uint64_t bytes) override {
         report_.bytes_written += bytes;
         if (options_->on_progress) options_->on_progress(bytes);
     }
 
-    bool cancelled() const { return detail::cancelled(*options_); }
-
-    const write_job* job_ = nullptr;
-    const detail::operation_cursor* cursor_ = nullptr;  // during execute_all()
-    const writer_options* options_ = nullptr;
-    write_report report_;
     HANDLE output_ = nullptr;
     std::size_t buffer_size_ = 0;
     std::vector<slot> slots_;
@@ -301,9 +260,6 @@ private:
     std::map<std::uint32_t, detail::check_hashes> hashes_;
     std::vector<std::byte> staging_;
     std::uint64_t staging_offset_ = 0;
-    std::vector<std::uint64_t> sizes_;
-    std::vector<bool> checks_seen_;
-    detail::slice_converter converter_{1U << 20};
 };
 
 }  // namespace

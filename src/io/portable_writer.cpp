@@ -6,7 +6,7 @@
 // so it stays simple: no threads, one buffer of each kind.
 #include <onnxstream/io/plan_writer.hpp>
 
-#include "convert_support.hpp"
+#include "in_order_writer.hpp"
 #include "writer_support.hpp"
 
 #include <unistd.h>
@@ -18,20 +18,15 @@
 namespace onnxstream::io {
 namespace {
 
-using detail::small_copy;
 using detail::source_shrank;
 using detail::write_all;
 
-class portable_writer final : public plan_writer {
+class portable_writer final : public detail::in_order_writer {
 public:
     const char* name() const noexcept override { return "portable"; }
 
     result<write_report> run(const write_job& job, const writer_options& options) override {
-        job_ = &job;
-        options_ = &options;
-        report_ = {};
-        report_.backend = name();
-        report_.checks.resize(job.checks.size());
+        start_run(job, options);
         staging_.clear();
         // A zero-sized buffer would never make progress.
         buffer_size_ = std::max<std::size_t>(options.buffer_size, 4096);
@@ -39,52 +34,23 @@ public:
         staging_offset_ = 0;
         bounce_.resize(buffer_size_);
         written_since_writeback_ = 0;
-        sizes_ = detail::current_sizes(job);
-        checks_seen_.assign(job.checks.size(), false);
-        detail::operation_cursor cursor(job);
-        cursor_ = &cursor;
-        for (;;) {
-            if (cancelled()) return detail::interrupted();
-            ONNXSTREAM_ASSIGN(const write_operation* op, cursor.next());
-            if (op == nullptr) break;
-            ONNXSTREAM_TRY(execute(*op));
-        }
+        ONNXSTREAM_TRY(execute_operations());
         ONNXSTREAM_TRY(flush());
         return std::move(report_);
     }
 
 private:
-    result<void> execute(const write_operation& op) {
-        if (op.kind == operation_kind::emit) {
-            ONNXSTREAM_TRY(detail::check_emit(cursor_->pool(), op));
-            return stage(cursor_->pool().subspan(op.input_offset, op.length), op.output_offset);
-        }
-        if (op.kind == operation_kind::convert) {
-            ONNXSTREAM_TRY(flush());
-            return converter_.run(
-                *job_, sizes_, op, *options_, [this](std::uint64_t bytes) { progress(bytes); }, report_, checks_seen_);
-        }
-        ONNXSTREAM_ASSIGN(const source_file* found, detail::copy_source(*job_, sizes_, op));
-        const source_file& source = *found;
-        ONNXSTREAM_TRY(detail::claim_check(*job_, op, checks_seen_));
+    result<void> copy(const write_operation& op, const source_file& source) override {
         if (op.check != no_check) return copy_hashed(op, source);
-        if (op.length <= small_copy) {
-            if (!source.bytes().empty()) {
-                ONNXSTREAM_TRY(stage(source.bytes().subspan(op.input_offset, op.length), op.output_offset));
-                detail::release_mapped(source, op.input_offset, op.length);
-                return {};
-            }
-            std::vector<std::byte> piece(op.length);
-            ONNXSTREAM_TRY(source.read_at(op.input_offset, piece));
-            return stage(piece, op.output_offset);
-        }
         ONNXSTREAM_TRY(flush());
         return copy_large(op, source);
     }
 
+    result<void> finish_pending_writes() override { return flush(); }
+
     // Appends to the staging buffer, flushing first when the bytes are not contiguous with
     // it or would overflow it.
-    result<void> stage(std::span<const std::byte> bytes, std::uint64_t offset) {
+    result<void> stage(std::span<const std::byte> bytes, std::uint64_t offset) override {
         if (!staging_.empty() && staging_offset_ + staging_.size() != offset) ONNXSTREAM_TRY(flush());
         if (staging_.size() + bytes.size() > buffer_size_) ONNXSTREAM_TRY(flush());
         if (staging_.empty()) staging_offset_ = offset;
@@ -105,7 +71,7 @@ private:
         return {};
     }
 
-    void progress(std::uint64_t bytes) {
+    void progress(std::uint64_t bytes) override {
         report_.bytes_written += bytes;
         if (options_->on_progress) options_->on_progress(bytes);
         written_since_writeback_ += bytes;
@@ -114,8 +80,6 @@ private:
             detail::start_writeback(job_->output_descriptor, 0, 0);
         }
     }
-
-    bool cancelled() const { return detail::cancelled(*options_); }
 
     result<void> copy_large(const write_operation& op, const source_file& source) {
         std::uint64_t done = 0;
@@ -166,18 +130,11 @@ private:
         return {};
     }
 
-    const write_job* job_ = nullptr;
-    const detail::operation_cursor* cursor_ = nullptr;  // during run()
-    const writer_options* options_ = nullptr;
-    write_report report_;
     std::vector<std::byte> staging_;
     std::uint64_t staging_offset_ = 0;
     std::vector<std::byte> bounce_;
     std::size_t buffer_size_ = 0;
     std::uint64_t written_since_writeback_ = 0;
-    std::vector<std::uint64_t> sizes_;
-    std::vector<bool> checks_seen_;
-    detail::slice_converter converter_{1U << 20};
 };
 
 }  // namespace
