@@ -36,16 +36,14 @@ constexpr auto float32 = static_cast<std::int32_t>(onnx::data_type::float32);
 struct tensor_bytes {
     onnx::site_id site = none;  // the tensor
     bool convert = false;
-    std::uint32_t source = 0;
-    std::uint64_t source_offset = 0;
-    std::uint64_t input_length = 0;         // bytes read
+    onnx::stored_slice input;               // the bytes read (a buffer's: its length)
     std::uint32_t buffer = onnx::no_index;  // index into buffers_, already in output form
     bool external = false;                  // placed in a data file
     std::uint32_t shard = 0;
     std::uint64_t offset = 0;
     std::optional<io::sha1_digest> expected_sha1;  // the input's `checksum`, checked while reading
 
-    [[nodiscard]] std::uint64_t output_length() const noexcept { return convert ? input_length / 2 : input_length; }
+    [[nodiscard]] std::uint64_t output_length() const noexcept { return convert ? input.length / 2 : input.length; }
 };
 
 class engine : detail::bound_operation<convert_options, convert_report> {
@@ -116,9 +114,7 @@ private:
             b.site = t;
             b.convert = convert;
             if (const auto stored = bound_.stored_bytes(t)) {
-                b.source = stored->source;
-                b.source_offset = stored->offset;
-                b.input_length = stored->length;
+                b.input = *stored;
                 b.expected_sha1 = onnx::expected_sha1(tensor, report_.warnings);
             } else if (tensor.storage == tensor_storage::typed && tensor.expected_bytes) {
                 ONNXSTREAM_TRY(typed_bytes(tensor, b));
@@ -126,17 +122,17 @@ private:
                 if (convert) convert_empty_.push_back(t);  // no values: only the type changes
                 continue;
             }
-            if (b.convert && b.input_length % 4 != 0) {
+            if (b.convert && b.input.length % 4 != 0) {
                 error e{error_code::size_mismatch,
-                        "tensor '" + std::string(tensor.name) + "' has " + std::to_string(b.input_length) +
+                        "tensor '" + std::string(tensor.name) + "' has " + std::to_string(b.input.length) +
                             " bytes, not a whole number of float32 values",
                         "the model is damaged; repair or re-export it"};
                 e.field_path = model_.tree.path(tensor.message);
                 return failure(std::move(e));
             }
-            if (tensor.expected_bytes && *tensor.expected_bytes != b.input_length && b.buffer == onnx::no_index) {
+            if (tensor.expected_bytes && *tensor.expected_bytes != b.input.length && b.buffer == onnx::no_index) {
                 error e{error_code::size_mismatch,
-                        "tensor '" + std::string(tensor.name) + "' has " + std::to_string(b.input_length) +
+                        "tensor '" + std::string(tensor.name) + "' has " + std::to_string(b.input.length) +
                             " bytes but its dims and type need " + std::to_string(*tensor.expected_bytes),
                         "the model is damaged; {0} converts the bytes anyway"};
                 e.remedies = {{remedy::accept_size_mismatch, {}}};
@@ -146,7 +142,7 @@ private:
             }
             if (b.convert) {
                 ++report_.tensors_converted;
-                report_.bytes_before += b.input_length;
+                report_.bytes_before += b.input.length;
                 report_.bytes_after += b.output_length();
             }
             // Tensors whose stored form changes; others move only if lay_out says so.
@@ -165,19 +161,19 @@ private:
             const auto& f = model_.tree.field(tensor.typed_fields[0]);
             if (f.number() == number(tensor_field::float_data) && f.type() == proto::wire_type::length_delimited &&
                 f.payload_length() == *tensor.expected_bytes) {
-                b.source_offset = f.payload_offset();
-                b.input_length = f.payload_length();
+                b.input.offset = f.payload_offset();
+                b.input.length = f.payload_length();
                 return {};
             }
         }
         ONNXSTREAM_ASSIGN(auto raw, onnx::typed_to_raw(model_.tree, tensor));
-        b.input_length = raw.size();
+        b.input.length = raw.size();
         if (b.convert && raw.size() % 4 == 0) {
             std::vector<std::byte> out(raw.size() / 2);
             report_.saturated += onnx::convert_float32_bytes(conversion_, raw, out);
             raw = std::move(out);
             b.convert = false;  // already converted (counted here, not by the caller)
-            b.input_length = raw.size();
+            b.input.length = raw.size();
             ++report_.tensors_converted;
             report_.bytes_before += raw.size() * 2;
             report_.bytes_after += raw.size();
@@ -247,8 +243,8 @@ private:
             if (b.buffer != onnx::no_index) edits.insert(message, position, edits.bytes(raw, buffers_[b.buffer]));
             else if (b.convert)
                 edits.insert(message, position,
-                             edits.converted_slice(raw, b.source, b.source_offset, b.output_length(), conversion_, check));
-            else edits.insert(message, position, edits.slice(raw, b.source, b.source_offset, b.input_length, check));
+                             edits.converted_slice(raw, b.input.source, b.input.offset, b.output_length(), conversion_, check));
+            else edits.insert(message, position, edits.slice(raw, b.input.source, b.input.offset, b.input.length, check));
         }
         return edits;
     }
@@ -275,8 +271,8 @@ private:
                                                                      .expected_sha1 = b.expected_sha1})
                                                    : io::no_check;
                 if (b.buffer != onnx::no_index) plan.emit(buffers_[b.buffer]);
-                else if (b.convert) plan.convert(b.source, b.source_offset, b.output_length(), conversion_, check);
-                else plan.copy(b.source, b.source_offset, b.input_length, check);
+                else if (b.convert) plan.convert(b.input.source, b.input.offset, b.output_length(), conversion_, check);
+                else plan.copy(b.input.source, b.input.offset, b.input.length, check);
             }
             const auto path = report_.output.parent_path() / data_file_name(s);
             ONNXSTREAM_ASSIGN(auto output,

@@ -105,10 +105,8 @@ void json_string(std::string& out, std::string_view text) {
 }
 
 struct entry {
-    onnx::site_id site = none;  // the tensor
-    std::uint32_t source = 0;
-    std::uint64_t source_offset = 0;
-    std::uint64_t length = 0;
+    onnx::site_id site = none;              // the tensor
+    onnx::stored_slice input;               // the bytes copied (a buffer's: its length)
     std::uint32_t buffer = onnx::no_index;  // typed values decoded to raw
     std::uint32_t shard = 0;
     std::uint64_t begin = 0;                       // data_offsets in its shard
@@ -174,21 +172,19 @@ private:
             entry e;
             e.site = t;
             if (const auto stored = bound_.stored_bytes(t)) {
-                e.source = stored->source;
-                e.source_offset = stored->offset;
-                e.length = stored->length;
+                e.input = *stored;
                 e.expected_sha1 = onnx::expected_sha1(tensor, report_.warnings);
             } else if (tensor.storage == tensor_storage::typed) {
                 ONNXSTREAM_ASSIGN(auto raw, onnx::typed_to_raw(model_.tree, tensor));
-                e.length = raw.size();
+                e.input.length = raw.size();
                 e.buffer = static_cast<std::uint32_t>(buffers_.size());
                 buffers_.push_back(std::move(raw));
             } else {
-                e.length = 0;  // no values: a zero-element tensor
+                e.input.length = 0;  // no values: a zero-element tensor
             }
-            if (e.length != *tensor.expected_bytes)
+            if (e.input.length != *tensor.expected_bytes)
                 return failure(error_code::size_mismatch,
-                               "initializer '" + shown + "' has " + std::to_string(e.length) +
+                               "initializer '" + shown + "' has " + std::to_string(e.input.length) +
                                    " bytes but its dims and type need " + std::to_string(*tensor.expected_bytes),
                                "safetensors stores exactly dims x element size; the model is damaged");
             entries_.push_back(e);
@@ -204,16 +200,16 @@ private:
         std::uint64_t in_shard = 0;
         std::uint64_t bytes = 0;
         for (auto& e : entries_) {
-            if (sharded() && bytes > 0 && bytes + e.length > options_.shard_size) {
+            if (sharded() && bytes > 0 && bytes + e.input.length > options_.shard_size) {
                 ++shard;
                 bytes = 0;
                 in_shard = 0;
             }
             e.shard = shard;
             e.begin = bytes;
-            bytes += e.length;
+            bytes += e.input.length;
             ++in_shard;
-            report_.bytes += e.length;
+            report_.bytes += e.input.length;
         }
         report_.tensors = entries_.size();
         shards_.resize(shard + 1U);
@@ -233,8 +229,9 @@ private:
                     first_dim = false;
                     header += std::to_string(d);
                 }
-                header += "],\"data_offsets\":[" + std::to_string(e.begin) + "," + std::to_string(e.begin + e.length) + "]}";
-                shards_[s].data_bytes = e.begin + e.length;
+                header += "],\"data_offsets\":[" + std::to_string(e.begin) + "," + std::to_string(e.begin + e.input.length) +
+                          "]}";
+                shards_[s].data_bytes = e.begin + e.input.length;
                 ++shards_[s].tensors;
             }
             if (header.size() > 1) header += ',';
@@ -285,7 +282,7 @@ private:
                 if (e.shard != s) continue;
                 if (e.buffer != onnx::no_index) plan.emit(buffers_[e.buffer]);
                 else
-                    plan.copy(e.source, e.source_offset, e.length,
+                    plan.copy(e.input.source, e.input.offset, e.input.length,
                               e.expected_sha1 ? plan.add_check({.tensor = std::string(model_.tensors[e.site].name),
                                                                 .expected_sha1 = e.expected_sha1})
                                               : io::no_check);
@@ -330,7 +327,7 @@ private:
             exported[e.site] = true;
             const auto offset = 8 + shards_[e.shard].header.size() + e.begin;
             onnx::store_external(model_.tree, model_.tensors[e.site].message,
-                                 {shard_path(e.shard).filename().string(), offset, e.length, {}}, edits);
+                                 {shard_path(e.shard).filename().string(), offset, e.input.length, {}}, edits);
         }
         std::vector<onnx::external_tensor> rest;
         for (const auto& b : bound_.data.tensors)
