@@ -164,7 +164,7 @@ void bind_model(const layout& l, std::span<const std::byte> tensor_payload) {
         }
     }
     for (const auto& binding : data.tensors) {
-        ONNXSTREAM_REQUIRE(binding.file < data.files.size() && model.tensors.contains(binding.site));
+        ONNXSTREAM_REQUIRE(data.files.contains(binding.file) && model.tensors.contains(binding.site));
         if (!binding.usable) continue;
         const auto& file = data.files[binding.file];
         ONNXSTREAM_REQUIRE(file.file.has_value());

@@ -52,9 +52,9 @@ namespace {
 struct file_table {
     // One lookup per tensor, not a scan of the files: a hostile model may name a
     // different file for each of a million tensors.
-    std::unordered_map<std::string, std::uint32_t> file_of;  // location -> index into files
-    std::vector<site_id> first_tensor;                       // per file
-    std::vector<data_needs> needs;                           // per file
+    std::unordered_map<std::string, data_file_id> file_of;  // location -> its file
+    indexed_vector<data_file_id, site_id> first_tensor;
+    indexed_vector<data_file_id, data_needs> needs;
 };
 
 file_table gather_files(const model_file& model, external_data& data) {
@@ -63,14 +63,13 @@ file_table gather_files(const model_file& model, external_data& data) {
         const auto handle = model.tensor(t);
         const auto& tensor = *handle;
         const auto& ref = *tensor.external;
-        const auto [known, added] = table.file_of.try_emplace(std::string(ref.location),
-                                                              static_cast<std::uint32_t>(data.files.size()));
+        const auto [known, added] = table.file_of.try_emplace(std::string(ref.location), data.files.next_id());
         if (added) {
             data_file file;
             file.location = std::string(ref.location);
             data.files.push_back(std::move(file));
             table.first_tensor.push_back(t);
-            table.needs.emplace_back();
+            table.needs.push_back({});
         }
         auto& need = table.needs[known->second];
         const auto end = end_of(tensor);
@@ -84,7 +83,7 @@ file_table gather_files(const model_file& model, external_data& data) {
 }
 
 void open_files(data_resolver& resolver, file_table& table, external_data& data) {
-    for (std::uint32_t f = 0; f < data.files.size(); ++f) {
+    for (const auto f : data.files.ids()) {
         auto& file = data.files[f];
         auto found = resolver.resolve(file.location, table.needs[f]);
         table.needs[f] = {};
@@ -107,7 +106,7 @@ error tensor_problem(const model_file& model, const tensor_info& tensor, error_c
 }
 
 // The binding of external tensor `t` to its (open) file, bounds- and size-checked.
-void bind_tensor(const model_file& model, site_id t, const tensor_info& tensor, std::uint32_t file_index, external_data& data) {
+void bind_tensor(const model_file& model, site_id t, const tensor_info& tensor, data_file_id file_index, external_data& data) {
     auto& file = data.files[file_index];
     external_tensor binding;
     binding.site = t;
@@ -162,7 +161,7 @@ external_data external_data::bind(const model_file& model, data_resolver& resolv
     for (const auto t : model.external_sites) {
         const auto handle = model.tensor(t);
         const auto& tensor = *handle;
-        const std::uint32_t file_index = table.file_of.at(std::string(tensor.external->location));
+        const data_file_id file_index = table.file_of.at(std::string(tensor.external->location));
         ++data.files[file_index].tensor_count;
         if (data.files[file_index].file) {
             bind_tensor(model, t, tensor, file_index, data);

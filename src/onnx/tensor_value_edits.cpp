@@ -36,8 +36,8 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
         const auto expected = expected_sha1(tensor, warnings);
         const auto check = expected ? edits.add_check({.tensor = std::string(tensor.name), .expected_sha1 = expected})
                                     : io::no_check;
-        auto raw_data = edits.slice(number(tensor_field::raw_data), bound_model::source_of_file(binding.file), binding.offset,
-                                    binding.length, check);
+        auto raw_data = edits.slice(number(tensor_field::raw_data), bound_model::source_of_file(binding.file).value,
+                                    binding.offset, binding.length, check);
         raw_data.label = edits.add_label(std::string(tensor.name));
         edits.insert(tensor.message, position, raw_data);
     }

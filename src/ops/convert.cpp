@@ -242,9 +242,10 @@ private:
                                                : io::no_check;
             if (b.buffer != onnx::no_index) edits.insert(message, position, edits.bytes(raw, buffers_[b.buffer]));
             else if (b.convert)
-                edits.insert(message, position,
-                             edits.converted_slice(raw, b.input.source, b.input.offset, b.output_length(), conversion_, check));
-            else edits.insert(message, position, edits.slice(raw, b.input.source, b.input.offset, b.input.length, check));
+                edits.insert(
+                    message, position,
+                    edits.converted_slice(raw, b.input.source.value, b.input.offset, b.output_length(), conversion_, check));
+            else edits.insert(message, position, edits.slice(raw, b.input.source.value, b.input.offset, b.input.length, check));
         }
         return edits;
     }
@@ -271,8 +272,8 @@ private:
                                                                      .expected_sha1 = b.expected_sha1})
                                                    : io::no_check;
                 if (b.buffer != onnx::no_index) plan.emit(buffers_[b.buffer]);
-                else if (b.convert) plan.convert(b.input.source, b.input.offset, b.output_length(), conversion_, check);
-                else plan.copy(b.input.source, b.input.offset, b.input.length, check);
+                else if (b.convert) plan.convert(b.input.source.value, b.input.offset, b.output_length(), conversion_, check);
+                else plan.copy(b.input.source.value, b.input.offset, b.input.length, check);
             }
             const auto path = report_.output.parent_path() / data_file_name(s);
             ONNXSTREAM_ASSIGN(auto output,

@@ -261,7 +261,7 @@ result<std::uint64_t> hash_streamed(model_side& side, const std::vector<onnx::si
         std::size_t end = first;
         for (; end < streamed.size(); ++end) {
             const auto slice = slice_of(streamed[end]);
-            const auto* file = sources[slice.source];
+            const auto* file = sources[slice.source.value];
             const bool same = !ranges.empty() && ranges.back().file == file && ranges.back().offset == slice.offset &&
                               ranges.back().length == slice.length;
             if (!same) {

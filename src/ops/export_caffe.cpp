@@ -112,7 +112,7 @@ public:
                     return slice(0, f.payload_offset(), bytes);
             } else if (info.storage == onnx::tensor_storage::external && bound_.binding_of(c.site) != none) {
                 const auto& b = bound_.data.tensors[bound_.binding_of(c.site)];
-                if (b.usable && b.length == bytes) return slice(onnx::bound_model::source_of_file(b.file), b.offset, bytes);
+                if (b.usable && b.length == bytes) return slice(onnx::bound_model::source_of_file(b.file).value, b.offset, bytes);
             }
         }
         if (c.data_type == static_cast<std::int32_t>(onnx::data_type::float32) && c.tensor != none &&

@@ -282,7 +282,7 @@ private:
                 if (e.shard != s) continue;
                 if (e.buffer != onnx::no_index) plan.emit(buffers_[e.buffer]);
                 else
-                    plan.copy(e.input.source, e.input.offset, e.input.length,
+                    plan.copy(e.input.source.value, e.input.offset, e.input.length,
                               e.expected_sha1 ? plan.add_check({.tensor = std::string(model_.tensors[e.site].name),
                                                                 .expected_sha1 = e.expected_sha1})
                                               : io::no_check);

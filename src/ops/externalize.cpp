@@ -140,8 +140,7 @@ private:
                     ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(report_.output.parent_path()));
                     converted_.emplace(std::move(spill));
                 }
-                extra_of(p).converted = onnx::stored_slice{static_cast<std::uint32_t>(1 + bound_.data.files.size()),
-                                                           converted_->size(), length};
+                extra_of(p).converted = onnx::stored_slice{bound_.first_added_source(), converted_->size(), length};
                 const std::function<result<void>(std::span<const std::byte>)> append = [this](std::span<const std::byte> piece) {
                     auto appended = converted_->append(piece);
                     if (!appended) return result<void>(failure(std::move(appended).error()));
@@ -195,7 +194,7 @@ private:
                 return failure(error_code::interrupted, "interrupted; no output was written");
             io::xxh3_hasher hasher;
             ONNXSTREAM_TRY(io::for_each_chunk(
-                *sources_[bytes_of(p).source], bytes_of(p).offset, length,
+                *sources_[bytes_of(p).source.value], bytes_of(p).offset, length,
                 [&](std::span<const std::byte> piece) { hasher.update(piece); }, std::span(buffer)));
             return hasher.digest();
         };
@@ -253,7 +252,7 @@ private:
             auto read = [&](const placement& p, std::vector<std::byte>& into) -> result<std::span<const std::byte>> {
                 const auto view = std::span(into).first(piece);
                 const auto from = bytes_of(p);
-                ONNXSTREAM_TRY(sources_[from.source]->read_at(from.offset + done, view));
+                ONNXSTREAM_TRY(sources_[from.source.value]->read_at(from.offset + done, view));
                 return std::span<const std::byte>(view);
             };
             ONNXSTREAM_ASSIGN(const auto x, read(a, left));
@@ -373,7 +372,7 @@ private:
                                              window.label(std::string(model_.tensors[p.site].name));
                                              const auto check = hashed(i) ? next_check++ : io::no_check;
                                              const auto from = bytes_of(p);
-                                             window.copy(from.source, from.offset, from.length, check);
+                                             window.copy(from.source.value, from.offset, from.length, check);
                                          }
                                          return !window.operations().empty();
                                      }};

@@ -156,10 +156,10 @@ void count_tensors(const bound_model& bound, inspect_report& report) {
 
 void summarize_data_files(const external_data& data, inspect_report& report) {
     // Problems by file, in one pass: a model may name tens of thousands of files.
-    std::vector<std::vector<const data_problem*>> problems_of(data.files.size());
+    indexed_vector<onnx::data_file_id, std::vector<const data_problem*>> problems_of(data.files.size());
     for (const auto& p : data.problems)
-        if (p.file < problems_of.size()) problems_of[p.file].push_back(&p);
-    for (std::uint32_t f = 0; f < data.files.size(); ++f) {
+        if (problems_of.contains(p.file)) problems_of[p.file].push_back(&p);
+    for (const auto f : data.files.ids()) {
         const auto& file = data.files[f];
         data_file_summary summary;
         describe_found_file(file, summary);

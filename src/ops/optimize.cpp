@@ -194,7 +194,8 @@ private:
                 ONNXSTREAM_TRY(reuse_location(site, binding, folder, plan));
                 continue;
             }
-            entries.push_back({onnx::bound_model::source_of_file(binding.file), binding.offset, binding.length, 0, site, none});
+            entries.push_back(
+                {onnx::bound_model::source_of_file(binding.file).value, binding.offset, binding.length, 0, site, none});
         }
         return {};
     }

@@ -18,7 +18,6 @@
 namespace onnxstream::ops {
 
 namespace fs = std::filesystem;
-using onnx::no_index;
 using onnx::tensor_storage;
 
 const char* to_string(verify_check check) noexcept {
@@ -47,7 +46,7 @@ verify_check check_for(error_code code) {
 }
 
 struct hash_job {
-    std::uint32_t file = 0;
+    onnx::data_file_id file{0};
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
     onnx::site_id site{};  // the first tensor whose bytes these are (named in progress events)
@@ -78,7 +77,7 @@ public:
         report_.tensors = model_.sites.size();
         check_embedded_sizes();
         if (report_.file_size > plan::protobuf_limit)
-            add_problem(none, no_index,
+            add_problem(none, none,
                         with_remedies(error{error_code::too_large, "the .onnx file is " + std::to_string(report_.file_size) +
                                                                        " bytes, over protobuf's limit of 2 GiB - 1 (" +
                                                                        std::to_string(plan::protobuf_limit) +
@@ -99,14 +98,14 @@ public:
     }
 
 private:
-    void add_problem(onnx::site_id site, std::uint32_t file, error what) {
+    void add_problem(onnx::site_id site, onnx::data_file_id file, error what) {
         verify_problem problem;
         problem.check = check_for(what.code);
         if (site != none) {
             problem.tensor = display_name(site);
             if (what.field_path.empty()) what.field_path = model_.tree.path(model_.sites[site].message);
         }
-        if (file != no_index && file < data_.files.size()) {
+        if (data_.files.contains(file)) {
             const auto& data_file = data_.files[file];
             problem.location = data_file.location;
             if (data_file.found) problem.file = data_file.found->path;
@@ -147,17 +146,17 @@ private:
             } else {
                 continue;
             }
-            add_problem(t, no_index, std::move(e));
+            add_problem(t, none, std::move(e));
         }
     }
 
     // Per file: the union of the referenced ranges (so padding and orphaned bytes show),
     // and ranges that overlap without being the same (deduplicated tensors share theirs).
     void summarize_files() {
-        std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> ranges(data_.files.size());
+        indexed_vector<onnx::data_file_id, std::vector<std::pair<std::uint64_t, std::uint64_t>>> ranges(data_.files.size());
         for (const auto& binding : data_.tensors)
             if (binding.usable) ranges[binding.file].emplace_back(binding.offset, binding.length);
-        for (std::uint32_t f = 0; f < data_.files.size(); ++f) {
+        for (const auto f : data_.files.ids()) {
             const auto& file = data_.files[f];
             verified_file summary;
             describe_found_file(file, summary);
@@ -186,7 +185,7 @@ private:
 
     result<void> check_checksums() {
         // One job per distinct (file, offset, length): tensors sharing bytes are hashed once.
-        std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>, std::uint32_t> job_of;
+        std::map<std::tuple<onnx::data_file_id, std::uint64_t, std::uint64_t>, std::uint32_t> job_of;
         std::vector<std::pair<onnx::binding_id, std::uint32_t>> checked;  // (binding, job)
         indexed_vector<onnx::binding_id, io::sha1_digest> expected_of_binding(data_.tensors.size());
         for (const auto b : data_.tensors.ids()) {

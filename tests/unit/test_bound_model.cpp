@@ -51,7 +51,8 @@ TEST_CASE("a bound model lists its sources in the writer's order and finds every
     const auto sources = bound.sources();
     REQUIRE(sources.size() == 2);
     CHECK(sources[0] == &bound.model.file);
-    CHECK(sources[onnx::bound_model::source_of_file(0)] == &*bound.data.files[0].file);
+    CHECK(sources[onnx::bound_model::source_of_file(onnx::data_file_id{0}).value] ==
+          &*bound.data.files[onnx::data_file_id{0}].file);
     CHECK(bound.inputs().size() == 2);
 
     REQUIRE(bound.model.tensors.size() == 2);
@@ -59,11 +60,11 @@ TEST_CASE("a bound model lists its sources in the writer's order and finds every
     REQUIRE(bound.binding_of(onnx::site_id{1}) != none);
     const auto raw = bound.stored_bytes(onnx::site_id{0});
     REQUIRE(raw);
-    CHECK(raw->source == 0);
+    CHECK(raw->source == onnx::bound_model::model_source);
     CHECK(raw->length == m.r.size());
     const auto external = bound.stored_bytes(onnx::site_id{1});
     REQUIRE(external);
-    CHECK(external->source == 1);
+    CHECK(external->source == onnx::bound_model::source_of_file(onnx::data_file_id{0}));
     CHECK(external->offset == 64);
     CHECK(external->length == 32);
     CHECK(bound.check_unchanged());

@@ -235,12 +235,12 @@ TEST_CASE("a link flipped between inside and outside the folder never binds the 
     for (int i = 0; i < 3000 && seconds_since(start) < 5.0; ++i) {
         data_resolver resolver(path, {});
         const auto data = external_data::bind(opened, resolver);
-        if (!data.files[0].file) {
+        if (!data.files[onnx::data_file_id{0}].file) {
             ++refused;
             continue;
         }
         std::string content(16, '\0');
-        REQUIRE(data.files[0].file->read_at(0, std::as_writable_bytes(std::span(content))));
+        REQUIRE(data.files[onnx::data_file_id{0}].file->read_at(0, std::as_writable_bytes(std::span(content))));
         CHECK(content == "good-good-good-g");
         ++bound;
     }

@@ -21,9 +21,13 @@
 
 namespace onnxstream::onnx {
 
+/// A writer source: an index into bound_model::sources() (and the writer's source table,
+/// where plans and edits take it as `.value`).
+using source_id = index<struct source_tag>;
+
 /// Where a tensor's stored bytes are: `length` bytes at `offset` of writer source `source`.
 struct stored_slice {
-    std::uint32_t source = 0;
+    source_id source{0};
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
 };
@@ -38,7 +42,11 @@ struct bound_model {
     [[nodiscard]] static result<bound_model> open(const std::filesystem::path& path, const resolve_options& data_options,
                                                   const tree_options& tree = {}, tensor_reading reading = tensor_reading::kept);
 
-    [[nodiscard]] static constexpr std::uint32_t source_of_file(std::uint32_t file) noexcept { return 1 + file; }
+    /// The .onnx file's source, then data file f's.
+    static constexpr source_id model_source{0};
+    [[nodiscard]] static constexpr source_id source_of_file(data_file_id file) noexcept { return source_id{1 + file.value}; }
+    /// The first source an operation may add after these (a spill file of computed tensors).
+    [[nodiscard]] source_id first_added_source() const noexcept { return source_id::at(1 + data.files.size()); }
 
     /// The first problem that must stop a rewrite (size mismatches only when not
     /// allowed), its hint saying how many more there are.

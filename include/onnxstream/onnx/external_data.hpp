@@ -19,6 +19,9 @@
 
 namespace onnxstream::onnx {
 
+/// A data file of a model: an index into external_data::files.
+using data_file_id = index<struct data_file_tag>;
+
 struct data_file {
     std::string location;  // as written in the model
     std::optional<resolved_location> found;
@@ -33,21 +36,21 @@ struct data_file {
 using binding_id = index<struct binding_tag>;
 
 struct external_tensor {
-    site_id site = none;            // the tensor (model_file::sites and ::tensors)
-    std::uint32_t file = no_index;  // index into external_data::files
+    site_id site = none;       // the tensor (model_file::sites and ::tensors)
+    data_file_id file = none;  // the file that holds its bytes
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
     bool usable = false;  // found, in bounds (a size mismatch alone keeps it usable)
 };
 
 struct data_problem {
-    site_id site = none;  // the tensor it is about, or none
-    std::uint32_t file = no_index;
+    site_id site = none;       // the tensor it is about, or none
+    data_file_id file = none;  // the file it is about, or none
     error what;
 };
 
 struct external_data {
-    std::vector<data_file> files;
+    indexed_vector<data_file_id, data_file> files;
     indexed_vector<binding_id, external_tensor> tensors;
     std::vector<data_problem> problems;  // size mismatches included (code size_mismatch)
     // One per file found only by a guess (data_resolver.hpp): not a problem for onnxstream,
