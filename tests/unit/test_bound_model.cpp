@@ -39,6 +39,21 @@ struct mixed_model {
     }
 };
 
+onnx::bound_model bound_or_fail(const fs::path& model) {
+    auto opened = onnx::bound_model::open(model, {});
+    REQUIRE(opened);
+    return std::move(*opened);
+}
+
+// The mixed model bound: the store_external tests edit its first tensor ("r").
+struct first_of_mixed_model {
+    mixed_model files;
+    onnx::bound_model bound = bound_or_fail(files.model);
+
+    [[nodiscard]] const onnx::message_tree& tree() const { return bound.model.tree; }
+    [[nodiscard]] auto message() const { return bound.model.tensors[onnx::site_id{0}].message; }
+};
+
 }  // namespace
 
 TEST_CASE("a bound model lists its sources in the writer's order and finds every tensor's bytes") {
@@ -111,17 +126,13 @@ TEST_CASE("inlining drops the value fields and adds raw_data; the size is what m
 }
 
 TEST_CASE("storing a value externally writes the entries after every other field") {
-    mixed_model m;
-    auto opened = onnx::bound_model::open(m.model, {});
-    REQUIRE(opened);
-    const auto& tree = opened->model.tree;
-    const auto message = opened->model.tensors[onnx::site_id{0}].message;
+    const first_of_mixed_model f;
     onnx::tree_edits edits;
-    onnx::store_external(tree, message, {"x.data", 4096, 16, std::string("ab")}, edits);
+    onnx::store_external(f.tree(), f.message(), {"x.data", 4096, 16, std::string("ab")}, edits);
     CHECK(edits.dropped_fields().size() == 1);  // raw_data
     REQUIRE(edits.insertions().size() == 1);    // location, offset, length, checksum, data_location: one record
     const auto& inserted = edits.insertions()[0];
-    CHECK(inserted.position == tree.at(message).field_count);
+    CHECK(inserted.position == f.tree().at(f.message()).field_count);
     REQUIRE(onnx::tree_edits::is_external(inserted));
     // The fields as they are written: four StringStringEntryProto, then DataLocation.EXTERNAL.
     std::vector<std::byte> expected;
@@ -142,13 +153,9 @@ TEST_CASE("storing a value externally writes the entries after every other field
 }
 
 TEST_CASE("external entries can come from the caller's table, encoded only when asked for") {
-    mixed_model m;
-    auto opened = onnx::bound_model::open(m.model, {});
-    REQUIRE(opened);
-    const auto& tree = opened->model.tree;
-    const auto message = opened->model.tensors[onnx::site_id{0}].message;
+    const first_of_mixed_model f;
     onnx::tree_edits by_value;
-    onnx::store_external(tree, message, {"w.data", 123, 7, std::nullopt}, by_value);
+    onnx::store_external(f.tree(), f.message(), {"w.data", 123, 7, std::nullopt}, by_value);
     onnx::tree_edits by_table;
     int asked = 0;
     by_table.set_external_entries([&](std::uint32_t record) {
@@ -156,7 +163,7 @@ TEST_CASE("external entries can come from the caller's table, encoded only when 
         CHECK(record == 42);
         return onnx::external_entry{"w.data", 123, 7, std::nullopt};
     });
-    onnx::store_external(tree, message, 42, by_table);
+    onnx::store_external(f.tree(), f.message(), 42, by_table);
     CHECK(asked == 0);
     std::vector<std::byte> a;
     std::vector<std::byte> b;

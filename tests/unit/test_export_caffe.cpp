@@ -4,6 +4,7 @@
 // evaluator (the independent check; tests/e2e/test_export_caffe.py covers real models).
 #include <onnxstream/ops/export_caffe.hpp>
 
+#include "caffe_export_support.hpp"
 #include "test_passes_builder.hpp"
 
 using namespace onnxstream;
@@ -71,10 +72,7 @@ TEST_CASE("an operator with no Caffe layer is refused and nothing is written") {
     main.inputs = {"X"};
     main.outputs = {"Y"};
     harness h(model(test_passes::graph(main)));
-    ops::export_caffe_options options;
-    options.output = h.folder().path() / "net";
-    options.input_shapes["X"] = {1, 4};
-    const auto report = ops::export_caffe(h.path(), options);
+    const auto report = export_net(h, {1, 4});
     REQUIRE(report);
     CHECK_FALSE(report->written);
     CHECK_FALSE(report->refusals.empty());

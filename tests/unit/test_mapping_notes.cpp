@@ -5,6 +5,7 @@
 #include <onnxstream/caffe/mapping_notes.hpp>
 #include <onnxstream/ops/export_caffe.hpp>
 
+#include "caffe_export_support.hpp"
 #include "test_passes_builder.hpp"
 
 #include <algorithm>
@@ -90,10 +91,7 @@ TEST_CASE("each node without an exact Caffe form is one refusal, and mapping goe
     main.inputs = {"X"};
     main.outputs = {"a", "c"};
     harness h(model(test_passes::graph(main)));
-    ops::export_caffe_options options;
-    options.output = h.folder().path() / "net";
-    options.input_shapes["X"] = {1, 4};
-    const auto report = ops::export_caffe(h.path(), options);
+    const auto report = export_net(h, {1, 4});
     REQUIRE(report);
     CHECK_FALSE(report->written);
     REQUIRE(report->refusals.size() == 2);

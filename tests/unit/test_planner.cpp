@@ -46,6 +46,25 @@ void replace_raw_with_labelled_slice(const onnx::message_tree& tree, onnx::tree_
     edits.insert(2, 3, slice);
 }
 
+// The sample model with its raw tensor replaced by a labelled slice ("w") of source 1,
+// whose bytes are `other`. Not movable: the tree views `bytes`.
+struct labelled_rewrite {
+    std::vector<std::byte> bytes = sample_model();
+    onnx::message_tree tree = parsed(bytes);
+    std::vector<std::byte> other = test_support::float_bytes({1, 2, 3, 4, 5, 6, 7, 8});
+    onnx::tree_edits edits;
+
+    labelled_rewrite() { replace_raw_with_labelled_slice(tree, edits, other.size()); }
+    labelled_rewrite(const labelled_rewrite&) = delete;
+    labelled_rewrite& operator=(const labelled_rewrite&) = delete;
+
+    static onnx::message_tree parsed(std::span<const std::byte> bytes) {
+        auto tree = onnx::message_tree::parse(bytes);
+        REQUIRE(tree);
+        return std::move(*tree);
+    }
+};
+
 }  // namespace
 
 TEST_CASE("no edits: one copy of the whole file") {
@@ -179,13 +198,8 @@ TEST_CASE("a converted slice becomes one convert operation of half the bytes, si
 }
 
 TEST_CASE("a labelled slice names the tensor being written for progress, from its field on") {
-    const auto bytes = sample_model();
-    const auto tree = onnx::message_tree::parse(bytes);
-    REQUIRE(tree);
-    const auto other = test_support::float_bytes({1, 2, 3, 4, 5, 6, 7, 8});
-    onnx::tree_edits edits;
-    replace_raw_with_labelled_slice(*tree, edits, other.size());
-    const auto p = plan::plan_rewrite(*tree, edits);
+    const labelled_rewrite r;
+    const auto p = plan::plan_rewrite(r.tree, r.edits);
     REQUIRE(p);
     // Everything before the new field is unlabelled; from its tag to the end, "w".
     CHECK(p->label_at(0).empty());
@@ -193,25 +207,22 @@ TEST_CASE("a labelled slice names the tensor being written for progress, from it
     std::uint64_t first = p->size();
     for (std::uint64_t offset = 0; offset < p->size(); ++offset)
         if (!p->label_at(offset).empty()) first = std::min(first, offset);
-    CHECK(first + 2 + other.size() <= p->size());
+    CHECK(first + 2 + r.other.size() <= p->size());
 }
 
 TEST_CASE("a plan streamed a window at a time holds the same operations as the whole plan") {
-    const auto bytes = sample_model();
-    const auto tree = onnx::message_tree::parse(bytes);
-    REQUIRE(tree);
-    const auto other = test_support::float_bytes({1, 2, 3, 4, 5, 6, 7, 8});
-    onnx::tree_edits edits;
-    replace_raw_with_labelled_slice(*tree, edits, other.size());
+    labelled_rewrite r;
+    const auto& tree = r.tree;
+    auto& edits = r.edits;
     edits.insert(1, 0, edits.text(1000, "first"));
     edits.insert(2, 0, edits.varint(1000, 7));  // an unknown field
     edits.insert_external(2, 4, edits.add_external({"w.data", 0, 32, std::string("ab")}));
-    const auto whole = plan::plan_rewrite(*tree, edits);
+    const auto whole = plan::plan_rewrite(tree, edits);
     REQUIRE(whole);
-    CHECK(whole->size() == plan::planned_size(*tree, edits));
+    CHECK(whole->size() == plan::planned_size(tree, edits));
     for (const std::size_t per_window : {std::size_t{1}, std::size_t{2}, std::size_t{1000}}) {
         CAPTURE(per_window);
-        auto stream = plan::stream_rewrite(*tree, edits);
+        auto stream = plan::stream_rewrite(tree, edits);
         REQUIRE(stream);
         CHECK(stream->size() == whole->size());
         plan::write_plan window;
@@ -223,18 +234,18 @@ TEST_CASE("a plan streamed a window at a time holds the same operations as the w
             // A step of the walk adds a field and the insertions before it: a few operations.
             CHECK(window.operations().size() <= per_window + 3);
             // Each window executes on its own: its emits' bytes are in its pool.
-            const auto part = execute(window, bytes, other);
+            const auto part = execute(window, r.bytes, r.other);
             for (const auto& op : window.operations())
                 std::memcpy(out.data() + op.output_offset, part.data() + op.output_offset, op.length);
             joined.append(window);
         }
         CHECK(windows >= (per_window == 1 ? whole->operations().size() : 1));
-        CHECK(out == execute(*whole, bytes, other));
+        CHECK(out == execute(*whole, r.bytes, r.other));
         CHECK(joined.describe() == whole->describe());
         CHECK(joined.label_at(joined.size() - 1) == "w");
     }
     // The external fields are the ones the record says.
-    const auto rewritten = execute(*whole, bytes, other);  // the tree views these bytes
+    const auto rewritten = execute(*whole, r.bytes, r.other);  // the tree views these bytes
     const auto reparsed = onnx::message_tree::parse(rewritten);
     REQUIRE_MESSAGE(reparsed, (reparsed ? "" : reparsed.error().describe()));
     std::vector<std::string_view> locations;

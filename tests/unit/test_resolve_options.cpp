@@ -1,9 +1,8 @@
 // The options of the data search (onnx/resolve_options.hpp): what each field changes in
-// data_resolver's order, how a rewrite's --strict reaches them (ops::data_options_for),
+// data_resolver's order (how a rewrite's --strict reaches them: test_rewrite_options.cpp),
 // and that the defaults are the search DESIGN.md describes.
 #include <onnxstream/onnx/data_resolver.hpp>
 #include <onnxstream/onnx/resolve_options.hpp>
-#include <onnxstream/ops/rewrite_options.hpp>
 
 #include "temp_folder.hpp"
 
@@ -73,20 +72,4 @@ TEST_CASE("allow_guesses off: what would be guessed is refused, and the hint nam
     // What the user gave is no guess: taken with guesses off too.
     const auto given = dir.write("elsewhere/w.bin", "w");
     CHECK(found(model, {.data_files = {given}, .allow_guesses = false}, "model.onnx.data").path == given);
-}
-
-TEST_CASE("a rewrite's --strict turns guesses off; nothing else of the options changes") {
-    ops::rewrite_options options;
-    options.data.data_files = {"a.bin"};
-    options.data.data_dirs = {"store"};
-    CHECK(ops::data_options_for(options).allow_guesses);
-    options.strict = true;
-    const auto strict = ops::data_options_for(options);
-    CHECK_FALSE(strict.allow_guesses);
-    CHECK(strict.data_files == options.data.data_files);
-    CHECK(strict.data_dirs == options.data.data_dirs);
-    // Guesses turned off in the options stay off without --strict.
-    options.strict = false;
-    options.data.allow_guesses = false;
-    CHECK_FALSE(ops::data_options_for(options).allow_guesses);
 }
