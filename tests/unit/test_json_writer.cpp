@@ -61,3 +61,9 @@ TEST_CASE("json_writer: keys are quoted like values") {
     w.begin_object().field("k\"\x1b", "v").end_object();
     CHECK(w.text() == R"({"k\"\u001b":"v"})");
 }
+
+TEST_CASE("json_writer: object() writes its key, value pairs as one object, commas and all") {
+    json_writer w;
+    w.begin_array().object("name", "a", "size", std::uint64_t{3}, "outside", false).object().end_array();
+    CHECK(w.text() == R"([{"name":"a","size":3,"outside":false},{}])");
+}
