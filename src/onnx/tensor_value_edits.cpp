@@ -38,7 +38,7 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
                                     : io::no_check;
         auto raw_data = edits.slice(number(tensor_field::raw_data), bound_model::source_of_file(binding.file), binding.offset,
                                     binding.length, check);
-        raw_data.label = edits.add_label(std::string(tensor.name));
+        raw_data.label = edits.add_label(tensor.name);
         edits.insert(tensor.message, position, raw_data);
     }
 }

@@ -154,8 +154,8 @@ new_field tree_edits::slice(std::uint32_t number, std::uint32_t source, std::uin
     return f;
 }
 
-std::uint32_t tree_edits::add_label(std::string name) {
-    labels_.push_back(std::move(name));
+std::uint32_t tree_edits::add_label(std::string_view name) {
+    labels_.push_back(name);
     return static_cast<std::uint32_t>(labels_.size() - 1);
 }
 

@@ -86,7 +86,9 @@ public:
     /// A stream check to attach to a slice (see io::stream_check).
     [[nodiscard]] std::uint32_t add_check(io::stream_check value);
     /// A name for a slice's bytes (the tensor), shown as progress while they are written.
-    [[nodiscard]] std::uint32_t add_label(std::string name);
+    /// A view, not a copy (a merge of a million tensors would hold a million strings): the
+    /// text (the tensor's name in the model's bytes) must outlive the edits.
+    [[nodiscard]] std::uint32_t add_label(std::string_view name);
 
     [[nodiscard]] bool dropped(std::uint32_t field_index) const noexcept {
         return field_index < dropped_.size() && dropped_[field_index];
@@ -112,7 +114,7 @@ public:
     [[nodiscard]] std::span<const std::uint32_t> dropped_fields() const noexcept { return drop_list_; }
     [[nodiscard]] std::span<const std::byte> pool() const noexcept { return pool_; }
     [[nodiscard]] std::span<const io::stream_check> checks() const noexcept { return checks_; }
-    [[nodiscard]] std::span<const std::string> labels() const noexcept { return labels_; }
+    [[nodiscard]] std::span<const std::string_view> labels() const noexcept { return labels_; }
     [[nodiscard]] bool empty() const noexcept { return drop_list_.empty() && insertions_.empty(); }
 
 private:
@@ -125,7 +127,7 @@ private:
     external_entries external_table_;
     std::vector<std::byte> pool_;
     std::vector<io::stream_check> checks_;
-    std::vector<std::string> labels_;
+    std::vector<std::string_view> labels_;
 };
 
 }  // namespace onnxstream::onnx
