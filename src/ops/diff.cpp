@@ -335,25 +335,22 @@ result<std::uint64_t> hash_streamed(model_side& side, const std::vector<onnx::si
     return hashed;
 }
 
-// Hashes one side's values, as one progress stage whose total grows by this side's bytes
-// (`event` carries the stage over both sides).
-result<std::uint64_t> hash_values(model_side& side, const diff_options& options, progress_event& event) {
+// Hashes one side's values. The progress stage spans both sides (`hashing` reports into
+// `event`); its total grows by this side's bytes once they are known.
+result<std::uint64_t> hash_values(model_side& side, const range_hash_options& hashing, progress_event& event) {
     auto streamed = hash_in_memory(side);
     event.total += sort_by_place(side, streamed);
-    return hash_streamed(side, streamed, hashing_options(options, event));
+    return hash_streamed(side, streamed, hashing);
 }
 
-// Opens one side and makes its digests (values hashed, then every message), checking the
-// .onnx file unchanged afterwards: the digests read it through its mapping, which reads
-// zeros if the file was cut short meanwhile.
-result<model_side> digest_side(const fs::path& path, const diff_options& options, progress_event& event,
-                               std::uint64_t& hashed) {
-    ONNXSTREAM_ASSIGN(auto side, open_side(path, options.data));
-    ONNXSTREAM_ASSIGN(const auto bytes, hash_values(side, options, event));
+// Makes one side's digests (values hashed, then every message), checking its files
+// unchanged afterwards: the digests read the .onnx through its mapping, which reads zeros
+// if the file was cut short meanwhile.
+result<void> digest_side(model_side& side, const range_hash_options& hashing, progress_event& event, std::uint64_t& hashed) {
+    ONNXSTREAM_ASSIGN(const auto bytes, hash_values(side, hashing, event));
     hashed += bytes;
     side.compute_digests();
-    ONNXSTREAM_TRY(side.bound.check_unchanged());
-    return side;
+    return side.bound.check_unchanged();
 }
 
 result<bool> same_bytes(const io::source_file& a, const io::source_file& b) {
@@ -623,7 +620,10 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     // A is digested and its model let go before B is opened: equivalent models (the usual
     // answer) never hold two trees at once. Its digests and values stay (8 bytes a message
     // and a tensor); only when the models differ is A opened again, for the walk.
-    ONNXSTREAM_ASSIGN(auto side_a, digest_side(a, options, event, report.bytes_hashed));
+    ONNXSTREAM_ASSIGN(auto side_a, open_side(a, options.data));
+    // The stage starts once A is open (its first event may be the caller's cue for anything).
+    const auto hashing = hashing_options(options, event);
+    ONNXSTREAM_TRY(digest_side(side_a, hashing, event, report.bytes_hashed));
     add_warnings(side_a);
     report.tensors_a = side_a.model().sites.size();
     report.nodes_a = onnx::find_nodes(side_a.tree()).size();
@@ -633,7 +633,8 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     side_a.bound = onnx::bound_model{};
     side_a.tensor_of_message = {};
 
-    ONNXSTREAM_ASSIGN(auto side_b, digest_side(b, options, event, report.bytes_hashed));
+    ONNXSTREAM_ASSIGN(auto side_b, open_side(b, options.data));
+    ONNXSTREAM_TRY(digest_side(side_b, hashing, event, report.bytes_hashed));
     add_warnings(side_b);
     report.tensors_b = side_b.model().sites.size();
     report.nodes_b = onnx::find_nodes(side_b.tree()).size();
