@@ -445,6 +445,7 @@ private:
             const auto& p = placements_[index];
             return onnx::external_entry{data_file_name(p.shard), p.offset, length_of(p), checksum_of(index)};
         });
+        edits.reserve(placements_.size());
         for (std::uint32_t index = 0; index < placements_.size(); ++index) {
             const auto& p = placements_[index];
             onnx::store_external(model_.tree, model_.sites[p.site].message, index, edits);

@@ -61,6 +61,10 @@ using external_entries = std::function<external_entry(std::uint32_t record)>;
 class tree_edits {
 public:
     void drop(std::uint32_t field_index);
+    /// Room for `insertions` more insertions, of which `new_fields` add a new_field and
+    /// `labels` a label: a caller that knows how many it adds (one per tensor of a model of
+    /// a million) spares the tables' growth slack, up to half of their size.
+    void reserve(std::size_t insertions, std::size_t new_fields = 0, std::size_t labels = 0);
     /// Inserts before the field at `position` of `message_index` (0..field_count;
     /// field_count appends). Several insertions at one position keep their call order.
     void insert(std::uint32_t message_index, std::uint32_t position, new_field field);
