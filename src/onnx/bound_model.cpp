@@ -51,9 +51,9 @@ std::vector<io::file_identity> bound_model::inputs() const {
     return out;
 }
 
-std::optional<stored_slice> bound_model::stored_bytes(site_id site) const {
-    const auto tensor = model.tensor(site);
-    const auto& info = *tensor;
+std::optional<stored_slice> bound_model::stored_bytes(site_id site) const { return stored_bytes(site, *model.tensor(site)); }
+
+std::optional<stored_slice> bound_model::stored_bytes(site_id site, const tensor_info& info) const {
     if (info.storage == tensor_storage::raw) {
         const auto& raw = model.tree.field(info.raw_field);
         return stored_slice{model_source, raw.payload_offset(), raw.payload_length()};

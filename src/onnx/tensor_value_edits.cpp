@@ -28,6 +28,9 @@ void store_external(const message_tree& tree, std::uint32_t message, std::uint32
 
 void inline_external(const bound_model& model, std::span<const external_tensor> bindings, tree_edits& edits,
                      std::vector<error>& warnings) {
+    const auto usable = static_cast<std::size_t>(
+        std::count_if(bindings.begin(), bindings.end(), [](const external_tensor& b) { return b.usable; }));
+    edits.reserve(usable, usable, usable);
     for (const auto& binding : bindings) {
         if (!binding.usable) continue;
         const auto handle = model.model.tensor(binding.site);
@@ -38,7 +41,7 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
                                     : io::no_check;
         auto raw_data = edits.slice(number(tensor_field::raw_data), bound_model::source_of_file(binding.file).value,
                                     binding.offset, binding.length, check);
-        raw_data.label = edits.add_label(std::string(tensor.name));
+        raw_data.label = edits.add_label(tensor.name);
         edits.insert(tensor.message, position, raw_data);
     }
 }

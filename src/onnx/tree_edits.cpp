@@ -51,6 +51,12 @@ void tree_edits::drop(std::uint32_t field_index) {
     drop_list_.push_back(field_index);
 }
 
+void tree_edits::reserve(std::size_t insertions, std::size_t new_fields, std::size_t labels) {
+    insertions_.reserve(insertions_.size() + insertions);
+    fields_.reserve(fields_.size() + new_fields);
+    labels_.reserve(labels_.size() + labels);
+}
+
 void tree_edits::insert(std::uint32_t message_index, std::uint32_t position, new_field field) {
     const auto order = static_cast<std::uint32_t>(insertions_.size());
     if (!insertions_.empty()) {
@@ -154,8 +160,8 @@ new_field tree_edits::slice(std::uint32_t number, std::uint32_t source, std::uin
     return f;
 }
 
-std::uint32_t tree_edits::add_label(std::string name) {
-    labels_.push_back(std::move(name));
+std::uint32_t tree_edits::add_label(std::string_view name) {
+    labels_.push_back(name);
     return static_cast<std::uint32_t>(labels_.size() - 1);
 }
 

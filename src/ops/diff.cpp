@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -79,6 +80,28 @@ std::uint64_t little_endian(std::span<const std::byte> bytes) {
     return value;
 }
 
+// The dims as one entry, hashed as decoded values (packed and unpacked dims agree): a
+// tensor of a million dims costs one entry, not a million.
+std::uint64_t dims_digest(const onnx::tensor_dims& dims) {
+    constexpr std::size_t batch = 256;
+    std::array<std::byte, batch * 8> bytes{};
+    std::size_t filled = 0;
+    std::optional<io::xxh3_hasher> hasher;  // only for dims longer than one batch
+    for (const auto d : dims) {
+        if (filled == bytes.size()) {
+            if (!hasher) hasher.emplace();
+            hasher->update(bytes);
+            filled = 0;
+        }
+        std::memcpy(bytes.data() + filled, &d, 8);
+        filled += 8;
+    }
+    const auto rest = std::span<const std::byte>(bytes).first(filled);
+    if (!hasher) return hash_pair(tag_varint, io::xxh3_of(rest));
+    hasher->update(rest);
+    return hash_pair(tag_varint, hasher->digest());
+}
+
 // One model, opened and hashed.
 struct model_side {
     fs::path path;
@@ -104,9 +127,7 @@ struct model_side {
             case proto::wire_type::fixed32:
             case proto::wire_type::fixed64: out.push_back({n, hash_pair(tag_fixed, little_endian(payload))}); return;
             case proto::wire_type::length_delimited: break;
-            default:
-                out.push_back({n, hash_pair(static_cast<std::uint64_t>(f.type()), io::xxh3_of(model().file.mapping(), payload))});
-                return;
+            default: out.push_back({n, hash_pair(static_cast<std::uint64_t>(f.type()), payload_digest(payload))}); return;
         }
         // Packed repeated numbers compare equal to their unpacked form.
         if (kind == message_kind::attribute && n == number(onnx::attribute_field::floats) && payload.size() % 4 == 0) {
@@ -128,7 +149,21 @@ struct model_side {
                 return;
             }
         }
-        out.push_back({n, hash_pair(tag_bytes, io::xxh3_of(model().file.mapping(), payload))});
+        out.push_back({n, hash_pair(tag_bytes, payload_digest(payload))});
+    }
+
+    // XXH3 of a payload of the .onnx. A large one (an unknown field of gigabytes) is read
+    // with pread through one buffer rather than through the mapping: its file pages are
+    // then never mapped into the process, whatever the page cache and its folios do.
+    [[nodiscard]] std::uint64_t payload_digest(std::span<const std::byte> payload) const {
+        if (payload.size() <= io::read_chunk_size) return io::xxh3_of(payload);
+        const auto offset = static_cast<std::uint64_t>(payload.data() - tree().bytes().data());
+        io::xxh3_hasher hasher;
+        auto read = io::for_each_chunk(model().file, offset, payload.size(),
+                                       [&hasher](std::span<const std::byte> piece) { hasher.update(piece); });
+        if (read) return hasher.digest();
+        // A file cut short meanwhile: check_unchanged reports it once the digests are made.
+        return io::xxh3_of(model().file.mapping(), payload);
     }
 
     void message_entries(std::uint32_t m, std::vector<entry>& out) const {
@@ -140,9 +175,9 @@ struct model_side {
             field_entries(kind, f, out);
         }
         if (kind == message_kind::tensor) {
-            const auto& tensor = model().tensors[tensor_of_message[m]];
-            for (const auto d : tensor.dims)
-                out.push_back({number(tensor_field::dims), hash_pair(tag_varint, static_cast<std::uint64_t>(d))});
+            const auto handle = model().tensor(tensor_of_message[m]);
+            const auto& tensor = *handle;
+            if (!tensor.dims.empty()) out.push_back({number(tensor_field::dims), dims_digest(tensor.dims)});
             if (tensor.storage != tensor_storage::strings) out.push_back({values_entry, values[tensor_of_message[m]]});
         }
         std::stable_sort(out.begin(), out.end(), [](const entry& x, const entry& y) { return x.number < y.number; });
@@ -177,7 +212,9 @@ struct model_side {
 result<model_side> open_side(const fs::path& path, const onnx::resolve_options& data_options) {
     model_side side;
     side.path = path;
-    ONNXSTREAM_ASSIGN(side.bound, onnx::bound_model::open(path, data_options));
+    // Tensors are read again when needed, not kept: two models of a million tensors would
+    // hold 240 MB of tensor_infos.
+    ONNXSTREAM_ASSIGN(side.bound, onnx::bound_model::open(path, data_options, {}, onnx::tensor_reading::on_demand));
     // Sizes that do not match the dims still have bytes to compare; anything else is trouble.
     if (const auto* problem = side.bound.data.blocking_problem(true)) {
         auto e = problem->what;
@@ -190,8 +227,8 @@ result<model_side> open_side(const fs::path& path, const onnx::resolve_options& 
         return failure(std::move(e));
     }
     side.tensor_of_message.assign(side.tree().messages().size(), none);
-    for (const auto t : side.model().tensors.ids()) side.tensor_of_message[side.model().tensors[t].message] = t;
-    side.values.assign(side.model().tensors.size(), 0);
+    for (const auto t : side.model().sites.ids()) side.tensor_of_message[side.model().sites[t].message] = t;
+    side.values.assign(side.model().sites.size(), 0);
     return side;
 }
 
@@ -200,9 +237,10 @@ result<model_side> open_side(const fs::path& path, const onnx::resolve_options& 
 std::vector<onnx::site_id> hash_in_memory(model_side& side) {
     const auto& tree = side.tree();
     std::vector<onnx::site_id> streamed;
-    for (const auto t : side.model().tensors.ids()) {
-        const auto& tensor = side.model().tensors[t];
-        if (side.bound.stored_bytes(t)) {
+    for (const auto t : side.model().sites.ids()) {
+        const auto handle = side.model().tensor(t);
+        const auto& tensor = *handle;
+        if (side.bound.stored_bytes(t, tensor)) {
             streamed.push_back(t);
         } else if (tensor.storage == tensor_storage::typed) {
             // Typed values live in the .onnx, under 2 GB; converted one tensor at a time.
@@ -225,23 +263,37 @@ std::vector<onnx::site_id> hash_in_memory(model_side& side) {
 constexpr std::size_t ranges_per_window = 1U << 14;
 
 // Sorts `streamed` by file and offset, so that each file is read forward and tensors
-// sharing their bytes are neighbours; returns the bytes of the distinct ranges.
+// sharing their bytes are neighbours; returns the bytes of the distinct ranges. Tensors
+// are read again for their slices, so a model already in order (the usual case: raw
+// tensors in file order) is only checked; otherwise the slices are sorted once, kept.
 std::uint64_t sort_by_place(const model_side& side, std::vector<onnx::site_id>& streamed) {
-    auto slice_of = [&](onnx::site_id t) { return *side.bound.stored_bytes(t); };
-    std::sort(streamed.begin(), streamed.end(), [&](onnx::site_id x, onnx::site_id y) {
-        const auto a = slice_of(x);
-        const auto b = slice_of(y);
-        return std::tie(a.source, a.offset, a.length) < std::tie(b.source, b.offset, b.length);
-    });
+    auto place_of = [&](onnx::site_id t) {
+        const auto slice = *side.bound.stored_bytes(t);
+        return std::make_tuple(slice.source, slice.offset, slice.length);
+    };
+    using place = decltype(place_of(onnx::site_id{}));
     std::uint64_t total = 0;
-    for (std::size_t i = 0; i < streamed.size(); ++i) {
-        const auto slice = slice_of(streamed[i]);
-        if (i > 0) {
-            const auto before = slice_of(streamed[i - 1]);
-            if (std::tie(before.source, before.offset, before.length) == std::tie(slice.source, slice.offset, slice.length))
-                continue;
-        }
-        total += slice.length;
+    std::optional<place> before;
+    auto count = [&](const place& here) {
+        if (here != before) total += std::get<2>(here);
+        before = here;
+    };
+    bool in_order = true;
+    for (std::size_t i = 0; i < streamed.size() && in_order; ++i) {
+        const auto here = place_of(streamed[i]);
+        in_order = !before || !(here < *before);
+        if (in_order) count(here);
+    }
+    if (in_order) return total;
+    std::vector<std::pair<place, onnx::site_id>> keyed;
+    keyed.reserve(streamed.size());
+    for (const auto t : streamed) keyed.emplace_back(place_of(t), t);
+    std::sort(keyed.begin(), keyed.end());
+    total = 0;
+    before.reset();
+    for (std::size_t i = 0; i < keyed.size(); ++i) {
+        streamed[i] = keyed[i].second;
+        count(keyed[i].first);
     }
     return total;
 }
@@ -251,7 +303,6 @@ std::uint64_t sort_by_place(const model_side& side, std::vector<onnx::site_id>& 
 result<std::uint64_t> hash_streamed(model_side& side, const std::vector<onnx::site_id>& streamed,
                                     const range_hash_options& hashing) {
     const auto sources = side.bound.sources();
-    auto slice_of = [&](onnx::site_id t) { return *side.bound.stored_bytes(t); };
     std::uint64_t hashed = 0;
     std::vector<hashed_range> ranges;
     std::vector<std::uint32_t> range_of;  // per tensor of the window: its range
@@ -260,14 +311,15 @@ result<std::uint64_t> hash_streamed(model_side& side, const std::vector<onnx::si
         range_of.clear();
         std::size_t end = first;
         for (; end < streamed.size(); ++end) {
-            const auto slice = slice_of(streamed[end]);
+            const auto handle = side.model().tensor(streamed[end]);
+            const auto slice = *side.bound.stored_bytes(streamed[end], *handle);
             const auto* file = sources[slice.source.value];
             const bool same = !ranges.empty() && ranges.back().file == file && ranges.back().offset == slice.offset &&
                               ranges.back().length == slice.length;
             if (!same) {
                 // A window ends between ranges, never inside a run of tensors sharing one.
                 if (ranges.size() == ranges_per_window) break;
-                ranges.push_back({file, slice.offset, slice.length, side.model().tensors[streamed[end]].name, {}, {}, {}});
+                ranges.push_back({file, slice.offset, slice.length, handle->name, {}, {}, {}});
             }
             range_of.push_back(static_cast<std::uint32_t>(ranges.size() - 1));
         }
@@ -283,22 +335,22 @@ result<std::uint64_t> hash_streamed(model_side& side, const std::vector<onnx::si
     return hashed;
 }
 
-result<std::uint64_t> hash_values(std::array<model_side*, 2> sides, const diff_options& options) {
-    std::array<std::vector<onnx::site_id>, 2> streamed;
-    std::uint64_t total = 0;
-    for (std::size_t s = 0; s < 2; ++s) {
-        streamed[s] = hash_in_memory(*sides[s]);
-        total += sort_by_place(*sides[s], streamed[s]);
-    }
-    // One progress stage over both models, as hash_ranges would report it for one table.
-    progress_event event{"diff", 0, total, {}};
-    const auto hashing = hashing_options(options, event);
-    std::uint64_t hashed = 0;
-    for (std::size_t s = 0; s < 2; ++s) {
-        ONNXSTREAM_ASSIGN(const auto bytes, hash_streamed(*sides[s], streamed[s], hashing));
-        hashed += bytes;
-    }
-    return hashed;
+// Hashes one side's values. The progress stage spans both sides (`hashing` reports into
+// `event`); its total grows by this side's bytes once they are known.
+result<std::uint64_t> hash_values(model_side& side, const range_hash_options& hashing, progress_event& event) {
+    auto streamed = hash_in_memory(side);
+    event.total += sort_by_place(side, streamed);
+    return hash_streamed(side, streamed, hashing);
+}
+
+// Makes one side's digests (values hashed, then every message), checking its files
+// unchanged afterwards: the digests read the .onnx through its mapping, which reads zeros
+// if the file was cut short meanwhile.
+result<void> digest_side(model_side& side, const range_hash_options& hashing, progress_event& event, std::uint64_t& hashed) {
+    ONNXSTREAM_ASSIGN(const auto bytes, hash_values(side, hashing, event));
+    hashed += bytes;
+    side.compute_digests();
+    return side.bound.check_unchanged();
 }
 
 result<bool> same_bytes(const io::source_file& a, const io::source_file& b) {
@@ -472,8 +524,10 @@ private:
 
     void tensor_differs(std::uint32_t ma, std::uint32_t mb) {
         if (!listing(report_.differing_tensors)) return;
-        const auto& ta = a_.model().tensors[a_.tensor_of_message[ma]];
-        const auto& tb = b_.model().tensors[b_.tensor_of_message[mb]];
+        const auto handle_a = a_.model().tensor(a_.tensor_of_message[ma]);
+        const auto handle_b = b_.model().tensor(b_.tensor_of_message[mb]);
+        const auto& ta = *handle_a;
+        const auto& tb = *handle_b;
         std::vector<std::string> reasons;
         if (ta.name != tb.name) reasons.push_back("name '" + std::string(ta.name) + "' vs '" + std::string(tb.name) + "'");
         if (ta.data_type != tb.data_type)
@@ -556,30 +610,57 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     diff_report report;
     report.a = a;
     report.b = b;
-    ONNXSTREAM_ASSIGN(auto side_a, open_side(a, options.data));
-    ONNXSTREAM_ASSIGN(auto side_b, open_side(b, options.data));
-    for (const auto* side : {&side_a, &side_b})
-        for (const auto& g : side->bound.data.guesses) {
+    progress_event event{"diff", 0, 0, {}};
+    auto add_warnings = [&report](const model_side& side) {
+        for (const auto& g : side.bound.data.guesses) {
             report.warnings.push_back(g.what);
-            report.warnings.back().message = side->path.string() + ": " + g.what.message;
+            report.warnings.back().message = side.path.string() + ": " + g.what.message;
         }
-    report.tensors_a = side_a.model().tensors.size();
-    report.tensors_b = side_b.model().tensors.size();
+    };
+    // A is digested and its model let go before B is opened: equivalent models (the usual
+    // answer) never hold two trees at once. Its digests and values stay (8 bytes a message
+    // and a tensor); only when the models differ is A opened again, for the walk.
+    ONNXSTREAM_ASSIGN(auto side_a, open_side(a, options.data));
+    // The stage starts once A is open (its first event may be the caller's cue for anything).
+    const auto hashing = hashing_options(options, event);
+    ONNXSTREAM_TRY(digest_side(side_a, hashing, event, report.bytes_hashed));
+    add_warnings(side_a);
+    report.tensors_a = side_a.model().sites.size();
     report.nodes_a = onnx::find_nodes(side_a.tree()).size();
+    const auto identity_a = side_a.model().file.identity();
+    const auto size_a = side_a.model().file.size();
+    const auto messages_a = side_a.tree().messages().size();
+    side_a.bound = onnx::bound_model{};
+    side_a.tensor_of_message = {};
+
+    ONNXSTREAM_ASSIGN(auto side_b, open_side(b, options.data));
+    ONNXSTREAM_TRY(digest_side(side_b, hashing, event, report.bytes_hashed));
+    add_warnings(side_b);
+    report.tensors_b = side_b.model().sites.size();
     report.nodes_b = onnx::find_nodes(side_b.tree()).size();
-    ONNXSTREAM_ASSIGN(report.byte_identical, same_bytes(side_a.model().file, side_b.model().file));
-    ONNXSTREAM_ASSIGN(report.bytes_hashed, hash_values({&side_a, &side_b}, options));
-    side_a.compute_digests();
-    side_b.compute_digests();
-    // Digests read the .onnx files through their mappings, which read zeros if a file was
-    // cut short meanwhile: trust them only if both files are still as they were opened.
-    ONNXSTREAM_TRY(side_a.bound.check_unchanged());
-    ONNXSTREAM_TRY(side_b.bound.check_unchanged());
+    // A, opened again, must be the file that was digested.
+    auto changed = [&a] {
+        return failure(error_code::io, a.string() + " changed while diff read it", "run diff again once it is complete");
+    };
+    {
+        ONNXSTREAM_ASSIGN(const auto file_a, io::source_file::open(a, false));
+        if (file_a.identity() != identity_a || file_a.size() != size_a) return changed();
+        ONNXSTREAM_ASSIGN(report.byte_identical, same_bytes(file_a, side_b.model().file));
+    }
     report.equivalent = side_a.digest[0] == side_b.digest[0];
     if (!report.equivalent) {
+        auto digest = std::move(side_a.digest);
+        auto values = std::move(side_a.values);
+        ONNXSTREAM_ASSIGN(side_a, open_side(a, options.data));
+        if (side_a.model().file.identity() != identity_a || side_a.model().file.size() != size_a ||
+            side_a.tree().messages().size() != messages_a)
+            return changed();
+        side_a.digest = std::move(digest);
+        side_a.values = std::move(values);
         comparer walk(side_a, side_b, report, options.max_listed);
         walk.compare(0, 0);
         walk.finish();
+        ONNXSTREAM_TRY(side_a.bound.check_unchanged());
     }
     return report;
 }

@@ -36,16 +36,19 @@ std::string shard_name(const std::string& data_name, std::uint64_t index, std::u
 
 namespace {
 
-// Where one moved tensor (its site) goes: 24 bytes, since a split of a million tiny
+// Where one moved tensor (its site) goes: 32 bytes, since a split of a million tiny
 // tensors holds a million of them. Where its bytes come from is the model's word for it
-// (bound_model::stored_bytes); what few tensors have (converted typed values, a
-// checksum, a duplicate) is in a side table.
+// (bound_model::stored_bytes, which reads the tensor again: its length, asked for most,
+// is kept); what few tensors have (converted typed values, a checksum, a duplicate) is
+// in a side table.
 struct placement {
     std::uint64_t offset = 0;   // in the shard
+    std::uint64_t length = 0;   // of its bytes
     onnx::site_id site = none;  // the tensor
     std::uint32_t shard = 0;
     std::uint32_t extra = onnx::no_index;  // index into the placement_extra table, or none
 };
+static_assert(sizeof(placement) == 32, "a split holds one placement per moved tensor");
 
 struct placement_extra {
     std::optional<onnx::stored_slice> converted;  // typed values as raw bytes, in the scratch file
@@ -65,7 +68,10 @@ public:
         report_.input = model_path_;
         report_.output = options_.output.empty() ? default_output(model_path_, options_.output_suffix) : options_.output;
         ONNXSTREAM_ASSIGN(data_name_, choose_data_name(report_.output, options_.data_name));
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, data_options_for(options_)));
+        // Each tensor is read again when needed rather than kept: a table of a million
+        // tensor_infos would outweigh the rest of the run.
+        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, data_options_for(options_), {},
+                                                          onnx::tensor_reading::on_demand));
         ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         inputs_ = bound_.inputs();
@@ -88,8 +94,9 @@ public:
 private:
     result<void> choose_placements() {
         const auto shape_like = onnx::shape_like_values(model_.tree);
-        for (const auto t : model_.tensors.ids()) {
-            const auto& tensor = model_.tensors[t];
+        for (const auto t : model_.sites.ids()) {
+            const auto handle = model_.tensor(t);
+            const auto& tensor = *handle;
             const bool has_bytes = tensor.storage == tensor_storage::raw || tensor.storage == tensor_storage::typed ||
                                    tensor.storage == tensor_storage::external;
             // An external tensor always moves or comes back in, whatever its type: the
@@ -98,7 +105,7 @@ private:
                 ++report_.kept_other;
                 continue;
             }
-            const auto stored = bound_.stored_bytes(t);
+            const auto stored = bound_.stored_bytes(t, tensor);
             const std::uint64_t length = stored ? stored->length : *tensor.expected_bytes;
 
             // Read while loading (Resize scales are float, Range bounds any number type).
@@ -122,6 +129,7 @@ private:
             }
             placement p;
             p.site = t;
+            p.length = length;
             if (stored) {
                 if (tensor.storage == tensor_storage::external && tensor.external->checksum) {
                     auto& extra = extra_of(p);
@@ -160,7 +168,7 @@ private:
         if (p.extra != onnx::no_index && extras_[p.extra].converted) return *extras_[p.extra].converted;
         return *bound_.stored_bytes(p.site);
     }
-    [[nodiscard]] std::uint64_t length_of(const placement& p) const { return bytes_of(p).length; }
+    [[nodiscard]] static std::uint64_t length_of(const placement& p) { return p.length; }
 
     placement_extra& extra_of(placement& p) {
         if (p.extra == onnx::no_index) {
@@ -201,7 +209,7 @@ private:
         using key = std::tuple<std::int32_t, std::uint64_t, std::uint64_t>;  // type, length, hash
         std::map<key, std::vector<std::uint32_t>> by_size;
         for (std::uint32_t i = 0; i < placements_.size(); ++i)
-            by_size[{model_.tensors[placements_[i].site].data_type, length_of(placements_[i]), 0}].push_back(i);
+            by_size[{model_.tensor(placements_[i].site)->data_type, length_of(placements_[i]), 0}].push_back(i);
         std::map<key, std::vector<std::uint32_t>> by_prefix;
         for (const auto& [size_key, members] : by_size) {
             if (members.size() < 2) continue;
@@ -355,7 +363,7 @@ private:
                 if (duplicate(p)) continue;
                 size = std::max(size, p.offset + length_of(p));
                 if (!hashed(i)) continue;
-                checks.push_back({.tensor = std::string(model_.tensors[p.site].name),
+                checks.push_back({.tensor = std::string(model_.tensor(p.site)->name),
                                   .expected_sha1 = expected_sha1(p),
                                   .compute_sha1 = options_.write_checksums || needs_sha1_[i]});
                 check_owner.push_back(i);
@@ -369,7 +377,7 @@ private:
                                              const auto& p = placements_[i];
                                              if (p.shard != s || duplicate(p)) continue;
                                              if (p.offset > window.size()) window.skip(p.offset - window.size());
-                                             window.label(std::string(model_.tensors[p.site].name));
+                                             window.label(std::string(model_.tensor(p.site)->name));
                                              const auto check = hashed(i) ? next_check++ : io::no_check;
                                              const auto from = bytes_of(p);
                                              window.copy(from.source.value, from.offset, from.length, check);
@@ -410,7 +418,7 @@ private:
             const auto found = sha1_of_bytes(i);
             if (!found || *found == *expected_sha1(p)) continue;
             mismatched_[i] = true;
-            auto e = onnx::checksum_mismatch(model_.tensors[p.site].name, *expected_sha1(p), *found, options_.strict);
+            auto e = onnx::checksum_mismatch(model_.tensor(p.site)->name, *expected_sha1(p), *found, options_.strict);
             if (options_.strict) return failure(std::move(e));
             report_.warnings.push_back(std::move(e));
         }
@@ -436,9 +444,10 @@ private:
             const auto& p = placements_[index];
             return onnx::external_entry{data_file_name(p.shard), p.offset, length_of(p), checksum_of(index)};
         });
+        edits.reserve(placements_.size());
         for (std::uint32_t index = 0; index < placements_.size(); ++index) {
             const auto& p = placements_[index];
-            onnx::store_external(model_.tree, model_.tensors[p.site].message, index, edits);
+            onnx::store_external(model_.tree, model_.sites[p.site].message, index, edits);
             ++report_.tensors_external;
             if (!duplicate(p)) report_.bytes_external += length_of(p);
         }

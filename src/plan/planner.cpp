@@ -87,7 +87,8 @@ struct rewrite_stream::state {
             put_varint(plan, f.value);
             return;
         }
-        if (f.kind == new_field::payload_kind::slice && f.label < edits->labels().size()) plan.label(edits->labels()[f.label]);
+        if (f.kind == new_field::payload_kind::slice && f.label < edits->labels().size())
+            plan.label(std::string(edits->labels()[f.label]));
         put_varint(plan, proto::make_tag(f.number, proto::wire_type::length_delimited));
         put_varint(plan, f.length);
         if (f.kind == new_field::payload_kind::bytes) plan.emit(edits->pool().subspan(f.offset, f.length));

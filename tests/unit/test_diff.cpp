@@ -240,3 +240,54 @@ TEST_CASE("diff's progress names the tensor being hashed, and reaches the total"
     CHECK(std::count(named.begin(), named.end(), "first") == 2);
     CHECK(std::count(named.begin(), named.end(), "second") == 2);
 }
+
+TEST_CASE("long dims compare by value: packed and unpacked agree, one more dim differs") {
+    temp_folder dir;
+    using namespace onnx_fields;
+    // Longer than one batch of the dims digest (256), so that it is hashed in pieces.
+    auto tensor = [](std::size_t count, bool packed) {
+        proto_builder t;
+        if (packed) {
+            proto_builder run;
+            for (std::size_t i = 0; i < count; ++i) run.raw_varint(1);
+            t.bytes_field(tensor_dims, run.bytes());
+        } else {
+            for (std::size_t i = 0; i < count; ++i) t.varint_field(tensor_dims, 1);
+        }
+        t.varint_field(tensor_type, 1).string_field(tensor_name, "w").bytes_field(tensor_raw, ramp(1));
+        return t;
+    };
+    const auto unpacked = write_bytes(dir.path() / "a.onnx", model({tensor(600, false)}));
+    const auto packed = write_bytes(dir.path() / "b.onnx", model({tensor(600, true)}));
+    const auto longer = write_bytes(dir.path() / "c.onnx", model({tensor(601, true)}));
+    const auto same = compare(unpacked, packed);
+    CHECK(same.equivalent);
+    CHECK_FALSE(same.byte_identical);
+    const auto r = compare(packed, longer);
+    CHECK_FALSE(r.equivalent);
+    REQUIRE(r.differences.size() == 1);
+    CHECK(r.differences[0].kind == ops::difference_kind::tensor);
+    CHECK(r.differences[0].detail.starts_with("dims [1, 1,"));
+}
+
+TEST_CASE("a large unknown model field is compared byte for byte") {
+    temp_folder dir;
+    // Over the 1 MiB that diff hashes in one piece: read through a buffer, not the mapping.
+    std::vector<std::byte> payload(3U << 20, std::byte{7});
+    auto with_unknown = [&](std::span<const std::byte> bytes) {
+        auto m = model({raw_tensor("w", {4}, ramp(4))});
+        proto_builder extra;
+        extra.bytes_field(100, bytes);
+        m.insert(m.end(), extra.bytes().begin(), extra.bytes().end());
+        return m;
+    };
+    const auto a = write_bytes(dir.path() / "a/m.onnx", with_unknown(payload));
+    const auto copy = write_bytes(dir.path() / "b/m.onnx", with_unknown(payload));
+    payload.back() = std::byte{8};
+    const auto changed = write_bytes(dir.path() / "c/m.onnx", with_unknown(payload));
+    CHECK(compare(a, copy).equivalent);
+    const auto r = compare(a, changed);
+    CHECK_FALSE(r.equivalent);
+    CHECK(r.other_differences == 1);
+    CHECK(r.differing_tensors == 0);
+}

@@ -61,6 +61,10 @@ using external_entries = std::function<external_entry(std::uint32_t record)>;
 class tree_edits {
 public:
     void drop(std::uint32_t field_index);
+    /// Room for `insertions` more insertions, of which `new_fields` add a new_field and
+    /// `labels` a label: a caller that knows how many it adds (one per tensor of a model of
+    /// a million) spares the tables' growth slack, up to half of their size.
+    void reserve(std::size_t insertions, std::size_t new_fields = 0, std::size_t labels = 0);
     /// Inserts before the field at `position` of `message_index` (0..field_count;
     /// field_count appends). Several insertions at one position keep their call order.
     void insert(std::uint32_t message_index, std::uint32_t position, new_field field);
@@ -86,7 +90,9 @@ public:
     /// A stream check to attach to a slice (see io::stream_check).
     [[nodiscard]] std::uint32_t add_check(io::stream_check value);
     /// A name for a slice's bytes (the tensor), shown as progress while they are written.
-    [[nodiscard]] std::uint32_t add_label(std::string name);
+    /// A view, not a copy (a merge of a million tensors would hold a million strings): the
+    /// text (the tensor's name in the model's bytes) must outlive the edits.
+    [[nodiscard]] std::uint32_t add_label(std::string_view name);
 
     [[nodiscard]] bool dropped(std::uint32_t field_index) const noexcept {
         return field_index < dropped_.size() && dropped_[field_index];
@@ -112,7 +118,7 @@ public:
     [[nodiscard]] std::span<const std::uint32_t> dropped_fields() const noexcept { return drop_list_; }
     [[nodiscard]] std::span<const std::byte> pool() const noexcept { return pool_; }
     [[nodiscard]] std::span<const io::stream_check> checks() const noexcept { return checks_; }
-    [[nodiscard]] std::span<const std::string> labels() const noexcept { return labels_; }
+    [[nodiscard]] std::span<const std::string_view> labels() const noexcept { return labels_; }
     [[nodiscard]] bool empty() const noexcept { return drop_list_.empty() && insertions_.empty(); }
 
 private:
@@ -125,7 +131,7 @@ private:
     external_entries external_table_;
     std::vector<std::byte> pool_;
     std::vector<io::stream_check> checks_;
-    std::vector<std::string> labels_;
+    std::vector<std::string_view> labels_;
 };
 
 }  // namespace onnxstream::onnx
