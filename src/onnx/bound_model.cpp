@@ -55,7 +55,7 @@ std::optional<stored_slice> bound_model::stored_bytes(site_id site) const {
     const auto tensor = model.tensor(site);
     const auto& info = *tensor;
     if (info.storage == tensor_storage::raw) {
-        const auto& raw = model.tree.field(info.raw_field);
+        const auto& raw = tensor.tree().field(info.raw_field);
         return stored_slice{0, raw.payload_offset(), raw.payload_length()};
     }
     if (info.storage == tensor_storage::external && binding_of_[site] != none) {
