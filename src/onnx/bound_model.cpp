@@ -51,11 +51,12 @@ std::vector<io::file_identity> bound_model::inputs() const {
     return out;
 }
 
-std::optional<stored_slice> bound_model::stored_bytes(site_id site) const { return stored_bytes(site, *model.tensor(site)); }
+std::optional<stored_slice> bound_model::stored_bytes(site_id site) const { return stored_bytes(site, model.tensor(site)); }
 
-std::optional<stored_slice> bound_model::stored_bytes(site_id site, const tensor_info& info) const {
+std::optional<stored_slice> bound_model::stored_bytes(site_id site, const tensor_handle& tensor) const {
+    const auto& info = *tensor;
     if (info.storage == tensor_storage::raw) {
-        const auto& raw = model.tree.field(info.raw_field);
+        const auto& raw = tensor.tree().field(info.raw_field);
         return stored_slice{model_source, raw.payload_offset(), raw.payload_length()};
     }
     if (info.storage == tensor_storage::external && binding_of_[site] != none) {

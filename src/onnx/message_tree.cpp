@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <stdexcept>
 #include <utility>
 
 namespace onnxstream::onnx {
@@ -53,6 +54,7 @@ struct message_tree::builder {
     message_tree& tree;
     const tree_options& options;
     const detail::schema_rows& schema = detail::schema_rows::get();
+    std::uint64_t dropped = 0;  // fields tokenized but not stored (tensor_fields::on_demand)
 
     failure fail(error_code code, std::string what, std::uint64_t offset, std::uint32_t message_index) {
         error e;
@@ -106,6 +108,21 @@ struct message_tree::builder {
         return failure(std::move(e));
     }
 
+    // After a TensorProto body was tokenized and checked: its fields are dropped unless
+    // it points at external data (its external_data messages, which edits and the data
+    // binding address, are kept with it). Nothing after it in the tree was stored yet.
+    void drop_fields(std::uint32_t index) {
+        auto& m = tree.messages_[index];
+        if (tree.messages_.size() != index + 1U) return;  // it holds external_data entries
+        const auto first = m.first_field;
+        for (std::uint32_t i = 0; i < m.field_count; ++i)
+            if (tree.fields_[first + i].number() == number(tensor_field::data_location)) return;
+        dropped += m.field_count;
+        tree.fields_.truncate(first);
+        m.field_count = 0;
+        m.fields_dropped = true;
+    }
+
     // Tokenizes message `index` (already registered), then descends into its children.
     result<void> build(std::uint32_t index) {
         const auto range = tree.payload_range(index);
@@ -128,7 +145,7 @@ struct message_tree::builder {
                 return failure(std::move(e));
             }
             const auto& token = read.value();
-            if (tree.fields_.size() >= options.max_fields)
+            if (tree.fields_.size() + dropped >= options.max_fields)
                 return fail(error_code::limit_exceeded,
                             "the model has more than " + std::to_string(options.max_fields) + " fields", begin, index);
             if (!field_entry::fits(token))
@@ -140,7 +157,7 @@ struct message_tree::builder {
             position = token.end_offset();
         }
         const std::size_t count = tree.fields_.size() - first;
-        if (count > std::numeric_limits<std::uint32_t>::max() || tree.fields_.size() > no_index)
+        if (count > std::numeric_limits<std::uint32_t>::max() || tree.fields_.size() + dropped > no_index)
             return fail(error_code::limit_exceeded, "the model has more than " + std::to_string(no_index) + " fields", begin,
                         index);
         tree.messages_[index].first_field = static_cast<std::uint32_t>(first);
@@ -180,6 +197,10 @@ struct message_tree::builder {
             tree.messages_.push_back(child);
             tree.fields_[field_index].child = child_index;
             ONNXSTREAM_TRY(build(child_index));
+            if (sub == message_kind::tensor && options.tensors == tensor_fields::on_demand) {
+                drop_fields(child_index);
+                if (options.behind) options.behind(token.end_offset());
+            }
         }
         for (std::size_t i = 0; i < count; ++i) {
             const auto& f = tree.fields_[first + i];
@@ -193,6 +214,7 @@ result<message_tree> message_tree::parse(std::span<const std::byte> bytes, const
     message_tree tree;
     tree.bytes_ = bytes;
     if (bytes.empty()) return failure(error_code::not_onnx, "the file is empty", "an ONNX model is a protobuf ModelProto");
+    tree.root_range_ = {0, bytes.size()};
     message root;
     root.kind = message_kind::model;
     tree.messages_.push_back(root);
@@ -207,6 +229,46 @@ result<message_tree> message_tree::parse(std::span<const std::byte> bytes, const
         return failure(error_code::not_onnx, "not an ONNX model: the file is protobuf but has no ir_version",
                        "check that this is a .onnx model file and not a data file or another format");
     return tree;
+}
+
+result<message_tree> message_tree::body(const message_tree& tree, std::uint32_t index) {
+    message_tree out;
+    out.bytes_ = tree.bytes_;
+    out.root_range_ = tree.payload_range(index);
+    out.field_base_ = static_cast<std::uint32_t>(tree.fields_.size());
+    out.origin_ = &tree;
+    out.origin_message_ = index;
+    message root = tree.messages_[index];
+    root.parent = no_index;
+    root.parent_field = no_index;
+    root.first_field = out.field_base_;
+    root.fields_dropped = false;
+    const auto end = out.root_range_.offset + out.root_range_.length;
+    for (auto position = out.root_range_.offset; position < end;) {
+        auto read = proto::read_field(out.bytes_, position, end);
+        if (!read) {
+            auto e = std::move(read).error();
+            e.field_path = tree.path(index);
+            return failure(std::move(e));
+        }
+        // Parsed once: the field fits (a dropped body holds no child message).
+        out.fields_.push_back(field_entry(read.value()));
+        position = read->end_offset();
+    }
+    root.field_count = static_cast<std::uint32_t>(out.fields_.size());
+    out.messages_.push_back(root);
+    return out;
+}
+
+void message_tree::fields_not_stored(std::uint32_t message_index) const {
+    throw std::logic_error("message_tree: the fields of " + path(message_index) +
+                           " were not stored (tensor_fields::on_demand); read them with message_tree::body");
+}
+
+void message_tree::field_out_of_range(std::uint32_t field_index) const {
+    throw std::out_of_range("message_tree: field " + std::to_string(field_index) + " is not one of this tree's (" +
+                            std::to_string(field_base_) + " to " + std::to_string(field_base_ + fields_.size()) +
+                            "): an index of another tree");
 }
 
 std::uint32_t message_tree::owner(std::uint32_t field_index) const {
@@ -247,12 +309,29 @@ const field_entry* message_tree::find(std::uint32_t message_index, std::uint32_t
 }
 
 std::string_view message_tree::find_text(std::uint32_t message_index, std::uint32_t n) const {
+    if (messages_[message_index].fields_dropped) {
+        // Read from the bytes, which parse tokenized: a tensor's name, without a body().
+        const auto range = payload_range(message_index);
+        const auto end = range.offset + range.length;
+        for (auto position = range.offset; position < end;) {
+            const auto read = proto::read_field(bytes_, position, end);
+            if (!read) return {};
+            if (read->number == n) {
+                if (read->type != proto::wire_type::length_delimited) return {};
+                return {reinterpret_cast<const char*>(bytes_.data() + read->payload_offset),
+                        static_cast<std::size_t>(read->payload_length)};
+            }
+            position = read->end_offset();
+        }
+        return {};
+    }
     const auto* f = find(message_index, n);
     if (f == nullptr || f->type() != proto::wire_type::length_delimited) return {};
     return text(*f);
 }
 
 std::string message_tree::path(std::uint32_t message_index) const {
+    if (origin_ != nullptr && message_index == 0) return origin_->path(origin_message_);
     std::vector<std::string> parts;
     for (std::uint32_t m = message_index; m != no_index && m < messages_.size() && messages_[m].parent != no_index;
          m = messages_[m].parent) {

@@ -1,6 +1,18 @@
 #include <onnxstream/onnx/model_file.hpp>
 
 namespace onnxstream::onnx {
+namespace {
+
+// Reads the tensor at message `m`; one whose fields the tree dropped from its body read
+// again (the result's field indices are then the body's, which is gone: only what it
+// says of the tensor is of use).
+result<tensor_info> read_tensor_at(const message_tree& tree, std::uint32_t m) {
+    if (tree.stores_fields(m)) return read_tensor(tree, m);
+    ONNXSTREAM_ASSIGN(const auto body, message_tree::body(tree, m));
+    return read_tensor(body, 0);
+}
+
+}  // namespace
 
 result<model_file> model_file::open(const std::filesystem::path& path, const tree_options& options, tensor_reading reading) {
     model_file model;
@@ -20,7 +32,13 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     const auto bulk = find_bulk_payloads(
         file.size(), [&file](std::uint64_t offset, std::span<std::byte> out) { return file.read_at(offset, out).has_value(); });
     if (!bulk.empty()) ONNXSTREAM_TRY(model.file.copy_in_except(bulk));
-    auto parsed = message_tree::parse(model.file.bytes(), options);
+    auto tree_options = options;
+    tree_options.tensors = reading == tensor_reading::on_demand ? tensor_fields::on_demand : tensor_fields::stored;
+    // On demand, the pages the parse has read are released behind it, as they are behind
+    // the reads below: nothing holds views of them.
+    io::release_behind behind(model.file.mapping());
+    if (reading == tensor_reading::on_demand) tree_options.behind = [&behind](std::uint64_t end) { behind.reached(end); };
+    auto parsed = message_tree::parse(model.file.bytes(), tree_options);
     // A model cut short while it was read fails to parse for that reason, whatever the
     // parser saw in the zeros that stood in for the missing bytes.
     ONNXSTREAM_TRY(model.file.check_unchanged());
@@ -34,7 +52,9 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     model.reading = reading;
     if (reading == tensor_reading::kept) model.tensors.reserve(model.sites.size());
     for (const auto t : model.sites.ids()) {
-        auto tensor = read_tensor(model.tree, model.sites[t].message);
+        const auto m = model.sites[t].message;
+        if (reading == tensor_reading::on_demand) behind.reached(model.tree.payload_range(m).offset);
+        auto tensor = read_tensor_at(model.tree, m);
         if (!tensor) {
             ONNXSTREAM_TRY(model.file.check_unchanged());
             auto e = std::move(tensor).error();
@@ -44,16 +64,21 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
         if (tensor->storage == tensor_storage::external) model.external_sites.push_back(t);
         if (reading == tensor_reading::kept) model.tensors.push_back(std::move(tensor).value());
     }
+    if (reading == tensor_reading::on_demand) behind.finish(model.file.size());
     ONNXSTREAM_TRY(model.file.check_unchanged());
     return model;
 }
 
 tensor_handle model_file::tensor(site_id site) const {
-    if (reading == tensor_reading::kept) return tensor_handle(tensors[site]);
+    if (reading == tensor_reading::kept) return tensor_handle(tensors[site], tree);
     // The tree and its bytes are what open read (the mapping is checked unchanged before
-    // anything is reported), so the read that succeeded there succeeds here.
-    auto read = read_tensor(tree, sites[site].message);
-    return tensor_handle(std::move(read).value());
+    // anything is reported), so the reads that succeeded there succeed here.
+    const auto m = sites[site].message;
+    if (tree.stores_fields(m)) return tensor_handle(read_tensor(tree, m).value(), tree);
+    auto body = message_tree::body(tree, m).value();
+    auto read = read_tensor(body, 0).value();
+    read.message = m;
+    return tensor_handle(std::move(read), std::move(body));
 }
 
 }  // namespace onnxstream::onnx

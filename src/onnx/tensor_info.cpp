@@ -210,7 +210,7 @@ result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_
         const auto n = f.number();
         const auto type = f.type();
         ONNXSTREAM_TRY(check_wire_type(tree, message_index, f));
-        const auto field = static_cast<std::uint32_t>(&f - tree.all_fields().data());
+        const auto field = tree.index_of(f);
         if (n == number(tensor_field::name) && type == proto::wire_type::length_delimited) {
             info.name = tree.text(f);
         } else if (n == number(tensor_field::data_type) && type == proto::wire_type::varint) {

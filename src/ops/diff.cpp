@@ -214,7 +214,7 @@ result<model_side> open_side(const fs::path& path, const onnx::resolve_options& 
     side.path = path;
     // Tensors are read again when needed, not kept: two models of a million tensors would
     // hold 240 MB of tensor_infos.
-    ONNXSTREAM_ASSIGN(side.bound, onnx::bound_model::open(path, data_options, {}, onnx::tensor_reading::on_demand));
+    ONNXSTREAM_ASSIGN(side.bound, onnx::bound_model::open(path, data_options, {}, onnx::tensor_reading::on_demand_full_tree));
     // Sizes that do not match the dims still have bytes to compare; anything else is trouble.
     if (const auto* problem = side.bound.data.blocking_problem(true)) {
         auto e = problem->what;
@@ -240,7 +240,7 @@ std::vector<onnx::site_id> hash_in_memory(model_side& side) {
     for (const auto t : side.model().sites.ids()) {
         const auto handle = side.model().tensor(t);
         const auto& tensor = *handle;
-        if (side.bound.stored_bytes(t, tensor)) {
+        if (side.bound.stored_bytes(t, handle)) {
             streamed.push_back(t);
         } else if (tensor.storage == tensor_storage::typed) {
             // Typed values live in the .onnx, under 2 GB; converted one tensor at a time.
@@ -312,7 +312,7 @@ result<std::uint64_t> hash_streamed(model_side& side, const std::vector<onnx::si
         std::size_t end = first;
         for (; end < streamed.size(); ++end) {
             const auto handle = side.model().tensor(streamed[end]);
-            const auto slice = *side.bound.stored_bytes(streamed[end], *handle);
+            const auto slice = *side.bound.stored_bytes(streamed[end], handle);
             const auto* file = sources[slice.source.value];
             const bool same = !ranges.empty() && ranges.back().file == file && ranges.back().offset == slice.offset &&
                               ranges.back().length == slice.length;

@@ -71,7 +71,7 @@ public:
         // Each tensor is read again when needed rather than kept: a table of a million
         // tensor_infos would outweigh the rest of the run.
         ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, data_options_for(options_), {},
-                                                          onnx::tensor_reading::on_demand));
+                                                          onnx::tensor_reading::on_demand_full_tree));
         ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         inputs_ = bound_.inputs();
@@ -105,7 +105,7 @@ private:
                 ++report_.kept_other;
                 continue;
             }
-            const auto stored = bound_.stored_bytes(t, tensor);
+            const auto stored = bound_.stored_bytes(t, handle);
             const std::uint64_t length = stored ? stored->length : *tensor.expected_bytes;
 
             // Read while loading (Resize scales are float, Range bounds any number type).

@@ -129,12 +129,13 @@ void count_nodes(const message_tree& tree, inspect_report& report) {
 
 void count_tensors(const bound_model& bound, inspect_report& report) {
     const auto& model = bound.model;
+    tensor_pass pass(model);
     for (const auto t : model.sites.ids()) {
-        const auto handle = model.tensor(t);
+        const auto handle = pass.read(t);
         const auto& tensor = *handle;
         std::uint64_t bytes = 0;
         if (tensor.storage == tensor_storage::raw) {
-            bytes = model.tree.field(tensor.raw_field).payload_length();
+            bytes = handle.tree().field(tensor.raw_field).payload_length();
         } else if (tensor.storage == tensor_storage::external) {
             // Only bytes that exist count: a tensor past the end of its file claims a
             // length that may be anything up to 2^64 - 1.

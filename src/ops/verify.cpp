@@ -124,13 +124,14 @@ private:
     }
 
     void check_embedded_sizes() {
+        onnx::tensor_pass pass(model_);
         for (const auto t : model_.sites.ids()) {
-            const auto handle = model_.tensor(t);
+            const auto handle = pass.read(t);
             const auto& tensor = *handle;
             if (!tensor.expected_bytes) continue;
             std::optional<std::uint64_t> held;
-            if (tensor.storage == tensor_storage::raw) held = model_.tree.field(tensor.raw_field).payload_length();
-            else if (tensor.storage == tensor_storage::typed) held = onnx::typed_raw_size(model_.tree, tensor);
+            if (tensor.storage == tensor_storage::raw) held = handle.tree().field(tensor.raw_field).payload_length();
+            else if (tensor.storage == tensor_storage::typed) held = onnx::typed_raw_size(handle.tree(), tensor);
             else continue;
             const std::string name = "tensor '" + display_name(t) + "'";
             error e;

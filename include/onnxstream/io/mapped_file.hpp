@@ -71,6 +71,35 @@ private:
     std::vector<byte_range> private_pages_;  // sorted page ranges copied in by copy_in_except
 };
 
+/// Releases a mapping's pages behind a walk that moves forward through it (a parse, a pass
+/// over the tensors in file order), in windows: on Linux a fault maps the whole large
+/// folio that holds a byte, so pages are dropped in runs of several MiB, not one by one.
+/// A page released is read again when something touches it. Not thread-safe.
+class release_behind {
+public:
+    static constexpr std::uint64_t window = 8ULL << 20;
+
+    explicit release_behind(const mapped_file& mapping) noexcept : mapping_(&mapping) {}
+
+    /// The walk reads nothing before `offset` again (until it moves back: a walk that
+    /// starts over releases behind itself again from where it is).
+    void reached(std::uint64_t offset) noexcept {
+        if (offset < released_) released_ = offset;
+        if (offset - released_ < window) return;
+        mapping_->release(released_, offset - released_);
+        released_ = offset;
+    }
+    /// The walk is over, up to `end`.
+    void finish(std::uint64_t end) noexcept {
+        if (end > released_) mapping_->release(released_, end - released_);
+        released_ = end;
+    }
+
+private:
+    const mapped_file* mapping_;
+    std::uint64_t released_ = 0;
+};
+
 /// Installs the SIGBUS guard now; idempotent. The guard is process-wide and stays for the
 /// life of the process; without this call the first mapping installs it. A front end calls
 /// it at start-up, before it starts threads, so that the handler is in place whatever maps

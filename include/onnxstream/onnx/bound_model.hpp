@@ -67,8 +67,8 @@ struct bound_model {
     /// tensor's as bound, whether usable or not); empty for typed, string and empty tensors.
     [[nodiscard]] std::optional<stored_slice> stored_bytes(site_id site) const;
     /// The same for a caller that holds the tensor at `site` already (read on demand, a
-    /// second read is spared).
-    [[nodiscard]] std::optional<stored_slice> stored_bytes(site_id site, const tensor_info& tensor) const;
+    /// second read is spared); its field indices are those of the handle's tree.
+    [[nodiscard]] std::optional<stored_slice> stored_bytes(site_id site, const tensor_handle& tensor) const;
 
     /// model.file and every data file are as they were opened (io::source_file::check_unchanged).
     [[nodiscard]] result<void> check_unchanged() const;

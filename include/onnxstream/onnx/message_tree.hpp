@@ -51,7 +51,10 @@ enum class message_kind : std::uint8_t {
 // the root), as message_tree::payload_range says.
 struct message {
     message_kind kind = message_kind::model;
-    bool repeated = false;  // the parent holds more than one field of this number
+    bool repeated : 1 = false;  // the parent holds more than one field of this number
+    /// Its fields were tokenized and checked but not stored (a TensorProto body of a tree
+    /// parsed with tensor_fields::on_demand): field_count is 0, message_tree::body reads them.
+    bool fields_dropped : 1 = false;
     std::uint16_t depth = 0;
     std::uint32_t parent = no_index;        // no_index for the root (the model)
     std::uint32_t parent_field = no_index;  // the field of the parent that holds it
@@ -157,6 +160,10 @@ public:
         data_ = static_cast<T*>(grown);
         capacity_ = capacity;
     }
+    /// Drops the values from `size` on (keeps the capacity).
+    void truncate(std::size_t size) noexcept {
+        if (size < size_) size_ = size;
+    }
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] T& operator[](std::size_t i) noexcept { return data_[i]; }
     [[nodiscard]] const T& operator[](std::size_t i) const noexcept { return data_[i]; }
@@ -175,10 +182,22 @@ private:
 
 }  // namespace detail
 
+/// What the tree stores of a TensorProto body.
+enum class tensor_fields : std::uint8_t {
+    stored,     // every field, as of every other message (what edits and writers address)
+    on_demand,  // a body without external_data or data_location is tokenized and checked
+                // as any other, then its fields are dropped (message::fields_dropped):
+                // 4 of the 5 million field rows of a model of a million small tensors
+};
+
 struct tree_options {
     std::uint32_t max_depth = 96;             // message nesting (3 levels per subgraph)
-    std::uint64_t max_fields = 1ULL << 30;    // fields in the whole model
+    std::uint64_t max_fields = 1ULL << 30;    // fields in the whole model (dropped ones count)
     std::uint64_t max_messages = 1ULL << 28;  // messages in the whole model
+    tensor_fields tensors = tensor_fields::stored;
+    /// With tensor_fields::on_demand, called after each TensorProto body with its end: the
+    /// parse reads no byte before it again (model_file releases the mapped pages behind).
+    std::function<void(std::uint64_t end)> behind;
 };
 
 class message_tree {
@@ -188,23 +207,47 @@ public:
     /// ir_version, or a known sub-message field of the wrong wire type).
     [[nodiscard]] static result<message_tree> parse(std::span<const std::byte> bytes, const tree_options& options = {});
 
+    /// The fields of message `index` of `tree` (which must not have dropped them; see
+    /// message::fields_dropped) tokenized again into a tree of that one message: its
+    /// fields are numbered after all of `tree`'s (an index of either tree is out of range
+    /// in the other, and field() says so), its path() and payload_range(0) are those of
+    /// the message in `tree`, which must outlive it and not move. Errors: `malformed` if
+    /// the bytes no longer tokenize (they did when `tree` was parsed: the file changed).
+    [[nodiscard]] static result<message_tree> body(const message_tree& tree, std::uint32_t index);
+
     [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
     [[nodiscard]] std::span<const message> messages() const noexcept { return messages_.span(); }
     [[nodiscard]] const message& at(std::uint32_t index) const { return messages_[index]; }
+    /// Whether message `index`'s fields are in the tree (see message::fields_dropped).
+    [[nodiscard]] bool stores_fields(std::uint32_t index) const { return !messages_[index].fields_dropped; }
     /// Where message `index`'s payload (its fields) lies in bytes(): the payload of the
-    /// field that holds it, or the whole buffer for the root.
+    /// field that holds it, or the whole buffer for the root (the message's, for a body).
     [[nodiscard]] io::byte_range payload_range(std::uint32_t index) const {
         const auto& m = messages_[index];
-        if (m.parent_field == no_index) return {0, bytes_.size()};
-        const auto& holder = fields_[m.parent_field];
+        if (m.parent_field == no_index) return root_range_;
+        const auto& holder = field(m.parent_field);
         return {holder.payload_offset(), holder.payload_length()};
     }
+    /// The stored fields; field index i is all_fields()[i - first_index()].
     [[nodiscard]] std::span<const field_entry> all_fields() const noexcept { return fields_.span(); }
+    /// The index of the first stored field: 0, or for a body() the origin's field count.
+    [[nodiscard]] std::uint32_t first_index() const noexcept { return field_base_; }
+    /// The index of a field of this tree.
+    [[nodiscard]] std::uint32_t index_of(const field_entry& f) const noexcept {
+        return field_base_ + static_cast<std::uint32_t>(&f - fields_.span().data());
+    }
+    /// Message `message_index`'s fields; throws std::logic_error for one whose fields were
+    /// dropped (read them with body()).
     [[nodiscard]] std::span<const field_entry> fields(std::uint32_t message_index) const {
         const auto& m = messages_[message_index];
-        return fields_.span().subspan(m.first_field, m.field_count);
+        if (m.fields_dropped) fields_not_stored(message_index);
+        return fields_.span().subspan(m.first_field - field_base_, m.field_count);
     }
-    [[nodiscard]] const field_entry& field(std::uint32_t field_index) const { return fields_[field_index]; }
+    /// Throws std::out_of_range for an index of another tree (a body's, or its origin's).
+    [[nodiscard]] const field_entry& field(std::uint32_t field_index) const {
+        if (field_index - field_base_ >= fields_.size()) field_out_of_range(field_index);
+        return fields_[field_index - field_base_];
+    }
     /// The message field `field_index` belongs to (a binary search over the messages).
     [[nodiscard]] std::uint32_t owner(std::uint32_t field_index) const;
 
@@ -218,9 +261,10 @@ public:
     [[nodiscard]] proto::field_token token(const field_entry& f) const noexcept;
     [[nodiscard]] std::string_view text(const field_entry& f) const;
 
-    /// The first field numbered `number` in the message, or null.
+    /// The first field numbered `number` in the message, or null (fields() of the message).
     [[nodiscard]] const field_entry* find(std::uint32_t message_index, std::uint32_t number) const;
-    /// The string of the first such field, empty when absent.
+    /// The string of the first such field, empty when absent; read from the bytes when
+    /// the message's fields were dropped.
     [[nodiscard]] std::string_view find_text(std::uint32_t message_index, std::uint32_t number) const;
 
     /// Where a message is, for people: `graph.node[3].attribute[0].g.initializer[1]`.
@@ -228,9 +272,17 @@ public:
 
 private:
     struct builder;
+    [[noreturn]] void fields_not_stored(std::uint32_t message_index) const;
+    [[noreturn]] void field_out_of_range(std::uint32_t field_index) const;
+
     std::span<const std::byte> bytes_;
+    io::byte_range root_range_;
     detail::growable_array<message> messages_;
     detail::growable_array<field_entry> fields_;
+    std::uint32_t field_base_ = 0;
+    // A body(): the tree and message it was read from (for path()).
+    const message_tree* origin_ = nullptr;
+    std::uint32_t origin_message_ = no_index;
 };
 
 /// The kind of message field `number` of a `kind` message holds, if onnxstream descends

@@ -19,27 +19,43 @@ namespace onnxstream::onnx {
 
 /// Whether model_file keeps every tensor_info once read, or reads one when asked. A model
 /// of a million small tensors holds 120 MB of them; an operation that walks the tensors
-/// once or twice (inspect, verify) reads each again instead.
+/// once or twice (inspect, verify) reads each again instead. On demand, the tree also
+/// drops the fields of every TensorProto body that does not point at external data
+/// (tensor_fields::on_demand: 80 MB of a million tensors), and a read tokenizes the body
+/// again.
 enum class tensor_reading : std::uint8_t {
-    kept,       // model_file::tensors holds them all
+    kept,       // model_file::tensors holds them all; the tree stores every field
     on_demand,  // model_file::tensors stays empty: model_file::tensor reads one
+    // Read when asked as on demand, but the tree stores every field: for the operations
+    // that edit tensors (their edits address a body's fields in the model's tree) or walk
+    // every message's fields (diff).
+    on_demand_full_tree,
 };
 
 /// One tensor_info, borrowed from model_file::tensors or read for the occasion. Its views
-/// point into the model's mapping, as a kept one's do: they outlive the handle.
+/// point into the model's mapping, as a kept one's do: they outlive the handle. Its field
+/// indices (raw_field, typed_fields) are those of `tree()`: the model's tree, or the
+/// tensor's body read again when the model's tree dropped it (message_tree::body; an
+/// index of one is out of range in the other). Not movable: it may hold that body.
 class tensor_handle {
 public:
-    explicit tensor_handle(const tensor_info& kept) noexcept : info_(&kept) {}
-    explicit tensor_handle(tensor_info&& read) : read_(std::move(read)), info_(&*read_) {}
+    tensor_handle(const tensor_info& kept, const message_tree& tree) noexcept : info_(&kept), tree_(&tree) {}
+    tensor_handle(tensor_info&& read, const message_tree& tree) : read_(std::move(read)), info_(&*read_), tree_(&tree) {}
+    tensor_handle(tensor_info&& read, message_tree&& body)
+        : read_(std::move(read)), body_(std::move(body)), info_(&*read_), tree_(&*body_) {}
     tensor_handle(const tensor_handle&) = delete;
     tensor_handle& operator=(const tensor_handle&) = delete;
 
     [[nodiscard]] const tensor_info& operator*() const noexcept { return *info_; }
     [[nodiscard]] const tensor_info* operator->() const noexcept { return info_; }
+    /// The tree the tensor's field indices index.
+    [[nodiscard]] const message_tree& tree() const noexcept { return *tree_; }
 
 private:
     std::optional<tensor_info> read_;
+    std::optional<message_tree> body_;
     const tensor_info* info_;
+    const message_tree* tree_;
 };
 
 struct model_file {
@@ -58,6 +74,31 @@ struct model_file {
 
     /// The tensor at `site`, kept or read again (which cannot fail: open read it once).
     [[nodiscard]] tensor_handle tensor(site_id site) const;
+};
+
+/// A pass over a model's tensors in site (file) order. Read on demand, it releases the
+/// mapped pages behind it (io::release_behind), so that a pass over a million small
+/// tensors does not keep the whole file mapped; for kept tensors it only reads them.
+class tensor_pass {
+public:
+    explicit tensor_pass(const model_file& model) noexcept
+        : model_(&model), behind_(model.file.mapping()), releases_(model.reading == tensor_reading::on_demand) {}
+    tensor_pass(const tensor_pass&) = delete;
+    tensor_pass& operator=(const tensor_pass&) = delete;
+    ~tensor_pass() {
+        if (releases_) behind_.finish(model_->file.size());
+    }
+
+    /// The tensor at `site` (model_file::tensor), the pass being there now.
+    [[nodiscard]] tensor_handle read(site_id site) {
+        if (releases_) behind_.reached(model_->tree.payload_range(model_->sites[site].message).offset);
+        return model_->tensor(site);
+    }
+
+private:
+    const model_file* model_;
+    io::release_behind behind_;
+    bool releases_;
 };
 
 }  // namespace onnxstream::onnx
