@@ -76,9 +76,9 @@ struct message_tree::builder {
     // number is below 32, so a message of millions of fields costs nothing more.
     class singular_fields {
     public:
-        // Whether `f`, one more field of a `kind` message, repeats a singular field.
-        bool repeats(const detail::schema_rows& schema, message_kind kind, const field_entry& f) noexcept {
-            const auto* row = schema.at(kind, f.number());
+        // Whether `f`, one more field of the message, repeats a singular field (`row`: the
+        // schema's row for its number, or null).
+        bool repeats(const field_schema* row, const field_entry& f) noexcept {
             if (row == nullptr || row->repeated) return false;
             // A field of another wire type is an unknown field to protobuf, not a copy.
             auto& seen_of_type = seen_[static_cast<std::size_t>(f.type()) & 7U];
@@ -135,24 +135,33 @@ struct message_tree::builder {
         // so that a damaged field later in the message is the problem named first.
         constexpr auto none_yet = std::numeric_limits<std::size_t>::max();
         auto first_repeat = none_yet;
+        std::size_t children = 0;  // fields that hold a message the tree descends into
+        // Below 16 TiB every field fits a field_entry (read_field's headers are at most 20
+        // bytes, its numbers in range): only a message that reaches past it needs the check.
+        const bool far = end > field_entry::max_offset;
         // Fields go straight into the tree: a message of a million fields needs no
         // scratch copy of them.
         for (auto position = begin; position < end;) {
-            auto read = proto::read_field(tree.bytes_, position, end);
-            if (!read) {
-                auto e = std::move(read).error();
-                e.field_path = tree.path(index);
-                return failure(std::move(e));
+            proto::field_token token;
+            if (!proto::read_field_fast_in(tree.bytes_, position, end, token)) {
+                auto read = proto::read_field(tree.bytes_, position, end);
+                if (!read) {
+                    auto e = std::move(read).error();
+                    e.field_path = tree.path(index);
+                    return failure(std::move(e));
+                }
+                token = read.value();
             }
-            const auto& token = read.value();
             if (tree.fields_.size() + dropped >= options.max_fields)
                 return fail(error_code::limit_exceeded,
                             "the model has more than " + std::to_string(options.max_fields) + " fields", begin, index);
-            if (!field_entry::fits(token))
+            if (far && !field_entry::fits(token))
                 return fail(error_code::limit_exceeded, "a field lies beyond 16 TiB or holds more than 16 TiB",
                             token.header_offset, index);
             tree.fields_.push_back(field_entry(token));
-            if (first_repeat == none_yet && singular.repeats(schema, kind, tree.fields_[tree.fields_.size() - 1]))
+            const auto* row = schema.at(kind, token.number);
+            if (row != nullptr && row->holds == field_holds::child) ++children;
+            if (first_repeat == none_yet && singular.repeats(row, tree.fields_[tree.fields_.size() - 1]))
                 first_repeat = tree.fields_.size() - 1;
             position = token.end_offset();
         }
@@ -164,6 +173,7 @@ struct message_tree::builder {
         tree.messages_[index].field_count = static_cast<std::uint32_t>(count);
 
         if (first_repeat != none_yet) return repeated_field(index, kind, tree.fields_[first_repeat]);
+        if (children == 0) return {};  // a node's or a tensor's fields, mostly
         const auto depth = tree.messages_[index].depth;
         // Children per field number, so that path() needs no scan of the siblings (a graph
         // may hold millions of them). Only numbers below 32 hold messages.

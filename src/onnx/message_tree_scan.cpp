@@ -2,6 +2,7 @@
 
 #include "schema_rows.hpp"
 
+#include <onnxstream/proto/tokenizer.hpp>
 #include <onnxstream/proto/varint.hpp>
 
 #include <algorithm>
@@ -16,6 +17,20 @@ namespace {
 class header_window {
 public:
     header_window(std::uint64_t size, const read_function& read) : size_(size), read_(read) {}
+
+    // The field at `position` of a message ending at `end`, when proto::read_field_fast
+    // reads it (most fields: the scan reads them all, so this is the loop to keep short).
+    bool fast_field(std::uint64_t position, std::uint64_t end, proto::field_token& token) {
+        constexpr std::uint64_t needed = 12;  // what read_field_fast reads of a header at most
+        if (end > size_) return false;
+        const bool inside = position >= start_ && position < start_ + filled_;
+        if (!inside || (position + needed > start_ + filled_ && start_ + filled_ != size_)) {
+            if (position >= size_ || !refill(position)) return false;
+        }
+        const auto at = static_cast<std::size_t>(position - start_);
+        return proto::read_field_fast(std::span(buffer_).subspan(at, static_cast<std::size_t>(filled_) - at), position, end,
+                                      token);
+    }
 
     // The varint at `offset`, if it ends within 10 bytes and before `end`.
     std::optional<proto::decoded_varint> varint(std::uint64_t offset, std::uint64_t end) {
@@ -56,6 +71,14 @@ struct scanner {
     bool scan(message_kind kind, std::uint64_t begin, std::uint64_t end, std::uint32_t depth) {
         if (depth > options.max_depth) return false;
         for (std::uint64_t position = begin; position < end;) {
+            proto::field_token token;
+            if (window.fast_field(position, end, token)) {
+                if (token.type == proto::wire_type::length_delimited &&
+                    !payload(kind, token.number, token.payload_offset, token.payload_length, depth))
+                    return false;
+                position = token.end_offset();
+                continue;
+            }
             const auto tag = window.varint(position, end);
             if (!tag) return false;
             position += tag->size;
@@ -74,14 +97,7 @@ struct scanner {
                     if (!length) return false;
                     position += length->size;
                     if (length->value > end - position) return false;
-                    const auto* child = number < detail::schema_rows::numbers
-                                            ? schema.child(kind, static_cast<std::uint32_t>(number))
-                                            : nullptr;
-                    if (child != nullptr) {
-                        if (!scan(child->child, position, position + length->value, depth + 1)) return false;
-                    } else if (length->value >= options.min_length) {
-                        found.push_back({position, length->value});
-                    }
+                    if (!payload(kind, number, position, length->value, depth)) return false;
                     position += length->value;
                     break;
                 }
@@ -89,6 +105,15 @@ struct scanner {
             }
             if (position > end) return false;
         }
+        return true;
+    }
+
+    // A length-delimited field's payload: a message to scan, or a bulk payload, or neither.
+    bool payload(message_kind kind, std::uint64_t number, std::uint64_t offset, std::uint64_t length, std::uint32_t depth) {
+        const auto* child =
+            number < detail::schema_rows::numbers ? schema.child(kind, static_cast<std::uint32_t>(number)) : nullptr;
+        if (child != nullptr) return scan(child->child, offset, offset + length, depth + 1);
+        if (length >= options.min_length) found.push_back({offset, length});
         return true;
     }
 };

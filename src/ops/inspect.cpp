@@ -115,9 +115,24 @@ void count_nodes(const message_tree& tree, inspect_report& report) {
     std::unordered_map<std::pair<std::string_view, std::string_view>, std::uint64_t, op_key_hash> counts;
     for (const auto node : find_nodes(tree)) {
         ++report.nodes;
-        auto domain = tree.find_text(node, number(node_field::domain));
+        // find_text's answers for the domain and the op, in one walk over the node's fields.
+        std::string_view domain;
+        std::string_view op;
+        bool domain_seen = false;
+        bool op_seen = false;
+        for (const auto& f : tree.fields(node)) {
+            const auto n = f.number();
+            if (n == number(node_field::domain) && !domain_seen) {
+                domain_seen = true;
+                if (f.type() == proto::wire_type::length_delimited) domain = tree.text(f);
+            } else if (n == number(node_field::op_type) && !op_seen) {
+                op_seen = true;
+                if (f.type() == proto::wire_type::length_delimited) op = tree.text(f);
+            }
+            if (domain_seen && op_seen) break;
+        }
         if (domain == "ai.onnx") domain = {};
-        ++counts[{domain, tree.find_text(node, number(node_field::op_type))}];
+        ++counts[{domain, op}];
     }
     for (const auto& [key, count] : counts) {
         const auto& [domain, op] = key;

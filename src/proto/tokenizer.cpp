@@ -74,7 +74,10 @@ result<void> tokenize(std::span<const std::byte> buffer, std::uint64_t begin, st
     if (begin > end || end > buffer.size()) return malformed_at(begin, "message range outside the input");
     std::uint64_t count = 0;
     for (std::uint64_t position = begin; position < end;) {
-        ONNXSTREAM_ASSIGN(const auto token, read_field(buffer, position, end));
+        field_token token;
+        if (!read_field_fast_in(buffer, position, end, token)) {
+            ONNXSTREAM_ASSIGN(token, read_field(buffer, position, end));
+        }
         if (++count > options.max_fields) {
             error e{error_code::limit_exceeded, "a message has more than " + std::to_string(options.max_fields) + " fields",
                     "raise the field limit if the model is genuine"};
