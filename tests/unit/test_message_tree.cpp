@@ -3,6 +3,7 @@
 #include <onnxstream/onnx/tensor_walker.hpp>
 
 #include "proto_builder.hpp"
+#include "tree_comparison.hpp"
 
 #include <doctest/doctest.h>
 
@@ -38,21 +39,32 @@ proto_builder node(std::string_view op, std::string_view input, std::string_view
     return n;
 }
 
-}  // namespace
-
-TEST_CASE("the tree descends into graphs, nodes, attributes, subgraphs and functions") {
+// An If node whose then-branch holds an initializer `inner`, read by its one node.
+proto_builder if_with_initializer(std::string_view inner) {
     proto_builder then_graph;
-    then_graph.message_field(5, tensor("inner_w", {1, 2})).message_field(1, node("Identity", "inner_w", "y"));
+    then_graph.message_field(5, tensor(inner, {1, 2})).message_field(1, node("Identity", inner, "y"));
     proto_builder attribute;
     attribute.string_field(1, "then_branch").message_field(6, then_graph).varint_field(20, 5);
     proto_builder if_node = node("If", "cond", "y");
     if_node.message_field(5, attribute);
+    return if_node;
+}
+
+// A Constant node whose value is an unnamed tensor.
+proto_builder constant_node() {
     proto_builder constant_attribute;
     constant_attribute.string_field(1, "value").message_field(5, tensor("", {3})).varint_field(20, 4);
     proto_builder constant = node("Constant", "", "c");
     constant.message_field(5, constant_attribute);
+    return constant;
+}
+
+}  // namespace
+
+TEST_CASE("the tree descends into graphs, nodes, attributes, subgraphs and functions") {
     proto_builder graph;
-    graph.message_field(1, if_node).message_field(1, constant).message_field(5, tensor("w", {1, 2, 3}));
+    graph.message_field(1, if_with_initializer("inner_w")).message_field(1, constant_node());
+    graph.message_field(5, tensor("w", {1, 2, 3}));
     proto_builder function;
     function.string_field(1, "f").message_field(7, node("Relu", "a", "b"));
     proto_builder model;
@@ -94,7 +106,7 @@ TEST_CASE("a message's payload range is its holder's payload; repeated and ordin
         const auto& msg = tree->at(m);
         CHECK(msg.kind == kinds[m]);
         CHECK(msg.ordinal == ordinals[m]);
-        CHECK(msg.repeated == (m != 1));  // two nodes, two initializers, one graph
+        CHECK(static_cast<bool>(msg.repeated) == (m != 1));  // two nodes, two initializers, one graph
         const auto& holder = tree->field(msg.parent_field);
         CHECK(tree->payload_range(m).offset == holder.payload_offset());
         CHECK(tree->payload_range(m).length == holder.payload_length());
@@ -375,3 +387,111 @@ TEST_CASE("a payload of more than 4 GiB is tokenized without touching it") {
     ::munmap(area, size);
 }
 #endif
+
+namespace {
+
+proto_builder string_entry(std::string_view key, std::string_view value) {
+    proto_builder e;
+    e.string_field(1, key).string_field(2, value);
+    return e;
+}
+
+// A graph with a tensor in every place one can be: raw, typed and string initializers, an
+// external one, one with external_data keys but no data_location, a sparse initializer, a
+// Constant's attribute tensor, and a tensor in a subgraph.
+std::vector<std::byte> tensors_everywhere() {
+    proto_builder typed;
+    typed.varint_field(1, 2).varint_field(2, 6).string_field(8, "typed").varint_field(5, 7).varint_field(5, 8);
+    proto_builder strings;
+    strings.varint_field(2, 8).string_field(6, "a").string_field(6, "b").string_field(8, "strings");
+    proto_builder external;
+    external.varint_field(1, 4).varint_field(2, 1).string_field(8, "external");
+    external.message_field(13, string_entry("location", "w.bin")).message_field(13, string_entry("length", "16"));
+    external.varint_field(14, 1);
+    proto_builder keys_only;  // external_data without data_location: ignored by ONNX, kept here
+    keys_only.varint_field(1, 1).varint_field(2, 1).string_field(8, "keys_only");
+    keys_only.message_field(13, string_entry("location", "x.bin"));
+    keys_only.bytes_field(9, test_support::float_bytes({5}));
+    proto_builder located;  // data_location = DEFAULT: kept too
+    located.varint_field(2, 1).string_field(8, "located").varint_field(14, 0).bytes_field(9, test_support::float_bytes({6}));
+    proto_builder sparse;
+    sparse.message_field(1, tensor("values", {1, 2})).message_field(2, tensor("indices", {0, 3})).varint_field(3, 4);
+    proto_builder graph;
+    graph.message_field(1, constant_node()).message_field(1, if_with_initializer("inner")).message_field(5, tensor("w", {1, 2, 3}));
+    graph.message_field(5, typed).message_field(5, strings).message_field(5, external).message_field(5, keys_only);
+    graph.message_field(5, located).message_field(15, sparse).string_field(2, "g");
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    return model.take();
+}
+
+tree_options on_demand() {
+    tree_options options;
+    options.tensors = tensor_fields::on_demand;
+    return options;
+}
+
+}  // namespace
+
+TEST_CASE("an on-demand tree drops the bodies of embedded tensors and reads each back as the full tree holds it") {
+    const auto bytes = tensors_everywhere();
+    const auto full = message_tree::parse(bytes);
+    const auto lazy = message_tree::parse(bytes, on_demand());
+    REQUIRE(full);
+    REQUIRE(lazy);
+    // w, typed, strings, the sparse values and indices, the Constant's and the subgraph's;
+    // not external, keys_only or located.
+    CHECK(test_support::check_on_demand_tree(*full, *lazy) == 7);
+    for (const auto& site : find_tensors(*lazy)) {
+        const auto name = lazy->find_text(site.message, 8);
+        CHECK(lazy->stores_fields(site.message) == (name == "external" || name == "keys_only" || name == "located"));
+        CHECK(value_name(*lazy, site) == value_name(*full, site));
+    }
+    CHECK(find_tensors(*lazy).size() == 10);
+}
+
+TEST_CASE("a damaged tensor body fails an on-demand parse with the error of a full one") {
+    auto check_same_error = [](std::span<const std::byte> bytes, tree_options options = {}) {
+        const auto full = message_tree::parse(bytes, options);
+        options.tensors = tensor_fields::on_demand;
+        const auto lazy = message_tree::parse(bytes, options);
+        REQUIRE_FALSE(full);
+        REQUIRE_FALSE(lazy);
+        CHECK(lazy.error().code == full.error().code);
+        CHECK(lazy.error().message == full.error().message);
+        CHECK(lazy.error().offset == full.error().offset);
+        CHECK(lazy.error().field_path == full.error().field_path);
+    };
+    SUBCASE("a field cut short inside the body") {
+        proto_builder t;
+        t.string_field(8, "t").raw(test_support::to_bytes("\x4a\x10short"));  // raw_data of 16 bytes, 5 there
+        check_same_error(test_support::model_with_initializer(t));
+    }
+    SUBCASE("a singular field written twice") {
+        proto_builder t = tensor("t", {1});
+        t.string_field(8, "again");
+        check_same_error(test_support::model_with_initializer(t));
+    }
+    SUBCASE("the field limit counts the fields of dropped bodies") {
+        proto_builder graph;
+        for (int i = 0; i < 50; ++i) graph.message_field(5, tensor("t" + std::to_string(i), {1, 2}));
+        proto_builder model;
+        model.varint_field(1, 8).message_field(7, graph);
+        tree_options tight;
+        tight.max_fields = 120;  // 2 + 50 + 4 a tensor
+        check_same_error(model.bytes(), tight);
+        tight.max_fields = 300;
+        tight.tensors = tensor_fields::on_demand;
+        CHECK(message_tree::parse(model.bytes(), tight));
+    }
+    SUBCASE("a damaged body after a dropped one") {
+        proto_builder graph;
+        graph.message_field(5, tensor("fine", {1}));
+        proto_builder bad;
+        bad.string_field(8, "bad").varint_field(2, 1).raw(test_support::to_bytes("\x0f"));  // wire type 7
+        graph.message_field(5, bad);
+        proto_builder model;
+        model.varint_field(1, 8).message_field(7, graph);
+        check_same_error(model.bytes());
+    }
+}

@@ -1,0 +1,126 @@
+// model_file opened with tensor_reading::on_demand against the same file kept: the same
+// errors, the same tree (test_support::check_on_demand_tree), the same tensors, over every
+// model checked in (the fuzz seeds, made from the fixtures, and the corrupt catalogue).
+#include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/onnx/tensor_info.hpp>
+#include <onnxstream/onnx/typed_data.hpp>
+
+#include "proto_builder.hpp"
+#include "temp_folder.hpp"
+#include "tree_comparison.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+using namespace onnxstream;
+using namespace onnxstream::onnx;
+
+namespace {
+
+std::vector<std::filesystem::path> checked_in_models() {
+    const std::filesystem::path source = ONNXSTREAM_SOURCE_DIR;
+    std::vector<std::filesystem::path> out;
+    for (const auto* folder : {"fuzz/corpus/model_ops", "fuzz/corpus/rewrite", "fuzz/corpus/external_data", "tests/data/corrupt"})
+        for (const auto& entry : std::filesystem::recursive_directory_iterator(source / folder))
+            if (entry.is_regular_file() && entry.path().extension() != ".json" && entry.path().extension() != ".data" &&
+                entry.path().extension() != ".bin")
+                out.push_back(entry.path());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<std::int64_t> dims_of(const tensor_info& t) { return {t.dims.begin(), t.dims.end()}; }
+
+// The field `index` of `tree` as (offset, length), or none.
+std::pair<std::uint64_t, std::uint64_t> place(const message_tree& tree, std::uint32_t index) {
+    if (index == no_index) return {0, 0};
+    const auto& f = tree.field(index);
+    return {f.header_offset(), f.total_length()};
+}
+
+void check_same_tensor(const model_file& kept, const model_file& lazy, site_id site) {
+    const auto& expected = kept.tensors[site];
+    const auto read = lazy.tensor(site);
+    CHECK(read->message == expected.message);
+    CHECK(read->name == expected.name);
+    CHECK(read->data_type == expected.data_type);
+    CHECK(dims_of(*read) == dims_of(expected));
+    CHECK(read->element_count == expected.element_count);
+    CHECK(read->expected_bytes == expected.expected_bytes);
+    CHECK(read->storage == expected.storage);
+    CHECK(read->has_segment == expected.has_segment);
+    CHECK(place(read.tree(), read->raw_field) == place(kept.tree, expected.raw_field));
+    REQUIRE(read->typed_fields.size() == expected.typed_fields.size());
+    for (std::size_t i = 0; i < expected.typed_fields.size(); ++i)
+        CHECK(place(read.tree(), read->typed_fields[i]) == place(kept.tree, expected.typed_fields[i]));
+    CHECK(typed_raw_size(read.tree(), *read) == typed_raw_size(kept.tree, expected));
+    REQUIRE((read->external != nullptr) == (expected.external != nullptr));
+    if (expected.external) {
+        CHECK(read->external->location == expected.external->location);
+        CHECK(read->external->offset == expected.external->offset);
+        CHECK(read->external->length == expected.external->length);
+        CHECK(read->external->checksum == expected.external->checksum);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("every checked-in model opens on demand as it opens kept: the same error, tree and tensors") {
+    const auto models = checked_in_models();
+    REQUIRE(models.size() > 100);
+    std::size_t opened = 0;
+    std::size_t dropped = 0;
+    for (const auto& path : models) {
+        CAPTURE(path.string());
+        const auto kept = model_file::open(path);
+        const auto lazy = model_file::open(path, {}, tensor_reading::on_demand);
+        REQUIRE(kept.has_value() == lazy.has_value());
+        if (!kept) {
+            CHECK(lazy.error().code == kept.error().code);
+            CHECK(lazy.error().message == kept.error().message);
+            CHECK(lazy.error().hint == kept.error().hint);
+            CHECK(lazy.error().offset == kept.error().offset);
+            CHECK(lazy.error().field_path == kept.error().field_path);
+            continue;
+        }
+        ++opened;
+        dropped += test_support::check_on_demand_tree(kept->tree, lazy->tree);
+        CHECK(lazy->tensors.empty());
+        REQUIRE(lazy->sites.size() == kept->sites.size());
+        CHECK(lazy->external_sites == kept->external_sites);
+        for (const auto site : lazy->sites.ids()) check_same_tensor(*kept, *lazy, site);
+    }
+    CHECK(opened > 50);
+    CHECK(dropped > 50);
+}
+
+TEST_CASE("a kept model's tree stores every body, whatever the tree options ask") {
+    test_support::temp_folder dir;
+    test_support::proto_builder t;
+    t.varint_field(1, 1).varint_field(2, 1).string_field(8, "w").bytes_field(9, test_support::float_bytes({1}));
+    const auto bytes = test_support::model_with_initializer(t);
+    const auto path = dir.path() / "m.onnx";
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                                static_cast<std::streamsize>(bytes.size()));
+    tree_options options;
+    options.tensors = tensor_fields::on_demand;
+    const auto kept = model_file::open(path, options);
+    REQUIRE(kept);
+    REQUIRE(kept->sites.size() == 1);
+    CHECK(kept->tree.stores_fields(kept->sites[site_id{0}].message));
+    CHECK(&kept->tensor(site_id{0}).tree() == &kept->tree);
+    const auto lazy = model_file::open(path, {}, tensor_reading::on_demand);
+    REQUIRE(lazy);
+    const auto m = lazy->sites[site_id{0}].message;
+    CHECK_FALSE(lazy->tree.stores_fields(m));
+    const auto read = lazy->tensor(site_id{0});
+    CHECK(&read.tree() != &lazy->tree);
+    CHECK(read->message == m);
+    CHECK(read->name == "w");
+    // The misuse the indices make loud: a body's index in the model's tree.
+    CHECK_THROWS_AS((void)lazy->tree.field(read->raw_field), std::out_of_range);
+    CHECK(read.tree().payload(read.tree().field(read->raw_field)).size() == 4);
+}
