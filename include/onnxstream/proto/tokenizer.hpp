@@ -38,8 +38,10 @@ struct tokenize_options {
 /// one or two bytes and, for a length-delimited field, a length prefix of one or two
 /// bytes. True when it read the field into `token` (exactly the token read_field gives);
 /// false when the field is anything else (longer prefixes, errors, the end of the input),
-/// and the caller then asks read_field, which gives the token or the error.
-[[nodiscard]] inline bool read_field_fast(std::span<const std::byte> header, std::uint64_t position, std::uint64_t end,
+/// and the caller then asks read_field, which gives the token or the error. Always
+/// inlined: it is the body of the parse's loop over every field of a model, and a call
+/// per field costs as much as the read.
+[[nodiscard, gnu::always_inline]] inline bool read_field_fast(std::span<const std::byte> header, std::uint64_t position, std::uint64_t end,
                                           field_token& token) noexcept {
     if (position >= end || header.empty()) return false;
     const std::uint64_t readable = header.size() < end - position ? header.size() : end - position;
@@ -84,7 +86,7 @@ struct tokenize_options {
 }
 
 /// The same, for the field at `position` of a message ending at `end` in `buffer`.
-[[nodiscard]] inline bool read_field_fast_in(std::span<const std::byte> buffer, std::uint64_t position, std::uint64_t end,
+[[nodiscard, gnu::always_inline]] inline bool read_field_fast_in(std::span<const std::byte> buffer, std::uint64_t position, std::uint64_t end,
                                              field_token& token) noexcept {
     if (position >= end || end > buffer.size()) return false;
     return read_field_fast(buffer.subspan(position, end - position), position, end, token);
