@@ -124,3 +124,26 @@ TEST_CASE("a kept model's tree stores every body, whatever the tree options ask"
     CHECK_THROWS_AS((void)lazy->tree.field(read->raw_field), std::out_of_range);
     CHECK(read.tree().payload(read.tree().field(read->raw_field)).size() == 4);
 }
+
+TEST_CASE("on demand with the full tree: tensors read when asked, every body stored where edits address it") {
+    test_support::temp_folder dir;
+    test_support::proto_builder t;
+    t.varint_field(1, 1).varint_field(2, 1).string_field(8, "w").bytes_field(9, test_support::float_bytes({1}));
+    const auto bytes = test_support::model_with_initializer(t);
+    const auto path = dir.path() / "m.onnx";
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                                static_cast<std::streamsize>(bytes.size()));
+    const auto kept = model_file::open(path);
+    const auto full = model_file::open(path, {}, tensor_reading::on_demand_full_tree);
+    REQUIRE(kept);
+    REQUIRE(full);
+    CHECK(full->tensors.empty());
+    CHECK(full->tree.all_fields().size() == kept->tree.all_fields().size());
+    const auto site = site_id{0};
+    CHECK(full->tree.stores_fields(full->sites[site].message));
+    const auto read = full->tensor(site);
+    // Its indices are the model's own: what split's and merge's edits address.
+    CHECK(&read.tree() == &full->tree);
+    check_same_tensor(*kept, *full, site);
+    CHECK(read->raw_field == kept->tensors[site].raw_field);
+}
