@@ -110,9 +110,10 @@ struct scanner {
 
     // A length-delimited field's payload: a message to scan, or a bulk payload, or neither.
     // Inlined in the loop: it runs for most fields.
-    [[gnu::always_inline]] bool payload(message_kind kind, std::uint64_t number, std::uint64_t offset, std::uint64_t length, std::uint32_t depth) {
-        const auto* child =
-            number < detail::schema_rows::numbers ? schema.child(kind, static_cast<std::uint32_t>(number)) : nullptr;
+    [[gnu::always_inline]] bool payload(message_kind kind, std::uint64_t number, std::uint64_t offset, std::uint64_t length,
+                                        std::uint32_t depth) {
+        const auto* child = number < detail::schema_rows::numbers ? schema.child(kind, static_cast<std::uint32_t>(number))
+                                                                  : nullptr;
         if (child != nullptr) return scan(child->child, offset, offset + length, depth + 1);
         if (length >= options.min_length) found.push_back({offset, length});
         return true;

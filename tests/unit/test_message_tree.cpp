@@ -417,7 +417,9 @@ std::vector<std::byte> tensors_everywhere() {
     proto_builder sparse;
     sparse.message_field(1, tensor("values", {1, 2})).message_field(2, tensor("indices", {0, 3})).varint_field(3, 4);
     proto_builder graph;
-    graph.message_field(1, constant_node()).message_field(1, if_with_initializer("inner")).message_field(5, tensor("w", {1, 2, 3}));
+    graph.message_field(1, constant_node())
+        .message_field(1, if_with_initializer("inner"))
+        .message_field(5, tensor("w", {1, 2, 3}));
     graph.message_field(5, typed).message_field(5, strings).message_field(5, external).message_field(5, keys_only);
     graph.message_field(5, located).message_field(15, sparse).string_field(2, "g");
     proto_builder model;

@@ -103,8 +103,8 @@ TEST_CASE("a kept model's tree stores every body, whatever the tree options ask"
     t.varint_field(1, 1).varint_field(2, 1).string_field(8, "w").bytes_field(9, test_support::float_bytes({1}));
     const auto bytes = test_support::model_with_initializer(t);
     const auto path = dir.path() / "m.onnx";
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     tree_options options;
     options.tensors = tensor_fields::on_demand;
     const auto kept = model_file::open(path, options);
@@ -131,8 +131,8 @@ TEST_CASE("on demand with the full tree: tensors read when asked, every body sto
     t.varint_field(1, 1).varint_field(2, 1).string_field(8, "w").bytes_field(9, test_support::float_bytes({1}));
     const auto bytes = test_support::model_with_initializer(t);
     const auto path = dir.path() / "m.onnx";
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     const auto kept = model_file::open(path);
     const auto full = model_file::open(path, {}, tensor_reading::on_demand_full_tree);
     REQUIRE(kept);

@@ -96,8 +96,8 @@ namespace {
 
 // Every field of the two tokens, the varint's value included.
 bool same_token(const proto::field_token& a, const proto::field_token& b) {
-    return a.header_offset == b.header_offset && a.payload_offset == b.payload_offset &&
-           a.payload_length == b.payload_length && a.value == b.value && a.number == b.number && a.type == b.type;
+    return a.header_offset == b.header_offset && a.payload_offset == b.payload_offset && a.payload_length == b.payload_length &&
+           a.value == b.value && a.number == b.number && a.type == b.type;
 }
 
 // read_field_fast either declines or gives exactly read_field's token; counts the fields

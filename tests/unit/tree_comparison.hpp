@@ -27,8 +27,7 @@ inline void check_same_fields(std::span<const onnxstream::onnx::field_entry> a,
 }
 
 /// Returns how many bodies `lazy` dropped.
-inline std::size_t check_on_demand_tree(const onnxstream::onnx::message_tree& full,
-                                        const onnxstream::onnx::message_tree& lazy) {
+inline std::size_t check_on_demand_tree(const onnxstream::onnx::message_tree& full, const onnxstream::onnx::message_tree& lazy) {
     using namespace onnxstream::onnx;
     REQUIRE(lazy.messages().size() == full.messages().size());
     std::size_t dropped = 0;
@@ -45,8 +44,7 @@ inline std::size_t check_on_demand_tree(const onnxstream::onnx::message_tree& fu
         CHECK(full.path(m) == lazy.path(m));
         CHECK(full.payload_range(m).offset == lazy.payload_range(m).offset);
         CHECK(full.payload_range(m).length == lazy.payload_range(m).length);
-        for (const std::uint32_t n : {1U, 2U, 4U, 8U, 9U, 12U})
-            CHECK(full.find_text(m, n) == lazy.find_text(m, n));
+        for (const std::uint32_t n : {1U, 2U, 4U, 8U, 9U, 12U}) CHECK(full.find_text(m, n) == lazy.find_text(m, n));
         if (lazy.stores_fields(m)) {
             check_same_fields(full.fields(m), lazy.fields(m));
             for (const auto& f : lazy.fields(m)) CHECK(lazy.owner(lazy.index_of(f)) == m);

@@ -41,8 +41,8 @@ struct tokenize_options {
 /// and the caller then asks read_field, which gives the token or the error. Always
 /// inlined: it is the body of the parse's loop over every field of a model, and a call
 /// per field costs as much as the read.
-[[nodiscard, gnu::always_inline]] inline bool read_field_fast(std::span<const std::byte> header, std::uint64_t position, std::uint64_t end,
-                                          field_token& token) noexcept {
+[[nodiscard, gnu::always_inline]] inline bool read_field_fast(std::span<const std::byte> header, std::uint64_t position,
+                                                              std::uint64_t end, field_token& token) noexcept {
     if (position >= end || header.empty()) return false;
     const std::uint64_t readable = header.size() < end - position ? header.size() : end - position;
     const std::byte* const bytes = header.data();  // read within `readable`, without a check per byte
@@ -86,8 +86,8 @@ struct tokenize_options {
 }
 
 /// The same, for the field at `position` of a message ending at `end` in `buffer`.
-[[nodiscard, gnu::always_inline]] inline bool read_field_fast_in(std::span<const std::byte> buffer, std::uint64_t position, std::uint64_t end,
-                                             field_token& token) noexcept {
+[[nodiscard, gnu::always_inline]] inline bool read_field_fast_in(std::span<const std::byte> buffer, std::uint64_t position,
+                                                                 std::uint64_t end, field_token& token) noexcept {
     if (position >= end || end > buffer.size()) return false;
     return read_field_fast(buffer.subspan(position, end - position), position, end, token);
 }
