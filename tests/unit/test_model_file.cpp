@@ -66,6 +66,17 @@ void check_same_tensor(const model_file& kept, const model_file& lazy, site_id s
     }
 }
 
+// A model of one float initializer "w" (raw_data), written into `dir`.
+std::filesystem::path one_float_model(const test_support::temp_folder& dir) {
+    test_support::proto_builder t;
+    t.varint_field(1, 1).varint_field(2, 1).string_field(8, "w").bytes_field(9, test_support::float_bytes({1}));
+    const auto bytes = test_support::model_with_initializer(t);
+    auto path = dir.path() / "m.onnx";
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    return path;
+}
+
 }  // namespace
 
 TEST_CASE("every checked-in model opens on demand as it opens kept: the same error, tree and tensors") {
@@ -99,12 +110,7 @@ TEST_CASE("every checked-in model opens on demand as it opens kept: the same err
 
 TEST_CASE("a kept model's tree stores every body, whatever the tree options ask") {
     test_support::temp_folder dir;
-    test_support::proto_builder t;
-    t.varint_field(1, 1).varint_field(2, 1).string_field(8, "w").bytes_field(9, test_support::float_bytes({1}));
-    const auto bytes = test_support::model_with_initializer(t);
-    const auto path = dir.path() / "m.onnx";
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    const auto path = one_float_model(dir);
     tree_options options;
     options.tensors = tensor_fields::on_demand;
     const auto kept = model_file::open(path, options);
@@ -127,12 +133,7 @@ TEST_CASE("a kept model's tree stores every body, whatever the tree options ask"
 
 TEST_CASE("on demand with the full tree: tensors read when asked, every body stored where edits address it") {
     test_support::temp_folder dir;
-    test_support::proto_builder t;
-    t.varint_field(1, 1).varint_field(2, 1).string_field(8, "w").bytes_field(9, test_support::float_bytes({1}));
-    const auto bytes = test_support::model_with_initializer(t);
-    const auto path = dir.path() / "m.onnx";
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    const auto path = one_float_model(dir);
     const auto kept = model_file::open(path);
     const auto full = model_file::open(path, {}, tensor_reading::on_demand_full_tree);
     REQUIRE(kept);
