@@ -71,14 +71,24 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
 
 tensor_handle model_file::tensor(site_id site) const {
     if (reading == tensor_reading::kept) return tensor_handle(tensors[site], tree);
-    // The tree and its bytes are what open read (the mapping is checked unchanged before
-    // anything is reported), so the reads that succeeded there succeed here.
+    // Open read this tensor and it was sound. A read again sees other bytes only if the
+    // file changed under a page released behind a pass (io::release_behind) and faulted
+    // back in from the file; every operation checks the file unchanged before it reports
+    // anything (io::source_file::check_unchanged), so meanwhile such a tensor reads as an
+    // empty one at its message.
     const auto m = sites[site].message;
-    if (tree.stores_fields(m)) return tensor_handle(read_tensor(tree, m).value(), tree);
-    auto body = message_tree::body(tree, m).value();
-    auto read = read_tensor(body, 0).value();
-    read.message = m;
-    return tensor_handle(std::move(read), std::move(body));
+    tensor_info unreadable;
+    unreadable.message = m;
+    if (tree.stores_fields(m)) {
+        auto read = read_tensor(tree, m);
+        return tensor_handle(read ? std::move(read).value() : std::move(unreadable), tree);
+    }
+    auto body = message_tree::body(tree, m);
+    if (!body) return tensor_handle(std::move(unreadable), tree);
+    auto read = read_tensor(*body, 0);
+    if (!read) return tensor_handle(std::move(unreadable), tree);
+    read->message = m;
+    return tensor_handle(std::move(read).value(), std::move(body).value());
 }
 
 }  // namespace onnxstream::onnx
