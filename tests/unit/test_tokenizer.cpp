@@ -159,7 +159,8 @@ TEST_CASE("read_field_fast agrees with read_field on tags, varints and lengths o
     std::vector<std::vector<unsigned>> prefixes;
     for (const std::uint64_t value : {0ULL, 1ULL, 5ULL, 127ULL, 128ULL, 300ULL, 16383ULL, 16384ULL, 1ULL << 35, ~0ULL}) {
         std::vector<unsigned> v;
-        for (const auto b : proto::encode_varint(value).view()) v.push_back(static_cast<unsigned>(b));
+        const auto encoded = proto::encode_varint(value);  // a range-for would not keep the temporary alive
+        for (const auto b : encoded.view()) v.push_back(static_cast<unsigned>(b));
         prefixes.push_back(v);
         auto overlong = v;  // the same value in one more byte
         overlong.back() |= 0x80U;
@@ -175,7 +176,8 @@ TEST_CASE("read_field_fast agrees with read_field on tags, varints and lengths o
             const auto tag = (static_cast<std::uint64_t>(number) << 3) | type;
             for (const bool overlong_tag : {false, true}) {
                 std::vector<unsigned> head;
-                for (const auto b : proto::encode_varint(tag).view()) head.push_back(static_cast<unsigned>(b));
+                const auto encoded = proto::encode_varint(tag);
+                for (const auto b : encoded.view()) head.push_back(static_cast<unsigned>(b));
                 if (overlong_tag) {
                     head.back() |= 0x80U;
                     head.push_back(0);
