@@ -7,10 +7,12 @@ must stay flat) or in metadata (where it must stay within 2x the .onnx file + 32
   split 1.9GB embedded       split / repack / verify of a self-contained 1.9 GB model (475 tensors)
   merge 1GiB external        merge / verify of a 1 GiB external-data model
   1M tiny initializers       every command on a ~73 MB model of 1M 16-byte initializers
+  1M external tiny           inspect / verify / merge / repack of the same tensors held externally
   100MB packed int64         split / repack of one INT64 tensor held in typed int64_data
   100MB of dims              inspect / split of 100 tensors holding 1M dims each
   4GiB unknown field         diff / inspect of a model with a 4 GiB unknown ModelProto field
-  200k-node graph            inspect (memory, and wall time: the median of 5 runs)
+  200k-node graph            every command that reads a graph (inspect's wall time too: median of 5)
+  1M-node graph              the same on a graph of a million nodes (~107 MB)
 
 What is measured, for every run:
   max RSS      ru_maxrss of the command, as GNU time reports it (%M): what users and job
@@ -204,6 +206,10 @@ def build_cases(args, work: Path, binary: str) -> list[case]:
         if not tiny_copy.exists():
             shutil.copyfile(tiny, tiny_copy)
         cases.append(tiny_case(name, tiny, tiny_copy, out, binary))
+    name = "1M external tiny" if scale == 1 else "62k external tiny"
+    if wanted(name):
+        folder = gen("tiny-external", work / f"tiny-external-{1_000_000 // scale}", 1_000_000 // scale)
+        cases.append(external_tiny_case(name, folder, out, binary))
     name = "100MB packed int64" if scale == 1 else "6MB packed int64"
     if wanted(name):
         cases.append(packed_case(name, gen("int64", work / f"int64-{100_000_000 // scale}.onnx", 100_000_000 // scale),
@@ -219,13 +225,10 @@ def build_cases(args, work: Path, binary: str) -> list[case]:
         if not other.exists():
             subprocess.run(["cp", "--sparse=always", str(unknown), str(other)], check=True)
         cases.append(unknown_case(name, unknown, other, binary))
-    nodes = 200_000 // scale
-    name = f"{nodes // 1000}k-node graph"
-    if wanted(name):
-        graph = gen("graph", work / f"graph-{nodes}.onnx", nodes)
-        c = case(name, [graph], graph.stat().st_size, False)
-        c.command("inspect", [binary, "inspect", str(graph), "--json"])
-        cases.append(c)
+    for nodes in (200_000 // scale, 1_000_000 // scale):
+        name = f"{nodes // 1000}k-node graph" if nodes < 1_000_000 else "1M-node graph"
+        if wanted(name):
+            cases.append(graph_case(name, gen("graph", work / f"graph-{nodes}.onnx", nodes), out, binary))
     return cases
 
 
@@ -258,7 +261,44 @@ def tiny_case(name: str, tiny: Path, tiny_copy: Path, out: Path, binary: str) ->
     c.command("verify", [binary, "verify", str(tiny), "--quiet"])
     c.command("split", [binary, "split", str(tiny), "-o", str(out / "tiny.split.onnx"), "--threshold", "0", "--quiet"],
               [out / "tiny.split.onnx", out / "tiny.split.onnx.data"])
+    c.command("repack", [binary, "repack", str(tiny), "-o", str(out / "tiny.repacked.onnx"), "--threshold", "0",
+                         "--quiet"], [out / "tiny.repacked.onnx", out / "tiny.repacked.onnx.data"])
     c.command("diff", [binary, "diff", str(tiny), str(tiny_copy)])
+    graph_commands(c, tiny, out, binary)
+    c.command("safetensors", [binary, "export", str(tiny), "--to", "safetensors", "-o", str(out / "tiny.safetensors"),
+                              "--quiet"], [out / "tiny.safetensors"])
+    return c
+
+
+def graph_commands(c: case, model: Path, out: Path, binary: str) -> None:
+    """The commands that walk the graph rather than move bytes: analyze, optimize, convert."""
+    c.command("analyze", [binary, "analyze", str(model), "--json"])
+    c.command("optimize", [binary, "optimize", str(model), "-o", str(out / "optimized.onnx"), "--quiet"],
+              [out / "optimized.onnx", out / "optimized.onnx.data"])
+    c.command("convert", [binary, "convert", str(model), "--dtype", "fp16", "-o", str(out / "half.onnx"), "--quiet"],
+              [out / "half.onnx", out / "half.onnx.data"])
+
+
+def external_tiny_case(name: str, folder: Path, out: Path, binary: str) -> case:
+    model = folder / "model.onnx"
+    c = case(name, [model, folder / "model.onnx.data"], model.stat().st_size, False)
+    c.command("inspect", [binary, "inspect", str(model), "--json"])
+    c.command("verify", [binary, "verify", str(model), "--quiet"])
+    c.command("merge", [binary, "merge", str(model), "-o", str(out / "tiny.merged.onnx"), "--quiet"],
+              [out / "tiny.merged.onnx"])
+    c.command("repack", [binary, "repack", str(model), "-o", str(out / "tiny.repacked.onnx"), "--threshold", "0",
+                         "--quiet"], [out / "tiny.repacked.onnx", out / "tiny.repacked.onnx.data"])
+    return c
+
+
+def graph_case(name: str, graph: Path, out: Path, binary: str) -> case:
+    c = case(name, [graph], graph.stat().st_size, False)
+    c.command("inspect", [binary, "inspect", str(graph), "--json"])
+    c.command("verify", [binary, "verify", str(graph), "--quiet"])
+    c.command("split", [binary, "split", str(graph), "-o", str(out / "graph.split.onnx"), "--quiet"],
+              [out / "graph.split.onnx", out / "graph.split.onnx.data"])
+    c.command("diff", [binary, "diff", str(graph), str(graph)])
+    graph_commands(c, graph, out, binary)
     return c
 
 
@@ -356,7 +396,7 @@ def main() -> None:
     cases = build_cases(args, args.work, binary)
     try:
         records = run_all(cases)
-        graphs = [c for c in cases if c.name.endswith("node graph")]
+        graphs = [c for c in cases if c.name.endswith("k-node graph")]  # the 200k one (12k with --quick)
         timing = None
         if graphs:
             timing = {"case": graphs[0].name, "command": "inspect --json", "median_wall_s": round(

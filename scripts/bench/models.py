@@ -6,6 +6,7 @@
     models.py embedded FILE BYTES [--tensor-size N]  one self-contained .onnx (< 2 GiB)
     models.py graph FILE NODES                       a metadata-heavy graph, tiny weights
     models.py tiny FILE COUNT                        COUNT initializers of 16 bytes each
+    models.py tiny-external DIR COUNT                the same, their bytes in DIR/model.onnx.data
     models.py int64 FILE BYTES                       one INT64 initializer: BYTES of packed int64_data
     models.py dims FILE BYTES                        initializers holding BYTES of dims (all 1)
     models.py unknown FILE BYTES                     a tiny model with an unknown ModelProto field
@@ -204,6 +205,27 @@ def write_tiny(path: Path, count: int) -> None:
     write_graph_fields(path, identity_graph("tiny_initializers"), fields)
 
 
+def write_tiny_external(folder: Path, count: int) -> None:
+    """write_tiny's tensors with their bytes in DIR/model.onnx.data (16 bytes each, packed,
+    no alignment), as a split of the embedded model writes them: the metadata of a million
+    external tensors (each with its location, offset and length entries)."""
+    rng = np.random.default_rng(SEED)
+    raw = rng.bytes(16 * count)
+    folder.mkdir(parents=True, exist_ok=True)
+    data_name = "model.onnx.data"
+    (folder / data_name).write_bytes(raw)
+    fields = []
+    for i in range(count):
+        tensor = TensorProto(name=f"/model/layers.{i // 64}/block.{i % 64}/attention.query.weight", data_type=TensorProto.FLOAT,
+                             dims=[4])
+        tensor.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", data_name), ("offset", str(16 * i)), ("length", "16")):
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, value
+        fields.append(initializer_field(tensor.SerializeToString()))
+    write_graph_fields(folder / "model.onnx", identity_graph("tiny_external_initializers"), fields)
+
+
 def write_int64(path: Path, payload_bytes: int) -> None:
     """One INT64 initializer whose values sit in a packed int64_data field of about
     `payload_bytes`: every value in [2^28, 2^35), so each takes 5 varint bytes and 8 bytes
@@ -246,7 +268,8 @@ def write_unknown(path: Path, payload_bytes: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("kind", choices=("external", "embedded", "graph", "tiny", "int64", "dims", "unknown"))
+    parser.add_argument("kind", choices=("external", "embedded", "graph", "tiny", "tiny-external", "int64", "dims",
+                                                      "unknown"))
     parser.add_argument("path", type=Path)
     parser.add_argument("amount", type=int, help="bytes of weights, nodes for 'graph', tensors for 'tiny'")
     parser.add_argument("--tensor-size", type=int, default=16 << 20)
@@ -258,7 +281,7 @@ def main() -> None:
     elif args.kind == "graph":
         write_graph(args.path, args.amount)
     else:
-        {"tiny": write_tiny, "int64": write_int64, "dims": write_dims, "unknown": write_unknown}[args.kind](args.path, args.amount)
+        {"tiny": write_tiny, "tiny-external": write_tiny_external, "int64": write_int64, "dims": write_dims, "unknown": write_unknown}[args.kind](args.path, args.amount)
 
 
 if __name__ == "__main__":
