@@ -66,8 +66,20 @@ struct rewrite_stream::state {
         if (!read) return false;
         body.emplace(std::move(read).value());
         body_message = m;
-        drops = edits->body_drops(m);
+        drops = drops_of(m);
         return true;
+    }
+
+    // Message m's drops in its body. Each pass reads the bodies in increasing message order:
+    // a cursor moves over the sorted drops (a search for each of a million bodies costs more).
+    std::span<const tree_edits::body_drop> all_drops;
+    std::size_t drop_cursor = 0;
+    std::span<const tree_edits::body_drop> drops_of(std::uint32_t m) {
+        if (drop_cursor > 0 && (drop_cursor > all_drops.size() || all_drops[drop_cursor - 1].message >= m)) drop_cursor = 0;
+        while (drop_cursor < all_drops.size() && all_drops[drop_cursor].message < m) ++drop_cursor;
+        const auto first = drop_cursor;
+        while (drop_cursor < all_drops.size() && all_drops[drop_cursor].message == m) ++drop_cursor;
+        return all_drops.subspan(first, drop_cursor - first);
     }
 
     // Message m's fields: the tree's, or those of its body (open_body), empty if unreadable.
@@ -113,7 +125,8 @@ struct rewrite_stream::state {
         for (std::size_t i = insertions.size(); i-- > 0;) first_insertion[insertions[i].message] = static_cast<std::uint32_t>(i);
         for (const auto& ins : insertions) dirty[ins.message] = true;
         for (const auto field_index : edits->dropped_fields()) dirty[tree->owner(field_index)] = true;
-        for (const auto& drop : edits->body_drops()) dirty[drop.message] = true;
+        all_drops = edits->body_drops();
+        for (const auto& drop : all_drops) dirty[drop.message] = true;
         // The bodies read again first, in file order (a walk forward, whose pages the
         // caller may release behind it); none holds a message.
         for (std::uint32_t m = 0; m < messages.size(); ++m)
