@@ -6,15 +6,39 @@
 
 namespace onnxstream::onnx {
 
-std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message, tree_edits& edits) {
-    const auto& msg = tree.at(message);
-    std::uint32_t position = msg.field_count;
-    for (std::uint32_t i = 0; i < msg.field_count; ++i) {
-        if (!holds_tensor_value(tree.field(msg.first_field + i).number())) continue;
-        edits.drop(msg.first_field + i);
-        position = std::min(position, i);
+namespace {
+
+struct value_fields {
+    std::uint32_t first = 0;        // the position of the first value field, or field_count
+    std::uint32_t field_count = 0;  // the message's
+};
+
+// A body the tree dropped is read again and its drops addressed by position. One that no
+// longer tokenizes (the file changed under a released page) is left as it is: every
+// writer checks its sources unchanged before it keeps an output.
+value_fields drop_values(const message_tree& tree, std::uint32_t message, tree_edits& edits) {
+    const auto drop_in = [&](std::span<const field_entry> fields, auto&& drop) {
+        value_fields out{static_cast<std::uint32_t>(fields.size()), static_cast<std::uint32_t>(fields.size())};
+        for (std::uint32_t i = 0; i < fields.size(); ++i) {
+            if (!holds_tensor_value(fields[i].number())) continue;
+            drop(i);
+            out.first = std::min(out.first, i);
+        }
+        return out;
+    };
+    if (tree.stores_fields(message)) {
+        const auto first = tree.at(message).first_field;
+        return drop_in(tree.fields(message), [&](std::uint32_t i) { edits.drop(first + i); });
     }
-    return position;
+    const auto body = message_tree::body(tree, message);
+    if (!body) return {};
+    return drop_in(body->fields(0), [&](std::uint32_t i) { edits.drop_in_body(message, i); });
+}
+
+}  // namespace
+
+std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message, tree_edits& edits) {
+    return drop_values(tree, message, edits).first;
 }
 
 void store_external(const message_tree& tree, std::uint32_t message, const external_entry& where, tree_edits& edits) {
@@ -22,8 +46,7 @@ void store_external(const message_tree& tree, std::uint32_t message, const exter
 }
 
 void store_external(const message_tree& tree, std::uint32_t message, std::uint32_t record, tree_edits& edits) {
-    drop_value_fields(tree, message, edits);
-    edits.insert_external(message, tree.at(message).field_count, record);
+    edits.insert_external(message, drop_values(tree, message, edits).field_count, record);
 }
 
 void inline_external(const bound_model& model, std::span<const external_tensor> bindings, tree_edits& edits,

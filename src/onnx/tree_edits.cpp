@@ -51,7 +51,36 @@ void tree_edits::drop(std::uint32_t field_index) {
     drop_list_.push_back(field_index);
 }
 
-void tree_edits::reserve(std::size_t insertions, std::size_t new_fields, std::size_t labels) {
+void tree_edits::drop_in_body(std::uint32_t message_index, std::uint32_t position) {
+    const body_drop drop{message_index, position};
+    if (!body_drops_.empty()) {
+        const auto& last = body_drops_.back();
+        if (last == drop) return;
+        if (std::tie(last.message, last.position) > std::tie(drop.message, drop.position)) body_drops_sorted_ = false;
+    }
+    body_drops_.push_back(drop);
+}
+
+std::span<const tree_edits::body_drop> tree_edits::body_drops() const {
+    if (!body_drops_sorted_) {
+        const auto key = [](const body_drop& d) { return std::tie(d.message, d.position); };
+        std::sort(body_drops_.begin(), body_drops_.end(), [&](const body_drop& a, const body_drop& b) { return key(a) < key(b); });
+        body_drops_.erase(std::unique(body_drops_.begin(), body_drops_.end()), body_drops_.end());
+        body_drops_sorted_ = true;
+    }
+    return body_drops_;
+}
+
+std::span<const tree_edits::body_drop> tree_edits::body_drops(std::uint32_t message_index) const {
+    const auto all = body_drops();
+    const auto [first, last] =
+        std::equal_range(all.begin(), all.end(), body_drop{message_index, 0},
+                         [](const body_drop& a, const body_drop& b) { return a.message < b.message; });
+    return {first, last};
+}
+
+void tree_edits::reserve(std::size_t insertions, std::size_t new_fields, std::size_t labels, std::size_t body_drops) {
+    body_drops_.reserve(body_drops_.size() + body_drops);
     insertions_.reserve(insertions_.size() + insertions);
     fields_.reserve(fields_.size() + new_fields);
     labels_.reserve(labels_.size() + labels);

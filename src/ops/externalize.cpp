@@ -5,6 +5,7 @@
 #include "plan_output.hpp"
 
 #include <onnxstream/io/chunked_read.hpp>
+#include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/io/spill_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
@@ -68,10 +69,11 @@ public:
         report_.input = model_path_;
         report_.output = options_.output.empty() ? default_output(model_path_, options_.output_suffix) : options_.output;
         ONNXSTREAM_ASSIGN(data_name_, choose_data_name(report_.output, options_.data_name));
-        // Each tensor is read again when needed rather than kept: a table of a million
-        // tensor_infos would outweigh the rest of the run.
+        // Each tensor is read again when needed rather than kept, and the tree drops the
+        // fields of embedded tensors (the edits address them by position): a table of a
+        // million tensor_infos, or their field rows, would outweigh the rest of the run.
         ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, data_options_for(options_), {},
-                                                          onnx::tensor_reading::on_demand_full_tree));
+                                                          onnx::tensor_reading::on_demand));
         ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         inputs_ = bound_.inputs();
@@ -94,8 +96,9 @@ public:
 private:
     result<void> choose_placements() {
         const auto shape_like = onnx::shape_like_values(model_.tree);
+        onnx::tensor_pass pass(model_);
         for (const auto t : model_.sites.ids()) {
-            const auto handle = model_.tensor(t);
+            const auto handle = pass.read(t);
             const auto& tensor = *handle;
             const bool has_bytes = tensor.storage == tensor_storage::raw || tensor.storage == tensor_storage::typed ||
                                    tensor.storage == tensor_storage::external;
@@ -154,7 +157,7 @@ private:
                     if (!appended) return result<void>(failure(std::move(appended).error()));
                     return result<void>{};
                 };
-                ONNXSTREAM_TRY(onnx::typed_to_raw(model_.tree, tensor, append, &model_.file.mapping()));
+                ONNXSTREAM_TRY(onnx::typed_to_raw(handle.tree(), tensor, append, &model_.file.mapping()));
                 ++report_.converted_typed;
             }
             placements_.push_back(p);
@@ -167,6 +170,11 @@ private:
     [[nodiscard]] onnx::stored_slice bytes_of(const placement& p) const {
         if (p.extra != onnx::no_index && extras_[p.extra].converted) return *extras_[p.extra].converted;
         return *bound_.stored_bytes(p.site);
+    }
+    // The same, for a caller that holds the tensor (read once for its name and its bytes).
+    [[nodiscard]] onnx::stored_slice bytes_of(const placement& p, const onnx::tensor_handle& tensor) const {
+        if (p.extra != onnx::no_index && extras_[p.extra].converted) return *extras_[p.extra].converted;
+        return *bound_.stored_bytes(p.site, tensor);
     }
     [[nodiscard]] static std::uint64_t length_of(const placement& p) { return p.length; }
 
@@ -356,6 +364,7 @@ private:
             std::vector<std::uint32_t> check_owner;
             std::uint64_t tensors = 0;
             std::uint64_t size = 0;
+            std::optional<onnx::tensor_pass> names;  // for the checks, when there are any
             for (std::uint32_t i = 0; i < placements_.size(); ++i) {
                 const auto& p = placements_[i];
                 if (p.shard != s) continue;
@@ -363,13 +372,17 @@ private:
                 if (duplicate(p)) continue;
                 size = std::max(size, p.offset + length_of(p));
                 if (!hashed(i)) continue;
-                checks.push_back({.tensor = std::string(model_.tensor(p.site)->name),
+                if (!names) names.emplace(model_);
+                checks.push_back({.tensor = std::string(names->read(p.site)->name),
                                   .expected_sha1 = expected_sha1(p),
                                   .compute_sha1 = options_.write_checksums || needs_sha1_[i]});
                 check_owner.push_back(i);
             }
+            names.reset();
             std::uint32_t next = 0;
             std::uint32_t next_check = 0;
+            // Placements are in site (file) order: the pass releases the model's pages behind it.
+            onnx::tensor_pass pass(model_);
             const windowed_plan plan{size, checks, [&, s](plan::write_plan& window) {
                                          window.next_window();
                                          while (next < placements_.size() && window.operations().size() < window_operations) {
@@ -377,9 +390,10 @@ private:
                                              const auto& p = placements_[i];
                                              if (p.shard != s || duplicate(p)) continue;
                                              if (p.offset > window.size()) window.skip(p.offset - window.size());
-                                             window.label(std::string(model_.tensor(p.site)->name));
+                                             const auto tensor = pass.read(p.site);
+                                             window.label(std::string(tensor->name));
                                              const auto check = hashed(i) ? next_check++ : io::no_check;
-                                             const auto from = bytes_of(p);
+                                             const auto from = bytes_of(p, tensor);
                                              window.copy(from.source.value, from.offset, from.length, check);
                                          }
                                          return !window.operations().empty();
@@ -444,14 +458,21 @@ private:
             const auto& p = placements_[index];
             return onnx::external_entry{data_file_name(p.shard), p.offset, length_of(p), checksum_of(index)};
         });
-        edits.reserve(placements_.size());
+        edits.reserve(placements_.size(), 0, 0, placements_.size());
+        // store_external, then the planner in each of its two passes, read each moved
+        // tensor's body again, in file order: the pages behind them go (a million tensors
+        // would map the whole file).
+        io::release_behind behind(model_.file.mapping());
         for (std::uint32_t index = 0; index < placements_.size(); ++index) {
             const auto& p = placements_[index];
-            onnx::store_external(model_.tree, model_.sites[p.site].message, index, edits);
+            const auto message = model_.sites[p.site].message;
+            behind.reached(model_.tree.payload_range(message).offset);
+            onnx::store_external(model_.tree, message, index, edits);
             ++report_.tensors_external;
             if (!duplicate(p)) report_.bytes_external += length_of(p);
         }
-        ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
+        ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit},
+                                                            [&behind](std::uint64_t offset) { behind.reached(offset); }));
         report_.output_size = stream.size();
         ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, stream.size(),
                                                                   {.overwrite = options_.force, .preallocate = true}));

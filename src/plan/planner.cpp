@@ -2,7 +2,10 @@
 
 #include <onnxstream/proto/varint.hpp>
 
+#include <functional>
 #include <limits>
+#include <optional>
+#include <span>
 #include <vector>
 
 namespace onnxstream::plan {
@@ -26,10 +29,18 @@ struct rewrite_stream::state {
     const message_tree* tree = nullptr;
     const tree_edits* edits = nullptr;
     std::uint32_t source = 0;
+    reading_function behind;                     // stream_rewrite's `reading`
     std::vector<bool> dirty;                     // the message or something inside it is edited
     std::vector<std::uint64_t> size;             // new payload size of dirty messages
     std::vector<std::uint32_t> first_insertion;  // per message: index into insertions, or no_index
     std::uint64_t total = 0;
+
+    // The body of a message whose fields the tree dropped, read again (message_tree::body).
+    // One at a time: nothing inside a body is a message the walk enters.
+    std::optional<message_tree> body;
+    std::uint32_t body_message = no_index;
+    std::span<const tree_edits::body_drop> drops;  // the body's drops, by position
+    std::size_t next_drop = 0;
 
     // Where the emitter is: a message being written, the next of its fields, the next
     // of its insertions. The stack replaces recursion so that it can stop anywhere.
@@ -42,6 +53,69 @@ struct rewrite_stream::state {
     bool started = false;
     std::vector<std::byte> scratch;  // an external insertion's fields, encoded
 
+    // Reads message m's body (the tree dropped its fields). A body that no longer
+    // tokenizes (the file changed under a page released behind a pass) is false: the
+    // message is then kept as it was, and the writer's check that the sources are
+    // unchanged refuses the output.
+    bool open_body(std::uint32_t m) {
+        if (body_message == m) return true;
+        body.reset();
+        body_message = no_index;
+        if (behind) behind(tree->payload_range(m).offset);
+        auto read = message_tree::body(*tree, m);
+        if (!read) return false;
+        body.emplace(std::move(read).value());
+        body_message = m;
+        drops = drops_of(m);
+        return true;
+    }
+
+    // Message m's drops in its body. Each pass reads the bodies in increasing message order:
+    // a cursor moves over the sorted drops (a search for each of a million bodies costs more).
+    std::span<const tree_edits::body_drop> all_drops;
+    std::size_t drop_cursor = 0;
+    std::span<const tree_edits::body_drop> drops_of(std::uint32_t m) {
+        if (drop_cursor > 0 && (drop_cursor > all_drops.size() || all_drops[drop_cursor - 1].message >= m)) drop_cursor = 0;
+        while (drop_cursor < all_drops.size() && all_drops[drop_cursor].message < m) ++drop_cursor;
+        const auto first = drop_cursor;
+        while (drop_cursor < all_drops.size() && all_drops[drop_cursor].message == m) ++drop_cursor;
+        return all_drops.subspan(first, drop_cursor - first);
+    }
+
+    // Message m's fields: the tree's, or those of its body (open_body), empty if unreadable.
+    [[nodiscard]] std::span<const onnx::field_entry> fields_of(std::uint32_t m) const {
+        if (tree->stores_fields(m)) return tree->fields(m);
+        return body_message == m ? body->fields(0) : std::span<const onnx::field_entry>{};
+    }
+
+    // Whether the field at `position` of message m (read in increasing positions) is dropped.
+    bool dropped(std::uint32_t m, std::uint32_t position) {
+        if (tree->stores_fields(m)) return edits->dropped(tree->at(m).first_field + position);
+        while (next_drop < drops.size() && drops[next_drop].position < position) ++next_drop;
+        return next_drop < drops.size() && drops[next_drop].position == position;
+    }
+
+    // The new payload size of dirty message m, its dirty children's sizes known.
+    std::uint64_t payload_size(std::uint32_t m) {
+        std::uint64_t sum = 0;
+        if (!tree->stores_fields(m) && !open_body(m)) {
+            sum = tree->payload_range(m).length;
+        } else {
+            next_drop = 0;
+            const auto fields = fields_of(m);
+            for (std::uint32_t i = 0; i < fields.size(); ++i) {
+                if (dropped(m, i)) continue;
+                const auto& f = fields[i];
+                if (f.child != no_index && dirty[f.child]) sum += header_size(f, size[f.child]) + size[f.child];
+                else sum += f.total_length();
+            }
+        }
+        const auto insertions = edits->insertions();
+        for (auto i = first_insertion[m]; i != no_index && i < insertions.size() && insertions[i].message == m; ++i)
+            sum += edits->encoded_size(insertions[i]);
+        return sum;
+    }
+
     void compute_sizes() {
         const auto messages = tree->messages();
         dirty.assign(messages.size(), false);
@@ -51,26 +125,30 @@ struct rewrite_stream::state {
         for (std::size_t i = insertions.size(); i-- > 0;) first_insertion[insertions[i].message] = static_cast<std::uint32_t>(i);
         for (const auto& ins : insertions) dirty[ins.message] = true;
         for (const auto field_index : edits->dropped_fields()) dirty[tree->owner(field_index)] = true;
+        all_drops = edits->body_drops();
+        for (const auto& drop : all_drops) dirty[drop.message] = true;
+        // The bodies read again first, in file order (a walk forward, whose pages the
+        // caller may release behind it); none holds a message.
+        for (std::uint32_t m = 0; m < messages.size(); ++m)
+            if (dirty[m] && !tree->stores_fields(m)) size[m] = payload_size(m);
         // Children come after their parents: one reverse sweep settles dirtiness and sizes.
         for (std::size_t m = messages.size(); m-- > 0;) {
             if (!dirty[m]) continue;
-            std::uint64_t sum = 0;
-            for (std::uint32_t i = 0; i < messages[m].field_count; ++i) {
-                const auto field_index = messages[m].first_field + i;
-                if (edits->dropped(field_index)) continue;
-                const auto& f = tree->field(field_index);
-                if (f.child != no_index && dirty[f.child]) sum += header_size(f, size[f.child]) + size[f.child];
-                else sum += f.total_length();
-            }
-            for (auto i = first_insertion[m]; i != no_index && i < insertions.size() && insertions[i].message == m; ++i)
-                sum += edits->encoded_size(insertions[i]);
-            size[m] = sum;
+            if (tree->stores_fields(static_cast<std::uint32_t>(m))) size[m] = payload_size(static_cast<std::uint32_t>(m));
             if (messages[m].parent != no_index) dirty[messages[m].parent] = true;
         }
         total = dirty[0] ? size[0] : tree->bytes().size();
+        body.reset();
+        body_message = no_index;
     }
 
-    void push(std::uint32_t m) { stack.push_back({m, 0, first_insertion[m]}); }
+    void push(write_plan& plan, std::uint32_t m) {
+        stack.push_back({m, 0, first_insertion[m]});
+        next_drop = 0;
+        if (tree->stores_fields(m) || open_body(m)) return;
+        const auto range = tree->payload_range(m);
+        plan.copy(source, range.offset, range.length);
+    }
 
     void put_varint(write_plan& plan, std::uint64_t value) { plan.emit(proto::encode_varint(value).view()); }
 
@@ -101,14 +179,14 @@ struct rewrite_stream::state {
     void step(write_plan& plan) {
         auto& top = stack.back();
         const auto m = top.message;
-        const auto& msg = tree->at(m);
+        const auto fields = fields_of(m);
         const auto insertions = edits->insertions();
         while (top.next_insertion != no_index && top.next_insertion < insertions.size() &&
                insertions[top.next_insertion].message == m && insertions[top.next_insertion].position <= top.field) {
             insertion(plan, insertions[top.next_insertion]);
             ++top.next_insertion;
         }
-        if (top.field == msg.field_count) {
+        if (top.field == fields.size()) {
             // The rest of the insertions (positions past the end append).
             while (top.next_insertion != no_index && top.next_insertion < insertions.size() &&
                    insertions[top.next_insertion].message == m) {
@@ -118,10 +196,9 @@ struct rewrite_stream::state {
             stack.pop_back();
             return;
         }
-        const auto field_index = msg.first_field + top.field;
-        ++top.field;
-        if (edits->dropped(field_index)) return;
-        const auto& f = tree->field(field_index);
+        const auto position = top.field++;
+        if (dropped(m, position)) return;
+        const auto& f = fields[position];
         if (f.child != no_index && dirty[f.child]) {
             const auto child_size = size[f.child];
             if (child_size == f.payload_length()) {
@@ -130,7 +207,7 @@ struct rewrite_stream::state {
                 put_varint(plan, proto::make_tag(f.number(), proto::wire_type::length_delimited));
                 put_varint(plan, child_size);
             }
-            push(f.child);  // `top` is not used past this point
+            push(plan, f.child);  // `top` is not used past this point
             return;
         }
         plan.copy(source, f.header_offset(), f.total_length());
@@ -153,7 +230,7 @@ bool rewrite_stream::next(write_plan& window, std::size_t operations) {
             window.copy(s.source, 0, s.tree->bytes().size());
             return !window.operations().empty();
         }
-        s.push(0);
+        s.push(window, 0);
     }
     // Emits merge, so the bytes are bounded too (an edit's bytes may be large).
     constexpr std::size_t pool_bytes = 1U << 20;
@@ -172,12 +249,14 @@ std::uint64_t planned_size(const message_tree& tree, const tree_edits& edits) {
     return s.total;
 }
 
-result<rewrite_stream> stream_rewrite(const message_tree& tree, const tree_edits& edits, const plan_options& options) {
+result<rewrite_stream> stream_rewrite(const message_tree& tree, const tree_edits& edits, const plan_options& options,
+                                      reading_function reading) {
     rewrite_stream stream;
     auto& s = *stream.state_;
     s.tree = &tree;
     s.edits = &edits;
     s.source = options.tree_source;
+    s.behind = std::move(reading);
     s.compute_sizes();
     if (s.total > options.max_size) {
         error e;

@@ -1,4 +1,5 @@
 #include <onnxstream/onnx/message_tree.hpp>
+#include <onnxstream/onnx/tensor_value_edits.hpp>
 #include <onnxstream/onnx/tree_edits.hpp>
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
@@ -252,4 +253,162 @@ TEST_CASE("a plan streamed a window at a time holds the same operations as the w
     for (const auto& f : reparsed->fields(2))
         if (f.number() == 13 && f.child != onnx::no_index) locations.push_back(reparsed->find_text(f.child, 2));
     CHECK(locations == std::vector<std::string_view>{"w.data", "0", "32", "ab"});
+}
+
+namespace {
+
+// A graph of three initializers (the middle one with two value fields) and a node: a
+// tree parsed on demand drops the three tensors' fields.
+std::vector<std::byte> three_tensors() {
+    proto_builder graph;
+    proto_builder node;
+    node.string_field(1, "a").string_field(2, "y").string_field(4, "Relu");
+    graph.message_field(1, node).string_field(2, "g");
+    proto_builder a;
+    a.varint_field(1, 2).varint_field(2, 1).string_field(8, "a").bytes_field(9, test_support::float_bytes({1, 2}));
+    proto_builder b;
+    b.varint_field(1, 3).varint_field(2, 1).fixed32_field(4, 7).string_field(8, "b").fixed32_field(4, 9);
+    proto_builder c;
+    c.string_field(8, "c").varint_field(2, 1).bytes_field(9, test_support::float_bytes({5}));
+    graph.message_field(5, a).message_field(5, b).message_field(5, c);
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph).string_field(1234, "unknown");
+    return model.take();
+}
+
+onnx::message_tree parse_tree(std::span<const std::byte> bytes, onnx::tensor_fields tensors) {
+    onnx::tree_options options;
+    options.tensors = tensors;
+    auto tree = onnx::message_tree::parse(bytes, options);
+    REQUIRE(tree);
+    return std::move(*tree);
+}
+
+std::vector<std::uint32_t> tensor_messages(const onnx::message_tree& tree) {
+    std::vector<std::uint32_t> out;
+    for (std::uint32_t m = 0; m < tree.messages().size(); ++m)
+        if (tree.at(m).kind == onnx::message_kind::tensor) out.push_back(m);
+    return out;
+}
+
+std::vector<std::byte> rewritten(const onnx::message_tree& tree, const onnx::tree_edits& edits,
+                                 std::span<const std::byte> bytes) {
+    const auto p = plan::plan_rewrite(tree, edits);
+    REQUIRE(p);
+    CHECK(p->size() == plan::planned_size(tree, edits));
+    return execute(*p, bytes);
+}
+
+}  // namespace
+
+TEST_CASE("drops by position in a dropped body write the bytes the same drops by field index write") {
+    const auto bytes = three_tensors();
+    const auto full = parse_tree(bytes, onnx::tensor_fields::stored);
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
+    const auto tensors = tensor_messages(full);
+    REQUIRE(tensors == tensor_messages(lazy));
+    REQUIRE(tensors.size() == 3);
+    for (const auto t : tensors) REQUIRE_FALSE(lazy.stores_fields(t));
+    // a: raw_data dropped, a slice in its place and an external record after it all; b:
+    // its first and last fields dropped, a field inserted between the others; c untouched.
+    const std::vector<std::byte> payload = test_support::float_bytes({3, 4});
+    auto edit = [&](onnx::tree_edits& edits, auto&& drop) {
+        drop(tensors[0], 3U);
+        edits.insert(tensors[0], 3, edits.bytes(9, payload));
+        edits.insert_external(tensors[0], 4, edits.add_external({"x.data", 8, 16, std::nullopt}));
+        drop(tensors[1], 4U);
+        drop(tensors[1], 0U);
+        edits.insert(tensors[1], 2, edits.varint(1000, 5));
+    };
+    onnx::tree_edits by_index;
+    edit(by_index, [&](std::uint32_t m, std::uint32_t position) { by_index.drop(full.at(m).first_field + position); });
+    onnx::tree_edits by_position;
+    edit(by_position, [&](std::uint32_t m, std::uint32_t position) { by_position.drop_in_body(m, position); });
+    const auto expected = rewritten(full, by_index, bytes);
+    CHECK(expected != bytes);
+    CHECK(rewritten(lazy, by_position, bytes) == expected);
+    // What was kept and what went: b keeps data_type, one float_data and its name, with the
+    // new field before the float_data.
+    const auto reparsed = onnx::message_tree::parse(expected);
+    REQUIRE(reparsed);
+    const auto b = reparsed->fields(tensor_messages(*reparsed)[1]);
+    REQUIRE(b.size() == 4);
+    CHECK(b[0].number() == 2);
+    CHECK(b[1].number() == 1000);
+    CHECK(b[2].number() == 4);
+    CHECK(reparsed->text(b[3]) == "b");
+    // Windows of one operation: the body is read again as the walk reaches it.
+    auto stream = plan::stream_rewrite(lazy, by_position);
+    REQUIRE(stream);
+    std::vector<std::byte> out(stream->size());
+    plan::write_plan window;
+    while (stream->next(window, 1)) {
+        const auto part = execute(window, bytes);
+        for (const auto& op : window.operations())
+            std::memcpy(out.data() + op.output_offset, part.data() + op.output_offset, op.length);
+    }
+    CHECK(out == expected);
+}
+
+TEST_CASE("store_external and drop_value_fields address a dropped body by position, with the full tree's result") {
+    const auto bytes = three_tensors();
+    const auto full = parse_tree(bytes, onnx::tensor_fields::stored);
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
+    const auto tensors = tensor_messages(full);
+    auto edit = [&](const onnx::message_tree& tree, onnx::tree_edits& edits) {
+        onnx::store_external(tree, tensors[0], onnx::external_entry{"w.data", 0, 8, std::nullopt}, edits);
+        onnx::store_external(tree, tensors[1], onnx::external_entry{"w.data", 64, 8, std::string("00ff")}, edits);
+        const auto position = onnx::drop_value_fields(tree, tensors[2], edits);
+        CHECK(position == 2);
+        edits.insert(tensors[2], position, edits.bytes(9, test_support::float_bytes({6})));
+    };
+    onnx::tree_edits on_full;
+    edit(full, on_full);
+    onnx::tree_edits on_lazy;
+    edit(lazy, on_lazy);
+    CHECK(on_full.body_drops().empty());
+    CHECK(on_lazy.dropped_fields().empty());
+    CHECK(on_lazy.body_drops().size() == 4);  // a's raw_data, b's two float_data, c's raw_data
+    const auto expected = rewritten(full, on_full, bytes);
+    CHECK(rewritten(lazy, on_lazy, bytes) == expected);
+    const auto reparsed = onnx::message_tree::parse(expected);
+    REQUIRE(reparsed);
+    const auto b = reparsed->fields(tensor_messages(*reparsed)[1]);
+    CHECK(b.back().number() == 14);  // data_location, after the entries
+    for (const auto& f : b) CHECK(f.number() != 4);
+}
+
+TEST_CASE("the planner reads dropped bodies in file order in each pass, and says where it is") {
+    const auto bytes = three_tensors();
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
+    const auto tensors = tensor_messages(lazy);
+    onnx::tree_edits edits;
+    for (const auto t : tensors) onnx::store_external(lazy, t, onnx::external_entry{"w.data", 0, 4, std::nullopt}, edits);
+    std::vector<std::uint64_t> reached;
+    auto stream = plan::stream_rewrite(lazy, edits, {}, [&reached](std::uint64_t offset) { reached.push_back(offset); });
+    REQUIRE(stream);
+    plan::write_plan window;
+    while (stream->next(window)) {
+    }
+    std::vector<std::uint64_t> bodies;
+    for (const auto t : tensors) bodies.push_back(lazy.payload_range(t).offset);
+    std::vector<std::uint64_t> twice = bodies;
+    twice.insert(twice.end(), bodies.begin(), bodies.end());
+    CHECK(reached == twice);
+}
+
+TEST_CASE("a dropped body that no longer tokenizes is kept whole, at the size the plan says") {
+    auto bytes = three_tensors();
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
+    const auto tensors = tensor_messages(lazy);
+    onnx::tree_edits edits;
+    edits.drop_in_body(tensors[0], 3);
+    edits.insert(tensors[0], 4, edits.varint(1000, 1));
+    // The file changed under the tree: the body's first tag is now a wire type protobuf has not.
+    bytes[lazy.payload_range(tensors[0]).offset] = std::byte{0x0F};
+    const auto p = plan::plan_rewrite(lazy, edits);
+    REQUIRE(p);
+    CHECK(p->size() == plan::planned_size(lazy, edits));
+    CHECK(p->size() == bytes.size() + 3);  // nothing dropped, the varint field (3 bytes) added
+    CHECK(execute(*p, bytes).size() == p->size());
 }

@@ -60,11 +60,18 @@ using external_entries = std::function<external_entry(std::uint32_t record)>;
 
 class tree_edits {
 public:
+    /// Drops field `field_index` of the tree (a field the tree stores).
     void drop(std::uint32_t field_index);
+    /// Drops the field at `position` of message `message_index`, whose fields the tree did
+    /// not store (message::fields_dropped): the planner applies it as it reads the body
+    /// again (message_tree::body). 8 bytes a drop, where a tree that stored the body's
+    /// fields would cost 20 bytes a field of every body.
+    void drop_in_body(std::uint32_t message_index, std::uint32_t position);
     /// Room for `insertions` more insertions, of which `new_fields` add a new_field and
-    /// `labels` a label: a caller that knows how many it adds (one per tensor of a model of
-    /// a million) spares the tables' growth slack, up to half of their size.
-    void reserve(std::size_t insertions, std::size_t new_fields = 0, std::size_t labels = 0);
+    /// `labels` a label, and for `body_drops` more drop_in_body: a caller that knows how
+    /// many it adds (one per tensor of a model of a million) spares the tables' growth
+    /// slack, up to half of their size.
+    void reserve(std::size_t insertions, std::size_t new_fields = 0, std::size_t labels = 0, std::size_t body_drops = 0);
     /// Inserts before the field at `position` of `message_index` (0..field_count;
     /// field_count appends). Several insertions at one position keep their call order.
     void insert(std::uint32_t message_index, std::uint32_t position, new_field field);
@@ -104,6 +111,15 @@ public:
         std::uint32_t what = 0;  // index into the new fields, or with external_bit an external record
     };
     static constexpr std::uint32_t external_bit = 1U << 31;
+    struct body_drop {
+        std::uint32_t message = 0;
+        std::uint32_t position = 0;
+        friend bool operator==(const body_drop&, const body_drop&) = default;
+    };
+    /// The drops in bodies (drop_in_body), sorted by (message, position), each once.
+    [[nodiscard]] std::span<const body_drop> body_drops() const;
+    /// Those of message `message_index`, sorted by position.
+    [[nodiscard]] std::span<const body_drop> body_drops(std::uint32_t message_index) const;
     /// Insertions sorted by (message, position, call order).
     [[nodiscard]] std::span<const insertion> insertions() const;
     /// The field an insertion adds; only for one that is not external (is_external).
@@ -119,11 +135,15 @@ public:
     [[nodiscard]] std::span<const std::byte> pool() const noexcept { return pool_; }
     [[nodiscard]] std::span<const io::stream_check> checks() const noexcept { return checks_; }
     [[nodiscard]] std::span<const std::string_view> labels() const noexcept { return labels_; }
-    [[nodiscard]] bool empty() const noexcept { return drop_list_.empty() && insertions_.empty(); }
+    [[nodiscard]] bool empty() const noexcept {
+        return drop_list_.empty() && body_drops_.empty() && insertions_.empty();
+    }
 
 private:
     std::vector<bool> dropped_;
     std::vector<std::uint32_t> drop_list_;
+    mutable std::vector<body_drop> body_drops_;
+    mutable bool body_drops_sorted_ = true;
     mutable std::vector<insertion> insertions_;
     mutable bool sorted_ = true;
     std::vector<new_field> fields_;

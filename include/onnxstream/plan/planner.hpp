@@ -7,6 +7,10 @@
 // size did not change keeps its original header bytes, so a rewrite with no change (or
 // with changes that cancel out) reproduces the input byte for byte, even if the input
 // used non-minimal varints.
+//
+// A TensorProto body whose fields the tree dropped (message::fields_dropped) is read again
+// when an edit touches it, once to size it and once to write it; its drops are addressed
+// by position (tree_edits::drop_in_body), its insertions as any message's.
 #pragma once
 
 #include <onnxstream/onnx/message_tree.hpp>
@@ -15,6 +19,7 @@
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace onnxstream::plan {
@@ -26,6 +31,12 @@ struct plan_options {
     std::uint32_t tree_source = 0;            // source index of the file the tree was parsed from
     std::uint64_t max_size = protobuf_limit;  // larger outputs fail with too_large
 };
+
+/// Called before the planner reads a body the tree dropped (message::fields_dropped)
+/// again, with its offset: within each of its two passes (sizes, then operations) it reads
+/// nothing before that offset again, so that a caller may release the mapped pages behind
+/// it (io::release_behind, which starts over when the offset moves back).
+using reading_function = std::function<void(std::uint64_t offset)>;
 
 /// The rewritten model a window of operations at a time, for writers that take a plan in
 /// windows (io::write_job::more): the sizes are computed first, the operations as they are
@@ -46,7 +57,8 @@ public:
     [[nodiscard]] bool next(write_plan& window, std::size_t operations = 4096);
 
 private:
-    friend result<rewrite_stream> stream_rewrite(const onnx::message_tree&, const onnx::tree_edits&, const plan_options&);
+    friend result<rewrite_stream> stream_rewrite(const onnx::message_tree&, const onnx::tree_edits&, const plan_options&,
+                                                 reading_function);
     friend std::uint64_t planned_size(const onnx::message_tree&, const onnx::tree_edits&);
     struct state;
     rewrite_stream();
@@ -63,8 +75,8 @@ private:
                                               const plan_options& options = {});
 
 /// plan_rewrite as a stream (the same operations, the same errors); its checks are the
-/// edits' checks.
+/// edits' checks. `reading`, when given, is told where the planner reads the model's bytes.
 [[nodiscard]] result<rewrite_stream> stream_rewrite(const onnx::message_tree& tree, const onnx::tree_edits& edits,
-                                                    const plan_options& options = {});
+                                                    const plan_options& options = {}, reading_function reading = {});
 
 }  // namespace onnxstream::plan
