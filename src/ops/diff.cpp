@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -19,7 +20,6 @@
 #include <optional>
 #include <thread>
 #include <tuple>
-#include <unordered_map>
 #include <unordered_set>
 
 namespace onnxstream::ops {
@@ -43,9 +43,6 @@ const char* to_string(difference_kind kind) noexcept {
 }
 
 namespace {
-
-// A tensor's values enter its digest under this number, which no field uses.
-constexpr std::uint32_t values_entry = 0;
 
 // One canonical field value: its number and a hash of its meaning (not its encoding).
 struct entry {
@@ -102,6 +99,36 @@ std::uint64_t dims_digest(const onnx::tensor_dims& dims) {
     return hash_pair(tag_varint, hasher->digest());
 }
 
+// Below this size, a raw tensor's bytes in the .onnx are hashed where the pass over the
+// tensors reads its body: no read of their own (their pages were just read), no range in
+// the hashing table. At least this large, they are read through hash_ranges (a buffer
+// per worker, never the mapping: a weight's pages are not mapped to hash it).
+constexpr std::uint64_t inline_limit = 64 * 1024;
+
+// A tensor whose values are streamed from a file: where they lie, and which it is.
+struct streamed_tensor {
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    onnx::source_id source{0};
+    onnx::site_id site;
+
+    [[nodiscard]] bool same_range(const streamed_tensor& other) const noexcept {
+        return source == other.source && offset == other.offset && length == other.length;
+    }
+    // By place, so that each file is read forward and tensors sharing their bytes are neighbours.
+    friend bool operator<(const streamed_tensor& x, const streamed_tensor& y) noexcept {
+        return std::tie(x.source, x.offset, x.length, x.site) < std::tie(y.source, y.offset, y.length, y.site);
+    }
+};
+
+// Ranges hashed per call of hash_ranges: the table of ranges in memory stays this small
+// whatever the number of tensors.
+constexpr std::size_t ranges_per_window = 1U << 14;
+
+// A tensor message's digest, its values' hash added (strings have none: their values
+// are string_data fields, among the others).
+std::uint64_t with_values(std::uint64_t fields_digest, std::uint64_t values) { return hash_pair(fields_digest, values); }
+
 // One model, opened and hashed.
 struct model_side {
     fs::path path;
@@ -113,17 +140,18 @@ struct model_side {
     [[nodiscard]] const onnx::message_tree& tree() const { return bound.model.tree; }
     [[nodiscard]] const onnx::model_file& model() const { return bound.model; }
 
-    // The canonical entries of one field, appended to `out`. Storage fields of tensors
-    // and their dims are left out (the caller adds normalized ones).
-    void field_entries(message_kind kind, const onnx::field_entry& f, std::vector<entry>& out) const {
+    // The canonical entries of one field of `tree` (the model's, or a tensor body read
+    // again), appended to `out`.
+    void field_entries(const onnx::message_tree& tree, message_kind kind, const onnx::field_entry& f,
+                       std::vector<entry>& out) const {
         const auto n = f.number();
         if (f.child != no_index) {
             out.push_back({n, digest[f.child]});
             return;
         }
-        const auto payload = tree().payload(f);
+        const auto payload = tree.payload(f);
         switch (f.type()) {
-            case proto::wire_type::varint: out.push_back({n, hash_pair(tag_varint, tree().value(f))}); return;
+            case proto::wire_type::varint: out.push_back({n, hash_pair(tag_varint, tree.value(f))}); return;
             case proto::wire_type::fixed32:
             case proto::wire_type::fixed64: out.push_back({n, hash_pair(tag_fixed, little_endian(payload))}); return;
             case proto::wire_type::length_delimited: break;
@@ -151,6 +179,9 @@ struct model_side {
         }
         out.push_back({n, hash_pair(tag_bytes, payload_digest(payload))});
     }
+    void field_entries(message_kind kind, const onnx::field_entry& f, std::vector<entry>& out) const {
+        field_entries(tree(), kind, f, out);
+    }
 
     // XXH3 of a payload of the .onnx. A large one (an unknown field of gigabytes) is read
     // with pread through one buffer rather than through the mapping: its file pages are
@@ -166,45 +197,132 @@ struct model_side {
         return io::xxh3_of(model().file.mapping(), payload);
     }
 
-    void message_entries(std::uint32_t m, std::vector<entry>& out) const {
-        const auto kind = tree().at(m).kind;
-        for (const auto& f : tree().fields(m)) {
-            if (kind == message_kind::tensor &&
-                (onnx::holds_tensor_value(f.number()) || f.number() == number(tensor_field::dims)))
-                continue;
-            field_entries(kind, f, out);
-        }
-        if (kind == message_kind::tensor) {
-            const auto handle = model().tensor(tensor_of_message[m]);
-            const auto& tensor = *handle;
-            if (!tensor.dims.empty()) out.push_back({number(tensor_field::dims), dims_digest(tensor.dims)});
-            if (tensor.storage != tensor_storage::strings) out.push_back({values_entry, values[tensor_of_message[m]]});
-        }
-        std::stable_sort(out.begin(), out.end(), [](const entry& x, const entry& y) { return x.number < y.number; });
-        for (auto it = out.begin(); it != out.end();) {
-            auto end = std::find_if(it, out.end(), [&](const entry& e) { return e.number != it->number; });
+    // The digest of a message of `kind` from its entries (reordered: fields of different
+    // numbers in any order, unordered repeated fields in any order, are the same).
+    static std::uint64_t digest_of(message_kind kind, std::vector<entry>& entries, std::vector<std::byte>& bytes) {
+        std::stable_sort(entries.begin(), entries.end(), [](const entry& x, const entry& y) { return x.number < y.number; });
+        for (auto it = entries.begin(); it != entries.end();) {
+            auto end = std::find_if(it, entries.end(), [&](const entry& e) { return e.number != it->number; });
             if (unordered_field(kind, it->number))
                 std::sort(it, end, [](const entry& x, const entry& y) { return x.value < y.value; });
             it = end;
         }
+        bytes.assign(1 + entries.size() * 12, std::byte{0});
+        bytes[0] = static_cast<std::byte>(kind);
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            std::memcpy(bytes.data() + 1 + 12 * i, &entries[i].number, 4);
+            std::memcpy(bytes.data() + 5 + 12 * i, &entries[i].value, 8);
+        }
+        return io::xxh3_of(bytes);
     }
 
-    void compute_digests() {
+    // The hash of a typed tensor's values as raw bytes, converted a piece at a time (100 MB
+    // of packed int64 are never held converted); their encoded bytes when they do not convert.
+    [[nodiscard]] std::uint64_t typed_values(const onnx::tensor_handle& handle) const {
+        io::xxh3_hasher hasher;
+        auto hash = [&hasher](std::span<const std::byte> piece) -> result<void> {
+            hasher.update(piece);
+            return {};
+        };
+        if (onnx::typed_to_raw(handle.tree(), *handle, hash, &model().file.mapping())) return hasher.digest();
+        io::xxh3_hasher fallback;
+        for (const auto index : handle->typed_fields) fallback.update(handle.tree().payload(handle.tree().field(index)));
+        return hash_pair(tag_typed_fallback, fallback.digest());
+    }
+
+    // What one read of each tensor gives, in one pass in file order (its pages released
+    // behind it): each tensor message's digest, and the hash of the values that are at
+    // hand (typed, small raw, none), both complete; for the others, streamed from a file,
+    // the digest without values and the place of the bytes, returned sorted by place.
+    // `at_hand` counts the raw bytes hashed here, `label` names the last such tensor.
+    result<std::vector<streamed_tensor>> digest_tensors(const std::atomic<bool>* cancel, std::uint64_t& at_hand,
+                                                        std::string_view& label) {
+        std::vector<streamed_tensor> streamed;
+        std::vector<entry> entries;
+        std::vector<std::byte> bytes;
+        bool in_order = true;
+        onnx::tensor_pass pass(model());
+        for (const auto t : model().sites.ids()) {
+            if (cancel != nullptr && t.value % 1024 == 0 && cancel->load(std::memory_order_relaxed))
+                return failure(error_code::interrupted, "interrupted; nothing was changed");
+            const auto m = model().sites[t].message;
+            const auto handle = pass.read(t);
+            const auto& tensor = *handle;
+            const auto& fields_tree = handle.tree();
+            // Storage fields and dims are left out: normalized entries stand for them.
+            entries.clear();
+            for (const auto& f : fields_tree.fields(&fields_tree == &tree() ? m : 0)) {
+                if (onnx::holds_tensor_value(f.number()) || f.number() == number(tensor_field::dims)) continue;
+                field_entries(fields_tree, message_kind::tensor, f, entries);
+            }
+            if (!tensor.dims.empty()) entries.push_back({number(tensor_field::dims), dims_digest(tensor.dims)});
+            digest[m] = digest_of(message_kind::tensor, entries, bytes);
+            if (const auto slice = bound.stored_bytes(t, handle)) {
+                if (slice->source != onnx::bound_model::model_source || slice->length >= inline_limit) {
+                    const streamed_tensor s{slice->offset, slice->length, slice->source, t};
+                    in_order = in_order && (streamed.empty() || !(s < streamed.back()));
+                    streamed.push_back(s);
+                    continue;
+                }
+                values[t] = io::xxh3_of(tree().bytes().subspan(slice->offset, slice->length));
+                at_hand += slice->length;
+                label = tensor.name;
+            } else if (tensor.storage == tensor_storage::typed) {
+                values[t] = typed_values(handle);
+            } else {
+                values[t] = io::xxh3_of({});  // empty, strings
+            }
+            if (tensor.storage != tensor_storage::strings) digest[m] = with_values(digest[m], values[t]);
+        }
+        if (!in_order) std::sort(streamed.begin(), streamed.end());
+        return streamed;
+    }
+
+    // Streams the values of `streamed` (sorted by place), each distinct range once, a
+    // window of ranges at a time, and completes their digests. Returns the bytes read.
+    result<std::uint64_t> hash_streamed(const std::vector<streamed_tensor>& streamed, const range_hash_options& hashing) {
+        const auto sources = bound.sources();
+        std::uint64_t hashed = 0;
+        std::vector<hashed_range> ranges;
+        for (std::size_t first = 0; first < streamed.size();) {
+            ranges.clear();
+            std::size_t end = first;
+            for (; end < streamed.size(); ++end) {
+                const auto& s = streamed[end];
+                if (end > first && s.same_range(streamed[end - 1])) continue;
+                // A window ends between ranges, never inside a run of tensors sharing one.
+                if (ranges.size() == ranges_per_window) break;
+                const auto name = tree().find_text(model().sites[s.site].message, number(tensor_field::name));
+                ranges.push_back({sources[s.source.value], s.offset, s.length, name, {}, {}, {}});
+            }
+            ONNXSTREAM_ASSIGN(const auto bytes, hash_ranges(ranges, range_hash::xxh3, hashing));
+            hashed += bytes;
+            std::size_t range = 0;
+            for (std::size_t i = first; i < end; ++i) {
+                if (i > first && !streamed[i].same_range(streamed[i - 1])) ++range;
+                if (ranges[range].failed) return failure(*ranges[range].failed);
+                const auto t = streamed[i].site;
+                values[t] = *ranges[range].xxh3;
+                auto& d = digest[model().sites[t].message];
+                d = with_values(d, values[t]);
+            }
+            first = end;
+        }
+        return hashed;
+    }
+
+    // The digests of the other messages, from their fields and their children's digests.
+    void digest_messages() {
         const auto messages = tree().messages();
-        digest.assign(messages.size(), 0);
         std::vector<entry> entries;
         std::vector<std::byte> bytes;
         // Children always follow their parent, so walking backwards sees them first.
         for (auto m = static_cast<std::uint32_t>(messages.size()); m-- > 0;) {
+            const auto kind = messages[m].kind;
+            if (kind == message_kind::tensor) continue;  // digest_tensors made it
             entries.clear();
-            message_entries(m, entries);
-            bytes.assign(1 + entries.size() * 12, std::byte{0});
-            bytes[0] = static_cast<std::byte>(messages[m].kind);
-            for (std::size_t i = 0; i < entries.size(); ++i) {
-                std::memcpy(bytes.data() + 1 + 12 * i, &entries[i].number, 4);
-                std::memcpy(bytes.data() + 5 + 12 * i, &entries[i].value, 8);
-            }
-            digest[m] = io::xxh3_of(bytes);
+            for (const auto& f : tree().fields(m)) field_entries(kind, f, entries);
+            digest[m] = digest_of(kind, entries, bytes);
         }
     }
 };
@@ -212,9 +330,9 @@ struct model_side {
 result<model_side> open_side(const fs::path& path, const onnx::resolve_options& data_options) {
     model_side side;
     side.path = path;
-    // Tensors are read again when needed, not kept: two models of a million tensors would
-    // hold 240 MB of tensor_infos.
-    ONNXSTREAM_ASSIGN(side.bound, onnx::bound_model::open(path, data_options, {}, onnx::tensor_reading::on_demand_full_tree));
+    // Tensors are read again when needed, not kept (two models of a million tensors would
+    // hold 240 MB of tensor_infos), and their bodies are tokenized again when read.
+    ONNXSTREAM_ASSIGN(side.bound, onnx::bound_model::open(path, data_options, {}, onnx::tensor_reading::on_demand));
     // Sizes that do not match the dims still have bytes to compare; anything else is trouble.
     if (const auto* problem = side.bound.data.blocking_problem(true)) {
         auto e = problem->what;
@@ -229,127 +347,26 @@ result<model_side> open_side(const fs::path& path, const onnx::resolve_options& 
     side.tensor_of_message.assign(side.tree().messages().size(), none);
     for (const auto t : side.model().sites.ids()) side.tensor_of_message[side.model().sites[t].message] = t;
     side.values.assign(side.model().sites.size(), 0);
+    side.digest.assign(side.tree().messages().size(), 0);
     return side;
 }
 
-// Hashes what is in memory (typed values, no values) now; returns the tensors whose
-// values are streamed from a file.
-std::vector<onnx::site_id> hash_in_memory(model_side& side) {
-    const auto& tree = side.tree();
-    std::vector<onnx::site_id> streamed;
-    for (const auto t : side.model().sites.ids()) {
-        const auto handle = side.model().tensor(t);
-        const auto& tensor = *handle;
-        if (side.bound.stored_bytes(t, handle)) {
-            streamed.push_back(t);
-        } else if (tensor.storage == tensor_storage::typed) {
-            // Typed values live in the .onnx, under 2 GB; converted one tensor at a time.
-            if (auto raw = onnx::typed_to_raw(tree, tensor)) {
-                side.values[t] = io::xxh3_of(*raw);
-            } else {
-                io::xxh3_hasher hasher;
-                for (const auto index : tensor.typed_fields) hasher.update(tree.payload(tree.field(index)));
-                side.values[t] = hash_pair(tag_typed_fallback, hasher.digest());
-            }
-        } else {
-            side.values[t] = io::xxh3_of({});  // empty, strings
-        }
-    }
-    return streamed;
-}
-
-// Ranges hashed per call of hash_ranges: the table of ranges in memory stays this small
-// whatever the number of tensors.
-constexpr std::size_t ranges_per_window = 1U << 14;
-
-// Sorts `streamed` by file and offset, so that each file is read forward and tensors
-// sharing their bytes are neighbours; returns the bytes of the distinct ranges. Tensors
-// are read again for their slices, so a model already in order (the usual case: raw
-// tensors in file order) is only checked; otherwise the slices are sorted once, kept.
-std::uint64_t sort_by_place(const model_side& side, std::vector<onnx::site_id>& streamed) {
-    auto place_of = [&](onnx::site_id t) {
-        const auto slice = *side.bound.stored_bytes(t);
-        return std::make_tuple(slice.source, slice.offset, slice.length);
-    };
-    using place = decltype(place_of(onnx::site_id{}));
-    std::uint64_t total = 0;
-    std::optional<place> before;
-    auto count = [&](const place& here) {
-        if (here != before) total += std::get<2>(here);
-        before = here;
-    };
-    bool in_order = true;
-    for (std::size_t i = 0; i < streamed.size() && in_order; ++i) {
-        const auto here = place_of(streamed[i]);
-        in_order = !before || !(here < *before);
-        if (in_order) count(here);
-    }
-    if (in_order) return total;
-    std::vector<std::pair<place, onnx::site_id>> keyed;
-    keyed.reserve(streamed.size());
-    for (const auto t : streamed) keyed.emplace_back(place_of(t), t);
-    std::sort(keyed.begin(), keyed.end());
-    total = 0;
-    before.reset();
-    for (std::size_t i = 0; i < keyed.size(); ++i) {
-        streamed[i] = keyed[i].second;
-        count(keyed[i].first);
-    }
-    return total;
-}
-
-// Streams the values of `streamed` (sorted by sort_by_place), each distinct range once, a
-// window of ranges at a time. Returns the bytes read.
-result<std::uint64_t> hash_streamed(model_side& side, const std::vector<onnx::site_id>& streamed,
-                                    const range_hash_options& hashing) {
-    const auto sources = side.bound.sources();
-    std::uint64_t hashed = 0;
-    std::vector<hashed_range> ranges;
-    std::vector<std::uint32_t> range_of;  // per tensor of the window: its range
-    for (std::size_t first = 0; first < streamed.size();) {
-        ranges.clear();
-        range_of.clear();
-        std::size_t end = first;
-        for (; end < streamed.size(); ++end) {
-            const auto handle = side.model().tensor(streamed[end]);
-            const auto slice = *side.bound.stored_bytes(streamed[end], handle);
-            const auto* file = sources[slice.source.value];
-            const bool same = !ranges.empty() && ranges.back().file == file && ranges.back().offset == slice.offset &&
-                              ranges.back().length == slice.length;
-            if (!same) {
-                // A window ends between ranges, never inside a run of tensors sharing one.
-                if (ranges.size() == ranges_per_window) break;
-                ranges.push_back({file, slice.offset, slice.length, handle->name, {}, {}, {}});
-            }
-            range_of.push_back(static_cast<std::uint32_t>(ranges.size() - 1));
-        }
-        ONNXSTREAM_ASSIGN(const auto bytes, hash_ranges(ranges, range_hash::xxh3, hashing));
-        hashed += bytes;
-        for (std::size_t i = first; i < end; ++i) {
-            const auto& range = ranges[range_of[i - first]];
-            if (range.failed) return failure(*range.failed);
-            side.values[streamed[i]] = *range.xxh3;
-        }
-        first = end;
-    }
-    return hashed;
-}
-
-// Hashes one side's values. The progress stage spans both sides (`hashing` reports into
-// `event`); its total grows by this side's bytes once they are known.
-result<std::uint64_t> hash_values(model_side& side, const range_hash_options& hashing, progress_event& event) {
-    auto streamed = hash_in_memory(side);
-    event.total += sort_by_place(side, streamed);
-    return hash_streamed(side, streamed, hashing);
-}
-
-// Makes one side's digests (values hashed, then every message), checking its files
-// unchanged afterwards: the digests read the .onnx through its mapping, which reads zeros
-// if the file was cut short meanwhile.
+// Makes one side's digests (tensors first, each read once; then every other message),
+// checking its files unchanged afterwards: the digests read the .onnx through its
+// mapping, which reads zeros if the file was cut short meanwhile. The progress stage
+// spans both sides (`hashing` reports into `event`); its total grows by this side's
+// bytes once they are known.
 result<void> digest_side(model_side& side, const range_hash_options& hashing, progress_event& event, std::uint64_t& hashed) {
-    ONNXSTREAM_ASSIGN(const auto bytes, hash_values(side, hashing, event));
-    hashed += bytes;
-    side.compute_digests();
+    std::uint64_t at_hand = 0;
+    std::string_view label;
+    ONNXSTREAM_ASSIGN(const auto streamed, side.digest_tensors(hashing.cancel, at_hand, label));
+    event.total += at_hand;
+    for (std::size_t i = 0; i < streamed.size(); ++i)
+        if (i == 0 || !streamed[i].same_range(streamed[i - 1])) event.total += streamed[i].length;
+    if (at_hand > 0 && hashing.on_bytes) hashing.on_bytes(at_hand, label);
+    ONNXSTREAM_ASSIGN(const auto bytes, side.hash_streamed(streamed, hashing));
+    hashed += at_hand + bytes;
+    side.digest_messages();
     return side.bound.check_unchanged();
 }
 
@@ -453,26 +470,25 @@ public:
     }
 
 private:
-    std::string name_of(const model_side& side, std::uint32_t m) const {
+    // Views into the side's bytes.
+    static std::string_view name_view(const model_side& side, std::uint32_t m) {
         const auto& tree = side.tree();
         switch (tree.at(m).kind) {
-            case message_kind::tensor: {
-                const auto t = side.tensor_of_message[m];
-                return std::string(onnx::value_name(tree, side.model().sites[t]));
-            }
+            case message_kind::tensor: return onnx::value_name(tree, side.model().sites[side.tensor_of_message[m]]);
             case message_kind::node: {
                 const auto name = tree.find_text(m, number(onnx::node_field::name));
-                return std::string(name.empty() ? tree.find_text(m, number(onnx::node_field::output)) : name);
+                return name.empty() ? tree.find_text(m, number(onnx::node_field::output)) : name;
             }
-            case message_kind::attribute: return std::string(tree.find_text(m, number(onnx::attribute_field::name)));
-            case message_kind::value_info: return std::string(tree.find_text(m, number(onnx::value_info_field::name)));
-            case message_kind::string_entry: return std::string(tree.find_text(m, number(onnx::string_entry_field::key)));
-            case message_kind::operator_set: return std::string(tree.find_text(m, number(onnx::operator_set_field::domain)));
-            case message_kind::function: return std::string(tree.find_text(m, number(onnx::function_field::name)));
-            case message_kind::graph: return std::string(tree.find_text(m, number(onnx::graph_field::name)));
+            case message_kind::attribute: return tree.find_text(m, number(onnx::attribute_field::name));
+            case message_kind::value_info: return tree.find_text(m, number(onnx::value_info_field::name));
+            case message_kind::string_entry: return tree.find_text(m, number(onnx::string_entry_field::key));
+            case message_kind::operator_set: return tree.find_text(m, number(onnx::operator_set_field::domain));
+            case message_kind::function: return tree.find_text(m, number(onnx::function_field::name));
+            case message_kind::graph: return tree.find_text(m, number(onnx::graph_field::name));
             default: return {};
         }
     }
+    static std::string name_of(const model_side& side, std::uint32_t m) { return std::string(name_view(side, m)); }
 
     // The node a message belongs to, without leaving its graph; no_index when none.
     static std::uint32_t enclosing_node(const model_side& side, std::uint32_t m) {
@@ -484,30 +500,91 @@ private:
         return no_index;
     }
 
+    // Releases a side's mapped pages behind a walk in file order (see tensor_pass).
+    class releasing {
+    public:
+        explicit releasing(const model_side& side) noexcept
+            : behind_(side.model().file.mapping()), on_(side.model().reading == onnx::tensor_reading::on_demand) {}
+        releasing(const releasing&) = delete;
+        releasing& operator=(const releasing&) = delete;
+        ~releasing() {
+            if (on_) behind_.finish(end_);
+        }
+        void reached(const model_side& side, std::uint32_t m) {
+            if (!on_) return;
+            const auto offset = side.tree().payload_range(m).offset;
+            behind_.reached(offset);
+            end_ = std::max(end_, offset);
+        }
+
+    private:
+        io::release_behind behind_;
+        bool on_;
+        std::uint64_t end_ = 0;
+    };
+
+    // The names of the children held by `fields` (in file order), hashed: what pairing by
+    // name keeps of them, 16 bytes a child (a million initializers are no million strings),
+    // sorted by hash. Read once, in file order, the mapped pages released behind.
+    struct hashed_name {
+        std::uint64_t hash = 0;
+        std::uint32_t position = 0;  // in `fields`
+        friend bool operator<(const hashed_name& x, const hashed_name& y) noexcept {
+            return std::tie(x.hash, x.position) < std::tie(y.hash, y.position);
+        }
+    };
+    static std::uint32_t child(const model_side& side, std::uint32_t field_index) { return side.tree().field(field_index).child; }
+    static std::vector<hashed_name> hashed_names(const model_side& side, const std::vector<std::uint32_t>& fields) {
+        std::vector<hashed_name> names(fields.size());
+        releasing behind(side);
+        for (std::uint32_t i = 0; i < fields.size(); ++i) {
+            const auto m = child(side, fields[i]);
+            behind.reached(side, m);
+            names[i] = {io::xxh3_of(std::as_bytes(std::span(name_view(side, m)))), i};
+        }
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+    // Whether no two of the names are the same (hashes that agree are checked by name).
+    static bool all_distinct(const model_side& side, const std::vector<std::uint32_t>& fields,
+                             const std::vector<hashed_name>& names) {
+        for (std::size_t i = 0; i < names.size(); ++i)
+            for (auto j = i + 1; j < names.size() && names[j].hash == names[i].hash; ++j)
+                if (name_view(side, child(side, fields[names[i].position])) ==
+                    name_view(side, child(side, fields[names[j].position])))
+                    return false;
+        return true;
+    }
+
     void pair_children(message_kind kind, std::uint32_t n, const std::vector<std::uint32_t>& fa,
                        const std::vector<std::uint32_t>& fb) {
-        auto child = [](const model_side& side, std::uint32_t index) { return side.tree().field(index).child; };
         if (unordered_field(kind, n)) {
-            std::unordered_map<std::string, std::uint32_t> by_name;
-            bool unique = true;
-            for (const auto index : fb) unique &= by_name.emplace(name_of(b_, child(b_, index)), child(b_, index)).second;
-            std::unordered_set<std::string> names_a;
-            for (const auto index : fa) unique &= names_a.insert(name_of(a_, child(a_, index))).second;
+            const auto names_b = hashed_names(b_, fb);
+            bool unique = all_distinct(b_, fb, names_b);
+            if (unique) unique = all_distinct(a_, fa, hashed_names(a_, fa));
             if (unique) {
+                std::vector<bool> paired(fb.size());
+                releasing behind_a(a_);
+                releasing behind_b(b_);
                 for (const auto index : fa) {
                     const auto ca = child(a_, index);
-                    const auto it = by_name.find(name_of(a_, ca));
-                    if (it == by_name.end()) {
+                    behind_a.reached(a_, ca);
+                    const auto name = name_view(a_, ca);
+                    const hashed_name key{io::xxh3_of(std::as_bytes(std::span(name))), 0};
+                    auto it = std::lower_bound(names_b.begin(), names_b.end(), key);
+                    for (; it != names_b.end() && it->hash == key.hash; ++it)
+                        if (name_view(b_, child(b_, fb[it->position])) == name) break;
+                    if (it == names_b.end() || it->hash != key.hash) {
                         only_in(a_, ca, difference_kind::only_in_a);
                         continue;
                     }
-                    compare(ca, it->second);
-                    by_name.erase(it);
+                    const auto cb = child(b_, fb[it->position]);
+                    behind_b.reached(b_, cb);
+                    paired[it->position] = true;
+                    compare(ca, cb);
                 }
-                for (const auto index : fb) {
-                    const auto cb = child(b_, index);
-                    if (by_name.contains(name_of(b_, cb))) only_in(b_, cb, difference_kind::only_in_b);
-                }
+                for (std::size_t i = 0; i < fb.size(); ++i)
+                    if (!paired[i]) only_in(b_, child(b_, fb[i]), difference_kind::only_in_b);
                 return;
             }
         }

@@ -115,3 +115,67 @@ def test_trouble_is_exit_2(llm: LlmFixture, tmp_path):
     proc = run_cli(["diff", llm.model, model, "--json"])
     assert proc.returncode == 2
     assert '"ok":false' in proc.stdout.replace(" ", "")
+
+
+def tiny_initializers_model(count: int) -> onnx.ModelProto:
+    """`count` tiny float initializers summed by one node: the shape of the 1M-tensor benchmark."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    inits = [numpy_helper.from_array(np.arange(4, dtype=np.float32) + i, name=f"t{i}") for i in range(count)]
+    node = helper.make_node("Sum", [t.name for t in inits], ["y"], name="sum")
+    out = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4])
+    return helper.make_model(helper.make_graph([node], "tiny", [], [out], inits))
+
+
+def test_many_tiny_initializers_across_storage_and_edits(tmp_path):
+    """Tiny raw tensors stored raw, typed (python-onnx float_data) and in one external file
+    (python-onnx's writer) are equivalent; a flipped value, a renamed tensor and a changed
+    dim among thousands are found and named as onnx itself sees them, whatever the order."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    count = 3000
+    base = tiny_initializers_model(count)
+    raw = tmp_path / "raw.onnx"
+    onnx.save_model(base, str(raw))
+    typed = onnx.ModelProto()
+    typed.CopyFrom(base)
+    for t in typed.graph.initializer[::2]:
+        values = numpy_helper.to_array(t)
+        t.ClearField("raw_data")
+        t.float_data.extend(values.flatten().tolist())
+    onnx.save_model(typed, str(tmp_path / "typed.onnx"))
+    (tmp_path / "ext").mkdir()
+    external = onnx.ModelProto()
+    external.CopyFrom(base)  # the writer moves the values out of the proto it saves
+    onnx.save_model(external, str(tmp_path / "ext" / "m.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="w.bin", size_threshold=0)
+    # Typed values are converted in memory, not counted as bytes hashed.
+    for other, stored in ((tmp_path / "typed.onnx", count // 2), (tmp_path / "ext" / "m.onnx", count)):
+        doc = run_json(["diff", raw, other])
+        assert doc["equivalent"] is True and doc["byte_identical"] is False and doc["differences"] == []
+        assert doc["tensors"]["a"] == count and doc["tensors"]["b"] == count
+        assert doc["bytes_hashed"] == (count + stored) * 16
+
+    edited = onnx.ModelProto()
+    edited.CopyFrom(base)
+    inits = list(edited.graph.initializer)
+    flipped, renamed, reshaped = inits[10], inits[1500], inits[2999]
+    flipped.raw_data = (numpy_helper.to_array(flipped) + np.float32(1)).tobytes()
+    old_name = renamed.name
+    renamed.name = "renamed"
+    del reshaped.dims[:]
+    reshaped.dims.extend([2, 2])
+    del edited.graph.initializer[:]
+    edited.graph.initializer.extend(reversed(inits))
+    onnx.save_model(edited, str(tmp_path / "edited.onnx"))
+    doc = run_json(["diff", raw, tmp_path / "edited.onnx"], expected_status=1)
+    assert doc["tensors"]["differing"] == 4 and doc["nodes"]["differing"] == 0
+    by_kind = {(d["kind"], d["name"]): d for d in doc["differences"]}
+    assert by_kind[("tensor", flipped.name)]["detail"] == "values differ"
+    assert by_kind[("tensor", reshaped.name)]["detail"] == "dims [4] vs [2, 2]"
+    assert by_kind[("only_in_a", old_name)]["path"] == "graph.initializer[1500]"
+    assert by_kind[("only_in_b", "renamed")]["path"] == f"graph.initializer[{count - 1 - 1500}]"
+    text = run_cli(["diff", raw, tmp_path / "edited.onnx"])
+    assert text.returncode == 1 and "4 tensors" in text.stdout, describe(text)

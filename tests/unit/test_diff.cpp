@@ -6,6 +6,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <fstream>
 
 using namespace onnxstream;
 using namespace test_support;
@@ -290,4 +293,159 @@ TEST_CASE("a large unknown model field is compared byte for byte") {
     CHECK_FALSE(r.equivalent);
     CHECK(r.other_differences == 1);
     CHECK(r.differing_tensors == 0);
+}
+
+namespace {
+
+// `count` raw FLOAT tensors t0, t1, ... of `floats` values each, and the same stored in
+// one data file beside the second model (in order); values from `start`.
+struct tiny_pair {
+    fs::path raw;
+    fs::path external;
+};
+tiny_pair tiny_tensors(const fs::path& dir, std::size_t count, std::size_t floats, float start = 0.5f) {
+    std::vector<proto_builder> raw;
+    std::vector<proto_builder> external;
+    std::vector<std::byte> data;
+    for (std::size_t i = 0; i < count; ++i) {
+        const auto name = "t" + std::to_string(i);
+        const auto values = ramp(floats, start + static_cast<float>(i));
+        raw.push_back(raw_tensor(name, {floats}, values));
+        external.push_back(external_tensor(name, {floats}, "w.bin", std::to_string(data.size()), std::to_string(values.size())));
+        data.insert(data.end(), values.begin(), values.end());
+    }
+    write_bytes(dir / "ext/w.bin", data);
+    return {write_bytes(dir / "raw/m.onnx", model(raw)), write_bytes(dir / "ext/m.onnx", model(external))};
+}
+
+}  // namespace
+
+TEST_CASE("small raw values hashed where their tensor is read equal the same values streamed from a file") {
+    temp_folder dir;
+    const auto small = tiny_tensors(dir.path() / "small", 40, 16);
+    auto r = compare(small.raw, small.external);
+    CHECK(r.equivalent);
+    CHECK(r.bytes_hashed == 2 * 40 * 64);
+    // Over 64 KiB: a raw tensor in the .onnx read through the hashing buffers.
+    const auto large = tiny_tensors(dir.path() / "large", 2, 20000);
+    r = compare(large.raw, large.external);
+    CHECK(r.equivalent);
+    CHECK(r.bytes_hashed == 2 * 2 * 80000);
+
+    for (const auto& [which, at] : {std::pair{&small, std::size_t{7 * 64 + 5}}, std::pair{&large, std::size_t{80000 + 9}}}) {
+        auto data = std::vector<std::byte>(fs::file_size(which->external.parent_path() / "w.bin"));
+        std::ifstream(which->external.parent_path() / "w.bin", std::ios::binary)
+            .read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
+        data[at] ^= std::byte{1};
+        write_bytes(which->external.parent_path() / "w.bin", data);
+        r = compare(which->raw, which->external);
+        CHECK(r.differing_tensors == 1);
+        REQUIRE(r.differences.size() == 1);
+        CHECK(r.differences[0].name == (which == &small ? "t7" : "t1"));
+        CHECK(r.differences[0].detail == "values differ");
+    }
+}
+
+TEST_CASE("tensors sharing their bytes out of file order are hashed once") {
+    temp_folder dir;
+    const auto first = ramp(1024);
+    const auto second = ramp(1024, 2000.0f);
+    std::vector<std::byte> data(first.begin(), first.end());
+    data.insert(data.end(), second.begin(), second.end());
+    write_bytes(dir.path() / "ext/w.bin", data);
+    // c shares a's bytes, b lies before them: sorted by place, read forward, a's range once.
+    const auto external = write_bytes(dir.path() / "ext/m.onnx",
+                                      model({external_tensor("a", {1024}, "w.bin", "4096", "4096"),
+                                             external_tensor("b", {1024}, "w.bin", "0", "4096"),
+                                             external_tensor("c", {1024}, "w.bin", "4096", "4096")}));
+    const auto raw = write_bytes(dir.path() / "raw/m.onnx", model({raw_tensor("a", {1024}, second), raw_tensor("b", {1024}, first),
+                                                                   raw_tensor("c", {1024}, second)}));
+    const auto r = compare(external, raw);
+    CHECK(r.equivalent);
+    CHECK(r.bytes_hashed == 2 * 4096 + 3 * 4096);
+    const auto other = write_bytes(dir.path() / "other/m.onnx", model({raw_tensor("a", {1024}, second), raw_tensor("b", {1024}, first),
+                                                                       raw_tensor("c", {1024}, first)}));
+    const auto changed = compare(external, other);
+    CHECK(changed.differing_tensors == 1);
+    REQUIRE(changed.differences.size() == 1);
+    CHECK(changed.differences[0].name == "c");
+}
+
+TEST_CASE("among many initializers, a renamed one is only in A and only in B; equal names pair in order") {
+    temp_folder dir;
+    std::vector<proto_builder> a;
+    std::vector<proto_builder> b;
+    for (int i = 0; i < 300; ++i) {
+        const auto values = ramp(4, static_cast<float>(i));
+        a.push_back(raw_tensor("t" + std::to_string(i), {4}, values));
+        b.push_back(raw_tensor(i == 120 ? "renamed" : "t" + std::to_string(i), {4}, values));
+    }
+    std::reverse(b.begin(), b.end());
+    auto r = compare(write_bytes(dir.path() / "a.onnx", model(a)), write_bytes(dir.path() / "b.onnx", model(b)));
+    CHECK(r.differing_tensors == 2);
+    REQUIRE(r.differences.size() == 2);
+    CHECK(r.differences[0].kind == ops::difference_kind::only_in_a);
+    CHECK(r.differences[0].name == "t120");
+    CHECK(r.differences[0].path == "graph.initializer[120]");
+    CHECK(r.differences[1].kind == ops::difference_kind::only_in_b);
+    CHECK(r.differences[1].name == "renamed");
+    CHECK(r.differences[1].path == "graph.initializer[179]");
+
+    // Two initializers named alike on a side: paired by position, not by name.
+    const auto x = ramp(4);
+    const auto y = ramp(4, 9.0f);
+    const auto z = ramp(4, 20.0f);
+    r = compare(write_bytes(dir.path() / "c.onnx", model({raw_tensor("w", {4}, x), raw_tensor("w", {4}, y)})),
+                write_bytes(dir.path() / "d.onnx", model({raw_tensor("w", {4}, y), raw_tensor("w", {4}, z)})));
+    CHECK(r.differing_tensors == 2);
+    REQUIRE(r.differences.size() == 2);
+    CHECK(r.differences[0].path == "graph.initializer[0]");
+    CHECK(r.differences[1].path == "graph.initializer[1]");
+}
+
+TEST_CASE("string tensors compare by their strings; int64 typed values equal their raw bytes") {
+    temp_folder dir;
+    using namespace onnx_fields;
+    auto strings = [](std::string_view second) {
+        proto_builder t;
+        t.varint_field(tensor_dims, 2).varint_field(tensor_type, 8).string_field(6, "first").string_field(6, second);
+        t.string_field(tensor_name, "s");
+        return t;
+    };
+    auto r = compare(write_bytes(dir.path() / "a.onnx", model({strings("second")})),
+                     write_bytes(dir.path() / "b.onnx", model({strings("second")})));
+    CHECK(r.equivalent);
+    r = compare(write_bytes(dir.path() / "a.onnx", model({strings("second")})),
+                write_bytes(dir.path() / "c.onnx", model({strings("other")})));
+    REQUIRE(r.differences.size() == 1);
+    CHECK(r.differences[0].detail == "other fields differ (doc_string, metadata or strings)");
+
+    const std::vector<std::int64_t> values{1, -2, 300000, 1LL << 40};
+    proto_builder packed;
+    for (const auto v : values) packed.raw_varint(static_cast<std::uint64_t>(v));
+    proto_builder typed;
+    typed.varint_field(tensor_dims, 4).varint_field(tensor_type, 7).string_field(tensor_name, "i").bytes_field(7, packed.bytes());
+    std::vector<std::byte> bytes(values.size() * 8);
+    std::memcpy(bytes.data(), values.data(), bytes.size());  // the test hosts are little-endian
+    proto_builder raw;
+    raw.varint_field(tensor_dims, 4).varint_field(tensor_type, 7).string_field(tensor_name, "i").bytes_field(tensor_raw, bytes);
+    const auto typed_model = write_bytes(dir.path() / "typed.onnx", model({typed}));
+    CHECK(compare(typed_model, write_bytes(dir.path() / "raw.onnx", model({raw}))).equivalent);
+    bytes[8] ^= std::byte{4};
+    proto_builder changed;
+    changed.varint_field(tensor_dims, 4).varint_field(tensor_type, 7).string_field(tensor_name, "i").bytes_field(tensor_raw, bytes);
+    r = compare(typed_model, write_bytes(dir.path() / "changed.onnx", model({changed})));
+    REQUIRE(r.differences.size() == 1);
+    CHECK(r.differences[0].detail == "values differ");
+}
+
+TEST_CASE("a cancelled diff stops with `interrupted`, even with no value to read from a file") {
+    temp_folder dir;
+    const auto models = tiny_tensors(dir.path(), 3000, 1);
+    std::atomic<bool> cancel{true};
+    ops::diff_options options;
+    options.cancel = &cancel;
+    const auto r = ops::diff(models.raw, models.raw, options);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == error_code::interrupted);
 }
