@@ -8,10 +8,83 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <utility>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace onnxstream::onnx {
+
+namespace detail {
+namespace {
+
+#if defined(__linux__)
+// A mapped block's length: whole huge pages (the kernel places a mapping of such a length
+// on a 2 MiB boundary, where a fault can map a huge page).
+constexpr std::size_t huge_page = 2U << 20;
+std::size_t mapped_length(std::size_t bytes) noexcept { return (bytes + huge_page - 1) / huge_page * huge_page; }
+
+void* map_block(std::size_t length) noexcept {
+    void* block = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (block == MAP_FAILED) return nullptr;
+    // A hint: without transparent huge pages (or with them off) the block has small pages.
+    ::madvise(block, length, MADV_HUGEPAGE);
+    return block;
+}
+#endif
+
+}  // namespace
+
+void* resize_block(void* block, std::size_t old_bytes, std::size_t new_bytes) noexcept {
+    // NOLINTBEGIN(cppcoreguidelines-no-malloc): growable_array's storage, see the header
+#if defined(__linux__)
+    const bool was_mapped = block != nullptr && old_bytes >= large_block;
+    if (new_bytes >= large_block) {
+        const auto length = mapped_length(new_bytes);
+        if (was_mapped) {
+            void* moved = ::mremap(block, mapped_length(old_bytes), length, MREMAP_MAYMOVE);
+            if (moved == MAP_FAILED) return nullptr;
+            ::madvise(moved, length, MADV_HUGEPAGE);
+            return moved;
+        }
+        void* mapped = map_block(length);
+        if (mapped == nullptr) return nullptr;
+        if (block != nullptr) std::memcpy(mapped, block, std::min(old_bytes, new_bytes));
+        std::free(block);
+        return mapped;
+    }
+    if (was_mapped) {
+        void* copy = std::malloc(new_bytes);
+        if (copy == nullptr) return nullptr;
+        std::memcpy(copy, block, new_bytes);
+        ::munmap(block, mapped_length(old_bytes));
+        return copy;
+    }
+#else
+    (void)old_bytes;
+#endif
+    return std::realloc(block, new_bytes);
+    // NOLINTEND(cppcoreguidelines-no-malloc)
+}
+
+void free_block(void* block, std::size_t bytes) noexcept {
+    if (block == nullptr) return;
+#if defined(__linux__)
+    if (bytes >= large_block) {
+        ::munmap(block, mapped_length(bytes));
+        return;
+    }
+#else
+    (void)bytes;
+#endif
+    std::free(block);  // NOLINT(cppcoreguidelines-no-malloc)
+}
+
+}  // namespace detail
 
 const char* to_string(message_kind kind) noexcept {
     switch (kind) {
@@ -78,11 +151,11 @@ struct message_tree::builder {
     public:
         // Whether `f`, one more field of the message, repeats a singular field (`row`: the
         // schema's row for its number, or null).
-        bool repeats(const field_schema* row, const field_entry& f) noexcept {
+        bool repeats(const field_schema* row, const proto::field_token& f) noexcept {
             if (row == nullptr || row->repeated) return false;
             // A field of another wire type is an unknown field to protobuf, not a copy.
-            auto& seen_of_type = seen_[static_cast<std::size_t>(f.type()) & 7U];
-            const auto bit = 1U << (f.number() & 31U);
+            auto& seen_of_type = seen_[static_cast<std::size_t>(f.type) & 7U];
+            const auto bit = 1U << (f.number & 31U);
             if ((seen_of_type & bit) != 0) return true;
             seen_of_type |= bit;
             return false;
@@ -139,12 +212,16 @@ struct message_tree::builder {
         // Below 16 TiB every field fits a field_entry (read_field's headers are at most 20
         // bytes, its numbers in range): only a message that reaches past it needs the check.
         const bool far = end > field_entry::max_offset;
+        // What is left of the field limit (dropped fields count; none is dropped before the
+        // children are read, below).
+        const std::uint64_t field_limit = options.max_fields > dropped ? options.max_fields - dropped : 0;
+        const auto bytes = tree.bytes_;
         // Fields go straight into the tree: a message of a million fields needs no
         // scratch copy of them.
         for (auto position = begin; position < end;) {
             proto::field_token token;
-            if (!proto::read_field_fast_in(tree.bytes_, position, end, token)) {
-                auto read = proto::read_field(tree.bytes_, position, end);
+            if (!proto::read_field_fast_in(bytes, position, end, token)) {
+                auto read = proto::read_field(bytes, position, end);
                 if (!read) {
                     auto e = std::move(read).error();
                     e.field_path = tree.path(index);
@@ -152,17 +229,18 @@ struct message_tree::builder {
                 }
                 token = read.value();
             }
-            if (tree.fields_.size() + dropped >= options.max_fields)
+            if (tree.fields_.size() >= field_limit)
                 return fail(error_code::limit_exceeded,
                             "the model has more than " + std::to_string(options.max_fields) + " fields", begin, index);
             if (far && !field_entry::fits(token))
                 return fail(error_code::limit_exceeded, "a field lies beyond 16 TiB or holds more than 16 TiB",
                             token.header_offset, index);
-            tree.fields_.push_back(field_entry(token));
             const auto* row = schema.at(kind, token.number);
-            if (row != nullptr && row->holds == field_holds::child) ++children;
-            if (first_repeat == none_yet && singular.repeats(row, tree.fields_[tree.fields_.size() - 1]))
-                first_repeat = tree.fields_.size() - 1;
+            if (row != nullptr) {
+                if (row->holds == field_holds::child) ++children;
+                if (first_repeat == none_yet && singular.repeats(row, token)) first_repeat = tree.fields_.size();
+            }
+            tree.fields_.push_back(field_entry(token));
             position = token.end_offset();
         }
         const std::size_t count = tree.fields_.size() - first;

@@ -114,8 +114,11 @@ struct scanner {
                                         std::uint32_t depth) {
         const auto* child = number < detail::schema_rows::numbers ? schema.child(kind, static_cast<std::uint32_t>(number))
                                                                   : nullptr;
+        // A message shorter than min_length holds no payload that long: the scan does not
+        // descend into it (a graph of a million small nodes costs the node headers alone).
+        if (length < options.min_length) return true;
         if (child != nullptr) return scan(child->child, offset, offset + length, depth + 1);
-        if (length >= options.min_length) found.push_back({offset, length});
+        found.push_back({offset, length});
         return true;
     }
 };

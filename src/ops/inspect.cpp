@@ -9,6 +9,7 @@
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
+#include <array>
 #include <functional>
 #include <string_view>
 #include <unordered_map>
@@ -104,16 +105,60 @@ void read_model_fields(const message_tree& tree, inspect_report& report) {
     }
 }
 
-void count_nodes(const message_tree& tree, inspect_report& report) {
-    // Counted by (domain, op) views into the model first: a graph of a million nodes has
-    // a few dozen distinct ops, and a string per node would cost more than the count.
-    struct op_key_hash {
-        std::size_t operator()(const std::pair<std::string_view, std::string_view>& k) const noexcept {
+// Nodes per (domain, op), counted by views into the model: a graph of a million nodes has
+// a few dozen distinct ops, and a string per node would cost more than the count. A small
+// table of the ops seen last, by length and end bytes, answers most nodes without hashing
+// their strings; the map behind it answers the rest (any two ops a slot mixes up are
+// still told apart: a slot holds its key and is checked in full).
+class op_counts {
+public:
+    void add(std::string_view domain, std::string_view op) {
+        auto& slot = recent_[slot_of(domain, op)];
+        if (slot.count != nullptr && slot.op == op && slot.domain == domain) {
+            ++*slot.count;
+            return;
+        }
+        auto& count = counts_[{domain, op}];  // the map's values do not move
+        ++count;
+        slot = {domain, op, &count};
+    }
+    void report_into(inspect_report& report) const {
+        for (const auto& [key, count] : counts_) {
+            const auto& [domain, op] = key;
+            report.op_types[domain.empty() ? std::string(op) : std::string(domain) + ":" + std::string(op)] += count;
+        }
+    }
+
+private:
+    using op_key = std::pair<std::string_view, std::string_view>;
+    struct key_hash {
+        std::size_t operator()(const op_key& k) const noexcept {
             return std::hash<std::string_view>{}(k.first) * 31U ^ std::hash<std::string_view>{}(k.second);
         }
     };
-    std::unordered_map<std::pair<std::string_view, std::string_view>, std::uint64_t, op_key_hash> counts;
-    for (const auto node : find_nodes(tree)) {
+    struct recent_op {
+        std::string_view domain;
+        std::string_view op;
+        std::uint64_t* count = nullptr;
+    };
+    static std::size_t slot_of(std::string_view domain, std::string_view op) noexcept {
+        const auto last = [](std::string_view s) { return s.empty() ? 0U : static_cast<unsigned char>(s.back()); };
+        const auto first = op.empty() ? 0U : static_cast<unsigned char>(op.front());
+        return (op.size() * 7U + first * 3U + last(op) + domain.size() * 5U + last(domain)) % slots;
+    }
+    static constexpr std::size_t slots = 64;
+    std::unordered_map<op_key, std::uint64_t, key_hash> counts_;
+    std::array<recent_op, slots> recent_{};
+};
+
+void count_nodes(const message_tree& tree, inspect_report& report) {
+    op_counts counts;
+    const auto messages = tree.messages();
+    for (std::uint32_t node = 0; node < messages.size(); ++node) {
+        const auto& m = messages[node];
+        if (m.kind == message_kind::graph && m.parent != no_index && messages[m.parent].kind == message_kind::attribute)
+            ++report.subgraphs;
+        if (m.kind != message_kind::node) continue;
         ++report.nodes;
         // find_text's answers for the domain and the op, in one walk over the node's fields.
         std::string_view domain;
@@ -132,14 +177,9 @@ void count_nodes(const message_tree& tree, inspect_report& report) {
             if (domain_seen && op_seen) break;
         }
         if (domain == "ai.onnx") domain = {};
-        ++counts[{domain, op}];
+        counts.add(domain, op);
     }
-    for (const auto& [key, count] : counts) {
-        const auto& [domain, op] = key;
-        report.op_types[domain.empty() ? std::string(op) : std::string(domain) + ":" + std::string(op)] += count;
-    }
-    for (const auto& m : tree.messages())
-        if (m.kind == message_kind::graph && tree.at(m.parent).kind == message_kind::attribute) ++report.subgraphs;
+    counts.report_into(report);
 }
 
 void count_tensors(const bound_model& bound, inspect_report& report) {

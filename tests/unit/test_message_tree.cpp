@@ -226,6 +226,55 @@ TEST_CASE("find_bulk_payloads finds the large opaque payloads by their headers a
     }
 }
 
+TEST_CASE("find_bulk_payloads does not descend into a message too short to hold a bulk payload") {
+    // A node of a few bytes whose body is not protobuf: a scan that read it would give up
+    // (and find nothing); one that skips it finds the unknown field's payload after it.
+    const std::vector<std::byte> big(100 * 1024, std::byte{7});
+    const std::vector<std::byte> garbage(40, std::byte{0xFF});
+    proto_builder graph;
+    graph.bytes_field(1, garbage);
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph).bytes_field(1000, big);
+    const auto bytes = model.bytes();
+    const read_function read = [&](std::uint64_t offset, std::span<std::byte> out) {
+        if (offset > bytes.size() || out.size() > bytes.size() - offset) return false;
+        std::memcpy(out.data(), bytes.data() + offset, out.size());
+        return true;
+    };
+    const auto found = find_bulk_payloads(bytes.size(), read);
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].length == big.size());
+    CHECK(found[0].offset + found[0].length == bytes.size());
+    // The parse still reads the node and says what is wrong with it.
+    CHECK_FALSE(message_tree::parse(bytes));
+}
+
+TEST_CASE("a growable array keeps its values across small and large blocks, copies and moves") {
+    // Past detail::large_block the storage is a mapping of its own (on Linux), grown by
+    // remapping: every value must survive each step.
+    detail::growable_array<std::uint64_t> values;
+    constexpr std::size_t count = 3 * detail::large_block / sizeof(std::uint64_t) + 5;
+    for (std::uint64_t i = 0; i < count; ++i) values.push_back(i * 2654435761U);
+    REQUIRE(values.size() == count);
+    bool same = true;
+    for (std::uint64_t i = 0; i < count; ++i) same = same && values[i] == i * 2654435761U;
+    CHECK(same);
+    auto copy = values;
+    CHECK(copy.size() == count);
+    CHECK(std::memcmp(copy.span().data(), values.span().data(), count * sizeof(std::uint64_t)) == 0);
+    auto moved = std::move(copy);
+    CHECK(moved.size() == count);
+    CHECK(moved[count - 1] == (count - 1) * 2654435761U);
+    detail::growable_array<std::uint64_t> small;
+    small.push_back(1);
+    small = moved;  // a small block replaced by a large one
+    CHECK(small.size() == count);
+    CHECK(small[count / 2] == (count / 2) * 2654435761U);
+    moved.truncate(3);
+    CHECK(moved.size() == 3);
+    CHECK(moved[2] == 2 * 2654435761U);
+}
+
 // The compact field_entry: 20 bytes that must give back every offset the tokenizer saw.
 TEST_CASE("a field entry keeps offsets and lengths past 4 GiB, the largest field number and long headers") {
     proto::field_token t;

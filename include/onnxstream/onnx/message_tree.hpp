@@ -115,9 +115,21 @@ static_assert(sizeof(field_entry) == 20);
 
 namespace detail {
 
-// A growable array of trivially copyable values that grows with realloc: glibc moves a
-// large block by remapping its pages (mremap), so growing never holds the old and the new
-// copy at once, as std::vector's reallocation does (1.5 x the final size at the peak).
+/// The storage of growable_array: `block` (null, or what this returned for `old_bytes`)
+/// grown or shrunk to `new_bytes` (> 0), its first min(old_bytes, new_bytes) bytes kept;
+/// null when memory ran out (`block` is then untouched). Blocks of at least large_block
+/// bytes are mapped on their own on Linux, in whole 2 MiB units marked for transparent
+/// huge pages, and moved by remapping their pages: filling a 20 MB array then costs ten
+/// page faults rather than five thousand, and growing never holds two copies. Smaller
+/// ones (and every block elsewhere) come from realloc.
+[[nodiscard]] void* resize_block(void* block, std::size_t old_bytes, std::size_t new_bytes) noexcept;
+/// Frees what resize_block returned for `bytes`.
+void free_block(void* block, std::size_t bytes) noexcept;
+inline constexpr std::size_t large_block = 2U << 20;
+
+// A growable array of trivially copyable values (resize_block: growing never holds the
+// old and the new copy at once, as std::vector's reallocation does, 1.5 x the final size
+// at the peak).
 template <class T>
 class growable_array {
     static_assert(std::is_trivially_copyable_v<T>);
@@ -155,7 +167,7 @@ public:
     void reserve(std::size_t capacity) {
         if (capacity <= capacity_) return;
         if (capacity > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_alloc();
-        void* grown = std::realloc(data_, capacity * sizeof(T));  // NOLINT(cppcoreguidelines-no-malloc): see above
+        void* grown = resize_block(data_, capacity_ * sizeof(T), capacity * sizeof(T));
         if (grown == nullptr) throw std::bad_alloc();
         data_ = static_cast<T*>(grown);
         capacity_ = capacity;
@@ -171,7 +183,7 @@ public:
 
 private:
     void clear_and_free() noexcept {
-        std::free(data_);  // NOLINT(cppcoreguidelines-no-malloc)
+        free_block(data_, capacity_ * sizeof(T));
         data_ = nullptr;
         size_ = capacity_ = 0;
     }
@@ -306,9 +318,10 @@ using read_function = std::function<bool(std::uint64_t offset, std::span<std::by
 /// The payloads the message tree keeps opaque (raw_data, typed data, unknown fields) of at
 /// least `min_length` bytes, in file order, found by reading only field headers through
 /// `read` (small windows: the payloads are skipped, never read). It walks the model as
-/// `message_tree::parse` does; it is a hint for mapped_file::copy_in_except and reports
-/// no errors: on bytes that are not a well-formed model it returns nothing, and the parse
-/// says what is wrong.
+/// `message_tree::parse` does, but not into messages shorter than `min_length` (they hold
+/// no such payload); it is a hint for mapped_file::copy_in_except and reports no errors:
+/// on bytes that are not a well-formed model it returns nothing (or, when the damage lies
+/// inside a message it skipped, what it found elsewhere), and the parse says what is wrong.
 [[nodiscard]] std::vector<io::byte_range> find_bulk_payloads(std::uint64_t size, const read_function& read,
                                                              const bulk_scan_options& options = {});
 
