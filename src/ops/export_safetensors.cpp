@@ -106,25 +106,26 @@ void json_string(std::string& out, std::string_view text) {
     out += '"';
 }
 
-// The bytes one initializer exports: a source slice, or typed values decoded to raw.
-// Names, dtypes and shapes are read again from the model when the header is written, so
-// a model of a million tensors holds 40 bytes for each here, not its header text.
-struct entry {
-    onnx::site_id site = none;                 // the tensor
-    std::uint32_t buffer = onnx::no_index;     // typed values decoded to raw
-    std::uint32_t check = io::no_check;        // into exporter::checks_: the input's `checksum`
-    onnx::stored_slice input;                  // the bytes copied (a buffer's: its length)
+// Where one initializer's bytes come from: a source slice, or typed values decoded to raw.
+struct item {
+    onnx::stored_slice input;               // the bytes copied (a buffer's: its length)
+    std::uint32_t buffer = onnx::no_index;  // into exporter::buffers_
+    std::uint32_t check = io::no_check;     // into exporter::checks_: the input's `checksum`
 };
 
-// One .safetensors file: a run of entries, data_offsets counted from its first.
+// One .safetensors file: the initializers among a run of tensor sites. Nothing is held per
+// tensor: each is read again (model_file::tensor) when its header entry and its bytes are
+// written, so a model of a million tensors holds no table of them here.
 struct shard_layout {
-    std::size_t first = 0, end = 0;             // entries_[first, end)
-    std::size_t first_check = 0, end_check = 0; // checks_[first_check, end_check)
-    std::uint64_t header_size = 0;              // length prefix not included; padded
+    std::uint32_t first = 0, end = 0;  // sites [first, end)
+    std::uint32_t first_buffer = 0;    // the first of buffers_ its typed tensors use
+    std::uint32_t first_check = 0, end_check = 0;  // checks_[first_check, end_check)
+    std::uint64_t header_size = 0;                 // length prefix not included; padded
     std::uint64_t data_bytes = 0;
+    std::uint64_t tensors = 0;
 };
 
-// The names seen so far, for the duplicate check: open addressing over entry numbers
+// The names seen so far, for the duplicate check: open addressing over name numbers
 // (24 bytes a name, where a std::set of views took 48 and a heap block each).
 class name_set {
 public:
@@ -170,7 +171,6 @@ public:
         inputs_ = bound_.inputs();
         sources_ = bound_.sources();
         ONNXSTREAM_TRY(collect());
-        lay_out();
         ONNXSTREAM_TRY(check_outputs());
         ONNXSTREAM_TRY(write_shards());
         if (sharded()) ONNXSTREAM_TRY(write_index());
@@ -182,15 +182,40 @@ public:
 private:
     bool sharded() const { return options_.shard_size > 0; }
 
+    bool exported(onnx::site_id t) const { return model_.sites[t].role == onnx::tensor_role::initializer; }
+
+    // The bytes of exported tensor `t` (read as `tensor`), as collect found them; `buffer`
+    // and `check` count the typed tensors and the checksums before it.
+    item item_of(onnx::site_id t, const onnx::tensor_handle& tensor, std::uint32_t& buffer, std::uint32_t& check) const {
+        item i;
+        if (const auto stored = bound_.stored_bytes(t, tensor)) {
+            i.input = *stored;
+            if (const auto expected = onnx::expected_sha1(*tensor); expected && *expected) i.check = check++;
+        } else if (tensor->storage == tensor_storage::typed) {
+            i.buffer = buffer++;
+            i.input.length = buffers_[i.buffer].size();
+        }
+        return i;
+    }
+
+    // Checks every initializer, decodes typed values and lays the shards out (the header
+    // sizes too: the linked model's offsets need them before anything is written).
     result<void> collect() {
         std::size_t initializers = 0;
         for (const auto t : model_.sites.ids())
-            if (model_.sites[t].role == onnx::tensor_role::initializer) ++initializers;
-        entries_.reserve(initializers);
+            if (exported(t)) ++initializers;
         name_set names(initializers);
         onnx::tensor_pass pass(model_);
+        std::string text;
+        std::uint64_t header = 0;  // of the last shard, so far
+        auto close = [&] {
+            text.clear();
+            closing_text(text, header);
+            shards_.back().header_size = header + text.size();
+            shards_.back().end_check = static_cast<std::uint32_t>(checks_.size());
+        };
         for (const auto t : model_.sites.ids()) {
-            if (model_.sites[t].role != onnx::tensor_role::initializer) continue;
+            if (!exported(t)) continue;
             const auto handle = pass.read(t);
             const auto& tensor = *handle;
             const auto where = [&] { return model_.tree.path(tensor.message); };
@@ -211,39 +236,52 @@ private:
                                    onnx::data_type_name(tensor.data_type) + ", which safetensors has no dtype for",
                                "safetensors holds fixed-size little-endian numbers only; export a model without such "
                                "tensors, or keep this one in ONNX");
-            entry e;
-            e.site = t;
-            if (const auto stored = bound_.stored_bytes(t, handle)) {
-                e.input = *stored;
-                if (auto expected = onnx::expected_sha1(tensor, report_.warnings)) {
-                    e.check = static_cast<std::uint32_t>(checks_.size());
-                    checks_.push_back({.tensor = std::string(tensor.name), .expected_sha1 = expected});
-                }
-            } else if (tensor.storage == tensor_storage::typed) {
-                ONNXSTREAM_ASSIGN(auto raw, onnx::typed_to_raw(handle.tree(), tensor));
-                e.input.length = raw.size();
-                e.buffer = static_cast<std::uint32_t>(buffers_.size());
-                buffers_.push_back(std::move(raw));
-            } else {
-                e.input.length = 0;  // no values: a zero-element tensor
+            const auto stored = bound_.stored_bytes(t, handle);
+            std::vector<std::byte> raw;
+            if (!stored && tensor.storage == tensor_storage::typed) {
+                ONNXSTREAM_ASSIGN(raw, onnx::typed_to_raw(handle.tree(), tensor));
             }
-            if (e.input.length != *tensor.expected_bytes)
+            const std::uint64_t length = stored ? stored->length : raw.size();  // no values: a zero-element tensor
+            if (length != *tensor.expected_bytes)
                 return failure(error_code::size_mismatch,
-                               "initializer '" + printable(tensor.name) + "' has " + std::to_string(e.input.length) +
+                               "initializer '" + printable(tensor.name) + "' has " + std::to_string(length) +
                                    " bytes but its dims and type need " + std::to_string(*tensor.expected_bytes),
                                "safetensors stores exactly dims x element size; the model is damaged");
-            entries_.push_back(e);
+            if (shards_.empty() || (sharded() && shards_.back().data_bytes > 0 &&
+                                    shards_.back().data_bytes + length > options_.shard_size)) {
+                if (!shards_.empty()) close();
+                shards_.push_back({.first = t.value,
+                                   .first_buffer = static_cast<std::uint32_t>(buffers_.size()),
+                                   .first_check = static_cast<std::uint32_t>(checks_.size())});
+                header = 1;  // "{"
+            }
+            if (stored) {
+                if (auto expected = onnx::expected_sha1(tensor, report_.warnings))
+                    checks_.push_back({.tensor = std::string(tensor.name), .expected_sha1 = expected});
+            } else if (tensor.storage == tensor_storage::typed) {
+                buffers_.push_back(std::move(raw));
+            }
+            auto* shard = &shards_.back();
+            text.clear();
+            entry_text(text, tensor, shard->tensors == 0, shard->data_bytes, length);
+            header += text.size();
+            shard->data_bytes += length;
+            ++shard->tensors;
+            shard->end = t.value + 1;
+            report_.bytes += length;
+            ++report_.tensors;
         }
-        if (entries_.empty())
+        if (shards_.empty())
             return failure(error_code::unsupported, "the model has no initializers to export",
                            "safetensors holds a model's weights; this model keeps none as initializers");
+        close();
         return {};
     }
 
     // One entry of a header: `"name":{"dtype":...,"data_offsets":[begin,end]}`, after a
     // comma unless it is the shard's first.
-    void entry_text(std::string& out, const onnx::tensor_info& tensor, bool first, std::uint64_t begin,
-                    std::uint64_t length) const {
+    static void entry_text(std::string& out, const onnx::tensor_info& tensor, bool first, std::uint64_t begin,
+                           std::uint64_t length) {
         if (!first) out += ',';
         json_string(out, tensor.name);
         out += ":{\"dtype\":\"";
@@ -265,45 +303,6 @@ private:
         json_string(out, model_path_.filename().string());
         out += "}}";
         while ((written + out.size()) % 8 != 0) out += ' ';
-    }
-
-    void lay_out() {
-        std::uint64_t bytes = 0;
-        for (std::size_t i = 0; i < entries_.size(); ++i) {
-            const auto length = entries_[i].input.length;
-            if (shards_.empty() || (sharded() && bytes > 0 && bytes + length > options_.shard_size)) {
-                if (!shards_.empty()) shards_.back().end = i;
-                shards_.push_back({.first = i});
-                bytes = 0;
-            }
-            bytes += length;
-            shards_.back().data_bytes = bytes;
-            report_.bytes += length;
-        }
-        shards_.back().end = entries_.size();
-        report_.tensors = entries_.size();
-        // Each header's size, for the file sizes and the linked model's offsets; the text
-        // is made again while the shard is written.
-        onnx::tensor_pass pass(model_);
-        std::string text;
-        std::size_t check = 0;
-        for (auto& shard : shards_) {
-            shard.first_check = check;
-            std::uint64_t size = 1;  // "{"
-            std::uint64_t begin = 0;
-            for (std::size_t i = shard.first; i < shard.end; ++i) {
-                const auto& e = entries_[i];
-                text.clear();
-                entry_text(text, *pass.read(e.site), i == shard.first, begin, e.input.length);
-                size += text.size();
-                begin += e.input.length;
-                if (e.check != io::no_check) check = e.check + 1U;
-            }
-            text.clear();
-            closing_text(text, size);
-            shard.header_size = size + text.size();
-            shard.end_check = check;
-        }
     }
 
     fs::path shard_path(std::uint32_t shard) const {
@@ -335,16 +334,23 @@ private:
     static constexpr std::size_t window_operations = 4096;
     static constexpr std::size_t window_bytes = 1U << 20;
 
-    // A shard written in windows: the length prefix and the header, made again entry by
-    // entry from the model, then every entry's bytes.
+    // A walk over one shard's tensors in site order, each read again.
+    struct shard_walk {
+        onnx::tensor_pass pass;
+        std::uint32_t next;
+        std::uint32_t buffer;  // the typed tensors and checksums before `next`
+        std::uint32_t check;
+        std::uint64_t begin = 0;  // data_offsets of `next`
+    };
+
+    // A shard written in windows: the length prefix, the header made again entry by entry,
+    // then every tensor's bytes.
     result<void> write_shard(std::uint32_t s) {
         const auto& shard = shards_[s];
         const auto checks = std::span(checks_).subspan(shard.first_check, shard.end_check - shard.first_check);
-        onnx::tensor_pass pass(model_);
+        shard_walk header{onnx::tensor_pass(model_), shard.first, shard.first_buffer, shard.first_check};
+        shard_walk data{onnx::tensor_pass(model_), shard.first, shard.first_buffer, shard.first_check};
         std::string text;
-        std::size_t header_next = shard.first;
-        std::size_t data_next = shard.first;
-        std::uint64_t begin = 0;
         bool started = false;
         bool closed = false;
         auto emit = [](plan::write_plan& window, std::string_view bytes) {
@@ -360,28 +366,32 @@ private:
                 window.emit(length);
                 emit(window, "{");
             }
-            while (header_next < shard.end && window.pool().size() < window_bytes) {
-                const auto& e = entries_[header_next];
+            for (; header.next < shard.end && window.pool().size() < window_bytes; ++header.next) {
+                const onnx::site_id t(header.next);
+                if (!exported(t)) continue;
+                const auto tensor = header.pass.read(t);
+                const auto i = item_of(t, tensor, header.buffer, header.check);
                 text.clear();
-                entry_text(text, *pass.read(e.site), header_next == shard.first, begin, e.input.length);
+                entry_text(text, *tensor, t.value == shard.first, header.begin, i.input.length);
                 emit(window, text);
-                begin += e.input.length;
-                ++header_next;
+                header.begin += i.input.length;
             }
-            if (header_next == shard.end && !closed) {
+            if (header.next == shard.end && !closed) {
                 closed = true;
                 text.clear();
                 closing_text(text, window.size() - 8);
                 emit(window, text);
             }
-            while (closed && data_next < shard.end && window.operations().size() < window_operations &&
-                   window.pool().size() < window_bytes) {
-                const auto& e = entries_[data_next++];
-                if (e.buffer != onnx::no_index) window.emit(buffers_[e.buffer]);
+            for (; closed && data.next < shard.end && window.operations().size() < window_operations &&
+                   window.pool().size() < window_bytes;
+                 ++data.next) {
+                const onnx::site_id t(data.next);
+                if (!exported(t)) continue;
+                const auto i = item_of(t, data.pass.read(t), data.buffer, data.check);
+                if (i.buffer != onnx::no_index) window.emit(buffers_[i.buffer]);
                 else
-                    window.copy(e.input.source.value, e.input.offset, e.input.length,
-                                e.check != io::no_check ? static_cast<std::uint32_t>(e.check - shard.first_check)
-                                                        : io::no_check);
+                    window.copy(i.input.source.value, i.input.offset, i.input.length,
+                                i.check != io::no_check ? i.check - shard.first_check : io::no_check);
             }
             return !window.operations().empty();
         }};
@@ -391,7 +401,7 @@ private:
         ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
                                                       report_.warnings));
         report_.writer = written.backend;
-        report_.files.push_back({path, plan.size, shard.end - shard.first});
+        report_.files.push_back({path, plan.size, shard.tensors});
         outputs_.push_back(std::move(output));
         return {};
     }
@@ -408,10 +418,11 @@ private:
         onnx::tensor_pass pass(model_);
         for (std::uint32_t s = 0; s < shards_.size(); ++s) {
             const auto file = shard_path(s).filename().string();
-            for (std::size_t i = shards_[s].first; i < shards_[s].end; ++i) {
+            for (auto t = onnx::site_id(shards_[s].first); t.value < shards_[s].end; t = onnx::site_id(t.value + 1)) {
+                if (!exported(t)) continue;
                 text += first ? "\n    " : ",\n    ";
                 first = false;
-                json_string(text, pass.read(entries_[i].site)->name);
+                json_string(text, pass.read(t)->name);
                 text += ": ";
                 json_string(text, file);
             }
@@ -428,20 +439,24 @@ private:
     // needs nothing but the safetensors files.
     result<void> write_linked() {
         onnx::tree_edits edits;
-        indexed_vector<onnx::site_id, bool> exported(model_.sites.size(), false);
+        indexed_vector<onnx::site_id, bool> linked(model_.sites.size(), false);
         for (std::uint32_t s = 0; s < shards_.size(); ++s) {
+            const auto& shard = shards_[s];
             const auto file = shard_path(s).filename().string();
-            std::uint64_t offset = 8 + shards_[s].header_size;
-            for (std::size_t i = shards_[s].first; i < shards_[s].end; ++i) {
-                const auto& e = entries_[i];
-                exported[e.site] = true;
-                onnx::store_external(model_.tree, model_.sites[e.site].message, {file, offset, e.input.length, {}}, edits);
-                offset += e.input.length;
+            std::uint64_t offset = 8 + shard.header_size;
+            std::uint32_t buffer = shard.first_buffer;
+            std::uint32_t check = shard.first_check;
+            for (auto t = onnx::site_id(shard.first); t.value < shard.end; t = onnx::site_id(t.value + 1)) {
+                if (!exported(t)) continue;
+                const auto length = item_of(t, model_.tensor(t), buffer, check).input.length;
+                linked[t] = true;
+                onnx::store_external(model_.tree, model_.sites[t].message, {file, offset, length, {}}, edits);
+                offset += length;
             }
         }
         std::vector<onnx::external_tensor> rest;
         for (const auto& b : bound_.data.tensors)
-            if (!exported[b.site]) rest.push_back(b);
+            if (!linked[b.site]) rest.push_back(b);
         onnx::inline_external(bound_, rest, edits, report_.warnings);
         ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         const auto path = linked_path();
@@ -467,9 +482,8 @@ private:
     fs::path output_;
     std::vector<io::file_identity> inputs_;
     std::vector<const io::source_file*> sources_;
-    std::vector<entry> entries_;
-    std::vector<io::stream_check> checks_;  // the expected `checksum`s, in entry order
-    std::vector<std::vector<std::byte>> buffers_;
+    std::vector<io::stream_check> checks_;         // the expected `checksum`s, in site order
+    std::vector<std::vector<std::byte>> buffers_;  // typed values decoded to raw, in site order
     std::vector<shard_layout> shards_;
     std::vector<io::output_file> outputs_;
 };
