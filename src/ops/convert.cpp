@@ -68,26 +68,11 @@ public:
         inputs_ = bound_.inputs();
         sources_ = bound_.sources();
 
-        ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model_));
-        if (!half && graph.opset("") != 0 && graph.opset("") < 13)
-            return failure(error_code::unsupported,
-                           "bfloat16 needs opset 13 or later; this model imports opset " + std::to_string(graph.opset("")),
-                           "convert with {0}, or upgrade the model's opset first", {{remedy::choose_dtype, "fp16"}});
-        detail::typing_options typing;
-        typing.target = target_;
-        typing.keep_io_types = options_.keep_io_types;
-        typing.opset = graph.opset("");
-        typing.block_ops = options_.block_ops ? *options_.block_ops : detail::default_block_ops();
-        ONNXSTREAM_ASSIGN(const auto typed, detail::plan_types(graph, typing, graph_edits_));
-        convert_site_ = typed.convert_site;
-        report_.casts_inserted = typed.casts_inserted;
-        report_.nodes_blocked = typed.nodes_blocked;
-        report_.types_changed = typed.types_changed;
-        report_.cast_targets_changed = typed.cast_targets_changed;
+        ONNXSTREAM_ASSIGN(const auto float_values, plan_types(half));
         const auto ids = model_.sites.ids();
         const bool any_float_tensor =
             std::any_of(ids.begin(), ids.end(), [&](onnx::site_id t) { return model_.tensor(t)->data_type == float32; });
-        if (typed.float_values == 0 && !any_float_tensor)
+        if (float_values == 0 && !any_float_tensor)
             return failure(error_code::unsupported, "the model has no float32 tensor or value to convert",
                            "convert works on float32 models; this one is already in another precision");
 
@@ -111,6 +96,29 @@ public:
     }
 
 private:
+    // The graph edits and the tensors to convert (convert_typing.hpp); the graph model
+    // is gone when it returns, before the edits of every tensor are made. Returns how
+    // many values are float32.
+    result<std::uint64_t> plan_types(bool half) {
+        ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model_));
+        if (!half && graph.opset("") != 0 && graph.opset("") < 13)
+            return failure(error_code::unsupported,
+                           "bfloat16 needs opset 13 or later; this model imports opset " + std::to_string(graph.opset("")),
+                           "convert with {0}, or upgrade the model's opset first", {{remedy::choose_dtype, "fp16"}});
+        detail::typing_options typing;
+        typing.target = target_;
+        typing.keep_io_types = options_.keep_io_types;
+        typing.opset = graph.opset("");
+        typing.block_ops = options_.block_ops ? *options_.block_ops : detail::default_block_ops();
+        ONNXSTREAM_ASSIGN(auto typed, detail::plan_types(graph, typing, graph_edits_));
+        convert_site_ = std::move(typed.convert_site);
+        report_.casts_inserted = typed.casts_inserted;
+        report_.nodes_blocked = typed.nodes_blocked;
+        report_.types_changed = typed.types_changed;
+        report_.cast_targets_changed = typed.cast_targets_changed;
+        return typed.float_values;
+    }
+
     result<void> collect_bytes() {
         bytes_.reserve(model_.sites.size());
         index_of_tensor_.assign(model_.sites.size(), onnx::no_index);

@@ -177,26 +177,35 @@ private:
         return i < types_.size() ? types_[i] : 0;
     }
 
-    // ValueInfoProto messages of the graph scopes, by what they describe.
-    void read_declared_types() {
+    // Calls `f(name, type field)` for every ValueInfoProto (input, output, value_info) of
+    // the graph scopes with a known name and a type, in file order. Walked twice (to read
+    // the types, to edit them) rather than kept: a model may declare a million.
+    template <class F>
+    void for_each_value_info(F&& f) const {
         for (const auto s : model_.scopes.ids()) {
             const auto& scope = model_.scopes[s];
             if (scope.kind == graph::scope_kind::function || scope.message == none) continue;
-            for (const auto& f : tree_.fields(scope.message)) {
-                const auto n = f.number();
-                if (f.child == none) continue;
-                const bool is_input = n == number(onnx::graph_field::input);
-                const bool is_output = n == number(onnx::graph_field::output);
-                if (!is_input && !is_output && n != number(onnx::graph_field::value_info)) continue;
-                const auto name = model_.names.find(tree_.find_text(f.child, number(onnx::value_info_field::name)));
+            for (const auto& field : tree_.fields(scope.message)) {
+                const auto n = field.number();
+                if (field.child == none) continue;
+                if (n != number(onnx::graph_field::input) && n != number(onnx::graph_field::output) &&
+                    n != number(onnx::graph_field::value_info))
+                    continue;
+                const auto name = model_.names.find(tree_.find_text(field.child, number(onnx::value_info_field::name)));
                 if (!name) continue;
-                const auto* type = tree_.find(f.child, number(onnx::value_info_field::type));
+                const auto* type = tree_.find(field.child, number(onnx::value_info_field::type));
                 if (type == nullptr || type->type() != proto::wire_type::length_delimited) continue;
-                const auto elem = tensor_elem_type(tree_.bytes(), type->payload_offset(), type->end_offset());
-                if (elem) declare(*name, *elem);
-                value_infos_.push_back({f.child, *name, s, is_input, is_output});
+                f(*name, *type);
             }
         }
+    }
+
+    // ValueInfoProto messages of the graph scopes, by what they describe.
+    void read_declared_types() {
+        for_each_value_info([&](name_id name, const onnx::field_entry& type) {
+            const auto elem = tensor_elem_type(tree_.bytes(), type.payload_offset(), type.end_offset());
+            if (elem) declare(name, *elem);
+        });
         for (const auto t : model_.tensors.ids()) declare(model_.tensors[t].name, model_.tensor_type(t));
         // Sparse initializers: the values tensor carries the type, the sparse tensor the name.
         const auto& file = model_.file();
@@ -457,17 +466,15 @@ private:
     // ------------------------------------------------------------ edits
 
     void edit_value_infos() {
-        for (const auto& info : value_infos_) {
-            if (type_of(info.name) != float32 || !half(info.name)) continue;
-            const auto* type = tree_.find(info.message, number(onnx::value_info_field::type));
-            if (type == nullptr) continue;
-            const auto elem = tensor_elem_type(tree_.bytes(), type->payload_offset(), type->end_offset());
-            if (!elem || *elem != float32) continue;
-            const auto field_index = static_cast<std::uint32_t>(type - tree_.all_fields().data());
-            replace(field_index, edits_.bytes(type->number(), retyped(tree_.bytes(), type->payload_offset(), type->end_offset(),
-                                                                      options_.target)));
+        for_each_value_info([&](name_id name, const onnx::field_entry& type) {
+            if (type_of(name) != float32 || !half(name)) return;
+            const auto elem = tensor_elem_type(tree_.bytes(), type.payload_offset(), type.end_offset());
+            if (!elem || *elem != float32) return;
+            const auto field_index = static_cast<std::uint32_t>(&type - tree_.all_fields().data());
+            replace(field_index, edits_.bytes(type.number(), retyped(tree_.bytes(), type.payload_offset(), type.end_offset(),
+                                                                     options_.target)));
             ++result_.types_changed;
-        }
+        });
     }
 
     // Drop field `field_index` and put `replacement` where it was.
@@ -598,13 +605,6 @@ private:
         }
     }
 
-    struct declared_value {
-        std::uint32_t message;
-        name_id name;
-        scope_id scope;
-        bool input;
-        bool output;
-    };
     struct output_cast {
         node_id node;
         name_id value;
@@ -624,7 +624,6 @@ private:
     std::unordered_map<name_id, node_id> producer_;
     std::unordered_set<name_id> scope_outputs_;
     std::unordered_set<name_id> scope_inputs_;
-    std::vector<declared_value> value_infos_;
     std::vector<output_cast> output_casts_;
     typing_result result_;
 };
