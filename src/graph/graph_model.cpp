@@ -222,6 +222,11 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
     if (main_graph == none)
         return failure(error_code::not_onnx, file.path.string() + " has no graph", "an ONNX model needs a main graph");
 
+    // One tensor per initializer site: reserved, so that a million of them are not copied
+    // into a twice larger array while the old one is still held.
+    model.tensors.reserve(static_cast<std::size_t>(std::count_if(file.sites.begin(), file.sites.end(), [](const auto& site) {
+        return site.role == onnx::tensor_role::initializer;
+    })));
     builder b{model, tree};
     b.read_graph(b.add_scope(scope_kind::main, main_graph, none, none, {}));
     for (const auto& f : tree.fields(0)) {
