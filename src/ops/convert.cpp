@@ -29,6 +29,10 @@ std::vector<std::string> default_convert_block_ops() { return detail::default_bl
 namespace {
 
 constexpr auto float32 = static_cast<std::int32_t>(onnx::data_type::float32);
+// Embedded tensors of at most this many output bytes are converted while the edits are
+// made, up to inline_budget bytes in all (held in the edits' pool until written).
+constexpr std::uint64_t small_tensor = 4096;
+constexpr std::uint64_t inline_budget = 16ULL << 20;
 
 // Where one tensor's output bytes come from: a source slice (copied, or converted from
 // float32 on the way) or a buffer computed here (typed fields). Ordered to leave no
@@ -88,6 +92,7 @@ public:
             edits = model_edits();
         }
         report_.external_layout = external;
+        report_.saturated += edits_saturated_;
         ONNXSTREAM_TRY(check_outputs());
         ONNXSTREAM_TRY(write_data_files());
         ONNXSTREAM_TRY(write_model(edits));
@@ -250,6 +255,9 @@ private:
             }
         };
         for (const auto t : convert_empty_) retype(t);
+        std::vector<std::byte> small;
+        std::uint64_t inlined = 0;
+        std::uint64_t saturated = 0;
         for (const auto t : index_of_tensor_.ids()) {
             if (index_of_tensor_[t] == onnx::no_index) continue;
             const auto& b = bytes_[index_of_tensor_[t]];
@@ -266,12 +274,23 @@ private:
                                                       .expected_sha1 = expected_sha1_[b.expected]})
                                    : io::no_check;
             if (b.buffer != onnx::no_index) edits.insert(message, position, edits.bytes(raw, buffers_[b.buffer]));
-            else if (b.convert)
+            else if (b.convert && check == io::no_check && b.input.source == onnx::bound_model::model_source &&
+                     b.output_length() <= small_tensor && inlined + b.output_length() <= inline_budget) {
+                // A small embedded tensor converted here: the writer would read and write
+                // each one with a system call of a few bytes (a million of them in a model
+                // of tiny initializers).
+                const auto in = model_.tree.bytes().subspan(b.input.offset, b.input.length);
+                small.resize(b.output_length());
+                saturated += onnx::convert_float32_bytes(conversion_, in, small);
+                inlined += small.size();
+                edits.insert(message, position, edits.bytes(raw, small));
+            } else if (b.convert)
                 edits.insert(
                     message, position,
                     edits.converted_slice(raw, b.input.source.value, b.input.offset, b.output_length(), conversion_, check));
             else edits.insert(message, position, edits.slice(raw, b.input.source.value, b.input.offset, b.input.length, check));
         }
+        edits_saturated_ = saturated;
         return edits;
     }
 
@@ -340,6 +359,7 @@ private:
     std::vector<std::vector<std::byte>> buffers_;
     std::vector<onnx::site_id> convert_empty_;
     std::uint32_t shard_count_ = 0;
+    std::uint64_t edits_saturated_ = 0;  // values saturated by the conversions model_edits made itself
     rewrite_outputs outputs_;
 };
 
