@@ -222,6 +222,11 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
     if (main_graph == none)
         return failure(error_code::not_onnx, file.path.string() + " has no graph", "an ONNX model needs a main graph");
 
+    // One tensor per initializer site: reserved, so that a million of them are not copied
+    // into a twice larger array while the old one is still held.
+    model.tensors.reserve(static_cast<std::size_t>(std::count_if(file.sites.begin(), file.sites.end(), [](const auto& site) {
+        return site.role == onnx::tensor_role::initializer;
+    })));
     builder b{model, tree};
     b.read_graph(b.add_scope(scope_kind::main, main_graph, none, none, {}));
     for (const auto& f : tree.fields(0)) {
@@ -307,22 +312,22 @@ site_id graph_model::site_of(std::uint32_t tensor_message) const {
 
 std::int32_t graph_model::tensor_type(tensor_id t) const {
     const auto& x = tensors[t];
-    return x.site != none ? file_->tensors[x.site].data_type : x.data_type;
+    return x.site != none ? file_->tensor(x.site)->data_type : x.data_type;
 }
 
 std::vector<std::int64_t> graph_model::tensor_dims(tensor_id t) const {
     const auto& x = tensors[t];
-    return x.site != none ? file_->tensors[x.site].dims.to_vector() : x.dims;
+    return x.site != none ? file_->tensor(x.site)->dims.to_vector() : x.dims;
 }
 
 onnx::tensor_dims graph_model::dims_view(tensor_id t) const {
     const auto& x = tensors[t];
-    return x.site != none ? file_->tensors[x.site].dims : onnx::tensor_dims(x.dims);
+    return x.site != none ? file_->tensor(x.site)->dims : onnx::tensor_dims(x.dims);
 }
 
 std::uint64_t graph_model::tensor_bytes(tensor_id t) const {
     const auto& x = tensors[t];
-    if (x.site != none) return file_->tensors[x.site].expected_bytes.value_or(0);
+    if (x.site != none) return file_->tensor(x.site)->expected_bytes.value_or(0);
     std::uint64_t count = 1;
     for (const auto d : x.dims) count *= static_cast<std::uint64_t>(d);
     const auto bytes = onnx::raw_byte_size(x.data_type, count);

@@ -16,7 +16,6 @@
 #include <onnxstream/plan/planner.hpp>
 
 #include <algorithm>
-#include <map>
 
 namespace onnxstream::ops {
 
@@ -30,18 +29,25 @@ std::vector<std::string> default_convert_block_ops() { return detail::default_bl
 namespace {
 
 constexpr auto float32 = static_cast<std::int32_t>(onnx::data_type::float32);
+// Embedded tensors of at most this many output bytes are converted while the edits are
+// made, up to inline_budget bytes in all (held in the edits' pool until written).
+constexpr std::uint64_t small_tensor = 4096;
+constexpr std::uint64_t inline_budget = 16ULL << 20;
 
 // Where one tensor's output bytes come from: a source slice (copied, or converted from
-// float32 on the way) or a buffer computed here (typed fields).
+// float32 on the way) or a buffer computed here (typed fields). Ordered to leave no
+// padding: one is held for each tensor with bytes.
 struct tensor_bytes {
-    onnx::site_id site = none;  // the tensor
-    bool convert = false;
-    onnx::stored_slice input;               // the bytes read (a buffer's: its length)
-    std::uint32_t buffer = onnx::no_index;  // index into buffers_, already in output form
-    bool external = false;                  // placed in a data file
-    std::uint32_t shard = 0;
+    onnx::stored_slice input;  // the bytes read (a buffer's: its length)
     std::uint64_t offset = 0;
-    std::optional<io::sha1_digest> expected_sha1;  // the input's `checksum`, checked while reading
+    onnx::site_id site = none;                // the tensor
+    std::uint32_t buffer = onnx::no_index;    // index into buffers_, already in output form
+    std::uint32_t shard = 0;
+    std::uint32_t expected = onnx::no_index;  // index into expected_sha1_: the input's `checksum`, checked while reading
+    bool convert = false;   // converted on the way (false for a buffer converted already)
+    bool retype = false;    // a float32 tensor that becomes 16-bit
+    bool integer = false;   // int32 or int64 (shape-like ones stay embedded)
+    bool external = false;  // placed in a data file
 
     [[nodiscard]] std::uint64_t output_length() const noexcept { return convert ? input.length / 2 : input.length; }
 };
@@ -57,31 +63,20 @@ public:
         report_.input = model_path_;
         report_.output = options_.output.empty() ? default_output(model_path_, half ? "fp16" : "bf16") : options_.output;
         ONNXSTREAM_ASSIGN(data_name_, choose_data_name(report_.output, options_.data_name));
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data));
+        // No tensor_info table (120 bytes a tensor): each is read again when needed. The
+        // edits address the tensors' fields, so the tree keeps them.
+        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data, {},
+                                                          onnx::tensor_reading::on_demand_full_tree));
         ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         inputs_ = bound_.inputs();
         sources_ = bound_.sources();
 
-        ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model_));
-        if (!half && graph.opset("") != 0 && graph.opset("") < 13)
-            return failure(error_code::unsupported,
-                           "bfloat16 needs opset 13 or later; this model imports opset " + std::to_string(graph.opset("")),
-                           "convert with {0}, or upgrade the model's opset first", {{remedy::choose_dtype, "fp16"}});
-        detail::typing_options typing;
-        typing.target = target_;
-        typing.keep_io_types = options_.keep_io_types;
-        typing.opset = graph.opset("");
-        typing.block_ops = options_.block_ops ? *options_.block_ops : detail::default_block_ops();
-        ONNXSTREAM_ASSIGN(const auto typed, detail::plan_types(graph, typing, graph_edits_));
-        convert_site_ = typed.convert_site;
-        report_.casts_inserted = typed.casts_inserted;
-        report_.nodes_blocked = typed.nodes_blocked;
-        report_.types_changed = typed.types_changed;
-        report_.cast_targets_changed = typed.cast_targets_changed;
-        const bool any_float_tensor = std::any_of(model_.tensors.begin(), model_.tensors.end(),
-                                                  [](const onnx::tensor_info& t) { return t.data_type == float32; });
-        if (typed.float_values == 0 && !any_float_tensor)
+        ONNXSTREAM_ASSIGN(const auto float_values, plan_types(half));
+        const auto ids = model_.sites.ids();
+        const bool any_float_tensor =
+            std::any_of(ids.begin(), ids.end(), [&](onnx::site_id t) { return model_.tensor(t)->data_type == float32; });
+        if (float_values == 0 && !any_float_tensor)
             return failure(error_code::unsupported, "the model has no float32 tensor or value to convert",
                            "convert works on float32 models; this one is already in another precision");
 
@@ -97,6 +92,7 @@ public:
             edits = model_edits();
         }
         report_.external_layout = external;
+        report_.saturated += edits_saturated_;
         ONNXSTREAM_TRY(check_outputs());
         ONNXSTREAM_TRY(write_data_files());
         ONNXSTREAM_TRY(write_model(edits));
@@ -105,19 +101,51 @@ public:
     }
 
 private:
+    // The graph edits and the tensors to convert (convert_typing.hpp); the graph model
+    // is gone when it returns, before the edits of every tensor are made. Returns how
+    // many values are float32.
+    result<std::uint64_t> plan_types(bool half) {
+        ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model_));
+        if (!half && graph.opset("") != 0 && graph.opset("") < 13)
+            return failure(error_code::unsupported,
+                           "bfloat16 needs opset 13 or later; this model imports opset " + std::to_string(graph.opset("")),
+                           "convert with {0}, or upgrade the model's opset first", {{remedy::choose_dtype, "fp16"}});
+        detail::typing_options typing;
+        typing.target = target_;
+        typing.keep_io_types = options_.keep_io_types;
+        typing.opset = graph.opset("");
+        typing.block_ops = options_.block_ops ? *options_.block_ops : detail::default_block_ops();
+        ONNXSTREAM_ASSIGN(auto typed, detail::plan_types(graph, typing, graph_edits_));
+        convert_site_ = std::move(typed.convert_site);
+        report_.casts_inserted = typed.casts_inserted;
+        report_.nodes_blocked = typed.nodes_blocked;
+        report_.types_changed = typed.types_changed;
+        report_.cast_targets_changed = typed.cast_targets_changed;
+        return typed.float_values;
+    }
+
     result<void> collect_bytes() {
-        for (const auto t : model_.tensors.ids()) {
-            const auto& tensor = model_.tensors[t];
+        bytes_.reserve(model_.sites.size());
+        index_of_tensor_.assign(model_.sites.size(), onnx::no_index);
+        for (const auto t : model_.sites.ids()) {
+            const auto handle = model_.tensor(t);
+            const auto& tensor = *handle;
             const bool convert = convert_site_[t] && tensor.data_type == float32;
             if (tensor.data_type == float32 && !convert) ++report_.tensors_kept_float32;
             tensor_bytes b;
             b.site = t;
             b.convert = convert;
-            if (const auto stored = bound_.stored_bytes(t)) {
+            b.retype = convert;
+            const auto type = static_cast<onnx::data_type>(tensor.data_type);
+            b.integer = type == onnx::data_type::int64 || type == onnx::data_type::int32;
+            if (const auto stored = bound_.stored_bytes(t, handle)) {
                 b.input = *stored;
-                b.expected_sha1 = onnx::expected_sha1(tensor, report_.warnings);
+                if (const auto expected = onnx::expected_sha1(tensor, report_.warnings)) {
+                    b.expected = static_cast<std::uint32_t>(expected_sha1_.size());
+                    expected_sha1_.push_back(*expected);
+                }
             } else if (tensor.storage == tensor_storage::typed && tensor.expected_bytes) {
-                ONNXSTREAM_TRY(typed_bytes(tensor, b));
+                ONNXSTREAM_TRY(typed_bytes(handle, b));
             } else {
                 if (convert) convert_empty_.push_back(t);  // no values: only the type changes
                 continue;
@@ -147,7 +175,7 @@ private:
             }
             // Tensors whose stored form changes; others move only if lay_out says so.
             if (convert || tensor.storage == tensor_storage::external)
-                index_of_tensor_.emplace(t, static_cast<std::uint32_t>(bytes_.size()));
+                index_of_tensor_[t] = static_cast<std::uint32_t>(bytes_.size());
             bytes_.push_back(b);
         }
         report_.tensors_converted += convert_empty_.size();
@@ -156,9 +184,10 @@ private:
 
     // Typed values: a single packed float_data is float32 little-endian already, so it is
     // converted straight from the model file; anything else is decoded to raw first.
-    result<void> typed_bytes(const onnx::tensor_info& tensor, tensor_bytes& b) {
+    result<void> typed_bytes(const onnx::tensor_handle& handle, tensor_bytes& b) {
+        const auto& tensor = *handle;
         if (b.convert && tensor.typed_fields.size() == 1) {
-            const auto& f = model_.tree.field(tensor.typed_fields[0]);
+            const auto& f = handle.tree().field(tensor.typed_fields[0]);
             if (f.number() == number(tensor_field::float_data) && f.type() == proto::wire_type::length_delimited &&
                 f.payload_length() == *tensor.expected_bytes) {
                 b.input.offset = f.payload_offset();
@@ -166,7 +195,7 @@ private:
                 return {};
             }
         }
-        ONNXSTREAM_ASSIGN(auto raw, onnx::typed_to_raw(model_.tree, tensor));
+        ONNXSTREAM_ASSIGN(auto raw, onnx::typed_to_raw(handle.tree(), tensor));
         b.input.length = raw.size();
         if (b.convert && raw.size() % 4 == 0) {
             std::vector<std::byte> out(raw.size() / 2);
@@ -183,8 +212,6 @@ private:
         return {};
     }
 
-    bool retyped(onnx::site_id t) const { return convert_site_[t] && model_.tensors[t].data_type == float32; }
-
     // External layout: tensors at least `threshold` bytes (not shape-like integers) go to
     // fresh data files, as repack lays them out.
     void lay_out() {
@@ -193,14 +220,11 @@ private:
         data_layout layout({options_.alignment.value_or(default_alignment), options_.alignment ? 0 : aligned_tensor_minimum,
                             options_.shard_size});
         for (auto& b : bytes_) {
-            const auto& tensor = model_.tensors[b.site];
-            const auto type = static_cast<onnx::data_type>(tensor.data_type);
-            const bool integer = type == onnx::data_type::int64 || type == onnx::data_type::int32;
             if (b.output_length() < options_.threshold ||
-                (integer && shape_like.contains(onnx::value_name(model_.tree, model_.sites[b.site]))))
+                (b.integer && shape_like.contains(onnx::value_name(model_.tree, model_.sites[b.site]))))
                 continue;
             // An embedded tensor that is not converted moves too, as in repack.
-            index_of_tensor_.emplace(b.site, static_cast<std::uint32_t>(&b - bytes_.data()));
+            index_of_tensor_[b.site] = static_cast<std::uint32_t>(&b - bytes_.data());
             b.external = true;
             const auto place = layout.add(b.output_length());
             b.shard = place.shard;
@@ -216,8 +240,12 @@ private:
     // The graph edits plus, for each tensor that changes, its type and where its bytes go.
     onnx::tree_edits model_edits() {
         onnx::tree_edits edits = graph_edits_;
+        const auto changing = static_cast<std::size_t>(
+            std::count_if(index_of_tensor_.begin(), index_of_tensor_.end(), [](std::uint32_t i) { return i != onnx::no_index; }));
+        // A retyped tensor gets a new data_type and new bytes (an external one more fields).
+        edits.reserve(2 * (changing + convert_empty_.size()), 2 * (changing + convert_empty_.size()), 0);
         auto retype = [&](onnx::site_id t) {
-            const auto message = model_.tensors[t].message;
+            const auto message = model_.sites[t].message;
             const auto& msg = model_.tree.at(message);
             for (std::uint32_t i = 0; i < msg.field_count; ++i) {
                 const auto& f = model_.tree.field(msg.first_field + i);
@@ -227,26 +255,42 @@ private:
             }
         };
         for (const auto t : convert_empty_) retype(t);
-        for (const auto& [t, index] : index_of_tensor_) {
-            const auto& b = bytes_[index];
-            if (retyped(t)) retype(t);
-            const auto message = model_.tensors[t].message;
+        std::vector<std::byte> small;
+        std::uint64_t inlined = 0;
+        std::uint64_t saturated = 0;
+        for (const auto t : index_of_tensor_.ids()) {
+            if (index_of_tensor_[t] == onnx::no_index) continue;
+            const auto& b = bytes_[index_of_tensor_[t]];
+            if (b.retype) retype(t);
+            const auto message = model_.sites[t].message;
             if (b.external) {
                 onnx::store_external(model_.tree, message, {data_file_name(b.shard), b.offset, b.output_length(), {}}, edits);
                 continue;
             }
             const auto position = onnx::drop_value_fields(model_.tree, message, edits);
             const auto raw = number(tensor_field::raw_data);
-            const auto check = b.expected_sha1 ? edits.add_check({.tensor = std::string(model_.tensors[t].name),
-                                                                  .expected_sha1 = b.expected_sha1})
-                                               : io::no_check;
+            const auto check = b.expected != onnx::no_index
+                                   ? edits.add_check({.tensor = std::string(model_.tensor(t)->name),
+                                                      .expected_sha1 = expected_sha1_[b.expected]})
+                                   : io::no_check;
             if (b.buffer != onnx::no_index) edits.insert(message, position, edits.bytes(raw, buffers_[b.buffer]));
-            else if (b.convert)
+            else if (b.convert && check == io::no_check && b.input.source == onnx::bound_model::model_source &&
+                     b.output_length() <= small_tensor && inlined + b.output_length() <= inline_budget) {
+                // A small embedded tensor converted here: the writer would read and write
+                // each one with a system call of a few bytes (a million of them in a model
+                // of tiny initializers).
+                const auto in = model_.tree.bytes().subspan(b.input.offset, b.input.length);
+                small.resize(b.output_length());
+                saturated += onnx::convert_float32_bytes(conversion_, in, small);
+                inlined += small.size();
+                edits.insert(message, position, edits.bytes(raw, small));
+            } else if (b.convert)
                 edits.insert(
                     message, position,
                     edits.converted_slice(raw, b.input.source.value, b.input.offset, b.output_length(), conversion_, check));
             else edits.insert(message, position, edits.slice(raw, b.input.source.value, b.input.offset, b.input.length, check));
         }
+        edits_saturated_ = saturated;
         return edits;
     }
 
@@ -268,9 +312,10 @@ private:
                 if (!b.external || b.shard != s) continue;
                 ++tensors;
                 if (b.offset > plan.size()) plan.skip(b.offset - plan.size());
-                const auto check = b.expected_sha1 ? plan.add_check({.tensor = std::string(model_.tensors[b.site].name),
-                                                                     .expected_sha1 = b.expected_sha1})
-                                                   : io::no_check;
+                const auto check = b.expected != onnx::no_index
+                                       ? plan.add_check({.tensor = std::string(model_.tensor(b.site)->name),
+                                                         .expected_sha1 = expected_sha1_[b.expected]})
+                                       : io::no_check;
                 if (b.buffer != onnx::no_index) plan.emit(buffers_[b.buffer]);
                 else if (b.convert) plan.convert(b.input.source.value, b.input.offset, b.output_length(), conversion_, check);
                 else plan.copy(b.input.source.value, b.input.offset, b.input.length, check);
@@ -308,10 +353,13 @@ private:
     onnx::tree_edits graph_edits_;
     indexed_vector<onnx::site_id, bool> convert_site_;
     std::vector<tensor_bytes> bytes_;
-    std::map<onnx::site_id, std::uint32_t> index_of_tensor_;  // tensors whose bytes may change: index into bytes_
+    std::vector<io::sha1_digest> expected_sha1_;
+    // By site: the tensors whose bytes may change, as an index into bytes_ (or no_index).
+    indexed_vector<onnx::site_id, std::uint32_t> index_of_tensor_;
     std::vector<std::vector<std::byte>> buffers_;
     std::vector<onnx::site_id> convert_empty_;
     std::uint32_t shard_count_ = 0;
+    std::uint64_t edits_saturated_ = 0;  // values saturated by the conversions model_edits made itself
     rewrite_outputs outputs_;
 };
 

@@ -145,12 +145,14 @@ public:
 
     result<typing_result> run() {
         result_.convert_site.assign(model_.file().sites.size(), false);
+        const auto names = model_.names.size();
+        types_.assign(names, 0);
+        half_.assign(names, false);
         read_declared_types();
         infer_scope(graph::main_scope);
         for (const auto s : model_.scopes.ids())
             if (model_.scopes[s].kind == graph::scope_kind::function) infer_scope(s);
-        for (const auto& [name, type] : types_)
-            if (type == float32) ++result_.float_values;
+        result_.float_values = static_cast<std::uint64_t>(std::count(types_.begin(), types_.end(), float32));
         collect_consumers();
         decide_values();
         choose_sites();
@@ -163,35 +165,47 @@ public:
 private:
     // ------------------------------------------------------------ types in the input
 
+    // The first type declared for a value stays.
     void declare(name_id name, std::int32_t type) {
-        if (name != empty_name && type != 0) types_.try_emplace(name, type);
+        const auto i = static_cast<std::uint32_t>(name);
+        if (name != empty_name && type != 0 && i < types_.size() && types_[i] == 0) types_[i] = type;
     }
 
+    // 0 when unknown (a name made after the types were read, too).
     std::int32_t type_of(name_id name) const {
-        const auto found = types_.find(name);
-        return found == types_.end() ? 0 : found->second;
+        const auto i = static_cast<std::uint32_t>(name);
+        return i < types_.size() ? types_[i] : 0;
+    }
+
+    // Calls `f(name, type field)` for every ValueInfoProto (input, output, value_info) of
+    // the graph scopes with a known name and a type, in file order. Walked twice (to read
+    // the types, to edit them) rather than kept: a model may declare a million.
+    template <class F>
+    void for_each_value_info(F&& f) const {
+        for (const auto s : model_.scopes.ids()) {
+            const auto& scope = model_.scopes[s];
+            if (scope.kind == graph::scope_kind::function || scope.message == none) continue;
+            for (const auto& field : tree_.fields(scope.message)) {
+                const auto n = field.number();
+                if (field.child == none) continue;
+                if (n != number(onnx::graph_field::input) && n != number(onnx::graph_field::output) &&
+                    n != number(onnx::graph_field::value_info))
+                    continue;
+                const auto name = model_.names.find(tree_.find_text(field.child, number(onnx::value_info_field::name)));
+                if (!name) continue;
+                const auto* type = tree_.find(field.child, number(onnx::value_info_field::type));
+                if (type == nullptr || type->type() != proto::wire_type::length_delimited) continue;
+                f(*name, *type);
+            }
+        }
     }
 
     // ValueInfoProto messages of the graph scopes, by what they describe.
     void read_declared_types() {
-        for (const auto s : model_.scopes.ids()) {
-            const auto& scope = model_.scopes[s];
-            if (scope.kind == graph::scope_kind::function || scope.message == none) continue;
-            for (const auto& f : tree_.fields(scope.message)) {
-                const auto n = f.number();
-                if (f.child == none) continue;
-                const bool is_input = n == number(onnx::graph_field::input);
-                const bool is_output = n == number(onnx::graph_field::output);
-                if (!is_input && !is_output && n != number(onnx::graph_field::value_info)) continue;
-                const auto name = model_.names.find(tree_.find_text(f.child, number(onnx::value_info_field::name)));
-                if (!name) continue;
-                const auto* type = tree_.find(f.child, number(onnx::value_info_field::type));
-                if (type == nullptr || type->type() != proto::wire_type::length_delimited) continue;
-                const auto elem = tensor_elem_type(tree_.bytes(), type->payload_offset(), type->end_offset());
-                if (elem) declare(*name, *elem);
-                value_infos_.push_back({f.child, *name, s, is_input, is_output});
-            }
-        }
+        for_each_value_info([&](name_id name, const onnx::field_entry& type) {
+            const auto elem = tensor_elem_type(tree_.bytes(), type.payload_offset(), type.end_offset());
+            if (elem) declare(name, *elem);
+        });
         for (const auto t : model_.tensors.ids()) declare(model_.tensors[t].name, model_.tensor_type(t));
         // Sparse initializers: the values tensor carries the type, the sparse tensor the name.
         const auto& file = model_.file();
@@ -200,7 +214,8 @@ private:
             if (site.role != onnx::tensor_role::sparse_initializer) continue;
             const auto& msg = tree_.at(site.message);
             if (tree_.field(msg.parent_field).number() != number(onnx::sparse_tensor_field::values)) continue;
-            if (const auto name = model_.names.find(file.tensors[i].name)) declare(*name, file.tensors[i].data_type);
+            const auto tensor = file.tensor(i);
+            if (const auto name = model_.names.find(tensor->name)) declare(*name, tensor->data_type);
         }
     }
 
@@ -209,7 +224,7 @@ private:
         if (!a) return 0;
         if (a->tensor != none) {
             const auto site = model_.site_of(a->tensor);
-            return site == none ? 0 : model_.file().tensors[site].data_type;
+            return site == none ? 0 : model_.file().tensor(site)->data_type;
         }
         if (a->i) return static_cast<std::int32_t>(*a->i);
         return 0;
@@ -220,7 +235,7 @@ private:
             const auto a = graph::read_attribute(tree_, m);
             if (a.name == "value" && a.tensor != none) {
                 const auto site = model_.site_of(a.tensor);
-                return site == none ? 0 : model_.file().tensors[site].data_type;
+                return site == none ? 0 : model_.file().tensor(site)->data_type;
             }
             if (a.name == "value_float" || a.name == "value_floats") return float32;
             if (a.name == "value_int" || a.name == "value_ints") return int64;
@@ -388,44 +403,45 @@ private:
 
     void decide_values() {
         const bool keep_io = options_.keep_io_types;
-        for (const auto& [v, type] : types_) {
-            if (type != float32) continue;
+        for (std::uint32_t value = 0; value < types_.size(); ++value) {
+            if (types_[value] != float32) continue;
+            const auto v = static_cast<name_id>(value);
             const auto produced_by = producer_.find(v);
             if (produced_by == producer_.end()) {
                 // A graph input, initializer or outer value: no node writes it.
                 // Graph inputs (a subgraph's too: its node feeds it 16-bit values) follow
                 // the graph; constants follow their consumers.
-                if (is_main_input(v)) half_[v] = !keep_io;
-                else if (scope_inputs_.contains(v)) half_[v] = true;
-                else half_[v] = !consumers_want_float32(v);
+                if (is_main_input(v)) half_[value] = !keep_io;
+                else if (scope_inputs_.contains(v)) half_[value] = true;
+                else half_[value] = !consumers_want_float32(v);
                 continue;
             }
             const auto n = produced_by->second;
             if (!graph_scope(model_.nodes[n].scope)) continue;
             const bool constant = model_.nodes[n].op_type == "Constant" && !blocked(n);
             if (constant) {
-                half_[v] = !(consumers_want_float32(v) && !scope_outputs_.contains(v));
-                if (keep_io && is_main_output(v)) half_[v] = false;
+                half_[value] = !(consumers_want_float32(v) && !scope_outputs_.contains(v));
+                if (keep_io && is_main_output(v)) half_[value] = false;
                 continue;
             }
             const bool produced_half = !blocked(n);
             bool desired_half = true;
             if (keep_io && is_main_output(v)) desired_half = false;
             else if (!produced_half && !scope_outputs_.contains(v) && consumers_want_float32(v)) desired_half = false;
-            half_[v] = desired_half;
+            half_[value] = desired_half;
             if (produced_half != desired_half) output_casts_.push_back({n, v, desired_half});
         }
     }
 
     bool half(name_id v) const {
-        const auto found = half_.find(v);
-        return found != half_.end() && found->second;
+        const auto i = static_cast<std::uint32_t>(v);
+        return i < half_.size() && half_[i];
     }
 
     void choose_sites() {
         const auto& file = model_.file();
         for (const auto i : file.sites.ids()) {
-            if (file.tensors[i].data_type != float32) continue;
+            if (file.tensor(i)->data_type != float32) continue;
             const auto& site = file.sites[i];
             const auto name = model_.names.find(onnx::value_name(tree_, site));
             bool convert = false;
@@ -450,17 +466,15 @@ private:
     // ------------------------------------------------------------ edits
 
     void edit_value_infos() {
-        for (const auto& info : value_infos_) {
-            if (type_of(info.name) != float32 || !half(info.name)) continue;
-            const auto* type = tree_.find(info.message, number(onnx::value_info_field::type));
-            if (type == nullptr) continue;
-            const auto elem = tensor_elem_type(tree_.bytes(), type->payload_offset(), type->end_offset());
-            if (!elem || *elem != float32) continue;
-            const auto field_index = static_cast<std::uint32_t>(type - tree_.all_fields().data());
-            replace(field_index, edits_.bytes(type->number(), retyped(tree_.bytes(), type->payload_offset(), type->end_offset(),
-                                                                      options_.target)));
+        for_each_value_info([&](name_id name, const onnx::field_entry& type) {
+            if (type_of(name) != float32 || !half(name)) return;
+            const auto elem = tensor_elem_type(tree_.bytes(), type.payload_offset(), type.end_offset());
+            if (!elem || *elem != float32) return;
+            const auto field_index = static_cast<std::uint32_t>(&type - tree_.all_fields().data());
+            replace(field_index, edits_.bytes(type.number(), retyped(tree_.bytes(), type.payload_offset(), type.end_offset(),
+                                                                     options_.target)));
             ++result_.types_changed;
-        }
+        });
     }
 
     // Drop field `field_index` and put `replacement` where it was.
@@ -591,13 +605,6 @@ private:
         }
     }
 
-    struct declared_value {
-        std::uint32_t message;
-        name_id name;
-        scope_id scope;
-        bool input;
-        bool output;
-    };
     struct output_cast {
         node_id node;
         name_id value;
@@ -609,13 +616,14 @@ private:
     const typing_options& options_;
     onnx::tree_edits& edits_;
     std::unordered_set<std::string> blocked_ops_;
-    std::unordered_map<name_id, std::int32_t> types_;
-    std::unordered_map<name_id, bool> half_;
+    // By name: a model of a million initializers declares a million values, and a hash
+    // node each cost 40 bytes more than these.
+    std::vector<std::int32_t> types_;  // 0: unknown
+    std::vector<bool> half_;
     std::unordered_map<name_id, std::vector<use>> consumers_;
     std::unordered_map<name_id, node_id> producer_;
     std::unordered_set<name_id> scope_outputs_;
     std::unordered_set<name_id> scope_inputs_;
-    std::vector<declared_value> value_infos_;
     std::vector<output_cast> output_casts_;
     typing_result result_;
 };

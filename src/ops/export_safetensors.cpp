@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdio>
-#include <set>
+#include <functional>
+#include <string_view>
 
 namespace onnxstream::ops {
 
@@ -104,20 +106,54 @@ void json_string(std::string& out, std::string_view text) {
     out += '"';
 }
 
-struct entry {
-    onnx::site_id site = none;              // the tensor
+// Where one initializer's bytes come from: a source slice, or typed values decoded to raw.
+struct item {
     onnx::stored_slice input;               // the bytes copied (a buffer's: its length)
-    std::uint32_t buffer = onnx::no_index;  // typed values decoded to raw
-    std::uint32_t shard = 0;
-    std::uint64_t begin = 0;                       // data_offsets in its shard
-    std::optional<io::sha1_digest> expected_sha1;  // the input's `checksum`, checked while copying
+    std::uint32_t buffer = onnx::no_index;  // into exporter::buffers_
+    std::uint32_t check = io::no_check;     // into exporter::checks_: the input's `checksum`
 };
 
+// One .safetensors file: the initializers among a run of tensor sites. Nothing is held per
+// tensor: each is read again (model_file::tensor) when its header entry and its bytes are
+// written, so a model of a million tensors holds no table of them here.
 struct shard_layout {
-    std::string header;  // length prefix not included; padded
+    std::uint32_t first = 0, end = 0;  // sites [first, end)
+    std::uint32_t first_buffer = 0;    // the first of buffers_ its typed tensors use
+    std::uint32_t first_check = 0, end_check = 0;  // checks_[first_check, end_check)
+    std::uint64_t header_size = 0;                 // length prefix not included; padded
     std::uint64_t data_bytes = 0;
     std::uint64_t tensors = 0;
 };
+
+// The names seen so far, for the duplicate check: open addressing over name numbers
+// (24 bytes a name, where a std::set of views took 48 and a heap block each).
+class name_set {
+public:
+    explicit name_set(std::size_t most) : slots_(std::bit_ceil(std::max<std::size_t>(16, 2 * most)), 0) {
+        names_.reserve(most);
+    }
+    /// False when `name` is there already.
+    bool insert(std::string_view name) {
+        const auto mask = slots_.size() - 1;
+        auto slot = std::hash<std::string_view>{}(name)&mask;
+        for (; slots_[slot] != 0; slot = (slot + 1) & mask)
+            if (names_[slots_[slot] - 1] == name) return false;
+        names_.push_back(name);
+        slots_[slot] = static_cast<std::uint32_t>(names_.size());
+        return true;
+    }
+
+private:
+    std::vector<std::string_view> names_;
+    std::vector<std::uint32_t> slots_;  // 0: empty; else 1 + index into names_
+};
+
+bool has_control(std::string_view text) {
+    return std::any_of(text.begin(), text.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u < 0x20 || u == 0x7F;
+    });
+}
 
 class exporter : detail::bound_operation<safetensors_options, safetensors_report> {
 public:
@@ -127,13 +163,14 @@ public:
         report_.input = model_path_;
         const auto folder = model_path_.parent_path();
         output_ = options_.output.empty() ? folder / (model_path_.stem().string() + ".safetensors") : options_.output;
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data));
+        // Tensors are read when needed, not kept; --link edits their bodies, so its tree keeps them.
+        const auto reading = options_.link ? onnx::tensor_reading::on_demand_full_tree : onnx::tensor_reading::on_demand;
+        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data, {}, reading));
         ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         inputs_ = bound_.inputs();
         sources_ = bound_.sources();
         ONNXSTREAM_TRY(collect());
-        lay_out();
         ONNXSTREAM_TRY(check_outputs());
         ONNXSTREAM_TRY(write_shards());
         if (sharded()) ONNXSTREAM_TRY(write_index());
@@ -145,103 +182,127 @@ public:
 private:
     bool sharded() const { return options_.shard_size > 0; }
 
+    bool exported(onnx::site_id t) const { return model_.sites[t].role == onnx::tensor_role::initializer; }
+
+    // The bytes of exported tensor `t` (read as `tensor`), as collect found them; `buffer`
+    // and `check` count the typed tensors and the checksums before it.
+    item item_of(onnx::site_id t, const onnx::tensor_handle& tensor, std::uint32_t& buffer, std::uint32_t& check) const {
+        item i;
+        if (const auto stored = bound_.stored_bytes(t, tensor)) {
+            i.input = *stored;
+            if (const auto expected = onnx::expected_sha1(*tensor); expected && *expected) i.check = check++;
+        } else if (tensor->storage == tensor_storage::typed) {
+            i.buffer = buffer++;
+            i.input.length = buffers_[i.buffer].size();
+        }
+        return i;
+    }
+
+    // Checks every initializer, decodes typed values and lays the shards out (the header
+    // sizes too: the linked model's offsets need them before anything is written).
     result<void> collect() {
-        std::set<std::string_view> names;
-        for (const auto t : model_.tensors.ids()) {
-            if (model_.sites[t].role != onnx::tensor_role::initializer) continue;
-            const auto& tensor = model_.tensors[t];
-            const auto where = model_.tree.path(tensor.message);
-            const std::string shown = printable(tensor.name);
-            if (tensor.name.empty() || tensor.name == "__metadata__" || !valid_utf8(tensor.name) ||
-                shown.size() != tensor.name.size())
+        std::size_t initializers = 0;
+        for (const auto t : model_.sites.ids())
+            if (exported(t)) ++initializers;
+        name_set names(initializers);
+        onnx::tensor_pass pass(model_);
+        std::string text;
+        std::uint64_t header = 0;  // of the last shard, so far
+        auto close = [&] {
+            text.clear();
+            closing_text(text, header);
+            shards_.back().header_size = header + text.size();
+            shards_.back().end_check = static_cast<std::uint32_t>(checks_.size());
+        };
+        for (const auto t : model_.sites.ids()) {
+            if (!exported(t)) continue;
+            const auto handle = pass.read(t);
+            const auto& tensor = *handle;
+            const auto where = [&] { return model_.tree.path(tensor.message); };
+            if (tensor.name.empty() || tensor.name == "__metadata__" || !valid_utf8(tensor.name) || has_control(tensor.name))
                 return failure(error_code::unsupported,
-                               "initializer '" + shown + "' (" + where + ") has a name safetensors cannot hold",
+                               "initializer '" + printable(tensor.name) + "' (" + where() + ") has a name safetensors cannot hold",
                                "safetensors names must be non-empty UTF-8 without control characters and not "
                                "'__metadata__'; rename the initializer in the model first");
-            if (!names.insert(tensor.name).second)
-                return failure(error_code::unsupported, "two initializers are named '" + shown + "' (one at " + where + ")",
+            if (!names.insert(tensor.name))
+                return failure(error_code::unsupported,
+                               "two initializers are named '" + printable(tensor.name) + "' (one at " + where() + ")",
                                "safetensors maps each name to one tensor; rename one of them (subgraphs may not "
                                "reuse a name of the main graph here)");
             const char* dtype = safetensors_dtype(tensor.data_type);
             if (dtype == nullptr || !tensor.expected_bytes)
                 return failure(error_code::unsupported,
-                               "initializer '" + shown + "' is of type " + onnx::data_type_name(tensor.data_type) +
-                                   ", which safetensors has no dtype for",
+                               "initializer '" + printable(tensor.name) + "' is of type " +
+                                   onnx::data_type_name(tensor.data_type) + ", which safetensors has no dtype for",
                                "safetensors holds fixed-size little-endian numbers only; export a model without such "
                                "tensors, or keep this one in ONNX");
-            entry e;
-            e.site = t;
-            if (const auto stored = bound_.stored_bytes(t)) {
-                e.input = *stored;
-                e.expected_sha1 = onnx::expected_sha1(tensor, report_.warnings);
-            } else if (tensor.storage == tensor_storage::typed) {
-                ONNXSTREAM_ASSIGN(auto raw, onnx::typed_to_raw(model_.tree, tensor));
-                e.input.length = raw.size();
-                e.buffer = static_cast<std::uint32_t>(buffers_.size());
-                buffers_.push_back(std::move(raw));
-            } else {
-                e.input.length = 0;  // no values: a zero-element tensor
+            const auto stored = bound_.stored_bytes(t, handle);
+            std::vector<std::byte> raw;
+            if (!stored && tensor.storage == tensor_storage::typed) {
+                ONNXSTREAM_ASSIGN(raw, onnx::typed_to_raw(handle.tree(), tensor));
             }
-            if (e.input.length != *tensor.expected_bytes)
+            const std::uint64_t length = stored ? stored->length : raw.size();  // no values: a zero-element tensor
+            if (length != *tensor.expected_bytes)
                 return failure(error_code::size_mismatch,
-                               "initializer '" + shown + "' has " + std::to_string(e.input.length) +
+                               "initializer '" + printable(tensor.name) + "' has " + std::to_string(length) +
                                    " bytes but its dims and type need " + std::to_string(*tensor.expected_bytes),
                                "safetensors stores exactly dims x element size; the model is damaged");
-            entries_.push_back(e);
+            if (shards_.empty() || (sharded() && shards_.back().data_bytes > 0 &&
+                                    shards_.back().data_bytes + length > options_.shard_size)) {
+                if (!shards_.empty()) close();
+                shards_.push_back({.first = t.value,
+                                   .first_buffer = static_cast<std::uint32_t>(buffers_.size()),
+                                   .first_check = static_cast<std::uint32_t>(checks_.size())});
+                header = 1;  // "{"
+            }
+            if (stored) {
+                if (auto expected = onnx::expected_sha1(tensor, report_.warnings))
+                    checks_.push_back({.tensor = std::string(tensor.name), .expected_sha1 = expected});
+            } else if (tensor.storage == tensor_storage::typed) {
+                buffers_.push_back(std::move(raw));
+            }
+            auto* shard = &shards_.back();
+            text.clear();
+            entry_text(text, tensor, shard->tensors == 0, shard->data_bytes, length);
+            header += text.size();
+            shard->data_bytes += length;
+            ++shard->tensors;
+            shard->end = t.value + 1;
+            report_.bytes += length;
+            ++report_.tensors;
         }
-        if (entries_.empty())
+        if (shards_.empty())
             return failure(error_code::unsupported, "the model has no initializers to export",
                            "safetensors holds a model's weights; this model keeps none as initializers");
+        close();
         return {};
     }
 
-    void lay_out() {
-        std::uint32_t shard = 0;
-        std::uint64_t in_shard = 0;
-        std::uint64_t bytes = 0;
-        for (auto& e : entries_) {
-            if (sharded() && bytes > 0 && bytes + e.input.length > options_.shard_size) {
-                ++shard;
-                bytes = 0;
-                in_shard = 0;
-            }
-            e.shard = shard;
-            e.begin = bytes;
-            bytes += e.input.length;
-            ++in_shard;
-            report_.bytes += e.input.length;
+    // One entry of a header: `"name":{"dtype":...,"data_offsets":[begin,end]}`, after a
+    // comma unless it is the shard's first.
+    static void entry_text(std::string& out, const onnx::tensor_info& tensor, bool first, std::uint64_t begin,
+                           std::uint64_t length) {
+        if (!first) out += ',';
+        json_string(out, tensor.name);
+        out += ":{\"dtype\":\"";
+        out += safetensors_dtype(tensor.data_type);
+        out += "\",\"shape\":[";
+        bool first_dim = true;
+        for (const auto d : tensor.dims) {
+            if (!first_dim) out += ',';
+            first_dim = false;
+            out += std::to_string(d);
         }
-        report_.tensors = entries_.size();
-        shards_.resize(shard + 1U);
-        for (std::uint32_t s = 0; s < shards_.size(); ++s) {
-            std::string header = "{";
-            for (const auto& e : entries_) {
-                if (e.shard != s) continue;
-                const auto& tensor = model_.tensors[e.site];
-                if (header.size() > 1) header += ',';
-                json_string(header, tensor.name);
-                header += ":{\"dtype\":\"";
-                header += safetensors_dtype(tensor.data_type);
-                header += "\",\"shape\":[";
-                bool first_dim = true;
-                for (const auto d : tensor.dims) {
-                    if (!first_dim) header += ',';
-                    first_dim = false;
-                    header += std::to_string(d);
-                }
-                header += "],\"data_offsets\":[" + std::to_string(e.begin) + "," + std::to_string(e.begin + e.input.length) +
-                          "]}";
-                shards_[s].data_bytes = e.begin + e.input.length;
-                ++shards_[s].tensors;
-            }
-            if (header.size() > 1) header += ',';
-            header += "\"__metadata__\":{\"producer\":\"onnxstream\",\"source\":";
-            json_string(header, model_path_.filename().string());
-            header += "}}";
-            // The data starts on an 8-byte boundary: 8 + header length is a multiple of 8.
-            while (header.size() % 8 != 0) header += ' ';
-            shards_[s].header = std::move(header);
-        }
+        out += "],\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(begin + length) + "]}";
+    }
+
+    // The header's end, after `written` bytes of it: the metadata, then spaces so that the
+    // data starts on an 8-byte boundary (8 + header length is a multiple of 8).
+    void closing_text(std::string& out, std::uint64_t written) const {
+        out += ",\"__metadata__\":{\"producer\":\"onnxstream\",\"source\":";
+        json_string(out, model_path_.filename().string());
+        out += "}}";
+        while ((written + out.size()) % 8 != 0) out += ' ';
     }
 
     fs::path shard_path(std::uint32_t shard) const {
@@ -270,32 +331,83 @@ private:
         return {};
     }
 
-    result<void> write_shards() {
-        for (std::uint32_t s = 0; s < shards_.size(); ++s) {
-            plan::write_plan plan;
-            const auto& header = shards_[s].header;
-            std::array<std::byte, 8> length{};
-            for (std::size_t i = 0; i < 8; ++i) length[i] = static_cast<std::byte>((header.size() >> (8 * i)) & 0xFFU);
-            plan.emit(length);
-            plan.emit(std::as_bytes(std::span(header.data(), header.size())));
-            for (const auto& e : entries_) {
-                if (e.shard != s) continue;
-                if (e.buffer != onnx::no_index) plan.emit(buffers_[e.buffer]);
-                else
-                    plan.copy(e.input.source.value, e.input.offset, e.input.length,
-                              e.expected_sha1 ? plan.add_check({.tensor = std::string(model_.tensors[e.site].name),
-                                                                .expected_sha1 = e.expected_sha1})
-                                              : io::no_check);
+    static constexpr std::size_t window_operations = 4096;
+    static constexpr std::size_t window_bytes = 1U << 20;
+
+    // A walk over one shard's tensors in site order, each read again.
+    struct shard_walk {
+        onnx::tensor_pass pass;
+        std::uint32_t next;
+        std::uint32_t buffer;  // the typed tensors and checksums before `next`
+        std::uint32_t check;
+        std::uint64_t begin = 0;  // data_offsets of `next`
+    };
+
+    // A shard written in windows: the length prefix, the header made again entry by entry,
+    // then every tensor's bytes.
+    result<void> write_shard(std::uint32_t s) {
+        const auto& shard = shards_[s];
+        const auto checks = std::span(checks_).subspan(shard.first_check, shard.end_check - shard.first_check);
+        shard_walk header{onnx::tensor_pass(model_), shard.first, shard.first_buffer, shard.first_check};
+        shard_walk data{onnx::tensor_pass(model_), shard.first, shard.first_buffer, shard.first_check};
+        std::string text;
+        bool started = false;
+        bool closed = false;
+        auto emit = [](plan::write_plan& window, std::string_view bytes) {
+            window.emit(std::as_bytes(std::span(bytes.data(), bytes.size())));
+        };
+        const windowed_plan plan{8 + shard.header_size + shard.data_bytes, checks, [&](plan::write_plan& window) {
+            window.next_window();
+            if (!started) {
+                started = true;
+                std::array<std::byte, 8> length{};
+                for (std::size_t i = 0; i < 8; ++i)
+                    length[i] = static_cast<std::byte>((shard.header_size >> (8 * i)) & 0xFFU);
+                window.emit(length);
+                emit(window, "{");
             }
-            const auto path = shard_path(s);
-            ONNXSTREAM_ASSIGN(auto output,
-                              io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
-            ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
-                                                          report_.warnings));
-            report_.writer = written.backend;
-            report_.files.push_back({path, plan.size(), shards_[s].tensors});
-            outputs_.push_back(std::move(output));
-        }
+            for (; header.next < shard.end && window.pool().size() < window_bytes; ++header.next) {
+                const onnx::site_id t(header.next);
+                if (!exported(t)) continue;
+                const auto tensor = header.pass.read(t);
+                const auto i = item_of(t, tensor, header.buffer, header.check);
+                text.clear();
+                entry_text(text, *tensor, t.value == shard.first, header.begin, i.input.length);
+                emit(window, text);
+                header.begin += i.input.length;
+            }
+            if (header.next == shard.end && !closed) {
+                closed = true;
+                text.clear();
+                closing_text(text, window.size() - 8);
+                emit(window, text);
+            }
+            for (; closed && data.next < shard.end && window.operations().size() < window_operations &&
+                   window.pool().size() < window_bytes;
+                 ++data.next) {
+                const onnx::site_id t(data.next);
+                if (!exported(t)) continue;
+                const auto i = item_of(t, data.pass.read(t), data.buffer, data.check);
+                if (i.buffer != onnx::no_index) window.emit(buffers_[i.buffer]);
+                else
+                    window.copy(i.input.source.value, i.input.offset, i.input.length,
+                                i.check != io::no_check ? i.check - shard.first_check : io::no_check);
+            }
+            return !window.operations().empty();
+        }};
+        const auto path = shard_path(s);
+        ONNXSTREAM_ASSIGN(auto output,
+                          io::output_file::create(path, plan.size, {.overwrite = options_.force, .preallocate = true}));
+        ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
+                                                      report_.warnings));
+        report_.writer = written.backend;
+        report_.files.push_back({path, plan.size, shard.tensors});
+        outputs_.push_back(std::move(output));
+        return {};
+    }
+
+    result<void> write_shards() {
+        for (std::uint32_t s = 0; s < shards_.size(); ++s) ONNXSTREAM_TRY(write_shard(s));
         return {};
     }
 
@@ -303,12 +415,17 @@ private:
         std::string text = "{\n  \"metadata\": {\n    \"total_size\": " + std::to_string(report_.bytes) +
                            "\n  },\n  \"weight_map\": {";
         bool first = true;
-        for (const auto& e : entries_) {
-            text += first ? "\n    " : ",\n    ";
-            first = false;
-            json_string(text, model_.tensors[e.site].name);
-            text += ": ";
-            json_string(text, shard_path(e.shard).filename().string());
+        onnx::tensor_pass pass(model_);
+        for (std::uint32_t s = 0; s < shards_.size(); ++s) {
+            const auto file = shard_path(s).filename().string();
+            for (auto t = onnx::site_id(shards_[s].first); t.value < shards_[s].end; t = onnx::site_id(t.value + 1)) {
+                if (!exported(t)) continue;
+                text += first ? "\n    " : ",\n    ";
+                first = false;
+                json_string(text, pass.read(t)->name);
+                text += ": ";
+                json_string(text, file);
+            }
         }
         text += "\n  }\n}\n";
         report_.index = index_path();
@@ -322,16 +439,24 @@ private:
     // needs nothing but the safetensors files.
     result<void> write_linked() {
         onnx::tree_edits edits;
-        indexed_vector<onnx::site_id, bool> exported(model_.tensors.size(), false);
-        for (const auto& e : entries_) {
-            exported[e.site] = true;
-            const auto offset = 8 + shards_[e.shard].header.size() + e.begin;
-            onnx::store_external(model_.tree, model_.tensors[e.site].message,
-                                 {shard_path(e.shard).filename().string(), offset, e.input.length, {}}, edits);
+        indexed_vector<onnx::site_id, bool> linked(model_.sites.size(), false);
+        for (std::uint32_t s = 0; s < shards_.size(); ++s) {
+            const auto& shard = shards_[s];
+            const auto file = shard_path(s).filename().string();
+            std::uint64_t offset = 8 + shard.header_size;
+            std::uint32_t buffer = shard.first_buffer;
+            std::uint32_t check = shard.first_check;
+            for (auto t = onnx::site_id(shard.first); t.value < shard.end; t = onnx::site_id(t.value + 1)) {
+                if (!exported(t)) continue;
+                const auto length = item_of(t, model_.tensor(t), buffer, check).input.length;
+                linked[t] = true;
+                onnx::store_external(model_.tree, model_.sites[t].message, {file, offset, length, {}}, edits);
+                offset += length;
+            }
         }
         std::vector<onnx::external_tensor> rest;
         for (const auto& b : bound_.data.tensors)
-            if (!exported[b.site]) rest.push_back(b);
+            if (!linked[b.site]) rest.push_back(b);
         onnx::inline_external(bound_, rest, edits, report_.warnings);
         ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
         const auto path = linked_path();
@@ -357,8 +482,8 @@ private:
     fs::path output_;
     std::vector<io::file_identity> inputs_;
     std::vector<const io::source_file*> sources_;
-    std::vector<entry> entries_;
-    std::vector<std::vector<std::byte>> buffers_;
+    std::vector<io::stream_check> checks_;         // the expected `checksum`s, in site order
+    std::vector<std::vector<std::byte>> buffers_;  // typed values decoded to raw, in site order
     std::vector<shard_layout> shards_;
     std::vector<io::output_file> outputs_;
 };
