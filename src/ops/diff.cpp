@@ -133,12 +133,23 @@ std::uint64_t with_values(std::uint64_t fields_digest, std::uint64_t values) { r
 struct model_side {
     fs::path path;
     onnx::bound_model bound;
-    std::vector<onnx::site_id> tensor_of_message;         // message index -> its site
     indexed_vector<onnx::site_id, std::uint64_t> values;  // XXH3 of each tensor's raw little-endian bytes
     std::vector<std::uint64_t> digest;                    // per message
 
     [[nodiscard]] const onnx::message_tree& tree() const { return bound.model.tree; }
     [[nodiscard]] const onnx::model_file& model() const { return bound.model; }
+    // The site of tensor message `m` (sites are in message order).
+    [[nodiscard]] onnx::site_id site_of(std::uint32_t m) const {
+        const auto& sites = model().sites;
+        std::uint32_t low = 0;
+        auto high = static_cast<std::uint32_t>(sites.size());
+        while (low < high) {
+            const auto mid = low + (high - low) / 2;
+            if (sites[onnx::site_id{mid}].message < m) low = mid + 1;
+            else high = mid;
+        }
+        return onnx::site_id{low};
+    }
 
     // The canonical entries of one field of `tree` (the model's, or a tensor body read
     // again), appended to `out`.
@@ -200,7 +211,14 @@ struct model_side {
     // The digest of a message of `kind` from its entries (reordered: fields of different
     // numbers in any order, unordered repeated fields in any order, are the same).
     static std::uint64_t digest_of(message_kind kind, std::vector<entry>& entries, std::vector<std::byte>& bytes) {
-        std::stable_sort(entries.begin(), entries.end(), [](const entry& x, const entry& y) { return x.number < y.number; });
+        const auto by_number = [](const entry& x, const entry& y) { return x.number < y.number; };
+        if (entries.size() <= 16) {
+            // A tensor's or a node's few fields: an insertion sort, as stable, with no buffer to allocate.
+            for (auto it = entries.begin(); it != entries.end(); ++it)
+                std::rotate(std::upper_bound(entries.begin(), it, *it, by_number), it, std::next(it));
+        } else {
+            std::stable_sort(entries.begin(), entries.end(), by_number);
+        }
         for (auto it = entries.begin(); it != entries.end();) {
             auto end = std::find_if(it, entries.end(), [&](const entry& e) { return e.number != it->number; });
             if (unordered_field(kind, it->number))
@@ -344,8 +362,6 @@ result<model_side> open_side(const fs::path& path, const onnx::resolve_options& 
                               {{remedy::give_data_file, {}}});
         return failure(std::move(e));
     }
-    side.tensor_of_message.assign(side.tree().messages().size(), none);
-    for (const auto t : side.model().sites.ids()) side.tensor_of_message[side.model().sites[t].message] = t;
     side.values.assign(side.model().sites.size(), 0);
     side.digest.assign(side.tree().messages().size(), 0);
     return side;
@@ -474,7 +490,7 @@ private:
     static std::string_view name_view(const model_side& side, std::uint32_t m) {
         const auto& tree = side.tree();
         switch (tree.at(m).kind) {
-            case message_kind::tensor: return onnx::value_name(tree, side.model().sites[side.tensor_of_message[m]]);
+            case message_kind::tensor: return onnx::value_name(tree, side.model().sites[side.site_of(m)]);
             case message_kind::node: {
                 const auto name = tree.find_text(m, number(onnx::node_field::name));
                 return name.empty() ? tree.find_text(m, number(onnx::node_field::output)) : name;
@@ -556,12 +572,29 @@ private:
         return true;
     }
 
+    // Whether the children held by `fa` and `fb` have the same names, in order.
+    bool same_names(const std::vector<std::uint32_t>& fa, const std::vector<std::uint32_t>& fb) const {
+        if (fa.size() != fb.size()) return false;
+        releasing behind_a(a_);
+        releasing behind_b(b_);
+        for (std::size_t i = 0; i < fa.size(); ++i) {
+            const auto ca = child(a_, fa[i]);
+            const auto cb = child(b_, fb[i]);
+            behind_a.reached(a_, ca);
+            behind_b.reached(b_, cb);
+            if (name_view(a_, ca) != name_view(b_, cb)) return false;
+        }
+        return true;
+    }
+
     void pair_children(message_kind kind, std::uint32_t n, const std::vector<std::uint32_t>& fa,
                        const std::vector<std::uint32_t>& fb) {
-        if (unordered_field(kind, n)) {
-            const auto names_b = hashed_names(b_, fb);
-            bool unique = all_distinct(b_, fb, names_b);
-            if (unique) unique = all_distinct(a_, fa, hashed_names(a_, fa));
+        // Names in the same order on both sides (the usual case: a model and an edited copy)
+        // pair by position, as they would by name (and do when some repeat).
+        if (unordered_field(kind, n) && !same_names(fa, fb)) {
+            bool unique = all_distinct(a_, fa, hashed_names(a_, fa));
+            const auto names_b = unique ? hashed_names(b_, fb) : std::vector<hashed_name>{};
+            unique = unique && all_distinct(b_, fb, names_b);
             if (unique) {
                 std::vector<bool> paired(fb.size());
                 releasing behind_a(a_);
@@ -601,8 +634,8 @@ private:
 
     void tensor_differs(std::uint32_t ma, std::uint32_t mb) {
         if (!listing(report_.differing_tensors)) return;
-        const auto handle_a = a_.model().tensor(a_.tensor_of_message[ma]);
-        const auto handle_b = b_.model().tensor(b_.tensor_of_message[mb]);
+        const auto handle_a = a_.model().tensor(a_.site_of(ma));
+        const auto handle_b = b_.model().tensor(b_.site_of(mb));
         const auto& ta = *handle_a;
         const auto& tb = *handle_b;
         std::vector<std::string> reasons;
@@ -610,7 +643,7 @@ private:
         if (ta.data_type != tb.data_type)
             reasons.push_back("type " + onnx::data_type_name(ta.data_type) + " vs " + onnx::data_type_name(tb.data_type));
         if (ta.dims != tb.dims) reasons.push_back("dims " + onnx::to_string(ta.dims) + " vs " + onnx::to_string(tb.dims));
-        if (a_.values[a_.tensor_of_message[ma]] != b_.values[b_.tensor_of_message[mb]]) reasons.emplace_back("values differ");
+        if (a_.values[a_.site_of(ma)] != b_.values[b_.site_of(mb)]) reasons.emplace_back("values differ");
         if (reasons.empty()) reasons.emplace_back("other fields differ (doc_string, metadata or strings)");
         std::string detail;
         for (const auto& r : reasons) detail += (detail.empty() ? "" : "; ") + r;
@@ -708,7 +741,6 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     const auto size_a = side_a.model().file.size();
     const auto messages_a = side_a.tree().messages().size();
     side_a.bound = onnx::bound_model{};
-    side_a.tensor_of_message = {};
 
     ONNXSTREAM_ASSIGN(auto side_b, open_side(b, options.data));
     ONNXSTREAM_TRY(digest_side(side_b, hashing, event, report.bytes_hashed));
