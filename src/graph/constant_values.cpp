@@ -30,7 +30,8 @@ std::optional<constant> find_constant(const graph_model& model, const graph_inde
     if (a.name == "value" && a.tensor != none) {
         c.site = model.site_of(a.tensor);
         if (c.site == none) return std::nullopt;
-        const auto& info = model.file().tensors[c.site];
+        const auto tensor = model.file().tensor(c.site);
+        const auto& info = *tensor;
         c.data_type = info.data_type;
         c.dims = info.dims.to_vector();
         c.element_count = info.element_count;

@@ -1,5 +1,8 @@
 #include <onnxstream/graph/graph_index.hpp>
 
+#include <algorithm>
+#include <bit>
+
 namespace onnxstream::graph {
 namespace {
 
@@ -7,23 +10,66 @@ std::uint64_t key(scope_id s, name_id name) {
     return (static_cast<std::uint64_t>(s.value) << 32) | static_cast<std::uint32_t>(name);
 }
 
+std::size_t slot_hash(std::uint64_t k) {  // the finalizer of MurmurHash3
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ULL;
+    k ^= k >> 33;
+    return static_cast<std::size_t>(k);
+}
+
 }  // namespace
 
+value_id graph_index::find(scope_id s, name_id name) const {
+    if (slots_.empty()) return none;
+    const auto mask = slots_.size() - 1;
+    for (auto i = slot_hash(key(s, name)) & mask;; i = (i + 1) & mask) {
+        const auto v = slots_[i];
+        if (v == none) return none;
+        if (values_[v].scope == s && values_[v].name == name) return v;
+    }
+}
+
+void graph_index::grow_slots() {
+    std::vector<value_id> bigger(std::max<std::size_t>(64, slots_.size() * 2), value_id{none});
+    const auto mask = bigger.size() - 1;
+    for (const auto v : values_.ids()) {
+        auto i = slot_hash(key(values_[v].scope, values_[v].name)) & mask;
+        while (bigger[i] != none) i = (i + 1) & mask;
+        bigger[i] = v;
+    }
+    slots_ = std::move(bigger);
+}
+
 value_id graph_index::define(scope_id s, name_id name, value_kind kind) {
-    const auto k = key(s, name);
-    if (const auto it = defined_.find(k); it != defined_.end()) return it->second;
+    if (const auto found = find(s, name); found != none) return found;
     value v;
     v.name = name;
     v.scope = s;
     v.kind = kind;
     v.pinned = model_.pinned.contains(name);
-    const auto id = values_.push_back(std::move(v));
-    defined_.emplace(k, id);
+    const auto id = values_.push_back(v);
+    if (2 * values_.size() > slots_.size()) {
+        grow_slots();  // places the new value too
+    } else {
+        const auto mask = slots_.size() - 1;
+        auto i = slot_hash(key(s, name)) & mask;
+        while (slots_[i] != none) i = (i + 1) & mask;
+        slots_[i] = id;
+    }
     return id;
 }
 
 graph_index::graph_index(const graph_model& model) : model_(model) {
     const auto& scopes = model.scopes;
+    // Room for every definition, so that the tables are sized once.
+    std::size_t definitions = 0;
+    for (const auto& sc : scopes)
+        if (!sc.removed) definitions += sc.inputs.size() + sc.initializers.size() + sc.sparse_initializers.size();
+    for (const auto& nd : model.nodes) definitions += nd.outputs.size();
+    values_.reserve(definitions);
+    slots_.assign(std::bit_ceil(std::max<std::size_t>(64, 2 * definitions + 2)), value_id{none});
     // Definitions first, every scope, so resolution does not depend on node order.
     for (const auto s : scopes.ids()) {
         const auto& sc = scopes[s];
@@ -76,25 +122,45 @@ graph_index::graph_index(const graph_model& model) : model_(model) {
         while (scopes[root].parent != none) root = scopes[root].parent;
         return define(root, name, value_kind::undefined);
     };
+    // Uses: every reader resolved once, counted per value, then laid out value by value
+    // in one list (node inputs in node order, then graph outputs scope by scope).
     for (const auto n : model.nodes.ids()) {
         if (!model.node_live(n)) continue;
         const auto& nd = model.nodes[n];
-        for (std::uint32_t k = 0; k < nd.inputs.size(); ++k) {
-            if (nd.inputs[k] == empty_name) continue;
-            const auto v = resolve_or_undefined(nd.scope, nd.inputs[k]);
-            inputs_[input_start_[n.value] + k] = v;
-            values_[v].uses.push_back({n, k, nd.scope});
-        }
+        for (std::uint32_t k = 0; k < nd.inputs.size(); ++k)
+            if (nd.inputs[k] != empty_name) inputs_[input_start_[n.value] + k] = resolve_or_undefined(nd.scope, nd.inputs[k]);
     }
     graph_outputs_.resize(scopes.size());
     for (const auto s : scopes.ids()) {
         if (scopes[s].removed) continue;
         for (std::uint32_t k = 0; k < scopes[s].outputs.size(); ++k) {
             const auto name = scopes[s].outputs[k];
-            const auto v = name == empty_name ? value_id{none} : resolve_or_undefined(s, name);
-            graph_outputs_[s].push_back(v);
-            if (v != none) values_[v].uses.push_back({none, k, s});
+            graph_outputs_[s].push_back(name == empty_name ? value_id{none} : resolve_or_undefined(s, name));
         }
+    }
+    std::vector<std::uint32_t> use_end(values_.size() + 1, 0);  // counts, then where each value's uses end
+    for (const auto v : inputs_)
+        if (v != none) ++use_end[v.value + 1];
+    for (const auto& outputs : graph_outputs_)
+        for (const auto v : outputs)
+            if (v != none) ++use_end[v.value + 1];
+    for (std::size_t i = 1; i < use_end.size(); ++i) use_end[i] += use_end[i - 1];
+    uses_.resize(use_end.back());
+    for (const auto n : model.nodes.ids()) {
+        if (!model.node_live(n)) continue;
+        const auto& nd = model.nodes[n];
+        for (std::uint32_t k = 0; k < nd.inputs.size(); ++k) {
+            const auto v = nd.inputs[k] == empty_name ? value_id{none} : inputs_[input_start_[n.value] + k];
+            if (v != none) uses_[use_end[v.value]++] = {n, k, nd.scope};
+        }
+    }
+    for (const auto s : scopes.ids())
+        for (std::uint32_t k = 0; k < graph_outputs_[s].size(); ++k)
+            if (const auto v = graph_outputs_[s][k]; v != none) uses_[use_end[v.value]++] = {none, k, s};
+    // use_end[v] now ends value v's uses, and use_end[v - 1] (0 for the first) starts them.
+    for (const auto v : values_.ids()) {
+        const auto begin = v.value == 0 ? 0U : use_end[v.value - 1];
+        values_[v].uses = std::span<const value_use>(uses_.data() + begin, use_end[v.value] - begin);
     }
 }
 
@@ -115,9 +181,8 @@ value_id graph_index::graph_output(scope_id s, std::size_t slot) const {
 }
 
 value_id graph_index::resolve(scope_id s, name_id name) const {
-    for (auto scope = s; scope != none; scope = model_.scopes[scope].parent) {
-        if (const auto it = defined_.find(key(scope, name)); it != defined_.end()) return it->second;
-    }
+    for (auto scope = s; scope != none; scope = model_.scopes[scope].parent)
+        if (const auto v = find(scope, name); v != none) return v;
     return none;
 }
 

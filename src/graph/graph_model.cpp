@@ -91,8 +91,8 @@ struct graph_model::builder {
         for (const auto& f : tree.fields(message)) {
             const auto k = f.number();
             if (f.type() != proto::wire_type::length_delimited) continue;
-            if (k == number(onnx::node_field::input)) n.inputs.push_back(model.names.intern(tree.text(f)));
-            else if (k == number(onnx::node_field::output)) n.outputs.push_back(model.names.intern(tree.text(f)));
+            if (k == number(onnx::node_field::input)) n.inputs.push_back(model.names.intern_lasting(tree.text(f)));
+            else if (k == number(onnx::node_field::output)) n.outputs.push_back(model.names.intern_lasting(tree.text(f)));
             else if (k == number(onnx::node_field::op_type)) n.op_type = tree.text(f);
             else if (k == number(onnx::node_field::domain)) n.domain = tree.text(f);
             else if (k == number(onnx::node_field::name)) n.name = tree.text(f);
@@ -127,26 +127,26 @@ struct graph_model::builder {
                 tensor t;
                 t.site = model.site_of(f.child);
                 t.scope = s;
-                t.name = model.names.intern(tree.find_text(f.child, number(onnx::tensor_field::name)));
+                t.name = model.names.intern_lasting(tree.find_text(f.child, number(onnx::tensor_field::name)));
                 model.scopes[s].initializers.push_back(model.tensors.push_back(std::move(t)));
             } else if (k == number(onnx::graph_field::input)) {
                 model.scopes[s].inputs.push_back(
-                    model.names.intern(tree.find_text(f.child, number(onnx::value_info_field::name))));
+                    model.names.intern_lasting(tree.find_text(f.child, number(onnx::value_info_field::name))));
             } else if (k == number(onnx::graph_field::output)) {
                 model.scopes[s].outputs.push_back(
-                    model.names.intern(tree.find_text(f.child, number(onnx::value_info_field::name))));
+                    model.names.intern_lasting(tree.find_text(f.child, number(onnx::value_info_field::name))));
                 model.scopes[s].output_messages.push_back(f.child);
             } else if (k == number(onnx::graph_field::value_info)) {
                 value_info v;
                 v.message = f.child;
                 v.scope = s;
-                v.name = model.names.intern(tree.find_text(f.child, number(onnx::value_info_field::name)));
+                v.name = model.names.intern_lasting(tree.find_text(f.child, number(onnx::value_info_field::name)));
                 model.scopes[s].value_infos.push_back(model.value_infos.push_back(v));
             } else if (k == number(onnx::graph_field::sparse_initializer)) {
                 for (const auto& sf : tree.fields(f.child)) {
                     if (sf.number() != number(onnx::sparse_tensor_field::values) || sf.child == none) continue;
                     model.scopes[s].sparse_initializers.push_back(
-                        model.names.intern(tree.find_text(sf.child, number(onnx::tensor_field::name))));
+                        model.names.intern_lasting(tree.find_text(sf.child, number(onnx::tensor_field::name))));
                 }
             }
         }
@@ -163,9 +163,9 @@ struct graph_model::builder {
             if (k == number(onnx::function_field::name)) fn.name = tree.text(f);
             else if (k == number(onnx::function_field::domain)) fn.domain = tree.text(f);
             else if (k == number(onnx::function_field::overload)) fn.overload = tree.text(f);
-            else if (k == number(onnx::function_field::input)) model.scopes[s].inputs.push_back(model.names.intern(tree.text(f)));
+            else if (k == number(onnx::function_field::input)) model.scopes[s].inputs.push_back(model.names.intern_lasting(tree.text(f)));
             else if (k == number(onnx::function_field::output)) {
-                model.scopes[s].outputs.push_back(model.names.intern(tree.text(f)));
+                model.scopes[s].outputs.push_back(model.names.intern_lasting(tree.text(f)));
                 model.scopes[s].output_messages.push_back(none);
             } else if (k == number(onnx::function_field::node) && f.child != none) {
                 read_node(f.child, s);
@@ -174,11 +174,15 @@ struct graph_model::builder {
         model.functions.push_back(std::move(fn));
     }
 
-    void pin(std::string_view text) { model.pinned.insert(model.names.intern(text)); }
+    void pin(std::string_view text) { model.pinned.insert(model.names.intern_lasting(text)); }  // text of the tree
 
     // Everything a training graph mentions, at any depth.
     void pin_training(std::uint32_t message) {
         const auto kind = tree.at(message).kind;
+        if (tree.at(message).fields_dropped) {  // a tensor read on demand: only its name counts
+            if (kind == message_kind::tensor) pin(tree.find_text(message, number(onnx::tensor_field::name)));
+            return;
+        }
         for (const auto& f : tree.fields(message)) {
             const auto k = f.number();
             if (kind == message_kind::node && f.type() == proto::wire_type::length_delimited &&
@@ -222,11 +226,17 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
     if (main_graph == none)
         return failure(error_code::not_onnx, file.path.string() + " has no graph", "an ONNX model needs a main graph");
 
-    // One tensor per initializer site: reserved, so that a million of them are not copied
-    // into a twice larger array while the old one is still held.
-    model.tensors.reserve(static_cast<std::size_t>(std::count_if(file.sites.begin(), file.sites.end(), [](const auto& site) {
-        return site.role == onnx::tensor_role::initializer;
-    })));
+    // Room for every node and tensor at once (a bound: training graphs and attribute
+    // tensors are counted too), not doubling arrays of a million entries.
+    std::size_t node_messages = 0;
+    std::size_t tensor_messages = 0;
+    for (const auto& m : tree.messages()) {
+        node_messages += m.kind == message_kind::node ? 1U : 0U;
+        tensor_messages += m.kind == message_kind::tensor ? 1U : 0U;
+    }
+    model.nodes.reserve(node_messages);
+    model.tensors.reserve(tensor_messages);
+
     builder b{model, tree};
     b.read_graph(b.add_scope(scope_kind::main, main_graph, none, none, {}));
     for (const auto& f : tree.fields(0)) {
@@ -375,7 +385,11 @@ node_id graph_model::add_node(scope_id s, node_id after, std::string op_type, st
 tensor_id graph_model::add_tensor(scope_id s, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
                                   computed_values values) {
     const auto id = tensors.push_back(
-        {.scope = s, .name = name, .data_type = data_type, .dims = std::move(dims), .computed = std::move(values)});
+        {.scope = s,
+         .name = name,
+         .data_type = data_type,
+         .dims = std::move(dims),
+         .computed = std::make_shared<const computed_values>(std::move(values))});
     scopes[s].initializers.push_back(id);
     scopes[s].changed = true;
     return id;

@@ -1,28 +1,65 @@
 #include <onnxstream/graph/name_table.hpp>
 
+#include <algorithm>
+#include <functional>
+
 namespace onnxstream::graph {
 
 name_table::name_table() { (void)intern(""); }
 
+std::size_t name_table::slot_of(std::string_view text, std::size_t hash) const {
+    const auto mask = slots_.size() - 1;
+    auto i = hash & mask;
+    while (slots_[i] != unused && texts_[slots_[i]] != text) i = (i + 1) & mask;
+    return i;
+}
+
+name_id name_table::add(std::string_view text, std::size_t hash) {
+    const auto id = static_cast<std::uint32_t>(texts_.size());
+    texts_.push_back(text);
+    if (2 * texts_.size() > slots_.size()) {
+        slots_.assign(std::max<std::size_t>(64, 2 * slots_.size()), unused);
+        const auto mask = slots_.size() - 1;
+        for (std::uint32_t k = 0; k < texts_.size(); ++k) {
+            auto i = std::hash<std::string_view>{}(texts_[k]) & mask;
+            while (slots_[i] != unused) i = (i + 1) & mask;
+            slots_[i] = k;
+        }
+    } else {
+        slots_[slot_of(text, hash)] = id;
+    }
+    return static_cast<name_id>(id);
+}
+
 name_id name_table::intern(std::string_view text) {
-    if (const auto it = ids_.find(text); it != ids_.end()) return it->second;
-    const auto id = static_cast<name_id>(texts_.size());
-    texts_.emplace_back(text);
-    ids_.emplace(texts_.back(), id);
-    return id;
+    const auto hash = std::hash<std::string_view>{}(text);
+    if (!slots_.empty()) {
+        if (const auto i = slot_of(text, hash); slots_[i] != unused) return static_cast<name_id>(slots_[i]);
+    }
+    return add(copies_.emplace_back(text), hash);
+}
+
+name_id name_table::intern_lasting(std::string_view text) {
+    const auto hash = std::hash<std::string_view>{}(text);
+    if (!slots_.empty()) {
+        if (const auto i = slot_of(text, hash); slots_[i] != unused) return static_cast<name_id>(slots_[i]);
+    }
+    return add(text, hash);
 }
 
 std::optional<name_id> name_table::find(std::string_view text) const {
-    if (const auto it = ids_.find(text); it != ids_.end()) return it->second;
+    if (slots_.empty()) return std::nullopt;
+    if (const auto i = slot_of(text, std::hash<std::string_view>{}(text)); slots_[i] != unused)
+        return static_cast<name_id>(slots_[i]);
     return std::nullopt;
 }
 
 name_id name_table::fresh(std::string_view base) {
-    if (!base.empty() && !ids_.contains(base)) return intern(base);
+    if (!base.empty() && !find(base)) return intern(base);
     const std::string stem = base.empty() ? std::string("value") : std::string(base);
     for (std::uint64_t n = 1;; ++n) {
         const auto candidate = stem + "_" + std::to_string(n);
-        if (!ids_.contains(candidate)) return intern(candidate);
+        if (!find(candidate)) return intern(candidate);
     }
 }
 

@@ -219,13 +219,14 @@ void scale_run(std::int32_t type, std::span<std::byte> raw, std::uint64_t begin,
 }
 
 tensor_reader::tensor_reader(const onnx::model_file& model, const onnx::external_data* data) : model_(model), data_(data) {
-    binding_of_.assign(model.tensors.size(), none);
+    binding_of_.assign(model.sites.size(), none);
     if (data_ != nullptr)
         for (const auto b : data_->tensors.ids()) binding_of_[data_->tensors[b].site] = b;
 }
 
 bool tensor_reader::readable(onnx::site_id site) const {
-    const auto& info = model_.tensors[site];
+    const auto tensor = model_.tensor(site);
+    const auto& info = *tensor;
     if (info.has_segment) return false;
     if (info.storage == onnx::tensor_storage::external)
         return binding_of_[site] != none && data_->tensors[binding_of_[site]].usable;
@@ -235,7 +236,8 @@ bool tensor_reader::readable(onnx::site_id site) const {
 
 result<void> tensor_reader::for_each_chunk(onnx::site_id site, std::size_t chunk,
                                            const std::function<void(std::span<const std::byte>)>& visit) const {
-    const auto& info = model_.tensors[site];
+    const auto tensor = model_.tensor(site);  // its tree: the model's, or the body read again
+    const auto& info = *tensor;
     const std::string name = "tensor '" + std::string(info.name) + "'";
     if (info.has_segment) return failure(error_code::unsupported, name + " is segmented");
     if (!info.expected_bytes) return failure(error_code::unsupported, name + " has no fixed-size values");
@@ -244,7 +246,7 @@ result<void> tensor_reader::for_each_chunk(onnx::site_id site, std::size_t chunk
             if (info.element_count != 0) return failure(error_code::invalid_tensor, name + " has no values");
             return {};
         case onnx::tensor_storage::raw: {
-            const auto payload = model_.tree.payload(model_.tree.field(info.raw_field));
+            const auto payload = tensor.tree().payload(tensor.tree().field(info.raw_field));
             if (payload.size() != *info.expected_bytes)
                 return failure(error_code::size_mismatch, name + " has " + std::to_string(payload.size()) +
                                                               " bytes of raw_data but its dims need " +
@@ -254,7 +256,7 @@ result<void> tensor_reader::for_each_chunk(onnx::site_id site, std::size_t chunk
             return {};
         }
         case onnx::tensor_storage::typed: {
-            ONNXSTREAM_ASSIGN(const auto bytes, onnx::typed_to_raw(model_.tree, info));
+            ONNXSTREAM_ASSIGN(const auto bytes, onnx::typed_to_raw(tensor.tree(), info));
             visit(bytes);
             return {};
         }
@@ -278,7 +280,7 @@ result<void> tensor_reader::for_each_chunk(onnx::site_id site, std::size_t chunk
 
 result<std::vector<std::byte>> tensor_reader::site_bytes(onnx::site_id site) const {
     std::vector<std::byte> out;
-    const auto expected = model_.tensors[site].expected_bytes.value_or(0);
+    const auto expected = model_.tensor(site)->expected_bytes.value_or(0);
     out.reserve(static_cast<std::size_t>(expected));
     ONNXSTREAM_TRY(for_each_chunk(site, std::size_t{1} << 24,
                                   [&](std::span<const std::byte> piece) { out.insert(out.end(), piece.begin(), piece.end()); }));
@@ -286,12 +288,13 @@ result<std::vector<std::byte>> tensor_reader::site_bytes(onnx::site_id site) con
 }
 
 result<std::vector<std::byte>> tensor_reader::read_range(onnx::site_id site, std::uint64_t offset, std::uint64_t length) const {
-    const auto& info = model_.tensors[site];
+    const auto tensor = model_.tensor(site);
+    const auto& info = *tensor;
     const auto size = info.expected_bytes.value_or(0);
     if (offset >= size) return std::vector<std::byte>{};
     length = std::min(length, size - offset);
     if (info.storage == onnx::tensor_storage::raw && !info.has_segment) {
-        const auto payload = model_.tree.payload(model_.tree.field(info.raw_field));
+        const auto payload = tensor.tree().payload(tensor.tree().field(info.raw_field));
         if (payload.size() != size)
             return failure(error_code::size_mismatch, "tensor '" + std::string(info.name) + "' has the wrong size");
         const auto piece = payload.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
@@ -339,7 +342,7 @@ result<std::vector<std::byte>> tensor_reader::compute(std::int32_t type, std::sp
     }
     // Scaled in place: the base has the same type, so each element is rewritten where it is.
     ONNXSTREAM_ASSIGN(auto bytes, site_bytes(values.base_site));
-    if (model_.tensors[values.base_site].data_type != type || bytes.size() != count * width)
+    if (model_.tensor(values.base_site)->data_type != type || bytes.size() != count * width)
         return failure(error_code::invalid_argument, "a folded weight does not match the tensor it starts from");
     bool fits = true;
     for_each_channel_run(values.layout, dims, values.group, [&](std::uint64_t begin, std::uint64_t length, std::uint64_t c) {
@@ -356,7 +359,7 @@ result<std::vector<std::byte>> tensor_reader::compute(std::int32_t type, std::sp
 result<std::vector<std::byte>> tensor_reader::tensor_bytes(const graph_model& model, tensor_id t) const {
     const auto& x = model.tensors[t];
     if (x.site != none) return site_bytes(x.site);
-    return compute(x.data_type, x.dims, x.computed);
+    return compute(x.data_type, x.dims, x.computed ? *x.computed : computed_values{});
 }
 
 }  // namespace onnxstream::graph

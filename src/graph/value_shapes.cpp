@@ -480,7 +480,7 @@ struct inference {
         out.data_type = static_cast<std::int32_t>(data_type::float32);
         if (const auto a = model.attribute(n, "value"); a && a->tensor != none) {
             const auto site = model.site_of(a->tensor);
-            out.data_type = site == none ? 0 : model.file().tensors[site].data_type;
+            out.data_type = site == none ? 0 : model.file().tensor(site)->data_type;
         }
         if (const auto shape = ints(n, 0, 4096)) out.dims = *shape;
         return out;

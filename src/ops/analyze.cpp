@@ -78,7 +78,9 @@ void static_findings(const graph::graph_model& model, std::vector<finding>& out)
 }  // namespace
 
 result<analyze_report> analyze(const std::filesystem::path& path, const onnx::resolve_options& data_options) {
-    ONNXSTREAM_ASSIGN(const auto bound, onnx::bound_model::open(path, data_options));
+    // Tensors read when a pass asks (most never are): no table of a million tensor_infos,
+    // and the tree without their bodies' fields.
+    ONNXSTREAM_ASSIGN(const auto bound, onnx::bound_model::open(path, data_options, {}, onnx::tensor_reading::on_demand));
     const auto& model = bound.model;
     analyze_report report;
     report.path = path;
@@ -119,10 +121,10 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
         for (std::uint32_t round = 0; round < max_rounds; ++round) {
             std::uint64_t changes = 0;
             for (const auto& pass : passes::pass_registry()) {
-                passes::pass_context context{graph, reader, scratch, ignored};
+                passes::pass_context context{graph, reader, scratch, ignored, {}, false};
                 changes += pass.run(context);
+                scratch.clear();
             }
-            scratch.clear();
             if (changes == 0) break;
         }
         report.removable_nodes = before - live_nodes();

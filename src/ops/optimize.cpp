@@ -79,7 +79,10 @@ public:
             }
         }
 
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, data_options_for(options_)));
+        // Tensors read when a pass or the writer asks; the tree keeps their bodies' fields,
+        // which the edits of a renamed initializer address.
+        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, data_options_for(options_), {},
+                                                          onnx::tensor_reading::on_demand_full_tree));
         if (!options_.dry_run) ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         const graph::tensor_reader reader(model_, &bound_.data);
@@ -232,7 +235,7 @@ private:
                                 graph::storage_plan& plan) const {
         for (const auto t : computed) {
             const auto& x = graph_.tensors[t];
-            ONNXSTREAM_ASSIGN(const auto bytes, reader.compute(x.data_type, x.dims, x.computed));
+            ONNXSTREAM_ASSIGN(const auto bytes, reader.compute(x.data_type, x.dims, x.computed ? *x.computed : graph::computed_values{}));
             auto& placed = plan.computed[t];
             placed.length = bytes.size();
             if (!computed_external[t]) {

@@ -282,7 +282,8 @@ private:
         plan.weight.factors = std::move(factors);
         const auto t = shape.weight.tensor;
         if (t != none && model_.tensors[t].site == none) {
-            const auto& earlier = model_.tensors[t].computed;
+            if (!model_.tensors[t].computed) return refuse("the weight was computed in a way that cannot be folded again");
+            const auto& earlier = *model_.tensors[t].computed;
             if (!earlier.scaled || earlier.layout != shape.layout || earlier.group != shape.group ||
                 earlier.factors.size() != shape.channels)
                 return refuse("the weight was computed in a way that cannot be folded again");

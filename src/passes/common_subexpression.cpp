@@ -195,17 +195,17 @@ private:
     // A cheap fingerprint: the first and last few KiB. Tensors that differ almost always
     // differ there, so whole tensors are read only when these match.
     // A tensor fold-constants computed: its bytes are in memory, and small.
-    bool folded(tensor_id t) const { return model_.tensors[t].site == none && model_.tensors[t].computed.has_bytes; }
+    bool folded(tensor_id t) const { return model_.tensors[t].site == none && model_.tensors[t].computed && model_.tensors[t].computed->has_bytes; }
     std::uint64_t hash_bytes(tensor_id t) const {
         io::xxh3_hasher hasher;
-        hasher.update(model_.tensors[t].computed.bytes);
+        hasher.update(model_.tensors[t].computed->bytes);
         return hasher.digest();
     }
 
     std::optional<std::uint64_t> sample_of(tensor_id t) const {
         const auto& x = model_.tensors[t];
         if (folded(t)) {  // the same fingerprint as below, from the bytes in memory
-            const std::span<const std::byte> bytes = x.computed.bytes;
+            const std::span<const std::byte> bytes = x.computed->bytes;
             const auto n = std::min<std::size_t>(bytes.size(), sample_bytes);
             io::xxh3_hasher hasher;
             hasher.update(bytes.first(n));

@@ -54,7 +54,8 @@ struct folder {
         if (a.name == "value" && a.tensor != none) {
             const auto site = model.site_of(a.tensor);
             if (site == none) return std::nullopt;
-            const auto& info = model.file().tensors[site];
+            const auto tensor = model.file().tensor(site);
+            const auto& info = *tensor;
             if (element_size(info.data_type) == 0) return std::nullopt;
             t.data_type = info.data_type;
             t.dims = info.dims.to_vector();
@@ -188,8 +189,9 @@ struct folder {
                 const auto site = model.site_of(a.tensor);
                 if (site == none) return skip(n, "its value attribute is not readable");
                 host_tensor t;
-                t.data_type = model.file().tensors[site].data_type;
-                t.dims = model.file().tensors[site].dims.to_vector();
+                const auto tensor = model.file().tensor(site);
+                t.data_type = tensor->data_type;
+                t.dims = tensor->dims.to_vector();
                 auto bytes = context.reader.site_bytes(site);
                 if (!bytes) return skip(n, bytes.error().message);
                 t.bytes = std::move(*bytes);

@@ -1,9 +1,10 @@
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
-#include <set>
 #include <string>
 #include <unordered_set>
 
@@ -102,8 +103,13 @@ std::uint64_t drop_stale_value_info(graph_model& model) {
     return dropped;
 }
 
-std::uint64_t eliminate_dead_code(pass_context& context) {
+namespace {
+
+// dce; an initializer `quiet` says is removed without a finding (analyze reports the ones
+// nothing read before dce itself). Findings are made only when the context records them.
+std::uint64_t run_dead_code(pass_context& context, const std::function<bool(tensor_id)>& quiet) {
     auto& model = context.model;
+    const bool record = context.record;
     std::uint64_t changes = 0;
     {
         const graph_index index(model);
@@ -112,25 +118,29 @@ std::uint64_t eliminate_dead_code(pass_context& context) {
         for (const auto i : model.functions.ids()) {
             const auto& fn = model.functions[i];
             if (fn.removed || live.function[i]) continue;
-            finding f;
-            f.kind = finding_kind::removed_function;
-            f.scope = model.scope_path(fn.scope);
-            f.names.push_back((fn.domain.empty() ? std::string() : fn.domain + ".") + fn.name);
-            for (const auto n : model.scopes[fn.scope].nodes)
-                if (!model.nodes[n].removed) f.nodes += nodes_within(model, n);
-            context.findings.push_back(std::move(f));
+            if (record) {
+                finding f;
+                f.kind = finding_kind::removed_function;
+                f.scope = model.scope_path(fn.scope);
+                f.names.push_back((fn.domain.empty() ? std::string() : fn.domain + ".") + fn.name);
+                for (const auto n : model.scopes[fn.scope].nodes)
+                    if (!model.nodes[n].removed) f.nodes += nodes_within(model, n);
+                context.findings.push_back(std::move(f));
+            }
             model.remove_function(i);
             ++changes;
         }
         for (const auto n : model.nodes.ids()) {
             if (!model.node_live(n) || live.node[n]) continue;
-            finding f;
-            f.kind = finding_kind::dead_node;
-            f.scope = model.scope_path(model.nodes[n].scope);
-            f.op_type = model.nodes[n].op_type;
-            f.names.push_back(model.node_label(n));
-            f.nodes = nodes_within(model, n);
-            context.findings.push_back(std::move(f));
+            if (record) {
+                finding f;
+                f.kind = finding_kind::dead_node;
+                f.scope = model.scope_path(model.nodes[n].scope);
+                f.op_type = model.nodes[n].op_type;
+                f.names.push_back(model.node_label(n));
+                f.nodes = nodes_within(model, n);
+                context.findings.push_back(std::move(f));
+            }
             model.remove_node(n);
             ++changes;
         }
@@ -146,12 +156,14 @@ std::uint64_t eliminate_dead_code(pass_context& context) {
                 // A second initializer of the same name is left alone: it is not ours to judge.
                 if (val.tensor != t || !val.uses.empty() || val.pinned || val.overridable) continue;
             }
-            finding f;
-            f.kind = finding_kind::unused_initializer;
-            f.scope = model.scope_path(model.tensors[t].scope);
-            f.names.emplace_back(model.text(model.tensors[t].name));
-            f.bytes = model.tensor_bytes(t);
-            context.findings.push_back(std::move(f));
+            if (record && !(quiet && quiet(t))) {
+                finding f;
+                f.kind = finding_kind::unused_initializer;
+                f.scope = model.scope_path(model.tensors[t].scope);
+                f.names.emplace_back(model.text(model.tensors[t].name));
+                f.bytes = model.tensor_bytes(t);
+                context.findings.push_back(std::move(f));
+            }
             model.remove_tensor(t);
             ++changes;
         }
@@ -159,39 +171,56 @@ std::uint64_t eliminate_dead_code(pass_context& context) {
     model.compact();
     if (changes == 0) return 0;
     if (const auto dropped = drop_stale_value_info(model); dropped > 0) {
-        finding f;
-        f.kind = finding_kind::removed_value_info;
-        f.scope = "graph";
-        f.count = dropped;
-        context.findings.push_back(std::move(f));
+        if (record) {
+            finding f;
+            f.kind = finding_kind::removed_value_info;
+            f.scope = "graph";
+            f.count = dropped;
+            context.findings.push_back(std::move(f));
+        }
         changes += dropped;
     }
     model.compact();
     return changes;
 }
 
+}  // namespace
+
+std::uint64_t eliminate_dead_code(pass_context& context) { return run_dead_code(context, {}); }
+
 // analyze: dead nodes, unused functions, and the initializers only dead nodes read (an
 // initializer nothing reads at all is a finding of analyze itself, not of this pass).
 void analyze_dead_code(pass_context& context) {
-    std::set<std::string> unused_before;  // scope path + '\n' + name
+    const auto& model = context.model;
+    // An initializer is told apart by its scope's path and its name, as the findings name
+    // it: (path number << 32 | name), sorted. Scopes are few; initializers may be millions.
+    std::map<std::string, std::uint32_t> path_numbers;
+    indexed_vector<scope_id, std::uint32_t> path_of(model.scopes.size(), 0);
+    for (const auto s : model.scopes.ids())
+        path_of[s] = path_numbers.emplace(model.scope_path(s), static_cast<std::uint32_t>(path_numbers.size())).first->second;
+    const auto key = [&](scope_id s, name_id name) {
+        return (static_cast<std::uint64_t>(path_of[s]) << 32) | static_cast<std::uint32_t>(name);
+    };
+    std::vector<std::uint64_t> unused_before;
     {
-        const graph_index index(context.model);
+        const graph_index index(model);
         for (const auto v : index.value_ids()) {
             const auto& val = index.at(v);
             if (val.kind == value_kind::initializer && val.uses.empty() && !val.pinned && !val.overridable)
-                unused_before.insert(context.model.scope_path(val.scope) + '\n' + std::string(context.model.text(val.name)));
+                unused_before.push_back(key(val.scope, val.name));
         }
     }
+    std::sort(unused_before.begin(), unused_before.end());
+    const auto quiet = [&](tensor_id t) {
+        return std::binary_search(unused_before.begin(), unused_before.end(),
+                                  key(model.tensors[t].scope, model.tensors[t].name));
+    };
     std::vector<finding> removed;
-    pass_context inner{context.model, context.reader, removed, context.warnings, context.limits};
-    (void)eliminate_dead_code(inner);
+    pass_context inner{context.model, context.reader, removed, context.warnings, context.limits, context.record};
+    (void)run_dead_code(inner, quiet);
     for (auto& f : removed) {
-        if (f.kind == finding_kind::dead_node || f.kind == finding_kind::removed_function) {
-            context.findings.push_back(std::move(f));
-        } else if (f.kind == finding_kind::unused_initializer && !unused_before.contains(f.scope + '\n' + f.names[0])) {
-            f.detail = "only dead nodes read it";
-            context.findings.push_back(std::move(f));
-        }
+        if (f.kind == finding_kind::unused_initializer) f.detail = "only dead nodes read it";
+        if (f.kind != finding_kind::removed_value_info) context.findings.push_back(std::move(f));
     }
 }
 

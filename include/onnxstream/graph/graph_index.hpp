@@ -38,7 +38,7 @@ struct value {
     tensor_id tensor = none;   // initializer: the tensor
     bool overridable = false;  // an initializer that is also a graph input (its default)
     bool pinned = false;       // a training graph uses it
-    std::vector<value_use> uses;
+    std::span<const value_use> uses;  // in node order, then the graph outputs; into the index
 
     [[nodiscard]] bool is_graph_output() const {
         for (const auto& u : uses)
@@ -50,6 +50,10 @@ struct value {
 class graph_index {
 public:
     explicit graph_index(const graph_model& model);
+    // The values' `uses` view the index's own list: a copy would view the original's.
+    graph_index(const graph_index&) = delete;
+    graph_index& operator=(const graph_index&) = delete;
+    graph_index(graph_index&&) noexcept = default;
 
     [[nodiscard]] std::size_t size() const noexcept { return values_.size(); }
     [[nodiscard]] const value& at(value_id v) const { return values_[v]; }
@@ -78,10 +82,15 @@ public:
 
 private:
     [[nodiscard]] value_id define(scope_id s, name_id name, value_kind kind);
+    [[nodiscard]] value_id find(scope_id s, name_id name) const;
+    void grow_slots();
 
     const graph_model& model_;
     indexed_vector<value_id, value> values_;
-    std::unordered_map<std::uint64_t, value_id> defined_;    // (scope << 32 | name) -> value
+    // (scope, name) -> value: an open-addressing table of value ids (none: empty), at most
+    // half full, probed linearly from a hash of the pair.
+    std::vector<value_id> slots_;
+    std::vector<value_use> uses_;                            // every value's uses, value by value
     std::vector<std::uint32_t> input_start_, output_start_;  // per node, into the flat lists
     std::vector<value_id> inputs_, outputs_;
     indexed_vector<scope_id, std::vector<value_id>> graph_outputs_;

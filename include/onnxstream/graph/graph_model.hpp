@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -105,7 +106,9 @@ struct tensor {
     // Computed tensors only:
     std::int32_t data_type = 0;
     std::vector<std::int64_t> dims;
-    computed_values computed;
+    // The recipe, set by add_tensor (null for a tensor with a site): out of line, since
+    // most tensors have none and a model may have millions.
+    std::shared_ptr<const computed_values> computed;
 };
 
 struct value_info {

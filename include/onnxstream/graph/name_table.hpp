@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace onnxstream::graph {
 
@@ -31,8 +32,11 @@ public:
     name_table(name_table&&) noexcept = default;
     name_table& operator=(name_table&&) noexcept = default;
 
-    /// The id of `text`, adding it when new.
+    /// The id of `text`, adding a copy of it when new.
     [[nodiscard]] name_id intern(std::string_view text);
+    /// The same for text that outlives the table (a model's mapped bytes): added without a
+    /// copy.
+    [[nodiscard]] name_id intern_lasting(std::string_view text);
     /// The id of `text` if the table holds it.
     [[nodiscard]] std::optional<name_id> find(std::string_view text) const;
     [[nodiscard]] std::string_view text(name_id id) const { return texts_[static_cast<std::uint32_t>(id)]; }
@@ -42,8 +46,15 @@ public:
     [[nodiscard]] name_id fresh(std::string_view base);
 
 private:
-    std::deque<std::string> texts_;  // a deque: views into it stay valid as it grows
-    std::unordered_map<std::string_view, name_id> ids_;
+    [[nodiscard]] std::size_t slot_of(std::string_view text, std::size_t hash) const;
+    name_id add(std::string_view text, std::size_t hash);
+
+    std::vector<std::string_view> texts_;  // by id: into `copies_` or into lasting text
+    std::deque<std::string> copies_;       // a deque: views into it stay valid as it grows
+    // text -> id: an open-addressing table of ids (`unused`: empty), at most half full,
+    // probed linearly from the text's hash.
+    static constexpr std::uint32_t unused = ~std::uint32_t{0};
+    std::vector<std::uint32_t> slots_;
 };
 
 }  // namespace onnxstream::graph

@@ -37,6 +37,9 @@ struct pass_context {
     std::vector<finding>& findings;
     std::vector<error>& warnings;
     pass_limits limits{};
+    // false: the caller drops the findings unread (analyze's fixed-point run), so a pass
+    // may skip making them. The edits are the same either way.
+    bool record = true;
 };
 
 }  // namespace onnxstream::passes
