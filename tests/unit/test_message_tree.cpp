@@ -252,27 +252,28 @@ TEST_CASE("find_bulk_payloads does not descend into a message too short to hold 
 TEST_CASE("a growable array keeps its values across small and large blocks, copies and moves") {
     // Past detail::large_block the storage is a mapping of its own (on Linux), grown by
     // remapping: every value must survive each step.
+    constexpr std::uint64_t step = 2654435761U;
     detail::growable_array<std::uint64_t> values;
     constexpr std::size_t count = 3 * detail::large_block / sizeof(std::uint64_t) + 5;
-    for (std::uint64_t i = 0; i < count; ++i) values.push_back(i * 2654435761U);
+    for (std::uint64_t i = 0; i < count; ++i) values.push_back(i * step);
     REQUIRE(values.size() == count);
     bool same = true;
-    for (std::uint64_t i = 0; i < count; ++i) same = same && values[i] == i * 2654435761U;
+    for (std::uint64_t i = 0; i < count; ++i) same = same && values[i] == i * step;
     CHECK(same);
     auto copy = values;
     CHECK(copy.size() == count);
     CHECK(std::memcmp(copy.span().data(), values.span().data(), count * sizeof(std::uint64_t)) == 0);
     auto moved = std::move(copy);
     CHECK(moved.size() == count);
-    CHECK(moved[count - 1] == (count - 1) * 2654435761U);
+    CHECK(moved[count - 1] == (count - 1) * step);
     detail::growable_array<std::uint64_t> small;
     small.push_back(1);
     small = moved;  // a small block replaced by a large one
     CHECK(small.size() == count);
-    CHECK(small[count / 2] == (count / 2) * 2654435761U);
+    CHECK(small[count / 2] == (count / 2) * step);
     moved.truncate(3);
     CHECK(moved.size() == 3);
-    CHECK(moved[2] == 2 * 2654435761U);
+    CHECK(moved[2] == 2 * step);
 }
 
 // The compact field_entry: 20 bytes that must give back every offset the tokenizer saw.
