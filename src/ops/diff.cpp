@@ -103,7 +103,7 @@ std::uint64_t dims_digest(const onnx::tensor_dims& dims) {
 // tensors reads its body: no read of their own (their pages were just read), no range in
 // the hashing table. At least this large, they are read through hash_ranges (a buffer
 // per worker, never the mapping: a weight's pages are not mapped to hash it).
-constexpr std::uint64_t inline_limit = 64 * 1024;
+constexpr std::uint64_t hashed_in_pass_below = 64 * 1024;
 
 // A tensor whose values are streamed from a file: where they lie, and which it is.
 struct streamed_tensor {
@@ -276,7 +276,7 @@ struct model_side {
             if (!tensor.dims.empty()) entries.push_back({number(tensor_field::dims), dims_digest(tensor.dims)});
             digest[m] = digest_of(message_kind::tensor, entries, bytes);
             if (const auto slice = bound.stored_bytes(t, handle)) {
-                if (slice->source != onnx::bound_model::model_source || slice->length >= inline_limit) {
+                if (slice->source != onnx::bound_model::model_source || slice->length >= hashed_in_pass_below) {
                     const streamed_tensor s{slice->offset, slice->length, slice->source, t};
                     in_order = in_order && (streamed.empty() || !(s < streamed.back()));
                     streamed.push_back(s);

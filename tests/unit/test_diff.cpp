@@ -354,17 +354,18 @@ TEST_CASE("tensors sharing their bytes out of file order are hashed once") {
     data.insert(data.end(), second.begin(), second.end());
     write_bytes(dir.path() / "ext/w.bin", data);
     // c shares a's bytes, b lies before them: sorted by place, read forward, a's range once.
-    const auto external = write_bytes(dir.path() / "ext/m.onnx",
-                                      model({external_tensor("a", {1024}, "w.bin", "4096", "4096"),
-                                             external_tensor("b", {1024}, "w.bin", "0", "4096"),
-                                             external_tensor("c", {1024}, "w.bin", "4096", "4096")}));
-    const auto raw = write_bytes(dir.path() / "raw/m.onnx", model({raw_tensor("a", {1024}, second), raw_tensor("b", {1024}, first),
-                                                                   raw_tensor("c", {1024}, second)}));
+    const auto external = write_bytes(dir.path() / "ext/m.onnx", model({external_tensor("a", {1024}, "w.bin", "4096", "4096"),
+                                                                        external_tensor("b", {1024}, "w.bin", "0", "4096"),
+                                                                        external_tensor("c", {1024}, "w.bin", "4096", "4096")}));
+    const auto raw = write_bytes(
+        dir.path() / "raw/m.onnx",
+        model({raw_tensor("a", {1024}, second), raw_tensor("b", {1024}, first), raw_tensor("c", {1024}, second)}));
     const auto r = compare(external, raw);
     CHECK(r.equivalent);
     CHECK(r.bytes_hashed == 2 * 4096 + 3 * 4096);
-    const auto other = write_bytes(dir.path() / "other/m.onnx", model({raw_tensor("a", {1024}, second), raw_tensor("b", {1024}, first),
-                                                                       raw_tensor("c", {1024}, first)}));
+    const auto other = write_bytes(
+        dir.path() / "other/m.onnx",
+        model({raw_tensor("a", {1024}, second), raw_tensor("b", {1024}, first), raw_tensor("c", {1024}, first)}));
     const auto changed = compare(external, other);
     CHECK(changed.differing_tensors == 1);
     REQUIRE(changed.differences.size() == 1);
@@ -433,7 +434,10 @@ TEST_CASE("string tensors compare by their strings; int64 typed values equal the
     CHECK(compare(typed_model, write_bytes(dir.path() / "raw.onnx", model({raw}))).equivalent);
     bytes[8] ^= std::byte{4};
     proto_builder changed;
-    changed.varint_field(tensor_dims, 4).varint_field(tensor_type, 7).string_field(tensor_name, "i").bytes_field(tensor_raw, bytes);
+    changed.varint_field(tensor_dims, 4)
+        .varint_field(tensor_type, 7)
+        .string_field(tensor_name, "i")
+        .bytes_field(tensor_raw, bytes);
     r = compare(typed_model, write_bytes(dir.path() / "changed.onnx", model({changed})));
     REQUIRE(r.differences.size() == 1);
     CHECK(r.differences[0].detail == "values differ");
