@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <limits>
+#include <map>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -55,6 +57,18 @@ struct file_table {
     std::unordered_map<std::string, data_file_id> file_of;  // location -> its file
     indexed_vector<data_file_id, site_id> first_tensor;
     indexed_vector<data_file_id, data_needs> needs;
+    // The last location looked up (most models name one file for every tensor): no
+    // string or hash per tensor then.
+    std::string last_location;
+    data_file_id last_file = none;
+
+    [[nodiscard]] data_file_id find(std::string_view location) {
+        if (last_file == none || location != last_location) {
+            last_file = file_of.at(std::string(location));
+            last_location = location;
+        }
+        return last_file;
+    }
 };
 
 file_table gather_files(const model_file& model, external_data& data) {
@@ -63,18 +77,23 @@ file_table gather_files(const model_file& model, external_data& data) {
         const auto handle = model.tensor(t);
         const auto& tensor = *handle;
         const auto& ref = *tensor.external;
-        const auto [known, added] = table.file_of.try_emplace(std::string(ref.location), data.files.next_id());
-        if (added) {
-            data_file file;
-            file.location = std::string(ref.location);
-            data.files.push_back(std::move(file));
-            table.first_tensor.push_back(t);
-            table.needs.push_back({});
+        if (table.last_file == none || ref.location != table.last_location) {
+            const auto [known, added] = table.file_of.try_emplace(std::string(ref.location), data.files.next_id());
+            if (added) {
+                data_file file;
+                file.location = std::string(ref.location);
+                data.files.push_back(std::move(file));
+                table.first_tensor.push_back(t);
+                table.needs.push_back({});
+            }
+            table.last_file = known->second;
+            table.last_location = ref.location;
         }
-        auto& need = table.needs[known->second];
+        const auto f = table.last_file;
+        auto& need = table.needs[f];
         const auto end = end_of(tensor);
         need.bytes = std::max(need.bytes, end);
-        data.files[known->second].bytes_needed = std::max(data.files[known->second].bytes_needed, end);
+        data.files[f].bytes_needed = std::max(data.files[f].bytes_needed, end);
         // A checksum that is not a SHA-1 cannot tell a guess apart: it is reported later.
         if (const auto digest = expected_sha1(tensor); digest && *digest)
             need.checksums.push_back({ref.offset.value_or(0), ref.length ? ref.length : tensor.expected_bytes, **digest});
@@ -112,13 +131,13 @@ void bind_tensor(const model_file& model, site_id t, const tensor_info& tensor, 
     binding.site = t;
     binding.file = file_index;
     binding.offset = tensor.external->offset.value_or(0);
-    const std::string tensor_name = "tensor '" + std::string(tensor.name) + "'";
+    const auto tensor_name = [&tensor] { return "tensor '" + std::string(tensor.name) + "'"; };  // for problems only
     constexpr const char* incomplete = "the download is probably incomplete: fetch the data file again";
     if (binding.offset > file.size) {
         data.problems.push_back({t, file_index,
                                  tensor_problem(model, tensor, error_code::truncated_data,
                                                 file.found->path.string() + " is " + std::to_string(file.size) + " bytes but " +
-                                                    tensor_name + " starts at byte " + std::to_string(binding.offset),
+                                                    tensor_name() + " starts at byte " + std::to_string(binding.offset),
                                                 incomplete)});
         data.tensors.push_back(binding);
         return;
@@ -130,7 +149,7 @@ void bind_tensor(const model_file& model, site_id t, const tensor_info& tensor, 
         data.problems.push_back({t, file_index,
                                  tensor_problem(model, tensor, error_code::truncated_data,
                                                 file.found->path.string() + " is " + std::to_string(file.size) + " bytes" +
-                                                    human(file.size) + " but " + tensor_name + " needs bytes " +
+                                                    human(file.size) + " but " + tensor_name() + " needs bytes " +
                                                     std::to_string(binding.offset) + " to " + std::to_string(end) + human(end),
                                                 incomplete)});
         file.bytes_needed = std::max(file.bytes_needed, end);
@@ -142,7 +161,7 @@ void bind_tensor(const model_file& model, site_id t, const tensor_info& tensor, 
     binding.usable = true;
     if (tensor.expected_bytes && *tensor.expected_bytes != binding.length) {
         auto e = tensor_problem(model, tensor, error_code::size_mismatch,
-                                tensor_name + " has " + std::to_string(binding.length) + " bytes in " + file.location +
+                                tensor_name() + " has " + std::to_string(binding.length) + " bytes in " + file.location +
                                     " but its dims and type (" + data_type_name(tensor.data_type) + ") need " +
                                     std::to_string(*tensor.expected_bytes),
                                 "the model or its data file is damaged; {0} copies the bytes anyway");
@@ -161,7 +180,7 @@ external_data external_data::bind(const model_file& model, data_resolver& resolv
     for (const auto t : model.external_sites) {
         const auto handle = model.tensor(t);
         const auto& tensor = *handle;
-        const data_file_id file_index = table.file_of.at(std::string(tensor.external->location));
+        const data_file_id file_index = table.find(tensor.external->location);
         ++data.files[file_index].tensor_count;
         if (data.files[file_index].file) {
             bind_tensor(model, t, tensor, file_index, data);
@@ -186,6 +205,41 @@ result<void> external_data::check_unchanged() const {
     for (const auto& f : files)
         if (f.file) ONNXSTREAM_TRY(f.file->check_unchanged());
     return {};
+}
+
+std::uint64_t inlined_size(const model_file& model, const external_data& data) {
+    const auto& tree = model.tree;
+    // How much each message's payload grows (modulo 2^64: it may shrink), by message,
+    // children first: a child's index is greater than its parent's.
+    std::map<std::uint32_t, std::uint64_t, std::greater<>> growth;
+    // Message `m` now `payload` bytes long: its parent grows by what its field does. The
+    // header stays as written when the size does not change, as the planner keeps it.
+    const auto resize = [&](std::uint32_t m, std::uint64_t payload) {
+        const auto& f = tree.field(tree.at(m).parent_field);
+        const auto header = payload == f.payload_length() ? f.header_length()
+                                                          : proto::tag_size(f.number()) + proto::varint_size(payload);
+        growth[tree.at(m).parent] += header + payload - f.total_length();
+    };
+    for (const auto& binding : data.tensors) {
+        if (!binding.usable) continue;
+        const auto handle = model.tensor(binding.site);
+        const auto& body = handle.tree();
+        // The tensor's fields: in the model's tree, or in its body read again (message 0).
+        const auto m = handle->message;
+        const auto own = &body == &tree ? m : 0U;
+        std::uint64_t value_fields = 0;  // what inline_external drops
+        for (const auto& f : body.fields(own))
+            if (holds_tensor_value(f.number())) value_fields += f.total_length();
+        const auto raw_data = proto::length_delimited_field_size(number(tensor_field::raw_data), binding.length);
+        resize(m, tree.payload_range(m).length - value_fields + raw_data);
+    }
+    if (growth.empty()) return tree.bytes().size();
+    while (growth.begin()->first != 0) {
+        const auto [m, grown] = *growth.begin();
+        growth.erase(growth.begin());
+        resize(m, tree.payload_range(m).length + grown);
+    }
+    return tree.bytes().size() + growth.begin()->second;
 }
 
 result<std::optional<io::sha1_digest>> expected_sha1(const tensor_info& tensor) {

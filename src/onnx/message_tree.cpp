@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -127,7 +128,8 @@ struct message_tree::builder {
     message_tree& tree;
     const tree_options& options;
     const detail::schema_rows& schema = detail::schema_rows::get();
-    std::uint64_t dropped = 0;  // fields tokenized but not stored (tensor_fields::on_demand)
+    std::uint64_t dropped = 0;           // fields tokenized but not stored (tensor_fields::on_demand)
+    std::uint64_t dropped_messages = 0;  // messages inside the bodies dropped
 
     failure fail(error_code code, std::string what, std::uint64_t offset, std::uint32_t message_index) {
         error e;
@@ -181,17 +183,15 @@ struct message_tree::builder {
         return failure(std::move(e));
     }
 
-    // After a TensorProto body was tokenized and checked: its fields are dropped unless
-    // it points at external data (its external_data messages, which edits and the data
-    // binding address, are kept with it). Nothing after it in the tree was stored yet.
+    // After a TensorProto body was tokenized and checked: its fields are dropped, and with
+    // them the messages inside it (external_data entries) and their fields, all stored
+    // after it: message_tree::body reads them again.
     void drop_fields(std::uint32_t index) {
         auto& m = tree.messages_[index];
-        if (tree.messages_.size() != index + 1U) return;  // it holds external_data entries
-        const auto first = m.first_field;
-        for (std::uint32_t i = 0; i < m.field_count; ++i)
-            if (tree.fields_[first + i].number() == number(tensor_field::data_location)) return;
-        dropped += m.field_count;
-        tree.fields_.truncate(first);
+        dropped += tree.fields_.size() - m.first_field;
+        dropped_messages += tree.messages_.size() - (index + 1U);
+        tree.fields_.truncate(m.first_field);
+        tree.messages_.truncate(index + 1U);
         m.field_count = 0;
         m.fields_dropped = true;
     }
@@ -271,7 +271,7 @@ struct message_tree::builder {
                 return fail(error_code::limit_exceeded,
                             "messages are nested deeper than " + std::to_string(options.max_depth) + " levels",
                             token.header_offset(), index);
-            if (tree.messages_.size() >= options.max_messages)
+            if (tree.messages_.size() + dropped_messages >= options.max_messages)
                 return fail(error_code::limit_exceeded,
                             "the model has more than " + std::to_string(options.max_messages) + " messages",
                             token.header_offset(), index);
@@ -323,28 +323,29 @@ result<message_tree> message_tree::body(const message_tree& tree, std::uint32_t 
     message_tree out;
     out.bytes_ = tree.bytes_;
     out.root_range_ = tree.payload_range(index);
-    out.field_base_ = static_cast<std::uint32_t>(tree.fields_.size());
     out.origin_ = &tree;
     out.origin_message_ = index;
     message root = tree.messages_[index];
     root.parent = no_index;
     root.parent_field = no_index;
-    root.first_field = out.field_base_;
+    root.first_field = 0;
+    root.field_count = 0;
     root.fields_dropped = false;
-    const auto end = out.root_range_.offset + out.root_range_.length;
-    for (auto position = out.root_range_.offset; position < end;) {
-        auto read = proto::read_field(out.bytes_, position, end);
-        if (!read) {
-            auto e = std::move(read).error();
-            e.field_path = tree.path(index);
-            return failure(std::move(e));
-        }
-        // Parsed once: the field fits (a dropped body holds no child message).
-        out.fields_.push_back(field_entry(read.value()));
-        position = read->end_offset();
-    }
-    root.field_count = static_cast<std::uint32_t>(out.fields_.size());
     out.messages_.push_back(root);
+    // Parsed once with the tree's limits: no limit applies again.
+    tree_options unlimited;
+    unlimited.max_depth = std::numeric_limits<std::uint32_t>::max();
+    unlimited.max_fields = std::numeric_limits<std::uint64_t>::max();
+    unlimited.max_messages = std::numeric_limits<std::uint64_t>::max();
+    builder b{out, unlimited, detail::schema_rows::get()};
+    ONNXSTREAM_TRY(b.build(0));
+    // Its field indices follow the origin's.
+    out.field_base_ = static_cast<std::uint32_t>(tree.fields_.size());
+    for (std::size_t i = 0; i < out.messages_.size(); ++i) {
+        auto& m = out.messages_[i];
+        m.first_field += out.field_base_;
+        if (m.parent_field != no_index) m.parent_field += out.field_base_;
+    }
     return out;
 }
 
@@ -419,20 +420,20 @@ std::string_view message_tree::find_text(std::uint32_t message_index, std::uint3
 }
 
 std::string message_tree::path(std::uint32_t message_index) const {
-    if (origin_ != nullptr && message_index == 0) return origin_->path(origin_message_);
     std::vector<std::string> parts;
     for (std::uint32_t m = message_index; m != no_index && m < messages_.size() && messages_[m].parent != no_index;
          m = messages_[m].parent) {
         const auto& child = messages_[m];
         const auto& parent = messages_[child.parent];
-        const auto n = fields_[child.parent_field].number();
+        const auto n = field(child.parent_field).number();
         std::string part = field_name(parent.kind, n);
         if (child.repeated || n == number(graph_field::node) || n == number(graph_field::initializer) ||
             n == number(node_field::attribute))
             part += "[" + std::to_string(child.ordinal) + "]";
         parts.push_back(std::move(part));
     }
-    std::string text;
+    // A body's messages lie under its message in the origin.
+    std::string text = origin_ != nullptr ? origin_->path(origin_message_) : std::string();
     for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
         if (!text.empty()) text += '.';
         text += *it;

@@ -5,7 +5,7 @@
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
-#include <onnxstream/onnx/tensor_value_edits.hpp>
+#include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
@@ -247,10 +247,7 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
     count_tensors(bound, report);
     summarize_data_files(bound.data, report);
     if (bound.data.blocking_problem(true) == nullptr) {
-        tree_edits edits;
-        std::vector<error> ignored;
-        inline_external(bound, bound.data.tensors, edits, ignored);
-        report.merged_size = plan::planned_size(bound.model.tree, edits);
+        report.merged_size = inlined_size(bound.model, bound.data);
         report.fits_in_one_file = *report.merged_size <= plan::protobuf_limit;
     }
     // Names and numbers above came through the mapping: only true if the file held still.

@@ -485,21 +485,24 @@ tree_options on_demand() {
 
 }  // namespace
 
-TEST_CASE("an on-demand tree drops the bodies of embedded tensors and reads each back as the full tree holds it") {
+TEST_CASE("an on-demand tree drops the body of every tensor and reads each back as the full tree holds it") {
     const auto bytes = tensors_everywhere();
     const auto full = message_tree::parse(bytes);
     const auto lazy = message_tree::parse(bytes, on_demand());
     REQUIRE(full);
     REQUIRE(lazy);
-    // w, typed, strings, the sparse values and indices, the Constant's and the subgraph's;
-    // not external, keys_only or located.
-    CHECK(test_support::check_on_demand_tree(*full, *lazy) == 7);
-    for (const auto& site : find_tensors(*lazy)) {
-        const auto name = lazy->find_text(site.message, 8);
-        CHECK(lazy->stores_fields(site.message) == (name == "external" || name == "keys_only" || name == "located"));
-        CHECK(value_name(*lazy, site) == value_name(*full, site));
+    // Every one, external ones with their external_data entries (3 messages of the full tree).
+    CHECK(test_support::check_on_demand_tree(*full, *lazy) == 10);
+    CHECK(lazy->messages().size() + 3 == full->messages().size());
+    const auto full_sites = find_tensors(*full);
+    const auto lazy_sites = find_tensors(*lazy);
+    REQUIRE(lazy_sites.size() == 10);
+    REQUIRE(full_sites.size() == lazy_sites.size());
+    for (const auto t : lazy_sites.ids()) {
+        CHECK_FALSE(lazy->stores_fields(lazy_sites[t].message));
+        CHECK(lazy->path(lazy_sites[t].message) == full->path(full_sites[t].message));
+        CHECK(value_name(*lazy, lazy_sites[t]) == value_name(*full, full_sites[t]));
     }
-    CHECK(find_tensors(*lazy).size() == 10);
 }
 
 TEST_CASE("a damaged tensor body fails an on-demand parse with the error of a full one") {
@@ -535,6 +538,28 @@ TEST_CASE("a damaged tensor body fails an on-demand parse with the error of a fu
         tight.max_fields = 300;
         tight.tensors = tensor_fields::on_demand;
         CHECK(message_tree::parse(model.bytes(), tight));
+    }
+    SUBCASE("the message limit counts the messages inside dropped bodies") {
+        proto_builder external;
+        external.varint_field(1, 4).varint_field(2, 1).string_field(8, "e");
+        external.message_field(13, string_entry("location", "w.bin")).varint_field(14, 1);
+        proto_builder graph;
+        for (int i = 0; i < 10; ++i) graph.message_field(5, external);
+        proto_builder model;
+        model.varint_field(1, 8).message_field(7, graph);
+        tree_options tight;
+        tight.max_messages = 21;  // the model, the graph, 2 a tensor
+        check_same_error(model.bytes(), tight);
+        tight.max_messages = 22;
+        tight.tensors = tensor_fields::on_demand;
+        CHECK(message_tree::parse(model.bytes(), tight));
+    }
+    SUBCASE("a damaged external_data entry inside a body") {
+        proto_builder entry;
+        entry.string_field(1, "location").string_field(1, "again");  // a singular key twice
+        proto_builder t;
+        t.string_field(8, "t").message_field(13, entry).varint_field(14, 1);
+        check_same_error(test_support::model_with_initializer(t));
     }
     SUBCASE("a damaged body after a dropped one") {
         proto_builder graph;

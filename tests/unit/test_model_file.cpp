@@ -1,7 +1,11 @@
 // model_file opened with tensor_reading::on_demand against the same file kept: the same
 // errors, the same tree (test_support::check_on_demand_tree), the same tensors, over every
 // model checked in (the fuzz seeds, made from the fixtures, and the corrupt catalogue).
+#include <onnxstream/onnx/bound_model.hpp>
+#include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/onnx/tensor_value_edits.hpp>
+#include <onnxstream/plan/planner.hpp>
 #include <onnxstream/onnx/tensor_info.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
 
@@ -44,7 +48,10 @@ std::pair<std::uint64_t, std::uint64_t> place(const message_tree& tree, std::uin
 void check_same_tensor(const model_file& kept, const model_file& lazy, site_id site) {
     const auto& expected = kept.tensors[site];
     const auto read = lazy.tensor(site);
-    CHECK(read->message == expected.message);
+    // The same message (an index of its own tree: on demand, the external_data entries
+    // inside dropped bodies are not in it).
+    CHECK(lazy.tree.path(read->message) == kept.tree.path(expected.message));
+    CHECK(lazy.tree.payload_range(read->message).offset == kept.tree.payload_range(expected.message).offset);
     CHECK(read->name == expected.name);
     CHECK(read->data_type == expected.data_type);
     CHECK(dims_of(*read) == dims_of(expected));
@@ -106,6 +113,51 @@ TEST_CASE("every checked-in model opens on demand as it opens kept: the same err
     }
     CHECK(opened > 50);
     CHECK(dropped > 50);
+}
+
+TEST_CASE("every checked-in model binds its external data on demand as kept, and inlines to the planned size") {
+    std::size_t bound = 0;
+    std::size_t inlined = 0;
+    for (const auto& path : checked_in_models()) {
+        CAPTURE(path.string());
+        const auto kept = bound_model::open(path, {});
+        const auto lazy = bound_model::open(path, {}, {}, tensor_reading::on_demand);
+        REQUIRE(kept.has_value() == lazy.has_value());
+        if (!kept || kept->data.tensors.empty()) continue;
+        ++bound;
+        const auto& a = kept->data;
+        const auto& b = lazy->data;
+        REQUIRE(a.files.size() == b.files.size());
+        for (const auto f : a.files.ids()) {
+            CHECK(a.files[f].location == b.files[f].location);
+            CHECK(a.files[f].bytes_needed == b.files[f].bytes_needed);
+            CHECK(a.files[f].bytes_referenced == b.files[f].bytes_referenced);
+            CHECK(a.files[f].tensor_count == b.files[f].tensor_count);
+        }
+        REQUIRE(a.tensors.size() == b.tensors.size());
+        for (const auto t : a.tensors.ids()) {
+            CHECK(a.tensors[t].site == b.tensors[t].site);
+            CHECK(a.tensors[t].file == b.tensors[t].file);
+            CHECK(a.tensors[t].offset == b.tensors[t].offset);
+            CHECK(a.tensors[t].length == b.tensors[t].length);
+            CHECK(a.tensors[t].usable == b.tensors[t].usable);
+        }
+        REQUIRE(a.problems.size() == b.problems.size());
+        for (std::size_t i = 0; i < a.problems.size(); ++i) {
+            CHECK(a.problems[i].what.message == b.problems[i].what.message);
+            CHECK(a.problems[i].what.field_path == b.problems[i].what.field_path);
+        }
+        if (a.blocking_problem(true) != nullptr) continue;
+        ++inlined;
+        tree_edits edits;
+        std::vector<error> warnings;
+        inline_external(*kept, a.tensors, edits, warnings);
+        const auto planned = plan::planned_size(kept->model.tree, edits);
+        CHECK(inlined_size(kept->model, a) == planned);
+        CHECK(inlined_size(lazy->model, b) == planned);
+    }
+    CHECK(bound > 10);
+    CHECK(inlined > 5);
 }
 
 TEST_CASE("a kept model's tree stores every body, whatever the tree options ask") {

@@ -1,6 +1,6 @@
 // Checks that a tree parsed with tensor_fields::on_demand says what the full tree of the
-// same bytes says, and that every body it dropped reads back (message_tree::body) as the
-// full tree holds it. Shared by test_message_tree.cpp and test_model_file.cpp.
+// same bytes says, and that every body it dropped reads back (message_tree::body), with
+// the messages inside it, as the full tree holds it. Shared by test_message_tree.cpp and test_model_file.cpp.
 #pragma once
 
 #include <onnxstream/onnx/fields.hpp>
@@ -10,11 +10,14 @@
 
 #include <span>
 #include <stdexcept>
+#include <vector>
 
 namespace test_support {
 
-inline void check_same_fields(std::span<const onnxstream::onnx::field_entry> a,
-                              std::span<const onnxstream::onnx::field_entry> b) {
+// `to_a` turns a child index of `b`'s tree into one of `a`'s.
+template <class ChildMap>
+void check_same_fields(std::span<const onnxstream::onnx::field_entry> a, std::span<const onnxstream::onnx::field_entry> b,
+                       ChildMap to_a) {
     REQUIRE(a.size() == b.size());
     for (std::size_t i = 0; i < a.size(); ++i) {
         CHECK(a[i].header_offset() == b[i].header_offset());
@@ -22,58 +25,79 @@ inline void check_same_fields(std::span<const onnxstream::onnx::field_entry> a,
         CHECK(a[i].payload_length() == b[i].payload_length());
         CHECK(a[i].number() == b[i].number());
         CHECK(a[i].type() == b[i].type());
-        CHECK(a[i].child == b[i].child);
+        CHECK(a[i].child == (b[i].child == onnxstream::onnx::no_index ? b[i].child : to_a(b[i].child)));
     }
 }
 
-/// Returns how many bodies `lazy` dropped.
+// Message `a` of tree `x` and message `b` of tree `y` say the same of themselves.
+inline void check_same_message(const onnxstream::onnx::message_tree& x, std::uint32_t a, const onnxstream::onnx::message_tree& y,
+                               std::uint32_t b) {
+    CHECK(x.at(a).kind == y.at(b).kind);
+    CHECK(x.at(a).depth == y.at(b).depth);
+    CHECK(x.at(a).ordinal == y.at(b).ordinal);
+    CHECK(static_cast<bool>(x.at(a).repeated) == static_cast<bool>(y.at(b).repeated));
+    CHECK(x.path(a) == y.path(b));
+    CHECK(x.payload_range(a).offset == y.payload_range(b).offset);
+    CHECK(x.payload_range(a).length == y.payload_range(b).length);
+    for (const std::uint32_t n : {1U, 2U, 4U, 8U, 9U, 12U}) CHECK(x.find_text(a, n) == y.find_text(b, n));
+}
+
+/// Returns how many bodies `lazy` dropped. A dropped body's messages (its external_data
+/// entries) are not in `lazy`: its messages are those of `full` without them.
 inline std::size_t check_on_demand_tree(const onnxstream::onnx::message_tree& full, const onnxstream::onnx::message_tree& lazy) {
     using namespace onnxstream::onnx;
-    REQUIRE(lazy.messages().size() == full.messages().size());
+    std::vector<std::uint32_t> lazy_of(full.messages().size(), no_index);  // full index -> lazy index
+    std::vector<std::uint32_t> full_of;                                     // lazy index -> full index
     std::size_t dropped = 0;
     std::size_t dropped_fields = 0;
     for (std::uint32_t m = 0; m < full.messages().size(); ++m) {
         const auto& a = full.at(m);
-        const auto& b = lazy.at(m);
-        CHECK(a.kind == b.kind);
-        CHECK(a.parent == b.parent);
-        CHECK(a.depth == b.depth);
-        CHECK(a.ordinal == b.ordinal);
-        CHECK(static_cast<bool>(a.repeated) == static_cast<bool>(b.repeated));
         CHECK_FALSE(static_cast<bool>(a.fields_dropped));
-        CHECK(full.path(m) == lazy.path(m));
-        CHECK(full.payload_range(m).offset == lazy.payload_range(m).offset);
-        CHECK(full.payload_range(m).length == lazy.payload_range(m).length);
-        for (const std::uint32_t n : {1U, 2U, 4U, 8U, 9U, 12U}) CHECK(full.find_text(m, n) == lazy.find_text(m, n));
-        if (lazy.stores_fields(m)) {
-            check_same_fields(full.fields(m), lazy.fields(m));
-            for (const auto& f : lazy.fields(m)) CHECK(lazy.owner(lazy.index_of(f)) == m);
-            continue;
-        }
-        // Only a tensor without external data is dropped, with nothing inside it.
+        // Inside a dropped body: checked with it.
+        if (a.parent != no_index && (lazy_of[a.parent] == no_index || !lazy.stores_fields(lazy_of[a.parent]))) continue;
+        const auto l = static_cast<std::uint32_t>(full_of.size());
+        REQUIRE(l < lazy.messages().size());
+        lazy_of[m] = l;
+        full_of.push_back(m);
+        CHECK(lazy.at(l).parent == (a.parent == no_index ? no_index : lazy_of[a.parent]));
+        check_same_message(full, m, lazy, l);
+        if (lazy.stores_fields(l)) continue;
+        // Only a tensor is dropped, with what is inside it: its body reads it back.
         ++dropped;
-        dropped_fields += a.field_count;
         CHECK(a.kind == message_kind::tensor);
-        CHECK(b.field_count == 0);
-        CHECK(full.find(m, number(tensor_field::data_location)) == nullptr);
-        CHECK(full.find(m, number(tensor_field::external_data)) == nullptr);
-        CHECK_THROWS_AS((void)lazy.fields(m), std::logic_error);
-        CHECK_THROWS_AS((void)lazy.find(m, number(tensor_field::name)), std::logic_error);
-        const auto body = message_tree::body(lazy, m);
+        CHECK(lazy.at(l).field_count == 0);
+        CHECK_THROWS_AS((void)lazy.fields(l), std::logic_error);
+        CHECK_THROWS_AS((void)lazy.find(l, number(tensor_field::name)), std::logic_error);
+        const auto body = message_tree::body(lazy, l);
         REQUIRE(body);
-        REQUIRE(body->messages().size() == 1);
-        check_same_fields(full.fields(m), body->fields(0));
-        CHECK(body->path(0) == full.path(m));
-        CHECK(body->payload_range(0).offset == full.payload_range(m).offset);
-        CHECK(body->payload_range(0).length == full.payload_range(m).length);
-        CHECK(body->find_text(0, number(tensor_field::name)) == full.find_text(m, number(tensor_field::name)));
+        // The body's message j is the full tree's m + j (pre-order, as parse stores them).
+        const auto to_full = [m](std::uint32_t j) { return m + j; };
+        for (std::uint32_t j = 0; j < body->messages().size(); ++j) {
+            REQUIRE(m + j < full.messages().size());
+            check_same_message(full, m + j, *body, j);
+            if (j == 0) CHECK(body->at(0).parent == no_index);
+            else CHECK(body->at(j).parent + m == full.at(m + j).parent);
+            check_same_fields(full.fields(m + j), body->fields(j), to_full);
+            for (const auto& f : body->fields(j)) CHECK(body->owner(body->index_of(f)) == j);
+            dropped_fields += full.at(m + j).field_count;
+        }
+        // Nothing more inside it.
+        const auto after = m + static_cast<std::uint32_t>(body->messages().size());
+        if (after < full.messages().size()) CHECK(full.at(after).depth <= a.depth);
         // Its indices follow the tree's: neither tree takes the other's for its own.
         CHECK(body->first_index() == lazy.all_fields().size());
-        for (const auto& f : body->fields(0)) {
+        for (const auto& f : body->all_fields()) {
             CHECK(&body->field(body->index_of(f)) == &f);
             CHECK_THROWS_AS((void)lazy.field(body->index_of(f)), std::out_of_range);
         }
         if (!lazy.all_fields().empty()) CHECK_THROWS_AS((void)body->field(0), std::out_of_range);
+    }
+    REQUIRE(full_of.size() == lazy.messages().size());
+    const auto to_full = [&full_of](std::uint32_t l) { return full_of[l]; };
+    for (std::uint32_t l = 0; l < lazy.messages().size(); ++l) {
+        if (!lazy.stores_fields(l)) continue;
+        check_same_fields(full.fields(full_of[l]), lazy.fields(l), to_full);
+        for (const auto& f : lazy.fields(l)) CHECK(lazy.owner(lazy.index_of(f)) == l);
     }
     CHECK(lazy.all_fields().size() + dropped_fields == full.all_fields().size());
     return dropped;

@@ -69,6 +69,12 @@ struct external_data {
     [[nodiscard]] result<void> check_unchanged() const;
 };
 
+/// The size of `model` with the bytes of every usable tensor of `data` embedded as
+/// raw_data: what merge writes (plan::planned_size of inline_external's edits), worked out
+/// from those tensors' bodies and their ancestors alone, with no edits and nothing per
+/// message of the model; tensors read on demand need not store their bodies.
+[[nodiscard]] std::uint64_t inlined_size(const model_file& model, const external_data& data);
+
 /// The SHA-1 that an external tensor's `checksum` key promises: empty when it has none
 /// (or is not external: the key means nothing then); an error
 /// (`checksum_mismatch`, naming the tensor) when the key is not 40 hexadecimal digits, so
