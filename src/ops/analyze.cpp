@@ -30,6 +30,10 @@ namespace {
 // Findings about the model as it is: unused initializers and inputs, isolated components.
 void static_findings(const graph::graph_model& model, std::vector<finding>& out) {
     const graph::graph_index index(model);
+    // A million unused initializers are a million findings: room for them at once.
+    std::size_t unused = 0;
+    for (const auto v : index.value_ids()) unused += index.at(v).uses.empty() && !index.at(v).pinned ? 1U : 0U;
+    out.reserve(out.size() + unused);
     for (const auto v : index.value_ids()) {
         const auto& val = index.at(v);
         if (!val.uses.empty() || val.pinned) continue;
