@@ -88,6 +88,13 @@ struct rewrite_stream::state {
         return body_message == m ? body->fields(0) : std::span<const onnx::field_entry>{};
     }
 
+    // The message field f of message m holds, when the walk enters it: never one inside a
+    // body read again (a body's child indices number the body's own messages, not the
+    // tree's; an external tensor's entries are copied or dropped whole).
+    [[nodiscard]] std::uint32_t child_of(std::uint32_t m, const onnx::field_entry& f) const {
+        return tree->stores_fields(m) ? f.child : no_index;
+    }
+
     // Whether the field at `position` of message m (read in increasing positions) is dropped.
     bool dropped(std::uint32_t m, std::uint32_t position) {
         if (tree->stores_fields(m)) return edits->dropped(tree->at(m).first_field + position);
@@ -106,7 +113,8 @@ struct rewrite_stream::state {
             for (std::uint32_t i = 0; i < fields.size(); ++i) {
                 if (dropped(m, i)) continue;
                 const auto& f = fields[i];
-                if (f.child != no_index && dirty[f.child]) sum += header_size(f, size[f.child]) + size[f.child];
+                const auto child = child_of(m, f);
+                if (child != no_index && dirty[child]) sum += header_size(f, size[child]) + size[child];
                 else sum += f.total_length();
             }
         }
@@ -199,15 +207,16 @@ struct rewrite_stream::state {
         const auto position = top.field++;
         if (dropped(m, position)) return;
         const auto& f = fields[position];
-        if (f.child != no_index && dirty[f.child]) {
-            const auto child_size = size[f.child];
+        const auto child = child_of(m, f);
+        if (child != no_index && dirty[child]) {
+            const auto child_size = size[child];
             if (child_size == f.payload_length()) {
                 plan.copy(source, f.header_offset(), f.header_length());
             } else {
                 put_varint(plan, proto::make_tag(f.number(), proto::wire_type::length_delimited));
                 put_varint(plan, child_size);
             }
-            push(plan, f.child);  // `top` is not used past this point
+            push(plan, child);  // `top` is not used past this point
             return;
         }
         plan.copy(source, f.header_offset(), f.total_length());

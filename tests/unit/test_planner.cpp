@@ -412,3 +412,46 @@ TEST_CASE("a dropped body that no longer tokenizes is kept whole, at the size th
     CHECK(p->size() == bytes.size() + 3);  // nothing dropped, the varint field (3 bytes) added
     CHECK(execute(*p, bytes).size() == p->size());
 }
+
+TEST_CASE("an edited external body read again is written with its entries, whatever the tree's messages are") {
+    // Inside a body read again, a field's child index numbers the body's own messages: the
+    // walk must copy the external_data entries whole, not enter the tree's message of that
+    // index (message 1 is the graph, dirty in every edit).
+    proto_builder graph;
+    graph.string_field(2, "g");
+    proto_builder tensor;
+    tensor.varint_field(1, 4).varint_field(2, 1).string_field(8, "w");
+    for (const auto& [key, value] : {std::pair{"location", "w.data"}, std::pair{"offset", "0"}, std::pair{"length", "16"}}) {
+        proto_builder entry;
+        entry.string_field(1, key).string_field(2, value);
+        tensor.message_field(13, entry);
+    }
+    tensor.varint_field(14, 1);
+    graph.message_field(5, tensor);
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto bytes = model.take();
+    const auto full = parse_tree(bytes, onnx::tensor_fields::stored);
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
+    const auto on_full = tensor_messages(full);
+    const auto on_lazy = tensor_messages(lazy);
+    REQUIRE(on_full.size() == 1);
+    REQUIRE(on_lazy.size() == 1);
+    REQUIRE_FALSE(lazy.stores_fields(on_lazy[0]));
+    auto edit = [](onnx::tree_edits& edits, std::uint32_t t) {
+        edits.insert(t, 0, edits.varint(1000, 7));
+        edits.insert(t, 6, edits.text(12, "a doc string"));
+    };
+    onnx::tree_edits full_edits;
+    edit(full_edits, on_full[0]);
+    onnx::tree_edits lazy_edits;
+    edit(lazy_edits, on_lazy[0]);
+    const auto expected = rewritten(full, full_edits, bytes);
+    CHECK(rewritten(lazy, lazy_edits, bytes) == expected);
+    const auto reparsed = onnx::message_tree::parse(expected);
+    REQUIRE(reparsed);
+    std::vector<std::string_view> entries;
+    for (const auto& f : reparsed->fields(tensor_messages(*reparsed)[0]))
+        if (f.number() == 13 && f.child != onnx::no_index) entries.push_back(reparsed->find_text(f.child, 2));
+    CHECK(entries == std::vector<std::string_view>{"w.data", "0", "16"});
+}
