@@ -163,7 +163,8 @@ struct graph_model::builder {
             if (k == number(onnx::function_field::name)) fn.name = tree.text(f);
             else if (k == number(onnx::function_field::domain)) fn.domain = tree.text(f);
             else if (k == number(onnx::function_field::overload)) fn.overload = tree.text(f);
-            else if (k == number(onnx::function_field::input)) model.scopes[s].inputs.push_back(model.names.intern_lasting(tree.text(f)));
+            else if (k == number(onnx::function_field::input))
+                model.scopes[s].inputs.push_back(model.names.intern_lasting(tree.text(f)));
             else if (k == number(onnx::function_field::output)) {
                 model.scopes[s].outputs.push_back(model.names.intern_lasting(tree.text(f)));
                 model.scopes[s].output_messages.push_back(none);
@@ -384,12 +385,11 @@ node_id graph_model::add_node(scope_id s, node_id after, std::string op_type, st
 
 tensor_id graph_model::add_tensor(scope_id s, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
                                   computed_values values) {
-    const auto id = tensors.push_back(
-        {.scope = s,
-         .name = name,
-         .data_type = data_type,
-         .dims = std::move(dims),
-         .computed = std::make_shared<const computed_values>(std::move(values))});
+    const auto id = tensors.push_back({.scope = s,
+                                       .name = name,
+                                       .data_type = data_type,
+                                       .dims = std::move(dims),
+                                       .computed = std::make_shared<const computed_values>(std::move(values))});
     scopes[s].initializers.push_back(id);
     scopes[s].changed = true;
     return id;

@@ -64,7 +64,8 @@ void tree_edits::drop_in_body(std::uint32_t message_index, std::uint32_t positio
 std::span<const tree_edits::body_drop> tree_edits::body_drops() const {
     if (!body_drops_sorted_) {
         const auto key = [](const body_drop& d) { return std::tie(d.message, d.position); };
-        std::sort(body_drops_.begin(), body_drops_.end(), [&](const body_drop& a, const body_drop& b) { return key(a) < key(b); });
+        std::sort(body_drops_.begin(), body_drops_.end(),
+                  [&](const body_drop& a, const body_drop& b) { return key(a) < key(b); });
         body_drops_.erase(std::unique(body_drops_.begin(), body_drops_.end()), body_drops_.end());
         body_drops_sorted_ = true;
     }
@@ -73,9 +74,8 @@ std::span<const tree_edits::body_drop> tree_edits::body_drops() const {
 
 std::span<const tree_edits::body_drop> tree_edits::body_drops(std::uint32_t message_index) const {
     const auto all = body_drops();
-    const auto [first, last] =
-        std::equal_range(all.begin(), all.end(), body_drop{message_index, 0},
-                         [](const body_drop& a, const body_drop& b) { return a.message < b.message; });
+    const auto [first, last] = std::equal_range(all.begin(), all.end(), body_drop{message_index, 0},
+                                                [](const body_drop& a, const body_drop& b) { return a.message < b.message; });
     return {first, last};
 }
 

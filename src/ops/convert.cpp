@@ -40,14 +40,14 @@ constexpr std::uint64_t inline_budget = 16ULL << 20;
 struct tensor_bytes {
     onnx::stored_slice input;  // the bytes read (a buffer's: its length)
     std::uint64_t offset = 0;
-    onnx::site_id site = none;                // the tensor
-    std::uint32_t buffer = onnx::no_index;    // index into buffers_, already in output form
+    onnx::site_id site = none;              // the tensor
+    std::uint32_t buffer = onnx::no_index;  // index into buffers_, already in output form
     std::uint32_t shard = 0;
     std::uint32_t expected = onnx::no_index;  // index into expected_sha1_: the input's `checksum`, checked while reading
-    bool convert = false;   // converted on the way (false for a buffer converted already)
-    bool retype = false;    // a float32 tensor that becomes 16-bit
-    bool integer = false;   // int32 or int64 (shape-like ones stay embedded)
-    bool external = false;  // placed in a data file
+    bool convert = false;                     // converted on the way (false for a buffer converted already)
+    bool retype = false;                      // a float32 tensor that becomes 16-bit
+    bool integer = false;                     // int32 or int64 (shape-like ones stay embedded)
+    bool external = false;                    // placed in a data file
 
     [[nodiscard]] std::uint64_t output_length() const noexcept { return convert ? input.length / 2 : input.length; }
 };
@@ -65,8 +65,8 @@ public:
         ONNXSTREAM_ASSIGN(data_name_, choose_data_name(report_.output, options_.data_name));
         // No tensor_info table (120 bytes a tensor): each is read again when needed. The
         // edits address the tensors' fields, so the tree keeps them.
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data, {},
-                                                          onnx::tensor_reading::on_demand_full_tree));
+        ONNXSTREAM_ASSIGN(bound_,
+                          onnx::bound_model::open(model_path_, options_.data, {}, onnx::tensor_reading::on_demand_full_tree));
         ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         inputs_ = bound_.inputs();
@@ -74,8 +74,8 @@ public:
 
         ONNXSTREAM_ASSIGN(const auto float_values, plan_types(half));
         const auto ids = model_.sites.ids();
-        const bool any_float_tensor =
-            std::any_of(ids.begin(), ids.end(), [&](onnx::site_id t) { return model_.tensor(t)->data_type == float32; });
+        const bool any_float_tensor = std::any_of(ids.begin(), ids.end(),
+                                                  [&](onnx::site_id t) { return model_.tensor(t)->data_type == float32; });
         if (float_values == 0 && !any_float_tensor)
             return failure(error_code::unsupported, "the model has no float32 tensor or value to convert",
                            "convert works on float32 models; this one is already in another precision");
@@ -269,10 +269,9 @@ private:
             }
             const auto position = onnx::drop_value_fields(model_.tree, message, edits);
             const auto raw = number(tensor_field::raw_data);
-            const auto check = b.expected != onnx::no_index
-                                   ? edits.add_check({.tensor = std::string(model_.tensor(t)->name),
-                                                      .expected_sha1 = expected_sha1_[b.expected]})
-                                   : io::no_check;
+            const auto check = b.expected != onnx::no_index ? edits.add_check({.tensor = std::string(model_.tensor(t)->name),
+                                                                               .expected_sha1 = expected_sha1_[b.expected]})
+                                                            : io::no_check;
             if (b.buffer != onnx::no_index) edits.insert(message, position, edits.bytes(raw, buffers_[b.buffer]));
             else if (b.convert && check == io::no_check && b.input.source == onnx::bound_model::model_source &&
                      b.output_length() <= small_tensor && inlined + b.output_length() <= inline_budget) {

@@ -471,8 +471,8 @@ private:
             const auto elem = tensor_elem_type(tree_.bytes(), type.payload_offset(), type.end_offset());
             if (!elem || *elem != float32) return;
             const auto field_index = static_cast<std::uint32_t>(&type - tree_.all_fields().data());
-            replace(field_index, edits_.bytes(type.number(), retyped(tree_.bytes(), type.payload_offset(), type.end_offset(),
-                                                                     options_.target)));
+            replace(field_index, edits_.bytes(type.number(),
+                                              retyped(tree_.bytes(), type.payload_offset(), type.end_offset(), options_.target)));
             ++result_.types_changed;
         });
     }

@@ -117,8 +117,8 @@ struct item {
 // tensor: each is read again (model_file::tensor) when its header entry and its bytes are
 // written, so a model of a million tensors holds no table of them here.
 struct shard_layout {
-    std::uint32_t first = 0, end = 0;  // sites [first, end)
-    std::uint32_t first_buffer = 0;    // the first of buffers_ its typed tensors use
+    std::uint32_t first = 0, end = 0;              // sites [first, end)
+    std::uint32_t first_buffer = 0;                // the first of buffers_ its typed tensors use
     std::uint32_t first_check = 0, end_check = 0;  // checks_[first_check, end_check)
     std::uint64_t header_size = 0;                 // length prefix not included; padded
     std::uint64_t data_bytes = 0;
@@ -129,9 +129,7 @@ struct shard_layout {
 // (24 bytes a name, where a std::set of views took 48 and a heap block each).
 class name_set {
 public:
-    explicit name_set(std::size_t most) : slots_(std::bit_ceil(std::max<std::size_t>(16, 2 * most)), 0) {
-        names_.reserve(most);
-    }
+    explicit name_set(std::size_t most) : slots_(std::bit_ceil(std::max<std::size_t>(16, 2 * most)), 0) { names_.reserve(most); }
     /// False when `name` is there already.
     bool insert(std::string_view name) {
         const auto mask = slots_.size() - 1;
@@ -220,10 +218,11 @@ private:
             const auto& tensor = *handle;
             const auto where = [&] { return model_.tree.path(tensor.message); };
             if (tensor.name.empty() || tensor.name == "__metadata__" || !valid_utf8(tensor.name) || has_control(tensor.name))
-                return failure(error_code::unsupported,
-                               "initializer '" + printable(tensor.name) + "' (" + where() + ") has a name safetensors cannot hold",
-                               "safetensors names must be non-empty UTF-8 without control characters and not "
-                               "'__metadata__'; rename the initializer in the model first");
+                return failure(
+                    error_code::unsupported,
+                    "initializer '" + printable(tensor.name) + "' (" + where() + ") has a name safetensors cannot hold",
+                    "safetensors names must be non-empty UTF-8 without control characters and not "
+                    "'__metadata__'; rename the initializer in the model first");
             if (!names.insert(tensor.name))
                 return failure(error_code::unsupported,
                                "two initializers are named '" + printable(tensor.name) + "' (one at " + where() + ")",
@@ -247,8 +246,8 @@ private:
                                "initializer '" + printable(tensor.name) + "' has " + std::to_string(length) +
                                    " bytes but its dims and type need " + std::to_string(*tensor.expected_bytes),
                                "safetensors stores exactly dims x element size; the model is damaged");
-            if (shards_.empty() || (sharded() && shards_.back().data_bytes > 0 &&
-                                    shards_.back().data_bytes + length > options_.shard_size)) {
+            if (shards_.empty() ||
+                (sharded() && shards_.back().data_bytes > 0 && shards_.back().data_bytes + length > options_.shard_size)) {
                 if (!shards_.empty()) close();
                 shards_.push_back({.first = t.value,
                                    .first_buffer = static_cast<std::uint32_t>(buffers_.size()),
@@ -357,49 +356,49 @@ private:
             window.emit(std::as_bytes(std::span(bytes.data(), bytes.size())));
         };
         const windowed_plan plan{8 + shard.header_size + shard.data_bytes, checks, [&](plan::write_plan& window) {
-            window.next_window();
-            if (!started) {
-                started = true;
-                std::array<std::byte, 8> length{};
-                for (std::size_t i = 0; i < 8; ++i)
-                    length[i] = static_cast<std::byte>((shard.header_size >> (8 * i)) & 0xFFU);
-                window.emit(length);
-                emit(window, "{");
-            }
-            for (; header.next < shard.end && window.pool().size() < window_bytes; ++header.next) {
-                const onnx::site_id t(header.next);
-                if (!exported(t)) continue;
-                const auto tensor = header.pass.read(t);
-                const auto i = item_of(t, tensor, header.buffer, header.check);
-                text.clear();
-                entry_text(text, *tensor, t.value == shard.first, header.begin, i.input.length);
-                emit(window, text);
-                header.begin += i.input.length;
-            }
-            if (header.next == shard.end && !closed) {
-                closed = true;
-                text.clear();
-                closing_text(text, window.size() - 8);
-                emit(window, text);
-            }
-            for (; closed && data.next < shard.end && window.operations().size() < window_operations &&
-                   window.pool().size() < window_bytes;
-                 ++data.next) {
-                const onnx::site_id t(data.next);
-                if (!exported(t)) continue;
-                const auto i = item_of(t, data.pass.read(t), data.buffer, data.check);
-                if (i.buffer != onnx::no_index) window.emit(buffers_[i.buffer]);
-                else
-                    window.copy(i.input.source.value, i.input.offset, i.input.length,
-                                i.check != io::no_check ? i.check - shard.first_check : io::no_check);
-            }
-            return !window.operations().empty();
-        }};
+                                     window.next_window();
+                                     if (!started) {
+                                         started = true;
+                                         std::array<std::byte, 8> length{};
+                                         for (std::size_t i = 0; i < 8; ++i)
+                                             length[i] = static_cast<std::byte>((shard.header_size >> (8 * i)) & 0xFFU);
+                                         window.emit(length);
+                                         emit(window, "{");
+                                     }
+                                     for (; header.next < shard.end && window.pool().size() < window_bytes; ++header.next) {
+                                         const onnx::site_id t(header.next);
+                                         if (!exported(t)) continue;
+                                         const auto tensor = header.pass.read(t);
+                                         const auto i = item_of(t, tensor, header.buffer, header.check);
+                                         text.clear();
+                                         entry_text(text, *tensor, t.value == shard.first, header.begin, i.input.length);
+                                         emit(window, text);
+                                         header.begin += i.input.length;
+                                     }
+                                     if (header.next == shard.end && !closed) {
+                                         closed = true;
+                                         text.clear();
+                                         closing_text(text, window.size() - 8);
+                                         emit(window, text);
+                                     }
+                                     for (; closed && data.next < shard.end && window.operations().size() < window_operations &&
+                                            window.pool().size() < window_bytes;
+                                          ++data.next) {
+                                         const onnx::site_id t(data.next);
+                                         if (!exported(t)) continue;
+                                         const auto i = item_of(t, data.pass.read(t), data.buffer, data.check);
+                                         if (i.buffer != onnx::no_index) window.emit(buffers_[i.buffer]);
+                                         else
+                                             window.copy(i.input.source.value, i.input.offset, i.input.length,
+                                                         i.check != io::no_check ? i.check - shard.first_check : io::no_check);
+                                     }
+                                     return !window.operations().empty();
+                                 }};
         const auto path = shard_path(s);
         ONNXSTREAM_ASSIGN(auto output,
                           io::output_file::create(path, plan.size, {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
-                                                      report_.warnings));
+        ONNXSTREAM_ASSIGN(auto written,
+                          write_planned(output, plan, sources_, options_, "write " + path.filename().string(), report_.warnings));
         report_.writer = written.backend;
         report_.files.push_back({path, plan.size, shard.tensors});
         outputs_.push_back(std::move(output));

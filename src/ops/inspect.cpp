@@ -4,8 +4,8 @@
 
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
-#include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/external_data.hpp>
+#include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 

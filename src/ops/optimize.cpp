@@ -235,7 +235,8 @@ private:
                                 graph::storage_plan& plan) const {
         for (const auto t : computed) {
             const auto& x = graph_.tensors[t];
-            ONNXSTREAM_ASSIGN(const auto bytes, reader.compute(x.data_type, x.dims, x.computed ? *x.computed : graph::computed_values{}));
+            ONNXSTREAM_ASSIGN(const auto bytes,
+                              reader.compute(x.data_type, x.dims, x.computed ? *x.computed : graph::computed_values{}));
             auto& placed = plan.computed[t];
             placed.length = bytes.size();
             if (!computed_external[t]) {

@@ -195,7 +195,9 @@ private:
     // A cheap fingerprint: the first and last few KiB. Tensors that differ almost always
     // differ there, so whole tensors are read only when these match.
     // A tensor fold-constants computed: its bytes are in memory, and small.
-    bool folded(tensor_id t) const { return model_.tensors[t].site == none && model_.tensors[t].computed && model_.tensors[t].computed->has_bytes; }
+    bool folded(tensor_id t) const {
+        return model_.tensors[t].site == none && model_.tensors[t].computed && model_.tensors[t].computed->has_bytes;
+    }
     std::uint64_t hash_bytes(tensor_id t) const {
         io::xxh3_hasher hasher;
         hasher.update(model_.tensors[t].computed->bytes);

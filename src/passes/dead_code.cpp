@@ -212,8 +212,7 @@ void analyze_dead_code(pass_context& context) {
     }
     std::sort(unused_before.begin(), unused_before.end());
     const auto quiet = [&](tensor_id t) {
-        return std::binary_search(unused_before.begin(), unused_before.end(),
-                                  key(model.tensors[t].scope, model.tensors[t].name));
+        return std::binary_search(unused_before.begin(), unused_before.end(), key(model.tensors[t].scope, model.tensors[t].name));
     };
     std::vector<finding> removed;
     pass_context inner{context.model, context.reader, removed, context.warnings, context.limits, context.record};

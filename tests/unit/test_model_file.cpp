@@ -4,10 +4,10 @@
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/model_file.hpp>
-#include <onnxstream/onnx/tensor_value_edits.hpp>
-#include <onnxstream/plan/planner.hpp>
 #include <onnxstream/onnx/tensor_info.hpp>
+#include <onnxstream/onnx/tensor_value_edits.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
+#include <onnxstream/plan/planner.hpp>
 
 #include "proto_builder.hpp"
 #include "temp_folder.hpp"

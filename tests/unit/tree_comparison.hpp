@@ -47,7 +47,7 @@ inline void check_same_message(const onnxstream::onnx::message_tree& x, std::uin
 inline std::size_t check_on_demand_tree(const onnxstream::onnx::message_tree& full, const onnxstream::onnx::message_tree& lazy) {
     using namespace onnxstream::onnx;
     std::vector<std::uint32_t> lazy_of(full.messages().size(), no_index);  // full index -> lazy index
-    std::vector<std::uint32_t> full_of;                                     // lazy index -> full index
+    std::vector<std::uint32_t> full_of;                                    // lazy index -> full index
     std::size_t dropped = 0;
     std::size_t dropped_fields = 0;
     for (std::uint32_t m = 0; m < full.messages().size(); ++m) {

@@ -33,11 +33,11 @@ struct value {
     name_id name = empty_name;
     scope_id scope = none;  // where it is defined
     value_kind kind = value_kind::undefined;
-    node_id node = none;       // node_output: the producer
-    std::uint32_t slot = 0;    // node_output: output slot; graph_input: input position
-    tensor_id tensor = none;   // initializer: the tensor
-    bool overridable = false;  // an initializer that is also a graph input (its default)
-    bool pinned = false;       // a training graph uses it
+    node_id node = none;              // node_output: the producer
+    std::uint32_t slot = 0;           // node_output: output slot; graph_input: input position
+    tensor_id tensor = none;          // initializer: the tensor
+    bool overridable = false;         // an initializer that is also a graph input (its default)
+    bool pinned = false;              // a training graph uses it
     std::span<const value_use> uses;  // in node order, then the graph outputs; into the index
 
     [[nodiscard]] bool is_graph_output() const {

@@ -135,9 +135,7 @@ public:
     [[nodiscard]] std::span<const std::byte> pool() const noexcept { return pool_; }
     [[nodiscard]] std::span<const io::stream_check> checks() const noexcept { return checks_; }
     [[nodiscard]] std::span<const std::string_view> labels() const noexcept { return labels_; }
-    [[nodiscard]] bool empty() const noexcept {
-        return drop_list_.empty() && body_drops_.empty() && insertions_.empty();
-    }
+    [[nodiscard]] bool empty() const noexcept { return drop_list_.empty() && body_drops_.empty() && insertions_.empty(); }
 
 private:
     std::vector<bool> dropped_;
