@@ -58,7 +58,7 @@ struct placement_extra {
     std::uint32_t same_as = onnx::no_index;         // dedupe: the placement whose bytes these are
 };
 
-// Operations per window of a data file's plan.
+// Operations, and tensors, per window of a data file's plan.
 constexpr std::size_t window_operations = 4096;
 
 class engine : detail::bound_operation<externalize_options, externalize_report> {
@@ -387,10 +387,16 @@ private:
             onnx::tensor_pass pass(model_);
             const windowed_plan plan{size, checks, [&, s](plan::write_plan& window) {
                                          window.next_window();
-                                         while (next < placements_.size() && window.operations().size() < window_operations) {
+                                         // Tensors side by side in a file merge into one copy: the
+                                         // window is bounded by tensors too, or a million of them
+                                         // would make one window of a million labels (90 MB).
+                                         std::size_t taken = 0;
+                                         while (next < placements_.size() && window.operations().size() < window_operations &&
+                                                taken < window_operations) {
                                              const auto i = next++;
                                              const auto& p = placements_[i];
                                              if (p.shard != s || duplicate(p)) continue;
+                                             ++taken;
                                              if (p.offset > window.size()) window.skip(p.offset - window.size());
                                              const auto tensor = pass.read(p.site);
                                              window.label(std::string(tensor->name));
