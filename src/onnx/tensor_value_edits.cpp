@@ -1,6 +1,7 @@
 #include <onnxstream/onnx/tensor_value_edits.hpp>
 
 #include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/model_file.hpp>
 
 #include <algorithm>
 
@@ -54,9 +55,12 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
     const auto usable = static_cast<std::size_t>(
         std::count_if(bindings.begin(), bindings.end(), [](const external_tensor& b) { return b.usable; }));
     edits.reserve(usable, usable, usable);
+    // Bindings come in site (file) order: read on demand, the pages behind go (a million
+    // bodies read again would otherwise map the whole file).
+    tensor_pass pass(model.model);
     for (const auto& binding : bindings) {
         if (!binding.usable) continue;
-        const auto handle = model.model.tensor(binding.site);
+        const auto handle = pass.read(binding.site);
         const auto& tensor = *handle;
         const auto position = drop_value_fields(model.model.tree, tensor.message, edits);
         const auto expected = expected_sha1(tensor, warnings);

@@ -2,6 +2,7 @@
 
 #include "plan_output.hpp"
 
+#include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/tensor_value_edits.hpp>
@@ -31,7 +32,11 @@ result<merge_report> merge(const std::filesystem::path& model_path, const rewrit
         report.tensors_inlined += 1;
         report.bytes_inlined += binding.length;
     }
-    ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(bound.model.tree, edits, {0, plan::protobuf_limit}));
+    // The planner reads each edited body again, in file order, in each of its two passes:
+    // the pages behind it go, or a million of them would map the whole model.
+    io::release_behind behind(bound.model.file.mapping());
+    ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(bound.model.tree, edits, {0, plan::protobuf_limit},
+                                                        [&behind](std::uint64_t offset) { behind.reached(offset); }));
     report.output_size = stream.size();
 
     ONNXSTREAM_ASSIGN(auto output,
