@@ -62,34 +62,46 @@ struct file_table {
     std::string last_location;
     data_file_id last_file = none;
 
-    [[nodiscard]] data_file_id find(std::string_view location) {
-        if (last_file == none || location != last_location) {
-            last_file = file_of.at(std::string(location));
-            last_location = location;
+    // The file of `location`, added to `data` (tensor `t` the first to name it) when new.
+    [[nodiscard]] data_file_id find_or_add(std::string_view location, site_id t, external_data& data) {
+        if (last_file != none && location == last_location) return last_file;
+        const auto [known, added] = file_of.try_emplace(std::string(location), data.files.next_id());
+        if (added) {
+            data_file file;
+            file.location = std::string(location);
+            data.files.push_back(std::move(file));
+            first_tensor.push_back(t);
+            needs.push_back({});
         }
+        last_file = known->second;
+        last_location = location;
         return last_file;
     }
 };
 
-file_table gather_files(const model_file& model, external_data& data) {
+// What bind_tensor needs of a tensor besides its binding, known from the one read of it
+// that gather_files makes: a tensor is read again only to word a problem about it (or
+// when no length is written, to weigh its dims against the rest of the file).
+enum class length_written : std::uint8_t {
+    absent,    // the binding's length is to be found: to the end of the file
+    fits,      // the binding's length is the tensor's, and its dims and type agree
+    mismatch,  // the binding's length is the tensor's, and its dims and type need another
+};
+
+// Every external tensor's binding, unchecked (its file, offset and written length), and
+// the files they name with what each one's tensors need.
+file_table gather_files(const model_file& model, external_data& data, std::vector<length_written>& lengths) {
     file_table table;
+    data.tensors.reserve(model.external_sites.size());
+    lengths.reserve(model.external_sites.size());
     for (const auto t : model.external_sites) {
         const auto handle = model.tensor(t);
         const auto& tensor = *handle;
+        // Open read it as external; it reads otherwise only if the file changed since (a
+        // released page read back), which every command checks before it reports.
+        if (!tensor.external) continue;
         const auto& ref = *tensor.external;
-        if (table.last_file == none || ref.location != table.last_location) {
-            const auto [known, added] = table.file_of.try_emplace(std::string(ref.location), data.files.next_id());
-            if (added) {
-                data_file file;
-                file.location = std::string(ref.location);
-                data.files.push_back(std::move(file));
-                table.first_tensor.push_back(t);
-                table.needs.push_back({});
-            }
-            table.last_file = known->second;
-            table.last_location = ref.location;
-        }
-        const auto f = table.last_file;
+        const auto f = table.find_or_add(ref.location, t, data);
         auto& need = table.needs[f];
         const auto end = end_of(tensor);
         need.bytes = std::max(need.bytes, end);
@@ -97,6 +109,15 @@ file_table gather_files(const model_file& model, external_data& data) {
         // A checksum that is not a SHA-1 cannot tell a guess apart: it is reported later.
         if (const auto digest = expected_sha1(tensor); digest && *digest)
             need.checksums.push_back({ref.offset.value_or(0), ref.length ? ref.length : tensor.expected_bytes, **digest});
+        external_tensor binding;
+        binding.site = t;
+        binding.file = f;
+        binding.offset = ref.offset.value_or(0);
+        binding.length = ref.length.value_or(0);
+        data.tensors.push_back(binding);
+        if (!ref.length) lengths.push_back(length_written::absent);
+        else if (tensor.expected_bytes && *tensor.expected_bytes != *ref.length) lengths.push_back(length_written::mismatch);
+        else lengths.push_back(length_written::fits);
     }
     return table;
 }
@@ -124,73 +145,72 @@ error tensor_problem(const model_file& model, const tensor_info& tensor, error_c
     return e;
 }
 
-// The binding of external tensor `t` to its (open) file, bounds- and size-checked.
-void bind_tensor(const model_file& model, site_id t, const tensor_info& tensor, data_file_id file_index, external_data& data) {
-    auto& file = data.files[file_index];
-    external_tensor binding;
-    binding.site = t;
-    binding.file = file_index;
-    binding.offset = tensor.external->offset.value_or(0);
-    const auto tensor_name = [&tensor] { return "tensor '" + std::string(tensor.name) + "'"; };  // for problems only
+std::string tensor_name(const tensor_info& tensor) { return "tensor '" + std::string(tensor.name) + "'"; }
+
+// Checks `binding` (as gathered, its file open) against its file's size: in bounds, and
+// as long as its dims and type need.
+void bind_tensor(const model_file& model, external_tensor& binding, length_written length, external_data& data) {
+    const auto t = binding.site;
+    auto& file = data.files[binding.file];
     constexpr const char* incomplete = "the download is probably incomplete: fetch the data file again";
     if (binding.offset > file.size) {
-        data.problems.push_back({t, file_index,
-                                 tensor_problem(model, tensor, error_code::truncated_data,
+        binding.length = 0;
+        const auto handle = model.tensor(t);
+        data.problems.push_back({t, binding.file,
+                                 tensor_problem(model, *handle, error_code::truncated_data,
                                                 file.found->path.string() + " is " + std::to_string(file.size) + " bytes but " +
-                                                    tensor_name() + " starts at byte " + std::to_string(binding.offset),
+                                                    tensor_name(*handle) + " starts at byte " + std::to_string(binding.offset),
                                                 incomplete)});
-        data.tensors.push_back(binding);
         return;
     }
-    binding.length = tensor.external->length.value_or(file.size - binding.offset);
+    if (length == length_written::absent) {
+        binding.length = file.size - binding.offset;
+        const auto handle = model.tensor(t);
+        const auto expected = handle->expected_bytes;
+        length = expected && *expected != binding.length ? length_written::mismatch : length_written::fits;
+    }
     if (binding.length > file.size - binding.offset) {
         const std::uint64_t end = binding.offset +
                                   std::min(binding.length, std::numeric_limits<std::uint64_t>::max() - binding.offset);
-        data.problems.push_back({t, file_index,
-                                 tensor_problem(model, tensor, error_code::truncated_data,
+        const auto handle = model.tensor(t);
+        data.problems.push_back({t, binding.file,
+                                 tensor_problem(model, *handle, error_code::truncated_data,
                                                 file.found->path.string() + " is " + std::to_string(file.size) + " bytes" +
-                                                    human(file.size) + " but " + tensor_name() + " needs bytes " +
+                                                    human(file.size) + " but " + tensor_name(*handle) + " needs bytes " +
                                                     std::to_string(binding.offset) + " to " + std::to_string(end) + human(end),
                                                 incomplete)});
         file.bytes_needed = std::max(file.bytes_needed, end);
-        data.tensors.push_back(binding);
         return;
     }
     file.bytes_needed = std::max(file.bytes_needed, binding.offset + binding.length);
     file.bytes_referenced += binding.length;
     binding.usable = true;
-    if (tensor.expected_bytes && *tensor.expected_bytes != binding.length) {
+    if (length == length_written::mismatch) {
+        const auto handle = model.tensor(t);
+        const auto& tensor = *handle;
         auto e = tensor_problem(model, tensor, error_code::size_mismatch,
-                                tensor_name() + " has " + std::to_string(binding.length) + " bytes in " + file.location +
+                                tensor_name(tensor) + " has " + std::to_string(binding.length) + " bytes in " + file.location +
                                     " but its dims and type (" + data_type_name(tensor.data_type) + ") need " +
-                                    std::to_string(*tensor.expected_bytes),
+                                    std::to_string(tensor.expected_bytes.value_or(0)),
                                 "the model or its data file is damaged; {0} copies the bytes anyway");
         e.remedies = {{remedy::accept_size_mismatch, {}}};
-        data.problems.push_back({t, file_index, std::move(e)});
+        data.problems.push_back({t, binding.file, std::move(e)});
     }
-    data.tensors.push_back(binding);
 }
 
 }  // namespace
 
 external_data external_data::bind(const model_file& model, data_resolver& resolver) {
     external_data data;
-    auto table = gather_files(model, data);
+    std::vector<length_written> lengths;
+    auto table = gather_files(model, data, lengths);
     open_files(resolver, table, data);
-    for (const auto t : model.external_sites) {
-        const auto handle = model.tensor(t);
-        const auto& tensor = *handle;
-        const data_file_id file_index = table.find(tensor.external->location);
-        ++data.files[file_index].tensor_count;
-        if (data.files[file_index].file) {
-            bind_tensor(model, t, tensor, file_index, data);
-        } else {
-            external_tensor binding;
-            binding.site = t;
-            binding.file = file_index;
-            binding.offset = tensor.external->offset.value_or(0);
-            data.tensors.push_back(binding);
-        }
+    for (const auto b : data.tensors.ids()) {
+        auto& binding = data.tensors[b];
+        auto& file = data.files[binding.file];
+        ++file.tensor_count;
+        if (file.file) bind_tensor(model, binding, lengths[b.value], data);
+        else binding.length = 0;  // nothing to measure it against
     }
     return data;
 }

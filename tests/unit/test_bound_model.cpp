@@ -230,3 +230,57 @@ TEST_CASE("a tensor that does not read fails the open on demand too, with the sa
     CHECK(lazy.error().message == kept.error().message);
     CHECK(lazy.error().field_path == kept.error().field_path);
 }
+
+// Binding reads each external tensor once; the checks it makes from that read must be
+// those it made reading the tensor again: in bounds, as long as its dims need.
+TEST_CASE("binding checks each external tensor against its file, with or without a written length") {
+    temp_folder dir;
+    write_bytes(dir.path() / "w.data", ramp(16));    // 64 bytes
+    write_bytes(dir.path() / "tail.data", ramp(6));  // 24 bytes
+    const auto path = write_bytes(
+        dir.path() / "m.onnx",
+        small_models::model(
+            {external_tensor("fits", {4}, "w.data", "0", "16"), external_tensor("short", {8}, "w.data", "16", "16"),
+             external_tensor("past", {4}, "w.data", "100", "16"), external_tensor("over", {8}, "w.data", "48", "32"),
+             external_tensor("rest", {2}, "tail.data", "16"), external_tensor("rest_long", {2}, "tail.data", "8")}));
+    for (const auto reading : {onnx::tensor_reading::kept, onnx::tensor_reading::on_demand}) {
+        CAPTURE(static_cast<int>(reading));
+        auto opened = onnx::bound_model::open(path, {}, {}, reading);
+        REQUIRE(opened);
+        const auto& data = opened->data;
+        REQUIRE(data.tensors.size() == 6);
+        const auto binding = [&](std::uint32_t i) { return data.tensors[onnx::binding_id{i}]; };
+        CHECK(binding(0).usable);
+        CHECK(binding(0).length == 16);
+        CHECK(binding(1).usable);  // a size mismatch alone keeps it usable
+        CHECK(binding(1).length == 16);
+        CHECK_FALSE(binding(2).usable);
+        CHECK(binding(2).offset == 100);
+        CHECK(binding(2).length == 0);
+        CHECK_FALSE(binding(3).usable);
+        CHECK(binding(3).length == 32);
+        CHECK(binding(4).usable);  // no length: to the end of the file, as long as the dims need
+        CHECK(binding(4).length == 8);
+        CHECK(binding(5).usable);
+        CHECK(binding(5).length == 16);
+        REQUIRE(data.problems.size() == 4);
+        CHECK(data.problems[0].what.code == error_code::size_mismatch);
+        CHECK(data.problems[0].what.message.find("tensor 'short' has 16 bytes in w.data") != std::string::npos);
+        CHECK(data.problems[0].what.message.find("need 32") != std::string::npos);
+        CHECK(data.problems[0].what.field_path == "graph.initializer[1]");
+        CHECK(data.problems[1].what.code == error_code::truncated_data);
+        CHECK(data.problems[1].what.message.find("tensor 'past' starts at byte 100") != std::string::npos);
+        CHECK(data.problems[1].what.field_path == "graph.initializer[2]");
+        CHECK(data.problems[2].what.code == error_code::truncated_data);
+        CHECK(data.problems[2].what.message.find("tensor 'over' needs bytes 48 to 80") != std::string::npos);
+        CHECK(data.problems[3].what.code == error_code::size_mismatch);
+        CHECK(data.problems[3].what.message.find("tensor 'rest_long' has 16 bytes in tail.data") != std::string::npos);
+        const auto& w = data.files[onnx::data_file_id{0}];
+        CHECK(w.tensor_count == 4);
+        CHECK(w.bytes_needed == 80);  // the largest end asked for by a tensor that starts inside the file
+        CHECK(w.bytes_referenced == 32);
+        const auto& tail = data.files[onnx::data_file_id{1}];
+        CHECK(tail.tensor_count == 2);
+        CHECK(tail.bytes_referenced == 24);
+    }
+}

@@ -59,7 +59,9 @@ struct external_data {
 
     /// Resolves, opens and bounds-checks every external reference of `model`. What each
     /// location's tensors need (bytes, checksums) is gathered first, so that a guessed
-    /// file is checked against it before it is taken.
+    /// file is checked against it before it is taken. Each external tensor is read once
+    /// (again only to word a problem about it, or to weigh a tensor that runs to the end of
+    /// its file against its dims).
     [[nodiscard]] static external_data bind(const model_file& model, data_resolver& resolver);
 
     /// The first problem that must stop a rewrite (size mismatches only when not allowed).
