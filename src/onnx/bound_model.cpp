@@ -11,7 +11,7 @@ result<bound_model> bound_model::open(const std::filesystem::path& path, const r
     ONNXSTREAM_ASSIGN(bound.model, model_file::open(path, tree, reading));
     data_resolver resolver(path, data_options);
     bound.data = external_data::bind(bound.model, resolver);
-    bound.binding_of_.assign(bound.model.sites.size(), none);
+    if (!bound.data.tensors.empty()) bound.binding_of_.assign(bound.model.sites.size(), none);
     for (const auto b : bound.data.tensors.ids()) bound.binding_of_[bound.data.tensors[b].site] = b;
     return bound;
 }
@@ -59,8 +59,8 @@ std::optional<stored_slice> bound_model::stored_bytes(site_id site, const tensor
         const auto& raw = tensor.tree().field(info.raw_field);
         return stored_slice{model_source, raw.payload_offset(), raw.payload_length()};
     }
-    if (info.storage == tensor_storage::external && binding_of_[site] != none) {
-        const auto& binding = data.tensors[binding_of_[site]];
+    if (info.storage == tensor_storage::external && binding_of(site) != none) {
+        const auto& binding = data.tensors[binding_of(site)];
         return stored_slice{source_of_file(binding.file), binding.offset, binding.length};
     }
     return std::nullopt;

@@ -284,3 +284,17 @@ TEST_CASE("binding checks each external tensor against its file, with or without
         CHECK(tail.bytes_referenced == 24);
     }
 }
+
+TEST_CASE("a model with no external tensor has no binding for any site") {
+    temp_folder dir;
+    const auto path = write_bytes(dir.path() / "m.onnx",
+                                  small_models::model({raw_tensor("a", {4}, ramp(4)), raw_tensor("b", {2}, ramp(2))}));
+    const auto opened = onnx::bound_model::open(path, {});
+    REQUIRE(opened);
+    REQUIRE(opened->model.sites.size() == 2);
+    for (const auto site : opened->model.sites.ids()) {
+        CHECK(opened->binding_of(site) == none);
+        REQUIRE(opened->stored_bytes(site));
+        CHECK(opened->stored_bytes(site)->source == onnx::bound_model::model_source);
+    }
+}

@@ -62,7 +62,9 @@ struct bound_model {
     [[nodiscard]] std::vector<io::file_identity> inputs() const;
 
     /// The binding (into data.tensors) of the tensor at `site`, or none when it is not external.
-    [[nodiscard]] binding_id binding_of(site_id site) const noexcept { return binding_of_[site]; }
+    [[nodiscard]] binding_id binding_of(site_id site) const noexcept {
+        return binding_of_.empty() ? binding_id{none} : binding_of_[site];
+    }
     /// The stored bytes of a raw or external tensor, as a source slice (an external
     /// tensor's as bound, whether usable or not); empty for typed, string and empty tensors.
     [[nodiscard]] std::optional<stored_slice> stored_bytes(site_id site) const;
@@ -74,7 +76,7 @@ struct bound_model {
     [[nodiscard]] result<void> check_unchanged() const;
 
 private:
-    indexed_vector<site_id, binding_id> binding_of_;
+    indexed_vector<site_id, binding_id> binding_of_;  // empty when no tensor is external (4 bytes a site spared)
 };
 
 }  // namespace onnxstream::onnx
