@@ -4,6 +4,7 @@
 
 #include <onnxstream/io/chunked_read.hpp>
 #include <onnxstream/io/hashing.hpp>
+#include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
@@ -129,6 +130,34 @@ constexpr std::size_t ranges_per_window = 1U << 14;
 // are string_data fields, among the others).
 std::uint64_t with_values(std::uint64_t fields_digest, std::uint64_t values) { return hash_pair(fields_digest, values); }
 
+// Releases a model's mapped pages ahead of a walk that moves backward through it (the
+// messages' digests, children before their parents), in windows as io::release_behind
+// does behind a forward one: what lies past the message the walk is at is read again
+// only for an ancestor's own fields (a graph's name...), a few pages read back. As
+// tensor_pass, only for a model read on demand.
+class release_ahead {
+public:
+    explicit release_ahead(const onnx::model_file& model) noexcept
+        : mapping_(model.file.mapping()), on_(model.reading == onnx::tensor_reading::on_demand), released_(model.file.size()) {}
+    release_ahead(const release_ahead&) = delete;
+    release_ahead& operator=(const release_ahead&) = delete;
+    ~release_ahead() {
+        if (on_) mapping_.release(0, released_);
+    }
+
+    /// The walk reads nothing at or after `offset` again (but for those few fields).
+    void reached(std::uint64_t offset) noexcept {
+        if (!on_ || offset >= released_ || released_ - offset < io::release_behind::window) return;
+        mapping_.release(offset, released_ - offset);
+        released_ = offset;
+    }
+
+private:
+    const io::mapped_file& mapping_;
+    bool on_;
+    std::uint64_t released_;
+};
+
 // One model, opened and hashed.
 struct model_side {
     fs::path path;
@@ -248,6 +277,20 @@ struct model_side {
         return hash_pair(tag_typed_fallback, fallback.digest());
     }
 
+    // A tensor message's digest but for its values (with_values adds them): storage
+    // fields and dims are left out, normalized entries stand for them.
+    [[nodiscard]] std::uint64_t tensor_fields_digest(const onnx::tensor_handle& handle, std::vector<entry>& entries,
+                                                     std::vector<std::byte>& bytes) const {
+        const auto& fields_tree = handle.tree();
+        entries.clear();
+        for (const auto& f : fields_tree.fields(&fields_tree == &tree() ? handle->message : 0)) {
+            if (onnx::holds_tensor_value(f.number()) || f.number() == number(tensor_field::dims)) continue;
+            field_entries(fields_tree, message_kind::tensor, f, entries);
+        }
+        if (!handle->dims.empty()) entries.push_back({number(tensor_field::dims), dims_digest(handle->dims)});
+        return digest_of(message_kind::tensor, entries, bytes);
+    }
+
     // What one read of each tensor gives, in one pass in file order (its pages released
     // behind it): each tensor message's digest, and the hash of the values that are at
     // hand (typed, small raw, none), both complete; for the others, streamed from a file,
@@ -266,15 +309,7 @@ struct model_side {
             const auto m = model().sites[t].message;
             const auto handle = pass.read(t);
             const auto& tensor = *handle;
-            const auto& fields_tree = handle.tree();
-            // Storage fields and dims are left out: normalized entries stand for them.
-            entries.clear();
-            for (const auto& f : fields_tree.fields(&fields_tree == &tree() ? m : 0)) {
-                if (onnx::holds_tensor_value(f.number()) || f.number() == number(tensor_field::dims)) continue;
-                field_entries(fields_tree, message_kind::tensor, f, entries);
-            }
-            if (!tensor.dims.empty()) entries.push_back({number(tensor_field::dims), dims_digest(tensor.dims)});
-            digest[m] = digest_of(message_kind::tensor, entries, bytes);
+            digest[m] = tensor_fields_digest(handle, entries, bytes);
             if (const auto slice = bound.stored_bytes(t, handle)) {
                 if (slice->source != onnx::bound_model::model_source || slice->length >= hashed_in_pass_below) {
                     const streamed_tensor s{slice->offset, slice->length, slice->source, t};
@@ -329,15 +364,96 @@ struct model_side {
         return hashed;
     }
 
+    // The digest of a message of many fields (a graph of a million nodes or initializers)
+    // as digest_of makes it, the same bytes hashed as they come, a field number at a time:
+    // no entry per field (28 MB for a million), only the values of an unordered field's
+    // group, which are sorted. Empty for a message of more than a few distinct numbers (a
+    // pass per number would cost their product): digest_of serves then.
+    [[nodiscard]] std::optional<std::uint64_t> large_message_digest(message_kind kind, std::uint32_t m) const {
+        constexpr std::size_t max_numbers = 64;
+        const auto fields = tree().fields(m);
+        std::vector<std::uint32_t> numbers;
+        for (const auto& f : fields) {
+            const auto n = f.number();
+            if (std::find(numbers.begin(), numbers.end(), n) != numbers.end()) continue;
+            if (numbers.size() == max_numbers) return std::nullopt;
+            numbers.push_back(n);
+        }
+        std::sort(numbers.begin(), numbers.end());
+        io::xxh3_hasher hasher;
+        std::array<std::byte, 1 + 12 * 1024> buffer{};
+        std::size_t filled = 0;
+        buffer[filled++] = static_cast<std::byte>(kind);
+        const auto put = [&](const entry& e) {
+            if (filled + 12 > buffer.size()) {
+                hasher.update(std::span(buffer).first(filled));
+                filled = 0;
+            }
+            std::memcpy(buffer.data() + filled, &e.number, 4);
+            std::memcpy(buffer.data() + filled + 4, &e.value, 8);
+            filled += 12;
+        };
+        std::vector<entry> of_field;       // one field's entries (packed numbers make several)
+        std::vector<std::uint64_t> group;  // an unordered field's values, to sort
+        for (const auto n : numbers) {
+            const bool unordered = unordered_field(kind, n);
+            group.clear();
+            if (unordered)
+                group.reserve(static_cast<std::size_t>(
+                    std::count_if(fields.begin(), fields.end(), [n](const onnx::field_entry& f) { return f.number() == n; })));
+            for (const auto& f : fields) {
+                if (f.number() != n) continue;
+                of_field.clear();
+                field_entries(kind, f, of_field);
+                for (const auto& e : of_field) {
+                    if (unordered) group.push_back(e.value);
+                    else put(e);
+                }
+            }
+            std::sort(group.begin(), group.end());
+            for (const auto value : group) put({n, value});
+        }
+        hasher.update(std::span(buffer).first(filled));
+        return hasher.digest();
+    }
+
+    // The digests again, of a model opened again after digest_side (the values it hashed
+    // kept, the digests let go): each tensor read again, its values not.
+    result<void> redigest(const std::atomic<bool>* cancel) {
+        digest.assign(tree().messages().size(), 0);
+        std::vector<entry> entries;
+        std::vector<std::byte> bytes;
+        onnx::tensor_pass pass(model());
+        for (const auto t : model().sites.ids()) {
+            if (cancel != nullptr && t.value % 1024 == 0 && cancel->load(std::memory_order_relaxed))
+                return failure(error_code::interrupted, "interrupted; nothing was changed");
+            const auto handle = pass.read(t);
+            auto& d = digest[model().sites[t].message];
+            d = tensor_fields_digest(handle, entries, bytes);
+            if (handle->storage != tensor_storage::strings) d = with_values(d, values[t]);
+        }
+        digest_messages();
+        return {};
+    }
+
     // The digests of the other messages, from their fields and their children's digests.
     void digest_messages() {
         const auto messages = tree().messages();
         std::vector<entry> entries;
         std::vector<std::byte> bytes;
+        release_ahead ahead(model());
         // Children always follow their parent, so walking backwards sees them first.
         for (auto m = static_cast<std::uint32_t>(messages.size()); m-- > 0;) {
             const auto kind = messages[m].kind;
             if (kind == message_kind::tensor) continue;  // digest_tensors made it
+            ahead.reached(tree().payload_range(m).offset);
+            constexpr std::size_t many_fields = 4096;
+            if (messages[m].field_count > many_fields) {
+                if (const auto streamed = large_message_digest(kind, m)) {
+                    digest[m] = *streamed;
+                    continue;
+                }
+            }
             entries.clear();
             for (const auto& f : tree().fields(m)) field_entries(kind, f, entries);
             digest[m] = digest_of(kind, entries, bytes);
@@ -362,8 +478,6 @@ result<model_side> open_side(const fs::path& path, const onnx::resolve_options& 
                               {{remedy::give_data_file, {}}});
         return failure(std::move(e));
     }
-    side.values.assign(side.model().sites.size(), 0);
-    side.digest.assign(side.tree().messages().size(), 0);
     return side;
 }
 
@@ -373,6 +487,8 @@ result<model_side> open_side(const fs::path& path, const onnx::resolve_options& 
 // spans both sides (`hashing` reports into `event`); its total grows by this side's
 // bytes once they are known.
 result<void> digest_side(model_side& side, const range_hash_options& hashing, progress_event& event, std::uint64_t& hashed) {
+    side.values.assign(side.model().sites.size(), 0);
+    side.digest.assign(side.tree().messages().size(), 0);
     std::uint64_t at_hand = 0;
     std::string_view label;
     ONNXSTREAM_ASSIGN(const auto streamed, side.digest_tensors(hashing.cancel, at_hand, label));
@@ -728,8 +844,9 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
         }
     };
     // A is digested and its model let go before B is opened: equivalent models (the usual
-    // answer) never hold two trees at once. Its digests and values stay (8 bytes a message
-    // and a tensor); only when the models differ is A opened again, for the walk.
+    // answer) never hold two trees at once. Its root digest and its values stay (8 bytes a
+    // tensor); only when the models differ is A opened again, and digested again from
+    // those values, for the walk.
     ONNXSTREAM_ASSIGN(auto side_a, open_side(a, options.data));
     // The stage starts once A is open (its first event may be the caller's cue for anything).
     const auto hashing = hashing_options(options, event);
@@ -740,7 +857,11 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     const auto identity_a = side_a.model().file.identity();
     const auto size_a = side_a.model().file.size();
     const auto messages_a = side_a.tree().messages().size();
+    const auto root_a = side_a.digest[0];
     side_a.bound = onnx::bound_model{};
+    // Its message digests go too (8 bytes a message): made again from the values if the
+    // models differ, without reading a weight again.
+    std::vector<std::uint64_t>().swap(side_a.digest);
 
     ONNXSTREAM_ASSIGN(auto side_b, open_side(b, options.data));
     ONNXSTREAM_TRY(digest_side(side_b, hashing, event, report.bytes_hashed));
@@ -756,16 +877,16 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
         if (file_a.identity() != identity_a || file_a.size() != size_a) return changed();
         ONNXSTREAM_ASSIGN(report.byte_identical, same_bytes(file_a, side_b.model().file));
     }
-    report.equivalent = side_a.digest[0] == side_b.digest[0];
+    report.equivalent = root_a == side_b.digest[0];
     if (!report.equivalent) {
-        auto digest = std::move(side_a.digest);
         auto values = std::move(side_a.values);
         ONNXSTREAM_ASSIGN(side_a, open_side(a, options.data));
         if (side_a.model().file.identity() != identity_a || side_a.model().file.size() != size_a ||
-            side_a.tree().messages().size() != messages_a)
+            side_a.tree().messages().size() != messages_a || side_a.model().sites.size() != values.size())
             return changed();
-        side_a.digest = std::move(digest);
         side_a.values = std::move(values);
+        ONNXSTREAM_TRY(side_a.redigest(hashing.cancel));
+        if (side_a.digest[0] != root_a) return changed();
         comparer walk(side_a, side_b, report, options.max_listed);
         walk.compare(0, 0);
         walk.finish();
