@@ -51,6 +51,13 @@ void tree_edits::drop(std::uint32_t field_index) {
     drop_list_.push_back(field_index);
 }
 
+void tree_edits::drop(const message_tree& tree, std::uint32_t message_index, std::uint32_t position) {
+    // One entry point picks the form: a drop in the body of a message whose fields the
+    // tree stores would never be applied (the planner reads only dropped bodies again).
+    if (tree.stores_fields(message_index)) drop(tree.at(message_index).first_field + position);
+    else drop_in_body(message_index, position);
+}
+
 void tree_edits::drop_in_body(std::uint32_t message_index, std::uint32_t position) {
     const body_drop drop{message_index, position};
     if (!body_drops_.empty()) {
