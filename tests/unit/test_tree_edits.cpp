@@ -110,3 +110,22 @@ TEST_CASE("a drop by position in a message the tree stores is a drop of that fie
     CHECK(in_body.dropped_fields().size() == 1);
     CHECK(in_body.dropped(lazy.at(1).first_field));
 }
+
+TEST_CASE("a shared field is held once and inserted wherever it is asked for, in call order") {
+    onnx::tree_edits edits;
+    const auto shared = edits.add_shared(edits.varint(2, 10));
+    edits.insert_shared(9, 1, shared);
+    edits.insert(4, 0, edits.varint(2, 1));
+    edits.insert_shared(4, 0, shared);
+    const auto insertions = edits.insertions();
+    REQUIRE(insertions.size() == 3);
+    CHECK(insertions[0].message == 4);
+    CHECK(edits.field(insertions[0]).value == 1);
+    CHECK(insertions[1].message == 4);  // after the one inserted before it at the same place
+    CHECK(insertions[2].message == 9);
+    CHECK(insertions[2].position == 1);
+    CHECK(&edits.field(insertions[1]) == &edits.field(insertions[2]));
+    CHECK(edits.field(insertions[2]).number == 2);
+    CHECK(edits.field(insertions[2]).value == 10);
+    CHECK(edits.encoded_size(insertions[2]) == 2);
+}
