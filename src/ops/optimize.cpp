@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 namespace onnxstream::ops {
@@ -121,9 +122,16 @@ private:
     // A skip is reported once, and not at all when a later round did the work after all
     // (a BatchNormalization after another one folds once the first is gone).
     static void keep_skips_once(std::vector<passes::finding>& findings) {
+        // Skips are few, the other findings may be a million (an unused initializer each):
+        // only the work done on something skipped is remembered, not every finding's name.
+        const auto skip = [](const passes::finding& f) { return f.kind == passes::finding_kind::skipped; };
+        if (std::none_of(findings.begin(), findings.end(), skip)) return;
+        std::set<std::pair<std::string_view, std::string_view>> skipped;  // views: nothing moves before `done` is made
+        for (const auto& f : findings)
+            if (skip(f) && !f.names.empty()) skipped.insert({f.scope, f.names[0]});
         std::set<std::pair<std::string, std::string>> done;
         for (const auto& f : findings)
-            if (f.kind != passes::finding_kind::skipped && !f.names.empty()) done.insert({f.scope, f.names[0]});
+            if (!skip(f) && !f.names.empty() && skipped.contains({f.scope, f.names[0]})) done.insert({f.scope, f.names[0]});
         std::set<std::tuple<std::string, std::vector<std::string>, std::string>> seen;
         std::erase_if(findings, [&](const passes::finding& f) {
             if (f.kind != passes::finding_kind::skipped) return false;
