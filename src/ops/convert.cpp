@@ -99,6 +99,11 @@ public:
         report_.saturated += edits_saturated_;
         ONNXSTREAM_TRY(check_outputs());
         ONNXSTREAM_TRY(write_data_files());
+        // The edits hold what the model needs (new bytes are in their pool): the per-tensor
+        // tables go before the planner's own are made.
+        bytes_ = {};
+        index_of_tensor_ = {};
+        buffers_ = {};
         ONNXSTREAM_TRY(write_model(edits));
         ONNXSTREAM_TRY(outputs_.commit());
         return std::move(report_);
