@@ -1,7 +1,9 @@
 #include <onnxstream/graph/model_edits.hpp>
 
 #include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/message_fields.hpp>
 #include <onnxstream/onnx/tensor_encoding.hpp>
+#include <onnxstream/onnx/tensor_value_edits.hpp>
 #include <onnxstream/proto/encoded_message.hpp>
 
 #include <algorithm>
@@ -87,8 +89,7 @@ private:
 
     void mark_rewrites() {
         rewrite_.assign(tree_.messages().size(), false);
-        for (const auto site : plan_.sites.ids()) {
-            if (!plan_.sites[site]) continue;
+        for (const auto& [site, where] : plan_.moved_sites()) {
             for (auto m = model_.file().sites[site].message; m != none && !rewrite_[m]; m = tree_.at(m).parent)
                 rewrite_[m] = true;
         }
@@ -200,39 +201,14 @@ private:
         return {};
     }
 
-    // Tensors edited where they are: their storage fields replaced by new external_data.
+    // Tensors edited where they are: their value fields replaced by new external_data
+    // (the fields encode_external_location writes, in its order), addressed by position in
+    // a body the tree dropped.
     void rewrite_storage_in_place() {
         const auto& sites = model_.file().sites;
-        for (const auto site : plan_.sites.ids()) {
-            if (!plan_.sites[site] || covered_by_encoding(site)) continue;
-            const auto message = sites[site].message;
-            const auto& msg = tree_.at(message);
-            for (std::uint32_t i = 0; i < msg.field_count; ++i)
-                if (onnx::holds_tensor_value(tree_.field(msg.first_field + i).number())) edits_.drop(msg.first_field + i);
-            encoded_message entries;
-            put_external(entries, *plan_.sites[site]);
-            // Inserted as raw fields of the tensor: the encoding is a run of whole fields.
-            insert_raw_fields(message, msg.field_count, entries);
-        }
-    }
-
-    void insert_raw_fields(std::uint32_t message, std::uint32_t position, const encoded_message& fields) {
-        // Split the run back into fields: tree_edits inserts one field at a time.
-        auto bytes = fields.pool();
-        while (!bytes.empty()) {
-            const auto tag = proto::decode_varint(bytes);
-            const auto field_number = static_cast<std::uint32_t>(tag->value >> 3);
-            const auto type = static_cast<proto::wire_type>(tag->value & 7U);
-            bytes = bytes.subspan(tag->size);
-            const auto value = proto::decode_varint(bytes);
-            bytes = bytes.subspan(value->size);
-            if (type == proto::wire_type::varint) {
-                edits_.insert(message, position, edits_.varint(field_number, value->value));
-            } else {
-                const auto length = static_cast<std::size_t>(value->value);
-                edits_.insert(message, position, edits_.bytes(field_number, bytes.first(length)));
-                bytes = bytes.subspan(length);
-            }
+        for (const auto& [site, where] : plan_.moved_sites()) {
+            if (covered_by_encoding(site)) continue;
+            onnx::store_external(tree_, sites[site].message, {where.location, where.offset, where.length, std::nullopt}, edits_);
         }
     }
 
@@ -433,23 +409,28 @@ private:
 
     encoded_message encode_site_tensor(std::uint32_t message, std::optional<name_id> rename) const {
         const auto site = model_.site_of(message);
-        const auto& where = site == none ? std::nullopt : plan_.sites[site];
-        if (!rename && !where) return verbatim_payload(message);
+        const auto* where = site == none ? nullptr : plan_.site_location(site);
+        if (!rename && where == nullptr) return verbatim_payload(message);
+        // The fields of a body the tree dropped are read again; one that no longer
+        // tokenizes (the file changed) is copied as it is, and the writer's check that the
+        // sources are unchanged refuses the output.
+        const auto read = onnx::message_fields::read(tree_, message);
+        if (!read) return verbatim_payload(message);
         encoded_message out;
         bool named = false;
-        for (const auto& f : tree_.fields(message)) {
+        for (const auto& f : read->fields()) {
             const auto k = f.number();
             if (k == number(onnx::tensor_field::name) && rename) {
                 if (!named) out.text_field(k, model_.text(*rename));
                 named = true;
-            } else if (where && onnx::holds_tensor_value(k)) {
+            } else if (where != nullptr && onnx::holds_tensor_value(k)) {
                 continue;
             } else {
                 copy_field(out, f);
             }
         }
         if (rename && !named) out.text_field(number(onnx::tensor_field::name), model_.text(*rename));
-        if (where) put_external(out, *where);
+        if (where != nullptr) put_external(out, *where);
         return out;
     }
 
@@ -460,7 +441,9 @@ private:
             return encode_site_tensor(message, x.renamed ? std::optional<name_id>(x.name) : std::nullopt);
         }
         encoded_message out;
-        const auto& placed = plan_.computed[t];
+        static const computed_placement unplaced;  // a computed tensor is always placed (optimize spills each)
+        const auto* found = plan_.placement(t);
+        const auto& placed = found != nullptr ? *found : unplaced;
         if (!placed.external) {
             // Written whole into the spill file when it was computed.
             out.append_slice(plan_.spill_source, placed.message_offset, placed.message_length);
@@ -483,6 +466,33 @@ private:
 };
 
 }  // namespace
+
+void storage_plan::move_site(site_id site, external_location where) {
+    // Sites come in order (a pass over them); any other order still sorts.
+    const auto at = std::lower_bound(sites_.begin(), sites_.end(), site,
+                                     [](const auto& entry, site_id s) { return entry.first < s; });
+    if (at != sites_.end() && at->first == site) at->second = std::move(where);
+    else sites_.insert(at, {site, std::move(where)});
+}
+
+const external_location* storage_plan::site_location(site_id site) const {
+    const auto at = std::lower_bound(sites_.begin(), sites_.end(), site,
+                                     [](const auto& entry, site_id s) { return entry.first < s; });
+    return at != sites_.end() && at->first == site ? &at->second : nullptr;
+}
+
+computed_placement& storage_plan::placement(tensor_id tensor) {
+    const auto at = std::lower_bound(computed_.begin(), computed_.end(), tensor,
+                                     [](const auto& entry, tensor_id t) { return entry.first < t; });
+    if (at != computed_.end() && at->first == tensor) return at->second;
+    return computed_.insert(at, {tensor, computed_placement{}})->second;
+}
+
+const computed_placement* storage_plan::placement(tensor_id tensor) const {
+    const auto at = std::lower_bound(computed_.begin(), computed_.end(), tensor,
+                                     [](const auto& entry, tensor_id t) { return entry.first < t; });
+    return at != computed_.end() && at->first == tensor ? &at->second : nullptr;
+}
 
 indexed_vector<site_id, bool> surviving_sites(const graph_model& model) {
     const model_maps maps(model);

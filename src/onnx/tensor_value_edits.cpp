@@ -1,6 +1,7 @@
 #include <onnxstream/onnx/tensor_value_edits.hpp>
 
 #include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/message_fields.hpp>
 #include <onnxstream/onnx/model_file.hpp>
 
 #include <algorithm>
@@ -18,22 +19,16 @@ struct value_fields {
 // longer tokenizes (the file changed under a released page) is left as it is: every
 // writer checks its sources unchanged before it keeps an output.
 value_fields drop_values(const message_tree& tree, std::uint32_t message, tree_edits& edits) {
-    const auto drop_in = [&](std::span<const field_entry> fields, auto&& drop) {
-        value_fields out{static_cast<std::uint32_t>(fields.size()), static_cast<std::uint32_t>(fields.size())};
-        for (std::uint32_t i = 0; i < fields.size(); ++i) {
-            if (!holds_tensor_value(fields[i].number())) continue;
-            drop(i);
-            out.first = std::min(out.first, i);
-        }
-        return out;
-    };
-    if (tree.stores_fields(message)) {
-        const auto first = tree.at(message).first_field;
-        return drop_in(tree.fields(message), [&](std::uint32_t i) { edits.drop(first + i); });
+    const auto read = message_fields::read(tree, message);
+    if (!read) return {};
+    const auto fields = read->fields();
+    value_fields out{static_cast<std::uint32_t>(fields.size()), static_cast<std::uint32_t>(fields.size())};
+    for (std::uint32_t i = 0; i < fields.size(); ++i) {
+        if (!holds_tensor_value(fields[i].number())) continue;
+        edits.drop(tree, message, i);
+        out.first = std::min(out.first, i);
     }
-    const auto body = message_tree::body(tree, message);
-    if (!body) return {};
-    return drop_in(body->fields(0), [&](std::uint32_t i) { edits.drop_in_body(message, i); });
+    return out;
 }
 
 }  // namespace

@@ -51,6 +51,13 @@ void tree_edits::drop(std::uint32_t field_index) {
     drop_list_.push_back(field_index);
 }
 
+void tree_edits::drop(const message_tree& tree, std::uint32_t message_index, std::uint32_t position) {
+    // One entry point picks the form: a drop in the body of a message whose fields the
+    // tree stores would never be applied (the planner reads only dropped bodies again).
+    if (tree.stores_fields(message_index)) drop(tree.at(message_index).first_field + position);
+    else drop_in_body(message_index, position);
+}
+
 void tree_edits::drop_in_body(std::uint32_t message_index, std::uint32_t position) {
     const body_drop drop{message_index, position};
     if (!body_drops_.empty()) {
@@ -79,7 +86,9 @@ std::span<const tree_edits::body_drop> tree_edits::body_drops(std::uint32_t mess
     return {first, last};
 }
 
-void tree_edits::reserve(std::size_t insertions, std::size_t new_fields, std::size_t labels, std::size_t body_drops) {
+void tree_edits::reserve(std::size_t insertions, std::size_t new_fields, std::size_t labels, std::size_t body_drops,
+                         std::size_t pool_bytes) {
+    pool_.reserve(pool_.size() + pool_bytes);
     body_drops_.reserve(body_drops_.size() + body_drops);
     insertions_.reserve(insertions_.size() + insertions);
     fields_.reserve(fields_.size() + new_fields);
@@ -94,6 +103,20 @@ void tree_edits::insert(std::uint32_t message_index, std::uint32_t position, new
     }
     insertions_.push_back({message_index, position, order, static_cast<std::uint32_t>(fields_.size())});
     fields_.push_back(field);
+}
+
+std::uint32_t tree_edits::add_shared(new_field field) {
+    fields_.push_back(field);
+    return static_cast<std::uint32_t>(fields_.size() - 1);
+}
+
+void tree_edits::insert_shared(std::uint32_t message_index, std::uint32_t position, std::uint32_t shared) {
+    const auto order = static_cast<std::uint32_t>(insertions_.size());
+    if (!insertions_.empty()) {
+        const auto& last = insertions_.back();
+        if (std::tie(last.message, last.position) > std::tie(message_index, position)) sorted_ = false;
+    }
+    insertions_.push_back({message_index, position, order, shared});
 }
 
 void tree_edits::insert_external(std::uint32_t message_index, std::uint32_t position, std::uint32_t record) {

@@ -6,11 +6,14 @@
 #include "plan_output.hpp"
 
 #include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/float_conversion.hpp>
+#include <onnxstream/onnx/message_fields.hpp>
+#include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/onnx/tensor_value_edits.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
 #include <onnxstream/plan/planner.hpp>
@@ -64,19 +67,18 @@ public:
         report_.output = options_.output.empty() ? default_output(model_path_, half ? "fp16" : "bf16") : options_.output;
         ONNXSTREAM_ASSIGN(data_name_, choose_data_name(report_.output, options_.data_name));
         // No tensor_info table (120 bytes a tensor): each is read again when needed. The
-        // edits address the tensors' fields, so the tree keeps them.
-        ONNXSTREAM_ASSIGN(bound_,
-                          onnx::bound_model::open(model_path_, options_.data, {}, onnx::tensor_reading::on_demand_full_tree));
+        // tree drops the tensors' bodies too: their edits address fields by position.
+        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data, {}, onnx::tensor_reading::on_demand));
         ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         inputs_ = bound_.inputs();
         sources_ = bound_.sources();
 
         ONNXSTREAM_ASSIGN(const auto float_values, plan_types(half));
-        const auto ids = model_.sites.ids();
-        const bool any_float_tensor = std::any_of(ids.begin(), ids.end(),
-                                                  [&](onnx::site_id t) { return model_.tensor(t)->data_type == float32; });
-        if (float_values == 0 && !any_float_tensor)
+        // The graph model, gone now, read names all over the file: its pages go, and the
+        // passes below map them again only as far as they have reached.
+        model_.file.mapping().release(0, model_.file.size());
+        if (float_values == 0 && !has_float_tensor())
             return failure(error_code::unsupported, "the model has no float32 tensor or value to convert",
                            "convert works on float32 models; this one is already in another precision");
 
@@ -85,7 +87,9 @@ public:
         onnx::tree_edits edits;
         if (!external) {
             edits = model_edits();
-            if (plan::planned_size(model_.tree, edits) > plan::protobuf_limit) external = true;
+            io::release_behind behind(model_.file.mapping());
+            const auto size = plan::planned_size(model_.tree, edits, [&behind](std::uint64_t at) { behind.reached(at); });
+            if (size > plan::protobuf_limit) external = true;
         }
         if (external) {
             lay_out();
@@ -95,6 +99,11 @@ public:
         report_.saturated += edits_saturated_;
         ONNXSTREAM_TRY(check_outputs());
         ONNXSTREAM_TRY(write_data_files());
+        // The edits hold what the model needs (new bytes are in their pool): the per-tensor
+        // tables go before the planner's own are made.
+        bytes_ = {};
+        index_of_tensor_ = {};
+        buffers_ = {};
         ONNXSTREAM_TRY(write_model(edits));
         ONNXSTREAM_TRY(outputs_.commit());
         return std::move(report_);
@@ -124,11 +133,19 @@ private:
         return typed.float_values;
     }
 
+    bool has_float_tensor() const {
+        onnx::tensor_pass pass(model_);  // in file order, the pages behind released
+        for (const auto t : model_.sites.ids())
+            if (pass.read(t)->data_type == float32) return true;
+        return false;
+    }
+
     result<void> collect_bytes() {
         bytes_.reserve(model_.sites.size());
         index_of_tensor_.assign(model_.sites.size(), onnx::no_index);
+        onnx::tensor_pass pass(model_);
         for (const auto t : model_.sites.ids()) {
-            const auto handle = model_.tensor(t);
+            const auto handle = pass.read(t);
             const auto& tensor = *handle;
             const bool convert = convert_site_[t] && tensor.data_type == float32;
             if (tensor.data_type == float32 && !convert) ++report_.tensors_kept_float32;
@@ -242,27 +259,57 @@ private:
         onnx::tree_edits edits = graph_edits_;
         const auto changing = static_cast<std::size_t>(
             std::count_if(index_of_tensor_.begin(), index_of_tensor_.end(), [](std::uint32_t i) { return i != onnx::no_index; }));
-        // A retyped tensor gets a new data_type and new bytes (an external one more fields).
-        edits.reserve(2 * (changing + convert_empty_.size()), 2 * (changing + convert_empty_.size()), 0);
+        // A small embedded tensor is converted here, up to inline_budget bytes in all: the
+        // writer would read and write each one with a system call of a few bytes (a million
+        // of them in a model of tiny initializers).
+        auto inlined_here = [](const tensor_bytes& b, std::uint64_t inlined) {
+            return b.buffer == onnx::no_index && b.convert && b.expected == onnx::no_index && !b.external &&
+                   b.input.source == onnx::bound_model::model_source && b.output_length() <= small_tensor &&
+                   inlined + b.output_length() <= inline_budget;
+        };
+        std::uint64_t pool_bytes = 0;  // the new bytes the edits hold
+        std::uint64_t inlined = 0;
+        for (const auto i : index_of_tensor_) {
+            if (i == onnx::no_index) continue;
+            const auto& b = bytes_[i];
+            if (b.buffer != onnx::no_index && !b.external) pool_bytes += buffers_[b.buffer].size();
+            if (!inlined_here(b, inlined)) continue;
+            inlined += b.output_length();
+            pool_bytes += b.output_length();
+        }
+        inlined = 0;
+        // A retyped tensor gets a new data_type (one shared field) and new bytes (an
+        // external one more fields).
+        edits.reserve(2 * (changing + convert_empty_.size()), changing + 1, 0, 2 * (changing + convert_empty_.size()),
+                      static_cast<std::size_t>(pool_bytes));
+        const auto data_type = edits.add_shared(
+            edits.varint(number(tensor_field::data_type), static_cast<std::uint64_t>(target_)));
+        // Bodies are read in file order (convert_empty_ and the sites are in site order):
+        // the pages behind go, as they do behind the planner's passes.
+        io::release_behind behind(model_.file.mapping());
         auto retype = [&](onnx::site_id t) {
             const auto message = model_.sites[t].message;
-            const auto& msg = model_.tree.at(message);
-            for (std::uint32_t i = 0; i < msg.field_count; ++i) {
-                const auto& f = model_.tree.field(msg.first_field + i);
-                if (f.number() != number(tensor_field::data_type)) continue;
-                edits.drop(msg.first_field + i);
-                edits.insert(message, i, edits.varint(number(tensor_field::data_type), static_cast<std::uint64_t>(target_)));
+            behind.reached(model_.tree.payload_range(message).offset);
+            // A body that no longer tokenizes (the file changed under a released page) keeps
+            // its type: the writer's check that the sources are unchanged refuses the output.
+            const auto read = onnx::message_fields::read(model_.tree, message);
+            if (!read) return;
+            const auto fields = read->fields();
+            for (std::uint32_t i = 0; i < fields.size(); ++i) {
+                if (fields[i].number() != number(tensor_field::data_type)) continue;
+                edits.drop(model_.tree, message, i);
+                edits.insert_shared(message, i, data_type);
             }
         };
         for (const auto t : convert_empty_) retype(t);
         std::vector<std::byte> small;
-        std::uint64_t inlined = 0;
         std::uint64_t saturated = 0;
         for (const auto t : index_of_tensor_.ids()) {
             if (index_of_tensor_[t] == onnx::no_index) continue;
             const auto& b = bytes_[index_of_tensor_[t]];
-            if (b.retype) retype(t);
             const auto message = model_.sites[t].message;
+            behind.reached(model_.tree.payload_range(message).offset);
+            if (b.retype) retype(t);
             if (b.external) {
                 onnx::store_external(model_.tree, message, {data_file_name(b.shard), b.offset, b.output_length(), {}}, edits);
                 continue;
@@ -273,11 +320,7 @@ private:
                                                                                .expected_sha1 = expected_sha1_[b.expected]})
                                                             : io::no_check;
             if (b.buffer != onnx::no_index) edits.insert(message, position, edits.bytes(raw, buffers_[b.buffer]));
-            else if (b.convert && check == io::no_check && b.input.source == onnx::bound_model::model_source &&
-                     b.output_length() <= small_tensor && inlined + b.output_length() <= inline_budget) {
-                // A small embedded tensor converted here: the writer would read and write
-                // each one with a system call of a few bytes (a million of them in a model
-                // of tiny initializers).
+            else if (inlined_here(b, inlined)) {
                 const auto in = model_.tree.bytes().subspan(b.input.offset, b.input.length);
                 small.resize(b.output_length());
                 saturated += onnx::convert_float32_bytes(conversion_, in, small);
@@ -333,7 +376,11 @@ private:
     }
 
     result<void> write_model(const onnx::tree_edits& edits) {
-        ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
+        // The planner reads the edited bodies again in file order, once to size them and
+        // once to write them: the pages behind it go.
+        io::release_behind behind(model_.file.mapping());
+        ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit},
+                                                            [&behind](std::uint64_t offset) { behind.reached(offset); }));
         report_.output_size = stream.size();
         ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, stream.size(),
                                                                   {.overwrite = options_.force, .preallocate = true}));

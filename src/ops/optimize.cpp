@@ -5,6 +5,7 @@
 #include "plan_output.hpp"
 
 #include <onnxstream/graph/model_edits.hpp>
+#include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/fields.hpp>
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 namespace onnxstream::ops {
@@ -79,15 +81,17 @@ public:
             }
         }
 
-        // Tensors read when a pass or the writer asks; the tree keeps their bodies' fields,
-        // which the edits of a renamed initializer address.
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, data_options_for(options_), {},
-                                                          onnx::tensor_reading::on_demand_full_tree));
+        // Tensors read when a pass or the writer asks; the tree drops their bodies' fields
+        // (the edits address them by position).
+        ONNXSTREAM_ASSIGN(bound_,
+                          onnx::bound_model::open(model_path_, data_options_for(options_), {}, onnx::tensor_reading::on_demand));
         if (!options_.dry_run) ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         const graph::tensor_reader reader(model_, &bound_.data);
         ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
         report_.before = count(graph_);
+        // The counts read every tensor's body: their pages go until a pass needs them.
+        model_.file.mapping().release(0, model_.file.size());
 
         for (const auto* entry : entries) report_.passes.push_back({std::string(entry->name), 0, {}});
         for (std::uint32_t round = 0; round < options_.max_rounds; ++round) {
@@ -121,9 +125,16 @@ private:
     // A skip is reported once, and not at all when a later round did the work after all
     // (a BatchNormalization after another one folds once the first is gone).
     static void keep_skips_once(std::vector<passes::finding>& findings) {
+        // Skips are few, the other findings may be a million (an unused initializer each):
+        // only the work done on something skipped is remembered, not every finding's name.
+        const auto skip = [](const passes::finding& f) { return f.kind == passes::finding_kind::skipped; };
+        if (std::none_of(findings.begin(), findings.end(), skip)) return;
+        std::set<std::pair<std::string_view, std::string_view>> skipped;  // views: nothing moves before `done` is made
+        for (const auto& f : findings)
+            if (skip(f) && !f.names.empty()) skipped.insert({f.scope, f.names[0]});
         std::set<std::pair<std::string, std::string>> done;
         for (const auto& f : findings)
-            if (f.kind != passes::finding_kind::skipped && !f.names.empty()) done.insert({f.scope, f.names[0]});
+            if (!skip(f) && !f.names.empty() && skipped.contains({f.scope, f.names[0]})) done.insert({f.scope, f.names[0]});
         std::set<std::tuple<std::string, std::vector<std::string>, std::string>> seen;
         std::erase_if(findings, [&](const passes::finding& f) {
             if (f.kind != passes::finding_kind::skipped) return false;
@@ -143,8 +154,6 @@ private:
         ONNXSTREAM_TRY(check_output(report_.output, inputs, options_.force));
 
         graph::storage_plan plan;
-        plan.sites.resize(model_.sites.size());
-        plan.computed.resize(graph_.tensors.size());
         plan.spill_source = static_cast<std::uint32_t>(sources.size());
 
         std::vector<data_entry> entries;
@@ -165,7 +174,11 @@ private:
         ONNXSTREAM_ASSIGN(const auto edits, graph::build_edits(graph_, plan, spill, sources));
         ONNXSTREAM_ASSIGN(auto spill_source, spill.open_source());
         sources.back() = &spill_source;
-        ONNXSTREAM_ASSIGN(const auto planned, plan_model(edits, external));
+        // The passes and the edits read names and bodies all over the file; the planner
+        // reads the edited bodies again in file order, and the pages behind it go.
+        model_.file.mapping().release(0, model_.file.size());
+        io::release_behind behind(model_.file.mapping());
+        ONNXSTREAM_ASSIGN(auto planned, plan_model(edits, external, [&behind](std::uint64_t at) { behind.reached(at); }));
         report_.output_size = planned.size();
 
         rewrite_outputs outputs;  // the data file and the model: both or neither
@@ -175,7 +188,7 @@ private:
         }
         ONNXSTREAM_ASSIGN(outputs.model, io::output_file::create(report_.output, planned.size(),
                                                                  {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_ASSIGN(const auto written, write_planned(outputs.model, planned, sources, options_,
+        ONNXSTREAM_ASSIGN(const auto written, write_planned(outputs.model, windows_of(planned, edits), sources, options_,
                                                             "write " + report_.output.filename().string(), report_.warnings));
         report_.writer = written.backend;
         return outputs.commit();
@@ -237,7 +250,7 @@ private:
             const auto& x = graph_.tensors[t];
             ONNXSTREAM_ASSIGN(const auto bytes,
                               reader.compute(x.data_type, x.dims, x.computed ? *x.computed : graph::computed_values{}));
-            auto& placed = plan.computed[t];
+            auto& placed = plan.placement(t);
             placed.length = bytes.size();
             if (!computed_external[t]) {
                 proto::encoded_message header;
@@ -259,16 +272,17 @@ private:
     static void lay_out(const std::string& data_name, std::vector<data_entry>& entries, graph::storage_plan& plan) {
         data_layout layout({});
         for (auto& e : entries) {
-            if (e.tensor != none) e.source_offset = plan.computed[e.tensor].data_offset;
+            if (e.tensor != none) e.source_offset = plan.placement(e.tensor).data_offset;
             e.offset = layout.add(e.length).offset;
             const passes::external_location where{data_name, e.offset, e.length};
-            if (e.site != none) plan.sites[e.site] = where;
-            else plan.computed[e.tensor].external = where;
+            if (e.site != none) plan.move_site(e.site, where);
+            else plan.placement(e.tensor).external = where;
         }
     }
 
-    result<plan::write_plan> plan_model(const onnx::tree_edits& edits, bool external) const {
-        auto planned = plan::plan_rewrite(model_.tree, edits, {0, plan::protobuf_limit});
+    // The model's plan, a window at a time (a plan of a million operations is not held).
+    result<plan::rewrite_stream> plan_model(const onnx::tree_edits& edits, bool external, plan::reading_function reading) const {
+        auto planned = plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit}, std::move(reading));
         if (!planned && planned.error().code == error_code::too_large && !external) {
             auto e = std::move(planned).error();
             e = with_remedies(std::move(e),
@@ -312,7 +326,7 @@ private:
                            {{remedy::reuse_data, {}}});
         const auto location = data_real.lexically_relative(folder_real).generic_string();
         if (location == file.location) return {};
-        plan.sites[site] = graph::external_location{location, binding.offset, binding.length};
+        plan.move_site(site, graph::external_location{location, binding.offset, binding.length});
         return {};
     }
 

@@ -247,13 +247,14 @@ bool rewrite_stream::next(write_plan& window, std::size_t operations) {
     return !window.operations().empty();
 }
 
-std::uint64_t planned_size(const message_tree& tree, const tree_edits& edits) {
+std::uint64_t planned_size(const message_tree& tree, const tree_edits& edits, reading_function reading) {
     // Nothing edited: the size is the file's, without the per-message tables (12 bytes a
     // message, for inspect of a model whose tensors are all embedded).
     if (edits.empty()) return tree.bytes().size();
     rewrite_stream::state s;
     s.tree = &tree;
     s.edits = &edits;
+    s.behind = std::move(reading);
     s.compute_sizes();
     return s.total;
 }

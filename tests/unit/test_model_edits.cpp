@@ -144,3 +144,33 @@ TEST_CASE("a set attribute replaces the one of its name, is read back and is wri
     CHECK(a->type == 7);
     CHECK(a->ints == std::vector<std::int64_t>{2, 0, 1});
 }
+
+TEST_CASE("a storage plan holds the sites it moves and the computed tensors it places, and nothing for the rest") {
+    using onnxstream::graph::storage_plan;
+    using onnxstream::graph::tensor_id;
+    using onnxstream::onnx::site_id;
+    storage_plan plan;
+    CHECK(plan.site_location(site_id::at(0)) == nullptr);
+    plan.move_site(site_id::at(7), {"a.data", 0, 16});
+    plan.move_site(site_id::at(2), {"a.data", 16, 8});   // out of order: still found
+    plan.move_site(site_id::at(7), {"b.data", 64, 16});  // again: replaced
+    REQUIRE(plan.moved_sites().size() == 2);
+    CHECK(plan.moved_sites()[0].first == site_id::at(2));
+    CHECK(plan.moved_sites()[1].first == site_id::at(7));
+    REQUIRE(plan.site_location(site_id::at(7)) != nullptr);
+    CHECK(plan.site_location(site_id::at(7))->location == "b.data");
+    CHECK(plan.site_location(site_id::at(7))->offset == 64);
+    CHECK(plan.site_location(site_id::at(2))->length == 8);
+    CHECK(plan.site_location(site_id::at(3)) == nullptr);
+
+    const storage_plan& read_only = plan;
+    CHECK(read_only.placement(tensor_id::at(5)) == nullptr);
+    plan.placement(tensor_id::at(5)).length = 40;
+    plan.placement(tensor_id::at(1)).data_offset = 8;
+    plan.placement(tensor_id::at(5)).data_offset = 100;  // the same placement again
+    REQUIRE(read_only.placement(tensor_id::at(5)) != nullptr);
+    CHECK(read_only.placement(tensor_id::at(5))->length == 40);
+    CHECK(read_only.placement(tensor_id::at(5))->data_offset == 100);
+    CHECK(read_only.placement(tensor_id::at(1))->data_offset == 8);
+    CHECK(read_only.placement(tensor_id::at(2)) == nullptr);
+}

@@ -323,7 +323,7 @@ TEST_CASE("drops by position in a dropped body write the bytes the same drops by
     onnx::tree_edits by_index;
     edit(by_index, [&](std::uint32_t m, std::uint32_t position) { by_index.drop(full.at(m).first_field + position); });
     onnx::tree_edits by_position;
-    edit(by_position, [&](std::uint32_t m, std::uint32_t position) { by_position.drop_in_body(m, position); });
+    edit(by_position, [&](std::uint32_t m, std::uint32_t position) { by_position.drop(lazy, m, position); });
     const auto expected = rewritten(full, by_index, bytes);
     CHECK(expected != bytes);
     CHECK(rewritten(lazy, by_position, bytes) == expected);
@@ -402,7 +402,7 @@ TEST_CASE("a dropped body that no longer tokenizes is kept whole, at the size th
     const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
     const auto tensors = tensor_messages(lazy);
     onnx::tree_edits edits;
-    edits.drop_in_body(tensors[0], 3);
+    edits.drop(lazy, tensors[0], 3);
     edits.insert(tensors[0], 4, edits.varint(1000, 1));
     // The file changed under the tree: the body's first tag is now a wire type protobuf has not.
     bytes[lazy.payload_range(tensors[0]).offset] = std::byte{0x0F};

@@ -1,47 +1,131 @@
 #include <onnxstream/onnx/tree_edits.hpp>
 
+#include "proto_builder.hpp"
+
 #include <doctest/doctest.h>
 
 #include <vector>
 
 using namespace onnxstream;
 using body_drop = onnx::tree_edits::body_drop;
+using test_support::proto_builder;
 
 namespace {
 
 std::vector<body_drop> listed(std::span<const body_drop> drops) { return {drops.begin(), drops.end()}; }
 
+// A graph of `count` initializers of three fields each (dims, data_type, name).
+std::vector<std::byte> tensors_model(int count) {
+    proto_builder graph;
+    graph.string_field(2, "g");
+    for (int i = 0; i < count; ++i) {
+        proto_builder tensor;
+        tensor.varint_field(1, 1).varint_field(2, 1).string_field(8, "t" + std::to_string(i));
+        graph.message_field(5, tensor);
+    }
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    return model.take();
+}
+
+onnx::message_tree parsed(std::span<const std::byte> bytes, onnx::tensor_fields tensors) {
+    onnx::tree_options options;
+    options.tensors = tensors;
+    auto tree = onnx::message_tree::parse(bytes, options);
+    REQUIRE(tree);
+    return std::move(*tree);
+}
+
+std::vector<std::uint32_t> tensor_messages(const onnx::message_tree& tree) {
+    std::vector<std::uint32_t> out;
+    for (std::uint32_t m = 0; m < tree.messages().size(); ++m)
+        if (tree.at(m).kind == onnx::message_kind::tensor) out.push_back(m);
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("drops in bodies come back sorted by message and position, each once, and per message") {
+    const auto bytes = tensors_model(5);
+    const auto lazy = parsed(bytes, onnx::tensor_fields::on_demand);
+    const auto t = tensor_messages(lazy);
+    REQUIRE(t.size() == 5);
     onnx::tree_edits edits;
     CHECK(edits.empty());
-    edits.drop_in_body(7, 3);
-    edits.drop_in_body(7, 1);
-    edits.drop_in_body(2, 5);
-    edits.drop_in_body(7, 3);  // twice, not in a row
-    edits.drop_in_body(9, 0);
-    edits.drop_in_body(9, 0);  // twice in a row
+    edits.drop(lazy, t[3], 2);
+    edits.drop(lazy, t[3], 1);
+    edits.drop(lazy, t[1], 0);
+    edits.drop(lazy, t[3], 2);  // twice, not in a row
+    edits.drop(lazy, t[4], 0);
+    edits.drop(lazy, t[4], 0);  // twice in a row
     CHECK_FALSE(edits.empty());
-    CHECK(listed(edits.body_drops()) == std::vector<body_drop>{{2, 5}, {7, 1}, {7, 3}, {9, 0}});
-    CHECK(listed(edits.body_drops(7)) == std::vector<body_drop>{{7, 1}, {7, 3}});
-    CHECK(listed(edits.body_drops(2)) == std::vector<body_drop>{{2, 5}});
-    CHECK(edits.body_drops(3).empty());
-    CHECK(edits.body_drops(10).empty());
+    CHECK(listed(edits.body_drops()) == std::vector<body_drop>{{t[1], 0}, {t[3], 1}, {t[3], 2}, {t[4], 0}});
+    CHECK(listed(edits.body_drops(t[3])) == std::vector<body_drop>{{t[3], 1}, {t[3], 2}});
+    CHECK(listed(edits.body_drops(t[1])) == std::vector<body_drop>{{t[1], 0}});
+    CHECK(edits.body_drops(t[2]).empty());
+    CHECK(edits.body_drops(t[4] + 1).empty());
     // A drop in a body is not a drop of a stored field of the same number.
-    CHECK_FALSE(edits.dropped(3));
+    CHECK_FALSE(edits.dropped(2));
     CHECK(edits.dropped_fields().empty());
     // Added after a sort: sorted again.
-    edits.drop_in_body(1, 4);
-    CHECK(listed(edits.body_drops()).front() == body_drop{1, 4});
+    edits.drop(lazy, t[0], 2);
+    CHECK(listed(edits.body_drops()).front() == body_drop{t[0], 2});
     CHECK(edits.body_drops().size() == 5);
 }
 
 TEST_CASE("drops in bodies added in order stay as added") {
+    const auto bytes = tensors_model(3);
+    const auto lazy = parsed(bytes, onnx::tensor_fields::on_demand);
+    const auto t = tensor_messages(lazy);
     onnx::tree_edits edits;
     edits.reserve(0, 0, 0, 3);
-    edits.drop_in_body(1, 0);
-    edits.drop_in_body(1, 2);
-    edits.drop_in_body(4, 1);
-    CHECK(listed(edits.body_drops()) == std::vector<body_drop>{{1, 0}, {1, 2}, {4, 1}});
+    edits.drop(lazy, t[0], 0);
+    edits.drop(lazy, t[0], 2);
+    edits.drop(lazy, t[2], 1);
+    CHECK(listed(edits.body_drops()) == std::vector<body_drop>{{t[0], 0}, {t[0], 2}, {t[2], 1}});
+}
+
+TEST_CASE("a drop by position in a message the tree stores is a drop of that field, never one in a body") {
+    // The same positions in the same messages, whether the tree stored the bodies or not:
+    // the planner applies body drops only to bodies it reads again, so the form must follow
+    // the tree.
+    const auto bytes = tensors_model(2);
+    const auto full = parsed(bytes, onnx::tensor_fields::stored);
+    const auto t = tensor_messages(full);
+    REQUIRE(full.stores_fields(t[1]));
+    onnx::tree_edits edits;
+    edits.drop(full, t[1], 2);
+    edits.drop(full, 1, 0);  // the graph's name: stored either way
+    CHECK(edits.body_drops().empty());
+    CHECK(edits.dropped(full.at(t[1]).first_field + 2));
+    CHECK(edits.dropped(full.at(1).first_field));
+    CHECK(edits.dropped_fields().size() == 2);
+
+    const auto lazy = parsed(bytes, onnx::tensor_fields::on_demand);
+    REQUIRE_FALSE(lazy.stores_fields(t[1]));
+    onnx::tree_edits in_body;
+    in_body.drop(lazy, t[1], 2);
+    in_body.drop(lazy, 1, 0);
+    CHECK(listed(in_body.body_drops()) == std::vector<body_drop>{{t[1], 2}});
+    CHECK(in_body.dropped_fields().size() == 1);
+    CHECK(in_body.dropped(lazy.at(1).first_field));
+}
+
+TEST_CASE("a shared field is held once and inserted wherever it is asked for, in call order") {
+    onnx::tree_edits edits;
+    const auto shared = edits.add_shared(edits.varint(2, 10));
+    edits.insert_shared(9, 1, shared);
+    edits.insert(4, 0, edits.varint(2, 1));
+    edits.insert_shared(4, 0, shared);
+    const auto insertions = edits.insertions();
+    REQUIRE(insertions.size() == 3);
+    CHECK(insertions[0].message == 4);
+    CHECK(edits.field(insertions[0]).value == 1);
+    CHECK(insertions[1].message == 4);  // after the one inserted before it at the same place
+    CHECK(insertions[2].message == 9);
+    CHECK(insertions[2].position == 1);
+    CHECK(&edits.field(insertions[1]) == &edits.field(insertions[2]));
+    CHECK(edits.field(insertions[2]).number == 2);
+    CHECK(edits.field(insertions[2]).value == 10);
+    CHECK(edits.encoded_size(insertions[2]) == 2);
 }

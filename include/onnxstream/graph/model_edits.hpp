@@ -22,6 +22,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace onnxstream::graph {
@@ -40,10 +41,26 @@ struct computed_placement {
     std::uint64_t message_length = 0;
 };
 
+// Sparse: a model of a million tensors of which few move or are computed holds an entry
+// for those few only (a table over every site and tensor took 144 bytes a tensor).
 struct storage_plan {
-    indexed_vector<site_id, std::optional<external_location>> sites;  // new external_data, or keep
-    indexed_vector<tensor_id, computed_placement> computed;           // per graph_model tensor (computed ones only)
-    std::uint32_t spill_source = none;                                // the spill file's index in the writer's sources
+    std::uint32_t spill_source = none;  // the spill file's index in the writer's sources
+
+    /// Gives `site` new external_data (every other site keeps its storage).
+    void move_site(site_id site, external_location where);
+    /// The new external_data of `site`, or null when it keeps its storage.
+    [[nodiscard]] const external_location* site_location(site_id site) const;
+    /// The sites given new external_data, by site.
+    [[nodiscard]] std::span<const std::pair<site_id, external_location>> moved_sites() const noexcept { return sites_; }
+
+    /// The placement of computed tensor `tensor`, made on first use.
+    computed_placement& placement(tensor_id tensor);
+    /// The placement of computed tensor `tensor`, or null when it has none.
+    [[nodiscard]] const computed_placement* placement(tensor_id tensor) const;
+
+private:
+    std::vector<std::pair<site_id, external_location>> sites_;        // sorted by site
+    std::vector<std::pair<tensor_id, computed_placement>> computed_;  // sorted by tensor
 };
 
 /// Whether each model_file site is still in the model after the passes (in a live scope,

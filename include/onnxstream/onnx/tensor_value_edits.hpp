@@ -20,7 +20,7 @@ namespace onnxstream::onnx {
 /// Drops the value fields of tensor message `message`; returns the position of the first
 /// of them, or the message's field count when it has none. When the tree dropped the
 /// message's fields (message::fields_dropped) its body is read again and the drops are
-/// addressed by position (tree_edits::drop_in_body).
+/// addressed by position (tree_edits::drop picks the form).
 std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message, tree_edits& edits);
 
 /// Points tensor message `message` at `where`: its value fields dropped, then after every

@@ -62,19 +62,28 @@ class tree_edits {
 public:
     /// Drops field `field_index` of the tree (a field the tree stores).
     void drop(std::uint32_t field_index);
-    /// Drops the field at `position` of message `message_index`, whose fields the tree did
-    /// not store (message::fields_dropped): the planner applies it as it reads the body
-    /// again (message_tree::body). 8 bytes a drop, where a tree that stored the body's
-    /// fields would cost 20 bytes a field of every body.
-    void drop_in_body(std::uint32_t message_index, std::uint32_t position);
-    /// Room for `insertions` more insertions, of which `new_fields` add a new_field and
-    /// `labels` a label, and for `body_drops` more drop_in_body: a caller that knows how
-    /// many it adds (one per tensor of a model of a million) spares the tables' growth
-    /// slack, up to half of their size.
-    void reserve(std::size_t insertions, std::size_t new_fields = 0, std::size_t labels = 0, std::size_t body_drops = 0);
+    /// Drops the field at `position` (0..field count - 1) of message `message_index` of
+    /// `tree`, in the form the planner applies: by field index when the tree stores the
+    /// message's fields, else as a drop in its body (message::fields_dropped), which the
+    /// planner applies as it reads the body again (message_tree::body): 8 bytes a drop,
+    /// where a tree that stored the body's fields would cost 20 bytes a field of every body.
+    void drop(const message_tree& tree, std::uint32_t message_index, std::uint32_t position);
+    /// Room for `insertions` more insertions, of which `new_fields` add a new_field (or a
+    /// shared one) and `labels` a label, for `body_drops` more drops in bodies and for
+    /// `pool_bytes` more bytes of new payloads: a caller that knows how many it adds (one
+    /// per tensor of a model of a million) spares the tables' growth slack, up to half of
+    /// their size (and a growing table holds its old and new copy at once).
+    void reserve(std::size_t insertions, std::size_t new_fields = 0, std::size_t labels = 0, std::size_t body_drops = 0,
+                 std::size_t pool_bytes = 0);
     /// Inserts before the field at `position` of `message_index` (0..field_count;
     /// field_count appends). Several insertions at one position keep their call order.
     void insert(std::uint32_t message_index, std::uint32_t position, new_field field);
+    /// A field to insert in many places (insert_shared), held once: a million tensors
+    /// retyped by convert share one data_type field rather than hold one each.
+    [[nodiscard]] std::uint32_t add_shared(new_field field);
+    /// Inserts shared field `shared` (add_shared) before `position` of `message_index`, as
+    /// insert does.
+    void insert_shared(std::uint32_t message_index, std::uint32_t position, std::uint32_t shared);
     /// Inserts before `position` the fields external_data (location, offset, length, and
     /// checksum when present: StringStringEntryProto) and data_location = EXTERNAL of
     /// `record`: an index into the edits' own entries (add_external) or, once
@@ -116,7 +125,8 @@ public:
         std::uint32_t position = 0;
         friend bool operator==(const body_drop&, const body_drop&) = default;
     };
-    /// The drops in bodies (drop_in_body), sorted by (message, position), each once.
+    /// The drops in bodies (drop(tree, ...) of a message whose fields the tree dropped),
+    /// sorted by (message, position), each once.
     [[nodiscard]] std::span<const body_drop> body_drops() const;
     /// Those of message `message_index`, sorted by position.
     [[nodiscard]] std::span<const body_drop> body_drops(std::uint32_t message_index) const;
@@ -138,6 +148,8 @@ public:
     [[nodiscard]] bool empty() const noexcept { return drop_list_.empty() && body_drops_.empty() && insertions_.empty(); }
 
 private:
+    void drop_in_body(std::uint32_t message_index, std::uint32_t position);
+
     std::vector<bool> dropped_;
     std::vector<std::uint32_t> drop_list_;
     mutable std::vector<body_drop> body_drops_;

@@ -10,7 +10,7 @@
 //
 // A TensorProto body whose fields the tree dropped (message::fields_dropped) is read again
 // when an edit touches it, once to size it and once to write it; its drops are addressed
-// by position (tree_edits::drop_in_body), its insertions as any message's.
+// by position (tree_edits::drop(tree, message, position)), its insertions as any message's.
 #pragma once
 
 #include <onnxstream/onnx/message_tree.hpp>
@@ -59,14 +59,16 @@ public:
 private:
     friend result<rewrite_stream> stream_rewrite(const onnx::message_tree&, const onnx::tree_edits&, const plan_options&,
                                                  reading_function);
-    friend std::uint64_t planned_size(const onnx::message_tree&, const onnx::tree_edits&);
+    friend std::uint64_t planned_size(const onnx::message_tree&, const onnx::tree_edits&, reading_function);
     struct state;
     rewrite_stream();
     std::unique_ptr<state> state_;
 };
 
-/// The size the rewritten model will have.
-[[nodiscard]] std::uint64_t planned_size(const onnx::message_tree& tree, const onnx::tree_edits& edits);
+/// The size the rewritten model will have. `reading`, when given, is told where the
+/// planner reads the model's bytes (as stream_rewrite's, in one pass).
+[[nodiscard]] std::uint64_t planned_size(const onnx::message_tree& tree, const onnx::tree_edits& edits,
+                                         reading_function reading = {});
 
 /// Plans the rewritten model. Errors: `too_large` when the output would exceed
 /// `max_size` (nothing else is computed then). The plan's checks are the edits' checks,
