@@ -85,24 +85,17 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
     const graph::tensor_reader reader(model, &bound.data);
 
     std::vector<error> ignored;
-    {
-        ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
-        for (const auto s : graph.scopes.ids()) report.scopes.push_back(graph.scope_path(s));
-        report.nodes = graph.live_node_count();
-        for (const auto t : graph.tensors.ids()) {
-            ++report.initializers;
-            report.initializer_bytes += graph.tensor_bytes(t);
-        }
-        static_findings(graph, report.findings);
-    }
     // Each pass on its own fresh copy: every finding says what that one change would save.
+    // The model as it is comes last (static_findings): its findings may be a million
+    // unused initializers, which then are not held while the passes run.
+    finding_list pass_findings;
     std::vector<finding> found;
     for (const auto& pass : passes::pass_registry()) {
         if (pass.analyze == nullptr) continue;
         ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
         passes::pass_context context{graph, reader, found, ignored};
         pass.analyze(context);
-        report.findings.take(found);
+        pass_findings.take(found);
     }
     // Several passes find the same node (a dead node inside an isolated component, an
     // Identity that is also dead), so the categories overlap: the total is what optimize
@@ -128,6 +121,17 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
         }
         report.removable_nodes = before - live_nodes();
     }
+    {
+        ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
+        for (const auto s : graph.scopes.ids()) report.scopes.push_back(graph.scope_path(s));
+        report.nodes = graph.live_node_count();
+        for (const auto t : graph.tensors.ids()) {
+            ++report.initializers;
+            report.initializer_bytes += graph.tensor_bytes(t);
+        }
+        static_findings(graph, report.findings);
+    }
+    report.findings.append(pass_findings);  // the order reports show: the model's findings, then each pass's
     // What was read through the mapping is only right if the file did not change meanwhile.
     ONNXSTREAM_TRY(bound.check_unchanged());
     return report;

@@ -31,6 +31,18 @@ finding finding_list::view::to_finding() const {
 
 void finding_list::add(const finding& f) { add(f.kind, f.scope, f.op_type, f.names, f.nodes, f.bytes, f.count, f.detail); }
 
+void finding_list::append(const finding_list& other) {
+    if (&other == this) {  // its views would move as it grows
+        const finding_list copy = other;
+        append(copy);
+        return;
+    }
+    other.for_each([this](const view& v) {
+        begin(v.kind, v.scope, v.op_type, v.detail, v.nodes, v.bytes, v.count, v.name_count);
+        v.for_each_name([this](std::string_view name) { write_text(name); });
+    });
+}
+
 void finding_list::take(std::vector<finding>& findings) {
     for (const auto& f : findings) add(f);
     findings.clear();

@@ -102,3 +102,21 @@ TEST_CASE("finding_list: groups by scope and category, each in the order added; 
     CHECK(names_of("nowhere", 0).empty());
     CHECK(list.key_of_scope("nowhere") == ops::finding_list::no_key);
 }
+
+TEST_CASE("finding_list: append copies another list's findings after its own, texts shared or not, and into itself") {
+    ops::finding_list a;
+    a.add(make(finding_kind::unused_initializer, "graph", "", {"w"}, 0, 16, 1, "nothing reads it"));
+    ops::finding_list b;
+    b.add(make(finding_kind::dead_node, "graph/If 'i'/else_branch", "Abs", {"x", "y"}, 2, 0, 1, "dead"));
+    b.add(make(finding_kind::unused_initializer, "graph", "", {"v"}, 0, 8, 1, "nothing reads it"));
+    a.append(b);
+    a.append(a);
+    std::vector<finding> out;
+    a.for_each([&](const ops::finding_list::view& v) { out.push_back(v.to_finding()); });
+    REQUIRE(out.size() == 6);
+    check_same(out[1], make(finding_kind::dead_node, "graph/If 'i'/else_branch", "Abs", {"x", "y"}, 2, 0, 1, "dead"));
+    check_same(out[2], make(finding_kind::unused_initializer, "graph", "", {"v"}, 0, 8, 1, "nothing reads it"));
+    for (std::size_t i = 0; i < 3; ++i) check_same(out[i + 3], out[i]);
+    CHECK(a.totals(finding_kind::unused_initializer).bytes == 2 * (16 + 8));
+    CHECK(a.key_of_scope("graph") == a.at(0).scope_key);
+}

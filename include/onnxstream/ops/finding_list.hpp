@@ -75,6 +75,8 @@ public:
         begin(kind, scope, op_type, detail, nodes, bytes, count, std::size(names));
         for (const auto& name : names) write_text(name);
     }
+    /// Adds a copy of every finding of `other`, in order.
+    void append(const finding_list& other);
     /// Adds every finding of `findings` and empties it.
     void take(std::vector<passes::finding>& findings);
     /// Room for `findings` more findings of about `bytes_each` bytes.
