@@ -72,6 +72,16 @@ void print_out(std::string_view text) { std::fwrite(text.data(), 1, text.size(),
 
 void print_json(const std::string& document) { print_text(stdout, "%s\n", document.c_str()); }
 
+// The pieces go out as they are: json_writer escapes every code point terminal_safe
+// would (and replaces invalid UTF-8), so a document is already safe to print, and a
+// piece may end inside a UTF-8 sequence, which terminal_safe would wrongly escape.
+void print_json(const std::function<void(json_writer&)>& write) {
+    json_writer json([](std::string_view piece) { print_out(piece); });
+    write(json);
+    json.flush();
+    print_out("\n");
+}
+
 int exit_for(const error& e) {
     if (e.code == error_code::invalid_argument) return exit_usage;
     if (e.code == error_code::interrupted) return exit_interrupted;

@@ -38,6 +38,9 @@ void print_warnings(std::span<const error> warnings);
 void print_out(std::string_view text);
 /// A JSON document on stdout, with its newline.
 void print_json(const std::string& document);
+/// The same for a document `write` writes, handed to stdout piece by piece as it grows
+/// (a large report is never held whole).
+void print_json(const std::function<void(json_writer&)>& write);
 /// The exit status for an error: 2 for usage errors, 130 when interrupted, else 1.
 [[nodiscard]] int exit_for(const error& e);
 /// Prints an error (and, with --json, an error document on stdout) and returns its status.

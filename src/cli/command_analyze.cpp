@@ -33,8 +33,12 @@ int run_analyze(std::span<const std::string> argv, const command_context&) {
     const auto& args = *p.args;
     if (args.positionals.size() != 1) return usage_error("analyze", "analyze takes exactly one MODEL");
     const auto report = ops::analyze(args.positionals[0], data_options(args));
-    return show(
-        report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
+    if (!report) return fail(report.error(), p.flags.json);
+    print_warnings(report->warnings);
+    // A million findings make a document of a hundred megabytes: streamed, never whole.
+    if (p.flags.json) print_json([&report](json_writer& json) { report::write_json(json, *report); });
+    else if (!p.flags.quiet) print_out(report::to_text(*report));
+    return exit_ok;
 }
 
 }  // namespace onnxstream::cli

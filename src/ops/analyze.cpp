@@ -5,6 +5,7 @@
 #include <onnxstream/passes/pass_registry.hpp>
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 namespace onnxstream::ops {
@@ -14,45 +15,37 @@ using graph::none;
 using passes::finding;
 using passes::finding_kind;
 
-analyze_totals analyze_report::totals(finding_kind kind) const {
-    analyze_totals t;
-    for (const auto& f : findings) {
-        if (f.kind != kind) continue;
-        t.count += f.count;
-        t.nodes += f.nodes;
-        t.bytes += f.bytes;
-    }
-    return t;
-}
+analyze_totals analyze_report::totals(finding_kind kind) const { return findings.totals(kind); }
 
 namespace {
 
 // Findings about the model as it is: unused initializers and inputs, isolated components.
-void static_findings(const graph::graph_model& model, std::vector<finding>& out) {
+// A model may have a million unused initializers: they go into the list as they are
+// found, with no `finding` struct each, and their scope path made once per scope.
+void static_findings(const graph::graph_model& model, finding_list& out) {
     const graph::graph_index index(model);
-    // A million unused initializers are a million findings: room for them at once.
-    std::size_t unused = 0;
+    std::uint64_t unused = 0;
     for (const auto v : index.value_ids()) unused += index.at(v).uses.empty() && !index.at(v).pinned ? 1U : 0U;
-    out.reserve(out.size() + unused);
+    out.reserve(unused, 64);
+    graph::scope_id path_of = none;
+    std::string path;
+    const auto scope_path = [&](graph::scope_id s) -> const std::string& {
+        if (s != path_of) {
+            path = model.scope_path(s);
+            path_of = s;
+        }
+        return path;
+    };
     for (const auto v : index.value_ids()) {
         const auto& val = index.at(v);
         if (!val.uses.empty() || val.pinned) continue;
-        if (val.kind == graph::value_kind::graph_input && model.scopes[val.scope].kind == graph::scope_kind::main) {
-            finding f;
-            f.kind = finding_kind::unused_input;
-            f.scope = model.scope_path(val.scope);
-            f.names.emplace_back(model.text(val.name));
-            f.detail = "reported only: graph inputs are the model's interface";
-            out.push_back(std::move(f));
-        } else if (val.kind == graph::value_kind::initializer && !val.overridable) {
-            finding f;
-            f.kind = finding_kind::unused_initializer;
-            f.scope = model.scope_path(val.scope);
-            f.names.emplace_back(model.text(val.name));
-            f.bytes = model.tensor_bytes(val.tensor);
-            f.detail = "nothing reads it";
-            out.push_back(std::move(f));
-        }
+        const std::array<std::string_view, 1> names{model.text(val.name)};
+        if (val.kind == graph::value_kind::graph_input && model.scopes[val.scope].kind == graph::scope_kind::main)
+            out.add(finding_kind::unused_input, scope_path(val.scope), {}, names, 0, 0, 1,
+                    "reported only: graph inputs are the model's interface");
+        else if (val.kind == graph::value_kind::initializer && !val.overridable)
+            out.add(finding_kind::unused_initializer, scope_path(val.scope), {}, names, 0, model.tensor_bytes(val.tensor), 1,
+                    "nothing reads it");
     }
     const auto live = passes::compute_liveness(model, index);
     for (const auto& c : passes::isolated_components(model, index, live)) {
@@ -75,7 +68,7 @@ void static_findings(const graph::graph_model& model, std::vector<finding>& out)
                 if (only_here && !index.at(v).overridable) f.bytes += model.tensor_bytes(index.at(v).tensor);
             }
         f.detail = "connected to neither the graph inputs nor its outputs";
-        out.push_back(std::move(f));
+        out.add(f);
     }
 }
 
@@ -92,22 +85,17 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
     const graph::tensor_reader reader(model, &bound.data);
 
     std::vector<error> ignored;
-    {
-        ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
-        for (const auto s : graph.scopes.ids()) report.scopes.push_back(graph.scope_path(s));
-        report.nodes = graph.live_node_count();
-        for (const auto t : graph.tensors.ids()) {
-            ++report.initializers;
-            report.initializer_bytes += graph.tensor_bytes(t);
-        }
-        static_findings(graph, report.findings);
-    }
     // Each pass on its own fresh copy: every finding says what that one change would save.
+    // The model as it is comes last (static_findings): its findings may be a million
+    // unused initializers, which then are not held while the passes run.
+    finding_list pass_findings;
+    std::vector<finding> found;
     for (const auto& pass : passes::pass_registry()) {
         if (pass.analyze == nullptr) continue;
         ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
-        passes::pass_context context{graph, reader, report.findings, ignored};
+        passes::pass_context context{graph, reader, found, ignored};
         pass.analyze(context);
+        pass_findings.take(found);
     }
     // Several passes find the same node (a dead node inside an isolated component, an
     // Identity that is also dead), so the categories overlap: the total is what optimize
@@ -133,6 +121,17 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
         }
         report.removable_nodes = before - live_nodes();
     }
+    {
+        ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
+        for (const auto s : graph.scopes.ids()) report.scopes.push_back(graph.scope_path(s));
+        report.nodes = graph.live_node_count();
+        for (const auto t : graph.tensors.ids()) {
+            ++report.initializers;
+            report.initializer_bytes += graph.tensor_bytes(t);
+        }
+        static_findings(graph, report.findings);
+    }
+    report.findings.append(pass_findings);  // the order reports show: the model's findings, then each pass's
     // What was read through the mapping is only right if the file did not change meanwhile.
     ONNXSTREAM_TRY(bound.check_unchanged());
     return report;

@@ -103,10 +103,12 @@ void write_data_files(json_writer& json, const std::vector<ops::written_data_fil
     json.end_array();
 }
 
-void write_finding(json_writer& json, const passes::finding& f) {
+void write_finding(json_writer& json, const ops::finding_list::view& f) {
     json.begin_object();
     if (!f.op_type.empty()) json.field("op_type", f.op_type);
-    write_names(json, f.names);
+    json.key("names").begin_array();
+    f.for_each_name([&json](std::string_view name) { json.value(name); });
+    json.end_array();
     json.field("nodes", f.nodes).field("bytes", f.bytes);
     if (!f.detail.empty()) json.field("detail", f.detail);
     json.end_object();
@@ -120,6 +122,14 @@ void write_counts(json_writer& json, const ops::model_counts& c) {
 }  // namespace
 
 std::span<const finding_category> analyze_categories() noexcept { return categories; }
+
+ops::finding_list::groups analyze_groups(const ops::analyze_report& r) {
+    return r.findings.grouped(categories.size(), [](finding_kind kind) {
+        std::size_t c = 0;
+        while (c < categories.size() && categories[c].kind != kind) ++c;
+        return c;
+    });
+}
 
 namespace {
 
@@ -197,17 +207,17 @@ std::string to_json(const ops::inspect_report& r, const hint_wording& wording) {
     return json.text();
 }
 
-std::string to_json(const ops::analyze_report& r) {
-    json_writer json;
+void write_json(json_writer& json, const ops::analyze_report& r) {
     json.begin_object().field("ok", true).field("path", r.path.string()).field("nodes", r.nodes);
     json.field("initializers", r.initializers).field("initializer_bytes", r.initializer_bytes);
+    const auto groups = analyze_groups(r);
     json.key("scopes").begin_array();
     for (const auto& scope : r.scopes) {
         json.begin_object().field("scope", scope);
-        for (const auto& c : categories) {
-            json.key(c.key).begin_array();
-            for (const auto& f : r.findings)
-                if (f.kind == c.kind && f.scope == scope) write_finding(json, f);
+        const auto key = r.findings.key_of_scope(scope);
+        for (std::size_t c = 0; c < categories.size(); ++c) {
+            json.key(categories[c].key).begin_array();
+            for (const auto position : groups.of(key, c)) write_finding(json, r.findings.at(position));
             json.end_array();
         }
         json.end_object();
@@ -219,7 +229,14 @@ std::string to_json(const ops::analyze_report& r) {
     }
     json.field("removable_nodes", r.removable_nodes);
     json.end_object();
-    return finish(json, r.warnings);
+    write_warnings(json, r.warnings);
+    json.end_object();
+}
+
+std::string to_json(const ops::analyze_report& r) {
+    json_writer json;
+    write_json(json, r);
+    return json.text();
 }
 
 std::string to_json(const ops::externalize_report& r) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace onnxstream::report {
 
@@ -44,7 +45,19 @@ std::string json_quote(std::string_view text) {
     return out;
 }
 
+json_writer::json_writer(std::function<void(std::string_view)> sink, std::size_t piece) : sink_(std::move(sink)), piece_(piece) {
+    out_.reserve(piece_ + 256);
+}
+
+void json_writer::flush() {
+    if (!sink_ || out_.empty()) return;
+    sink_(out_);
+    out_.clear();
+}
+
+// Every write starts here: the place to hand a full piece on.
 void json_writer::separate() {
+    if (sink_ && out_.size() >= piece_) flush();
     if (after_key_) {
         after_key_ = false;
         return;

@@ -53,11 +53,15 @@ void add_data_files(text_lines& out, const std::vector<ops::written_data_file>& 
         out.add("  data %s: %s, %s\n", f.path.string().c_str(), plural(f.tensors, "tensor").c_str(), human_bytes(f.size).c_str());
 }
 
-std::string describe(const passes::finding& f) {
+std::string describe(const ops::finding_list::view& f) {
     std::string text;
     if (!f.op_type.empty()) text += terminal_safe(f.op_type) + " ";
-    for (std::size_t i = 0; i < f.names.size() && i < 8; ++i) text += (i ? ", " : "") + terminal_safe(f.names[i]);
-    if (f.names.size() > 8) text += ", ... (" + std::to_string(f.names.size()) + ")";
+    std::size_t i = 0;
+    f.for_each_name([&](std::string_view name) {
+        if (i < 8) text += (i ? ", " : "") + terminal_safe(name);
+        ++i;
+    });
+    if (f.name_count > 8) text += ", ... (" + std::to_string(f.name_count) + ")";
     std::string saves;
     if (f.nodes > 0) saves += plural(f.nodes, "node");
     if (f.bytes > 0) saves += (saves.empty() ? "" : ", ") + human_bytes(f.bytes);
@@ -155,17 +159,19 @@ std::string to_text(const ops::analyze_report& r) {
     out.add("%s: %s, %s (%s)\n", r.path.string().c_str(), plural(r.nodes, "node").c_str(),
             plural(r.initializers, "initializer").c_str(), human_bytes(r.initializer_bytes).c_str());
     bool any = false;
+    const auto groups = analyze_groups(r);
+    const auto categories = analyze_categories();
     for (const auto& scope : r.scopes) {
         bool header = false;
-        for (const auto& c : analyze_categories()) {
-            std::vector<const passes::finding*> items;
-            for (const auto& f : r.findings)
-                if (f.kind == c.kind && f.scope == scope) items.push_back(&f);
+        const auto key = r.findings.key_of_scope(scope);
+        for (std::size_t c = 0; c < categories.size(); ++c) {
+            const auto items = groups.of(key, c);
             if (items.empty()) continue;
             if (!header) out.add("%s\n", scope.c_str());
             header = any = true;
-            out.add("  %s: %zu\n", c.title, items.size());
-            for (std::size_t i = 0; i < items.size() && i < 20; ++i) out.add("    %s\n", describe(*items[i]).c_str());
+            out.add("  %s: %zu\n", categories[c].title, items.size());
+            for (std::size_t i = 0; i < items.size() && i < 20; ++i)
+                out.add("    %s\n", describe(r.findings.at(items[i])).c_str());
             if (items.size() > 20) out.add("    ... and %zu more (the JSON report lists all)\n", items.size() - 20);
         }
     }

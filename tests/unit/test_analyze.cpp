@@ -2,6 +2,8 @@
 // removal saves, and a total that counts every removable node once (what optimize then
 // removes, test_optimize.cpp).
 #include <onnxstream/ops/analyze.hpp>
+#include <onnxstream/report/json.hpp>
+#include <onnxstream/report/text.hpp>
 
 #include "redundant_model.hpp"
 
@@ -47,4 +49,21 @@ TEST_CASE("a model without redundancy has nothing removable") {
     REQUIRE(report);
     CHECK(report->removable_nodes == 0);
     CHECK(report->totals(passes::finding_kind::unused_input).count == 1);  // reported, never removed
+}
+
+TEST_CASE("the analyze document streamed in small pieces is the document made whole; the text lists each finding") {
+    harness h(redundant_model());
+    const auto report = ops::analyze(h.path());
+    REQUIRE(report);
+    const auto whole = report::to_json(*report);
+    std::string streamed;
+    report::json_writer json([&streamed](std::string_view piece) { streamed += piece; }, 16);
+    report::write_json(json, *report);
+    json.flush();
+    CHECK(streamed == whole);
+    CHECK(whole.find(R"("unused_initializers":[{"names":["U"],"nodes":0,"bytes":16,"detail":"only dead nodes read it"}])") !=
+          std::string::npos);
+    const auto text = report::to_text(*report);
+    CHECK(text.find("  dead nodes: 1\n    Mul dead [1 node]") != std::string::npos);
+    CHECK(text.find("summary:\n") != std::string::npos);
 }

@@ -3,15 +3,20 @@
 // Python's json.loads, which reads each back to the original text; invalid UTF-8 becomes
 // U+FFFD so the document stays valid.
 #include <onnxstream/report/json_writer.hpp>
+#include <onnxstream/report/safe_text.hpp>
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 using onnxstream::report::json_quote;
 using onnxstream::report::json_writer;
+namespace report = onnxstream::report;
 
 TEST_CASE("json_quote: the escapes RFC 8259 requires, short forms where JSON has them") {
     CHECK(json_quote("") == R"("")");
@@ -66,4 +71,28 @@ TEST_CASE("json_writer: object() writes its key, value pairs as one object, comm
     json_writer w;
     w.begin_array().object("name", "a", "size", std::uint64_t{3}, "outside", false).object().end_array();
     CHECK(w.text() == R"([{"name":"a","size":3,"outside":false},{}])");
+}
+
+TEST_CASE("json_writer with a sink: the same document, in pieces of about the size asked, in order") {
+    const auto write = [](json_writer& json) {
+        json.begin_object().key("names").begin_array();
+        for (int i = 0; i < 1000; ++i) json.value("name " + std::to_string(i) + " \x1b[2J\xe2\x80\xae");
+        json.end_array().field("n", 1000).end_object();
+    };
+    json_writer whole;
+    write(whole);
+    std::vector<std::string> pieces;
+    json_writer streamed([&pieces](std::string_view piece) { pieces.emplace_back(piece); }, 256);
+    write(streamed);
+    CHECK(pieces.size() > 10);
+    streamed.flush();
+    std::string joined;
+    for (const auto& p : pieces) {
+        CHECK(p.size() < 256 + 64);
+        joined += p;
+    }
+    CHECK(joined == whole.text());
+    CHECK(streamed.text().empty());
+    // What the CLI prints as it is: a document is already terminal-safe.
+    CHECK(report::terminal_safe(joined, true) == joined);
 }

@@ -8,6 +8,7 @@
 
 #include <onnxstream/error.hpp>
 #include <onnxstream/onnx/resolve_options.hpp>
+#include <onnxstream/ops/finding_list.hpp>
 #include <onnxstream/passes/finding.hpp>
 #include <onnxstream/result.hpp>
 
@@ -18,19 +19,15 @@
 
 namespace onnxstream::ops {
 
-struct analyze_totals {
-    std::uint64_t count = 0;  // findings of this kind
-    std::uint64_t nodes = 0;  // nodes they would remove
-    std::uint64_t bytes = 0;  // initializer bytes they would remove
-};
+using analyze_totals = finding_totals;
 
 struct analyze_report {
     std::filesystem::path path;
     std::uint64_t nodes = 0;  // in every graph, subgraph and function
     std::uint64_t initializers = 0;
     std::uint64_t initializer_bytes = 0;
-    std::vector<std::string> scopes;  // every graph, main first, in file order
-    std::vector<passes::finding> findings;
+    std::vector<std::string> scopes;    // every graph, main first, in file order
+    finding_list findings;              // compact: a model may have a million (finding_list.hpp)
     std::uint64_t removable_nodes = 0;  // nodes all the removals together take out, each counted once
     std::vector<error> warnings;        // e.g. external data missing: duplicates not compared
 

@@ -46,6 +46,11 @@ void write_error(json_writer& json, const error& e, const hint_wording& wording 
 
 [[nodiscard]] std::string to_json(const ops::inspect_report& r, const hint_wording& wording = {});
 [[nodiscard]] std::string to_json(const ops::analyze_report& r);
+/// The same document written to `json` (a writer with a sink streams it: a report of a
+/// million findings is never held as one string).
+void write_json(json_writer& json, const ops::analyze_report& r);
+/// analyze's findings by scope and by category (the index into analyze_categories()).
+[[nodiscard]] ops::finding_list::groups analyze_groups(const ops::analyze_report& r);
 [[nodiscard]] std::string to_json(const ops::externalize_report& r);  // split, repack
 [[nodiscard]] std::string to_json(const ops::optimize_report& r);
 [[nodiscard]] std::string to_json(const ops::verify_report& r, const hint_wording& wording = {});

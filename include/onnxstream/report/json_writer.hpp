@@ -1,9 +1,16 @@
 // A small streaming JSON writer for reports (--json, the gui page): objects, arrays, and scalars, with
 // commas placed automatically. Strings from models are untrusted bytes: invalid UTF-8 is
-// replaced with U+FFFD so the document is always valid JSON.
+// replaced with U+FFFD so the document is always valid JSON, and what a terminal would act
+// on is escaped as `safe_text.hpp` says, so the document is as safe to print as it is.
+//
+// The document is kept whole (`text()`), or, given a sink, handed to it piece by piece as
+// it grows (a report of a million findings is never one string): the caller then calls
+// `flush()` at the end.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +20,10 @@ namespace onnxstream::report {
 
 class json_writer {
 public:
+    json_writer() = default;
+    /// A writer that hands the text to `sink` in pieces of about `piece` bytes, in order.
+    explicit json_writer(std::function<void(std::string_view)> sink, std::size_t piece = 1U << 16);
+
     json_writer& begin_object();
     json_writer& end_object();
     json_writer& begin_array();
@@ -48,7 +59,10 @@ public:
         return end_object();
     }
 
+    /// The document (with a sink: what was not handed to it yet).
     [[nodiscard]] const std::string& text() const noexcept { return out_; }
+    /// With a sink: hands it what is left. Without: nothing.
+    void flush();
 
 private:
     json_writer& fields() { return *this; }
@@ -60,6 +74,8 @@ private:
 
     void separate();
     std::string out_;
+    std::function<void(std::string_view)> sink_;
+    std::size_t piece_ = 0;
     std::vector<bool> first_;  // per open container: nothing written in it yet
     bool after_key_ = false;
 };
