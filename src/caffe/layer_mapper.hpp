@@ -125,7 +125,7 @@ private:
     }
     std::string node_base() const {
         const auto& nd = model_.nodes[current_];
-        return nd.name.empty() ? nd.op_type + "_" + out_name(current_) : nd.name;
+        return nd.name.empty() ? std::string(nd.op_type) + "_" + out_name(current_) : std::string(nd.name);
     }
 
     layer& add_layer(const std::string& type, std::vector<std::string> bottoms, std::vector<std::string> tops,

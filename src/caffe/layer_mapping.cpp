@@ -65,7 +65,7 @@ result<mapping> mapper::run() {
         if (!inputs_known) {
             // Downstream of a refused node, which is reported; otherwise this is the root.
             if (out_.refusals.empty())
-                out_.refusals.push_back({nd.op_type, model_.node_label(n),
+                out_.refusals.push_back({std::string(nd.op_type), model_.node_label(n),
                                          "an input is neither computed by an exported layer nor a constant",
                                          "run optimize first, or export with static shapes"});
             continue;
@@ -73,7 +73,7 @@ result<mapping> mapper::run() {
         current_ = n;
         auto done = map_node(n);
         if (!done) return failure(std::move(done).error());
-        if (*done) out_.refusals.push_back({nd.op_type, model_.node_label(n), (*done)->why, (*done)->hint});
+        if (*done) out_.refusals.push_back({std::string(nd.op_type), model_.node_label(n), (*done)->why, (*done)->hint});
     }
     for (std::size_t i = 0; i < main.outputs.size(); ++i) {
         const auto name = text(main.outputs[i]);
@@ -171,7 +171,7 @@ mapper::outcome mapper::known_values(graph::node_id n, const std::vector<std::in
 
 std::optional<mapper::outcome> mapper::shape_arithmetic(graph::node_id n) {
     const auto& nd = model_.nodes[n];
-    const auto& op = nd.op_type;
+    const std::string op(nd.op_type);
     static const std::set<std::string> ops{"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Mul",
                                            "Div",   "Add",    "Sub",       "Cast",    "Slice",  "Identity"};
     if (!ops.contains(op)) return std::nullopt;
@@ -310,9 +310,9 @@ void mapper::clip(const std::string& in, const std::string& out, std::optional<d
 
 mapper::outcome mapper::map_node(graph::node_id n) {
     const auto& nd = model_.nodes[n];
-    const auto& op = nd.op_type;
+    const std::string op(nd.op_type);
     if (!nd.domain.empty() && nd.domain != "ai.onnx")
-        return refuse("operators of domain '" + nd.domain + "' have no Caffe layer",
+        return refuse("operators of domain '" + std::string(nd.domain) + "' have no Caffe layer",
                       "export a model with standard ONNX operators");
     for (std::size_t s = 0; s < nd.outputs.size(); ++s)
         if (s > 0 && nd.outputs[s] != empty_name && op != "Split" && index_.at(index_.output(n, s)).uses.size() > 0)

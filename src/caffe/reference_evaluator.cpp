@@ -124,7 +124,7 @@ private:
     }
 
     result<void> node(graph::node_id n) {
-        const auto& op = model_.nodes[n].op_type;
+        const std::string op(model_.nodes[n].op_type);
         if (op == "Constant") {
             const auto c = graph::find_constant(model_, index_, index_.output(n, 0));
             if (!c) return failure(error_code::unsupported, "a Constant the reference evaluator cannot read");

@@ -98,7 +98,7 @@ struct graph_model::builder {
             else if (k == number(onnx::node_field::name)) n.name = tree.text(f);
             else if (k == number(onnx::node_field::overload)) n.overload = tree.text(f);
         }
-        if (n.domain == "ai.onnx") n.domain.clear();
+        if (n.domain == "ai.onnx") n.domain = {};
         const auto id = model.nodes.push_back(std::move(n));
         model.scopes[s].nodes.push_back(id);
         // Subgraphs after the node is registered: scopes stay in pre-order.
@@ -367,13 +367,13 @@ void graph_model::remove_tensor(tensor_id t) {
     scopes[tensors[t].scope].changed = true;
 }
 
-node_id graph_model::add_node(scope_id s, node_id after, std::string op_type, std::vector<name_id> inputs,
-                              std::vector<name_id> outputs, std::string name) {
+node_id graph_model::add_node(scope_id s, node_id after, std::string_view op_type, name_list inputs, name_list outputs,
+                              std::string_view name) {
     const auto id = nodes.push_back({.scope = s,
                                      .original_scope = s,
                                      .changed = true,
-                                     .op_type = std::move(op_type),
-                                     .name = std::move(name),
+                                     .op_type = keep(op_type),
+                                     .name = keep(name),
                                      .inputs = std::move(inputs),
                                      .outputs = std::move(outputs)});
     auto& list = scopes[s].nodes;
@@ -496,15 +496,15 @@ std::string graph_model::scope_path(scope_id s) const {
         return "function";
     }
     const auto& owner = nodes[sc.owner];
-    return scope_path(owner.scope) + "/" + owner.op_type + " '" + node_label(sc.owner) + "'/" + sc.attribute;
+    return scope_path(owner.scope) + "/" + std::string(owner.op_type) + " '" + node_label(sc.owner) + "'/" + sc.attribute;
 }
 
 std::string graph_model::node_label(node_id n) const {
     const auto& nd = nodes[n];
-    if (!nd.name.empty()) return nd.name;
+    if (!nd.name.empty()) return std::string(nd.name);
     for (const auto o : nd.outputs)
-        if (o != empty_name) return nd.op_type + "->" + std::string(text(o));
-    return nd.op_type;
+        if (o != empty_name) return std::string(nd.op_type) + "->" + std::string(text(o));
+    return std::string(nd.op_type);
 }
 
 std::size_t graph_model::live_node_count() const {

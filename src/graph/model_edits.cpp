@@ -7,6 +7,7 @@
 #include <onnxstream/proto/encoded_message.hpp>
 
 #include <algorithm>
+#include <span>
 
 namespace onnxstream::graph {
 
@@ -248,7 +249,7 @@ private:
     encoded_message encode_node(node_id n) const {
         const auto& nd = model_.nodes[n];
         encoded_message out;
-        auto put_names = [&](std::uint32_t field_number, const std::vector<name_id>& names) {
+        auto put_names = [&](std::uint32_t field_number, std::span<const name_id> names) {
             for (const auto name : names) out.text_field(field_number, model_.text(name));
         };
         const auto input_field = number(onnx::node_field::input);

@@ -322,7 +322,7 @@ private:
         if (std::find(std::begin(dtype_attribute_ops), std::end(dtype_attribute_ops), nd.op_type) !=
             std::end(dtype_attribute_ops))
             return true;
-        if (blocked_ops_.contains(nd.op_type)) return true;
+        if (blocked_ops_.contains(std::string(nd.op_type))) return true;
         // The schema at the model's opset must admit the target type for every float
         // output and for the first input; other inputs that cannot be 16-bit are cast
         // to float32 on their own (schema_float32_slot).

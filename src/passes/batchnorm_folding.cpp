@@ -130,7 +130,7 @@ private:
     verdict check_producer(node_id bn, fold_plan& plan) const {
         const auto x = index_.input(bn, 0);
         const auto p = index_.producer(x);
-        const std::string op = p == none ? std::string() : model_.nodes[p].op_type;
+        const std::string op = p == none ? std::string() : std::string(model_.nodes[p].op_type);
         if (p == none || !model_.nodes[p].domain.empty() || (op != "Conv" && op != "ConvTranspose" && op != "Gemm"))
             return refuse("its input is not computed by a Conv, ConvTranspose or Gemm" +
                           (op.empty() ? std::string() : " (it comes from " + op + ")"));

@@ -100,7 +100,7 @@ private:
 
     std::string key_of(node_id n, const std::vector<attribute_bytes>& attributes) const {
         const auto& nd = model_.nodes[n];
-        std::string key = nd.op_type + '\0' + nd.domain + '\0' + nd.overload + '\0';
+        std::string key = std::string(nd.op_type) + '\0' + std::string(nd.domain) + '\0' + std::string(nd.overload) + '\0';
         for (std::size_t k = 0; k < nd.inputs.size(); ++k) key += std::to_string(find(index_.input(n, k)).value) + ',';
         key += '|';
         for (const auto o : nd.outputs) key += o == empty_name ? '0' : '1';

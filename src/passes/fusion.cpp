@@ -128,7 +128,7 @@ struct fuser : shape_rewriter {
         const auto& nd = model.nodes[add];
         (void)model.add_node(nd.scope, add, "Gemm",
                              {model.nodes[mm].inputs[0], model.nodes[mm].inputs[1], nd.inputs[1 - matmul_slot]}, {nd.outputs[0]},
-                             model.nodes[mm].name.empty() ? std::string() : model.nodes[mm].name + "_gemm");
+                             model.nodes[mm].name.empty() ? std::string() : std::string(model.nodes[mm].name) + "_gemm");
         model.remove_node(mm);
         model.remove_node(add);
         return true;
@@ -146,7 +146,7 @@ struct fuser : shape_rewriter {
     };
 
     pad_plan plan_pad(node_id pad, node_id consumer) const {
-        const auto& op = model.nodes[consumer].op_type;
+        const std::string op(model.nodes[consumer].op_type);
         const auto x = index.input(pad, 0);
         if (x == none || !shapes[x].dims) return {"the rank of its input is not known", {}};
         const auto& dims = *shapes[x].dims;
@@ -257,7 +257,7 @@ struct fuser : shape_rewriter {
     bool pad_into(node_id consumer) {
         const auto pad = sole_producer(consumer, 0, "Pad");
         if (pad == none || model.nodes[pad].inputs.empty()) return false;
-        const auto& op = model.nodes[consumer].op_type;
+        const std::string op(model.nodes[consumer].op_type);
         auto plan = plan_pad(pad, consumer);
         if (!plan.why_not.empty()) {
             note(pad, finding_kind::skipped, "not fused into the " + op + ": " + plan.why_not);

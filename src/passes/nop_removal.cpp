@@ -100,7 +100,7 @@ struct nop_remover : shape_rewriter {
     // Why node `n` computes nothing; empty when it does.
     std::optional<std::string> why_nop(node_id n) const {
         const auto& nd = model.nodes[n];
-        const auto& op = nd.op_type;
+        const std::string op(nd.op_type);
         const auto in = index.input(n, 0);
         const auto out = index.output(n, 0);
         if (in == none || out == none) return std::nullopt;
@@ -278,7 +278,7 @@ struct nop_remover : shape_rewriter {
             return;
         }
         if ((nd.op_type == "Mul" || nd.op_type == "Add") && nd.inputs.size() == 2 && neutral_operand(n, 0)) {
-            (void)bypass(n, index.input(n, 1), nd.op_type + " by its neutral element");
+            (void)bypass(n, index.input(n, 1), std::string(nd.op_type) + " by its neutral element");
             return;
         }
         if (nd.op_type == "Transpose") {
@@ -289,9 +289,9 @@ struct nop_remover : shape_rewriter {
         }
         if (nd.op_type == "Squeeze" || nd.op_type == "Unsqueeze") {
             if (const auto source = undone_squeeze(n); source != none)
-                (void)bypass(
-                    n, source,
-                    nd.op_type + " undoing the " + model.nodes[index.producer(index.input(n, 0))].op_type + " before it");
+                (void)bypass(n, source,
+                             std::string(nd.op_type) + " undoing the " +
+                                 std::string(model.nodes[index.producer(index.input(n, 0))].op_type) + " before it");
             return;
         }
         if (nd.op_type == "Concat" && nd.inputs.size() > 1) {

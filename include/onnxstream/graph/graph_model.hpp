@@ -17,8 +17,10 @@
 // value is never removed or renamed in the main graph.
 #pragma once
 
+#include <onnxstream/graph/name_list.hpp>
 #include <onnxstream/graph/name_table.hpp>
 #include <onnxstream/index.hpp>
+#include <onnxstream/lazy_vector.hpp>
 #include <onnxstream/onnx/message_tree.hpp>
 #include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/result.hpp>
@@ -58,21 +60,25 @@ struct integer_attribute {
     bool operator==(const integer_attribute&) const = default;
 };
 
+// One node in 136 bytes (a model may have millions): its texts are views, its name lists
+// hold up to three ids in place, and its rarely filled lists are a pointer each.
 struct node {
     std::uint32_t message = none;    // the NodeProto it was read from; none for a node a pass added
     scope_id scope = none;           // the scope it is in now
     scope_id original_scope = none;  // the scope it was read in
     bool removed = false;
     bool changed = false;  // inputs, outputs or attributes differ from its NodeProto
-    std::string op_type{};
-    std::string domain{};  // "" is ai.onnx
-    std::string overload{};
-    std::string name{};
-    std::vector<name_id> inputs{};
-    std::vector<name_id> outputs{};
-    std::vector<scope_id> subgraphs{};                // scopes its attributes hold, in attribute order
-    std::vector<std::string> dropped_attributes{};    // attribute names a pass removed
-    std::vector<integer_attribute> set_attributes{};  // attributes a pass set (their names are dropped too)
+    // Views into the model's bytes, or into text the graph model keeps (graph_model::keep):
+    // never assign a std::string that does not outlive the graph model.
+    std::string_view op_type{};
+    std::string_view domain{};  // "" is ai.onnx
+    std::string_view overload{};
+    std::string_view name{};
+    name_list inputs{};
+    name_list outputs{};
+    lazy_vector<scope_id> subgraphs{};                // scopes its attributes hold, in attribute order
+    lazy_vector<std::string> dropped_attributes{};    // attribute names a pass removed
+    lazy_vector<integer_attribute> set_attributes{};  // attributes a pass set (their names are dropped too)
 };
 
 /// How the channel of each element of a weight is found (BatchNormalization folding).
@@ -168,6 +174,9 @@ public:
     [[nodiscard]] const onnx::model_file& file() const noexcept { return *file_; }
     [[nodiscard]] const onnx::message_tree& tree() const noexcept { return file_->tree; }
     [[nodiscard]] std::string_view text(name_id id) const { return names.text(id); }
+    /// A copy of `text` that lives as long as the model (equal texts share one copy), for
+    /// the views of a node a pass makes or changes.
+    [[nodiscard]] std::string_view keep(std::string_view text) { return kept_.text(kept_.intern(text)); }
 
     /// The opset version imported for `domain` ("" and "ai.onnx" are the same); 0 if none.
     [[nodiscard]] std::int64_t opset(std::string_view domain) const;
@@ -213,8 +222,9 @@ public:
     void remove_node(node_id n);
     void remove_tensor(tensor_id t);
     /// Adds a node to `scope` right after node `after` (none: at the end), returns its id.
-    node_id add_node(scope_id scope, node_id after, std::string op_type, std::vector<name_id> inputs,
-                     std::vector<name_id> outputs, std::string name);
+    /// Its op_type and name are kept by the model (keep).
+    node_id add_node(scope_id scope, node_id after, std::string_view op_type, name_list inputs, name_list outputs,
+                     std::string_view name);
     /// Adds a computed initializer to `scope`, returns its id.
     tensor_id add_tensor(scope_id scope, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
                          computed_values values);
@@ -260,6 +270,7 @@ private:
     const onnx::model_file* file_ = nullptr;
     std::vector<site_id> site_of_message_;  // per tree message
     std::vector<std::pair<std::string, std::int64_t>> opsets_;
+    name_table kept_;  // text behind the views of nodes passes made (not value names: `names` stays as it was)
 };
 
 /// Nodes in `n` and, recursively, in every subgraph it holds.
