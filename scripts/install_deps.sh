@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   # build
   cmake g++ make pkg-config
-  libboost-iostreams-dev libxxhash-dev libssl-dev liburing-dev
+  libxxhash-dev libssl-dev liburing-dev
   libcpp-httplib-dev  # the gui command's web server
   # tests and benchmarks
   doctest-dev libbenchmark-dev clang

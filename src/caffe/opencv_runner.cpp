@@ -3,10 +3,7 @@
 #if ONNXSTREAM_HAVE_OPENCV
 #include "opencv_module.hpp"
 
-#include <dlfcn.h>
-#include <unistd.h>
-
-#include <array>
+#include <onnxstream/io/loadable_module.hpp>
 #endif
 
 namespace onnxstream::caffe {
@@ -17,24 +14,6 @@ namespace {
 
 constexpr const char* module_name = "onnxstream-opencv.so";
 
-std::filesystem::path executable_folder() {
-    std::array<char, 4096> buffer{};
-    const auto length = ::readlink("/proc/self/exe", buffer.data(), buffer.size() - 1);
-    if (length <= 0) return {};
-    return std::filesystem::path(std::string(buffer.data(), static_cast<std::size_t>(length))).parent_path();
-}
-
-/// Where the module may be, in order: beside the executable (the build tree, and a
-/// relocated copy), then where `cmake --install` puts it, then the build tree (for test
-/// programs in its subfolders).
-std::vector<std::filesystem::path> module_candidates() {
-    std::vector<std::filesystem::path> out;
-    if (const auto folder = executable_folder(); !folder.empty()) out.push_back(folder / module_name);
-    out.emplace_back(std::filesystem::path(ONNXSTREAM_OPENCV_MODULE_INSTALLED) / module_name);
-    out.emplace_back(std::filesystem::path(ONNXSTREAM_OPENCV_MODULE_BUILT) / module_name);
-    return out;
-}
-
 struct loaded_module {
     const opencv_module_api* api = nullptr;
     std::string why;  // what went wrong when api is null, as a clause ("its OpenCV module did not load (...)")
@@ -44,26 +23,24 @@ struct loaded_module {
 const loaded_module& module() {
     static const loaded_module loaded = [] {
         loaded_module m;
-        for (const auto& path : module_candidates()) {
-            std::error_code ec;
-            if (!std::filesystem::exists(path, ec)) continue;
-            void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-            if (handle == nullptr) {
-                const char* text = ::dlerror();
-                m.why = std::string("its OpenCV module did not load (") + (text != nullptr ? text : path.c_str()) + ")";
+        const auto found = io::load_module(
+            module_name, onnxstream_opencv_module_symbol,
+            {ONNXSTREAM_MODULE_FROM_BINDIR, ONNXSTREAM_OPENCV_MODULE_INSTALLED, ONNXSTREAM_OPENCV_MODULE_BUILT});
+        switch (found.outcome) {
+            case io::module_outcome::not_found:
+                m.why = std::string("its OpenCV module (") + module_name + ") is neither beside it nor where it is installed";
                 return m;
-            }
-            using entry = const opencv_module_api* (*)();
-            auto* symbol = ::dlsym(handle, onnxstream_opencv_module_symbol);
-            const auto* api = symbol != nullptr ? reinterpret_cast<entry>(symbol)() : nullptr;
-            if (api == nullptr || api->version != opencv_module_version || api->run == nullptr) {
-                m.why = path.string() + " is not the OpenCV module of this build of onnxstream";
-                return m;
-            }
-            m.api = api;
+            case io::module_outcome::not_loaded: m.why = "its OpenCV module did not load (" + found.detail + ")"; return m;
+            case io::module_outcome::no_entry:
+            case io::module_outcome::loaded: break;
+        }
+        using entry = const opencv_module_api* (*)();
+        const auto* api = found.entry != nullptr ? reinterpret_cast<entry>(found.entry)() : nullptr;
+        if (api == nullptr || api->version != opencv_module_version || api->run == nullptr) {
+            m.why = found.path.string() + " is not the OpenCV module of this build of onnxstream";
             return m;
         }
-        m.why = std::string("its OpenCV module (") + module_name + ") is neither beside it nor where it is installed";
+        m.api = api;
         return m;
     }();
     return loaded;

@@ -6,7 +6,11 @@
 #include <thread>
 
 #ifdef ONNXSTREAM_HAVE_GUI
-#include <gui_server.hpp>
+#include <gui_module.hpp>
+
+#ifdef ONNXSTREAM_GUI_MODULE_BUILT
+#include <onnxstream/io/loadable_module.hpp>
+#endif
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -35,6 +39,42 @@ constexpr std::array gui_options{opt_help, opt_quiet, value_option("--port"), va
                                  flag_option("--no-browser")};
 
 #ifdef ONNXSTREAM_HAVE_GUI
+#ifdef ONNXSTREAM_GUI_MODULE_BUILT
+// The server, from the gui module (gui_module.hpp says why it is one), or why it is not there.
+result<const server::gui_module_api*> gui_server() {
+    constexpr const char* module_name = "onnxstream-gui.so";
+    const auto found = io::load_module(
+        module_name, onnxstream_gui_module_symbol,
+        {ONNXSTREAM_MODULE_FROM_BINDIR, ONNXSTREAM_GUI_MODULE_INSTALLED, ONNXSTREAM_GUI_MODULE_BUILT});
+    const char* hint =
+        "reinstall onnxstream (cmake --install puts the module in LIBDIR/onnxstream), or run the "
+        "onnxstream of the build folder, which has it beside it";
+    std::string why;
+    if (found.outcome == io::module_outcome::not_found) {
+        why = std::string("its gui module (") + module_name + ") is neither beside it nor where it is installed";
+    } else if (found.outcome == io::module_outcome::not_loaded) {
+        why = "its gui module did not load (" + found.detail + ")";
+    } else {
+        using entry = const server::gui_module_api* (*)();
+        const auto* api = found.entry != nullptr ? reinterpret_cast<entry>(found.entry)() : nullptr;
+        if (api != nullptr && api->version == server::gui_module_version && api->serve != nullptr &&
+            api->random_token != nullptr && api->is_loopback != nullptr)
+            return api;
+        why = found.path.string() + " is not the gui module of this build of onnxstream";
+    }
+    return failure(error_code::unsupported, "onnxstream cannot start the gui: " + why, hint);
+}
+#else
+// The server, linked into the binary.
+result<const server::gui_module_api*> gui_server() {
+    static constexpr server::gui_module_api linked{.version = server::gui_module_version,
+                                                   .serve = &server::serve,
+                                                   .random_token = &server::random_token,
+                                                   .is_loopback = &server::is_loopback};
+    return &linked;
+}
+#endif
+
 // Starts xdg-open; false when it cannot run. Its exit status is watched on the side (a
 // browser may keep it waiting): a failure then says how to open the URL.
 bool open_browser(const std::string& url) {
@@ -69,6 +109,9 @@ int run_gui(std::span<const std::string> argv, const command_context& context) {
                       "install it (apt-get install libcpp-httplib-dev, or scripts/install_deps.sh) and build again"},
                 false);
 #else
+    const auto loaded = gui_server();
+    if (!loaded) return fail(loaded.error(), false);
+    const auto& gui = **loaded;
     server::serve_options options;
     options.root = args.positionals.empty() ? std::filesystem::path(".") : std::filesystem::path(args.positionals[0]);
     if (const auto host = args.value("--host")) options.host = *host;
@@ -77,12 +120,12 @@ int run_gui(std::span<const std::string> argv, const command_context& context) {
         if (!parsed || *parsed > 65535) return usage_error("gui", "--port takes a number from 0 to 65535");
         options.port = static_cast<std::uint16_t>(*parsed);
     }
-    if (!server::is_loopback(options.host))
+    if (!gui.is_loopback(options.host))
         std::fprintf(stderr,
                      "onnxstream: warning: listening on %s: other machines on this network can reach the page\n"
                      "  anyone with the URL (it carries the token) can read and write files under the folder\n",
                      options.host.c_str());
-    options.token = server::random_token();
+    options.token = gui.random_token();
     options.stop = context.cancel;
     options.writer = writer_from_environment(io::writer_backend::automatic);
     const bool browser = !args.flag("--no-browser");
@@ -97,7 +140,7 @@ int run_gui(std::span<const std::string> argv, const command_context& context) {
         if (browser && !open_browser(url))
             std::fprintf(stderr, "onnxstream: no browser could be started; open the URL above in one\n");
     };
-    auto served = server::serve(options);
+    auto served = gui.serve(options);
     if (!served) return fail(served.error(), false);
     return exit_ok;
 #endif

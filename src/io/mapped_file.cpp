@@ -2,8 +2,6 @@
 
 #include "mapped_file_shared.hpp"
 
-#include <boost/iostreams/device/mapped_file.hpp>
-
 #include <sys/mman.h>
 #include <unistd.h>
 #include <algorithm>
@@ -105,9 +103,13 @@ void unguard(std::size_t slot) noexcept {
 void install_sigbus_guard() noexcept { std::call_once(handler_installed, install_handler); }
 
 struct mapped_file::impl {
-    boost::iostreams::mapped_file_source source;
+    void* data = nullptr;
+    std::size_t size = 0;
     std::size_t slot = max_guarded;
-    ~impl() { unguard(slot); }  // before the source unmaps
+    ~impl() {
+        unguard(slot);  // before the pages go
+        if (data != nullptr) ::munmap(data, size);
+    }
 };
 
 mapped_file::mapped_file() = default;
@@ -124,21 +126,19 @@ result<mapped_file> mapped_file::map(int fd, std::uint64_t size, const std::file
     if (size == 0) return file;
     ONNXSTREAM_TRY(mapping_detail::check_mappable_size(size, display));
     auto state = std::make_unique<impl>();
-    const std::string proc_path = "/proc/self/fd/" + std::to_string(fd);
-    try {
-        boost::iostreams::mapped_file_params params;
-        params.path = std::filesystem::exists(proc_path) ? proc_path : display.string();
-        params.length = static_cast<std::size_t>(size);
-        state->source.open(params);
-    } catch (const std::exception& e) {
-        return failure(error_code::io, "cannot map " + display.string() + " into memory: " + e.what(),
-                       "check that the file is readable and not being changed");
-    }
-    if (!state->source.is_open() || state->source.size() != size)
-        return failure(error_code::io, "cannot map " + display.string() + " into memory",
-                       "the file changed size while it was opened");
-    file.bytes_ = std::span(reinterpret_cast<const std::byte*>(state->source.data()), state->source.size());
-    state->slot = guard(state->source.data(), state->source.size());
+    // The descriptor itself is mapped (what is open, whatever the path names by now).
+    // Boost.Iostreams did the same through /proc/self/fd, at the price of five shared
+    // libraries (it links every compression library it supports) loaded by every run.
+    void* data = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_SHARED, fd, 0);
+    if (data == MAP_FAILED)
+        return failure(
+            error_code::io,
+            "cannot map " + display.string() + " into memory: " + std::error_code(errno, std::generic_category()).message(),
+            "check that the file is readable and not being changed");
+    state->data = data;
+    state->size = static_cast<std::size_t>(size);
+    file.bytes_ = std::span(static_cast<const std::byte*>(data), state->size);
+    state->slot = guard(data, state->size);
     file.impl_ = std::move(state);
     return file;
 }

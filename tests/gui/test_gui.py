@@ -264,6 +264,97 @@ def test_a_non_loopback_host_warns(tmp_path):
     assert "warning: listening on 0.0.0.0" in err
 
 
+# ---------------------------------------------------------------- the server is a module
+
+GUI_MODULE = "onnxstream-gui.so"
+
+
+def relocated_binary(folder: Path) -> Path:
+    """A copy of the binary in `folder`: a module beside it is the first place tried."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / "onnxstream"
+    shutil.copy2(refcheck.binary_path(), copy)
+    return copy
+
+
+def mapped_gui_modules(pid: int) -> set[str]:
+    """The gui modules process `pid` has mapped, as real paths."""
+    with open(f"/proc/{pid}/maps") as f:
+        return {str(Path(line.split()[-1]).resolve()) for line in f if line.rstrip().endswith("/" + GUI_MODULE)}
+
+
+def serve_once(binary: Path, root: Path) -> set[str]:
+    """Starts `binary gui root`, checks the page answers, and returns the gui modules it mapped."""
+    proc = subprocess.Popen([str(binary), "gui", str(root), "--no-browser"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), f"no URL printed: {url!r}"
+        parsed = urllib.parse.urlsplit(url)
+        conn = http.client.HTTPConnection("127.0.0.1", parsed.port, timeout=30)
+        conn.request("GET", "/?" + parsed.query, headers={"Host": f"127.0.0.1:{parsed.port}"})
+        assert conn.getresponse().status == 200
+        conn.close()
+        return mapped_gui_modules(proc.pid)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+def test_the_server_is_a_module_the_other_commands_never_load():
+    """cpp-httplib brings libssl (whose start-up runs in every process that links it) and
+    three brotli libraries: only `gui` loads them, from onnxstream-gui.so."""
+    binary = refcheck.binary_path()
+    linked = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True).stdout
+    for library in ("httplib", "libssl", "brotli"):
+        assert library not in linked, linked
+    assert (binary.parent / GUI_MODULE).is_file()
+
+
+def test_a_module_that_does_not_load_is_a_clear_error(tmp_path):
+    copy = relocated_binary(tmp_path / "bin")
+    (copy.parent / GUI_MODULE).write_bytes(b"not a shared object\n" * 8)
+    proc = subprocess.run([str(copy), "gui", str(tmp_path), "--no-browser"], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=60)
+    assert proc.returncode == 1, refcheck.describe(proc)
+    assert proc.stdout == ""
+    assert "error: onnxstream cannot start the gui: its gui module did not load" in proc.stderr, proc.stderr
+    assert GUI_MODULE in proc.stderr and "reinstall onnxstream" in proc.stderr, proc.stderr
+
+
+def test_a_shared_object_that_is_not_the_gui_module_is_refused(tmp_path):
+    copy = relocated_binary(tmp_path / "bin")
+    zlib = Path("/lib/x86_64-linux-gnu/libz.so.1")
+    if not zlib.exists():
+        pytest.skip("no libz.so.1 to stand in for the module")
+    shutil.copy(zlib, copy.parent / GUI_MODULE)
+    proc = subprocess.run([str(copy), "gui", str(tmp_path), "--no-browser"], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=60)
+    assert proc.returncode == 1, refcheck.describe(proc)
+    assert f"{copy.parent / GUI_MODULE} is not the gui module of this build of onnxstream" in proc.stderr, proc.stderr
+
+
+def test_the_module_beside_a_relocated_binary_serves(tmp_path):
+    copy = relocated_binary(tmp_path / "bin")
+    shutil.copy2(refcheck.binary_path().parent / GUI_MODULE, copy.parent / GUI_MODULE)
+    assert serve_once(copy, tmp_path) == {str((copy.parent / GUI_MODULE).resolve())}
+
+
+def test_an_installed_binary_finds_its_module_under_the_prefix(tmp_path):
+    """`cmake --install` under any prefix: the binary in PREFIX/bin loads the module from
+    PREFIX/LIBDIR/onnxstream, not the build tree's."""
+    build = refcheck.binary_path().parent
+    if not (build / "CMakeCache.txt").exists():
+        pytest.skip("the binary is not in a build tree")
+    prefix = tmp_path / "prefix"
+    subprocess.run(["cmake", "--install", str(build), "--prefix", str(prefix)], capture_output=True, text=True,
+                   check=True, timeout=300)
+    installed = prefix / "bin" / "onnxstream"
+    modules = list(prefix.glob(f"lib*/**/onnxstream/{GUI_MODULE}"))
+    assert len(modules) == 1, list(prefix.rglob("*"))
+    assert serve_once(installed, tmp_path) == {str(modules[0].resolve())}
+
+
 # ---------------------------------------------------------------- the page in chromium
 
 @pytest.fixture(scope="module")
