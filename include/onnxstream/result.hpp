@@ -66,7 +66,9 @@ private:
 template <>
 class [[nodiscard]] result<void> {
 public:
-    result() = default;
+    // User-provided, not defaulted: `return {}` would otherwise value-initialize, zero-filling
+    // the error's whole storage (160 bytes) on every success; the parser returns one per message.
+    result() noexcept {}
     result(failure f) : error_(std::move(f.value)) {}
 
     [[nodiscard]] bool has_value() const noexcept { return !error_.has_value(); }
