@@ -1,6 +1,7 @@
 #include <onnxstream/onnx/message_fields.hpp>
 
 #include "proto_builder.hpp"
+#include "tree_comparison.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,6 +12,7 @@
 
 using namespace onnxstream;
 using namespace onnxstream::onnx;
+using test_support::parse_tree;
 using test_support::proto_builder;
 
 namespace {
@@ -38,20 +40,12 @@ std::vector<std::byte> three_initializers() {
     return model.take();
 }
 
-message_tree parsed(std::span<const std::byte> bytes, tensor_fields tensors) {
-    tree_options options;
-    options.tensors = tensors;
-    auto tree = message_tree::parse(bytes, options);
-    REQUIRE(tree);
-    return std::move(*tree);
-}
-
 }  // namespace
 
 TEST_CASE("message_fields gives a message's fields where the tree stores them or from its body read again") {
     const auto bytes = three_initializers();
-    const auto full = parsed(bytes, tensor_fields::stored);
-    const auto lazy = parsed(bytes, tensor_fields::on_demand);
+    const auto full = parse_tree(bytes, tensor_fields::stored);
+    const auto lazy = parse_tree(bytes, tensor_fields::on_demand);
     const auto full_sites = find_tensors(full);
     const auto lazy_sites = find_tensors(lazy);
     REQUIRE(full_sites.size() == 3);
@@ -88,8 +82,8 @@ TEST_CASE("message_fields gives a message's fields where the tree stores them or
 
 TEST_CASE("message_fields fails on a dropped body that no longer tokenizes, and not on a stored message") {
     auto bytes = three_initializers();
-    const auto lazy = parsed(bytes, tensor_fields::on_demand);
-    const auto full = parsed(bytes, tensor_fields::stored);
+    const auto lazy = parse_tree(bytes, tensor_fields::on_demand);
+    const auto full = parse_tree(bytes, tensor_fields::stored);
     const auto sites = find_tensors(lazy);
     const auto m = sites[site_id::at(0)].message;
     // The file changed under the tree: the body's first tag is now a wire type protobuf has not.

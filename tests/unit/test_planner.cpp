@@ -5,13 +5,16 @@
 #include <onnxstream/proto/tokenizer.hpp>
 
 #include "proto_builder.hpp"
+#include "tree_comparison.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cstring>
 
 using namespace onnxstream;
+using test_support::parse_tree;
 using test_support::proto_builder;
+using test_support::tensor_messages;
 
 namespace {
 
@@ -274,21 +277,6 @@ std::vector<std::byte> three_tensors() {
     proto_builder model;
     model.varint_field(1, 8).message_field(7, graph).string_field(1234, "unknown");
     return model.take();
-}
-
-onnx::message_tree parse_tree(std::span<const std::byte> bytes, onnx::tensor_fields tensors) {
-    onnx::tree_options options;
-    options.tensors = tensors;
-    auto tree = onnx::message_tree::parse(bytes, options);
-    REQUIRE(tree);
-    return std::move(*tree);
-}
-
-std::vector<std::uint32_t> tensor_messages(const onnx::message_tree& tree) {
-    std::vector<std::uint32_t> out;
-    for (std::uint32_t m = 0; m < tree.messages().size(); ++m)
-        if (tree.at(m).kind == onnx::message_kind::tensor) out.push_back(m);
-    return out;
 }
 
 std::vector<std::byte> rewritten(const onnx::message_tree& tree, const onnx::tree_edits& edits,

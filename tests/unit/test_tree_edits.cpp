@@ -1,6 +1,7 @@
 #include <onnxstream/onnx/tree_edits.hpp>
 
 #include "proto_builder.hpp"
+#include "tree_comparison.hpp"
 
 #include <doctest/doctest.h>
 
@@ -8,7 +9,9 @@
 
 using namespace onnxstream;
 using body_drop = onnx::tree_edits::body_drop;
+using test_support::parse_tree;
 using test_support::proto_builder;
+using test_support::tensor_messages;
 
 namespace {
 
@@ -28,26 +31,11 @@ std::vector<std::byte> tensors_model(int count) {
     return model.take();
 }
 
-onnx::message_tree parsed(std::span<const std::byte> bytes, onnx::tensor_fields tensors) {
-    onnx::tree_options options;
-    options.tensors = tensors;
-    auto tree = onnx::message_tree::parse(bytes, options);
-    REQUIRE(tree);
-    return std::move(*tree);
-}
-
-std::vector<std::uint32_t> tensor_messages(const onnx::message_tree& tree) {
-    std::vector<std::uint32_t> out;
-    for (std::uint32_t m = 0; m < tree.messages().size(); ++m)
-        if (tree.at(m).kind == onnx::message_kind::tensor) out.push_back(m);
-    return out;
-}
-
 }  // namespace
 
 TEST_CASE("drops in bodies come back sorted by message and position, each once, and per message") {
     const auto bytes = tensors_model(5);
-    const auto lazy = parsed(bytes, onnx::tensor_fields::on_demand);
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
     const auto t = tensor_messages(lazy);
     REQUIRE(t.size() == 5);
     onnx::tree_edits edits;
@@ -75,7 +63,7 @@ TEST_CASE("drops in bodies come back sorted by message and position, each once, 
 
 TEST_CASE("drops in bodies added in order stay as added") {
     const auto bytes = tensors_model(3);
-    const auto lazy = parsed(bytes, onnx::tensor_fields::on_demand);
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
     const auto t = tensor_messages(lazy);
     onnx::tree_edits edits;
     edits.reserve(0, 0, 0, 3);
@@ -90,7 +78,7 @@ TEST_CASE("a drop by position in a message the tree stores is a drop of that fie
     // the planner applies body drops only to bodies it reads again, so the form must follow
     // the tree.
     const auto bytes = tensors_model(2);
-    const auto full = parsed(bytes, onnx::tensor_fields::stored);
+    const auto full = parse_tree(bytes, onnx::tensor_fields::stored);
     const auto t = tensor_messages(full);
     REQUIRE(full.stores_fields(t[1]));
     onnx::tree_edits edits;
@@ -101,7 +89,7 @@ TEST_CASE("a drop by position in a message the tree stores is a drop of that fie
     CHECK(edits.dropped(full.at(1).first_field));
     CHECK(edits.dropped_fields().size() == 2);
 
-    const auto lazy = parsed(bytes, onnx::tensor_fields::on_demand);
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
     REQUIRE_FALSE(lazy.stores_fields(t[1]));
     onnx::tree_edits in_body;
     in_body.drop(lazy, t[1], 2);

@@ -1,6 +1,7 @@
 // Checks that a tree parsed with tensor_fields::on_demand says what the full tree of the
 // same bytes says, and that every body it dropped reads back (message_tree::body), with
-// the messages inside it, as the full tree holds it. Shared by test_message_tree.cpp and test_model_file.cpp.
+// the messages inside it, as the full tree holds it. Shared by test_message_tree.cpp and test_model_file.cpp;
+// parse_tree and tensor_messages by every test that compares the two trees' forms.
 #pragma once
 
 #include <onnxstream/onnx/fields.hpp>
@@ -8,11 +9,30 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <span>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace test_support {
+
+/// The tree of `bytes` with TensorProto bodies kept as `tensors` says (the parse must succeed).
+inline onnxstream::onnx::message_tree parse_tree(std::span<const std::byte> bytes, onnxstream::onnx::tensor_fields tensors) {
+    onnxstream::onnx::tree_options options;
+    options.tensors = tensors;
+    auto tree = onnxstream::onnx::message_tree::parse(bytes, options);
+    REQUIRE(tree);
+    return std::move(*tree);
+}
+
+/// The indices of the tree's TensorProto messages, in order.
+inline std::vector<std::uint32_t> tensor_messages(const onnxstream::onnx::message_tree& tree) {
+    std::vector<std::uint32_t> out;
+    for (std::uint32_t m = 0; m < tree.messages().size(); ++m)
+        if (tree.at(m).kind == onnxstream::onnx::message_kind::tensor) out.push_back(m);
+    return out;
+}
 
 // `to_a` turns a child index of `b`'s tree into one of `a`'s.
 template <class ChildMap>
