@@ -130,11 +130,11 @@ result<mapped_file> mapped_file::map(int fd, std::uint64_t size, const std::file
     // Boost.Iostreams did the same through /proc/self/fd, at the price of five shared
     // libraries (it links every compression library it supports) loaded by every run.
     void* data = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_SHARED, fd, 0);
-    if (data == MAP_FAILED)
-        return failure(
-            error_code::io,
-            "cannot map " + display.string() + " into memory: " + std::error_code(errno, std::generic_category()).message(),
-            "check that the file is readable and not being changed");
+    if (data == MAP_FAILED) {
+        const std::error_code why(errno, std::generic_category());  // before building the message may change errno
+        return failure(error_code::io, "cannot map " + display.string() + " into memory: " + why.message(),
+                       "check that the file is readable and not being changed");
+    }
     state->data = data;
     state->size = static_cast<std::size_t>(size);
     file.bytes_ = std::span(static_cast<const std::byte*>(data), state->size);
