@@ -24,6 +24,9 @@ public:
 
     lazy_vector() noexcept = default;
     lazy_vector(const lazy_vector& other) : items_(other.empty() ? nullptr : std::make_unique<std::vector<T>>(*other.items_)) {}
+    /// Takes the elements of `items` (none taken: no heap block).
+    explicit lazy_vector(std::vector<T> items)
+        : items_(items.empty() ? nullptr : std::make_unique<std::vector<T>>(std::move(items))) {}
     lazy_vector(lazy_vector&&) noexcept = default;
     lazy_vector& operator=(const lazy_vector& other) {
         if (this != &other) items_ = other.empty() ? nullptr : std::make_unique<std::vector<T>>(*other.items_);

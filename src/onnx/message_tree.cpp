@@ -217,8 +217,17 @@ struct message_tree::builder {
         const std::uint64_t field_limit = options.max_fields > dropped ? options.max_fields - dropped : 0;
         const auto bytes = tree.bytes_;
         // Fields go straight into the tree: a message of a million fields needs no
-        // scratch copy of them.
+        // scratch copy of them. The headers of a message of many megabytes (a graph of a
+        // million initializers or nodes) are read across all of it before its children
+        // are: the pages behind the scan may go (options.behind), and come back from the
+        // page cache as the children are read, rather than the whole file being mapped.
+        const bool reports = options.behind && end - begin > tree_options::behind_step;
+        auto reported = begin;
         for (auto position = begin; position < end;) {
+            if (reports && position - reported >= tree_options::behind_step) {
+                options.behind(position);
+                reported = position;
+            }
             proto::field_token token;
             if (!proto::read_field_fast_in(bytes, position, end, token)) {
                 auto read = proto::read_field(bytes, position, end);
@@ -285,10 +294,8 @@ struct message_tree::builder {
             tree.messages_.push_back(child);
             tree.fields_[field_index].child = child_index;
             ONNXSTREAM_TRY(build(child_index));
-            if (sub == message_kind::tensor && options.tensors == tensor_fields::on_demand) {
-                drop_fields(child_index);
-                if (options.behind) options.behind(token.end_offset());
-            }
+            if (sub == message_kind::tensor && options.tensors == tensor_fields::on_demand) drop_fields(child_index);
+            if (reports) options.behind(token.end_offset());
         }
         for (std::size_t i = 0; i < count; ++i) {
             const auto& f = tree.fields_[first + i];

@@ -34,10 +34,12 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     if (!bulk.empty()) ONNXSTREAM_TRY(model.file.copy_in_except(bulk));
     auto tree_options = options;
     tree_options.tensors = reading == tensor_reading::on_demand ? tensor_fields::on_demand : tensor_fields::stored;
-    // On demand, the pages the parse has read are released behind it, as they are behind
-    // the reads below: nothing holds views of them.
+    // Unless tensors are kept, the pages the parse has read are released behind it, as
+    // they are behind the reads below (views of them stay valid: a released page comes
+    // back from the page cache when it is read again).
     io::release_behind behind(model.file.mapping());
-    if (reading == tensor_reading::on_demand) tree_options.behind = [&behind](std::uint64_t end) { behind.reached(end); };
+    const bool releases = reading != tensor_reading::kept;
+    if (releases) tree_options.behind = [&behind](std::uint64_t end) { behind.reached(end); };
     auto parsed = message_tree::parse(model.file.bytes(), tree_options);
     // A model cut short while it was read fails to parse for that reason, whatever the
     // parser saw in the zeros that stood in for the missing bytes.
@@ -53,7 +55,7 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     if (reading == tensor_reading::kept) model.tensors.reserve(model.sites.size());
     for (const auto t : model.sites.ids()) {
         const auto m = model.sites[t].message;
-        if (reading == tensor_reading::on_demand) behind.reached(model.tree.payload_range(m).offset);
+        if (releases) behind.reached(model.tree.payload_range(m).offset);
         auto tensor = read_tensor_at(model.tree, m);
         if (!tensor) {
             ONNXSTREAM_TRY(model.file.check_unchanged());
@@ -64,7 +66,7 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
         if (tensor->storage == tensor_storage::external) model.external_sites.push_back(t);
         if (reading == tensor_reading::kept) model.tensors.push_back(std::move(tensor).value());
     }
-    if (reading == tensor_reading::on_demand) behind.finish(model.file.size());
+    if (releases) behind.finish(model.file.size());
     ONNXSTREAM_TRY(model.file.check_unchanged());
     return model;
 }

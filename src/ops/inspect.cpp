@@ -151,15 +151,21 @@ private:
     std::array<recent_op, slots> recent_{};
 };
 
-void count_nodes(const message_tree& tree, inspect_report& report) {
+// Messages are in file order: the pages behind the walk go, as they did behind the parse
+// (a graph of a million nodes would map all of its file again). The counts' views stay
+// valid: a released page comes back from the page cache when it is read.
+void count_nodes(const model_file& model, inspect_report& report) {
     op_counts counts;
+    const auto& tree = model.tree;
     const auto messages = tree.messages();
+    io::release_behind behind(model.file.mapping());
     for (std::uint32_t node = 0; node < messages.size(); ++node) {
         const auto& m = messages[node];
         if (m.kind == message_kind::graph && m.parent != no_index && messages[m.parent].kind == message_kind::attribute)
             ++report.subgraphs;
         if (m.kind != message_kind::node) continue;
         ++report.nodes;
+        behind.reached(tree.payload_range(node).offset);
         // find_text's answers for the domain and the op, in one walk over the node's fields.
         std::string_view domain;
         std::string_view op;
@@ -179,6 +185,7 @@ void count_nodes(const message_tree& tree, inspect_report& report) {
         if (domain == "ai.onnx") domain = {};
         counts.add(domain, op);
     }
+    behind.finish(model.file.size());
     counts.report_into(report);
 }
 
@@ -243,7 +250,7 @@ result<inspect_report> inspect(const std::filesystem::path& path, const resolve_
     report.path = path;
     report.file_size = bound.model.file.size();
     read_model_fields(bound.model.tree, report);
-    count_nodes(bound.model.tree, report);
+    count_nodes(bound.model, report);
     count_tensors(bound, report);
     summarize_data_files(bound.data, report);
     if (bound.data.blocking_problem(true) == nullptr) {

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,4 +45,15 @@ TEST_CASE("lazy_vector: copies are deep, moves take the elements") {
     CHECK(b == a);
     lazy_vector<int> c(std::move(b));
     CHECK(c == std::vector<int>{1});
+}
+
+TEST_CASE("lazy_vector: made from a vector takes its elements; from an empty one holds no block") {
+    const lazy_vector<std::int64_t> dims(std::vector<std::int64_t>{2, 3});
+    CHECK(dims == std::vector<std::int64_t>{2, 3});
+    const std::span<const std::int64_t> view(dims);  // what tensor_dims and encoders take
+    CHECK(view.size() == 2);
+    CHECK(view[1] == 3);
+    const lazy_vector<std::int64_t> none_given(std::vector<std::int64_t>{});
+    CHECK(none_given.empty());
+    CHECK(none_given.data() == nullptr);
 }

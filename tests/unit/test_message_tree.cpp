@@ -572,3 +572,68 @@ TEST_CASE("a damaged tensor body fails an on-demand parse with the error of a fu
         check_same_error(model.bytes());
     }
 }
+
+TEST_CASE("the parse reports its progress through a large message: during the header scan, then after each child") {
+    // A graph of more than tree_options::behind_step bytes: nodes, then two initializers.
+    proto_builder graph;
+    std::size_t children = 0;
+    for (; graph.bytes().size() <= tree_options::behind_step + (1U << 20); ++children) {
+        const auto i = std::to_string(children);
+        graph.message_field(1, node("Relu", "x" + i, "y" + i));
+    }
+    graph.message_field(5, tensor("w", {1, 2})).message_field(5, tensor("v", {3}));
+    children += 2;
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto bytes = model.bytes();
+
+    std::vector<std::uint64_t> calls;
+    auto options = on_demand();
+    options.behind = [&calls](std::uint64_t offset) { calls.push_back(offset); };
+    const auto tree = message_tree::parse(bytes, options);
+    REQUIRE(tree);
+    const auto graph_index = tree->field(tree->at(0).first_field + 1).child;
+    REQUIRE(tree->at(graph_index).kind == message_kind::graph);
+    const auto graph_range = tree->payload_range(graph_index);
+
+    // The scan of the graph's headers reports once per step, moving forward...
+    std::size_t scanned = 0;
+    while (scanned + 1 < calls.size() && calls[scanned + 1] > calls[scanned]) ++scanned;
+    ++scanned;
+    REQUIRE(scanned >= 1);
+    CHECK(calls.front() >= graph_range.offset + tree_options::behind_step);
+    CHECK(calls[scanned - 1] < graph_range.offset + graph_range.length);
+    // ...then the descent goes back and reports the end of each child, in order, and at
+    // last the graph's own end (the model is larger than a step too).
+    REQUIRE(calls.size() == scanned + children + 1);
+    std::uint32_t child = 0;
+    for (const auto& f : tree->fields(graph_index)) {
+        if (f.child == no_index) continue;
+        CHECK(calls[scanned + child] == f.end_offset());
+        ++child;
+    }
+    CHECK(child == children);
+    CHECK(calls.back() == graph_range.offset + graph_range.length);
+    // The tree is what a parse without reports makes.
+    const auto plain = message_tree::parse(bytes, on_demand());
+    REQUIRE(plain);
+    REQUIRE(plain->messages().size() == tree->messages().size());
+    bool same = true;
+    for (std::uint32_t m = 0; m < tree->messages().size(); ++m) {
+        same = same && plain->stores_fields(m) == tree->stores_fields(m);
+        if (!tree->stores_fields(m)) continue;
+        const auto a = plain->fields(m);
+        const auto b = tree->fields(m);
+        same = same && a.size() == b.size() &&
+               std::equal(a.begin(), a.end(), b.begin(), [](const field_entry& x, const field_entry& y) {
+                   return x.header_offset() == y.header_offset() && x.total_length() == y.total_length() && x.child == y.child;
+               });
+    }
+    CHECK(same);
+
+    SUBCASE("a model of less than a step reports nothing") {
+        calls.clear();
+        REQUIRE(message_tree::parse(tensors_everywhere(), options));
+        CHECK(calls.empty());
+    }
+}

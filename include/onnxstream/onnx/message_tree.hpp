@@ -208,9 +208,14 @@ struct tree_options {
     std::uint64_t max_fields = 1ULL << 30;    // fields in the whole model (dropped ones count)
     std::uint64_t max_messages = 1ULL << 28;  // messages in the whole model
     tensor_fields tensors = tensor_fields::stored;
-    /// With tensor_fields::on_demand, called after each TensorProto body with its end: the
-    /// parse reads no byte before it again (model_file releases the mapped pages behind).
-    std::function<void(std::uint64_t end)> behind;
+    /// Called as the parse moves forward through the bytes: while it reads a message's
+    /// field headers (every few MiB), and after each child message with its end. The
+    /// parse reads the bytes before `offset` again only when it goes back to descend into
+    /// the children of the message whose headers it read: a caller may release the
+    /// mapped pages behind (model_file does, on demand; io::release_behind follows a walk
+    /// that moves back). Never called for a message whose bytes end within `step`.
+    std::function<void(std::uint64_t offset)> behind;
+    static constexpr std::uint64_t behind_step = 4ULL << 20;
 };
 
 class message_tree {

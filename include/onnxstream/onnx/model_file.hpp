@@ -76,13 +76,14 @@ struct model_file {
     [[nodiscard]] tensor_handle tensor(site_id site) const;
 };
 
-/// A pass over a model's tensors in site (file) order. Read on demand, it releases the
-/// mapped pages behind it (io::release_behind), so that a pass over a million small
-/// tensors does not keep the whole file mapped; for kept tensors it only reads them.
+/// A pass over a model's tensors in site (file) order. Read on demand (with the full tree
+/// or not), it releases the mapped pages behind it (io::release_behind), so that a pass
+/// over a million small tensors does not keep the whole file mapped; for kept tensors it
+/// only reads them.
 class tensor_pass {
 public:
     explicit tensor_pass(const model_file& model) noexcept
-        : model_(&model), behind_(model.file.mapping()), releases_(model.reading == tensor_reading::on_demand) {}
+        : model_(&model), behind_(model.file.mapping()), releases_(model.reading != tensor_reading::kept) {}
     tensor_pass(const tensor_pass&) = delete;
     tensor_pass& operator=(const tensor_pass&) = delete;
     ~tensor_pass() {
