@@ -50,7 +50,7 @@ value_id graph_index::define(scope_id s, name_id name, value_kind kind) {
     v.kind = kind;
     v.pinned = model_.pinned.contains(name);
     const auto id = values_.push_back(v);
-    if (2 * values_.size() > slots_.size()) {
+    if (4 * values_.size() > 3 * slots_.size()) {
         grow_slots();  // places the new value too
     } else {
         const auto mask = slots_.size() - 1;
@@ -69,7 +69,9 @@ graph_index::graph_index(const graph_model& model) : model_(model) {
         if (!sc.removed) definitions += sc.inputs.size() + sc.initializers.size() + sc.sparse_initializers.size();
     for (const auto& nd : model.nodes) definitions += nd.outputs.size();
     values_.reserve(definitions);
-    slots_.assign(std::bit_ceil(std::max<std::size_t>(64, 2 * definitions + 2)), value_id{none});
+    // At most three quarters full (a power of two over 4/3 of them): a million values take
+    // 2^21 slots, where "at most half" would have taken 2^22 (16 MB).
+    slots_.assign(std::bit_ceil(std::max<std::size_t>(64, definitions + definitions / 3 + 2)), value_id{none});
     // Definitions first, every scope, so resolution does not depend on node order.
     for (const auto s : scopes.ids()) {
         const auto& sc = scopes[s];

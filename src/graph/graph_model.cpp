@@ -1,5 +1,6 @@
 #include <onnxstream/graph/graph_model.hpp>
 
+#include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
@@ -72,6 +73,12 @@ attribute_value read_attribute(const onnx::message_tree& tree, std::uint32_t mes
 struct graph_model::builder {
     graph_model& model;
     const onnx::message_tree& tree;
+    // The walk is in file order: the mapped pages behind it go (a million initializers'
+    // names would map the whole file). Names stay views of the mapping: a released page
+    // comes back from the page cache when a pass reads it.
+    io::release_behind behind;
+
+    void reached(std::uint32_t message) { behind.reached(tree.payload_range(message).offset); }
 
     scope_id add_scope(scope_kind kind, std::uint32_t message, scope_id parent, node_id owner, std::string attribute) {
         scope s;
@@ -118,9 +125,19 @@ struct graph_model::builder {
 
     void read_graph(scope_id s) {
         const auto message = model.scopes[s].message;
+        // The scope's lists sized once: a graph may hold a million nodes or initializers.
+        std::size_t nodes = 0;
+        std::size_t initializers = 0;
+        for (const auto& f : tree.fields(message)) {
+            nodes += f.number() == number(onnx::graph_field::node) ? 1U : 0U;
+            initializers += f.number() == number(onnx::graph_field::initializer) ? 1U : 0U;
+        }
+        model.scopes[s].nodes.reserve(nodes);
+        model.scopes[s].initializers.reserve(initializers);
         for (const auto& f : tree.fields(message)) {
             const auto k = f.number();
             if (f.child == none) continue;
+            reached(f.child);
             if (k == number(onnx::graph_field::node)) {
                 read_node(f.child, s);
             } else if (k == number(onnx::graph_field::initializer)) {
@@ -169,6 +186,7 @@ struct graph_model::builder {
                 model.scopes[s].outputs.push_back(model.names.intern_lasting(tree.text(f)));
                 model.scopes[s].output_messages.push_back(none);
             } else if (k == number(onnx::function_field::node) && f.child != none) {
+                reached(f.child);
                 read_node(f.child, s);
             }
         }
@@ -231,19 +249,25 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
     // tensors are counted too), not doubling arrays of a million entries.
     std::size_t node_messages = 0;
     std::size_t tensor_messages = 0;
+    std::size_t value_info_messages = 0;
     for (const auto& m : tree.messages()) {
         node_messages += m.kind == message_kind::node ? 1U : 0U;
         tensor_messages += m.kind == message_kind::tensor ? 1U : 0U;
+        value_info_messages += m.kind == message_kind::value_info ? 1U : 0U;
     }
     model.nodes.reserve(node_messages);
     model.tensors.reserve(tensor_messages);
+    // Most names are an initializer's, a node's (first) output or a graph input's, and
+    // the table holds the empty name too.
+    model.names.reserve(node_messages + tensor_messages + value_info_messages + 1);
 
-    builder b{model, tree};
+    builder b{model, tree, io::release_behind(file.file.mapping())};
     b.read_graph(b.add_scope(scope_kind::main, main_graph, none, none, {}));
     for (const auto& f : tree.fields(0)) {
         if (f.number() == number(onnx::model_field::functions) && f.child != none) b.read_function(f.child);
         if (f.number() == number(onnx::model_field::training_info) && f.child != none) b.pin_training(f.child);
     }
+    b.behind.finish(file.file.size());
     return model;
 }
 
@@ -328,12 +352,12 @@ std::int32_t graph_model::tensor_type(tensor_id t) const {
 
 std::vector<std::int64_t> graph_model::tensor_dims(tensor_id t) const {
     const auto& x = tensors[t];
-    return x.site != none ? file_->tensor(x.site)->dims.to_vector() : x.dims;
+    return x.site != none ? file_->tensor(x.site)->dims.to_vector() : std::vector<std::int64_t>(x.dims.begin(), x.dims.end());
 }
 
 onnx::tensor_dims graph_model::dims_view(tensor_id t) const {
     const auto& x = tensors[t];
-    return x.site != none ? file_->tensor(x.site)->dims : onnx::tensor_dims(x.dims);
+    return x.site != none ? file_->tensor(x.site)->dims : onnx::tensor_dims(std::span<const std::int64_t>(x.dims));
 }
 
 std::uint64_t graph_model::tensor_bytes(tensor_id t) const {
@@ -388,7 +412,7 @@ tensor_id graph_model::add_tensor(scope_id s, name_id name, std::int32_t data_ty
     const auto id = tensors.push_back({.scope = s,
                                        .name = name,
                                        .data_type = data_type,
-                                       .dims = std::move(dims),
+                                       .dims = lazy_vector<std::int64_t>(std::move(dims)),
                                        .computed = std::make_shared<const computed_values>(std::move(values))});
     scopes[s].initializers.push_back(id);
     scopes[s].changed = true;

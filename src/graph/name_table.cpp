@@ -1,6 +1,7 @@
 #include <onnxstream/graph/name_table.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 
 namespace onnxstream::graph {
@@ -9,32 +10,42 @@ name_table::name_table() { (void)intern(""); }
 
 std::size_t name_table::slot_of(std::string_view text, std::size_t hash) const {
     const auto mask = slots_.size() - 1;
-    auto i = hash & mask;
-    while (slots_[i] != unused && texts_[slots_[i]] != text) i = (i + 1) & mask;
+    const auto h = static_cast<std::uint32_t>(hash);
+    auto i = h & mask;
+    while (slots_[i].id != unused && (slots_[i].hash != h || texts_[slots_[i].id] != text)) i = (i + 1) & mask;
     return i;
+}
+
+void name_table::rehash(std::size_t size) {
+    std::vector<slot> old(size);
+    old.swap(slots_);
+    const auto mask = slots_.size() - 1;
+    for (const auto& s : old) {
+        if (s.id == unused) continue;
+        auto i = s.hash & mask;
+        while (slots_[i].id != unused) i = (i + 1) & mask;
+        slots_[i] = s;
+    }
+}
+
+void name_table::reserve(std::size_t names) {
+    texts_.reserve(names);
+    const auto wanted = std::bit_ceil(std::max<std::size_t>(64, 2 * names));
+    if (wanted > slots_.size()) rehash(wanted);
 }
 
 name_id name_table::add(std::string_view text, std::size_t hash) {
     const auto id = static_cast<std::uint32_t>(texts_.size());
     texts_.push_back(text);
-    if (2 * texts_.size() > slots_.size()) {
-        slots_.assign(std::max<std::size_t>(64, 2 * slots_.size()), unused);
-        const auto mask = slots_.size() - 1;
-        for (std::uint32_t k = 0; k < texts_.size(); ++k) {
-            auto i = std::hash<std::string_view>{}(texts_[k]) & mask;
-            while (slots_[i] != unused) i = (i + 1) & mask;
-            slots_[i] = k;
-        }
-    } else {
-        slots_[slot_of(text, hash)] = id;
-    }
+    if (2 * texts_.size() > slots_.size()) rehash(std::max<std::size_t>(64, 2 * slots_.size()));
+    slots_[slot_of(text, hash)] = {static_cast<std::uint32_t>(hash), id};
     return static_cast<name_id>(id);
 }
 
 name_id name_table::intern(std::string_view text) {
     const auto hash = std::hash<std::string_view>{}(text);
     if (!slots_.empty()) {
-        if (const auto i = slot_of(text, hash); slots_[i] != unused) return static_cast<name_id>(slots_[i]);
+        if (const auto i = slot_of(text, hash); slots_[i].id != unused) return static_cast<name_id>(slots_[i].id);
     }
     return add(copies_.emplace_back(text), hash);
 }
@@ -42,15 +53,15 @@ name_id name_table::intern(std::string_view text) {
 name_id name_table::intern_lasting(std::string_view text) {
     const auto hash = std::hash<std::string_view>{}(text);
     if (!slots_.empty()) {
-        if (const auto i = slot_of(text, hash); slots_[i] != unused) return static_cast<name_id>(slots_[i]);
+        if (const auto i = slot_of(text, hash); slots_[i].id != unused) return static_cast<name_id>(slots_[i].id);
     }
     return add(text, hash);
 }
 
 std::optional<name_id> name_table::find(std::string_view text) const {
     if (slots_.empty()) return std::nullopt;
-    if (const auto i = slot_of(text, std::hash<std::string_view>{}(text)); slots_[i] != unused)
-        return static_cast<name_id>(slots_[i]);
+    if (const auto i = slot_of(text, std::hash<std::string_view>{}(text)); slots_[i].id != unused)
+        return static_cast<name_id>(slots_[i].id);
     return std::nullopt;
 }
 

@@ -507,7 +507,9 @@ struct inference {
         }
         for (const auto v : index.value_ids()) {
             const auto& val = index.at(v);
-            if (val.kind != value_kind::initializer || val.overridable) continue;
+            // An initializer nothing reads is no node's input, so no shape is asked of it:
+            // none is copied (a model may have a million such tensors).
+            if (val.kind != value_kind::initializer || val.overridable || val.uses.empty()) continue;
             shapes[v].data_type = model.tensor_type(val.tensor);
             if (model.dims_view(val.tensor).size() <= max_known_rank) shapes[v].dims = model.tensor_dims(val.tensor);
         }

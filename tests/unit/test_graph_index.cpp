@@ -33,6 +33,21 @@ std::vector<std::byte> branchy_model() {
 
 }  // namespace
 
+TEST_CASE("name_table: reserved room keeps every name and id, before and after names already held") {
+    name_table names;
+    const auto early = names.intern("early");
+    names.reserve(1000);  // the slots are laid out again for the names already held
+    CHECK(names.find("early") == early);
+    CHECK(names.find("") == empty_name);
+    std::vector<name_id> ids;
+    for (int i = 0; i < 1000; ++i) ids.push_back(names.intern("n" + std::to_string(i)));
+    for (int i = 0; i < 1000; ++i) CHECK(names.find("n" + std::to_string(i)) == ids[static_cast<std::size_t>(i)]);
+    CHECK(names.size() == 1002);
+    names.reserve(10);  // smaller than held: nothing changes
+    CHECK(names.find("n999") == ids.back());
+    CHECK(names.intern("early") == early);
+}
+
 TEST_CASE("name_table: interning, the empty name and fresh names") {
     name_table names;
     CHECK(names.intern("") == empty_name);

@@ -122,6 +122,7 @@ TEST_CASE("constant_integers reads INT64 initializers, up to the limit asked for
 TEST_CASE("an initializer of more dims than max_known_rank keeps its type, its rank unknown") {
     proto_builder g;
     g.message_field(1, onnx_node("Relu", {"H"}, {"Y"}, "relu"));
+    g.message_field(1, onnx_node("Relu", {"W"}, {"Z"}, "relu_w"));
     g.string_field(2, "huge");
     g.message_field(5, float_tensor("H", std::vector<std::int64_t>(max_known_rank + 1, 1), {2.0F}));
     g.message_field(5, float_tensor("W", std::vector<std::int64_t>(max_known_rank, 1), {3.0F}));
@@ -136,4 +137,24 @@ TEST_CASE("an initializer of more dims than max_known_rank keeps its type, its r
     CHECK(over.data_type == 1);
     CHECK_FALSE(over.dims);
     CHECK_FALSE(shapes[index.resolve(main_scope, *h.model().names.find("Y"))].dims);
+}
+
+TEST_CASE("an initializer nothing reads gets no shape; one a node or a graph output reads does") {
+    proto_builder g;
+    g.message_field(1, onnx_node("Relu", {"A"}, {"Y"}, "relu"));
+    g.string_field(2, "unread");
+    g.message_field(5, float_tensor("A", {2}, {1.0F, 2.0F}));
+    g.message_field(5, float_tensor("UNREAD", {3}, {1.0F, 2.0F, 3.0F}));
+    g.message_field(5, float_tensor("OUT", {1}, {4.0F}));
+    g.message_field(12, vinfo("Y"));
+    g.message_field(12, vinfo("OUT"));
+    harness h(model(g));
+    const graph_index index(h.model());
+    const auto shapes = infer_shapes(h.model(), index, h.reader());
+    const auto shape = [&](std::string_view name) { return shapes[index.resolve(main_scope, *h.model().names.find(name))]; };
+    CHECK(shape("A").dims == std::vector<std::int64_t>{2});
+    CHECK(shape("Y").dims == std::vector<std::int64_t>{2});
+    CHECK(shape("OUT").dims == std::vector<std::int64_t>{1});
+    CHECK(shape("UNREAD").data_type == 0);
+    CHECK_FALSE(shape("UNREAD").dims);
 }

@@ -29,13 +29,14 @@ struct value_use {
     scope_id scope = none;   // the scope of the node, or whose output it is
 };
 
+// 40 bytes (an index may hold millions): the one-byte fields together, after the ids.
 struct value {
     name_id name = empty_name;
-    scope_id scope = none;  // where it is defined
+    scope_id scope = none;    // where it is defined
+    node_id node = none;      // node_output: the producer
+    std::uint32_t slot = 0;   // node_output: output slot; graph_input: input position
+    tensor_id tensor = none;  // initializer: the tensor
     value_kind kind = value_kind::undefined;
-    node_id node = none;              // node_output: the producer
-    std::uint32_t slot = 0;           // node_output: output slot; graph_input: input position
-    tensor_id tensor = none;          // initializer: the tensor
     bool overridable = false;         // an initializer that is also a graph input (its default)
     bool pinned = false;              // a training graph uses it
     std::span<const value_use> uses;  // in node order, then the graph outputs; into the index
@@ -46,6 +47,7 @@ struct value {
         return false;
     }
 };
+static_assert(sizeof(value) <= 40);
 
 class graph_index {
 public:
@@ -88,7 +90,7 @@ private:
     const graph_model& model_;
     indexed_vector<value_id, value> values_;
     // (scope, name) -> value: an open-addressing table of value ids (none: empty), at most
-    // half full, probed linearly from a hash of the pair.
+    // three quarters full, probed linearly from a hash of the pair.
     std::vector<value_id> slots_;
     std::vector<value_use> uses_;                            // every value's uses, value by value
     std::vector<std::uint32_t> input_start_, output_start_;  // per node, into the flat lists

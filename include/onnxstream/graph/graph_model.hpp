@@ -103,6 +103,8 @@ struct computed_values {
     site_id copy_site = none;  // the site whose bytes are copied
 };
 
+// 48 bytes (a model may have millions of initializers): a computed tensor's dims are out
+// of line, since most tensors have a site and no dims here.
 struct tensor {
     site_id site = none;    // where its bytes are; none for a computed tensor
     scope_id scope = none;  // the scope whose initializer it is
@@ -111,11 +113,12 @@ struct tensor {
     bool renamed = false;  // its name differs from its TensorProto's
     // Computed tensors only:
     std::int32_t data_type = 0;
-    std::vector<std::int64_t> dims;
+    lazy_vector<std::int64_t> dims;
     // The recipe, set by add_tensor (null for a tensor with a site): out of line, since
     // most tensors have none and a model may have millions.
     std::shared_ptr<const computed_values> computed;
 };
+static_assert(sizeof(tensor) <= 48);
 
 struct value_info {
     std::uint32_t message = none;  // ValueInfoProto

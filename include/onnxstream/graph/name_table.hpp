@@ -32,6 +32,10 @@ public:
     name_table(name_table&&) noexcept = default;
     name_table& operator=(name_table&&) noexcept = default;
 
+    /// Room for `names` names in all, so that a table filled with about that many is
+    /// sized once (its arrays are not regrown, leaving freed blocks behind).
+    void reserve(std::size_t names);
+
     /// The id of `text`, adding a copy of it when new.
     [[nodiscard]] name_id intern(std::string_view text);
     /// The same for text that outlives the table (a model's mapped bytes): added without a
@@ -51,10 +55,18 @@ private:
 
     std::vector<std::string_view> texts_;  // by id: into `copies_` or into lasting text
     std::deque<std::string> copies_;       // a deque: views into it stay valid as it grows
-    // text -> id: an open-addressing table of ids (`unused`: empty), at most half full,
-    // probed linearly from the text's hash.
+    // text -> id: an open-addressing table at most half full, probed linearly from the
+    // text's hash. A slot keeps 32 bits of its text's hash beside the id: a probe compares
+    // texts only when those agree, and growing rehashes without reading a text. (Texts
+    // are mostly views of a model's mapped pages, which may have been released: reading
+    // every name a probe passes would fault the whole file back in.)
     static constexpr std::uint32_t unused = ~std::uint32_t{0};
-    std::vector<std::uint32_t> slots_;
+    struct slot {
+        std::uint32_t hash = 0;
+        std::uint32_t id = unused;
+    };
+    void rehash(std::size_t size);
+    std::vector<slot> slots_;
 };
 
 }  // namespace onnxstream::graph

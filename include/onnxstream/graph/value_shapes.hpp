@@ -27,7 +27,8 @@ struct value_shape {
 /// not copied (8 bytes a dim, for every such value, for as long as the shapes live).
 inline constexpr std::uint64_t max_known_rank = 4096;
 
-/// One entry per value of `index`.
+/// One entry per value of `index`. An initializer nothing reads (no use, not a graph
+/// output) is left unknown: no pass asks its shape, and a model may have millions.
 [[nodiscard]] indexed_vector<value_id, value_shape> infer_shapes(const graph_model& model, const graph_index& index,
                                                                  const tensor_reader& reader);
 
