@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <string>
 
 namespace onnxstream::cli {
@@ -80,8 +81,12 @@ int run_optimize(std::span<const std::string> argv, const command_context& conte
     };
     if (auto parsed = parse_all(); !parsed) return usage_error("optimize", parsed.error().message);
     const auto report = run_with_progress(options, context, p.flags, [&] { return ops::optimize(args.positionals[0], options); });
-    return show(
-        report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
+    // The JSON is streamed (print_json of a writing function): a million findings make a
+    // document of a hundred megabytes, never held whole.
+    const auto json = [](const ops::optimize_report& r) {
+        return std::function<void(json_writer&)>([&r](json_writer& writer) { report::write_json(writer, r); });
+    };
+    return show(report, p.flags, json, [](const auto& r) { return report::to_text(r); });
 }
 
 }  // namespace onnxstream::cli

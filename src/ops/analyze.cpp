@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <set>
+#include <string>
+#include <vector>
 
 namespace onnxstream::ops {
 
@@ -21,12 +23,55 @@ namespace {
 
 // Findings about the model as it is: unused initializers and inputs, isolated components.
 // A model may have a million unused initializers: they go into the list as they are
-// found, with no `finding` struct each, and their scope path made once per scope.
+// found, with no `finding` struct each, and their scope path made once per scope. The
+// index is gone before they do (a 16-byte record each meanwhile), so the list and the
+// index, both about as large as the graph model, are never held together.
 void static_findings(const graph::graph_model& model, finding_list& out) {
-    const graph::graph_index index(model);
-    std::uint64_t unused = 0;
-    for (const auto v : index.value_ids()) unused += index.at(v).uses.empty() && !index.at(v).pinned ? 1U : 0U;
-    out.reserve(unused, 64);
+    struct unused_value {
+        graph::name_id name = graph::empty_name;
+        graph::scope_id scope = none;
+        graph::tensor_id tensor = none;  // an initializer's; none for a graph input
+    };
+    std::vector<unused_value> unused;
+    std::vector<finding> isolated;
+    {
+        const graph::graph_index index(model);
+        std::uint64_t count = 0;
+        for (const auto v : index.value_ids()) count += index.at(v).uses.empty() && !index.at(v).pinned ? 1U : 0U;
+        unused.reserve(count);
+        for (const auto v : index.value_ids()) {
+            const auto& val = index.at(v);
+            if (!val.uses.empty() || val.pinned) continue;
+            if (val.kind == graph::value_kind::graph_input && model.scopes[val.scope].kind == graph::scope_kind::main)
+                unused.push_back({val.name, val.scope, none});
+            else if (val.kind == graph::value_kind::initializer && !val.overridable)
+                unused.push_back({val.name, val.scope, val.tensor});
+        }
+        const auto live = passes::compute_liveness(model, index);
+        for (const auto& c : passes::isolated_components(model, index, live)) {
+            finding f;
+            f.kind = finding_kind::isolated_component;
+            f.scope = model.scope_path(c.scope);
+            std::set<node_id> members(c.nodes.begin(), c.nodes.end());
+            for (const auto n : c.nodes) {
+                f.names.push_back(model.node_label(n));
+                f.nodes += graph::nodes_within(model, n);
+            }
+            // Initializers only this component reads.
+            std::set<graph::value_id> counted;
+            for (const auto n : c.nodes)
+                for (std::size_t k = 0; k < model.nodes[n].inputs.size(); ++k) {
+                    const auto v = index.input(n, k);
+                    if (v == none || index.at(v).kind != graph::value_kind::initializer || !counted.insert(v).second) continue;
+                    bool only_here = true;
+                    for (const auto& u : index.at(v).uses) only_here = only_here && u.node != none && members.contains(u.node);
+                    if (only_here && !index.at(v).overridable) f.bytes += model.tensor_bytes(index.at(v).tensor);
+                }
+            f.detail = "connected to neither the graph inputs nor its outputs";
+            isolated.push_back(std::move(f));
+        }
+    }
+    out.reserve(unused.size(), 64);
     graph::scope_id path_of = none;
     std::string path;
     const auto scope_path = [&](graph::scope_id s) -> const std::string& {
@@ -36,40 +81,18 @@ void static_findings(const graph::graph_model& model, finding_list& out) {
         }
         return path;
     };
-    for (const auto v : index.value_ids()) {
-        const auto& val = index.at(v);
-        if (!val.uses.empty() || val.pinned) continue;
-        const std::array<std::string_view, 1> names{model.text(val.name)};
-        if (val.kind == graph::value_kind::graph_input && model.scopes[val.scope].kind == graph::scope_kind::main)
-            out.add(finding_kind::unused_input, scope_path(val.scope), {}, names, 0, 0, 1,
+    for (const auto& u : unused) {
+        const std::array<std::string_view, 1> names{model.text(u.name)};
+        if (u.tensor == none)
+            out.add(finding_kind::unused_input, scope_path(u.scope), {}, names, 0, 0, 1,
                     "reported only: graph inputs are the model's interface");
-        else if (val.kind == graph::value_kind::initializer && !val.overridable)
-            out.add(finding_kind::unused_initializer, scope_path(val.scope), {}, names, 0, model.tensor_bytes(val.tensor), 1,
+        else
+            out.add(finding_kind::unused_initializer, scope_path(u.scope), {}, names, 0, model.tensor_bytes(u.tensor), 1,
                     "nothing reads it");
     }
-    const auto live = passes::compute_liveness(model, index);
-    for (const auto& c : passes::isolated_components(model, index, live)) {
-        finding f;
-        f.kind = finding_kind::isolated_component;
-        f.scope = model.scope_path(c.scope);
-        std::set<node_id> members(c.nodes.begin(), c.nodes.end());
-        for (const auto n : c.nodes) {
-            f.names.push_back(model.node_label(n));
-            f.nodes += graph::nodes_within(model, n);
-        }
-        // Initializers only this component reads.
-        std::set<graph::value_id> counted;
-        for (const auto n : c.nodes)
-            for (std::size_t k = 0; k < model.nodes[n].inputs.size(); ++k) {
-                const auto v = index.input(n, k);
-                if (v == none || index.at(v).kind != graph::value_kind::initializer || !counted.insert(v).second) continue;
-                bool only_here = true;
-                for (const auto& u : index.at(v).uses) only_here = only_here && u.node != none && members.contains(u.node);
-                if (only_here && !index.at(v).overridable) f.bytes += model.tensor_bytes(index.at(v).tensor);
-            }
-        f.detail = "connected to neither the graph inputs nor its outputs";
-        out.add(f);
-    }
+    unused.clear();
+    unused.shrink_to_fit();
+    for (const auto& f : isolated) out.add(f);
 }
 
 }  // namespace

@@ -124,23 +124,48 @@ public:
 private:
     // A skip is reported once, and not at all when a later round did the work after all
     // (a BatchNormalization after another one folds once the first is gone).
-    static void keep_skips_once(std::vector<passes::finding>& findings) {
+    static void keep_skips_once(finding_list& findings) {
+        using passes::finding_kind;
+        using view = finding_list::view;
         // Skips are few, the other findings may be a million (an unused initializer each):
         // only the work done on something skipped is remembered, not every finding's name.
-        const auto skip = [](const passes::finding& f) { return f.kind == passes::finding_kind::skipped; };
-        if (std::none_of(findings.begin(), findings.end(), skip)) return;
-        std::set<std::pair<std::string_view, std::string_view>> skipped;  // views: nothing moves before `done` is made
-        for (const auto& f : findings)
-            if (skip(f) && !f.names.empty()) skipped.insert({f.scope, f.names[0]});
-        std::set<std::pair<std::string, std::string>> done;
-        for (const auto& f : findings)
-            if (!skip(f) && !f.names.empty() && skipped.contains({f.scope, f.names[0]})) done.insert({f.scope, f.names[0]});
-        std::set<std::tuple<std::string, std::vector<std::string>, std::string>> seen;
-        std::erase_if(findings, [&](const passes::finding& f) {
-            if (f.kind != passes::finding_kind::skipped) return false;
-            if (!f.names.empty() && done.contains({f.scope, f.names[0]})) return true;
-            return !seen.insert({f.scope, f.names, f.detail}).second;
+        // The views stay valid: nothing is added to `findings` until it is rebuilt.
+        std::vector<view> skips;
+        findings.for_each([&skips](const view& v) {
+            if (v.kind == finding_kind::skipped) skips.push_back(v);
         });
+        if (skips.empty()) return;
+        const auto first_name = [](const view& v) {
+            std::string_view first;
+            std::uint64_t i = 0;
+            v.for_each_name([&](std::string_view name) {
+                if (i++ == 0) first = name;
+            });
+            return first;
+        };
+        using scoped_name = std::pair<std::string_view, std::string_view>;
+        std::set<scoped_name> skipped;
+        for (const auto& v : skips)
+            if (v.name_count > 0) skipped.insert({v.scope, first_name(v)});
+        std::set<scoped_name> done;
+        findings.for_each([&](const view& v) {
+            if (v.kind == finding_kind::skipped || v.name_count == 0) return;
+            const scoped_name key{v.scope, first_name(v)};
+            if (skipped.contains(key)) done.insert(key);
+        });
+        std::set<std::tuple<std::string_view, std::vector<std::string>, std::string_view>> seen;
+        std::vector<std::uint64_t> dropped;  // positions, ascending
+        for (const auto& v : skips) {
+            if ((v.name_count > 0 && done.contains({v.scope, first_name(v)})) ||
+                !seen.insert({v.scope, v.names(), v.detail}).second)
+                dropped.push_back(v.position);
+        }
+        if (dropped.empty()) return;
+        finding_list kept;
+        findings.for_each([&](const view& v) {
+            if (!std::binary_search(dropped.begin(), dropped.end(), v.position)) kept.add(v.to_finding());
+        });
+        findings = std::move(kept);
     }
 
     result<void> write(const graph::tensor_reader& reader) {
@@ -172,6 +197,11 @@ private:
         ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
         sources.push_back(&spill_reader);
         ONNXSTREAM_ASSIGN(const auto edits, graph::build_edits(graph_, plan, spill, sources));
+        // The edits hold what they need (copies of the names and places they write): the graph
+        // model and the plan (a tensor and a name each, a million of them in a model of tiny
+        // initializers) go before the planner and the writer take their share.
+        graph_ = graph::graph_model{};
+        plan = graph::storage_plan{};
         ONNXSTREAM_ASSIGN(auto spill_source, spill.open_source());
         sources.back() = &spill_source;
         // The passes and the edits read names and bodies all over the file; the planner

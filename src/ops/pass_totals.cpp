@@ -8,7 +8,7 @@ using passes::finding_kind;
 
 pass_totals totals(const pass_result& pass) {
     pass_totals s;
-    for (const auto& f : pass.findings) {
+    pass.findings.for_each([&s](const finding_list::view& f) {
         switch (f.kind) {
             case finding_kind::unused_initializer:
             case finding_kind::duplicate_initializer:
@@ -32,7 +32,7 @@ pass_totals totals(const pass_result& pass) {
             case finding_kind::skipped: ++s.skipped; break;
             default: s.nodes += f.nodes; break;
         }
-    }
+    });
     return s;
 }
 

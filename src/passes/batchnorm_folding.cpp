@@ -65,7 +65,7 @@ public:
             if (nd.op_type != "BatchNormalization" || !nd.domain.empty()) continue;
             fold_plan plan;
             if (const auto refused = check(n, plan)) {
-                if (refused->kind == refusal_kind::reported) context_.findings.push_back(skipped_finding(n, refused->why));
+                if (refused->kind == refusal_kind::reported) context_.findings.add(skipped_finding(n, refused->why));
                 continue;
             }
             apply(n, plan);
@@ -319,7 +319,7 @@ private:
         f.names = {model_.node_label(bn), model_.node_label(p)};
         f.nodes = 1;
         f.detail = "into " + plan.op + " " + model_.node_label(p);
-        context_.findings.push_back(std::move(f));
+        context_.findings.add(std::move(f));
         touched_.insert(index_.input(bn, 0));
         touched_.insert(index_.output(bn, 0));
         model_.remove_node(bn);

@@ -7,11 +7,15 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <compare>
 #include <cstring>
 #include <map>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace onnxstream::passes {
 
@@ -53,6 +57,73 @@ bool same_attributes(const std::vector<attribute_bytes>& a, const std::vector<at
     }
     return true;
 }
+
+// A 64-bit key and a position in a scope's list, in 12 bytes (two 32-bit halves keep the
+// alignment at 4); ordered by key, then position.
+struct keyed_position {
+    std::uint32_t key_high = 0;
+    std::uint32_t key_low = 0;
+    std::uint32_t position = 0;
+
+    static keyed_position of(std::uint64_t key, std::uint32_t position) {
+        return {static_cast<std::uint32_t>(key >> 32U), static_cast<std::uint32_t>(key), position};
+    }
+    [[nodiscard]] bool same_key(const keyed_position& other) const {
+        return key_high == other.key_high && key_low == other.key_low;
+    }
+    auto operator<=>(const keyed_position&) const = default;
+};
+static_assert(sizeof(keyed_position) == 12);
+
+// The nodes merge_nodes has seen in one scope, by the hash of their key: an open-addressing
+// table of chains, sized once for the scope (each chain takes one slot, so it stays at most
+// half full). A slot holds its chain's last entry, whose `next` is the first: a chain is
+// a ring, walked from its first entry, so the nodes come in the order they were added.
+// 16 bytes per node and 8 to 16 per slot pair, where a map of string keys took ~140.
+class node_table {
+public:
+    explicit node_table(std::size_t capacity) : slots_(std::bit_ceil(std::max<std::size_t>(2 * capacity, 16)), no_entry) {
+        entries_.reserve(capacity);
+    }
+
+    // Calls `visit(n)` for each node added with `hash`, in order, while it returns true.
+    template <class Visit>
+    void visit(std::uint64_t hash, Visit&& visit) const {
+        const auto last = slots_[slot_of(hash)];
+        if (last == no_entry) return;
+        for (auto k = entries_[last].next;; k = entries_[k].next)
+            if (!visit(entries_[k].node) || k == last) return;
+    }
+
+    // Adds `n` at the end of `hash`'s chain; at most `capacity` nodes are added.
+    void add(std::uint64_t hash, node_id n) {
+        const auto slot = slot_of(hash);
+        const auto k = static_cast<std::uint32_t>(entries_.size());
+        const auto last = slots_[slot];
+        entries_.push_back({.hash = hash, .node = n, .next = last == no_entry ? k : entries_[last].next});
+        if (last != no_entry) entries_[last].next = k;
+        slots_[slot] = k;
+    }
+
+private:
+    static constexpr std::uint32_t no_entry = ~std::uint32_t{0};
+    struct entry {
+        std::uint64_t hash = 0;
+        node_id node = none;
+        std::uint32_t next = no_entry;
+    };
+
+    // The slot of `hash`'s chain, or the empty slot where it would go.
+    [[nodiscard]] std::size_t slot_of(std::uint64_t hash) const {
+        const auto mask = slots_.size() - 1;
+        auto i = static_cast<std::size_t>(hash) & mask;
+        while (slots_[i] != no_entry && entries_[slots_[i]].hash != hash) i = (i + 1) & mask;
+        return i;
+    }
+
+    std::vector<std::uint32_t> slots_;
+    std::vector<entry> entries_;
+};
 
 class cse_run {
 public:
@@ -98,19 +169,39 @@ private:
         return true;
     }
 
-    std::string key_of(node_id n, const std::vector<attribute_bytes>& attributes) const {
+    // The key two nodes must share to be merged, hashed: op, domain, overload, input values,
+    // which outputs are used, attribute names and sizes (and the hashes of small ones).
+    // Built in one reused buffer: no string per node is kept.
+    std::uint64_t key_of(node_id n, const std::vector<attribute_bytes>& attributes) {
         const auto& nd = model_.nodes[n];
-        std::string key = std::string(nd.op_type) + '\0' + std::string(nd.domain) + '\0' + std::string(nd.overload) + '\0';
-        for (std::size_t k = 0; k < nd.inputs.size(); ++k) key += std::to_string(find(index_.input(n, k)).value) + ',';
+        auto& key = key_buffer_;
+        key.clear();
+        key.append(nd.op_type).append(1, '\0').append(nd.domain).append(1, '\0').append(nd.overload).append(1, '\0');
+        for (std::size_t k = 0; k < nd.inputs.size(); ++k)
+            key.append(std::to_string(find(index_.input(n, k)).value)).append(1, ',');
         key += '|';
         for (const auto o : nd.outputs) key += o == empty_name ? '0' : '1';
         key += '|';
         for (const auto& a : attributes) {
-            key += std::string(a.name) + ':' + std::to_string(a.payload.size());
-            if (a.payload.size() <= hashed_attribute_limit) key += ':' + std::to_string(io::xxh3_of(a.payload));
+            key.append(a.name).append(1, ':').append(std::to_string(a.payload.size()));
+            if (a.payload.size() <= hashed_attribute_limit) key.append(1, ':').append(std::to_string(io::xxh3_of(a.payload)));
             key += ';';
         }
-        return key;
+        return io::xxh3_of(std::as_bytes(std::span(key)));
+    }
+
+    // What the hash of key_of stands for, compared whole: two keys that hash alike are the
+    // same key unless these differ (the attributes are compared byte for byte apart).
+    bool same_key(node_id a, node_id b) const {
+        const auto& x = model_.nodes[a];
+        const auto& y = model_.nodes[b];
+        if (x.op_type != y.op_type || x.domain != y.domain || x.overload != y.overload) return false;
+        if (x.inputs.size() != y.inputs.size() || x.outputs.size() != y.outputs.size()) return false;
+        for (std::size_t k = 0; k < x.inputs.size(); ++k)
+            if (find(index_.input(a, k)) != find(index_.input(b, k))) return false;
+        for (std::size_t k = 0; k < x.outputs.size(); ++k)
+            if ((x.outputs[k] == empty_name) != (y.outputs[k] == empty_name)) return false;
+        return true;
     }
 
     // Makes node `later` a duplicate of `first`; false when its outputs cannot move.
@@ -163,18 +254,18 @@ private:
     }
 
     void merge_nodes(scope_id s) {
-        std::unordered_map<std::string, std::vector<node_id>> seen;
         const auto nodes = model_.scopes[s].nodes;  // merge() may add Identity nodes to the list
+        node_table seen(nodes.size());
         for (const auto n : nodes) {
             if (!model_.node_live(n) || !eligible(n)) continue;
             const auto attributes = attributes_of(model_, n);
-            auto& candidates = seen[key_of(n, attributes)];
+            const auto hash = key_of(n, attributes);
             bool merged = false;
-            for (const auto c : candidates) {
-                if (!same_attributes(attributes_of(model_, c), attributes) ||
+            seen.visit(hash, [&](node_id c) {
+                if (!same_key(c, n) || !same_attributes(attributes_of(model_, c), attributes) ||
                     model_.nodes[c].set_attributes != model_.nodes[n].set_attributes)
-                    continue;
-                if (!merge(c, n)) break;
+                    return true;
+                if (!merge(c, n)) return false;
                 finding f;
                 f.kind = finding_kind::duplicate_node;
                 f.scope = model_.scope_path(s);
@@ -182,13 +273,13 @@ private:
                 f.names = {model_.node_label(n), model_.node_label(c)};
                 f.nodes = 1;
                 f.detail = "same as " + model_.node_label(c);
-                context_.findings.push_back(std::move(f));
+                context_.findings.add(std::move(f));
                 model_.remove_node(n);
                 ++removed_;
                 merged = true;
-                break;
-            }
-            if (!merged) candidates.push_back(n);
+                return false;
+            });
+            if (!merged) seen.add(hash, n);
         }
     }
 
@@ -260,52 +351,94 @@ private:
         return equal && offset == left.size();
     }
 
+    // Identical initializers, found in three rounds that each narrow the candidates: same
+    // type and dims, same sample (sample_of), same hash of every byte; then compared byte
+    // for byte. Each round is a sorted array of 8 or 12 bytes per candidate, not a map
+    // node per tensor: a scope may hold a million initializers. Candidates are visited
+    // shape by shape (in the order vectors of the dims sort in), then by hash, each set
+    // of alike ones in list order: the order the findings come in.
     void merge_initializers(scope_id s) {
-        // Keyed by views of the dims (nothing is added or removed while grouping), in the
-        // order vectors of them would sort in.
-        std::map<std::pair<std::int32_t, onnx::tensor_dims>, std::vector<tensor_id>> groups;
-        for (const auto t : model_.scopes[s].initializers) {
+        const auto& initializers = model_.scopes[s].initializers;  // only marked removed below, never reordered
+        // The distinct (type, dims), as views of the dims (nothing is added or removed
+        // while grouping), each with its rank once all are known.
+        std::map<std::pair<std::int32_t, onnx::tensor_dims>, std::uint32_t> shapes;
+        std::vector<std::uint32_t> shape_of;  // by entry in `shapes`: its rank
+        std::vector<std::uint64_t> by_shape;  // shape << 32 | position in `initializers`
+        for (std::size_t position = 0; position < initializers.size(); ++position) {
+            const auto t = initializers[position];
             if (!model_.tensor_live(t) || (model_.tensors[t].site == none && !folded(t))) continue;
             const auto v = index_.resolve(s, model_.tensors[t].name);
             if (v == none || index_.at(v).tensor != t || index_.at(v).overridable || index_.at(v).pinned) continue;
             if (touched_.contains(v) || is_interface_output(model_, index_, v)) continue;
-            groups[{model_.tensor_type(t), model_.dims_view(t)}].push_back(t);
+            const auto [it, added] = shapes.try_emplace({model_.tensor_type(t), model_.dims_view(t)},
+                                                        static_cast<std::uint32_t>(shapes.size()));
+            by_shape.push_back(std::uint64_t{it->second} << 32U | position);
         }
-        for (auto& [shape, members] : groups) {
-            if (members.size() < 2) continue;
-            std::map<std::uint64_t, std::vector<tensor_id>> by_sample;
-            for (const auto t : members)
-                if (const auto h = sample_of(t)) by_sample[*h].push_back(t);
-            std::map<std::uint64_t, std::vector<tensor_id>> by_hash;
-            for (const auto& [sample, alike] : by_sample) {
-                if (alike.size() < 2) continue;
-                for (const auto t : alike)
-                    if (const auto h = hash_of(t)) by_hash[*h].push_back(t);
+        if (by_shape.size() < 2) return;
+        shape_of.resize(shapes.size());
+        std::uint32_t rank = 0;
+        for (const auto& [shape, entry] : shapes) shape_of[entry] = rank++;
+        shapes.clear();
+        for (auto& e : by_shape) e = std::uint64_t{shape_of[e >> 32U]} << 32U | (e & 0xFFFFFFFFU);
+        std::sort(by_shape.begin(), by_shape.end());
+
+        std::vector<keyed_position> by_sample;
+        std::vector<keyed_position> by_hash;
+        for (std::size_t begin = 0, end = 0; begin < by_shape.size(); begin = end) {
+            end = begin + 1;
+            while (end < by_shape.size() && by_shape[end] >> 32U == by_shape[begin] >> 32U) ++end;
+            if (end - begin < 2) continue;
+            by_sample.clear();
+            for (auto k = begin; k < end; ++k) {
+                const auto position = static_cast<std::uint32_t>(by_shape[k] & 0xFFFFFFFFU);
+                if (const auto h = sample_of(initializers[position])) by_sample.push_back(keyed_position::of(*h, position));
             }
-            for (auto& [hash, same] : by_hash) {
-                for (std::size_t i = 1; i < same.size(); ++i) {
-                    const auto dup = same[i];
-                    for (std::size_t j = 0; j < i; ++j) {
-                        const auto keep = same[j];
-                        if (model_.tensors[keep].removed || !same_bytes(keep, dup)) continue;
-                        const auto v_dup = index_.resolve(s, model_.tensors[dup].name);
-                        const auto v_keep = index_.resolve(s, model_.tensors[keep].name);
-                        if (!can_replace_uses(model_, index_, v_dup, v_keep)) break;
-                        replace_uses(model_, index_, v_dup, model_.tensors[keep].name);
-                        finding f;
-                        f.kind = finding_kind::duplicate_initializer;
-                        f.scope = model_.scope_path(s);
-                        f.names = {std::string(model_.text(model_.tensors[dup].name)),
-                                   std::string(model_.text(model_.tensors[keep].name))};
-                        f.bytes = model_.tensor_bytes(dup);
-                        f.detail = "same as " + f.names[1];
-                        context_.findings.push_back(std::move(f));
-                        model_.remove_tensor(dup);
-                        touched_.insert(v_dup);
-                        ++removed_;
-                        break;
-                    }
-                }
+            std::sort(by_sample.begin(), by_sample.end());
+            by_hash.clear();
+            for_each_run(by_sample, [&](std::span<const keyed_position> alike) {
+                for (const auto& a : alike)
+                    if (const auto h = hash_of(initializers[a.position])) by_hash.push_back(keyed_position::of(*h, a.position));
+            });
+            std::sort(by_hash.begin(), by_hash.end());
+            for_each_run(by_hash, [&](std::span<const keyed_position> same) { merge_alike(s, same); });
+        }
+    }
+
+    // Calls `visit` with each run of two or more entries of `sorted` that share a key.
+    template <class Visit>
+    static void for_each_run(const std::vector<keyed_position>& sorted, Visit&& visit) {
+        for (std::size_t begin = 0, end = 0; begin < sorted.size(); begin = end) {
+            end = begin + 1;
+            while (end < sorted.size() && sorted[end].same_key(sorted[begin])) ++end;
+            if (end - begin >= 2) visit(std::span(sorted).subspan(begin, end - begin));
+        }
+    }
+
+    // Initializers of scope `s` with the same hash, in list order: each later one whose
+    // bytes equal an earlier one's is replaced by the earliest such.
+    void merge_alike(scope_id s, std::span<const keyed_position> same) {
+        const auto& initializers = model_.scopes[s].initializers;
+        for (std::size_t i = 1; i < same.size(); ++i) {
+            const auto dup = initializers[same[i].position];
+            for (std::size_t j = 0; j < i; ++j) {
+                const auto keep = initializers[same[j].position];
+                if (model_.tensors[keep].removed || !same_bytes(keep, dup)) continue;
+                const auto v_dup = index_.resolve(s, model_.tensors[dup].name);
+                const auto v_keep = index_.resolve(s, model_.tensors[keep].name);
+                if (!can_replace_uses(model_, index_, v_dup, v_keep)) break;
+                replace_uses(model_, index_, v_dup, model_.tensors[keep].name);
+                finding f;
+                f.kind = finding_kind::duplicate_initializer;
+                f.scope = model_.scope_path(s);
+                f.names = {std::string(model_.text(model_.tensors[dup].name)),
+                           std::string(model_.text(model_.tensors[keep].name))};
+                f.bytes = model_.tensor_bytes(dup);
+                f.detail = "same as " + f.names[1];
+                context_.findings.add(std::move(f));
+                model_.remove_tensor(dup);
+                touched_.insert(v_dup);
+                ++removed_;
+                break;
             }
         }
     }
@@ -317,6 +450,7 @@ private:
     std::unordered_map<value_id, name_id> renamed_;
     std::unordered_set<value_id> touched_;
     std::unordered_set<value_id> targets_;  // survivors others were rewired to in this run
+    std::string key_buffer_;                // key_of's, reused
     std::uint64_t removed_ = 0;
 };
 

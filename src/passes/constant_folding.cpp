@@ -42,7 +42,7 @@ struct folder {
         f.op_type = model.nodes[n].op_type;
         f.names.push_back(model.node_label(n));
         f.detail = std::move(why);
-        context.findings.push_back(std::move(f));
+        context.findings.add(std::move(f));
     }
 
     // The value of a Constant node, exactly (value_ints are read as integers, not doubles).
@@ -132,7 +132,7 @@ struct folder {
         f.names.push_back(model.node_label(n));
         f.nodes = 1;
         f.detail = std::move(detail);
-        context.findings.push_back(std::move(f));
+        context.findings.add(std::move(f));
         ++changes;
         for (std::size_t k = 0; k < outputs.size() && k < nd.outputs.size(); ++k) {
             const auto v = index.output(n, k);

@@ -115,11 +115,11 @@ public:
                 f.nodes = 0;
                 f.bytes = 0;
                 f.detail += "; not replaced: " + done.error().message;
-                context_.findings.push_back(std::move(f));
+                context_.findings.add(std::move(f));
                 continue;
             }
             f.nodes += 1;  // the If / Loop itself
-            context_.findings.push_back(std::move(f));
+            context_.findings.add(std::move(f));
             ++replaced;
         }
         model_.compact();
@@ -259,7 +259,7 @@ void find_dead_branches(pass_context& context) {
         if (const auto d = decide(context.model, index, context.reader, n)) {
             auto f = describe(context.model, n, *d);
             f.nodes += 1;
-            context.findings.push_back(std::move(f));
+            context.findings.add(std::move(f));
         }
     }
 }

@@ -112,8 +112,11 @@ std::uint64_t run_dead_code(pass_context& context, const std::function<bool(tens
     const bool record = context.record;
     std::uint64_t changes = 0;
     {
-        const graph_index index(model);
-        const auto live = compute_liveness(model, index);
+        // The index goes before the findings are made: there may be a million.
+        const auto live = [&model] {
+            const graph_index index(model);
+            return compute_liveness(model, index);
+        }();
         // Functions first: the nodes of a function nothing calls go with it, not one by one.
         for (const auto i : model.functions.ids()) {
             const auto& fn = model.functions[i];
@@ -125,7 +128,7 @@ std::uint64_t run_dead_code(pass_context& context, const std::function<bool(tens
                 f.names.push_back((fn.domain.empty() ? std::string() : fn.domain + ".") + fn.name);
                 for (const auto n : model.scopes[fn.scope].nodes)
                     if (!model.nodes[n].removed) f.nodes += nodes_within(model, n);
-                context.findings.push_back(std::move(f));
+                context.findings.add(std::move(f));
             }
             model.remove_function(i);
             ++changes;
@@ -139,30 +142,47 @@ std::uint64_t run_dead_code(pass_context& context, const std::function<bool(tens
                 f.op_type = model.nodes[n].op_type;
                 f.names.push_back(model.node_label(n));
                 f.nodes = nodes_within(model, n);
-                context.findings.push_back(std::move(f));
+                context.findings.add(std::move(f));
             }
             model.remove_node(n);
             ++changes;
         }
     }
     {
-        // Initializers, judged on what is left.
-        const graph_index index(model);
-        for (const auto t : model.tensors.ids()) {
-            if (!model.tensor_live(t)) continue;
-            const auto v = index.resolve(model.tensors[t].scope, model.tensors[t].name);
-            if (v != none) {
-                const auto& val = index.at(v);
-                // A second initializer of the same name is left alone: it is not ours to judge.
-                if (val.tensor != t || !val.uses.empty() || val.pinned || val.overridable) continue;
+        // Initializers, judged on what is left. The index goes before the findings are made
+        // (a million unused initializers make a million), and the list of findings is told
+        // their size first.
+        std::vector<tensor_id> unused;
+        {
+            const graph_index index(model);
+            for (const auto t : model.tensors.ids()) {
+                if (!model.tensor_live(t)) continue;
+                const auto v = index.resolve(model.tensors[t].scope, model.tensors[t].name);
+                if (v != none) {
+                    const auto& val = index.at(v);
+                    // A second initializer of the same name is left alone: it is not ours to judge.
+                    if (val.tensor != t || !val.uses.empty() || val.pinned || val.overridable) continue;
+                }
+                unused.push_back(t);
             }
-            if (record && !(quiet && quiet(t))) {
+        }
+        const auto reported = [&](tensor_id t) { return record && !(quiet && quiet(t)); };
+        std::uint64_t count = 0;
+        std::uint64_t bytes = 0;
+        for (const auto t : unused) {
+            if (!reported(t)) continue;
+            ++count;
+            bytes += model.text(model.tensors[t].name).size() + 16;
+        }
+        if (count > 0) context.findings.reserve(count, bytes / count + 1);
+        for (const auto t : unused) {
+            if (reported(t)) {
                 finding f;
                 f.kind = finding_kind::unused_initializer;
                 f.scope = model.scope_path(model.tensors[t].scope);
                 f.names.emplace_back(model.text(model.tensors[t].name));
                 f.bytes = model.tensor_bytes(t);
-                context.findings.push_back(std::move(f));
+                context.findings.add(std::move(f));
             }
             model.remove_tensor(t);
             ++changes;
@@ -176,7 +196,7 @@ std::uint64_t run_dead_code(pass_context& context, const std::function<bool(tens
             f.kind = finding_kind::removed_value_info;
             f.scope = "graph";
             f.count = dropped;
-            context.findings.push_back(std::move(f));
+            context.findings.add(std::move(f));
         }
         changes += dropped;
     }
@@ -219,7 +239,7 @@ void analyze_dead_code(pass_context& context) {
     (void)run_dead_code(inner, quiet);
     for (auto& f : removed) {
         if (f.kind == finding_kind::unused_initializer) f.detail = "only dead nodes read it";
-        if (f.kind != finding_kind::removed_value_info) context.findings.push_back(std::move(f));
+        if (f.kind != finding_kind::removed_value_info) context.findings.add(std::move(f));
     }
 }
 

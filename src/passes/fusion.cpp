@@ -42,7 +42,7 @@ struct fuser : shape_rewriter {
         f.names.push_back(model.node_label(n));
         f.nodes = kind == finding_kind::fused_node ? 1 : 0;
         f.detail = std::move(detail);
-        context.findings.push_back(std::move(f));
+        context.findings.add(std::move(f));
     }
 
     // The node feeding input `slot` of `add` when `add` is its only reader, in the same scope.

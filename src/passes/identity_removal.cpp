@@ -60,7 +60,7 @@ std::uint64_t remove_identities(pass_context& context) {
             gone.insert(in);
             gained.insert(out);
         }
-        if (context.record) context.findings.push_back(node_finding(model, n, finding_kind::identity_node));
+        if (context.record) context.findings.add(node_finding(model, n, finding_kind::identity_node));
         model.remove_node(n);
         ++removed;
     }

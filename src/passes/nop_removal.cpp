@@ -247,7 +247,7 @@ struct nop_remover : shape_rewriter {
         f.names.push_back(model.node_label(n));
         f.nodes = nodes;
         f.detail = std::move(detail);
-        context.findings.push_back(std::move(f));
+        context.findings.add(std::move(f));
     }
 
     // Node `n`'s consumers read `source` instead; false when that cannot be done safely.

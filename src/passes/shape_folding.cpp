@@ -27,7 +27,7 @@ struct shape_folder : shape_rewriter {
 
     void replace(node_id n, host_tensor value, std::string detail) {
         const auto& nd = model.nodes[n];
-        context.findings.push_back(node_finding(model, n, finding_kind::folded_shape, std::move(detail)));
+        context.findings.add(node_finding(model, n, finding_kind::folded_shape, std::move(detail)));
         ++changes;
         if (report_only) return;
         computed_values values;

@@ -25,9 +25,9 @@ constexpr std::array categories{
     finding_category{finding_kind::skipped, "skipped", "left alone, and why"},
 };
 
-void write_names(json_writer& json, const std::vector<std::string>& names) {
+void write_names(json_writer& json, const ops::finding_list::view& f) {
     json.key("names").begin_array();
-    for (const auto& n : names) json.value(n);
+    f.for_each_name([&json](std::string_view name) { json.value(name); });
     json.end_array();
 }
 
@@ -253,6 +253,11 @@ std::string to_json(const ops::externalize_report& r) {
 
 std::string to_json(const ops::optimize_report& r) {
     json_writer json;
+    write_json(json, r);
+    return json.text();
+}
+
+void write_json(json_writer& json, const ops::optimize_report& r) {
     begin_rewrite(json, r);
     json.field("dry_run", r.dry_run).field("storage", r.storage).field("output_size", r.output_size);
     write_data_files(json, r.data_files);
@@ -268,21 +273,20 @@ std::string to_json(const ops::optimize_report& r) {
         json.field("value_info_removed", s.value_info).field("functions_removed", s.functions);
         json.field("folded", s.folded).field("branches_replaced", s.branches).field("skipped", s.skipped);
         json.key("findings").begin_array();
-        for (const auto& f : pass.findings) {
+        pass.findings.for_each([&json](const ops::finding_list::view& f) {
             json.begin_object().field("kind", passes::to_string(f.kind)).field("scope", f.scope);
             if (!f.op_type.empty()) json.field("op_type", f.op_type);
-            write_names(json, f.names);
+            write_names(json, f);
             json.field("nodes", f.nodes).field("bytes", f.bytes);
             if (f.count != 1) json.field("count", f.count);
             if (!f.detail.empty()) json.field("detail", f.detail);
             json.end_object();
-        }
+        });
         json.end_array().end_object();
     }
     json.end_array().field("stale_value_info", r.stale_value_info);
     write_warnings(json, r.warnings);
     json.field("writer", r.writer).end_object();
-    return json.text();
 }
 
 std::string to_json(const ops::verify_report& r, const hint_wording& wording) {

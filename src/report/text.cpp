@@ -77,9 +77,9 @@ std::string summary_line(const ops::pass_result& pass, bool dry_run) {
     const auto* entry = passes::find_pass(pass.name);
     if (entry != nullptr && entry->headline.kind != finding_kind::skipped) {
         const auto& h = entry->headline;
-        const auto count = std::count_if(pass.findings.begin(), pass.findings.end(),
-                                         [&](const passes::finding& f) { return f.kind == h.kind; });
-        add(std::string(dry_run ? h.would : h.done) + " " + plural(static_cast<std::uint64_t>(count), h.noun));
+        std::uint64_t count = 0;
+        pass.findings.for_each([&](const ops::finding_list::view& f) { count += f.kind == h.kind ? 1U : 0U; });
+        add(std::string(dry_run ? h.would : h.done) + " " + plural(count, h.noun));
     }
     if (s.nodes > 0 || entry == nullptr || entry->always_count_nodes)
         add((dry_run ? "would remove " : "removed ") + plural(s.nodes, "node"));
@@ -223,15 +223,19 @@ std::string to_text(const ops::optimize_report& r) {
     for (const auto& pass : r.passes) {
         out.add("  %-*s %s\n", width, (pass.name + ":").c_str(), summary_line(pass, r.dry_run).c_str());
         std::size_t shown = 0;
-        for (const auto& f : pass.findings) {
-            if (f.kind != finding_kind::skipped) continue;
+        pass.findings.for_each([&](const ops::finding_list::view& f) {
+            if (f.kind != finding_kind::skipped || shown > 10) return;
             if (++shown > 10) {
                 out.add("    ... (the JSON report lists every skip)\n");
-                break;
+                return;
             }
-            out.add("    skipped %s%s: %s\n", f.op_type.empty() ? "" : (f.op_type + " ").c_str(),
-                    f.names.empty() ? "" : f.names[0].c_str(), f.detail.c_str());
-        }
+            std::string first;
+            f.for_each_name([&first, i = 0](std::string_view name) mutable {
+                if (i++ == 0) first = name;
+            });
+            out.add("    skipped %s%s: %s\n", f.op_type.empty() ? "" : (std::string(f.op_type) + " ").c_str(), first.c_str(),
+                    std::string(f.detail).c_str());
+        });
     }
     return out.take();
 }

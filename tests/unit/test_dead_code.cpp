@@ -118,3 +118,39 @@ TEST_CASE("dce keeps initializers that are graph inputs, and pinned training val
     CHECK(run_dce(h, findings) == 0);
     CHECK(h.model().scopes[main_scope].initializers.size() == 1);
 }
+
+namespace {
+
+// Counts what dce says it will add before it adds it.
+struct announced_list {
+    std::uint64_t reserved = 0;
+    std::uint64_t bytes_each = 0;
+    std::vector<finding> added;
+    void add(const finding& f) { added.push_back(f); }
+    void reserve(std::uint64_t count, std::uint64_t bytes) {
+        CHECK(added.empty());  // told before the first finding
+        reserved += count;
+        bytes_each = bytes;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("dce tells the list how many unused initializers it reports before reporting them") {
+    graph_spec main;
+    main.nodes = {onnx_node("Relu", {"X"}, {"Y"})};
+    main.initializers = {float_tensor("unused_one", {1}, {1.0F}), float_tensor("unused_two", {2}, {1.0F, 2.0F})};
+    main.inputs = {"X"};
+    main.outputs = {"Y"};
+    harness h(model(graph(main)));
+    announced_list list;
+    std::vector<onnxstream::error> warnings;
+    pass_context context{h.model(), h.reader(), list, warnings};
+    CHECK(eliminate_dead_code(context) == 2);
+    CHECK(list.reserved == 2);
+    CHECK(list.bytes_each == std::string("unused_one").size() + 16 + 1);
+    REQUIRE(list.added.size() == 2);
+    CHECK(list.added[0].names == std::vector<std::string>{"unused_one"});
+    CHECK(list.added[1].names == std::vector<std::string>{"unused_two"});
+    CHECK(list.added[1].bytes == 8);
+}

@@ -56,10 +56,45 @@ TEST_CASE("found_by is the step's stable name, with what the step was given, wha
 TEST_CASE("optimize pass totals sum what each finding removed") {
     ops::pass_result pass;
     pass.name = "dce";
-    pass.findings.push_back({passes::finding_kind::dead_node, "", "Relu", {"r"}, 2, 0, 1, ""});
-    pass.findings.push_back({passes::finding_kind::unused_initializer, "", "", {"w"}, 0, 64, 1, ""});
+    pass.findings.add({passes::finding_kind::dead_node, "", "Relu", {"r"}, 2, 0, 1, ""});
+    pass.findings.add({passes::finding_kind::unused_initializer, "", "", {"w"}, 0, 64, 1, ""});
     const auto t = report::totals(pass);
     CHECK(t.nodes == 2);
     CHECK(t.initializers == 1);
     CHECK(t.bytes == 64);
+}
+
+TEST_CASE("an optimize document streamed through a sink is the document to_json makes") {
+    ops::optimize_report r;
+    r.input = "in.onnx";
+    r.output = "out.onnx";
+    r.rounds = 1;
+    ops::pass_result pass;
+    pass.name = "dce";
+    pass.changes = 3;
+    pass.findings.add({passes::finding_kind::unused_initializer, "graph", "", {"w\"1"}, 0, 64, 1, ""});
+    pass.findings.add({passes::finding_kind::removed_value_info, "graph", "", {}, 0, 0, 2, ""});
+    pass.findings.add({passes::finding_kind::skipped, "graph", "Conv", {"c", "d"}, 0, 0, 1, "why"});
+    r.passes.push_back(std::move(pass));
+    const auto whole = report::to_json(r);
+    CHECK(whole.find(R"({"kind":"unused_initializer","scope":"graph","names":["w\"1"],"nodes":0,"bytes":64})") !=
+          std::string::npos);
+    CHECK(whole.find(R"("count":2)") != std::string::npos);
+    CHECK(whole.find(
+              R"({"kind":"skipped","scope":"graph","op_type":"Conv","names":["c","d"],"nodes":0,"bytes":0,"detail":"why"})") !=
+          std::string::npos);
+    std::string streamed;
+    std::size_t pieces = 0;
+    {
+        report::json_writer json(
+            [&](std::string_view piece) {
+                streamed += piece;
+                ++pieces;
+            },
+            16);
+        report::write_json(json, r);
+        json.flush();
+    }
+    CHECK(streamed == whole);
+    CHECK(pieces > 1);
 }

@@ -7,6 +7,8 @@
 
 #include "test_passes_builder.hpp"
 
+#include <algorithm>
+
 using namespace onnxstream::passes;
 using namespace test_passes;
 
@@ -138,6 +140,65 @@ TEST_CASE("cse: graph outputs keep their names; identical initializers share one
     CHECK(m.scopes[main_scope].initializers.size() == 1);
     const auto out = h.optimized({"cse"});
     CHECK(out->op_counts() == counts);
+}
+
+TEST_CASE("cse: a long chain of duplicates merged in one run, each into its own twin") {
+    // Each Relu pair has its own input, so every key is new to the table but one: its twin's.
+    graph_spec main;
+    main.nodes.push_back(onnx_node("Neg", {"X"}, {"n0"}, "neg0"));
+    constexpr std::size_t pairs = 300;
+    for (std::size_t i = 0; i < pairs; ++i) {
+        const auto n = "n" + std::to_string(i);
+        const auto a = "a" + std::to_string(i);
+        main.nodes.push_back(onnx_node("Relu", {n}, {a}, "first" + std::to_string(i)));
+        main.nodes.push_back(onnx_node("Relu", {n}, {"b" + std::to_string(i)}, "twin" + std::to_string(i)));
+        main.nodes.push_back(
+            onnx_node("Add", {a, "b" + std::to_string(i)}, {"n" + std::to_string(i + 1)}, "add" + std::to_string(i)));
+    }
+    main.inputs = {"X"};
+    main.outputs = {"n" + std::to_string(pairs)};
+    harness h(model(graph(main)));
+    std::vector<finding> findings;
+    CHECK(run(h, eliminate_common_subexpressions, &findings) == pairs);
+    REQUIRE(findings.size() == pairs);
+    for (std::size_t i = 0; i < pairs; ++i) {
+        CHECK(findings[i].names == std::vector<std::string>{"twin" + std::to_string(i), "first" + std::to_string(i)});
+        CHECK(h.node_named("first" + std::to_string(i)) != none);
+    }
+    CHECK(h.op_counts().at("Relu") == pairs);
+}
+
+TEST_CASE("cse: identical initializers merged shape by shape (dims in vector order), each into the earliest") {
+    graph_spec main;
+    main.nodes = {onnx_node("Identity", {"X"}, {"Y"}, "out")};
+    main.initializers = {float_tensor("A1", {2}, {1.0F, 2.0F}),       float_tensor("B1", {3}, {1.0F, 2.0F, 3.0F}),
+                         float_tensor("A2", {2}, {1.0F, 2.0F}),       float_tensor("C", {2}, {3.0F, 4.0F}),
+                         float_tensor("B2", {3}, {1.0F, 2.0F, 3.0F}), float_tensor("D1", {1, 2}, {1.0F, 2.0F}),
+                         float_tensor("A3", {2}, {1.0F, 2.0F}),       float_tensor("D2", {1, 2}, {1.0F, 2.0F}),
+                         float_tensor("C2", {2}, {3.0F, 4.0F})};
+    main.inputs = {"X"};
+    main.outputs = {"Y"};
+    harness h(model(graph(main)));
+    std::vector<finding> findings;
+    CHECK(run(h, eliminate_common_subexpressions, &findings) == 5);
+    std::vector<std::vector<std::string>> merged;
+    for (const auto& f : findings) {
+        CHECK(f.kind == finding_kind::duplicate_initializer);
+        CHECK(f.bytes == (f.names[0][0] == 'B' ? 12U : 8U));
+        merged.push_back(f.names);
+    }
+    // [1, 2] sorts before [2], and [2] before [3]; within a shape, by hash, then in list order.
+    REQUIRE(merged.size() == 5);
+    CHECK(merged[0] == std::vector<std::string>{"D2", "D1"});
+    CHECK(merged.back() == std::vector<std::string>{"B2", "B1"});
+    std::vector<std::vector<std::string>> of_two(merged.begin() + 1, merged.end() - 1);
+    std::sort(of_two.begin(), of_two.end());
+    CHECK(of_two == std::vector<std::vector<std::string>>{{"A2", "A1"}, {"A3", "A1"}, {"C2", "C"}});
+    // A2 and A3 come in list order, whichever hash comes first.
+    const auto a2 = std::find(merged.begin(), merged.end(), std::vector<std::string>{"A2", "A1"});
+    const auto a3 = std::find(merged.begin(), merged.end(), std::vector<std::string>{"A3", "A1"});
+    CHECK(a2 + 1 == a3);
+    CHECK(h.model().scopes[main_scope].initializers.size() == 4);
 }
 
 TEST_CASE("constant conditions: initializers, Constant nodes, Identity/Cast/Not/Equal") {

@@ -12,9 +12,9 @@
 #pragma once
 
 #include <onnxstream/error.hpp>
+#include <onnxstream/ops/finding_list.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
 #include <onnxstream/ops/written_data_file.hpp>
-#include <onnxstream/passes/finding.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
@@ -37,7 +37,9 @@ struct optimize_options : rewrite_options {
 struct pass_result {
     std::string name;
     std::uint64_t changes = 0;
-    std::vector<passes::finding> findings;  // every round's, skips reported once
+    // Every round's, in the order found, skips reported once. Compact: dce on a model of a
+    // million unused initializers finds a million.
+    finding_list findings;
 };
 
 /// What one pass changed, summed over its findings (what optimize prints per pass).

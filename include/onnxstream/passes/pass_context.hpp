@@ -1,7 +1,7 @@
 // What every pass gets and gives back: the graph model to edit, a reader for the few
-// tensors it may look at, and a list of findings, one per thing it removed, merged,
-// folded or skipped (with the scope, the names involved, and the nodes and bytes it
-// saves). analyze shows findings; optimize counts them. Passes never fail: what they
+// tensors it may look at, and where its findings go (finding_sink.hpp), one per thing it
+// removed, merged, folded or skipped (with the scope, the names involved, and the nodes
+// and bytes it saves). analyze shows findings; optimize counts them. Passes never fail: what they
 // cannot do they skip and report. Warnings (a BatchNorm variance clamped) go to
 // `warnings`.
 #pragma once
@@ -12,6 +12,7 @@
 #include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/graph/value_replacement.hpp>
 #include <onnxstream/passes/finding.hpp>
+#include <onnxstream/passes/finding_sink.hpp>
 
 #include <cstdint>
 #include <string>
@@ -34,7 +35,7 @@ struct pass_limits {
 struct pass_context {
     graph_model& model;
     const tensor_reader& reader;
-    std::vector<finding>& findings;
+    finding_sink findings;
     std::vector<error>& warnings;
     pass_limits limits{};
     // false: the caller drops the findings unread (analyze's fixed-point run), so a pass

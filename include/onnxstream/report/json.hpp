@@ -53,6 +53,9 @@ void write_json(json_writer& json, const ops::analyze_report& r);
 [[nodiscard]] ops::finding_list::groups analyze_groups(const ops::analyze_report& r);
 [[nodiscard]] std::string to_json(const ops::externalize_report& r);  // split, repack
 [[nodiscard]] std::string to_json(const ops::optimize_report& r);
+/// The same document written to `json` (streamed with a sink: dce on a million unused
+/// initializers lists a million findings).
+void write_json(json_writer& json, const ops::optimize_report& r);
 [[nodiscard]] std::string to_json(const ops::verify_report& r, const hint_wording& wording = {});
 [[nodiscard]] std::string to_json(const ops::diff_report& r);
 /// `dtype`: "fp16" or "bf16", as the command line spells the target.
