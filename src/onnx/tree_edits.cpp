@@ -95,13 +95,17 @@ void tree_edits::reserve(std::size_t insertions, std::size_t new_fields, std::si
     labels_.reserve(labels_.size() + labels);
 }
 
-void tree_edits::insert(std::uint32_t message_index, std::uint32_t position, new_field field) {
+void tree_edits::push_insertion(std::uint32_t message_index, std::uint32_t position, std::uint32_t what) {
     const auto order = static_cast<std::uint32_t>(insertions_.size());
     if (!insertions_.empty()) {
         const auto& last = insertions_.back();
         if (std::tie(last.message, last.position) > std::tie(message_index, position)) sorted_ = false;
     }
-    insertions_.push_back({message_index, position, order, static_cast<std::uint32_t>(fields_.size())});
+    insertions_.push_back({message_index, position, order, what});
+}
+
+void tree_edits::insert(std::uint32_t message_index, std::uint32_t position, new_field field) {
+    push_insertion(message_index, position, static_cast<std::uint32_t>(fields_.size()));
     fields_.push_back(field);
 }
 
@@ -111,21 +115,20 @@ std::uint32_t tree_edits::add_shared(new_field field) {
 }
 
 void tree_edits::insert_shared(std::uint32_t message_index, std::uint32_t position, std::uint32_t shared) {
-    const auto order = static_cast<std::uint32_t>(insertions_.size());
-    if (!insertions_.empty()) {
-        const auto& last = insertions_.back();
-        if (std::tie(last.message, last.position) > std::tie(message_index, position)) sorted_ = false;
-    }
-    insertions_.push_back({message_index, position, order, shared});
+    push_insertion(message_index, position, shared);
 }
 
 void tree_edits::insert_external(std::uint32_t message_index, std::uint32_t position, std::uint32_t record) {
-    const auto order = static_cast<std::uint32_t>(insertions_.size());
-    if (!insertions_.empty()) {
-        const auto& last = insertions_.back();
-        if (std::tie(last.message, last.position) > std::tie(message_index, position)) sorted_ = false;
-    }
-    insertions_.push_back({message_index, position, order, record | external_bit});
+    push_insertion(message_index, position, record | external_bit);
+}
+
+void tree_edits::insert_converted(std::uint32_t message_index, std::uint32_t position, std::uint32_t number,
+                                  float_conversion conversion) {
+    // One kind per (number, conversion): a convert run asks for one, whatever the tensors.
+    const converted_field kind{number, conversion};
+    auto found = std::find(converted_.begin(), converted_.end(), kind);
+    if (found == converted_.end()) found = converted_.insert(converted_.end(), kind);
+    push_insertion(message_index, position, static_cast<std::uint32_t>(found - converted_.begin()) | converted_bit);
 }
 
 std::uint32_t tree_edits::add_external(external_entry entry) {

@@ -32,10 +32,10 @@ std::vector<std::string> default_convert_block_ops() { return detail::default_bl
 namespace {
 
 constexpr auto float32 = static_cast<std::int32_t>(onnx::data_type::float32);
-// Embedded tensors of at most this many output bytes are converted while the edits are
-// made, up to inline_budget bytes in all (held in the edits' pool until written).
-constexpr std::uint64_t small_tensor = 4096;
-constexpr std::uint64_t inline_budget = 16ULL << 20;
+// index_of_tensor_ of a tensor converted where it is (tree_edits::insert_converted) that
+// no layout moves (smaller than the threshold): it has no tensor_bytes, whose 56 bytes
+// would be most of what such a tensor costs (a model of a million tiny initializers).
+constexpr std::uint32_t converted_in_place = onnx::no_index - 1;
 
 // Where one tensor's output bytes come from: a source slice (copied, or converted from
 // float32 on the way) or a buffer computed here (typed fields). Ordered to leave no
@@ -51,6 +51,7 @@ struct tensor_bytes {
     bool retype = false;                      // a float32 tensor that becomes 16-bit
     bool integer = false;                     // int32 or int64 (shape-like ones stay embedded)
     bool external = false;                    // placed in a data file
+    bool first_value = false;                 // input is the payload of the tensor's first value field
 
     [[nodiscard]] std::uint64_t output_length() const noexcept { return convert ? input.length / 2 : input.length; }
 };
@@ -96,14 +97,16 @@ public:
             edits = model_edits();
         }
         report_.external_layout = external;
-        report_.saturated += edits_saturated_;
         ONNXSTREAM_TRY(check_outputs());
         ONNXSTREAM_TRY(write_data_files());
         // The edits hold what the model needs (new bytes are in their pool): the per-tensor
-        // tables go before the planner's own are made.
-        bytes_ = {};
-        index_of_tensor_ = {};
-        buffers_ = {};
+        // tables go before the planner's own are made. Moved from, not `= {}`: that is
+        // the initializer_list assignment, which empties a vector and keeps its memory.
+        bytes_ = decltype(bytes_)();
+        index_of_tensor_ = decltype(index_of_tensor_)();
+        buffers_ = decltype(buffers_)();
+        expected_sha1_ = decltype(expected_sha1_)();
+        convert_empty_ = decltype(convert_empty_)();
         ONNXSTREAM_TRY(write_model(edits));
         ONNXSTREAM_TRY(outputs_.commit());
         return std::move(report_);
@@ -190,6 +193,11 @@ private:
                 report_.bytes_before += b.input.length;
                 report_.bytes_after += b.output_length();
             }
+            b.first_value = is_first_value(handle, b);
+            if (in_place(b) && b.output_length() < options_.threshold) {
+                index_of_tensor_[t] = converted_in_place;
+                continue;
+            }
             // Tensors whose stored form changes; others move only if lay_out says so.
             if (convert || tensor.storage == tensor_storage::external)
                 index_of_tensor_[t] = static_cast<std::uint32_t>(bytes_.size());
@@ -197,6 +205,30 @@ private:
         }
         report_.tensors_converted += convert_empty_.size();
         return {};
+    }
+
+    // Whether b's input is the payload of the first value field of its tensor (raw_data or
+    // a packed float_data): the field the edits' insertion replaces (drop_value_fields).
+    static bool is_first_value(const onnx::tensor_handle& handle, const tensor_bytes& b) {
+        if (b.buffer != onnx::no_index || b.input.source != onnx::bound_model::model_source) return false;
+        const auto& tensor = *handle;
+        const auto field = tensor.storage == tensor_storage::raw                                     ? tensor.raw_field
+                           : tensor.storage == tensor_storage::typed && !tensor.typed_fields.empty() ? tensor.typed_fields[0]
+                                                                                                     : onnx::no_index;
+        if (field == onnx::no_index) return false;
+        const auto& tree = handle.tree();
+        const auto owner = tree.owner(field);
+        const auto fields = tree.fields(owner);
+        const auto first = std::find_if(fields.begin(), fields.end(),
+                                        [](const onnx::field_entry& f) { return onnx::holds_tensor_value(f.number()); });
+        return first != fields.end() && first->payload_offset() == b.input.offset && first->payload_length() == b.input.length;
+    }
+
+    // A tensor whose new raw_data is its first value field converted as the plan is
+    // written (tree_edits::insert_converted): the edits hold 16 bytes for it. One with a
+    // checksum is a convert operation of the writer, which checks it.
+    static bool in_place(const tensor_bytes& b) {
+        return b.convert && b.first_value && !b.external && b.expected == onnx::no_index;
     }
 
     // Typed values: a single packed float_data is float32 little-endian already, so it is
@@ -257,30 +289,20 @@ private:
     // The graph edits plus, for each tensor that changes, its type and where its bytes go.
     onnx::tree_edits model_edits() {
         onnx::tree_edits edits = graph_edits_;
-        const auto changing = static_cast<std::size_t>(
-            std::count_if(index_of_tensor_.begin(), index_of_tensor_.end(), [](std::uint32_t i) { return i != onnx::no_index; }));
-        // A small embedded tensor is converted here, up to inline_budget bytes in all: the
-        // writer would read and write each one with a system call of a few bytes (a million
-        // of them in a model of tiny initializers).
-        auto inlined_here = [](const tensor_bytes& b, std::uint64_t inlined) {
-            return b.buffer == onnx::no_index && b.convert && b.expected == onnx::no_index && !b.external &&
-                   b.input.source == onnx::bound_model::model_source && b.output_length() <= small_tensor &&
-                   inlined + b.output_length() <= inline_budget;
-        };
+        std::size_t changing = 0;
+        std::size_t with_field = 0;    // of them, those whose insertion holds a new_field
         std::uint64_t pool_bytes = 0;  // the new bytes the edits hold
-        std::uint64_t inlined = 0;
         for (const auto i : index_of_tensor_) {
             if (i == onnx::no_index) continue;
+            ++changing;
+            if (i == converted_in_place || in_place(bytes_[i])) continue;
+            ++with_field;
             const auto& b = bytes_[i];
             if (b.buffer != onnx::no_index && !b.external) pool_bytes += buffers_[b.buffer].size();
-            if (!inlined_here(b, inlined)) continue;
-            inlined += b.output_length();
-            pool_bytes += b.output_length();
         }
-        inlined = 0;
         // A retyped tensor gets a new data_type (one shared field) and new bytes (an
         // external one more fields).
-        edits.reserve(2 * (changing + convert_empty_.size()), changing + 1, 0, 2 * (changing + convert_empty_.size()),
+        edits.reserve(2 * (changing + convert_empty_.size()), with_field + 1, 0, 2 * (changing + convert_empty_.size()),
                       static_cast<std::size_t>(pool_bytes));
         const auto data_type = edits.add_shared(
             edits.varint(number(tensor_field::data_type), static_cast<std::uint64_t>(target_)));
@@ -302,37 +324,37 @@ private:
             }
         };
         for (const auto t : convert_empty_) retype(t);
-        std::vector<std::byte> small;
-        std::uint64_t saturated = 0;
+        const auto raw = number(tensor_field::raw_data);
         for (const auto t : index_of_tensor_.ids()) {
             if (index_of_tensor_[t] == onnx::no_index) continue;
-            const auto& b = bytes_[index_of_tensor_[t]];
             const auto message = model_.sites[t].message;
             behind.reached(model_.tree.payload_range(message).offset);
+            if (index_of_tensor_[t] == converted_in_place) {
+                retype(t);
+                edits.insert_converted(message, onnx::drop_value_fields(model_.tree, message, edits), raw, conversion_);
+                continue;
+            }
+            const auto& b = bytes_[index_of_tensor_[t]];
             if (b.retype) retype(t);
             if (b.external) {
                 onnx::store_external(model_.tree, message, {data_file_name(b.shard), b.offset, b.output_length(), {}}, edits);
                 continue;
             }
             const auto position = onnx::drop_value_fields(model_.tree, message, edits);
-            const auto raw = number(tensor_field::raw_data);
+            if (in_place(b)) {
+                edits.insert_converted(message, position, raw, conversion_);
+                continue;
+            }
             const auto check = b.expected != onnx::no_index ? edits.add_check({.tensor = std::string(model_.tensor(t)->name),
                                                                                .expected_sha1 = expected_sha1_[b.expected]})
                                                             : io::no_check;
             if (b.buffer != onnx::no_index) edits.insert(message, position, edits.bytes(raw, buffers_[b.buffer]));
-            else if (inlined_here(b, inlined)) {
-                const auto in = model_.tree.bytes().subspan(b.input.offset, b.input.length);
-                small.resize(b.output_length());
-                saturated += onnx::convert_float32_bytes(conversion_, in, small);
-                inlined += small.size();
-                edits.insert(message, position, edits.bytes(raw, small));
-            } else if (b.convert)
+            else if (b.convert)
                 edits.insert(
                     message, position,
                     edits.converted_slice(raw, b.input.source.value, b.input.offset, b.output_length(), conversion_, check));
             else edits.insert(message, position, edits.slice(raw, b.input.source.value, b.input.offset, b.input.length, check));
         }
-        edits_saturated_ = saturated;
         return edits;
     }
 
@@ -387,7 +409,7 @@ private:
         ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, windows_of(stream, edits), sources_, options_,
                                                       "convert " + report_.output.filename().string(), report_.warnings));
         if (report_.writer[0] == '\0') report_.writer = written.backend;
-        report_.saturated += written.saturated;
+        report_.saturated += written.saturated + stream.saturated();
         return {};
     }
 
@@ -405,7 +427,6 @@ private:
     std::vector<std::vector<std::byte>> buffers_;
     std::vector<onnx::site_id> convert_empty_;
     std::uint32_t shard_count_ = 0;
-    std::uint64_t edits_saturated_ = 0;  // values saturated by the conversions model_edits made itself
     rewrite_outputs outputs_;
 };
 

@@ -1,7 +1,9 @@
 #include "convert_typing.hpp"
 
+#include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/onnx/tensor_walker.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
@@ -9,9 +11,10 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 namespace onnxstream::ops::detail {
 
@@ -206,7 +209,15 @@ private:
             const auto elem = tensor_elem_type(tree_.bytes(), type.payload_offset(), type.end_offset());
             if (elem) declare(name, *elem);
         });
-        for (const auto t : model_.tensors.ids()) declare(model_.tensors[t].name, model_.tensor_type(t));
+        {
+            // Each tensor's body is read for its type, in file order: the pages behind go.
+            io::release_behind behind(model_.file().file.mapping());
+            for (const auto t : model_.tensors.ids()) {
+                if (const auto site = model_.tensors[t].site; site != none)
+                    behind.reached(tree_.payload_range(model_.file().sites[site].message).offset);
+                declare(model_.tensors[t].name, model_.tensor_type(t));
+            }
+        }
         // Sparse initializers: the values tensor carries the type, the sparse tensor the name.
         const auto& file = model_.file();
         for (const auto i : file.sites.ids()) {
@@ -359,9 +370,13 @@ private:
 
     struct use {
         node_id node;
-        std::size_t slot;
+        std::uint32_t slot = 0;
     };
 
+    // Sorted arrays of (value, use) and (value, producer), searched: a hash map of a
+    // vector per value cost about 100 bytes a value (a 200k-node chain: 20 MB), these cost
+    // 12 bytes a use and 8 an output. Tables indexed by name would cost 8 bytes for every
+    // name, the million initializers no node reads of a tiny-weights model included.
     void collect_consumers() {
         for (const auto s : model_.scopes.ids()) {
             if (!graph_scope(s) || model_.scopes[s].removed) continue;
@@ -370,12 +385,31 @@ private:
                 const auto& nd = model_.nodes[n];
                 for (std::size_t i = 0; i < nd.inputs.size(); ++i)
                     if (nd.inputs[i] != empty_name && type_of(nd.inputs[i]) == float32)
-                        consumers_[nd.inputs[i]].push_back({n, i});
-                for (const auto o : nd.outputs) producer_[o] = n;
+                        uses_.push_back({nd.inputs[i], {n, static_cast<std::uint32_t>(i)}});
+                for (const auto o : nd.outputs) producers_.push_back({o, n});
             }
             for (const auto o : model_.scopes[s].outputs) scope_outputs_.insert(o);
             for (const auto i : model_.scopes[s].inputs) scope_inputs_.insert(i);
         }
+        // Stable: a value's uses stay in node order, and its last producer is the one
+        // that counts (as the map's last assignment did).
+        const auto by_value = [](const auto& a, const auto& b) { return a.first < b.first; };
+        std::stable_sort(uses_.begin(), uses_.end(), by_value);
+        std::stable_sort(producers_.begin(), producers_.end(), by_value);
+    }
+
+    // The uses of value v by live nodes, in node order.
+    [[nodiscard]] std::span<const std::pair<name_id, use>> consumers(name_id v) const {
+        const auto [first, last] = std::equal_range(uses_.begin(), uses_.end(), std::pair<name_id, use>{v, {}},
+                                                    [](const auto& a, const auto& b) { return a.first < b.first; });
+        return {first, last};
+    }
+
+    // The live node that writes v (the last one, in node order), or none.
+    [[nodiscard]] node_id producer(name_id v) const {
+        const auto last = std::upper_bound(producers_.begin(), producers_.end(), std::pair<name_id, node_id>{v, {}},
+                                           [](const auto& a, const auto& b) { return a.first < b.first; });
+        return last != producers_.begin() && std::prev(last)->first == v ? std::prev(last)->second : node_id{};
     }
 
     bool is_main_output(name_id v) const {
@@ -391,10 +425,10 @@ private:
     // Whether a value read by its consumers should be stored in float32 (a constant whose
     // consumers all want float32, or one that a schema slot requires in float32).
     bool consumers_want_float32(name_id v) const {
-        const auto found = consumers_.find(v);
-        if (found == consumers_.end() || found->second.empty()) return false;
+        const auto uses = consumers(v);
+        if (uses.empty()) return false;
         bool all = true;
-        for (const auto& u : found->second) {
+        for (const auto& [value, u] : uses) {
             if (schema_float32_slot(u.node, u.slot)) return true;
             if (expected(u.node, u.slot) != want::single) all = false;
         }
@@ -406,8 +440,8 @@ private:
         for (std::uint32_t value = 0; value < types_.size(); ++value) {
             if (types_[value] != float32) continue;
             const auto v = static_cast<name_id>(value);
-            const auto produced_by = producer_.find(v);
-            if (produced_by == producer_.end()) {
+            const auto produced_by = producer(v);
+            if (!produced_by.valid()) {
                 // A graph input, initializer or outer value: no node writes it.
                 // Graph inputs (a subgraph's too: its node feeds it 16-bit values) follow
                 // the graph; constants follow their consumers.
@@ -416,7 +450,7 @@ private:
                 else half_[value] = !consumers_want_float32(v);
                 continue;
             }
-            const auto n = produced_by->second;
+            const auto n = produced_by;
             if (!graph_scope(model_.nodes[n].scope)) continue;
             const bool constant = model_.nodes[n].op_type == "Constant" && !blocked(n);
             if (constant) {
@@ -440,8 +474,9 @@ private:
 
     void choose_sites() {
         const auto& file = model_.file();
+        onnx::tensor_pass pass(file);  // in file order, the pages behind released
         for (const auto i : file.sites.ids()) {
-            if (file.tensor(i)->data_type != float32) continue;
+            if (pass.read(i)->data_type != float32) continue;
             const auto& site = file.sites[i];
             const auto name = model_.names.find(onnx::value_name(tree_, site));
             bool convert = false;
@@ -620,8 +655,8 @@ private:
     // node each cost 40 bytes more than these.
     std::vector<std::int32_t> types_;  // 0: unknown
     std::vector<bool> half_;
-    std::unordered_map<name_id, std::vector<use>> consumers_;
-    std::unordered_map<name_id, node_id> producer_;
+    std::vector<std::pair<name_id, use>> uses_;           // sorted by value
+    std::vector<std::pair<name_id, node_id>> producers_;  // sorted by value
     std::unordered_set<name_id> scope_outputs_;
     std::unordered_set<name_id> scope_inputs_;
     std::vector<output_cast> output_casts_;

@@ -1,5 +1,6 @@
 #include <onnxstream/plan/planner.hpp>
 
+#include <onnxstream/onnx/float_conversion.hpp>
 #include <onnxstream/proto/varint.hpp>
 
 #include <functional>
@@ -15,6 +16,12 @@ using onnx::message_tree;
 using onnx::new_field;
 using onnx::no_index;
 using onnx::tree_edits;
+
+// A converted insertion (tree_edits::insert_converted) of at most this many bytes is
+// converted here, into the plan's bytes: as a convert operation the writer would read and
+// write it with a system call of a few bytes each (a million tiny tensors). Longer ones
+// are convert operations, which the writer runs through its bounded buffers.
+constexpr std::uint64_t converted_in_plan = 4096;
 
 // A message's field header for a new payload size: the original header when the size
 // is unchanged (keeps non-minimal encodings), else a fresh minimal one.
@@ -51,7 +58,8 @@ struct rewrite_stream::state {
     };
     std::vector<frame> stack;
     bool started = false;
-    std::vector<std::byte> scratch;  // an external insertion's fields, encoded
+    std::vector<std::byte> scratch;  // an external insertion's fields, encoded, or converted bytes
+    std::uint64_t saturated = 0;     // by the conversions made here
 
     // Reads message m's body (the tree dropped its fields). A body that no longer
     // tokenizes (the file changed under a page released behind a pass) is false: the
@@ -102,14 +110,30 @@ struct rewrite_stream::state {
         return next_drop < drops.size() && drops[next_drop].position == position;
     }
 
+    // The field a converted insertion reads: the one at its position, none in a body that
+    // did not read (sized and written as nothing, consistently).
+    static const onnx::field_entry* converted_source(std::span<const onnx::field_entry> fields,
+                                                     const tree_edits::insertion& ins) {
+        return ins.position < fields.size() ? &fields[ins.position] : nullptr;
+    }
+
+    std::uint64_t insertion_size(std::span<const onnx::field_entry> fields, const tree_edits::insertion& ins) const {
+        if (!tree_edits::is_converted(ins)) return edits->encoded_size(ins);
+        const auto* from = converted_source(fields, ins);
+        if (from == nullptr) return 0;
+        return proto::length_delimited_field_size(edits->converted(ins).number,
+                                                  tree_edits::converted_length(from->payload_length()));
+    }
+
     // The new payload size of dirty message m, its dirty children's sizes known.
     std::uint64_t payload_size(std::uint32_t m) {
         std::uint64_t sum = 0;
+        std::span<const onnx::field_entry> fields;
         if (!tree->stores_fields(m) && !open_body(m)) {
             sum = tree->payload_range(m).length;
         } else {
             next_drop = 0;
-            const auto fields = fields_of(m);
+            fields = fields_of(m);
             for (std::uint32_t i = 0; i < fields.size(); ++i) {
                 if (dropped(m, i)) continue;
                 const auto& f = fields[i];
@@ -120,7 +144,7 @@ struct rewrite_stream::state {
         }
         const auto insertions = edits->insertions();
         for (auto i = first_insertion[m]; i != no_index && i < insertions.size() && insertions[i].message == m; ++i)
-            sum += edits->encoded_size(insertions[i]);
+            sum += insertion_size(fields, insertions[i]);
         return sum;
     }
 
@@ -160,11 +184,15 @@ struct rewrite_stream::state {
 
     void put_varint(write_plan& plan, std::uint64_t value) { plan.emit(proto::encode_varint(value).view()); }
 
-    void insertion(write_plan& plan, const tree_edits::insertion& ins) {
+    void insertion(write_plan& plan, std::span<const onnx::field_entry> fields, const tree_edits::insertion& ins) {
         if (tree_edits::is_external(ins)) {
             scratch.clear();
             edits->encode_external(ins, scratch);
             plan.emit(scratch);
+            return;
+        }
+        if (tree_edits::is_converted(ins)) {
+            converted(plan, fields, ins);
             return;
         }
         const new_field& f = edits->field(ins);
@@ -182,6 +210,23 @@ struct rewrite_stream::state {
         else plan.copy(f.source, f.offset, f.length, f.check);
     }
 
+    void converted(write_plan& plan, std::span<const onnx::field_entry> fields, const tree_edits::insertion& ins) {
+        const auto* from = converted_source(fields, ins);
+        if (from == nullptr) return;
+        const auto kind = edits->converted(ins);
+        const auto length = tree_edits::converted_length(from->payload_length());
+        put_varint(plan, proto::make_tag(kind.number, proto::wire_type::length_delimited));
+        put_varint(plan, length);
+        if (length > converted_in_plan) {
+            plan.convert(source, from->payload_offset(), length, kind.conversion);
+            return;
+        }
+        scratch.resize(static_cast<std::size_t>(length));
+        saturated += onnx::convert_float32_bytes(kind.conversion, tree->bytes().subspan(from->payload_offset(), 2 * length),
+                                                 scratch);
+        plan.emit(scratch);
+    }
+
     // One step of the walk: the insertions before the top message's next field and that
     // field, or the insertions at its end and back to its parent.
     void step(write_plan& plan) {
@@ -191,14 +236,14 @@ struct rewrite_stream::state {
         const auto insertions = edits->insertions();
         while (top.next_insertion != no_index && top.next_insertion < insertions.size() &&
                insertions[top.next_insertion].message == m && insertions[top.next_insertion].position <= top.field) {
-            insertion(plan, insertions[top.next_insertion]);
+            insertion(plan, fields, insertions[top.next_insertion]);
             ++top.next_insertion;
         }
         if (top.field == fields.size()) {
             // The rest of the insertions (positions past the end append).
             while (top.next_insertion != no_index && top.next_insertion < insertions.size() &&
                    insertions[top.next_insertion].message == m) {
-                insertion(plan, insertions[top.next_insertion]);
+                insertion(plan, fields, insertions[top.next_insertion]);
                 ++top.next_insertion;
             }
             stack.pop_back();
@@ -229,6 +274,8 @@ rewrite_stream& rewrite_stream::operator=(rewrite_stream&&) noexcept = default;
 rewrite_stream::~rewrite_stream() = default;
 
 std::uint64_t rewrite_stream::size() const noexcept { return state_->total; }
+
+std::uint64_t rewrite_stream::saturated() const noexcept { return state_->saturated; }
 
 bool rewrite_stream::next(write_plan& window, std::size_t operations) {
     auto& s = *state_;

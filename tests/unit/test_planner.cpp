@@ -1,3 +1,4 @@
+#include <onnxstream/onnx/message_fields.hpp>
 #include <onnxstream/onnx/message_tree.hpp>
 #include <onnxstream/onnx/tensor_value_edits.hpp>
 #include <onnxstream/onnx/tree_edits.hpp>
@@ -442,4 +443,112 @@ TEST_CASE("an edited external body read again is written with its entries, whate
     for (const auto& f : reparsed->fields(tensor_messages(*reparsed)[0]))
         if (f.number() == 13 && f.child != onnx::no_index) entries.push_back(reparsed->find_text(f.child, 2));
     CHECK(entries == std::vector<std::string_view>{"w.data", "0", "16"});
+}
+
+namespace {
+
+std::vector<std::byte> bytes_of(std::initializer_list<unsigned> values) {
+    std::vector<std::byte> out;
+    for (const auto v : values) out.push_back(static_cast<std::byte>(v));
+    return out;
+}
+
+// A model of one tensor (dims, data_type, name, raw_data) whose raw_data holds `values`.
+std::vector<std::byte> one_tensor(const std::vector<std::byte>& raw) {
+    proto_builder t;
+    t.varint_field(1, raw.size() / 4).varint_field(2, 1).string_field(8, "w").bytes_field(9, raw);
+    proto_builder graph;
+    graph.string_field(2, "g").message_field(5, t);
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    return model.take();
+}
+
+}  // namespace
+
+TEST_CASE("a converted insertion writes its field's float32 values as 16-bit bytes of the plan, in a body read again too") {
+    const auto bytes = three_tensors();
+    const auto full = parse_tree(bytes, onnx::tensor_fields::stored);
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
+    const auto tensors = tensor_messages(full);
+    const auto half = onnx::float_conversion::float32_to_float16;
+    // a's raw_data {1, 2} (position 3) and c's {5} (position 2), converted where they are;
+    // the same rewrite with the float16 bytes written out by hand (1 = 0x3c00, 2 = 0x4000,
+    // 5 = 0x4500) is what the planner must write.
+    auto convert = [&](const onnx::message_tree& tree, onnx::tree_edits& edits) {
+        edits.drop(tree, tensors[0], 3);
+        edits.insert_converted(tensors[0], 3, 9, half);
+        edits.drop(tree, tensors[2], 2);
+        edits.insert_converted(tensors[2], 2, 9, half);
+    };
+    onnx::tree_edits by_hand;
+    by_hand.drop(full, tensors[0], 3);
+    by_hand.insert(tensors[0], 3, by_hand.bytes(9, bytes_of({0x00, 0x3c, 0x00, 0x40})));
+    by_hand.drop(full, tensors[2], 2);
+    by_hand.insert(tensors[2], 2, by_hand.bytes(9, bytes_of({0x00, 0x45})));
+    const auto expected = rewritten(full, by_hand, bytes);
+    CHECK(expected.size() == bytes.size() - 6);
+    for (const auto* tree : {&full, &lazy}) {
+        onnx::tree_edits edits;
+        convert(*tree, edits);
+        const auto p = plan::plan_rewrite(*tree, edits);
+        REQUIRE(p);
+        for (const auto& op : p->operations()) CHECK(op.kind != plan::operation_kind::convert);
+        CHECK(rewritten(*tree, edits, bytes) == expected);
+    }
+}
+
+TEST_CASE("a stream counts the float16 values its own conversions saturated") {
+    const auto bytes = one_tensor(test_support::float_bytes({1e6F, 1, -1e6F, 70000}));
+    const auto tree = parse_tree(bytes, onnx::tensor_fields::on_demand);
+    const auto tensor = tensor_messages(tree).at(0);
+    onnx::tree_edits edits;
+    edits.drop(tree, tensor, 3);
+    edits.insert_converted(tensor, 3, 9, onnx::float_conversion::float32_to_float16);
+    auto stream = plan::stream_rewrite(tree, edits);
+    REQUIRE(stream);
+    CHECK(stream->saturated() == 0);  // nothing converted before it is asked for
+    plan::write_plan window;
+    while (stream->next(window)) {
+    }
+    CHECK(stream->saturated() == 3);
+}
+
+TEST_CASE("a converted insertion over 4 KiB is a convert operation of the writer, sized as the bytes it reads") {
+    // 2050 float32 values: 4100 bytes of float16, over what the planner converts itself.
+    const std::vector<std::byte> raw(2050 * 4, std::byte{0});
+    const auto bytes = one_tensor(raw);
+    for (const auto tensors : {onnx::tensor_fields::stored, onnx::tensor_fields::on_demand}) {
+        const auto tree = parse_tree(bytes, tensors);
+        const auto tensor = tensor_messages(tree).at(0);
+        const auto source = onnx::message_fields::read(tree, tensor);
+        REQUIRE(source);
+        const auto& from = source->fields()[3];
+        REQUIRE(from.number() == 9);
+        onnx::tree_edits edits;
+        edits.drop(tree, tensor, 3);
+        edits.insert_converted(tensor, 3, 9, onnx::float_conversion::float32_to_bfloat16);
+        const auto p = plan::plan_rewrite(tree, edits);
+        REQUIRE(p);
+        CHECK(p->size() == plan::planned_size(tree, edits));
+        CHECK(p->size() == bytes.size() - 4100);  // half the payload (every length prefix stays 2 bytes)
+        std::size_t converts = 0;
+        for (const auto& op : p->operations()) {
+            if (op.kind != plan::operation_kind::convert) continue;
+            ++converts;
+            CHECK(op.input_offset == from.payload_offset());
+            CHECK(op.length == 4100);
+            CHECK(op.conversion == onnx::float_conversion::float32_to_bfloat16);
+        }
+        CHECK(converts == 1);
+    }
+}
+
+TEST_CASE("a converted insertion whose field is not there (a position past the body's end) adds nothing") {
+    const auto bytes = one_tensor(test_support::float_bytes({1, 2}));
+    const auto tree = parse_tree(bytes, onnx::tensor_fields::on_demand);
+    const auto tensor = tensor_messages(tree).at(0);
+    onnx::tree_edits edits;
+    edits.insert_converted(tensor, 4, 9, onnx::float_conversion::float32_to_float16);
+    CHECK(rewritten(tree, edits, bytes) == bytes);
 }

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <vector>
 
 using namespace onnxstream;
@@ -116,4 +117,33 @@ TEST_CASE("a shared field is held once and inserted wherever it is asked for, in
     CHECK(edits.field(insertions[2]).number == 2);
     CHECK(edits.field(insertions[2]).value == 10);
     CHECK(edits.encoded_size(insertions[2]) == 2);
+}
+
+TEST_CASE("converted insertions hold one kind per field number and conversion, and neither a new_field nor bytes") {
+    using onnx::float_conversion;
+    onnx::tree_edits edits;
+    edits.insert_converted(7, 3, 9, float_conversion::float32_to_float16);
+    edits.insert_converted(5, 1, 9, float_conversion::float32_to_float16);
+    edits.insert_converted(6, 0, 9, float_conversion::float32_to_bfloat16);
+    edits.insert_external(8, 0, edits.add_external({"w.data", 0, 4, std::nullopt}));
+    const auto insertions = edits.insertions();
+    REQUIRE(insertions.size() == 4);
+    CHECK(insertions[0].message == 5);
+    CHECK(insertions[0].position == 1);
+    REQUIRE(onnx::tree_edits::is_converted(insertions[0]));
+    CHECK_FALSE(onnx::tree_edits::is_external(insertions[0]));
+    CHECK(edits.converted(insertions[0]) == onnx::tree_edits::converted_field{9, float_conversion::float32_to_float16});
+    CHECK(edits.converted(insertions[1]) == onnx::tree_edits::converted_field{9, float_conversion::float32_to_bfloat16});
+    CHECK(insertions[2].message == 7);
+    CHECK(insertions[2].what == insertions[0].what);  // the same kind, held once
+    CHECK(onnx::tree_edits::is_external(insertions[3]));
+    CHECK_FALSE(onnx::tree_edits::is_converted(insertions[3]));
+    CHECK(edits.pool().empty());
+    CHECK_FALSE(edits.empty());
+}
+
+TEST_CASE("a converted payload is 2 bytes a whole float32 value") {
+    CHECK(onnx::tree_edits::converted_length(0) == 0);
+    CHECK(onnx::tree_edits::converted_length(16) == 8);
+    CHECK(onnx::tree_edits::converted_length(18) == 8);  // a remainder is not written
 }

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <onnxstream/io/write_operation.hpp>
+#include <onnxstream/onnx/float_conversion.hpp>
 #include <onnxstream/onnx/message_tree.hpp>
 #include <onnxstream/proto/varint.hpp>
 
@@ -90,6 +91,14 @@ public:
     /// set_external_entries was called, the number the caller's table answers for.
     void insert_external(std::uint32_t message_index, std::uint32_t position, std::uint32_t record);
     [[nodiscard]] std::uint32_t add_external(external_entry entry);
+    /// Inserts before `position` of `message_index` field `number` holding the payload of
+    /// the message's own field at `position` converted from float32 by `conversion` (half
+    /// as many bytes), which the planner reads and converts when it writes the message.
+    /// The edits hold neither the bytes nor a new_field: 16 bytes an insertion, where a
+    /// converted copy costs 48 and its bytes (convert of a model of a million tiny
+    /// tensors). The caller drops that field (it is read, not kept) and has checked that
+    /// its payload is a whole number of float32 values (a remainder is not written).
+    void insert_converted(std::uint32_t message_index, std::uint32_t position, std::uint32_t number, float_conversion conversion);
     /// Entries come from `table` from now on, for every insert_external (a caller that
     /// keeps where each tensor goes need not copy it; `table` must outlive the planning).
     void set_external_entries(external_entries table) { external_table_ = std::move(table); }
@@ -120,6 +129,12 @@ public:
         std::uint32_t what = 0;  // index into the new fields, or with external_bit an external record
     };
     static constexpr std::uint32_t external_bit = 1U << 31;
+    static constexpr std::uint32_t converted_bit = 1U << 30;  // with an index into the converted kinds
+    struct converted_field {
+        std::uint32_t number = 0;
+        float_conversion conversion = float_conversion::none;
+        friend bool operator==(const converted_field&, const converted_field&) = default;
+    };
     struct body_drop {
         std::uint32_t message = 0;
         std::uint32_t position = 0;
@@ -132,12 +147,22 @@ public:
     [[nodiscard]] std::span<const body_drop> body_drops(std::uint32_t message_index) const;
     /// Insertions sorted by (message, position, call order).
     [[nodiscard]] std::span<const insertion> insertions() const;
-    /// The field an insertion adds; only for one that is not external (is_external).
+    /// The field an insertion adds; only for one neither external nor converted.
     [[nodiscard]] const new_field& field(const insertion& i) const noexcept { return fields_[i.what]; }
     [[nodiscard]] static bool is_external(const insertion& i) noexcept { return (i.what & external_bit) != 0; }
+    /// Whether an insertion is insert_converted's (its bytes come from its position's field).
+    [[nodiscard]] static bool is_converted(const insertion& i) noexcept {
+        return (i.what & (external_bit | converted_bit)) == converted_bit;
+    }
+    /// The field number and conversion of a converted insertion.
+    [[nodiscard]] converted_field converted(const insertion& i) const noexcept { return converted_[i.what & ~converted_bit]; }
+    /// The payload length of a converted insertion whose source field's payload is
+    /// `float32_bytes` long: 2 bytes a whole float32 value.
+    [[nodiscard]] static std::uint64_t converted_length(std::uint64_t float32_bytes) noexcept { return float32_bytes / 4 * 2; }
     /// The entry of an external insertion.
     [[nodiscard]] external_entry external(const insertion& i) const;
-    /// Bytes an insertion takes in the output.
+    /// Bytes an insertion takes in the output; not for a converted one (its size is its
+    /// source field's, which the planner reads).
     [[nodiscard]] std::uint64_t encoded_size(const insertion& i) const;
     /// Appends the fields of an external insertion, encoded, to `out`.
     void encode_external(const insertion& i, std::vector<std::byte>& out) const;
@@ -149,6 +174,7 @@ public:
 
 private:
     void drop_in_body(std::uint32_t message_index, std::uint32_t position);
+    void push_insertion(std::uint32_t message_index, std::uint32_t position, std::uint32_t what);
 
     std::vector<bool> dropped_;
     std::vector<std::uint32_t> drop_list_;
@@ -158,6 +184,7 @@ private:
     mutable bool sorted_ = true;
     std::vector<new_field> fields_;
     std::vector<external_entry> externals_;
+    std::vector<converted_field> converted_;  // the kinds insert_converted was asked for, each once
     external_entries external_table_;
     std::vector<std::byte> pool_;
     std::vector<io::stream_check> checks_;

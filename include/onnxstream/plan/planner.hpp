@@ -11,6 +11,10 @@
 // A TensorProto body whose fields the tree dropped (message::fields_dropped) is read again
 // when an edit touches it, once to size it and once to write it; its drops are addressed
 // by position (tree_edits::drop(tree, message, position)), its insertions as any message's.
+//
+// A converted insertion (tree_edits::insert_converted) is sized from the field it reads and
+// written from it: up to 4 KiB converted into the plan's bytes, a longer one as a convert
+// operation of the writer.
 #pragma once
 
 #include <onnxstream/onnx/message_tree.hpp>
@@ -50,6 +54,10 @@ public:
 
     /// The size of the whole output.
     [[nodiscard]] std::uint64_t size() const noexcept;
+    /// float16 values clamped to +-65504 by the conversions the stream made itself so far
+    /// (converted insertions of up to 4 KiB, emitted as bytes); longer ones are convert
+    /// operations, which the writer counts.
+    [[nodiscard]] std::uint64_t saturated() const noexcept;
     /// Replaces `window`'s operations and bytes with the next ones (write_plan::next_window):
     /// it stops once it holds `operations` of them (a step of the walk, a field and the
     /// insertions before it, may add a few more) or 1 MiB of emitted bytes; false when none
@@ -70,7 +78,8 @@ private:
 [[nodiscard]] std::uint64_t planned_size(const onnx::message_tree& tree, const onnx::tree_edits& edits,
                                          reading_function reading = {});
 
-/// Plans the rewritten model. Errors: `too_large` when the output would exceed
+/// Plans the rewritten model (the values its own conversions saturated are not counted:
+/// a writer of converted insertions takes the stream, which counts them). Errors: `too_large` when the output would exceed
 /// `max_size` (nothing else is computed then). The plan's checks are the edits' checks,
 /// at the same indices.
 [[nodiscard]] result<write_plan> plan_rewrite(const onnx::message_tree& tree, const onnx::tree_edits& edits,
