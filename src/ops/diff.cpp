@@ -277,6 +277,23 @@ struct model_side {
         return hash_pair(tag_typed_fallback, fallback.digest());
     }
 
+    // The hash of the values of the tensor at `t`, as digest_side made it: from `values`
+    // while they are kept, else read again (the walk lists a few tensors: a million
+    // hashes are not kept for them). Empty if the bytes no longer read.
+    [[nodiscard]] std::optional<std::uint64_t> values_of(onnx::site_id t) const {
+        if (!values.empty()) return values[t];
+        const auto handle = model().tensor(t);
+        if (const auto slice = bound.stored_bytes(t, handle)) {
+            io::xxh3_hasher hasher;
+            auto read = io::for_each_chunk(*bound.sources()[slice->source.value], slice->offset, slice->length,
+                                           [&hasher](std::span<const std::byte> piece) { hasher.update(piece); });
+            if (!read) return std::nullopt;
+            return hasher.digest();
+        }
+        if (handle->storage == tensor_storage::typed) return typed_values(handle);
+        return io::xxh3_of({});
+    }
+
     // A tensor message's digest but for its values (with_values adds them): storage
     // fields and dims are left out, normalized entries stand for them.
     [[nodiscard]] std::uint64_t tensor_fields_digest(const onnx::tensor_handle& handle, std::vector<entry>& entries,
@@ -519,6 +536,35 @@ result<bool> same_bytes(const io::source_file& a, const io::source_file& b) {
     return same;
 }
 
+// The fields of one number in a message, by index in the tree, in file order: a run of
+// adjacent ones (a graph's million initializers, written together) as a range, rather
+// than 4 bytes a field on each side of the walk; their indices once another field
+// breaks the run.
+class field_group {
+public:
+    void add(std::uint32_t index) {
+        if (scattered_.empty()) {
+            if (count_ == 0) first_ = index;
+            if (index == first_ + count_) {
+                ++count_;
+                return;
+            }
+            scattered_.reserve(count_ + 1U);
+            for (std::uint32_t i = 0; i < count_; ++i) scattered_.push_back(first_ + i);
+        }
+        scattered_.push_back(index);
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return scattered_.empty() ? count_ : scattered_.size(); }
+    [[nodiscard]] std::uint32_t operator[](std::size_t i) const noexcept {
+        return scattered_.empty() ? first_ + static_cast<std::uint32_t>(i) : scattered_[i];
+    }
+
+private:
+    std::uint32_t first_ = 0;
+    std::uint32_t count_ = 0;
+    std::vector<std::uint32_t> scattered_;
+};
+
 // ---------------------------------------------------------------- naming things
 
 bool printable(std::string_view text) {
@@ -526,9 +572,10 @@ bool printable(std::string_view text) {
 }
 
 // A field's values, short, for people: `'Relu'`, `3`, `[1, 2, 3]`, `<4096 bytes>`.
-std::string describe_values(const model_side& side, message_kind kind, std::span<const std::uint32_t> field_indices) {
+std::string describe_values(const model_side& side, message_kind kind, const field_group& field_indices) {
     std::vector<std::string> parts;
-    for (const auto index : field_indices) {
+    for (std::size_t i = 0; i < field_indices.size(); ++i) {
+        const auto index = field_indices[i];
         if (parts.size() == 4) {
             parts.emplace_back("... (" + std::to_string(field_indices.size()) + " values)");
             break;
@@ -573,13 +620,13 @@ public:
             tensor_differs(ma, mb);
             return;
         }
-        std::map<std::uint32_t, std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>> groups;
+        std::map<std::uint32_t, std::pair<field_group, field_group>> groups;
         const auto first_a = a_.tree().at(ma).first_field;
         const auto first_b = b_.tree().at(mb).first_field;
         for (std::uint32_t i = 0; i < a_.tree().at(ma).field_count; ++i)
-            groups[a_.tree().field(first_a + i).number()].first.push_back(first_a + i);
+            groups[a_.tree().field(first_a + i).number()].first.add(first_a + i);
         for (std::uint32_t i = 0; i < b_.tree().at(mb).field_count; ++i)
-            groups[b_.tree().field(first_b + i).number()].second.push_back(first_b + i);
+            groups[b_.tree().field(first_b + i).number()].second.add(first_b + i);
         for (const auto& [n, fields] : groups) {
             message_kind child{};
             if (onnx::child_kind(kind, n, child)) {
@@ -588,8 +635,8 @@ public:
             }
             std::vector<entry> ea;
             std::vector<entry> eb;
-            for (const auto index : fields.first) a_.field_entries(kind, a_.tree().field(index), ea);
-            for (const auto index : fields.second) b_.field_entries(kind, b_.tree().field(index), eb);
+            for (std::size_t i = 0; i < fields.first.size(); ++i) a_.field_entries(kind, a_.tree().field(fields.first[i]), ea);
+            for (std::size_t i = 0; i < fields.second.size(); ++i) b_.field_entries(kind, b_.tree().field(fields.second[i]), eb);
             if (ea != eb) scalar_differs(ma, n, fields.first, fields.second);
         }
     }
@@ -666,7 +713,7 @@ private:
         }
     };
     static std::uint32_t child(const model_side& side, std::uint32_t field_index) { return side.tree().field(field_index).child; }
-    static std::vector<hashed_name> hashed_names(const model_side& side, const std::vector<std::uint32_t>& fields) {
+    static std::vector<hashed_name> hashed_names(const model_side& side, const field_group& fields) {
         std::vector<hashed_name> names(fields.size());
         releasing behind(side);
         for (std::uint32_t i = 0; i < fields.size(); ++i) {
@@ -678,8 +725,7 @@ private:
         return names;
     }
     // Whether no two of the names are the same (hashes that agree are checked by name).
-    static bool all_distinct(const model_side& side, const std::vector<std::uint32_t>& fields,
-                             const std::vector<hashed_name>& names) {
+    static bool all_distinct(const model_side& side, const field_group& fields, const std::vector<hashed_name>& names) {
         for (std::size_t i = 0; i < names.size(); ++i)
             for (auto j = i + 1; j < names.size() && names[j].hash == names[i].hash; ++j)
                 if (name_view(side, child(side, fields[names[i].position])) ==
@@ -689,7 +735,7 @@ private:
     }
 
     // Whether the children held by `fa` and `fb` have the same names, in order.
-    bool same_names(const std::vector<std::uint32_t>& fa, const std::vector<std::uint32_t>& fb) const {
+    bool same_names(const field_group& fa, const field_group& fb) const {
         if (fa.size() != fb.size()) return false;
         releasing behind_a(a_);
         releasing behind_b(b_);
@@ -703,8 +749,7 @@ private:
         return true;
     }
 
-    void pair_children(message_kind kind, std::uint32_t n, const std::vector<std::uint32_t>& fa,
-                       const std::vector<std::uint32_t>& fb) {
+    void pair_children(message_kind kind, std::uint32_t n, const field_group& fa, const field_group& fb) {
         // Names in the same order on both sides (the usual case: a model and an edited copy)
         // pair by position, as they would by name (and do when some repeat).
         if (unordered_field(kind, n) && !same_names(fa, fb)) {
@@ -715,7 +760,8 @@ private:
                 std::vector<bool> paired(fb.size());
                 releasing behind_a(a_);
                 releasing behind_b(b_);
-                for (const auto index : fa) {
+                for (std::size_t i = 0; i < fa.size(); ++i) {
+                    const auto index = fa[i];
                     const auto ca = child(a_, index);
                     behind_a.reached(a_, ca);
                     const auto name = name_view(a_, ca);
@@ -759,7 +805,9 @@ private:
         if (ta.data_type != tb.data_type)
             reasons.push_back("type " + onnx::data_type_name(ta.data_type) + " vs " + onnx::data_type_name(tb.data_type));
         if (ta.dims != tb.dims) reasons.push_back("dims " + onnx::to_string(ta.dims) + " vs " + onnx::to_string(tb.dims));
-        if (a_.values[a_.site_of(ma)] != b_.values[b_.site_of(mb)]) reasons.emplace_back("values differ");
+        const auto values_a = a_.values_of(a_.site_of(ma));
+        const auto values_b = b_.values_of(b_.site_of(mb));
+        if (!values_a || !values_b || *values_a != *values_b) reasons.emplace_back("values differ");
         if (reasons.empty()) reasons.emplace_back("other fields differ (doc_string, metadata or strings)");
         std::string detail;
         for (const auto& r : reasons) detail += (detail.empty() ? "" : "; ") + r;
@@ -774,8 +822,7 @@ private:
             {difference_kind::node, "node", name_of(a_, node_a), a_.tree().path(node_a), "(" + op + ") " + detail});
     }
 
-    void scalar_differs(std::uint32_t ma, std::uint32_t n, const std::vector<std::uint32_t>& fa,
-                        const std::vector<std::uint32_t>& fb) {
+    void scalar_differs(std::uint32_t ma, std::uint32_t n, const field_group& fa, const field_group& fb) {
         const auto kind = a_.tree().at(ma).kind;
         const auto field = onnx::field_name(kind, n);
         std::string detail = field + " " + describe_values(a_, kind, fa) + " vs " + describe_values(b_, kind, fb);
@@ -887,10 +934,16 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
         side_a.values = std::move(values);
         ONNXSTREAM_TRY(side_a.redigest(hashing.cancel));
         if (side_a.digest[0] != root_a) return changed();
+        // The walk reads again the values of the few tensors it lists (values_of): 16 MB
+        // for two models of a million tensors are not held for them.
+        side_a.values = {};
+        side_b.values = {};
         comparer walk(side_a, side_b, report, options.max_listed);
         walk.compare(0, 0);
         walk.finish();
+        // Both sides: the walk read listed tensors' values again, from either side's files.
         ONNXSTREAM_TRY(side_a.bound.check_unchanged());
+        ONNXSTREAM_TRY(side_b.bound.check_unchanged());
     }
     return report;
 }
