@@ -6,7 +6,8 @@ must stay flat) or in metadata (where it must stay within 2x the .onnx file + 32
 
   split 1.9GB embedded       split / repack / verify of a self-contained 1.9 GB model (475 tensors)
   merge 1GiB external        merge / verify of a 1 GiB external-data model
-  1M tiny initializers       every command on a ~73 MB model of 1M 16-byte initializers
+  1M tiny initializers       every command on a ~73 MB model of 1M 16-byte initializers (diff
+                             against a copy, and against a copy with one value changed)
   1M external tiny           inspect / verify / merge / repack of the same tensors held externally
   100MB packed int64         split / repack of one INT64 tensor held in typed int64_data
   100MB of dims              inspect / split of 100 tensors holding 1M dims each
@@ -205,7 +206,10 @@ def build_cases(args, work: Path, binary: str) -> list[case]:
         tiny_copy = work / f"tiny-{1_000_000 // scale}-copy.onnx"
         if not tiny_copy.exists():
             shutil.copyfile(tiny, tiny_copy)
-        cases.append(tiny_case(name, tiny, tiny_copy, out, binary))
+        tiny_changed = work / f"tiny-{1_000_000 // scale}-changed.onnx"
+        if not tiny_changed.exists():
+            changed_copy(tiny, tiny_changed)
+        cases.append(tiny_case(name, tiny, tiny_copy, tiny_changed, out, binary))
     name = "1M external tiny" if scale == 1 else "62k external tiny"
     if wanted(name):
         folder = gen("tiny-external", work / f"tiny-external-{1_000_000 // scale}", 1_000_000 // scale)
@@ -255,8 +259,22 @@ def external_case(name: str, folder: Path, out: Path, binary: str) -> case:
     return c
 
 
-def tiny_case(name: str, tiny: Path, tiny_copy: Path, out: Path, binary: str) -> case:
-    c = case(name, [tiny, tiny_copy], tiny.stat().st_size, False)
+def changed_copy(model: Path, changed: Path) -> None:
+    """A copy of a tiny model with one value of its middle initializer changed: diff then
+    walks both models (an equivalent copy is answered from digests alone)."""
+    data = bytearray(model.read_bytes())
+    raw_data_16 = b"\x4a\x10"  # TensorProto.raw_data (field 9), 16 bytes
+    at = data.find(raw_data_16, len(data) // 2)
+    if at < 0:
+        raise SystemExit(f"{model}: no raw_data of 16 bytes past its middle")
+    data[at + 2 + 7] ^= 0x40
+    tmp = changed.with_suffix(".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(changed)
+
+
+def tiny_case(name: str, tiny: Path, tiny_copy: Path, tiny_changed: Path, out: Path, binary: str) -> case:
+    c = case(name, [tiny, tiny_copy, tiny_changed], tiny.stat().st_size, False)
     c.command("inspect", [binary, "inspect", str(tiny), "--json"])
     c.command("verify", [binary, "verify", str(tiny), "--quiet"])
     c.command("split", [binary, "split", str(tiny), "-o", str(out / "tiny.split.onnx"), "--threshold", "0", "--quiet"],
@@ -264,6 +282,7 @@ def tiny_case(name: str, tiny: Path, tiny_copy: Path, out: Path, binary: str) ->
     c.command("repack", [binary, "repack", str(tiny), "-o", str(out / "tiny.repacked.onnx"), "--threshold", "0",
                          "--quiet"], [out / "tiny.repacked.onnx", out / "tiny.repacked.onnx.data"])
     c.command("diff", [binary, "diff", str(tiny), str(tiny_copy)])
+    c.command("diff changed", [binary, "diff", str(tiny), str(tiny_changed)], ok_codes=(1,))
     graph_commands(c, tiny, out, binary)
     c.command("safetensors", [binary, "export", str(tiny), "--to", "safetensors", "-o", str(out / "tiny.safetensors"),
                               "--quiet"], [out / "tiny.safetensors"])
@@ -345,7 +364,7 @@ def run_all(cases: list[case]) -> list[dict]:
                           "onnx_bytes": c.onnx_bytes, "budget_bytes": budget(c), **sample}
                 record["holds"] = sample["max_rss_bytes"] <= record["budget_bytes"]
                 records.append(record)
-                print(f"  {label:<8} {cache:<5} max RSS {bench.human_bytes(sample['max_rss_bytes']):>10}  "
+                print(f"  {label:<12} {cache:<5} max RSS {bench.human_bytes(sample['max_rss_bytes']):>10}  "
                       f"anon {bench.human_bytes(sample['peak_rss_anon_bytes']):>10}  "
                       f"file {bench.human_bytes(sample['peak_rss_file_bytes']):>10}  {sample['wall_s']:.2f} s"
                       f"  [{state}]", flush=True)
@@ -362,10 +381,10 @@ def inspect_time(graph: Path, binary: str, runs: int = 5) -> float:
 
 
 def table(records: list[dict]) -> str:
-    head = f"{'case':<22} {'command':<8} {'cache':<5} {'max RSS':>10} {'RssAnon':>10} {'RssFile':>10} {'budget':>10} {'wall s':>7}"
+    head = f"{'case':<22} {'command':<12} {'cache':<5} {'max RSS':>10} {'RssAnon':>10} {'RssFile':>10} {'budget':>10} {'wall s':>7}"
     lines = [head, "-" * len(head)]
     for r in records:
-        lines.append(f"{r['case']:<22} {r['command']:<8} {r['cache']:<5} {bench.human_bytes(r['max_rss_bytes']):>10} "
+        lines.append(f"{r['case']:<22} {r['command']:<12} {r['cache']:<5} {bench.human_bytes(r['max_rss_bytes']):>10} "
                      f"{bench.human_bytes(r['peak_rss_anon_bytes']):>10} {bench.human_bytes(r['peak_rss_file_bytes']):>10} "
                      f"{bench.human_bytes(r['budget_bytes']):>10} {r['wall_s']:>7.2f}" + ("" if r["holds"] else "  OVER"))
     return "\n".join(lines)
