@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
     onnxstream::io::install_sigbus_guard();  // before any thread: the guard for mapped inputs (mapped_file.hpp)
     onnxstream::cli::platform::install_signal_handlers(cancel_requested);
     onnxstream::cli::platform::raise_open_file_limit();
+    onnxstream::cli::platform::map_large_allocations();
     try {
         return check_stdout(run(onnxstream::cli::platform::command_line(argc, argv)));
     } catch (const std::bad_alloc&) {

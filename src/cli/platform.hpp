@@ -17,6 +17,10 @@ void install_signal_handlers(std::atomic<bool>& cancel);
 /// Takes the open-file limit the hard limit allows (POSIX; nothing to do on Windows).
 void raise_open_file_limit();
 
+/// Has the allocator map every large block on its own, so that freeing it gives the
+/// memory back (glibc; nothing to do elsewhere).
+void map_large_allocations();
+
 /// The program's arguments: argv; on Windows the wide command line converted to UTF-8,
 /// whatever the ANSI code page (platform_win.cpp). Also puts stdout in binary mode on
 /// Windows, so that printed bytes match Linux's.

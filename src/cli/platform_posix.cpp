@@ -11,6 +11,7 @@
 
 #include <onnxstream/io/output_file.hpp>
 
+#include <malloc.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -84,6 +85,16 @@ void raise_open_file_limit() {
     // An infinite hard limit is refused (past fs.nr_open): ask for the kernel's usual ceiling.
     limit.rlim_cur = std::max<rlim_t>(soft, 1U << 20);
     (void)::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+// The passes build and drop indexes of millions of entries in turn. glibc raises its
+// mmap threshold each time a mapped block is freed (up to 32 MiB), after which such arrays
+// come from the heap, where freeing one leaves a hole that stays in the process's RSS: a
+// fixed threshold keeps them mapped, and their memory goes back when they go.
+void map_large_allocations() {
+#if defined(__GLIBC__)
+    (void)::mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
 }
 
 std::vector<std::string> command_line(int argc, char** argv) { return {argv, argv + argc}; }

@@ -46,6 +46,8 @@ void install_signal_handlers(std::atomic<bool>& cancel) {
     ::SetConsoleCtrlHandler(on_console_event, TRUE);
 }
 
+void map_large_allocations() {}
+
 void raise_open_file_limit() {
     // The CRT's descriptors (which the io layer hands around) stop at 512 by default.
     (void)::_setmaxstdio(8192);
