@@ -315,7 +315,7 @@ mapper::outcome mapper::map_node(graph::node_id n) {
         return refuse("operators of domain '" + std::string(nd.domain) + "' have no Caffe layer",
                       "export a model with standard ONNX operators");
     for (std::size_t s = 0; s < nd.outputs.size(); ++s)
-        if (s > 0 && nd.outputs[s] != empty_name && op != "Split" && index_.at(index_.output(n, s)).uses.size() > 0)
+        if (s > 0 && nd.outputs[s] != empty_name && op != "Split" && index_.uses(index_.output(n, s)).size() > 0)
             return refuse(
                 "its output " + std::to_string(s) + " is used, and only the first output of " + op + " has a Caffe counterpart",
                 "run optimize first, or export an inference-mode model");

@@ -248,8 +248,7 @@ mapper::outcome mapper::pool(graph::node_id n) {
     if (auto r = read_spatial(n, in, kernel, sp)) return std::optional<refused>(*r);
     for (const auto& s : sp)
         if (s.dilation != 1) return refuse("pooling with dilations has no Caffe form", "export without pooling dilations");
-    if (is_max && model_.nodes[n].outputs.size() > 1 && index_.output(n, 1) != none &&
-        !index_.at(index_.output(n, 1)).uses.empty())
+    if (is_max && model_.nodes[n].outputs.size() > 1 && index_.output(n, 1) != none && !index_.uses(index_.output(n, 1)).empty())
         return refuse("its Indices output is used", "Caffe's Pooling has no ONNX-style indices");
     const bool ceil_mode = attr_int(n, "ceil_mode", 0) != 0;
     const bool include_pad = attr_int(n, "count_include_pad", 0) != 0;

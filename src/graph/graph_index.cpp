@@ -159,11 +159,10 @@ graph_index::graph_index(const graph_model& model) : model_(model) {
     for (const auto s : scopes.ids())
         for (std::uint32_t k = 0; k < graph_outputs_[s].size(); ++k)
             if (const auto v = graph_outputs_[s][k]; v != none) uses_[use_end[v.value]++] = {none, k, s};
-    // use_end[v] now ends value v's uses, and use_end[v - 1] (0 for the first) starts them.
-    for (const auto v : values_.ids()) {
-        const auto begin = v.value == 0 ? 0U : use_end[v.value - 1];
-        values_[v].uses = std::span<const value_use>(uses_.data() + begin, use_end[v.value] - begin);
-    }
+    // use_end[v] now ends value v's uses, which is where value v + 1's start.
+    std::copy_backward(use_end.begin(), use_end.end() - 1, use_end.end());
+    use_end.front() = 0;
+    use_begin_ = std::move(use_end);
 }
 
 value_id graph_index::input(node_id n, std::size_t slot) const {
@@ -196,7 +195,7 @@ bool graph_index::within(scope_id inner, scope_id outer) const {
 
 bool graph_index::visible_at_uses(value_id v, value_id replacement) const {
     const auto name = values_[replacement].name;
-    for (const auto& u : values_[v].uses)
+    for (const auto& u : uses(v))
         if (resolve(u.scope, name) != replacement) return false;
     return true;
 }

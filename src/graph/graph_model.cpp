@@ -100,10 +100,12 @@ struct graph_model::builder {
             if (f.type() != proto::wire_type::length_delimited) continue;
             if (k == number(onnx::node_field::input)) n.inputs.push_back(model.names.intern_lasting(tree.text(f)));
             else if (k == number(onnx::node_field::output)) n.outputs.push_back(model.names.intern_lasting(tree.text(f)));
-            else if (k == number(onnx::node_field::op_type)) n.op_type = tree.text(f);
-            else if (k == number(onnx::node_field::domain)) n.domain = tree.text(f);
+            // Kept copies, a few distinct ones: every pass reads each node's op type, and a
+            // view of the mapping would fault every node's page back in after the walk.
+            else if (k == number(onnx::node_field::op_type)) n.op_type = model.keep(tree.text(f));
+            else if (k == number(onnx::node_field::domain)) n.domain = model.keep(tree.text(f));
             else if (k == number(onnx::node_field::name)) n.name = tree.text(f);
-            else if (k == number(onnx::node_field::overload)) n.overload = tree.text(f);
+            else if (k == number(onnx::node_field::overload)) n.overload = model.keep(tree.text(f));
         }
         if (n.domain == "ai.onnx") n.domain = {};
         const auto id = model.nodes.push_back(std::move(n));
@@ -271,6 +273,23 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
     return model;
 }
 
+file_walk::file_walk(const graph_model& model) noexcept
+    : model_(&model), behind_(model.file().file.mapping()), releases_(model.file().reading != onnx::tensor_reading::kept) {}
+
+file_walk::~file_walk() {
+    if (releases_) behind_.finish(model_->file().file.size());
+}
+
+void file_walk::reached(node_id n) noexcept {
+    if (const auto message = model_->nodes[n].message; releases_ && message != none)
+        behind_.reached(model_->tree().payload_range(message).offset);
+}
+
+void file_walk::reached(tensor_id t) noexcept {
+    if (const auto site = model_->tensors[t].site; releases_ && site != none)
+        behind_.reached(model_->tree().payload_range(model_->file().sites[site].message).offset);
+}
+
 std::int64_t graph_model::opset(std::string_view domain) const {
     if (domain == "ai.onnx") domain = "";
     for (const auto& [d, version] : opsets_)
@@ -347,25 +366,33 @@ site_id graph_model::site_of(std::uint32_t tensor_message) const {
 
 std::int32_t graph_model::tensor_type(tensor_id t) const {
     const auto& x = tensors[t];
-    return x.site != none ? file_->tensor(x.site)->data_type : x.data_type;
+    if (x.site != none) return file_->tensor(x.site)->data_type;
+    const auto* c = computed(t);
+    return c != nullptr ? c->data_type : 0;
 }
 
 std::vector<std::int64_t> graph_model::tensor_dims(tensor_id t) const {
     const auto& x = tensors[t];
-    return x.site != none ? file_->tensor(x.site)->dims.to_vector() : std::vector<std::int64_t>(x.dims.begin(), x.dims.end());
+    if (x.site != none) return file_->tensor(x.site)->dims.to_vector();
+    const auto* c = computed(t);
+    return c != nullptr ? c->dims : std::vector<std::int64_t>{};
 }
 
 onnx::tensor_dims graph_model::dims_view(tensor_id t) const {
     const auto& x = tensors[t];
-    return x.site != none ? file_->tensor(x.site)->dims : onnx::tensor_dims(std::span<const std::int64_t>(x.dims));
+    if (x.site != none) return file_->tensor(x.site)->dims;
+    const auto* c = computed(t);
+    return c != nullptr ? onnx::tensor_dims(std::span<const std::int64_t>(c->dims)) : onnx::tensor_dims{};
 }
 
 std::uint64_t graph_model::tensor_bytes(tensor_id t) const {
     const auto& x = tensors[t];
     if (x.site != none) return file_->tensor(x.site)->expected_bytes.value_or(0);
+    const auto* c = computed(t);
+    if (c == nullptr) return 0;
     std::uint64_t count = 1;
-    for (const auto d : x.dims) count *= static_cast<std::uint64_t>(d);
-    const auto bytes = onnx::raw_byte_size(x.data_type, count);
+    for (const auto d : c->dims) count *= static_cast<std::uint64_t>(d);
+    const auto bytes = onnx::raw_byte_size(c->data_type, count);
     return bytes ? *bytes : 0;
 }
 
@@ -409,11 +436,9 @@ node_id graph_model::add_node(scope_id s, node_id after, std::string_view op_typ
 
 tensor_id graph_model::add_tensor(scope_id s, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
                                   computed_values values) {
-    const auto id = tensors.push_back({.scope = s,
-                                       .name = name,
-                                       .data_type = data_type,
-                                       .dims = lazy_vector<std::int64_t>(std::move(dims)),
-                                       .computed = std::make_shared<const computed_values>(std::move(values))});
+    const auto recipe = static_cast<std::uint32_t>(computed_.size());
+    computed_.push_back({data_type, std::move(dims), std::move(values)});
+    const auto id = tensors.push_back({.scope = s, .name = name, .computed = recipe});
     scopes[s].initializers.push_back(id);
     scopes[s].changed = true;
     return id;

@@ -450,7 +450,8 @@ private:
             out.append_slice(plan_.spill_source, placed.message_offset, placed.message_length);
             return out;
         }
-        onnx::encode_tensor_header(out, x.dims, x.data_type, model_.text(x.name));
+        const auto& c = *model_.computed(t);  // a tensor without a site is add_tensor's
+        onnx::encode_tensor_header(out, c.dims, c.data_type, model_.text(x.name));
         put_external(out, *placed.external);
         return out;
     }

@@ -359,7 +359,9 @@ result<std::vector<std::byte>> tensor_reader::compute(std::int32_t type, std::sp
 result<std::vector<std::byte>> tensor_reader::tensor_bytes(const graph_model& model, tensor_id t) const {
     const auto& x = model.tensors[t];
     if (x.site != none) return site_bytes(x.site);
-    return compute(x.data_type, x.dims, x.computed ? *x.computed : computed_values{});
+    const auto* c = model.computed(t);
+    if (c == nullptr) return failure(error_code::invalid_argument, "a tensor has neither bytes nor a recipe");
+    return compute(c->data_type, c->dims, c->values);
 }
 
 }  // namespace onnxstream::graph

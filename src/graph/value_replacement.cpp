@@ -5,7 +5,7 @@
 namespace onnxstream::graph {
 
 bool is_interface_output(const graph_model& model, const graph_index& index, value_id v) {
-    for (const auto& u : index.at(v).uses)
+    for (const auto& u : index.uses(v))
         if (u.node == none && model.scopes[u.scope].kind != scope_kind::subgraph) return true;
     return false;
 }
@@ -14,7 +14,7 @@ bool can_replace_uses(const graph_model& model, const graph_index& index, value_
     const auto& old_value = index.at(v);
     const auto& new_value = index.at(replacement);
     if (old_value.pinned || new_value.kind == value_kind::undefined) return false;
-    for (const auto& u : old_value.uses) {
+    for (const auto& u : index.uses(v)) {
         if (index.resolve(u.scope, new_value.name) != replacement) return false;
         if (u.node != none) continue;
         if (model.scopes[u.scope].kind != scope_kind::subgraph) return false;
@@ -31,7 +31,7 @@ bool can_replace_uses(const graph_model& model, const graph_index& index, value_
 }
 
 void replace_uses(graph_model& model, const graph_index& index, value_id v, name_id name) {
-    for (const auto& u : index.at(v).uses) {
+    for (const auto& u : index.uses(v)) {
         if (u.node != none) model.set_input(u.node, u.slot, name);
         else model.set_graph_output(u.scope, u.slot, name);
     }

@@ -509,7 +509,7 @@ struct inference {
             const auto& val = index.at(v);
             // An initializer nothing reads is no node's input, so no shape is asked of it:
             // none is copied (a model may have a million such tensors).
-            if (val.kind != value_kind::initializer || val.overridable || val.uses.empty()) continue;
+            if (val.kind != value_kind::initializer || val.overridable || index.uses(v).empty()) continue;
             shapes[v].data_type = model.tensor_type(val.tensor);
             if (model.dims_view(val.tensor).size() <= max_known_rank) shapes[v].dims = model.tensor_dims(val.tensor);
         }

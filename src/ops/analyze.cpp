@@ -37,11 +37,11 @@ void static_findings(const graph::graph_model& model, finding_list& out) {
     {
         const graph::graph_index index(model);
         std::uint64_t count = 0;
-        for (const auto v : index.value_ids()) count += index.at(v).uses.empty() && !index.at(v).pinned ? 1U : 0U;
+        for (const auto v : index.value_ids()) count += index.uses(v).empty() && !index.at(v).pinned ? 1U : 0U;
         unused.reserve(count);
         for (const auto v : index.value_ids()) {
             const auto& val = index.at(v);
-            if (!val.uses.empty() || val.pinned) continue;
+            if (!index.uses(v).empty() || val.pinned) continue;
             if (val.kind == graph::value_kind::graph_input && model.scopes[val.scope].kind == graph::scope_kind::main)
                 unused.push_back({val.name, val.scope, none});
             else if (val.kind == graph::value_kind::initializer && !val.overridable)
@@ -64,7 +64,7 @@ void static_findings(const graph::graph_model& model, finding_list& out) {
                     const auto v = index.input(n, k);
                     if (v == none || index.at(v).kind != graph::value_kind::initializer || !counted.insert(v).second) continue;
                     bool only_here = true;
-                    for (const auto& u : index.at(v).uses) only_here = only_here && u.node != none && members.contains(u.node);
+                    for (const auto& u : index.uses(v)) only_here = only_here && u.node != none && members.contains(u.node);
                     if (only_here && !index.at(v).overridable) f.bytes += model.tensor_bytes(index.at(v).tensor);
                 }
             f.detail = "connected to neither the graph inputs nor its outputs";
@@ -81,7 +81,9 @@ void static_findings(const graph::graph_model& model, finding_list& out) {
         }
         return path;
     };
+    graph::file_walk walk(model);
     for (const auto& u : unused) {
+        if (u.tensor != none) walk.reached(u.tensor);
         const std::array<std::string_view, 1> names{model.text(u.name)};
         if (u.tensor == none)
             out.add(finding_kind::unused_input, scope_path(u.scope), {}, names, 0, 0, 1,
@@ -148,7 +150,9 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
         ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
         for (const auto s : graph.scopes.ids()) report.scopes.push_back(graph.scope_path(s));
         report.nodes = graph.live_node_count();
+        graph::file_walk walk(graph);
         for (const auto t : graph.tensors.ids()) {
+            walk.reached(t);
             ++report.initializers;
             report.initializer_bytes += graph.tensor_bytes(t);
         }

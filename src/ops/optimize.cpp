@@ -42,8 +42,10 @@ model_counts count(const graph::graph_model& model) {
         ++c.nodes;
         if (model.nodes[n].scope == graph::main_scope) ++c.main_graph_nodes;
     }
+    graph::file_walk walk(model);
     for (const auto t : model.tensors.ids()) {
         if (!model.tensor_live(t)) continue;
+        walk.reached(t);
         ++c.initializers;
         c.initializer_bytes += model.tensor_bytes(t);
     }
@@ -278,13 +280,13 @@ private:
                                 graph::storage_plan& plan) const {
         for (const auto t : computed) {
             const auto& x = graph_.tensors[t];
-            ONNXSTREAM_ASSIGN(const auto bytes,
-                              reader.compute(x.data_type, x.dims, x.computed ? *x.computed : graph::computed_values{}));
+            const auto& c = *graph_.computed(t);  // every tensor without a site is add_tensor's
+            ONNXSTREAM_ASSIGN(const auto bytes, reader.compute(c.data_type, c.dims, c.values));
             auto& placed = plan.placement(t);
             placed.length = bytes.size();
             if (!computed_external[t]) {
                 proto::encoded_message header;
-                onnx::encode_tensor_header(header, x.dims, x.data_type, graph_.text(x.name));
+                onnx::encode_tensor_header(header, c.dims, c.data_type, graph_.text(x.name));
                 const auto tag = proto::encode_varint(
                     proto::make_tag(onnx::number(onnx::tensor_field::raw_data), proto::wire_type::length_delimited));
                 const auto length = proto::encode_varint(bytes.size());

@@ -121,7 +121,7 @@ private:
         if (nd.inputs.size() < 5) return refuse("it has fewer than 5 inputs");
         for (std::size_t k = 1; k < nd.outputs.size(); ++k) {
             const auto v = index_.output(bn, k);
-            if (v != none && !index_.at(v).uses.empty()) return refuse("its running mean or variance outputs are used");
+            if (v != none && !index_.uses(v).empty()) return refuse("its running mean or variance outputs are used");
         }
         return std::nullopt;
     }
@@ -138,7 +138,7 @@ private:
         if (touched_.contains(x) || (out != none && touched_.contains(out)))
             return refusal{.kind = refusal_kind::next_run, .why = {}};
         if (index_.at(x).scope != model_.nodes[bn].scope) return refuse("the " + op + " is in another graph");
-        if (index_.at(x).uses.size() != 1) return refuse("the " + op + "'s output is also used elsewhere (or is a graph output)");
+        if (index_.uses(x).size() != 1) return refuse("the " + op + "'s output is also used elsewhere (or is a graph output)");
         if (index_.at(x).pinned || (out != none && index_.at(out).pinned)) return refuse("a training graph uses its values");
         plan.producer = p;
         plan.op = op;
@@ -282,8 +282,8 @@ private:
         plan.weight.factors = std::move(factors);
         const auto t = shape.weight.tensor;
         if (t != none && model_.tensors[t].site == none) {
-            if (!model_.tensors[t].computed) return refuse("the weight was computed in a way that cannot be folded again");
-            const auto& earlier = *model_.tensors[t].computed;
+            if (model_.computed(t) == nullptr) return refuse("the weight was computed in a way that cannot be folded again");
+            const auto& earlier = model_.computed(t)->values;
             if (!earlier.scaled || earlier.layout != shape.layout || earlier.group != shape.group ||
                 earlier.factors.size() != shape.channels)
                 return refuse("the weight was computed in a way that cannot be folded again");

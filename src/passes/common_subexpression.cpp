@@ -287,18 +287,18 @@ private:
     // differ there, so whole tensors are read only when these match.
     // A tensor fold-constants computed: its bytes are in memory, and small.
     bool folded(tensor_id t) const {
-        return model_.tensors[t].site == none && model_.tensors[t].computed && model_.tensors[t].computed->has_bytes;
+        return model_.tensors[t].site == none && model_.computed(t) != nullptr && model_.computed(t)->values.has_bytes;
     }
     std::uint64_t hash_bytes(tensor_id t) const {
         io::xxh3_hasher hasher;
-        hasher.update(model_.tensors[t].computed->bytes);
+        hasher.update(model_.computed(t)->values.bytes);
         return hasher.digest();
     }
 
     std::optional<std::uint64_t> sample_of(tensor_id t) const {
         const auto& x = model_.tensors[t];
         if (folded(t)) {  // the same fingerprint as below, from the bytes in memory
-            const std::span<const std::byte> bytes = x.computed->bytes;
+            const std::span<const std::byte> bytes = model_.computed(t)->values.bytes;
             const auto n = std::min<std::size_t>(bytes.size(), sample_bytes);
             io::xxh3_hasher hasher;
             hasher.update(bytes.first(n));
@@ -364,9 +364,13 @@ private:
         std::map<std::pair<std::int32_t, onnx::tensor_dims>, std::uint32_t> shapes;
         std::vector<std::uint32_t> shape_of;  // by entry in `shapes`: its rank
         std::vector<std::uint64_t> by_shape;  // shape << 32 | position in `initializers`
+        // Each round reads the tensors in list order (a shape's at a time): the mapped
+        // pages behind it go.
+        file_walk walk(model_);
         for (std::size_t position = 0; position < initializers.size(); ++position) {
             const auto t = initializers[position];
             if (!model_.tensor_live(t) || (model_.tensors[t].site == none && !folded(t))) continue;
+            walk.reached(t);
             const auto v = index_.resolve(s, model_.tensors[t].name);
             if (v == none || index_.at(v).tensor != t || index_.at(v).overridable || index_.at(v).pinned) continue;
             if (touched_.contains(v) || is_interface_output(model_, index_, v)) continue;
@@ -391,6 +395,7 @@ private:
             by_sample.clear();
             for (auto k = begin; k < end; ++k) {
                 const auto position = static_cast<std::uint32_t>(by_shape[k] & 0xFFFFFFFFU);
+                walk.reached(initializers[position]);
                 if (const auto h = sample_of(initializers[position])) by_sample.push_back(keyed_position::of(*h, position));
             }
             std::sort(by_sample.begin(), by_sample.end());

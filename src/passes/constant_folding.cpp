@@ -118,7 +118,7 @@ struct folder {
             const auto v = index.output(n, k);
             if (v == none) continue;
             if (index.at(v).pinned) return "a training graph uses its output";
-            if (index.at(v).is_graph_output()) return "its output is a graph output";
+            if (index.is_graph_output(v)) return "its output is a graph output";
         }
         return std::nullopt;
     }

@@ -72,8 +72,12 @@ std::uint64_t scope_nodes(const graph_model& model, scope_id s) {
 
 std::uint64_t scope_bytes(const graph_model& model, scope_id s) {
     std::uint64_t bytes = 0;
-    for (const auto t : model.scopes[s].initializers)
-        if (!model.tensors[t].removed) bytes += model.tensor_bytes(t);
+    file_walk walk(model);
+    for (const auto t : model.scopes[s].initializers) {
+        if (model.tensors[t].removed) continue;
+        walk.reached(t);
+        bytes += model.tensor_bytes(t);
+    }
     for (const auto n : model.scopes[s].nodes)
         if (!model.nodes[n].removed) bytes += bytes_within(model, n);
     return bytes;
@@ -137,7 +141,7 @@ private:
         if (nd.outputs.size() < carried) return cannot_replace("its outputs do not match its inputs");
         for (std::size_t k = carried; k < nd.outputs.size(); ++k) {
             const auto v = index_.output(n, k);
-            if (v != none && !index_.at(v).uses.empty()) return cannot_replace("a scan output is used");
+            if (v != none && !index_.uses(v).empty()) return cannot_replace("a scan output is used");
         }
         for (std::size_t k = 0; k < carried; ++k) {
             if (nd.outputs[k] != empty_name && nd.inputs[2 + k] == empty_name)

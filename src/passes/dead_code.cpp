@@ -161,7 +161,7 @@ std::uint64_t run_dead_code(pass_context& context, const std::function<bool(tens
                 if (v != none) {
                     const auto& val = index.at(v);
                     // A second initializer of the same name is left alone: it is not ours to judge.
-                    if (val.tensor != t || !val.uses.empty() || val.pinned || val.overridable) continue;
+                    if (val.tensor != t || !index.uses(v).empty() || val.pinned || val.overridable) continue;
                 }
                 unused.push_back(t);
             }
@@ -175,7 +175,9 @@ std::uint64_t run_dead_code(pass_context& context, const std::function<bool(tens
             bytes += model.text(model.tensors[t].name).size() + 16;
         }
         if (count > 0) context.findings.reserve(count, bytes / count + 1);
+        file_walk walk(model);
         for (const auto t : unused) {
+            walk.reached(t);
             if (reported(t)) {
                 finding f;
                 f.kind = finding_kind::unused_initializer;
@@ -226,7 +228,7 @@ void analyze_dead_code(pass_context& context) {
         const graph_index index(model);
         for (const auto v : index.value_ids()) {
             const auto& val = index.at(v);
-            if (val.kind == value_kind::initializer && val.uses.empty() && !val.pinned && !val.overridable)
+            if (val.kind == value_kind::initializer && index.uses(v).empty() && !val.pinned && !val.overridable)
                 unused_before.push_back(key(val.scope, val.name));
         }
     }

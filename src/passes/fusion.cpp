@@ -50,7 +50,7 @@ struct fuser : shape_rewriter {
         const auto v = index.input(add, slot);
         const auto p = index.producer(v);
         if (p == none || model.nodes[p].op_type != op || !model.nodes[p].domain.empty() || used.contains(p)) return none;
-        if (model.nodes[p].scope != model.nodes[add].scope || index.at(v).uses.size() != 1 || index.at(v).pinned) return none;
+        if (model.nodes[p].scope != model.nodes[add].scope || index.uses(v).size() != 1 || index.at(v).pinned) return none;
         if (is_interface_output(model, index, v)) return none;
         return p;
     }

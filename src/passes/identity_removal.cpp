@@ -29,15 +29,17 @@ std::uint64_t remove_identities(pass_context& context) {
     std::unordered_set<value_id> gone;
     std::unordered_set<value_id> gained;
     std::uint64_t removed = 0;
+    file_walk walk(model);
     for (const auto n : model.nodes.ids()) {
         if (!model.node_live(n)) continue;
+        walk.reached(n);
         const auto& nd = model.nodes[n];
         const bool identity = nd.op_type == "Identity" && nd.domain.empty();
         if (!identity && !is_inference_dropout(model, index, context.reader, n)) continue;
         if (nd.inputs.empty() || nd.outputs.empty()) continue;
         if (!identity && nd.outputs.size() > 1 && nd.outputs[1] != empty_name) {
             const auto mask = index.output(n, 1);
-            if (mask != none && !index.at(mask).uses.empty()) continue;
+            if (mask != none && !index.uses(mask).empty()) continue;
         }
         const auto in = index.input(n, 0);
         const auto out = index.output(n, 0);

@@ -214,7 +214,7 @@ struct nop_remover : shape_rewriter {
         const auto in = index.input(n, 0);
         const auto before = index.producer(in);
         if (before == none || model.nodes[before].op_type != "Transpose" || !model.nodes[before].domain.empty()) return;
-        if (touched.contains(in) || index.at(in).uses.size() != 1 || index.at(in).pinned || is_interface_output(model, index, in))
+        if (touched.contains(in) || index.uses(in).size() != 1 || index.at(in).pinned || is_interface_output(model, index, in))
             return;
         const auto source = index.input(before, 0);
         if (source == none || touched.contains(source) || index.resolve(model.nodes[n].scope, index.at(source).name) != source)

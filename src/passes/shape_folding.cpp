@@ -21,7 +21,7 @@ struct shape_folder : shape_rewriter {
 
     bool replaceable(node_id n) const {
         const auto v = index.output(n, 0);
-        return v != none && !index.at(v).pinned && !index.at(v).is_graph_output() &&
+        return v != none && !index.at(v).pinned && !index.is_graph_output(v) &&
                model.scopes[model.nodes[n].scope].kind != scope_kind::function;
     }
 

@@ -88,8 +88,8 @@ TEST_CASE("graph_index: outer-scope references, shadowing, undefined and overrid
     REQUIRE(a != none);
     // The then-branch reads the outer 'a': its consumer is in the subgraph.
     CHECK(index.input(then_add, 0) == a);
-    REQUIRE(index.at(a).uses.size() == 1);
-    CHECK(index.at(a).uses[0].scope == scope_id{1});
+    REQUIRE(index.uses(a).size() == 1);
+    CHECK(index.uses(a)[0].scope == scope_id{1});
     // The else-branch defines its own 'a', which hides the outer one there.
     const auto inner_a = index.graph_output(scope_id{2}, 0);
     CHECK(inner_a != a);
@@ -105,7 +105,7 @@ TEST_CASE("graph_index: outer-scope references, shadowing, undefined and overrid
     const auto missing = index.input(h.node_named("mul"), 1);
     CHECK(index.at(missing).kind == value_kind::undefined);
     // Z is the model's output.
-    CHECK(index.at(index.output(h.node_named("mul"), 0)).is_graph_output());
+    CHECK(index.is_graph_output(index.output(h.node_named("mul"), 0)));
     CHECK(index.within(scope_id{1}, scope_id{0}));
     CHECK(!index.within(scope_id{0}, scope_id{1}));
 }
@@ -202,4 +202,81 @@ TEST_CASE("graph_model: names used by training graphs are pinned") {
     CHECK(h.model().pinned.contains(*h.model().names.find("W_new")));
     const graph_index index(h.model());
     CHECK(index.at(index.resolve(main_scope, w)).pinned);
+}
+
+TEST_CASE("graph_index: every use listed once, under the value it reads, and found again from its node") {
+    harness h(branchy_model());
+    auto& m = h.model();
+    const graph_index index(m);
+    std::size_t node_inputs = 0;
+    for (const auto n : m.nodes.ids())
+        for (std::size_t k = 0; k < m.nodes[n].inputs.size(); ++k) node_inputs += m.nodes[n].inputs[k] != empty_name ? 1U : 0U;
+    std::size_t graph_outputs = 0;
+    for (const auto& s : m.scopes) graph_outputs += s.outputs.size();
+    std::size_t uses = 0;
+    for (const auto v : index.value_ids()) {
+        for (const auto& u : index.uses(v)) {
+            ++uses;
+            if (u.node != none) CHECK(index.input(u.node, u.slot) == v);
+            else CHECK(index.graph_output(u.scope, u.slot) == v);
+        }
+    }
+    CHECK(uses == node_inputs + graph_outputs);
+    // The last value's uses end the list: 'missing', defined last, is read once.
+    const auto last = value_id{static_cast<std::uint32_t>(index.size() - 1)};
+    CHECK(index.uses(last).size() == 1);
+}
+
+TEST_CASE("graph_model: a tensor a pass adds keeps its type, dims and recipe out of line; a file's tensor has none") {
+    harness h(branchy_model());
+    auto& m = h.model();
+    const auto w = m.scopes[main_scope].initializers.front();
+    CHECK(m.computed(w) == nullptr);
+    CHECK(m.tensor_type(w) == 1);
+    CHECK(m.tensor_dims(w) == std::vector<std::int64_t>{1});
+    computed_values values;
+    values.values = {1.0, 2.0, 3.0, 4.0, 5.0, 6.0};
+    const auto added = m.add_tensor(main_scope, m.names.fresh("folded"), 1, {2, 3}, values);
+    REQUIRE(m.computed(added) != nullptr);
+    CHECK(m.computed(added)->values.values == values.values);
+    CHECK(m.tensors[added].site == none);
+    CHECK(m.tensor_type(added) == 1);
+    CHECK(m.tensor_dims(added) == std::vector<std::int64_t>{2, 3});
+    CHECK(m.dims_view(added).to_vector() == std::vector<std::int64_t>{2, 3});
+    CHECK(m.tensor_bytes(added) == 24);
+    // Recipes stay where they are as more are added.
+    const auto* first = m.computed(added);
+    for (int i = 0; i < 100; ++i) (void)m.add_tensor(main_scope, m.names.fresh("more"), 7, {1}, {});
+    CHECK(m.computed(added) == first);
+    CHECK(m.tensor_bytes(m.scopes[main_scope].initializers.back()) == 8);
+}
+
+TEST_CASE("file_walk: what the graph model reads through the mapping is the same after the pages behind a walk went") {
+    harness kept(branchy_model());
+    auto opened = onnxstream::onnx::model_file::open(kept.path(), {}, onnxstream::onnx::tensor_reading::on_demand);
+    REQUIRE(opened);
+    auto built = graph_model::build(*opened);
+    REQUIRE(built);
+    const auto& m = *built;
+    const auto seen = [&m] {
+        std::vector<std::string> texts;
+        for (const auto n : m.nodes.ids())
+            texts.push_back(std::string(m.nodes[n].op_type) + " " + std::string(m.nodes[n].name) + " " +
+                            std::string(m.text(m.nodes[n].outputs[0])));
+        for (const auto t : m.tensors.ids())
+            texts.push_back(std::string(m.text(m.tensors[t].name)) + " " + std::to_string(m.tensor_type(t)) + " " +
+                            std::to_string(m.tensor_bytes(t)));
+        return texts;
+    };
+    const auto before = seen();
+    {
+        file_walk walk(m);
+        for (const auto n : m.nodes.ids()) walk.reached(n);
+        for (const auto t : m.tensors.ids()) walk.reached(t);
+    }  // and the rest of the file goes at the end
+    CHECK(seen() == before);
+    std::vector<node_id> visited;
+    m.for_each_live_node([&](node_id n) { visited.push_back(n); });
+    CHECK(visited.size() == m.live_node_count());
+    CHECK(seen() == before);
 }

@@ -11,6 +11,7 @@
 
 #include <onnxstream/graph/graph_model.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <unordered_map>
@@ -29,7 +30,8 @@ struct value_use {
     scope_id scope = none;   // the scope of the node, or whose output it is
 };
 
-// 40 bytes (an index may hold millions): the one-byte fields together, after the ids.
+// 24 bytes (an index may hold millions): the one-byte fields together, after the ids. Its
+// uses are the index's (graph_index::uses), not a view each.
 struct value {
     name_id name = empty_name;
     scope_id scope = none;    // where it is defined
@@ -37,28 +39,29 @@ struct value {
     std::uint32_t slot = 0;   // node_output: output slot; graph_input: input position
     tensor_id tensor = none;  // initializer: the tensor
     value_kind kind = value_kind::undefined;
-    bool overridable = false;         // an initializer that is also a graph input (its default)
-    bool pinned = false;              // a training graph uses it
-    std::span<const value_use> uses;  // in node order, then the graph outputs; into the index
-
-    [[nodiscard]] bool is_graph_output() const {
-        for (const auto& u : uses)
-            if (u.node == none) return true;
-        return false;
-    }
+    bool overridable = false;  // an initializer that is also a graph input (its default)
+    bool pinned = false;       // a training graph uses it
 };
-static_assert(sizeof(value) <= 40);
+static_assert(sizeof(value) <= 24);
 
 class graph_index {
 public:
     explicit graph_index(const graph_model& model);
-    // The values' `uses` view the index's own list: a copy would view the original's.
     graph_index(const graph_index&) = delete;
     graph_index& operator=(const graph_index&) = delete;
     graph_index(graph_index&&) noexcept = default;
 
     [[nodiscard]] std::size_t size() const noexcept { return values_.size(); }
     [[nodiscard]] const value& at(value_id v) const { return values_[v]; }
+    /// The uses of value `v`: node inputs in node order, then the graph outputs.
+    [[nodiscard]] std::span<const value_use> uses(value_id v) const {
+        return std::span(uses_).subspan(use_begin_[v.value], use_begin_[v.value + 1] - use_begin_[v.value]);
+    }
+    /// Whether value `v` is an output of the scope it is in (or of one it is seen from).
+    [[nodiscard]] bool is_graph_output(value_id v) const {
+        const auto all = uses(v);
+        return std::any_of(all.begin(), all.end(), [](const value_use& u) { return u.node == none; });
+    }
     /// Every value's id, in order.
     [[nodiscard]] auto value_ids() const noexcept { return values_.ids(); }
 
@@ -93,6 +96,7 @@ private:
     // three quarters full, probed linearly from a hash of the pair.
     std::vector<value_id> slots_;
     std::vector<value_use> uses_;                            // every value's uses, value by value
+    std::vector<std::uint32_t> use_begin_;                   // per value and one more: where its uses start
     std::vector<std::uint32_t> input_start_, output_start_;  // per node, into the flat lists
     std::vector<value_id> inputs_, outputs_;
     indexed_vector<scope_id, std::vector<value_id>> graph_outputs_;

@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -68,8 +69,8 @@ struct node {
     scope_id original_scope = none;  // the scope it was read in
     bool removed = false;
     bool changed = false;  // inputs, outputs or attributes differ from its NodeProto
-    // Views into the model's bytes, or into text the graph model keeps (graph_model::keep):
-    // never assign a std::string that does not outlive the graph model.
+    // Views into text the graph model keeps (graph_model::keep; the name: into the model's
+    // bytes): never assign a std::string that does not outlive the graph model.
     std::string_view op_type{};
     std::string_view domain{};  // "" is ai.onnx
     std::string_view overload{};
@@ -103,22 +104,24 @@ struct computed_values {
     site_id copy_site = none;  // the site whose bytes are copied
 };
 
-// 48 bytes (a model may have millions of initializers): a computed tensor's dims are out
-// of line, since most tensors have a site and no dims here.
+/// A tensor a pass added: its type and dims, and the recipe for its elements.
+struct computed_tensor {
+    std::int32_t data_type = 0;
+    std::vector<std::int64_t> dims;
+    computed_values values;
+};
+
+// 20 bytes (a model may have millions of initializers): a computed tensor's type, dims
+// and recipe are out of line (graph_model::computed), since most tensors have a site.
 struct tensor {
     site_id site = none;    // where its bytes are; none for a computed tensor
     scope_id scope = none;  // the scope whose initializer it is
     name_id name = empty_name;
+    std::uint32_t computed = none;  // add_tensor's: graph_model::computed(t)
     bool removed = false;
     bool renamed = false;  // its name differs from its TensorProto's
-    // Computed tensors only:
-    std::int32_t data_type = 0;
-    lazy_vector<std::int64_t> dims;
-    // The recipe, set by add_tensor (null for a tensor with a site): out of line, since
-    // most tensors have none and a model may have millions.
-    std::shared_ptr<const computed_values> computed;
 };
-static_assert(sizeof(tensor) <= 48);
+static_assert(sizeof(tensor) <= 20);
 
 struct value_info {
     std::uint32_t message = none;  // ValueInfoProto
@@ -168,6 +171,31 @@ struct attribute_value {
     bool has_sparse = false;
 };
 
+class graph_model;
+
+/// A walk over a graph model's nodes or tensors in id order, which is the file's order for
+/// those read from it: it releases the mapped pages behind it (io::release_behind; not for
+/// a model whose tensors are kept, as onnx::tensor_pass), so that reading a million
+/// nodes' names or tensors' types, dims and names does not keep the whole file mapped.
+/// Tell it each node or tensor before reading it.
+class file_walk {
+public:
+    explicit file_walk(const graph_model& model) noexcept;
+    file_walk(const file_walk&) = delete;
+    file_walk& operator=(const file_walk&) = delete;
+    ~file_walk();
+
+    /// The walk is at node `n` now (one a pass added, which has no message, changes nothing).
+    void reached(node_id n) noexcept;
+    /// The walk is at tensor `t` now (a computed tensor, which has no site, changes nothing).
+    void reached(tensor_id t) noexcept;
+
+private:
+    const graph_model* model_;
+    io::release_behind behind_;
+    bool releases_;
+};
+
 class graph_model {
 public:
     /// Reads every graph of `model`. The model must outlive the graph model. Errors:
@@ -188,14 +216,19 @@ public:
     /// Calls `visit(n)` for every live node, scope by scope in id order (a subgraph comes
     /// after the scope around it, so what an outer node rewrote is known inside). Each
     /// scope's node list is copied first and liveness checked at each step, so `visit` may
-    /// remove nodes or add new ones (they are not visited).
+    /// remove nodes or add new ones (they are not visited). The mapped pages behind the
+    /// walk go (file_walk).
     template <class Visit>
     void for_each_live_node(Visit&& visit) const {
+        file_walk walk(*this);
         for (const auto s : scopes.ids()) {
             if (scopes[s].removed) continue;
             const auto scope_nodes = scopes[s].nodes;
-            for (const auto n : scope_nodes)
-                if (node_live(n) && nodes[n].scope == s) visit(n);
+            for (const auto n : scope_nodes) {
+                if (!node_live(n) || nodes[n].scope != s) continue;
+                walk.reached(n);
+                visit(n);
+            }
         }
     }
     [[nodiscard]] bool tensor_live(tensor_id t) const { return !tensors[t].removed && !scopes[tensors[t].scope].removed; }
@@ -220,6 +253,10 @@ public:
     /// (valid until that tensor is changed or removed).
     [[nodiscard]] onnx::tensor_dims dims_view(tensor_id t) const;
     [[nodiscard]] std::uint64_t tensor_bytes(tensor_id t) const;
+    /// What add_tensor gave tensor `t`; null for a tensor read from the file.
+    [[nodiscard]] const computed_tensor* computed(tensor_id t) const {
+        return tensors[t].computed != none ? &computed_[tensors[t].computed] : nullptr;
+    }
 
     /// Marks a node removed, and with it every scope its attributes hold.
     void remove_node(node_id n);
@@ -274,6 +311,7 @@ private:
     std::vector<site_id> site_of_message_;  // per tree message
     std::vector<std::pair<std::string, std::int64_t>> opsets_;
     name_table kept_;  // text behind the views of nodes passes made (not value names: `names` stays as it was)
+    std::deque<computed_tensor> computed_;  // add_tensor's, by tensor::computed (a deque: they stay where they are)
 };
 
 /// Nodes in `n` and, recursively, in every subgraph it holds.
