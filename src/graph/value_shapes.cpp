@@ -159,7 +159,7 @@ struct inference {
     const graph_model& model;
     const graph_index& index;
     const tensor_reader& reader;
-    indexed_vector<value_id, value_shape> shapes;
+    shape_table shapes;
 
     const value_shape& of(node_id n, std::size_t slot) const {
         static const value_shape unknown;
@@ -492,7 +492,7 @@ struct inference {
     }
 
     void run() {
-        shapes.assign(index.size(), {});
+        shapes = shape_table(index.size());
         // Declared inputs of the main graph.
         const auto& tree = model.tree();
         const auto& main = model.scopes[main_scope];
@@ -501,7 +501,7 @@ struct inference {
             if (f.number() != onnx::number(onnx::graph_field::input) || f.child == none) continue;
             if (slot < main.inputs.size()) {
                 const auto v = index.resolve(main_scope, main.inputs[slot]);
-                if (v != none && index.at(v).kind == value_kind::graph_input) shapes[v] = declared_shape(tree, f.child);
+                if (v != none && index.at(v).kind == value_kind::graph_input) shapes.set(v, declared_shape(tree, f.child));
             }
             ++slot;
         }
@@ -510,8 +510,9 @@ struct inference {
             // An initializer nothing reads is no node's input, so no shape is asked of it:
             // none is copied (a model may have a million such tensors).
             if (val.kind != value_kind::initializer || val.overridable || index.uses(v).empty()) continue;
-            shapes[v].data_type = model.tensor_type(val.tensor);
-            if (model.dims_view(val.tensor).size() <= max_known_rank) shapes[v].dims = model.tensor_dims(val.tensor);
+            auto& shape = shapes.at(v);
+            shape.data_type = model.tensor_type(val.tensor);
+            if (model.dims_view(val.tensor).size() <= max_known_rank) shape.dims = model.tensor_dims(val.tensor);
         }
         for (const auto s : model.scopes.ids()) {
             if (model.scopes[s].removed || model.scopes[s].kind == scope_kind::function) continue;
@@ -523,12 +524,13 @@ struct inference {
                 if (out == none) continue;
                 if (nd.op_type == "Constant") {
                     if (const auto c = find_constant(model, index, out)) {
-                        shapes[out].data_type = c->data_type;
-                        if (c->dims.size() <= max_known_rank) shapes[out].dims = c->dims;
+                        auto& shape = shapes.at(out);
+                        shape.data_type = c->data_type;
+                        if (c->dims.size() <= max_known_rank) shape.dims = c->dims;
                     }
                     continue;
                 }
-                shapes[out] = infer(n);
+                shapes.set(out, infer(n));
             }
         }
     }
@@ -536,8 +538,7 @@ struct inference {
 
 }  // namespace
 
-indexed_vector<value_id, value_shape> infer_shapes(const graph_model& model, const graph_index& index,
-                                                   const tensor_reader& reader) {
+shape_table infer_shapes(const graph_model& model, const graph_index& index, const tensor_reader& reader) {
     inference i{model, index, reader, {}};
     i.run();
     return std::move(i.shapes);

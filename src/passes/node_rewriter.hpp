@@ -36,7 +36,7 @@ struct shape_rewriter {
     pass_context& context;
     graph_model& model;
     const graph_index index;
-    const indexed_vector<value_id, value_shape> shapes;
+    const shape_table shapes;
     bool report_only = false;
     std::uint64_t changes = 0;
 

@@ -158,3 +158,26 @@ TEST_CASE("an initializer nothing reads gets no shape; one a node or a graph out
     CHECK(shape("UNREAD").data_type == 0);
     CHECK_FALSE(shape("UNREAD").dims);
 }
+
+TEST_CASE("shape_table: a slot per value, a shape only for what is known, overwritten in place") {
+    shape_table table(4);
+    CHECK(table.size() == 4);
+    CHECK(table.contains(value_id{3}));
+    CHECK_FALSE(table.contains(value_id{4}));
+    CHECK_FALSE(table.contains(value_id{none}));
+    CHECK(table[value_id{2}].data_type == 0);
+    CHECK_FALSE(table[value_id{2}].dims);
+    table.set(value_id{1}, {});  // nothing known: nothing kept, still unknown
+    CHECK(table[value_id{1}].data_type == 0);
+    table.set(value_id{1}, {1, std::vector<std::int64_t>{2, 3}});
+    auto& kept = table.at(value_id{1});
+    table.at(value_id{0}).data_type = 7;  // a new shape does not move the ones before it
+    CHECK(&table.at(value_id{1}) == &kept);
+    CHECK(table[value_id{1}].dims == std::vector<std::int64_t>{2, 3});
+    CHECK(table[value_id{0}].data_type == 7);
+    CHECK_FALSE(table[value_id{0}].dims);
+    table.set(value_id{1}, {});  // known before: now unknown again
+    CHECK(table[value_id{1}].data_type == 0);
+    CHECK_FALSE(table[value_id{1}].dims);
+    CHECK(table[value_id{3}].data_type == 0);
+}

@@ -11,6 +11,7 @@
 #include <onnxstream/graph/tensor_reader.hpp>
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -23,14 +24,49 @@ struct value_shape {
     [[nodiscard]] bool fully_known() const;
 };
 
+/// The shapes of a graph_index's values: 4 bytes per value, and a value_shape for each
+/// value something is known of (a model of a million unused initializers has a million
+/// values and no shape to keep for them).
+class shape_table {
+public:
+    shape_table() = default;
+    explicit shape_table(std::size_t values) : slots_(values, unknown_slot) {}
+
+    [[nodiscard]] std::size_t size() const noexcept { return slots_.size(); }
+    [[nodiscard]] bool contains(value_id v) const noexcept { return v != none && v.value < slots_.size(); }
+    /// What is known of value `v` (an unknown shape when nothing is).
+    [[nodiscard]] const value_shape& operator[](value_id v) const {
+        static const value_shape unknown;
+        const auto slot = slots_[v.value];
+        return slot == unknown_slot ? unknown : known_[slot];
+    }
+    /// The shape of value `v`, to fill in.
+    [[nodiscard]] value_shape& at(value_id v) {
+        auto& slot = slots_[v.value];
+        if (slot == unknown_slot) {
+            slot = static_cast<std::uint32_t>(known_.size());
+            known_.emplace_back();
+        }
+        return known_[slot];
+    }
+    /// Sets the shape of value `v` (nothing is kept for an unknown one).
+    void set(value_id v, value_shape shape) {
+        if (shape.data_type != 0 || shape.dims || slots_[v.value] != unknown_slot) at(v) = std::move(shape);
+    }
+
+private:
+    static constexpr std::uint32_t unknown_slot = ~std::uint32_t{0};
+    std::vector<std::uint32_t> slots_;  // by value: into known_, or unknown_slot
+    std::deque<value_shape> known_;     // a deque: it grows without moving what it holds
+};
+
 /// Initializers and Constants of more dims than this get an unknown rank: their shape is
 /// not copied (8 bytes a dim, for every such value, for as long as the shapes live).
 inline constexpr std::uint64_t max_known_rank = 4096;
 
 /// One entry per value of `index`. An initializer nothing reads (no use, not a graph
 /// output) is left unknown: no pass asks its shape, and a model may have millions.
-[[nodiscard]] indexed_vector<value_id, value_shape> infer_shapes(const graph_model& model, const graph_index& index,
-                                                                 const tensor_reader& reader);
+[[nodiscard]] shape_table infer_shapes(const graph_model& model, const graph_index& index, const tensor_reader& reader);
 
 /// The INT32/INT64 elements of constant value `v` (at most `max_elements`), or empty.
 [[nodiscard]] std::optional<std::vector<std::int64_t>> constant_integers(const graph_model& model, const graph_index& index,
