@@ -24,28 +24,24 @@ namespace {
 // Findings about the model as it is: unused initializers and inputs, isolated components.
 // A model may have a million unused initializers: they go into the list as they are
 // found, with no `finding` struct each, and their scope path made once per scope. The
-// index is gone before they do (a 16-byte record each meanwhile), so the list and the
+// index is gone before they do (a bit per initializer meanwhile), so the list and the
 // index, both about as large as the graph model, are never held together.
 void static_findings(const graph::graph_model& model, finding_list& out) {
-    struct unused_value {
-        graph::name_id name = graph::empty_name;
-        graph::scope_id scope = none;
-        graph::tensor_id tensor = none;  // an initializer's; none for a graph input
-    };
-    std::vector<unused_value> unused;
+    std::vector<graph::name_id> unused_inputs;  // the main graph's, in order
+    std::vector<bool> unused_tensor(model.tensors.size(), false);
+    std::uint64_t unused_tensors = 0;
     std::vector<finding> isolated;
     {
         const graph::graph_index index(model);
-        std::uint64_t count = 0;
-        for (const auto v : index.value_ids()) count += index.uses(v).empty() && !index.at(v).pinned ? 1U : 0U;
-        unused.reserve(count);
         for (const auto v : index.value_ids()) {
             const auto& val = index.at(v);
             if (!index.uses(v).empty() || val.pinned) continue;
-            if (val.kind == graph::value_kind::graph_input && model.scopes[val.scope].kind == graph::scope_kind::main)
-                unused.push_back({val.name, val.scope, none});
-            else if (val.kind == graph::value_kind::initializer && !val.overridable)
-                unused.push_back({val.name, val.scope, val.tensor});
+            if (val.kind == graph::value_kind::graph_input && model.scopes[val.scope].kind == graph::scope_kind::main) {
+                unused_inputs.push_back(val.name);
+            } else if (val.kind == graph::value_kind::initializer && !val.overridable) {
+                unused_tensor[val.tensor.value] = true;
+                ++unused_tensors;
+            }
         }
         const auto live = passes::compute_liveness(model, index);
         for (const auto& c : passes::isolated_components(model, index, live)) {
@@ -71,7 +67,7 @@ void static_findings(const graph::graph_model& model, finding_list& out) {
             isolated.push_back(std::move(f));
         }
     }
-    out.reserve(unused.size(), 64);
+    out.reserve(unused_inputs.size() + unused_tensors, 64);
     graph::scope_id path_of = none;
     std::string path;
     const auto scope_path = [&](graph::scope_id s) -> const std::string& {
@@ -81,19 +77,21 @@ void static_findings(const graph::graph_model& model, finding_list& out) {
         }
         return path;
     };
-    graph::file_walk walk(model);
-    for (const auto& u : unused) {
-        if (u.tensor != none) walk.reached(u.tensor);
-        const std::array<std::string_view, 1> names{model.text(u.name)};
-        if (u.tensor == none)
-            out.add(finding_kind::unused_input, scope_path(u.scope), {}, names, 0, 0, 1,
-                    "reported only: graph inputs are the model's interface");
-        else
-            out.add(finding_kind::unused_initializer, scope_path(u.scope), {}, names, 0, model.tensor_bytes(u.tensor), 1,
-                    "nothing reads it");
+    // The order of the values: the main graph's inputs, then scope by scope its initializers.
+    for (const auto name : unused_inputs) {
+        const std::array<std::string_view, 1> names{model.text(name)};
+        out.add(finding_kind::unused_input, scope_path(graph::main_scope), {}, names, 0, 0, 1,
+                "reported only: graph inputs are the model's interface");
     }
-    unused.clear();
-    unused.shrink_to_fit();
+    graph::file_walk walk(model);
+    for (const auto s : model.scopes.ids()) {
+        for (const auto t : model.scopes[s].initializers) {
+            if (!unused_tensor[t.value]) continue;
+            walk.reached(t);
+            const std::array<std::string_view, 1> names{model.text(model.tensors[t].name)};
+            out.add(finding_kind::unused_initializer, scope_path(s), {}, names, 0, model.tensor_bytes(t), 1, "nothing reads it");
+        }
+    }
     for (const auto& f : isolated) out.add(f);
 }
 
