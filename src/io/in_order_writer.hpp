@@ -28,6 +28,7 @@ protected:
         report_.checks.resize(job.checks.size());
         sizes_ = current_sizes(job);
         checks_seen_.assign(job.checks.size(), false);
+        released_ = mapped_release(job.sources.size());
     }
 
     /// Executes every operation of the job in order (window after window).
@@ -62,6 +63,7 @@ protected:
     std::vector<std::uint64_t> sizes_;
     std::vector<bool> checks_seen_;
     slice_converter converter_{1U << 20};
+    mapped_release released_{0};
 
 private:
     [[nodiscard]] result<void> execute(const write_operation& op) {
@@ -80,7 +82,7 @@ private:
         if (op.check != no_check || op.length > small_copy) return copy(op, source);
         if (!source.bytes().empty()) {
             ONNXSTREAM_TRY(stage(source.bytes().subspan(op.input_offset, op.length), op.output_offset));
-            release_mapped(source, op.input_offset, op.length);
+            released_.copied(source, op.source, op.input_offset, op.length);
             return {};
         }
         std::vector<std::byte> piece(op.length);

@@ -395,7 +395,7 @@ private:
         const auto room = staging_room(s, current_.length);
         if (!source.bytes().empty()) {
             std::memcpy(room.data(), source.bytes().data() + current_.input_offset, room.size());
-            detail::release_mapped(source, current_.input_offset, room.size());
+            released_.copied(source, current_.source, current_.input_offset, room.size());
         } else if (auto read = source.read_at(current_.input_offset, room); !read) {
             stop(std::move(read).error());
             return false;
@@ -737,6 +737,7 @@ private:
     // The plan's operations, a window at a time: an emit being staged (current_) keeps
     // its window, since the next is asked for only when current_ is done.
     detail::operation_cursor cursor_{job_};
+    detail::mapped_release released_{job_.sources.size()};
     bool plan_done_ = false;
     piece current_;
     std::deque<piece> requeued_;

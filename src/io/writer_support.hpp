@@ -162,10 +162,28 @@ private:
     std::optional<xxh3_hasher> xxh3_;
 };
 
-/// Drops the page-table entries of a piece of a mapped source that was just copied, so the
-/// process does not keep file pages resident (peak RSS must not grow with weight bytes).
-inline void release_mapped(const source_file& source, std::uint64_t offset, std::uint64_t length) noexcept {
-    if (length >= 2 * 4096) source.mapping().release(offset, length);
-}
+/// Drops the page-table entries of the pieces of mapped sources a writer copied, so the
+/// process does not keep file pages resident (peak RSS must not grow with weight bytes,
+/// nor with a model's size). A piece of two pages or more goes at once; smaller ones
+/// share their pages with their neighbours, so each source's pages go behind its copies,
+/// which mostly come in file order (a model's unchanged messages, a million of them).
+class mapped_release {
+public:
+    explicit mapped_release(std::size_t sources) : behind_(sources) {}
+
+    void copied(const source_file& source, std::uint32_t index, std::uint64_t offset, std::uint64_t length) noexcept {
+        if (length >= 2 * 4096) {
+            source.mapping().release(offset, length);
+            return;
+        }
+        if (index >= behind_.size()) return;
+        auto& behind = behind_[index];
+        if (!behind) behind.emplace(source.mapping());
+        behind->reached(offset);
+    }
+
+private:
+    std::vector<std::optional<release_behind>> behind_;
+};
 
 }  // namespace onnxstream::io::detail

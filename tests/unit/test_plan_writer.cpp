@@ -13,8 +13,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -563,4 +565,48 @@ TEST_CASE("make_writer honours the backend asked for") {
     REQUIRE(automatic);
     if (io::make_uring_writer() != nullptr && std::getenv("ONNXSTREAM_WRITER") == nullptr)
         CHECK(std::string(automatic->name()) == "io_uring");
+}
+
+namespace {
+
+// KiB of `path`'s mappings resident in this process (/proc/self/smaps), or -1 when
+// nothing maps it.
+long resident_kib(const fs::path& path) {
+    std::ifstream smaps("/proc/self/smaps");
+    std::string line;
+    bool inside = false;
+    long total = -1;
+    while (std::getline(smaps, line)) {
+        // A mapping's first line: "start-end perms offset device inode [path]"; then "Key: value" lines.
+        const auto first_word = line.substr(0, line.find(' '));
+        if (first_word.find('-') != std::string::npos && first_word.find(':') == std::string::npos)
+            inside = line.ends_with(" " + path.string());
+        else if (inside && line.starts_with("Rss:")) total = std::max(total, 0L) + std::stol(line.substr(4));
+    }
+    return total;
+}
+
+}  // namespace
+
+TEST_CASE("small copies from a mapped source leave no more than a window of it resident") {
+    // A model's unchanged messages: a million small copies in file order. Each is too small
+    // to release alone; the writer releases the pages behind them.
+    constexpr std::size_t size = 48U << 20;
+    sources_fixture sources({size});
+    const auto path = fs::canonical(sources.dir.path() / "source0");
+    for (const auto& config : configurations()) {
+        CAPTURE(config.label);
+        plan_fixture plan;
+        sources.attach(plan);
+        for (std::uint64_t at = 0; at < size; at += 3000) plan.copy(0, at, std::min<std::uint64_t>(1000, size - at));
+        output_fixture output(sources.dir, plan.end());
+        auto writer = writer_for(config);
+        REQUIRE(writer);
+        auto report = writer->run(job_of(plan, sources, output.fd), config.options);
+        REQUIRE_MESSAGE(report, (report ? "" : report.error().describe()));
+        CHECK(output.bytes() == plan.expected);
+        const auto resident = resident_kib(path);
+        REQUIRE(resident >= 0);  // the mapping was found
+        CHECK(resident <= 16 * 1024);
+    }
 }
