@@ -176,8 +176,12 @@ private:
             pending.clear();
             return {};
         };
+        // Changed nodes and tensors are encoded again from the model's bytes, in file
+        // order: the mapped pages behind go.
+        file_walk walk(model_);
         for (const auto n : sc.nodes) {
             if (!model_.node_live(n)) continue;
+            walk.reached(n);
             if (node_in_place(n, s)) {
                 ONNXSTREAM_TRY(flush(tree_.at(model_.nodes[n].message).parent_field - first));
             } else {
@@ -190,6 +194,7 @@ private:
         const auto initializer_position = last_initializer == none ? count : last_initializer + 1;
         for (const auto t : sc.initializers) {
             if (!model_.tensor_live(t) || tensor_in_place(t, s)) continue;
+            walk.reached(t);
             const auto encoded = encode_tensor(t);
             ONNXSTREAM_TRY(insert_encoded(message, initializer_position, number(onnx::graph_field::initializer), encoded));
         }

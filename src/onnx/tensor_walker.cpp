@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <utility>
 
 namespace onnxstream::onnx {
@@ -71,7 +72,7 @@ std::vector<std::uint32_t> find_nodes(const message_tree& tree) {
     return nodes;
 }
 
-std::unordered_set<std::string_view> shape_like_values(const message_tree& tree) {
+std::unordered_set<std::string_view> shape_like_values(const message_tree& tree, const io::mapped_file* mapping) {
     struct shape_inputs {
         std::string_view op;
         std::uint32_t mask;  // bit i: input i is read while loading
@@ -121,7 +122,10 @@ std::unordered_set<std::string_view> shape_like_values(const message_tree& tree)
         {"BlackmanWindow", 0b1},
     }};
     std::unordered_set<std::string_view> names;
+    std::optional<io::release_behind> behind;
+    if (mapping != nullptr) behind.emplace(*mapping);
     for (const auto node : find_nodes(tree)) {
+        if (behind) behind->reached(tree.payload_range(node).offset);
         const auto op = tree.find_text(node, number(node_field::op_type));
         std::uint32_t mask = 0;
         for (const auto& entry : table)
@@ -134,6 +138,7 @@ std::unordered_set<std::string_view> shape_like_values(const message_tree& tree)
             ++input;
         }
     }
+    if (behind) behind->finish(tree.bytes().size());
     return names;
 }
 

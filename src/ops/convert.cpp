@@ -264,7 +264,7 @@ private:
     // External layout: tensors at least `threshold` bytes (not shape-like integers) go to
     // fresh data files, as repack lays them out.
     void lay_out() {
-        const auto shape_like = onnx::shape_like_values(model_.tree);
+        const auto shape_like = onnx::shape_like_values(model_.tree, &model_.file.mapping());
         // An --align given applies to every tensor; by default only large ones are aligned.
         data_layout layout({options_.alignment.value_or(default_alignment), options_.alignment ? 0 : aligned_tensor_minimum,
                             options_.shard_size});

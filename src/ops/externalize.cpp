@@ -95,7 +95,7 @@ public:
 
 private:
     result<void> choose_placements() {
-        const auto shape_like = onnx::shape_like_values(model_.tree);
+        const auto shape_like = onnx::shape_like_values(model_.tree, &model_.file.mapping());
         // At most one a site, reserved at once: pages of the room never used are never
         // touched, where growing (and shrink_to_fit) held two copies of 32 MB for 1M tensors.
         placements_.reserve(model_.sites.size());

@@ -263,7 +263,7 @@ private:
                                                                     std::vector<data_entry>& entries) const {
         indexed_vector<graph::tensor_id, bool> computed_external(graph_.tensors.size(), false);
         if (bound_.data.files.empty()) return computed_external;
-        const auto load_time = onnx::shape_like_values(model_.tree);
+        const auto load_time = onnx::shape_like_values(model_.tree, &model_.file.mapping());
         for (const auto t : computed) {
             if (graph_.tensor_bytes(t) < options_.external_threshold) continue;
             if (load_time.contains(graph_.text(graph_.tensors[t].name))) continue;

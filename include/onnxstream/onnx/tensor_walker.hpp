@@ -6,6 +6,7 @@
 #pragma once
 
 #include <onnxstream/index.hpp>
+#include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/onnx/message_tree.hpp>
 
 #include <cstdint>
@@ -49,8 +50,11 @@ struct tensor_site {
 /// Tile, ConstantOfShape; Slice bounds; Resize/Upsample roi, scales and sizes; Range
 /// bounds; axes of Squeeze/Unsqueeze/Reduce*; Pad's pads and value; window sizes...). ONNX
 /// Runtime fails on them as external data, so they stay embedded. The table is in
-/// tensor_walker.cpp. The views point into the tree's bytes.
-[[nodiscard]] std::unordered_set<std::string_view> shape_like_values(const message_tree& tree);
+/// tensor_walker.cpp. The views point into the tree's bytes. Given the tree's mapping, it
+/// releases the pages behind its walk over the nodes (io::release_behind): every node's
+/// op type is read, all over the file.
+[[nodiscard]] std::unordered_set<std::string_view> shape_like_values(const message_tree& tree,
+                                                                     const io::mapped_file* mapping = nullptr);
 
 /// The name a tensor is known by in the graph: its own name, or for a Constant node's
 /// attribute tensor, the node's first output.
