@@ -76,6 +76,7 @@ int run_optimize(std::span<const std::string> argv, const command_context& conte
         }
         ONNXSTREAM_TRY(read_size(args, "--fold-limit", options.fold_limit));
         options.dry_run = args.flag("--dry-run");
+        options.keep_findings = p.flags.json;  // the text shows each pass's totals and skips
         options.reuse_data = args.flag("--reuse-data");
         return {};
     };

@@ -31,6 +31,15 @@ finding finding_list::view::to_finding() const {
 
 void finding_list::add(const finding& f) { add(f.kind, f.scope, f.op_type, f.names, f.nodes, f.bytes, f.count, f.detail); }
 
+void finding_list::count(const finding& f) {
+    for (auto* t : {&totals_[static_cast<std::size_t>(f.kind)], &counted_[static_cast<std::size_t>(f.kind)].totals}) {
+        t->count += f.count;
+        t->nodes += f.nodes;
+        t->bytes += f.bytes;
+    }
+    ++counted_[static_cast<std::size_t>(f.kind)].findings;
+}
+
 void finding_list::append(const finding_list& other) {
     if (&other == this) {  // its views would move as it grows
         const finding_list copy = other;
@@ -41,6 +50,19 @@ void finding_list::append(const finding_list& other) {
         begin(v.kind, v.scope, v.op_type, v.detail, v.nodes, v.bytes, v.count, v.name_count);
         v.for_each_name([this](std::string_view name) { write_text(name); });
     });
+    add_counted(other);
+}
+
+void finding_list::add_counted(const finding_list& other) {
+    for (std::size_t k = 0; k < counted_.size(); ++k) {
+        const auto& more = other.counted_[k];
+        counted_[k].findings += more.findings;
+        for (auto* t : {&totals_[k], &counted_[k].totals}) {
+            t->count += more.totals.count;
+            t->nodes += more.totals.nodes;
+            t->bytes += more.totals.bytes;
+        }
+    }
 }
 
 void finding_list::take(std::vector<finding>& findings) {

@@ -5,6 +5,7 @@
 #include "plan_output.hpp"
 
 #include <onnxstream/graph/model_edits.hpp>
+#include <onnxstream/io/hashing.hpp>
 #include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
 #include <string_view>
 #include <tuple>
 
@@ -51,6 +53,31 @@ model_counts count(const graph::graph_model& model) {
     }
     return c;
 }
+
+// A skipped thing's key: its scope and first name, hashed (what keep_skips_once compares).
+std::uint64_t scoped_name_key(std::string_view scope, std::string_view name) {
+    io::xxh3_hasher hasher;
+    hasher.update(std::as_bytes(std::span(scope)));
+    hasher.update(std::as_bytes(std::span("\0", 1)));
+    hasher.update(std::as_bytes(std::span(name)));
+    return hasher.digest();
+}
+
+// A pass's findings when only totals and skips are shown (optimize_options::keep_findings
+// false): a skip is kept whole, any other finding counted, and the key of what it did
+// noted, so that a skip whose work a later round did can still be dropped.
+struct counting_sink {
+    finding_list& list;
+    std::vector<std::uint64_t>& done;
+    void add(const passes::finding& f) {
+        if (f.kind == passes::finding_kind::skipped) {
+            list.add(f);
+            return;
+        }
+        list.count(f);
+        if (!f.names.empty()) done.push_back(scoped_name_key(f.scope, f.names.front()));
+    }
+};
 
 // A tensor's place in the new data file.
 struct data_entry {
@@ -96,12 +123,15 @@ public:
         model_.file.mapping().release(0, model_.file.size());
 
         for (const auto* entry : entries) report_.passes.push_back({std::string(entry->name), 0, {}});
+        std::vector<std::vector<std::uint64_t>> counted_keys(entries.size());  // keep_findings false: counting_sink's
         for (std::uint32_t round = 0; round < options_.max_rounds; ++round) {
             std::uint64_t changes = 0;
             for (std::size_t p = 0; p < entries.size(); ++p) {
                 if (options_.cancel != nullptr && options_.cancel->load()) return failure(error_code::interrupted, "interrupted");
                 auto& pass = report_.passes[p];
-                passes::pass_context context{graph_, reader, pass.findings, report_.warnings, {options_.fold_limit}};
+                counting_sink counting{pass.findings, counted_keys[p]};
+                const auto sink = options_.keep_findings ? passes::finding_sink(pass.findings) : passes::finding_sink(counting);
+                passes::pass_context context{graph_, reader, sink, report_.warnings, {options_.fold_limit}};
                 const auto done = entries[p]->run(context);
                 pass.changes += done;
                 changes += done;
@@ -109,7 +139,10 @@ public:
             if (changes == 0) break;
             report_.rounds = round + 1;
         }
-        for (auto& pass : report_.passes) keep_skips_once(pass.findings);
+        for (std::size_t p = 0; p < entries.size(); ++p) {
+            std::sort(counted_keys[p].begin(), counted_keys[p].end());
+            keep_skips_once(report_.passes[p].findings, counted_keys[p]);
+        }
         if (report_.rounds > 0) report_.stale_value_info = passes::drop_stale_value_info(graph_);
         graph_.compact();
         report_.after = count(graph_);
@@ -125,8 +158,9 @@ public:
 
 private:
     // A skip is reported once, and not at all when a later round did the work after all
-    // (a BatchNormalization after another one folds once the first is gone).
-    static void keep_skips_once(finding_list& findings) {
+    // (a BatchNormalization after another one folds once the first is gone). `counted`:
+    // the sorted keys (scoped_name_key) of the findings only counted.
+    static void keep_skips_once(finding_list& findings, std::span<const std::uint64_t> counted) {
         using passes::finding_kind;
         using view = finding_list::view;
         // Skips are few, the other findings may be a million (an unused initializer each):
@@ -155,6 +189,8 @@ private:
             const scoped_name key{v.scope, first_name(v)};
             if (skipped.contains(key)) done.insert(key);
         });
+        for (const auto& key : skipped)
+            if (std::binary_search(counted.begin(), counted.end(), scoped_name_key(key.first, key.second))) done.insert(key);
         std::set<std::tuple<std::string_view, std::vector<std::string>, std::string_view>> seen;
         std::vector<std::uint64_t> dropped;  // positions, ascending
         for (const auto& v : skips) {
@@ -164,6 +200,7 @@ private:
         }
         if (dropped.empty()) return;
         finding_list kept;
+        kept.add_counted(findings);
         findings.for_each([&](const view& v) {
             if (!std::binary_search(dropped.begin(), dropped.end(), v.position)) kept.add(v.to_finding());
         });

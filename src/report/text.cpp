@@ -79,6 +79,7 @@ std::string summary_line(const ops::pass_result& pass, bool dry_run) {
         const auto& h = entry->headline;
         std::uint64_t count = 0;
         pass.findings.for_each([&](const ops::finding_list::view& f) { count += f.kind == h.kind ? 1U : 0U; });
+        count += pass.findings.counted(h.kind).findings;
         add(std::string(dry_run ? h.would : h.done) + " " + plural(count, h.noun));
     }
     if (s.nodes > 0 || entry == nullptr || entry->always_count_nodes)

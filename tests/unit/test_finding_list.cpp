@@ -120,3 +120,33 @@ TEST_CASE("finding_list: append copies another list's findings after its own, te
     CHECK(a.totals(finding_kind::unused_initializer).bytes == 2 * (16 + 8));
     CHECK(a.key_of_scope("graph") == a.at(0).scope_key);
 }
+
+TEST_CASE("finding_list: a counted finding is in the totals and the counts, not in the list; append and add_counted carry it") {
+    ops::finding_list list;
+    list.add(make(finding_kind::skipped, "graph", "BatchNormalization", {"bn"}, 0, 0, 1, "why"));
+    list.count(make(finding_kind::unused_initializer, "graph", "", {"w1"}, 0, 100, 1, ""));
+    list.count(make(finding_kind::unused_initializer, "graph", "", {"w2"}, 0, 28, 1, ""));
+    list.count(make(finding_kind::removed_value_info, "graph", "", {}, 0, 0, 5, ""));
+    CHECK(list.size() == 1);
+    CHECK(list.totals(finding_kind::unused_initializer).count == 2);
+    CHECK(list.totals(finding_kind::unused_initializer).bytes == 128);
+    CHECK(list.counted(finding_kind::unused_initializer).findings == 2);
+    CHECK(list.counted(finding_kind::removed_value_info).findings == 1);
+    CHECK(list.counted(finding_kind::removed_value_info).totals.count == 5);
+    CHECK(list.counted(finding_kind::skipped).findings == 0);
+    CHECK(list.totals(finding_kind::skipped).count == 1);
+
+    ops::finding_list appended;
+    appended.count(make(finding_kind::unused_initializer, "graph", "", {"w3"}, 0, 2, 1, ""));
+    appended.append(list);
+    CHECK(appended.size() == 1);
+    CHECK(appended.counted(finding_kind::unused_initializer).findings == 3);
+    CHECK(appended.totals(finding_kind::unused_initializer).bytes == 130);
+
+    ops::finding_list counts_only;
+    counts_only.add_counted(list);
+    CHECK(counts_only.empty());
+    CHECK(counts_only.counted(finding_kind::unused_initializer).totals.bytes == 128);
+    CHECK(counts_only.totals(finding_kind::removed_value_info).count == 5);
+    CHECK(counts_only.totals(finding_kind::skipped).count == 0);
+}

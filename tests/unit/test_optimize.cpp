@@ -47,3 +47,34 @@ TEST_CASE("parse_pass_list: known names, in the order given, each once") {
     CHECK(ops::parse_pass_list("no-such-pass").error().code == error_code::invalid_argument);
     CHECK_FALSE(ops::parse_pass_list(""));
 }
+
+TEST_CASE("with findings only counted, every pass reports the same totals and the same skips") {
+    harness h(redundant_model());
+    ops::optimize_options options;
+    options.output = h.folder().path() / "optimized.onnx";
+    options.dry_run = true;
+    const auto kept = ops::optimize(h.path(), options);
+    options.keep_findings = false;
+    const auto counted = ops::optimize(h.path(), options);
+    REQUIRE(kept);
+    REQUIRE(counted);
+    REQUIRE(kept->passes.size() == counted->passes.size());
+    std::uint64_t kept_findings = 0;
+    for (std::size_t p = 0; p < kept->passes.size(); ++p) {
+        CAPTURE(kept->passes[p].name);
+        const auto a = ops::totals(kept->passes[p]);
+        const auto b = ops::totals(counted->passes[p]);
+        CHECK(a.nodes == b.nodes);
+        CHECK(a.initializers == b.initializers);
+        CHECK(a.bytes == b.bytes);
+        CHECK(a.value_info == b.value_info);
+        CHECK(a.skipped == b.skipped);
+        CHECK(kept->passes[p].changes == counted->passes[p].changes);
+        // Only skips are kept as findings.
+        counted->passes[p].findings.for_each(
+            [](const ops::finding_list::view& f) { CHECK(f.kind == passes::finding_kind::skipped); });
+        kept_findings += kept->passes[p].findings.size();
+    }
+    CHECK(kept_findings >= 3);  // the dead node, the duplicate and the Identity at least
+    CHECK(counted->after.nodes == kept->after.nodes);
+}

@@ -68,6 +68,19 @@ public:
 
     /// Adds a copy of `f`.
     void add(const passes::finding& f);
+    /// Counts `f` without keeping it, for a report that shows only how many there were
+    /// (`counted`); `totals` includes it.
+    void count(const passes::finding& f);
+    /// What `count` counted of `kind`: `findings` of them, with these totals.
+    struct counted_findings {
+        std::uint64_t findings = 0;
+        finding_totals totals;
+    };
+    [[nodiscard]] counted_findings counted(passes::finding_kind kind) const noexcept {
+        return counted_[static_cast<std::size_t>(kind)];
+    }
+    /// Counts what `other` counted (its kept findings are not added: see `append`).
+    void add_counted(const finding_list& other);
     /// The same from parts (no `finding` struct needed): `names` is any range of texts.
     template <class Names>
     void add(passes::finding_kind kind, std::string_view scope, std::string_view op_type, const Names& names, std::uint64_t nodes,
@@ -144,6 +157,7 @@ private:
     std::vector<std::string> shared_;
     std::map<std::string, std::uint32_t, std::less<>> shared_ids_;
     std::array<finding_totals, static_cast<std::size_t>(passes::finding_kind::skipped) + 1> totals_{};
+    std::array<counted_findings, static_cast<std::size_t>(passes::finding_kind::skipped) + 1> counted_{};
 };
 
 }  // namespace onnxstream::ops

@@ -32,6 +32,10 @@ struct optimize_options : rewrite_options {
     std::uint32_t max_rounds = 100;
     std::uint64_t external_threshold = 1024;  // computed tensors this large go to the data file
     std::uint64_t fold_limit = 1ULL << 20;    // largest tensor a fold creates (passes::pass_limits)
+    // false: each pass's findings other than skips are only counted (finding_list::count),
+    // for a report that shows totals and skips (optimize's text); a million unused
+    // initializers then cost no list of a million names.
+    bool keep_findings = true;
 };
 
 struct pass_result {
