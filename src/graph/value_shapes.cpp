@@ -18,6 +18,28 @@ bool value_shape::fully_known() const {
     return data_type != 0 && dims && std::all_of(dims->begin(), dims->end(), [](std::int64_t d) { return d >= 0; });
 }
 
+std::size_t shape_table::shape_hash::operator()(const value_shape& s) const noexcept {
+    // FNV-1a over the type, whether the rank is known, and the dims.
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    const auto mix = [&h](std::uint64_t x) { h = (h ^ x) * 0x100000001b3ULL; };
+    mix(static_cast<std::uint32_t>(s.data_type));
+    mix(s.dims ? s.dims->size() : ~std::uint64_t{0});
+    if (s.dims)
+        for (const auto d : *s.dims) mix(static_cast<std::uint64_t>(d));
+    return static_cast<std::size_t>(h);
+}
+
+void shape_table::set(value_id v, value_shape shape) {
+    auto& slot = slots_[v.value];
+    if (shape.data_type == 0 && !shape.dims) {
+        slot = unknown_slot;
+        return;
+    }
+    const auto [it, added] = lookup_.try_emplace(std::move(shape), static_cast<std::uint32_t>(distinct_.size()));
+    if (added) distinct_.push_back(&it->first);
+    slot = it->second;
+}
+
 std::optional<std::vector<std::int64_t>> constant_integers(const graph_model& model, const graph_index& index,
                                                            const tensor_reader& reader, value_id v, std::uint64_t max_elements) {
     const auto c = find_constant(model, index, v);
@@ -510,9 +532,9 @@ struct inference {
             // An initializer nothing reads is no node's input, so no shape is asked of it:
             // none is copied (a model may have a million such tensors).
             if (val.kind != value_kind::initializer || val.overridable || index.uses(v).empty()) continue;
-            auto& shape = shapes.at(v);
-            shape.data_type = model.tensor_type(val.tensor);
+            value_shape shape{model.tensor_type(val.tensor), std::nullopt};
             if (model.dims_view(val.tensor).size() <= max_known_rank) shape.dims = model.tensor_dims(val.tensor);
+            shapes.set(v, std::move(shape));
         }
         for (const auto s : model.scopes.ids()) {
             if (model.scopes[s].removed || model.scopes[s].kind == scope_kind::function) continue;
@@ -524,9 +546,9 @@ struct inference {
                 if (out == none) continue;
                 if (nd.op_type == "Constant") {
                     if (const auto c = find_constant(model, index, out)) {
-                        auto& shape = shapes.at(out);
-                        shape.data_type = c->data_type;
+                        value_shape shape{c->data_type, std::nullopt};
                         if (c->dims.size() <= max_known_rank) shape.dims = c->dims;
+                        shapes.set(out, std::move(shape));
                     }
                     continue;
                 }

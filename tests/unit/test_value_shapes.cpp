@@ -159,7 +159,7 @@ TEST_CASE("an initializer nothing reads gets no shape; one a node or a graph out
     CHECK_FALSE(shape("UNREAD").dims);
 }
 
-TEST_CASE("shape_table: a slot per value, a shape only for what is known, overwritten in place") {
+TEST_CASE("shape_table: a slot per value, each distinct shape once, references stable") {
     shape_table table(4);
     CHECK(table.size() == 4);
     CHECK(table.contains(value_id{3}));
@@ -169,15 +169,25 @@ TEST_CASE("shape_table: a slot per value, a shape only for what is known, overwr
     CHECK_FALSE(table[value_id{2}].dims);
     table.set(value_id{1}, {});  // nothing known: nothing kept, still unknown
     CHECK(table[value_id{1}].data_type == 0);
+    CHECK(table.distinct() == 0);
     table.set(value_id{1}, {1, std::vector<std::int64_t>{2, 3}});
-    auto& kept = table.at(value_id{1});
-    table.at(value_id{0}).data_type = 7;  // a new shape does not move the ones before it
-    CHECK(&table.at(value_id{1}) == &kept);
+    const auto& kept = table[value_id{1}];
+    table.set(value_id{0}, {7, std::nullopt});  // a new shape does not move the ones before it
+    CHECK(&table[value_id{1}] == &kept);
+    table.set(value_id{2}, {1, std::vector<std::int64_t>{2, 3}});  // the same shape: kept once
+    CHECK(table.distinct() == 2);
+    CHECK(&table[value_id{2}] == &kept);
+    table.set(value_id{3}, {1, std::vector<std::int64_t>{3, 2}});  // other dims, other type: other shapes
+    table.set(value_id{3}, {2, std::vector<std::int64_t>{2, 3}});
+    CHECK(table.distinct() == 4);
+    CHECK(table[value_id{3}].data_type == 2);
     CHECK(table[value_id{1}].dims == std::vector<std::int64_t>{2, 3});
     CHECK(table[value_id{0}].data_type == 7);
     CHECK_FALSE(table[value_id{0}].dims);
-    table.set(value_id{1}, {});  // known before: now unknown again
+    table.set(value_id{1}, {});  // known before: now unknown again, the others as they were
     CHECK(table[value_id{1}].data_type == 0);
     CHECK_FALSE(table[value_id{1}].dims);
-    CHECK(table[value_id{3}].data_type == 0);
+    CHECK(table[value_id{2}].dims == std::vector<std::int64_t>{2, 3});
+    const auto moved = std::move(table);  // references survive a move
+    CHECK(&moved[value_id{2}] == &kept);
 }

@@ -11,8 +11,8 @@
 #include <onnxstream/graph/tensor_reader.hpp>
 
 #include <cstdint>
-#include <deque>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 namespace onnxstream::graph {
@@ -22,42 +22,44 @@ struct value_shape {
     std::optional<std::vector<std::int64_t>> dims;  // empty: rank unknown; -1: a dim not known
 
     [[nodiscard]] bool fully_known() const;
+    bool operator==(const value_shape&) const = default;
 };
 
-/// The shapes of a graph_index's values: 4 bytes per value, and a value_shape for each
-/// value something is known of (a model of a million unused initializers has a million
-/// values and no shape to keep for them).
+/// The shapes of a graph_index's values: 4 bytes per value, and each distinct shape once (a
+/// model of a million values mostly has a few hundred shapes, and a million unused
+/// initializers have none to keep).
 class shape_table {
 public:
     shape_table() = default;
     explicit shape_table(std::size_t values) : slots_(values, unknown_slot) {}
+    // Move-only: distinct_ points into lookup_'s nodes, which a move keeps and a copy does not.
+    shape_table(const shape_table&) = delete;
+    shape_table& operator=(const shape_table&) = delete;
+    shape_table(shape_table&&) noexcept = default;
+    shape_table& operator=(shape_table&&) noexcept = default;
+    ~shape_table() = default;
 
     [[nodiscard]] std::size_t size() const noexcept { return slots_.size(); }
     [[nodiscard]] bool contains(value_id v) const noexcept { return v != none && v.value < slots_.size(); }
-    /// What is known of value `v` (an unknown shape when nothing is).
+    /// What is known of value `v` (an unknown shape when nothing is); valid as long as the table.
     [[nodiscard]] const value_shape& operator[](value_id v) const {
         static const value_shape unknown;
         const auto slot = slots_[v.value];
-        return slot == unknown_slot ? unknown : known_[slot];
+        return slot == unknown_slot ? unknown : *distinct_[slot];
     }
-    /// The shape of value `v`, to fill in.
-    [[nodiscard]] value_shape& at(value_id v) {
-        auto& slot = slots_[v.value];
-        if (slot == unknown_slot) {
-            slot = static_cast<std::uint32_t>(known_.size());
-            known_.emplace_back();
-        }
-        return known_[slot];
-    }
-    /// Sets the shape of value `v` (nothing is kept for an unknown one).
-    void set(value_id v, value_shape shape) {
-        if (shape.data_type != 0 || shape.dims || slots_[v.value] != unknown_slot) at(v) = std::move(shape);
-    }
+    /// Sets the shape of value `v`.
+    void set(value_id v, value_shape shape);
+    /// How many distinct shapes the table holds.
+    [[nodiscard]] std::size_t distinct() const noexcept { return distinct_.size(); }
 
 private:
+    struct shape_hash {
+        std::size_t operator()(const value_shape& s) const noexcept;
+    };
     static constexpr std::uint32_t unknown_slot = ~std::uint32_t{0};
-    std::vector<std::uint32_t> slots_;  // by value: into known_, or unknown_slot
-    std::deque<value_shape> known_;     // a deque: it grows without moving what it holds
+    std::vector<std::uint32_t> slots_;  // by value: into distinct_, or unknown_slot
+    std::unordered_map<value_shape, std::uint32_t, shape_hash> lookup_;  // each shape once, with its slot
+    std::vector<const value_shape*> distinct_;                          // by slot: a key of lookup_ (they do not move)
 };
 
 /// Initializers and Constants of more dims than this get an unknown rank: their shape is
