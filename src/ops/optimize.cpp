@@ -56,11 +56,13 @@ model_counts count(const graph::graph_model& model) {
 
 // A skipped thing's key: its scope and first name, hashed (what keep_skips_once compares).
 std::uint64_t scoped_name_key(std::string_view scope, std::string_view name) {
-    io::xxh3_hasher hasher;
-    hasher.update(std::as_bytes(std::span(scope)));
-    hasher.update(std::as_bytes(std::span("\0", 1)));
-    hasher.update(std::as_bytes(std::span(name)));
-    return hasher.digest();
+    // One-shot over a copy: a streaming hasher's state is an aligned allocation, and a
+    // million of them between the keys' growth left ~85 MB of heap holes (1M-node graph).
+    std::string key;
+    key.reserve(scope.size() + 1 + name.size());
+    key.append(scope).push_back('\0');
+    key.append(name);
+    return io::xxh3_of(std::as_bytes(std::span(key)));
 }
 
 // A pass's findings when only totals and skips are shown (optimize_options::keep_findings
