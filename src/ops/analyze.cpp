@@ -111,14 +111,14 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
     // Each pass on its own fresh copy: every finding says what that one change would save.
     // The model as it is comes last (static_findings): its findings may be a million
     // unused initializers, which then are not held while the passes run.
+    // The passes add their findings straight to the list (the identity pass alone finds a
+    // quarter of a million nodes in a graph of a million: not a vector of them first).
     finding_list pass_findings;
-    std::vector<finding> found;
     for (const auto& pass : passes::pass_registry()) {
         if (pass.analyze == nullptr) continue;
         ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
-        passes::pass_context context{graph, reader, found, ignored};
+        passes::pass_context context{graph, reader, pass_findings, ignored};
         pass.analyze(context);
-        pass_findings.take(found);
     }
     // Several passes find the same node (a dead node inside an isolated component, an
     // Identity that is also dead), so the categories overlap: the total is what optimize
