@@ -78,6 +78,8 @@ struct graph_model::builder {
     // comes back from the page cache when a pass reads it.
     io::release_behind behind;
 
+    std::vector<onnx::field_entry> scratch;  // a node's fields the tree dropped, read again
+
     void reached(std::uint32_t message) { behind.reached(tree.payload_range(message).offset); }
 
     scope_id add_scope(scope_kind kind, std::uint32_t message, scope_id parent, node_id owner, std::string attribute) {
@@ -95,7 +97,7 @@ struct graph_model::builder {
         n.message = message;
         n.scope = s;
         n.original_scope = s;
-        for (const auto& f : tree.fields(message)) {
+        for (const auto& f : tree.read_fields(message, scratch)) {
             const auto k = f.number();
             if (f.type() != proto::wire_type::length_delimited) continue;
             if (k == number(onnx::node_field::input)) n.inputs.push_back(model.names.intern_lasting(tree.text(f)));
@@ -110,7 +112,9 @@ struct graph_model::builder {
         if (n.domain == "ai.onnx") n.domain = {};
         const auto id = model.nodes.push_back(std::move(n));
         model.scopes[s].nodes.push_back(id);
-        // Subgraphs after the node is registered: scopes stay in pre-order.
+        // Subgraphs after the node is registered: scopes stay in pre-order. (A node whose
+        // fields the tree dropped has no attributes: node_fields::on_demand.)
+        if (!tree.stores_fields(message)) return;
         for (const auto& f : tree.fields(message)) {
             if (f.number() != number(onnx::node_field::attribute) || f.child == none) continue;
             const auto attribute_name = std::string(tree.find_text(f.child, number(onnx::attribute_field::name)));
@@ -200,11 +204,12 @@ struct graph_model::builder {
     // Everything a training graph mentions, at any depth.
     void pin_training(std::uint32_t message) {
         const auto kind = tree.at(message).kind;
-        if (tree.at(message).fields_dropped) {  // a tensor read on demand: only its name counts
-            if (kind == message_kind::tensor) pin(tree.find_text(message, number(onnx::tensor_field::name)));
+        if (kind == message_kind::tensor && tree.at(message).fields_dropped) {  // read on demand: only its name counts
+            pin(tree.find_text(message, number(onnx::tensor_field::name)));
             return;
         }
-        for (const auto& f : tree.fields(message)) {
+        std::vector<onnx::field_entry> dropped;  // a node's fields the tree dropped
+        for (const auto& f : tree.read_fields(message, dropped)) {
             const auto k = f.number();
             if (kind == message_kind::node && f.type() == proto::wire_type::length_delimited &&
                 (k == number(onnx::node_field::input) || k == number(onnx::node_field::output)))
@@ -263,7 +268,7 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
     // the table holds the empty name too.
     model.names.reserve(node_messages + tensor_messages + value_info_messages + 1);
 
-    builder b{model, tree, io::release_behind(file.file.mapping())};
+    builder b{model, tree, io::release_behind(file.file.mapping()), {}};
     b.read_graph(b.add_scope(scope_kind::main, main_graph, none, none, {}));
     for (const auto& f : tree.fields(0)) {
         if (f.number() == number(onnx::model_field::functions) && f.child != none) b.read_function(f.child);
@@ -318,6 +323,7 @@ std::optional<attribute_value> graph_model::attribute(node_id n, std::string_vie
     if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), name) != nd.dropped_attributes.end())
         return std::nullopt;
     const auto& t = tree();
+    if (!t.stores_fields(nd.message)) return std::nullopt;  // no attributes (node_fields::on_demand)
     for (const auto& f : t.fields(nd.message)) {
         if (f.number() != number(onnx::node_field::attribute) || f.child == none) continue;
         if (t.find_text(f.child, number(onnx::attribute_field::name)) == name) return read_attribute(t, f.child);
@@ -330,6 +336,7 @@ std::vector<std::uint32_t> graph_model::attribute_messages(node_id n) const {
     const auto& nd = nodes[n];
     if (nd.message == none) return out;
     const auto& t = tree();
+    if (!t.stores_fields(nd.message)) return out;  // no attributes (node_fields::on_demand)
     for (const auto& f : t.fields(nd.message)) {
         if (f.number() != number(onnx::node_field::attribute) || f.child == none) continue;
         const auto name = t.find_text(f.child, number(onnx::attribute_field::name));

@@ -277,7 +277,11 @@ private:
         };
         bool inputs_done = false;
         bool outputs_done = false;
-        for (const auto& f : tree_.fields(nd.message)) {
+        // Fields the tree dropped (a node without attributes) are read again; bytes that no
+        // longer tokenize give none, and the writer's check that the sources are unchanged
+        // refuses the output.
+        std::vector<onnx::field_entry> dropped;
+        for (const auto& f : tree_.read_fields(nd.message, dropped)) {
             const auto k = f.number();
             if (k == input_field && f.type() == proto::wire_type::length_delimited) {
                 if (!inputs_done) put_names(input_field, nd.inputs);

@@ -128,7 +128,7 @@ struct message_tree::builder {
     message_tree& tree;
     const tree_options& options;
     const detail::schema_rows& schema = detail::schema_rows::get();
-    std::uint64_t dropped = 0;           // fields tokenized but not stored (tensor_fields::on_demand)
+    std::uint64_t dropped = 0;           // fields tokenized but not stored (bodies on demand)
     std::uint64_t dropped_messages = 0;  // messages inside the bodies dropped
 
     failure fail(error_code code, std::string what, std::uint64_t offset, std::uint32_t message_index) {
@@ -295,6 +295,10 @@ struct message_tree::builder {
             tree.fields_[field_index].child = child_index;
             ONNXSTREAM_TRY(build(child_index));
             if (sub == message_kind::tensor && options.tensors == tensor_fields::on_demand) drop_fields(child_index);
+            // A node without attributes: nothing inside it was registered after it.
+            if (sub == message_kind::node && options.nodes == node_fields::on_demand &&
+                tree.messages_.size() == child_index + 1U)
+                drop_fields(child_index);
             if (reports) options.behind(token.end_offset());
         }
         for (std::size_t i = 0; i < count; ++i) {
@@ -358,7 +362,7 @@ result<message_tree> message_tree::body(const message_tree& tree, std::uint32_t 
 
 void message_tree::fields_not_stored(std::uint32_t message_index) const {
     throw std::logic_error("message_tree: the fields of " + path(message_index) +
-                           " were not stored (tensor_fields::on_demand); read them with message_tree::body");
+                           " were not stored (a body read on demand); read them with message_tree::body or read_fields");
 }
 
 void message_tree::field_out_of_range(std::uint32_t field_index) const {
@@ -396,6 +400,27 @@ proto::field_token message_tree::token(const field_entry& f) const noexcept {
 std::string_view message_tree::text(const field_entry& f) const {
     const auto bytes = payload(f);
     return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+std::span<const field_entry> message_tree::read_fields(std::uint32_t message_index, std::vector<field_entry>& scratch) const {
+    if (!messages_[message_index].fields_dropped) return fields(message_index);
+    scratch.clear();
+    const auto range = payload_range(message_index);
+    const auto end = range.offset + range.length;
+    for (auto position = range.offset; position < end;) {
+        proto::field_token token;
+        if (!proto::read_field_fast_in(bytes_, position, end, token)) {
+            auto read = proto::read_field(bytes_, position, end);
+            if (!read) {
+                scratch.clear();
+                return {};
+            }
+            token = read.value();
+        }
+        scratch.push_back(field_entry(token));  // parse stored this token's like: it fits
+        position = token.end_offset();
+    }
+    return scratch;
 }
 
 const field_entry* message_tree::find(std::uint32_t message_index, std::uint32_t n) const {

@@ -122,6 +122,7 @@ std::unordered_set<std::string_view> shape_like_values(const message_tree& tree,
         {"BlackmanWindow", 0b1},
     }};
     std::unordered_set<std::string_view> names;
+    std::vector<field_entry> dropped;  // a node's fields the tree dropped, read again
     std::optional<io::release_behind> behind;
     if (mapping != nullptr) behind.emplace(*mapping);
     for (const auto node : find_nodes(tree)) {
@@ -132,7 +133,7 @@ std::unordered_set<std::string_view> shape_like_values(const message_tree& tree,
             if (entry.op == op) mask = entry.mask;
         if (mask == 0) continue;
         std::uint32_t input = 0;
-        for (const auto& f : tree.fields(node)) {
+        for (const auto& f : tree.read_fields(node, dropped)) {
             if (f.number() != number(node_field::input)) continue;
             if (input < 32 && (mask >> input) & 1U) names.insert(tree.text(f));
             ++input;

@@ -539,13 +539,15 @@ private:
         }
     }
 
-    // The index among its message's fields of the k-th field numbered `field_number` of node n.
+    // The position among its message's fields of the k-th field numbered `field_number`
+    // (the fields read again when the tree dropped them: a node without attributes).
     std::optional<std::uint32_t> nth_field(std::uint32_t message, std::uint32_t field_number, std::size_t k) const {
         std::size_t seen = 0;
-        const auto fields = tree_.fields(message);
+        std::vector<onnx::field_entry> dropped;
+        const auto fields = tree_.read_fields(message, dropped);
         for (std::uint32_t i = 0; i < fields.size(); ++i) {
             if (fields[i].number() != field_number) continue;
-            if (seen++ == k) return tree_.at(message).first_field + i;
+            if (seen++ == k) return i;
         }
         return std::nullopt;
     }
@@ -581,8 +583,11 @@ private:
     }
 
     void rename_slot(node_id n, std::uint32_t field_number, std::size_t slot, std::string_view text) {
-        if (const auto index = nth_field(model_.nodes[n].message, field_number, slot))
-            replace(*index, edits_.text(field_number, text));
+        const auto message = model_.nodes[n].message;
+        if (const auto position = nth_field(message, field_number, slot)) {
+            edits_.drop(tree_, message, *position);  // in the node's body when the tree dropped it
+            edits_.insert(message, *position, edits_.text(field_number, text));
+        }
     }
 
     void insert_casts() {

@@ -159,6 +159,7 @@ void count_nodes(const model_file& model, inspect_report& report) {
     const auto& tree = model.tree;
     const auto messages = tree.messages();
     io::release_behind behind(model.file.mapping());
+    std::vector<field_entry> dropped;  // a node's fields the tree dropped, read again
     for (std::uint32_t node = 0; node < messages.size(); ++node) {
         const auto& m = messages[node];
         if (m.kind == message_kind::graph && m.parent != no_index && messages[m.parent].kind == message_kind::attribute)
@@ -171,7 +172,7 @@ void count_nodes(const model_file& model, inspect_report& report) {
         std::string_view op;
         bool domain_seen = false;
         bool op_seen = false;
-        for (const auto& f : tree.fields(node)) {
+        for (const auto& f : tree.read_fields(node, dropped)) {
             const auto n = f.number();
             if (n == number(node_field::domain) && !domain_seen) {
                 domain_seen = true;
@@ -245,7 +246,7 @@ void summarize_data_files(const external_data& data, inspect_report& report) {
 
 result<inspect_report> inspect(const std::filesystem::path& path, const resolve_options& data_options) {
     // Every tensor is read once or twice here: none is kept (a million of them is 120 MB).
-    ONNXSTREAM_ASSIGN(const auto bound, bound_model::open(path, data_options, {}, tensor_reading::on_demand));
+    ONNXSTREAM_ASSIGN(const auto bound, bound_model::open(path, data_options, nodes_on_demand(), tensor_reading::on_demand));
     inspect_report report;
     report.path = path;
     report.file_size = bound.model.file.size();

@@ -485,6 +485,43 @@ tree_options on_demand() {
 
 }  // namespace
 
+TEST_CASE("nodes on demand: a node without attributes is dropped and read back; one with attributes is kept") {
+    proto_builder relu;  // no attribute: dropped
+    relu.string_field(1, "x").string_field(2, "y").string_field(3, "relu").string_field(4, "Relu");
+    proto_builder axis;
+    axis.string_field(1, "axis").varint_field(3, 1).varint_field(20, 2);
+    proto_builder softmax;  // an attribute: kept, with it
+    softmax.string_field(1, "y").string_field(2, "z").string_field(4, "Softmax").message_field(5, axis);
+    proto_builder graph;
+    graph.message_field(1, relu).message_field(1, softmax).message_field(1, constant_node()).string_field(2, "g");
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto bytes = model.take();
+    tree_options options;
+    options.nodes = node_fields::on_demand;
+    const auto full = message_tree::parse(bytes);
+    const auto lazy = message_tree::parse(bytes, options);
+    REQUIRE(full);
+    REQUIRE(lazy);
+    CHECK(test_support::check_on_demand_tree(*full, *lazy) == 1);  // the Relu only
+    CHECK(lazy->messages().size() == full->messages().size());    // it held no message
+    std::uint32_t relu_index = no_index;
+    for (std::uint32_t m = 0; m < lazy->messages().size(); ++m)
+        if (lazy->at(m).kind == message_kind::node && !lazy->stores_fields(m)) relu_index = m;
+    REQUIRE(relu_index != no_index);
+    CHECK(lazy->find_text(relu_index, number(node_field::op_type)) == "Relu");
+    std::vector<field_entry> scratch;
+    const auto fields = lazy->read_fields(relu_index, scratch);
+    REQUIRE(fields.size() == 4);
+    CHECK(lazy->text(fields[0]) == "x");
+    CHECK(lazy->text(fields[3]) == "Relu");
+    // The tensor option alone keeps every node.
+    const auto tensors_only = message_tree::parse(bytes, on_demand());
+    REQUIRE(tensors_only);
+    for (std::uint32_t m = 0; m < tensors_only->messages().size(); ++m)
+        if (tensors_only->at(m).kind == message_kind::node) CHECK(tensors_only->stores_fields(m));
+}
+
 TEST_CASE("an on-demand tree drops the body of every tensor and reads each back as the full tree holds it") {
     const auto bytes = tensors_everywhere();
     const auto full = message_tree::parse(bytes);

@@ -53,7 +53,8 @@ struct message {
     message_kind kind = message_kind::model;
     bool repeated : 1 = false;  // the parent holds more than one field of this number
     /// Its fields were tokenized and checked but not stored (a TensorProto body of a tree
-    /// parsed with tensor_fields::on_demand): field_count is 0, message_tree::body reads them.
+    /// parsed with tensor_fields::on_demand, a NodeProto body with node_fields::on_demand):
+    /// field_count is 0, message_tree::body or read_fields reads them.
     bool fields_dropped : 1 = false;
     std::uint16_t depth = 0;
     std::uint32_t parent = no_index;        // no_index for the root (the model)
@@ -203,11 +204,22 @@ enum class tensor_fields : std::uint8_t {
                 // model of a million small tensors, 13 of 14 million for external ones
 };
 
+/// What the tree stores of a NodeProto body.
+enum class node_fields : std::uint8_t {
+    stored,     // every field
+    on_demand,  // a node without attributes (no message inside it) has its fields tokenized,
+                // checked and dropped (message::fields_dropped), as a TensorProto body on
+                // demand: 4 of the 5 rows of an Add or a Relu (80 MB of a million nodes).
+                // Read them with message_tree::read_fields; a node with attributes keeps its
+                // fields, so attribute messages are always in the tree.
+};
+
 struct tree_options {
     std::uint32_t max_depth = 96;             // message nesting (3 levels per subgraph)
     std::uint64_t max_fields = 1ULL << 30;    // fields in the whole model (dropped ones count)
     std::uint64_t max_messages = 1ULL << 28;  // messages in the whole model
     tensor_fields tensors = tensor_fields::stored;
+    node_fields nodes = node_fields::stored;
     /// Called as the parse moves forward through the bytes: while it reads a message's
     /// field headers (every few MiB), and after each child message with its end. The
     /// parse reads the bytes before `offset` again only when it goes back to descend into
@@ -217,6 +229,14 @@ struct tree_options {
     std::function<void(std::uint64_t offset)> behind;
     static constexpr std::uint64_t behind_step = 4ULL << 20;
 };
+
+/// The default limits with node_fields::on_demand: how the commands that read a node's
+/// fields through read_fields (or not at all) open a model.
+[[nodiscard]] inline tree_options nodes_on_demand() {
+    tree_options options;
+    options.nodes = node_fields::on_demand;
+    return options;
+}
 
 class message_tree {
 public:
@@ -262,6 +282,13 @@ public:
         if (m.fields_dropped) fields_not_stored(message_index);
         return fields_.span().subspan(m.first_field - field_base_, m.field_count);
     }
+    /// Message `message_index`'s fields in file order: the stored ones, or, when the tree
+    /// dropped them, read again from the bytes into `scratch` (then a field's `child` is
+    /// no_index and index_of does not apply; use message_fields for a body's messages).
+    /// Empty if dropped bytes no longer tokenize: the file changed under a released page,
+    /// which the operation's final check_unchanged reports.
+    [[nodiscard]] std::span<const field_entry> read_fields(std::uint32_t message_index,
+                                                           std::vector<field_entry>& scratch) const;
     /// Throws std::out_of_range for an index of another tree (a body's, or its origin's).
     [[nodiscard]] const field_entry& field(std::uint32_t field_index) const {
         if (field_index - field_base_ >= fields_.size()) field_out_of_range(field_index);
