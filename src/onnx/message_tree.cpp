@@ -296,8 +296,7 @@ struct message_tree::builder {
             ONNXSTREAM_TRY(build(child_index));
             if (sub == message_kind::tensor && options.tensors == tensor_fields::on_demand) drop_fields(child_index);
             // A node without attributes: nothing inside it was registered after it.
-            if (sub == message_kind::node && options.nodes == node_fields::on_demand &&
-                tree.messages_.size() == child_index + 1U)
+            if (sub == message_kind::node && options.nodes == node_fields::on_demand && tree.messages_.size() == child_index + 1U)
                 drop_fields(child_index);
             if (reports) options.behind(token.end_offset());
         }

@@ -504,7 +504,7 @@ TEST_CASE("nodes on demand: a node without attributes is dropped and read back; 
     REQUIRE(full);
     REQUIRE(lazy);
     CHECK(test_support::check_on_demand_tree(*full, *lazy) == 1);  // the Relu only
-    CHECK(lazy->messages().size() == full->messages().size());    // it held no message
+    CHECK(lazy->messages().size() == full->messages().size());     // it held no message
     std::uint32_t relu_index = no_index;
     for (std::uint32_t m = 0; m < lazy->messages().size(); ++m)
         if (lazy->at(m).kind == message_kind::node && !lazy->stores_fields(m)) relu_index = m;

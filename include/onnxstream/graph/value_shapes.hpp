@@ -57,9 +57,9 @@ private:
         std::size_t operator()(const value_shape& s) const noexcept;
     };
     static constexpr std::uint32_t unknown_slot = ~std::uint32_t{0};
-    std::vector<std::uint32_t> slots_;  // by value: into distinct_, or unknown_slot
+    std::vector<std::uint32_t> slots_;                                   // by value: into distinct_, or unknown_slot
     std::unordered_map<value_shape, std::uint32_t, shape_hash> lookup_;  // each shape once, with its slot
-    std::vector<const value_shape*> distinct_;                          // by slot: a key of lookup_ (they do not move)
+    std::vector<const value_shape*> distinct_;                           // by slot: a key of lookup_ (they do not move)
 };
 
 /// Initializers and Constants of more dims than this get an unknown rank: their shape is

@@ -287,8 +287,7 @@ public:
     /// no_index and index_of does not apply; use message_fields for a body's messages).
     /// Empty if dropped bytes no longer tokenize: the file changed under a released page,
     /// which the operation's final check_unchanged reports.
-    [[nodiscard]] std::span<const field_entry> read_fields(std::uint32_t message_index,
-                                                           std::vector<field_entry>& scratch) const;
+    [[nodiscard]] std::span<const field_entry> read_fields(std::uint32_t message_index, std::vector<field_entry>& scratch) const;
     /// Throws std::out_of_range for an index of another tree (a body's, or its origin's).
     [[nodiscard]] const field_entry& field(std::uint32_t field_index) const {
         if (field_index - field_base_ >= fields_.size()) field_out_of_range(field_index);
