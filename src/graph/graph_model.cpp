@@ -315,6 +315,12 @@ attribute_value decoded(const integer_attribute& a) {
 
 }  // namespace
 
+kept_text graph_model::keep(std::string_view text) {
+    const auto id = static_cast<std::uint32_t>(kept_.intern(text));
+    while (kept_views_.size() <= id) kept_views_.push_back(kept_.text(name_id{static_cast<std::uint32_t>(kept_views_.size())}));
+    return kept_text(&kept_views_[id]);
+}
+
 std::optional<attribute_value> graph_model::attribute(node_id n, std::string_view name) const {
     const auto& nd = nodes[n];
     for (const auto& a : nd.set_attributes)

@@ -61,19 +61,41 @@ struct integer_attribute {
     bool operator==(const integer_attribute&) const = default;
 };
 
-// One node in 136 bytes (a model may have millions): its texts are views, its name lists
-// hold up to three ids in place, and its rarely filled lists are a pointer each.
+/// A text the graph model keeps (graph_model::keep) in 8 bytes: a pointer to the view of
+/// its one copy. Reads as a std::string_view; "" when default-made.
+class kept_text {
+public:
+    constexpr kept_text() noexcept = default;
+    explicit constexpr kept_text(const std::string_view* view) noexcept : view_(view) {}
+
+    [[nodiscard]] constexpr std::string_view view() const noexcept { return view_ != nullptr ? *view_ : std::string_view{}; }
+    constexpr operator std::string_view() const noexcept { return view(); }  // NOLINT(google-explicit-constructor)
+    [[nodiscard]] constexpr bool empty() const noexcept { return view().empty(); }
+    [[nodiscard]] constexpr std::size_t size() const noexcept { return view().size(); }
+    [[nodiscard]] constexpr const char* data() const noexcept { return view().data(); }
+
+    friend constexpr bool operator==(kept_text a, kept_text b) noexcept { return a.view() == b.view(); }
+    friend constexpr bool operator==(kept_text a, std::string_view b) noexcept { return a.view() == b; }
+    friend constexpr bool operator==(kept_text a, const char* b) noexcept { return a.view() == b; }
+
+private:
+    const std::string_view* view_ = nullptr;
+};
+
+// One node in 112 bytes (a model may have millions): its op type, domain and overload are
+// kept texts (a few distinct ones), its name a view, its name lists hold up to three ids in
+// place, and its rarely filled lists are a pointer each.
 struct node {
     std::uint32_t message = none;    // the NodeProto it was read from; none for a node a pass added
     scope_id scope = none;           // the scope it is in now
     scope_id original_scope = none;  // the scope it was read in
     bool removed = false;
     bool changed = false;  // inputs, outputs or attributes differ from its NodeProto
-    // Views into text the graph model keeps (graph_model::keep; the name: into the model's
-    // bytes): never assign a std::string that does not outlive the graph model.
-    std::string_view op_type{};
-    std::string_view domain{};  // "" is ai.onnx
-    std::string_view overload{};
+    kept_text op_type{};
+    kept_text domain{};  // "" is ai.onnx
+    kept_text overload{};
+    // A view into the model's bytes, or (a node a pass made) into text the graph model
+    // keeps: never assign a std::string that does not outlive the graph model.
     std::string_view name{};
     name_list inputs{};
     name_list outputs{};
@@ -122,6 +144,7 @@ struct tensor {
     bool renamed = false;  // its name differs from its TensorProto's
 };
 static_assert(sizeof(tensor) <= 20);
+static_assert(sizeof(node) <= 112);
 
 struct value_info {
     std::uint32_t message = none;  // ValueInfoProto
@@ -198,6 +221,14 @@ private:
 
 class graph_model {
 public:
+    // Move-only: nodes point into kept_views_, which a move keeps and a copy would not.
+    graph_model() = default;
+    graph_model(const graph_model&) = delete;
+    graph_model& operator=(const graph_model&) = delete;
+    graph_model(graph_model&&) noexcept = default;
+    graph_model& operator=(graph_model&&) noexcept = default;
+    ~graph_model() = default;
+
     /// Reads every graph of `model`. The model must outlive the graph model. Errors:
     /// `not_onnx` when there is no main graph.
     [[nodiscard]] static result<graph_model> build(const onnx::model_file& model);
@@ -206,8 +237,8 @@ public:
     [[nodiscard]] const onnx::message_tree& tree() const noexcept { return file_->tree; }
     [[nodiscard]] std::string_view text(name_id id) const { return names.text(id); }
     /// A copy of `text` that lives as long as the model (equal texts share one copy), for
-    /// the views of a node a pass makes or changes.
-    [[nodiscard]] std::string_view keep(std::string_view text) { return kept_.text(kept_.intern(text)); }
+    /// the texts of a node a pass makes or changes.
+    [[nodiscard]] kept_text keep(std::string_view text);
 
     /// The opset version imported for `domain` ("" and "ai.onnx" are the same); 0 if none.
     [[nodiscard]] std::int64_t opset(std::string_view domain) const;
@@ -311,6 +342,9 @@ private:
     std::vector<site_id> site_of_message_;  // per tree message
     std::vector<std::pair<std::string, std::int64_t>> opsets_;
     name_table kept_;  // text behind the views of nodes passes made (not value names: `names` stays as it was)
+    // By kept_ id, its view: where a kept_text points (a deque: they stay where they are,
+    // and a move of the model keeps them).
+    std::deque<std::string_view> kept_views_;
     std::deque<computed_tensor> computed_;  // add_tensor's, by tensor::computed (a deque: they stay where they are)
 };
 
