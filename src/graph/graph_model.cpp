@@ -123,7 +123,7 @@ struct graph_model::builder {
                     g.child == none)
                     continue;
                 const auto sub = add_scope(scope_kind::subgraph, g.child, s, id, attribute_name);
-                model.nodes[id].subgraphs.push_back(sub);
+                model.nodes[id].extras().subgraphs.push_back(sub);
                 read_graph(sub);
             }
         }
@@ -323,10 +323,10 @@ kept_text graph_model::keep(std::string_view text) {
 
 std::optional<attribute_value> graph_model::attribute(node_id n, std::string_view name) const {
     const auto& nd = nodes[n];
-    for (const auto& a : nd.set_attributes)
+    for (const auto& a : nd.set_attributes())
         if (a.name == name) return decoded(a);
     if (nd.message == none) return std::nullopt;
-    if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), name) != nd.dropped_attributes.end())
+    if (std::find(nd.dropped_attributes().begin(), nd.dropped_attributes().end(), name) != nd.dropped_attributes().end())
         return std::nullopt;
     const auto& t = tree();
     if (!t.stores_fields(nd.message)) return std::nullopt;  // no attributes (node_fields::on_demand)
@@ -346,7 +346,8 @@ std::vector<std::uint32_t> graph_model::attribute_messages(node_id n) const {
     for (const auto& f : t.fields(nd.message)) {
         if (f.number() != number(onnx::node_field::attribute) || f.child == none) continue;
         const auto name = t.find_text(f.child, number(onnx::attribute_field::name));
-        if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), name) != nd.dropped_attributes.end()) continue;
+        if (std::find(nd.dropped_attributes().begin(), nd.dropped_attributes().end(), name) != nd.dropped_attributes().end())
+            continue;
         out.push_back(f.child);
     }
     return out;
@@ -355,22 +356,22 @@ std::vector<std::uint32_t> graph_model::attribute_messages(node_id n) const {
 std::vector<attribute_value> graph_model::attributes(node_id n) const {
     std::vector<attribute_value> out;
     for (const auto m : attribute_messages(n)) out.push_back(read_attribute(tree(), m));
-    for (const auto& a : nodes[n].set_attributes) out.push_back(decoded(a));
+    for (const auto& a : nodes[n].set_attributes()) out.push_back(decoded(a));
     return out;
 }
 
 void graph_model::set_attribute(node_id n, integer_attribute a) {
     auto& nd = nodes[n];
-    if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), a.name) == nd.dropped_attributes.end())
-        nd.dropped_attributes.push_back(a.name);
+    if (std::find(nd.dropped_attributes().begin(), nd.dropped_attributes().end(), a.name) == nd.dropped_attributes().end())
+        nd.extras().dropped_attributes.push_back(a.name);
     nd.changed = true;
-    for (auto& existing : nd.set_attributes) {
+    for (auto& existing : nd.extras().set_attributes) {
         if (existing.name == a.name) {
             existing = std::move(a);
             return;
         }
     }
-    nd.set_attributes.push_back(std::move(a));
+    nd.extras().set_attributes.push_back(std::move(a));
 }
 
 site_id graph_model::site_of(std::uint32_t tensor_message) const {
@@ -415,13 +416,13 @@ void graph_model::remove_node(node_id n) {
     nd.removed = true;
     scopes[nd.scope].changed = true;
     // Every scope below it goes too (scopes are in pre-order, so a sweep settles them).
-    std::vector<scope_id> pending(nd.subgraphs.begin(), nd.subgraphs.end());
+    std::vector<scope_id> pending(nd.subgraphs().begin(), nd.subgraphs().end());
     while (!pending.empty()) {
         const auto s = pending.back();
         pending.pop_back();
         scopes[s].removed = true;
         for (const auto inner : scopes[s].nodes)
-            for (const auto sub : nodes[inner].subgraphs) pending.push_back(sub);
+            for (const auto sub : nodes[inner].subgraphs()) pending.push_back(sub);
     }
 }
 
@@ -480,7 +481,7 @@ void graph_model::set_graph_output(scope_id s, std::size_t slot, name_id name) {
 }
 
 void graph_model::drop_attribute(node_id n, std::string name) {
-    nodes[n].dropped_attributes.push_back(std::move(name));
+    nodes[n].extras().dropped_attributes.push_back(std::move(name));
     nodes[n].changed = true;
 }
 
@@ -522,7 +523,7 @@ std::vector<node_id> graph_model::move_contents(scope_id from, scope_id to, node
     target.nodes.insert(std::find(target.nodes.begin(), target.nodes.end(), before), moving.begin(), moving.end());
     for (const auto m : moving) {
         nodes[m].scope = to;
-        for (const auto sub : nodes[m].subgraphs) scopes[sub].parent = to;
+        for (const auto sub : nodes[m].subgraphs()) scopes[sub].parent = to;
     }
     for (const auto t : moved.initializers) {
         if (tensors[t].removed) continue;
@@ -578,7 +579,7 @@ std::size_t graph_model::live_node_count() const {
 
 std::uint64_t nodes_within(const graph_model& model, node_id n) {
     std::uint64_t count = 1;
-    for (const auto s : model.nodes[n].subgraphs)
+    for (const auto s : model.nodes[n].subgraphs())
         for (const auto inner : model.scopes[s].nodes)
             if (!model.nodes[inner].removed) count += nodes_within(model, inner);
     return count;
@@ -586,7 +587,7 @@ std::uint64_t nodes_within(const graph_model& model, node_id n) {
 
 std::uint64_t bytes_within(const graph_model& model, node_id n) {
     std::uint64_t bytes = 0;
-    for (const auto s : model.nodes[n].subgraphs) {
+    for (const auto s : model.nodes[n].subgraphs()) {
         for (const auto t : model.scopes[s].initializers)
             if (!model.tensors[t].removed) bytes += model.tensor_bytes(t);
         for (const auto inner : model.scopes[s].nodes)

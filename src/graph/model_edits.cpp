@@ -265,14 +265,14 @@ private:
             if (!nd.name.empty()) out.text_field(number(onnx::node_field::name), nd.name);
             out.text_field(number(onnx::node_field::op_type), nd.op_type);
             if (!nd.domain.empty()) out.text_field(number(onnx::node_field::domain), nd.domain);
-            for (const auto& a : nd.set_attributes)
+            for (const auto& a : nd.set_attributes())
                 out.message_field(number(onnx::node_field::attribute), encode_integer_attribute(a));
             return out;
         }
-        std::vector<bool> set_done(nd.set_attributes.size());
+        std::vector<bool> set_done(nd.set_attributes().size());
         auto put_set = [&](std::size_t k) {
             if (!set_done[k])
-                out.message_field(number(onnx::node_field::attribute), encode_integer_attribute(nd.set_attributes[k]));
+                out.message_field(number(onnx::node_field::attribute), encode_integer_attribute(nd.set_attributes()[k]));
             set_done[k] = true;
         };
         bool inputs_done = false;
@@ -291,10 +291,11 @@ private:
                 outputs_done = true;
             } else if (k == number(onnx::node_field::attribute) && f.child != none) {
                 const auto name = tree_.find_text(f.child, number(onnx::attribute_field::name));
-                if (std::find(nd.dropped_attributes.begin(), nd.dropped_attributes.end(), name) != nd.dropped_attributes.end()) {
+                if (std::find(nd.dropped_attributes().begin(), nd.dropped_attributes().end(), name) !=
+                    nd.dropped_attributes().end()) {
                     // A set attribute takes the place of the one it replaces.
-                    for (std::size_t s = 0; s < nd.set_attributes.size(); ++s)
-                        if (nd.set_attributes[s].name == name) put_set(s);
+                    for (std::size_t s = 0; s < nd.set_attributes().size(); ++s)
+                        if (nd.set_attributes()[s].name == name) put_set(s);
                     continue;
                 }
                 const auto a = read_attribute(tree_, f.child);
@@ -306,7 +307,7 @@ private:
         }
         if (!inputs_done) put_names(input_field, nd.inputs);
         if (!outputs_done) put_names(output_field, nd.outputs);
-        for (std::size_t k = 0; k < nd.set_attributes.size(); ++k) put_set(k);
+        for (std::size_t k = 0; k < nd.set_attributes().size(); ++k) put_set(k);
         return out;
     }
 

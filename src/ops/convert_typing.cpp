@@ -291,8 +291,8 @@ private:
             return t != 0 ? t : input_type(nd, 0);
         }
         if (op == "If" || op == "Loop" || op == "Scan") {
-            if (nd.subgraphs.empty()) return 0;
-            const auto& body = model_.scopes[nd.subgraphs[0]];
+            if (nd.subgraphs().empty()) return 0;
+            const auto& body = model_.scopes[nd.subgraphs()[0]];
             const auto index = op == "Loop" ? slot + 1 : slot;  // Loop's body outputs the condition first
             return index < body.outputs.size() ? type_of(body.outputs[index]) : 0;
         }
@@ -304,7 +304,7 @@ private:
     void infer_scope(scope_id s) {
         for (const auto n : model_.scopes[s].nodes) {
             if (!model_.node_live(n)) continue;
-            for (const auto sub : model_.nodes[n].subgraphs) infer_scope(sub);
+            for (const auto sub : model_.nodes[n].subgraphs()) infer_scope(sub);
             const auto& nd = model_.nodes[n];
             for (std::size_t o = 0; o < nd.outputs.size(); ++o) declare(nd.outputs[o], rule_type(n, o));
         }

@@ -156,7 +156,7 @@ private:
 
     bool eligible(node_id n) const {
         const auto& nd = model_.nodes[n];
-        if (nd.outputs.empty() || !nd.subgraphs.empty()) return false;
+        if (nd.outputs.empty() || !nd.subgraphs().empty()) return false;
         if (!nd.domain.empty() && nd.domain != "ai.onnx.ml") return false;
         if (is_nondeterministic(nd.op_type)) return false;
         if (nd.op_type == "Dropout" && !is_inference_dropout(model_, index_, context_.reader, n)) return false;
@@ -263,7 +263,7 @@ private:
             bool merged = false;
             seen.visit(hash, [&](node_id c) {
                 if (!same_key(c, n) || !same_attributes(attributes_of(model_, c), attributes) ||
-                    model_.nodes[c].set_attributes != model_.nodes[n].set_attributes)
+                    !std::ranges::equal(model_.nodes[c].set_attributes(), model_.nodes[n].set_attributes()))
                     return true;
                 if (!merge(c, n)) return false;
                 finding f;

@@ -17,7 +17,7 @@ struct decision {
 };
 
 scope_id branch_named(const graph_model& model, node_id n, std::string_view attribute) {
-    for (const auto s : model.nodes[n].subgraphs)
+    for (const auto s : model.nodes[n].subgraphs())
         if (model.scopes[s].attribute == attribute) return s;
     return none;
 }
@@ -238,7 +238,7 @@ private:
 
         // Move everything up into the If's scope, where the If was.
         const auto moving = model_.move_contents(b, s, n);
-        for (const auto m : moving) busy_.insert(model_.nodes[m].subgraphs.begin(), model_.nodes[m].subgraphs.end());
+        for (const auto m : moving) busy_.insert(model_.nodes[m].subgraphs().begin(), model_.nodes[m].subgraphs().end());
         auto after = moving.empty() ? n : moving.back();
         for (const auto& [from, to] : identities) after = model_.add_node(s, after, "Identity", {from}, {to}, {});
         model_.remove_node(n);

@@ -36,7 +36,7 @@ liveness compute_liveness(const graph_model& model, const graph_index& index) {
         live.node[n] = true;
         const auto& nd = model.nodes[n];
         for (std::size_t k = 0; k < nd.inputs.size(); ++k) need(index.input(n, k));
-        for (const auto s : nd.subgraphs) need_outputs_of(s);
+        for (const auto s : nd.subgraphs()) need_outputs_of(s);
         for (const auto f : model.functions.ids()) {
             const auto& fn = model.functions[f];
             if (live.function[f] || fn.removed || fn.name != nd.op_type || fn.domain != nd.domain || fn.overload != nd.overload)

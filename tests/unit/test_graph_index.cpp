@@ -71,7 +71,7 @@ TEST_CASE("graph_model: scopes in pre-order, subgraphs tied to their node") {
     const auto if_node = h.node_named("if");
     CHECK(m.scopes[scope_id{1}].owner == if_node);
     CHECK(m.scopes[scope_id{1}].parent == scope_id{0});
-    CHECK(m.nodes[if_node].subgraphs == std::vector<scope_id>{scope_id{1}, scope_id{2}});
+    CHECK(std::ranges::equal(m.nodes[if_node].subgraphs(), std::vector<scope_id>{scope_id{1}, scope_id{2}}));
     CHECK(m.scope_path(scope_id{1}) == "graph/If 'if'/then_branch");
     CHECK(m.opset("") == 13);
     CHECK(m.opset("ai.onnx") == 13);

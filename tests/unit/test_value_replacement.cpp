@@ -42,8 +42,8 @@ value_id value_named(const graph_model& m, const graph_index& index, std::string
 }
 
 scope_id subgraph_of(const graph_model& m, node_id n, std::size_t k) {
-    REQUIRE(k < m.nodes[n].subgraphs.size());
-    return m.nodes[n].subgraphs[k];
+    REQUIRE(k < m.nodes[n].subgraphs().size());
+    return m.nodes[n].subgraphs()[k];
 }
 
 }  // namespace

@@ -20,7 +20,7 @@
 #include <onnxstream/graph/name_list.hpp>
 #include <onnxstream/graph/name_table.hpp>
 #include <onnxstream/index.hpp>
-#include <onnxstream/lazy_vector.hpp>
+#include <onnxstream/lazy_box.hpp>
 #include <onnxstream/onnx/message_tree.hpp>
 #include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/result.hpp>
@@ -82,9 +82,16 @@ private:
     const std::string_view* view_ = nullptr;
 };
 
-// One node in 112 bytes (a model may have millions): its op type, domain and overload are
+/// The lists few nodes have, out of line (node::extras).
+struct node_extras {
+    std::vector<scope_id> subgraphs;                // scopes its attributes hold, in attribute order
+    std::vector<std::string> dropped_attributes;    // attribute names a pass removed
+    std::vector<integer_attribute> set_attributes;  // attributes a pass set (their names are dropped too)
+};
+
+// One node in 96 bytes (a model may have millions): its op type, domain and overload are
 // kept texts (a few distinct ones), its name a view, its name lists hold up to three ids in
-// place, and its rarely filled lists are a pointer each.
+// place, and its rarely filled lists are one pointer.
 struct node {
     std::uint32_t message = none;    // the NodeProto it was read from; none for a node a pass added
     scope_id scope = none;           // the scope it is in now
@@ -99,9 +106,21 @@ struct node {
     std::string_view name{};
     name_list inputs{};
     name_list outputs{};
-    lazy_vector<scope_id> subgraphs{};                // scopes its attributes hold, in attribute order
-    lazy_vector<std::string> dropped_attributes{};    // attribute names a pass removed
-    lazy_vector<integer_attribute> set_attributes{};  // attributes a pass set (their names are dropped too)
+    lazy_box<node_extras> lists{};
+
+    [[nodiscard]] std::span<const scope_id> subgraphs() const noexcept {
+        return lists.get() != nullptr ? std::span<const scope_id>(lists.get()->subgraphs) : std::span<const scope_id>{};
+    }
+    [[nodiscard]] std::span<const std::string> dropped_attributes() const noexcept {
+        return lists.get() != nullptr ? std::span<const std::string>(lists.get()->dropped_attributes)
+                                      : std::span<const std::string>{};
+    }
+    [[nodiscard]] std::span<const integer_attribute> set_attributes() const noexcept {
+        return lists.get() != nullptr ? std::span<const integer_attribute>(lists.get()->set_attributes)
+                                      : std::span<const integer_attribute>{};
+    }
+    /// The lists, to change (made now if need be).
+    [[nodiscard]] node_extras& extras() { return lists.make(); }
 };
 
 /// How the channel of each element of a weight is found (BatchNormalization folding).
@@ -144,7 +163,7 @@ struct tensor {
     bool renamed = false;  // its name differs from its TensorProto's
 };
 static_assert(sizeof(tensor) <= 20);
-static_assert(sizeof(node) <= 112);
+static_assert(sizeof(node) <= 96);
 
 struct value_info {
     std::uint32_t message = none;  // ValueInfoProto
@@ -268,7 +287,7 @@ public:
     /// Views into the node: valid until the node is next changed.
     [[nodiscard]] std::optional<attribute_value> attribute(node_id n, std::string_view name) const;
     /// Every attribute message of node `n`, in order (dropped ones left out; set ones, which
-    /// have no message, are in `nodes[n].set_attributes`).
+    /// have no message, are in `nodes[n].set_attributes()`).
     [[nodiscard]] std::vector<std::uint32_t> attribute_messages(node_id n) const;
     /// Every attribute of node `n`, decoded: its messages', then the ones a pass set.
     [[nodiscard]] std::vector<attribute_value> attributes(node_id n) const;
