@@ -522,6 +522,33 @@ TEST_CASE("nodes on demand: a node without attributes is dropped and read back; 
         if (tensors_only->at(m).kind == message_kind::node) CHECK(tensors_only->stores_fields(m));
 }
 
+TEST_CASE("nodes on demand: a dropped node whose bytes changed after the parse reads as no fields") {
+    proto_builder relu;
+    relu.string_field(1, "x").string_field(2, "y").string_field(4, "Relu");
+    proto_builder graph;
+    graph.message_field(1, relu).string_field(2, "g");
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    auto bytes = model.take();
+    tree_options options;
+    options.nodes = node_fields::on_demand;
+    const auto tree = message_tree::parse(bytes, options);  // views `bytes`, which change below
+    REQUIRE(tree);
+    std::uint32_t node = no_index;
+    for (std::uint32_t m = 0; m < tree->messages().size(); ++m)
+        if (tree->at(m).kind == message_kind::node) node = m;
+    REQUIRE(node != no_index);
+    REQUIRE_FALSE(tree->stores_fields(node));
+    std::vector<field_entry> scratch;
+    CHECK(tree->read_fields(node, scratch).size() == 3);
+    // The file changed under a released page: the node's first tag is now a field number 0,
+    // which no longer tokenizes. The caller's check that the file is unchanged says why.
+    const auto range = tree->payload_range(node);
+    bytes[range.offset] = std::byte{0x00};
+    CHECK(tree->read_fields(node, scratch).empty());
+    CHECK(scratch.empty());
+}
+
 TEST_CASE("an on-demand tree drops the body of every tensor and reads each back as the full tree holds it") {
     const auto bytes = tensors_everywhere();
     const auto full = message_tree::parse(bytes);
