@@ -19,7 +19,7 @@ bool value_shape::fully_known() const {
 }
 
 std::size_t shape_table::shape_hash::operator()(const value_shape& s) const noexcept {
-    // FNV-1a over the type, whether the rank is known, and the dims.
+    // FNV-1a style, a 64-bit word at a time: the type, whether the rank is known, the dims.
     std::uint64_t h = 0xcbf29ce484222325ULL;
     const auto mix = [&h](std::uint64_t x) { h = (h ^ x) * 0x100000001b3ULL; };
     mix(static_cast<std::uint32_t>(s.data_type));
