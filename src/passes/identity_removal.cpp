@@ -3,7 +3,7 @@
 
 #include <onnxstream/graph/constant_values.hpp>
 
-#include <unordered_set>
+#include <vector>
 
 namespace onnxstream::passes {
 
@@ -25,9 +25,11 @@ std::uint64_t remove_identities(pass_context& context) {
     auto& model = context.model;
     const graph_index index(model);
     // Values this run changed, judged again on the next run: `gone` no longer exists under
-    // its name; `gained` has consumers the index does not know of.
-    std::unordered_set<value_id> gone;
-    std::unordered_set<value_id> gained;
+    // its name; `gained` has consumers the index does not know of. A bit per value: a
+    // quarter of a graph's nodes may be Identity, and a hash set would take ~40 bytes
+    // for each.
+    std::vector<bool> gone(index.size(), false);
+    std::vector<bool> gained(index.size(), false);
     std::uint64_t removed = 0;
     file_walk walk(model);
     for (const auto n : model.nodes.ids()) {
@@ -43,14 +45,14 @@ std::uint64_t remove_identities(pass_context& context) {
         }
         const auto in = index.input(n, 0);
         const auto out = index.output(n, 0);
-        if (in == none || out == none || gone.contains(in) || gone.contains(out) || gained.contains(out)) continue;
+        if (in == none || out == none || gone[in.value] || gone[out.value] || gained[out.value]) continue;
         if (index.at(in).pinned || index.at(out).pinned || index.at(in).kind == value_kind::undefined) continue;
 
         if (!is_interface_output(model, index, out)) {
             if (!can_replace_uses(model, index, out, in)) continue;
             replace_uses(model, index, out, index.at(in).name);
-            gone.insert(out);
-            gained.insert(in);
+            gone[out.value] = true;
+            gained[in.value] = true;
         } else {
             // The output's name is the interface: the input's producer takes it over.
             const auto& input = index.at(in);
@@ -59,8 +61,8 @@ std::uint64_t remove_identities(pass_context& context) {
             if (!can_replace_uses(model, index, in, out)) continue;
             replace_uses(model, index, in, index.at(out).name);
             model.set_output(input.node, input.slot, index.at(out).name);
-            gone.insert(in);
-            gained.insert(out);
+            gone[in.value] = true;
+            gained[out.value] = true;
         }
         if (context.record) context.findings.add(node_finding(model, n, finding_kind::identity_node));
         model.remove_node(n);
