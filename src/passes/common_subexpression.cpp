@@ -75,28 +75,27 @@ struct keyed_position {
 };
 static_assert(sizeof(keyed_position) == 12);
 
-// The nodes merge_nodes has seen in one scope, by the hash of their key: an open-addressing
-// table of chains, sized once for the scope (each chain takes one slot, so it stays at most
-// half full). A slot holds its chain's last entry, whose `next` is the first: a chain is
-// a ring, walked from its first entry, so the nodes come in the order they were added.
-// 16 bytes per node and 8 to 16 per slot pair, where a map of string keys took ~140.
+// The nodes merge_nodes has kept in one scope, by the hash of their key: an open-addressing
+// table of chains, at most half full (each chain takes one slot), doubled as it fills. A
+// slot holds its chain's last entry, whose `next` is the first: a chain is a ring, walked
+// from its first entry, so the nodes come in the order they were added. 16 bytes per node
+// and 8 to 16 per slot pair, where a map of string keys took ~140; and only the nodes that
+// may have a duplicate are added (cse_run::may_have_duplicate), which in most graphs is few.
 class node_table {
 public:
-    explicit node_table(std::size_t capacity) : slots_(std::bit_ceil(std::max<std::size_t>(2 * capacity, 16)), no_entry) {
-        entries_.reserve(capacity);
-    }
-
     // Calls `visit(n)` for each node added with `hash`, in order, while it returns true.
     template <class Visit>
     void visit(std::uint64_t hash, Visit&& visit) const {
+        if (slots_.empty()) return;
         const auto last = slots_[slot_of(hash)];
         if (last == no_entry) return;
         for (auto k = entries_[last].next;; k = entries_[k].next)
             if (!visit(entries_[k].node) || k == last) return;
     }
 
-    // Adds `n` at the end of `hash`'s chain; at most `capacity` nodes are added.
+    // Adds `n` at the end of `hash`'s chain.
     void add(std::uint64_t hash, node_id n) {
+        if (2 * (entries_.size() + 1) > slots_.size()) grow();
         const auto slot = slot_of(hash);
         const auto k = static_cast<std::uint32_t>(entries_.size());
         const auto last = slots_[slot];
@@ -119,6 +118,14 @@ private:
         auto i = static_cast<std::size_t>(hash) & mask;
         while (slots_[i] != no_entry && entries_[slots_[i]].hash != hash) i = (i + 1) & mask;
         return i;
+    }
+
+    // Twice the slots; each chain moves whole (its slot names its last entry).
+    void grow() {
+        std::vector<std::uint32_t> old(std::max<std::size_t>(16, 2 * slots_.size()), no_entry);
+        old.swap(slots_);
+        for (const auto last : old)
+            if (last != no_entry) slots_[slot_of(entries_[last].hash)] = last;
     }
 
     std::vector<std::uint32_t> slots_;
@@ -248,15 +255,36 @@ private:
                 targets_.insert(st.to);
             }
             replaced_[st.from] = st.to;
+            receivers_.insert(st.to);
             touched_.insert(st.from);
         }
         return true;
     }
 
+    // Whether a node visited later may have the same key as `n`: only then does `n` go into
+    // the table. A duplicate reads the same first input value r (after the replacements of
+    // this run), so r must have another consumer, or gain one: already (a value replaced by
+    // r), or later, which takes r's producer being in the table (only a table node is merged
+    // into) or not visited yet. Leaving out a node that fails this changes nothing: no later
+    // node could match it. In a chain of single-consumer values no node passes, so the
+    // table of a million-node graph stays empty.
+    bool may_have_duplicate(node_id n) const {
+        const auto& nd = model_.nodes[n];
+        if (nd.inputs.empty()) return true;
+        const auto r = find(index_.input(n, 0));
+        if (r == none || receivers_.contains(r)) return true;
+        std::size_t consumers = 0;
+        for (const auto& u : index_.uses(r)) consumers += u.node != none ? 1U : 0U;
+        if (consumers >= 2) return true;
+        const auto p = index_.producer(r);
+        return p != none && (!visited_[p.value] || kept_[p.value]);
+    }
+
     void merge_nodes(scope_id s) {
         const auto nodes = model_.scopes[s].nodes;  // merge() may add Identity nodes to the list
-        node_table seen(nodes.size());
+        node_table seen;
         for (const auto n : nodes) {
+            if (n.value < visited_.size()) visited_[n.value] = true;
             if (!model_.node_live(n) || !eligible(n)) continue;
             const auto attributes = attributes_of(model_, n);
             const auto hash = key_of(n, attributes);
@@ -279,7 +307,10 @@ private:
                 merged = true;
                 return false;
             });
-            if (!merged) seen.add(hash, n);
+            if (!merged && may_have_duplicate(n)) {
+                seen.add(hash, n);
+                if (n.value < kept_.size()) kept_[n.value] = true;
+            }
         }
     }
 
@@ -454,8 +485,13 @@ private:
     std::unordered_map<value_id, value_id> replaced_;
     std::unordered_map<value_id, name_id> renamed_;
     std::unordered_set<value_id> touched_;
-    std::unordered_set<value_id> targets_;  // survivors others were rewired to in this run
-    std::string key_buffer_;                // key_of's, reused
+    std::unordered_set<value_id> targets_;    // survivors others were rewired to in this run
+    std::unordered_set<value_id> receivers_;  // every value `replaced_` maps a value to
+    // A bit per node of the model (nodes merge() adds are never visited): merge_nodes has
+    // reached it (in any scope), and it is in that scope's table.
+    std::vector<bool> visited_ = std::vector<bool>(model_.nodes.size(), false);
+    std::vector<bool> kept_ = std::vector<bool>(model_.nodes.size(), false);
+    std::string key_buffer_;  // key_of's, reused
     std::uint64_t removed_ = 0;
 };
 

@@ -168,6 +168,32 @@ TEST_CASE("cse: a long chain of duplicates merged in one run, each into its own 
     CHECK(h.op_counts().at("Relu") == pairs);
 }
 
+TEST_CASE("cse: a node whose input has one consumer is still merged when a later merge gives it another") {
+    // When neg1 is reached, r1 has one consumer; relu2 merged into relu1 then makes neg2 read
+    // r1 too, so neg1 must have been kept as a candidate. sig1's input r3 has one consumer and
+    // no duplicate producer: nothing can match it, and nothing does.
+    graph_spec main;
+    main.nodes = {onnx_node("Relu", {"X"}, {"r1"}, "relu1"),
+                  onnx_node("Neg", {"r1"}, {"n1"}, "neg1"),
+                  onnx_node("Relu", {"X"}, {"r2"}, "relu2"),
+                  onnx_node("Neg", {"r2"}, {"n2"}, "neg2"),
+                  onnx_node("Abs", {"X"}, {"r3"}, "abs"),
+                  onnx_node("Sigmoid", {"r3"}, {"s1"}, "sig1"),
+                  onnx_node("Sum", {"n1", "n2", "s1"}, {"Y"}, "sum")};
+    main.inputs = {"X"};
+    main.outputs = {"Y"};
+    harness h(model(graph(main)));
+    std::vector<finding> findings;
+    CHECK(run(h, eliminate_common_subexpressions, &findings) == 2);
+    CHECK(h.node_named("relu2") == none);
+    CHECK(h.node_named("neg2") == none);
+    CHECK(h.node_named("sig1") != none);
+    REQUIRE(findings.size() == 2);
+    CHECK(findings[1].names == std::vector<std::string>{"neg2", "neg1"});
+    auto& m = h.model();
+    CHECK(names(m, m.nodes[h.node_named("sum")].inputs) == std::vector<std::string>{"n1", "n1", "s1"});
+}
+
 TEST_CASE("cse: identical initializers merged shape by shape (dims in vector order), each into the earliest") {
     graph_spec main;
     main.nodes = {onnx_node("Identity", {"X"}, {"Y"}, "out")};
