@@ -1,11 +1,13 @@
 #include <onnxstream/ops/analyze.hpp>
 
+#include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,11 +24,13 @@ analyze_totals analyze_report::totals(finding_kind kind) const { return findings
 namespace {
 
 // Findings about the model as it is: unused initializers and inputs, isolated components.
-// A model may have a million unused initializers: they go into the list as they are
-// found, with no `finding` struct each, and their scope path made once per scope. The
-// index is gone before they do (a bit per initializer meanwhile), so the list and the
-// index, both about as large as the graph model, are never held together.
-void static_findings(const graph::graph_model& model, finding_list& out) {
+// A model may have a million unused initializers: they go into the list with no `finding`
+// struct each, and their scope path made once per scope. The index is gone before they
+// do (a bit per initializer meanwhile), and so is the graph model (taken by value): the
+// list, the index and the graph model, each about as large as the others, are never held
+// together. What the findings name are views of the model's bytes (the graph model's
+// names are never copies of them), which stay mapped until analyze returns.
+void static_findings(graph::graph_model model, finding_list& out) {
     std::vector<graph::name_id> unused_inputs;  // the main graph's, in order
     std::vector<bool> unused_tensor(model.tensors.size(), false);
     std::uint64_t unused_tensors = 0;
@@ -67,31 +71,57 @@ void static_findings(const graph::graph_model& model, finding_list& out) {
             isolated.push_back(std::move(f));
         }
     }
-    out.reserve(unused_inputs.size() + unused_tensors, 64);
-    graph::scope_id path_of = none;
-    std::string path;
-    const auto scope_path = [&](graph::scope_id s) -> const std::string& {
-        if (s != path_of) {
-            path = model.scope_path(s);
-            path_of = s;
-        }
-        return path;
+    // What the findings need of the graph model, in the order they come: the main graph's
+    // inputs, then scope by scope its initializers.
+    struct unused_value {
+        std::string_view name;
+        std::uint64_t bytes = 0;
+        graph::scope_id scope = none;
     };
-    // The order of the values: the main graph's inputs, then scope by scope its initializers.
-    for (const auto name : unused_inputs) {
-        const std::array<std::string_view, 1> names{model.text(name)};
-        out.add(finding_kind::unused_input, scope_path(graph::main_scope), {}, names, 0, 0, 1,
-                "reported only: graph inputs are the model's interface");
-    }
-    graph::file_walk walk(model);
-    for (const auto s : model.scopes.ids()) {
-        for (const auto t : model.scopes[s].initializers) {
-            if (!unused_tensor[t.value]) continue;
-            walk.reached(t);
-            const std::array<std::string_view, 1> names{model.text(model.tensors[t].name)};
-            out.add(finding_kind::unused_initializer, scope_path(s), {}, names, 0, model.tensor_bytes(t), 1, "nothing reads it");
+    std::vector<unused_value> unused;
+    unused.reserve(unused_inputs.size() + unused_tensors);
+    for (const auto name : unused_inputs) unused.push_back({model.text(name), 0, graph::main_scope});
+    const auto inputs = unused.size();
+    {
+        graph::file_walk walk(model);
+        for (const auto s : model.scopes.ids()) {
+            for (const auto t : model.scopes[s].initializers) {
+                if (!unused_tensor[t.value]) continue;
+                walk.reached(t);
+                unused.push_back({model.text(model.tensors[t].name), model.tensor_bytes(t), s});
+            }
         }
     }
+    std::vector<std::string> scope_paths(model.scopes.size());
+    std::vector<bool> path_made(model.scopes.size(), false);
+    for (const auto& u : unused) {
+        if (path_made[u.scope.value]) continue;
+        scope_paths[u.scope.value] = model.scope_path(u.scope);
+        path_made[u.scope.value] = true;
+    }
+    unused_tensor = {};
+    const auto& file = model.file();  // outlives the graph model
+    model = graph::graph_model{};
+
+    // The names are read again in file order: the pages behind them go as before.
+    const auto bytes = file.tree.bytes();
+    std::optional<io::release_behind> behind;
+    if (file.reading != onnx::tensor_reading::kept) behind.emplace(file.file.mapping());
+    out.reserve(unused.size(), 64);
+    for (std::size_t i = 0; i < unused.size(); ++i) {
+        const auto* at = reinterpret_cast<const std::byte*>(unused[i].name.data());
+        if (behind && at >= bytes.data() && at < bytes.data() + bytes.size())
+            behind->reached(static_cast<std::uint64_t>(at - bytes.data()));
+        const std::array<std::string_view, 1> names{unused[i].name};
+        if (i < inputs) {
+            out.add(finding_kind::unused_input, scope_paths[unused[i].scope.value], {}, names, 0, 0, 1,
+                    "reported only: graph inputs are the model's interface");
+        } else {
+            out.add(finding_kind::unused_initializer, scope_paths[unused[i].scope.value], {}, names, 0, unused[i].bytes, 1,
+                    "nothing reads it");
+        }
+    }
+    if (behind) behind->finish(file.file.size());
     for (const auto& f : isolated) out.add(f);
 }
 
@@ -155,9 +185,9 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::re
             ++report.initializers;
             report.initializer_bytes += graph.tensor_bytes(t);
         }
-        static_findings(graph, report.findings);
+        static_findings(std::move(graph), report.findings);
     }
-    report.findings.append(pass_findings);  // the order reports show: the model's findings, then each pass's
+    report.findings.append(pass_findings);
     // What was read through the mapping is only right if the file did not change meanwhile.
     ONNXSTREAM_TRY(bound.check_unchanged());
     return report;
