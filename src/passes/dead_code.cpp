@@ -6,7 +6,7 @@
 #include <map>
 #include <numeric>
 #include <string>
-#include <unordered_set>
+#include <vector>
 
 namespace onnxstream::passes {
 
@@ -88,15 +88,30 @@ std::vector<component> isolated_components(const graph_model& model, const graph
 
 std::uint64_t drop_stale_value_info(graph_model& model) {
     // Some exporters describe a subgraph's values in the main graph: a value_info goes only
-    // when its name is defined nowhere any more.
-    const graph_index index(model);
-    std::unordered_set<name_id> defined;
-    for (const auto v : index.value_ids())
-        if (index.at(v).kind != value_kind::undefined) defined.insert(index.at(v).name);
+    // when its name is defined nowhere any more. A bit per name for the names a graph_index
+    // would define (without building one: this runs after every dce).
+    std::vector<bool> defined(model.names.size(), false);
+    const auto define = [&defined](name_id name) { defined[static_cast<std::uint32_t>(name)] = true; };
+    for (const auto s : model.scopes.ids()) {
+        const auto& sc = model.scopes[s];
+        if (sc.removed) continue;
+        for (const auto name : sc.inputs)
+            if (name != empty_name) define(name);
+        for (const auto t : sc.initializers)
+            if (!model.tensors[t].removed) define(model.tensors[t].name);
+        for (const auto name : sc.sparse_initializers) define(name);
+    }
+    for (const auto n : model.nodes.ids()) {
+        if (!model.node_live(n)) continue;
+        for (const auto name : model.nodes[n].outputs)
+            if (name != empty_name) define(name);
+    }
     std::uint64_t dropped = 0;
     for (const auto i : model.value_infos.ids()) {
         const auto& v = model.value_infos[i];
-        if (v.removed || model.scopes[v.scope].removed || defined.contains(v.name) || model.pinned.contains(v.name)) continue;
+        if (v.removed || model.scopes[v.scope].removed || defined[static_cast<std::uint32_t>(v.name)] ||
+            model.pinned.contains(v.name))
+            continue;
         model.remove_value_info(i);
         ++dropped;
     }
