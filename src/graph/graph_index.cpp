@@ -1,63 +1,26 @@
 #include <onnxstream/graph/graph_index.hpp>
 
 #include <algorithm>
-#include <bit>
 
 namespace onnxstream::graph {
-namespace {
-
-std::uint64_t key(scope_id s, name_id name) {
-    return (static_cast<std::uint64_t>(s.value) << 32) | static_cast<std::uint32_t>(name);
-}
-
-std::size_t slot_hash(std::uint64_t k) {  // the finalizer of MurmurHash3
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ULL;
-    k ^= k >> 33;
-    return static_cast<std::size_t>(k);
-}
-
-}  // namespace
 
 value_id graph_index::find(scope_id s, name_id name) const {
-    if (slots_.empty()) return none;
-    const auto mask = slots_.size() - 1;
-    for (auto i = slot_hash(key(s, name)) & mask;; i = (i + 1) & mask) {
-        const auto v = slots_[i];
-        if (v == none) return none;
-        if (values_[v].scope == s && values_[v].name == name) return v;
-    }
-}
-
-void graph_index::grow_slots() {
-    std::vector<value_id> bigger(std::max<std::size_t>(64, slots_.size() * 2), value_id{none});
-    const auto mask = bigger.size() - 1;
-    for (const auto v : values_.ids()) {
-        auto i = slot_hash(key(values_[v].scope, values_[v].name)) & mask;
-        while (bigger[i] != none) i = (i + 1) & mask;
-        bigger[i] = v;
-    }
-    slots_ = std::move(bigger);
+    const auto n = static_cast<std::uint32_t>(name);
+    if (n >= by_name_.size() || by_name_[n] == none) return none;
+    if (values_[by_name_[n]].scope == s) return by_name_[n];
+    for (auto [it, end] = more_by_name_.equal_range(n); it != end; ++it)
+        if (values_[it->second].scope == s) return it->second;
+    return none;
 }
 
 value_id graph_index::define(scope_id s, name_id name, value_kind kind) {
     if (const auto found = find(s, name); found != none) return found;
-    value v;
-    v.name = name;
-    v.scope = s;
-    v.kind = kind;
-    v.pinned = model_.pinned.contains(name);
-    const auto id = values_.push_back(v);
-    if (4 * values_.size() > 3 * slots_.size()) {
-        grow_slots();  // places the new value too
-    } else {
-        const auto mask = slots_.size() - 1;
-        auto i = slot_hash(key(s, name)) & mask;
-        while (slots_[i] != none) i = (i + 1) & mask;
-        slots_[i] = id;
-    }
+    const auto id = values_.push_back({.name = name, .scope = s});
+    traits_.push_back(
+        static_cast<std::uint8_t>(static_cast<std::uint8_t>(kind) | (model_.pinned.contains(name) ? pinned_bit : 0U)));
+    const auto n = static_cast<std::uint32_t>(name);
+    if (by_name_[n] == none) by_name_[n] = id;
+    else more_by_name_.emplace(n, id);
     return id;
 }
 
@@ -69,9 +32,8 @@ graph_index::graph_index(const graph_model& model) : model_(model) {
         if (!sc.removed) definitions += sc.inputs.size() + sc.initializers.size() + sc.sparse_initializers.size();
     for (const auto& nd : model.nodes) definitions += nd.outputs.size();
     values_.reserve(definitions);
-    // At most three quarters full (a power of two over 4/3 of them): a million values take
-    // 2^21 slots, where "at most half" would have taken 2^22 (16 MB).
-    slots_.assign(std::bit_ceil(std::max<std::size_t>(64, definitions + definitions / 3 + 2)), value_id{none});
+    traits_.reserve(definitions);
+    by_name_.assign(model.names.size(), value_id{none});
     // Definitions first, every scope, so resolution does not depend on node order.
     for (const auto s : scopes.ids()) {
         const auto& sc = scopes[s];
@@ -81,17 +43,19 @@ graph_index::graph_index(const graph_model& model) : model_(model) {
             const auto v = define(s, sc.inputs[i], value_kind::graph_input);
             values_[v].slot = i;
         }
+        // An initializer named like a graph input is its default (overridable). A name
+        // given twice keeps the last definition's kind; a tensor, only an initializer.
         for (const auto t : sc.initializers) {
             if (model.tensors[t].removed) continue;
             const auto v = define(s, model.tensors[t].name, value_kind::initializer);
-            if (values_[v].kind == value_kind::graph_input) values_[v].overridable = true;
-            values_[v].kind = value_kind::initializer;
-            values_[v].tensor = t;
+            if (kind_of(v) == value_kind::graph_input) traits_[v.value] |= overridable_bit;
+            set_kind(v, value_kind::initializer);
+            values_[v].owner = t.value;
         }
         for (const auto name : sc.sparse_initializers) {
             const auto v = define(s, name, value_kind::sparse_initializer);
-            if (values_[v].kind == value_kind::graph_input) values_[v].overridable = true;
-            values_[v].kind = value_kind::sparse_initializer;
+            if (kind_of(v) == value_kind::graph_input) traits_[v.value] |= overridable_bit;
+            set_kind(v, value_kind::sparse_initializer);
         }
     }
     input_start_.assign(model.nodes.size() + 1, 0);
@@ -110,8 +74,8 @@ graph_index::graph_index(const graph_model& model) : model_(model) {
         for (std::uint32_t k = 0; k < nd.outputs.size(); ++k) {
             if (nd.outputs[k] == empty_name) continue;
             const auto v = define(nd.scope, nd.outputs[k], value_kind::node_output);
-            if (values_[v].kind == value_kind::node_output && values_[v].node == none) {
-                values_[v].node = n;
+            if (kind_of(v) == value_kind::node_output && values_[v].owner == none) {
+                values_[v].owner = n.value;
                 values_[v].slot = k;
             }
             outputs_[output_start_[n.value] + k] = v;

@@ -12,7 +12,8 @@ std::size_t name_table::slot_of(std::string_view text, std::size_t hash) const {
     const auto mask = slots_.size() - 1;
     const auto h = static_cast<std::uint32_t>(hash);
     auto i = h & mask;
-    while (slots_[i].id != unused && (slots_[i].hash != h || texts_[slots_[i].id] != text)) i = (i + 1) & mask;
+    while (slots_[i].id != unused && (slots_[i].hash != h || this->text(static_cast<name_id>(slots_[i].id)) != text))
+        i = (i + 1) & mask;
     return i;
 }
 
@@ -34,9 +35,25 @@ void name_table::reserve(std::size_t names) {
     if (wanted > slots_.size()) rehash(wanted);
 }
 
-name_id name_table::add(std::string_view text, std::size_t hash) {
+std::optional<std::uint64_t> name_table::packed_lasting(std::string_view text) {
+    const auto address = reinterpret_cast<std::uintptr_t>(text.data());
+    if (!based_) {
+        base_ = address - std::min<std::uintptr_t>(address, max_offset / 2);
+        based_ = true;
+    }
+    if (address < base_ || address - base_ > max_offset || text.size() > max_length) return std::nullopt;
+    return std::uint64_t{address - base_} << length_bits | text.size();
+}
+
+name_id name_table::add(std::string_view text, bool lasting, std::size_t hash) {
     const auto id = static_cast<std::uint32_t>(texts_.size());
-    texts_.push_back(text);
+    const auto packed = lasting ? packed_lasting(text) : std::nullopt;
+    if (packed) {
+        texts_.push_back(*packed);
+    } else {
+        texts_.push_back(copy_flag | copies_.size());
+        copies_.emplace_back(text);
+    }
     if (2 * texts_.size() > slots_.size()) rehash(std::max<std::size_t>(64, 2 * slots_.size()));
     slots_[slot_of(text, hash)] = {static_cast<std::uint32_t>(hash), id};
     return static_cast<name_id>(id);
@@ -47,7 +64,7 @@ name_id name_table::intern(std::string_view text) {
     if (!slots_.empty()) {
         if (const auto i = slot_of(text, hash); slots_[i].id != unused) return static_cast<name_id>(slots_[i].id);
     }
-    return add(copies_.emplace_back(text), hash);
+    return add(text, false, hash);
 }
 
 name_id name_table::intern_lasting(std::string_view text) {
@@ -55,7 +72,7 @@ name_id name_table::intern_lasting(std::string_view text) {
     if (!slots_.empty()) {
         if (const auto i = slot_of(text, hash); slots_[i].id != unused) return static_cast<name_id>(slots_[i].id);
     }
-    return add(text, hash);
+    return add(text, true, hash);
 }
 
 std::optional<name_id> name_table::find(std::string_view text) const {

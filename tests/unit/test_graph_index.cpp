@@ -61,6 +61,24 @@ TEST_CASE("name_table: interning, the empty name and fresh names") {
     CHECK(names.text(names.fresh("b")) == "b");
 }
 
+TEST_CASE("name_table: lasting texts are kept as views of themselves; one too long to pack is copied") {
+    const std::string region((std::size_t{17} << 20) + 64, 'x');  // longer than a packed length (16 MiB)
+    name_table names;
+    const std::string_view first(region.data() + 10, 8);
+    const std::string_view far(region.data() + (std::size_t{17} << 20), 9);  // same bytes, other length
+    const std::string_view whole(region.data(), region.size());
+    const auto a = names.intern_lasting(first);
+    const auto b = names.intern_lasting(far);
+    const auto c = names.intern_lasting(whole);
+    CHECK(names.text(a).data() == first.data());
+    CHECK(names.text(b).data() == far.data());
+    CHECK(names.text(c) == whole);
+    CHECK(names.text(c).data() != whole.data());                                 // a copy
+    CHECK(names.intern_lasting(std::string_view(region.data() + 100, 8)) == a);  // equal text, same id
+    CHECK(names.find(std::string(9, 'x')) == b);
+    CHECK(names.text(names.intern("copied")) == "copied");
+}
+
 TEST_CASE("graph_model: scopes in pre-order, subgraphs tied to their node") {
     harness h(branchy_model());
     auto& m = h.model();
@@ -94,12 +112,21 @@ TEST_CASE("graph_index: outer-scope references, shadowing, undefined and overrid
     const auto inner_a = index.graph_output(scope_id{2}, 0);
     CHECK(inner_a != a);
     CHECK(index.at(inner_a).scope == scope_id{2});
+    CHECK(index.at(inner_a).node == h.node_named("else_shadow"));
+    CHECK(index.at(a).node == relu);
+    CHECK(index.at(a).tensor == none);
+    CHECK(index.producer(a) == relu);
     CHECK(index.resolve(scope_id{2}, index.at(a).name) == inner_a);
     CHECK(index.resolve(scope_id{1}, index.at(a).name) == a);
     // W is an initializer and an input: its value can be overridden at run time.
     const auto w = index.resolve(main_scope, *m.names.find("W"));
     CHECK(index.at(w).kind == value_kind::initializer);
     CHECK(index.at(w).overridable);
+    CHECK(index.at(w).slot == 1);  // its place among the inputs
+    CHECK(index.at(w).node == none);
+    REQUIRE(index.at(w).tensor != none);
+    CHECK(m.text(m.tensors[index.at(w).tensor].name) == "W");
+    CHECK(index.producer(w) == none);
     CHECK(!index.at(index.resolve(main_scope, *m.names.find("c"))).overridable);
     // 'missing' is read but defined nowhere.
     const auto missing = index.input(h.node_named("mul"), 1);

@@ -30,8 +30,8 @@ struct value_use {
     scope_id scope = none;   // the scope of the node, or whose output it is
 };
 
-// 24 bytes (an index may hold millions): the one-byte fields together, after the ids. Its
-// uses are the index's (graph_index::uses), not a view each.
+// What graph_index::at says of a value (the index keeps it in 17 bytes: see its values_).
+// Its uses are the index's (graph_index::uses), not a view each.
 struct value {
     name_id name = empty_name;
     scope_id scope = none;    // where it is defined
@@ -52,7 +52,20 @@ public:
     graph_index(graph_index&&) noexcept = default;
 
     [[nodiscard]] std::size_t size() const noexcept { return values_.size(); }
-    [[nodiscard]] const value& at(value_id v) const { return values_[v]; }
+    [[nodiscard]] value at(value_id v) const {
+        const auto& stored = values_[v];
+        const auto kind = static_cast<value_kind>(traits_[v.value] & kind_mask);
+        value out;
+        out.name = stored.name;
+        out.scope = stored.scope;
+        out.slot = stored.slot;
+        out.kind = kind;
+        if (kind == value_kind::node_output) out.node = node_id{stored.owner};
+        if (kind == value_kind::initializer) out.tensor = tensor_id{stored.owner};
+        out.overridable = (traits_[v.value] & overridable_bit) != 0;
+        out.pinned = (traits_[v.value] & pinned_bit) != 0;
+        return out;
+    }
     /// The uses of value `v`: node inputs in node order, then the graph outputs.
     [[nodiscard]] std::span<const value_use> uses(value_id v) const {
         return std::span(uses_).subspan(use_begin_[v.value], use_begin_[v.value + 1] - use_begin_[v.value]);
@@ -79,7 +92,7 @@ public:
 
     /// The producer of a value, or none when it is not a node output.
     [[nodiscard]] node_id producer(value_id v) const {
-        return v != none && values_[v].kind == value_kind::node_output ? values_[v].node : none;
+        return v != none && kind_of(v) == value_kind::node_output ? node_id{values_[v].owner} : node_id{none};
     }
     /// Whether `name` can replace value `v` at each of its uses: it must mean the same
     /// value `replacement` there (no inner scope defines that name again).
@@ -88,13 +101,32 @@ public:
 private:
     [[nodiscard]] value_id define(scope_id s, name_id name, value_kind kind);
     [[nodiscard]] value_id find(scope_id s, name_id name) const;
-    void grow_slots();
+
+    [[nodiscard]] value_kind kind_of(value_id v) const { return static_cast<value_kind>(traits_[v.value] & kind_mask); }
+    void set_kind(value_id v, value_kind kind) {
+        traits_[v.value] = static_cast<std::uint8_t>((traits_[v.value] & ~kind_mask) | static_cast<std::uint8_t>(kind));
+    }
 
     const graph_model& model_;
-    indexed_vector<value_id, value> values_;
-    // (scope, name) -> value: an open-addressing table of value ids (none: empty), at most
-    // three quarters full, probed linearly from a hash of the pair.
-    std::vector<value_id> slots_;
+    // A value in 16 bytes and a byte (an index may hold millions): `owner` is the producer
+    // of a node output or the tensor of an initializer (a value is never both), and the
+    // kind and the two flags share traits_.
+    struct stored_value {
+        name_id name = empty_name;
+        scope_id scope = none;
+        std::uint32_t owner = none;
+        std::uint32_t slot = 0;
+    };
+    static constexpr std::uint8_t kind_mask = 0x7;
+    static constexpr std::uint8_t overridable_bit = 0x8;
+    static constexpr std::uint8_t pinned_bit = 0x10;
+    indexed_vector<value_id, stored_value> values_;
+    std::vector<std::uint8_t> traits_;  // by value: kind | overridable_bit | pinned_bit
+    // (scope, name) -> value: by name id, the first value of that name (4 bytes a name of
+    // the model, where a hash table of (scope, name) took 8 a value); the values of a name
+    // defined again in other scopes (rare: names are meant to be unique) beside.
+    std::vector<value_id> by_name_;
+    std::unordered_multimap<std::uint32_t, value_id> more_by_name_;
     std::vector<value_use> uses_;                            // every value's uses, value by value
     std::vector<std::uint32_t> use_begin_;                   // per value and one more: where its uses start
     std::vector<std::uint32_t> input_start_, output_start_;  // per node, into the flat lists
