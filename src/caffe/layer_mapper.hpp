@@ -124,8 +124,8 @@ private:
         }
     }
     std::string node_base() const {
-        const auto& nd = model_.nodes[current_];
-        return nd.name.empty() ? std::string(nd.op_type) + "_" + out_name(current_) : std::string(nd.name);
+        const auto name = model_.node_name(current_);
+        return name.empty() ? std::string(model_.nodes[current_].op_type) + "_" + out_name(current_) : std::string(name);
     }
 
     layer& add_layer(const std::string& type, std::vector<std::string> bottoms, std::vector<std::string> tops,

@@ -106,7 +106,6 @@ struct graph_model::builder {
             // view of the mapping would fault every node's page back in after the walk.
             else if (k == number(onnx::node_field::op_type)) n.op_type = model.keep(tree.text(f));
             else if (k == number(onnx::node_field::domain)) n.domain = model.keep(tree.text(f));
-            else if (k == number(onnx::node_field::name)) n.name = tree.text(f);
             else if (k == number(onnx::node_field::overload)) n.overload = model.keep(tree.text(f));
         }
         if (n.domain == "ai.onnx") n.domain = {};
@@ -438,9 +437,9 @@ node_id graph_model::add_node(scope_id s, node_id after, std::string_view op_typ
                                      .original_scope = s,
                                      .changed = true,
                                      .op_type = keep(op_type),
-                                     .name = keep(name),
                                      .inputs = std::move(inputs),
                                      .outputs = std::move(outputs)});
+    if (!name.empty()) nodes[id].extras().name = keep(name);
     auto& list = scopes[s].nodes;
     const auto at = std::find(list.begin(), list.end(), after);
     list.insert(at == list.end() ? list.end() : at + 1, id);
@@ -562,9 +561,19 @@ std::string graph_model::scope_path(scope_id s) const {
     return scope_path(owner.scope) + "/" + std::string(owner.op_type) + " '" + node_label(sc.owner) + "'/" + sc.attribute;
 }
 
+std::string_view graph_model::node_name(node_id n) const {
+    const auto& nd = nodes[n];
+    if (nd.message == none) return nd.lists.get() != nullptr ? nd.lists.get()->name : std::string_view{};
+    std::vector<onnx::field_entry> scratch;
+    std::string_view name;
+    for (const auto& f : tree().read_fields(nd.message, scratch))
+        if (f.number() == number(onnx::node_field::name) && f.type() == proto::wire_type::length_delimited) name = tree().text(f);
+    return name;
+}
+
 std::string graph_model::node_label(node_id n) const {
     const auto& nd = nodes[n];
-    if (!nd.name.empty()) return std::string(nd.name);
+    if (const auto name = node_name(n); !name.empty()) return std::string(name);
     for (const auto o : nd.outputs)
         if (o != empty_name) return std::string(nd.op_type) + "->" + std::string(text(o));
     return std::string(nd.op_type);

@@ -128,7 +128,7 @@ struct fuser : shape_rewriter {
         const auto& nd = model.nodes[add];
         (void)model.add_node(nd.scope, add, "Gemm",
                              {model.nodes[mm].inputs[0], model.nodes[mm].inputs[1], nd.inputs[1 - matmul_slot]}, {nd.outputs[0]},
-                             model.nodes[mm].name.empty() ? std::string() : std::string(model.nodes[mm].name) + "_gemm");
+                             model.node_name(mm).empty() ? std::string() : std::string(model.node_name(mm)) + "_gemm");
         model.remove_node(mm);
         model.remove_node(add);
         return true;

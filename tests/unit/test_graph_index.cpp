@@ -79,6 +79,36 @@ TEST_CASE("name_table: lasting texts are kept as views of themselves; one too lo
     CHECK(names.text(names.intern("copied")) == "copied");
 }
 
+TEST_CASE("graph_model: a node's name comes from its NodeProto, or is kept for a node a pass adds") {
+    graph_spec main;
+    main.nodes = {onnx_node("Relu", {"X"}, {"a"}, "relu"), onnx_node("Neg", {"a"}, {"b"}),
+                  onnx_node("Transpose", {"b"}, {"Y"}, "with_attribute", {attr_int("perm_dummy", 1)})};
+    main.inputs = {"X"};
+    main.outputs = {"Y"};
+    const auto bytes = model(graph(main));
+    test_support::temp_folder folder;
+    const auto path = folder.write("model.onnx", std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    for (const bool on_demand : {false, true}) {
+        CAPTURE(on_demand);
+        // Nodes on demand: the first two are dropped from the tree (no attributes), the last kept.
+        const auto file = on_demand ? onnxstream::onnx::model_file::open(path, onnxstream::onnx::nodes_on_demand())
+                                    : onnxstream::onnx::model_file::open(path);
+        REQUIRE(file);
+        auto built = graph_model::build(*file);
+        REQUIRE(built);
+        auto& m = *built;
+        REQUIRE(m.nodes.size() == 3);
+        CHECK(m.node_name(node_id{0}) == "relu");
+        CHECK(m.node_name(node_id{1}).empty());
+        CHECK(m.node_label(node_id{1}) == "Neg->b");
+        CHECK(m.node_name(node_id{2}) == "with_attribute");
+        const auto added = m.add_node(main_scope, node_id{2}, "Identity", {m.names.intern("Y")}, {m.names.intern("Z")}, "added");
+        CHECK(m.node_name(added) == "added");
+        const auto unnamed = m.add_node(main_scope, added, "Identity", {m.names.intern("Z")}, {m.names.intern("W")}, "");
+        CHECK(m.node_name(unnamed).empty());
+    }
+}
+
 TEST_CASE("graph_model: scopes in pre-order, subgraphs tied to their node") {
     harness h(branchy_model());
     auto& m = h.model();
@@ -288,7 +318,7 @@ TEST_CASE("file_walk: what the graph model reads through the mapping is the same
     const auto seen = [&m] {
         std::vector<std::string> texts;
         for (const auto n : m.nodes.ids())
-            texts.push_back(std::string(m.nodes[n].op_type) + " " + std::string(m.nodes[n].name) + " " +
+            texts.push_back(std::string(m.nodes[n].op_type) + " " + std::string(m.node_name(n)) + " " +
                             std::string(m.text(m.nodes[n].outputs[0])));
         for (const auto t : m.tensors.ids())
             texts.push_back(std::string(m.text(m.tensors[t].name)) + " " + std::to_string(m.tensor_type(t)) + " " +

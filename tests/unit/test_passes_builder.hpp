@@ -158,7 +158,7 @@ public:
     /// The live node of the given name, or none.
     onnxstream::graph::node_id node_named(std::string_view name) const {
         for (const auto n : model_->nodes.ids())
-            if (model_->node_live(n) && model_->nodes[n].name == name) return n;
+            if (model_->node_live(n) && model_->node_name(n) == name) return n;
         return onnxstream::graph::none;
     }
 

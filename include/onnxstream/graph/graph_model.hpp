@@ -84,14 +84,16 @@ private:
 
 /// The lists few nodes have, out of line (node::extras).
 struct node_extras {
+    std::string_view name;                          // a node a pass added: its name (kept text)
     std::vector<scope_id> subgraphs;                // scopes its attributes hold, in attribute order
     std::vector<std::string> dropped_attributes;    // attribute names a pass removed
     std::vector<integer_attribute> set_attributes;  // attributes a pass set (their names are dropped too)
 };
 
-// One node in 96 bytes (a model may have millions): its op type, domain and overload are
-// kept texts (a few distinct ones), its name a view, its name lists hold up to three ids in
-// place, and its rarely filled lists are one pointer.
+// One node in 80 bytes (a model may have millions): its op type, domain and overload are
+// kept texts (a few distinct ones), its name lists hold up to three ids in place, and its
+// rarely filled lists are one pointer. Its name is read from its NodeProto when asked
+// (graph_model::node_name): only findings and messages name nodes.
 struct node {
     std::uint32_t message = none;    // the NodeProto it was read from; none for a node a pass added
     scope_id scope = none;           // the scope it is in now
@@ -101,9 +103,6 @@ struct node {
     kept_text op_type{};
     kept_text domain{};  // "" is ai.onnx
     kept_text overload{};
-    // A view into the model's bytes, or (a node a pass made) into text the graph model
-    // keeps: never assign a std::string that does not outlive the graph model.
-    std::string_view name{};
     name_list inputs{};
     name_list outputs{};
     lazy_box<node_extras> lists{};
@@ -163,7 +162,7 @@ struct tensor {
     bool renamed = false;  // its name differs from its TensorProto's
 };
 static_assert(sizeof(tensor) <= 20);
-static_assert(sizeof(node) <= 96);
+static_assert(sizeof(node) <= 80);
 
 struct value_info {
     std::uint32_t message = none;  // ValueInfoProto
@@ -343,6 +342,8 @@ public:
     /// Where a scope is, for people: `graph`, `graph/If 'cond_if'/then_branch`.
     [[nodiscard]] std::string scope_path(scope_id s) const;
     /// A node for people: its name, else `<op_type> -> <first output>`.
+    /// The name of node `n` ("" for none): its NodeProto's, or the name a pass gave it.
+    [[nodiscard]] std::string_view node_name(node_id n) const;
     [[nodiscard]] std::string node_label(node_id n) const;
     /// Nodes that are live now, over all scopes.
     [[nodiscard]] std::size_t live_node_count() const;
