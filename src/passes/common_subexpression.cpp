@@ -384,8 +384,9 @@ private:
 
     // Identical initializers, found in three rounds that each narrow the candidates: same
     // type and dims, same sample (sample_of), same hash of every byte; then compared byte
-    // for byte. Each round is a sorted array of 8 or 12 bytes per candidate, not a map
-    // node per tensor: a scope may hold a million initializers. Candidates are visited
+    // for byte. The first two rounds share one sorted array of 8 bytes per candidate, the
+    // third has 12 bytes per candidate left, not a map node per tensor: a scope may hold a
+    // million initializers. Candidates are visited
     // shape by shape (in the order vectors of the dims sort in), then by hash, each set
     // of alike ones in list order: the order the findings come in.
     void merge_initializers(scope_id s) {
@@ -417,24 +418,33 @@ private:
         for (auto& e : by_shape) e = std::uint64_t{shape_of[e >> 32U]} << 32U | (e & 0xFFFFFFFFU);
         std::sort(by_shape.begin(), by_shape.end());
 
-        std::vector<keyed_position> by_sample;
         std::vector<keyed_position> by_hash;
         for (std::size_t begin = 0, end = 0; begin < by_shape.size(); begin = end) {
             end = begin + 1;
             while (end < by_shape.size() && by_shape[end] >> 32U == by_shape[begin] >> 32U) ++end;
             if (end - begin < 2) continue;
-            by_sample.clear();
-            for (auto k = begin; k < end; ++k) {
-                const auto position = static_cast<std::uint32_t>(by_shape[k] & 0xFFFFFFFFU);
+            // The shape's entries become (sample, position) in place, no second array: 32
+            // bits of the sample pick the candidates (equal bytes have equal samples, and
+            // two that only share those bits are told apart by the whole hash).
+            const auto shape = std::span(by_shape).subspan(begin, end - begin);
+            std::size_t sampled = 0;
+            for (const auto entry : shape) {
+                const auto position = static_cast<std::uint32_t>(entry & 0xFFFFFFFFU);
                 walk.reached(initializers[position]);
-                if (const auto h = sample_of(initializers[position])) by_sample.push_back(keyed_position::of(*h, position));
+                if (const auto h = sample_of(initializers[position])) shape[sampled++] = (*h & ~0xFFFFFFFFULL) | position;
             }
+            const auto by_sample = shape.first(sampled);
             std::sort(by_sample.begin(), by_sample.end());
             by_hash.clear();
-            for_each_run(by_sample, [&](std::span<const keyed_position> alike) {
-                for (const auto& a : alike)
-                    if (const auto h = hash_of(initializers[a.position])) by_hash.push_back(keyed_position::of(*h, a.position));
-            });
+            for (std::size_t first = 0, last = 0; first < by_sample.size(); first = last) {
+                last = first + 1;
+                while (last < by_sample.size() && by_sample[last] >> 32U == by_sample[first] >> 32U) ++last;
+                if (last - first < 2) continue;
+                for (const auto entry : by_sample.subspan(first, last - first)) {
+                    const auto position = static_cast<std::uint32_t>(entry & 0xFFFFFFFFU);
+                    if (const auto h = hash_of(initializers[position])) by_hash.push_back(keyed_position::of(*h, position));
+                }
+            }
             std::sort(by_hash.begin(), by_hash.end());
             for_each_run(by_hash, [&](std::span<const keyed_position> same) { merge_alike(s, same); });
         }
