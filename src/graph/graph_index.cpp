@@ -8,9 +8,8 @@ value_id graph_index::find(scope_id s, name_id name) const {
     const auto n = static_cast<std::uint32_t>(name);
     if (n >= by_name_.size() || by_name_[n] == none) return none;
     if (values_[by_name_[n]].scope == s) return by_name_[n];
-    for (auto [it, end] = more_by_name_.equal_range(n); it != end; ++it)
-        if (values_[it->second].scope == s) return it->second;
-    return none;
+    const auto it = more_by_name_.find(scoped_name(s, name));
+    return it != more_by_name_.end() ? it->second : value_id{none};
 }
 
 value_id graph_index::define(scope_id s, name_id name, value_kind kind) {
@@ -20,7 +19,7 @@ value_id graph_index::define(scope_id s, name_id name, value_kind kind) {
         static_cast<std::uint8_t>(static_cast<std::uint8_t>(kind) | (model_.pinned.contains(name) ? pinned_bit : 0U)));
     const auto n = static_cast<std::uint32_t>(name);
     if (by_name_[n] == none) by_name_[n] = id;
-    else more_by_name_.emplace(n, id);
+    else more_by_name_.emplace(scoped_name(s, name), id);
     return id;
 }
 

@@ -54,7 +54,7 @@ public:
     [[nodiscard]] std::size_t size() const noexcept { return values_.size(); }
     [[nodiscard]] value at(value_id v) const {
         const auto& stored = values_[v];
-        const auto kind = static_cast<value_kind>(traits_[v.value] & kind_mask);
+        const auto kind = kind_of(v);
         value out;
         out.name = stored.name;
         out.scope = stored.scope;
@@ -123,10 +123,13 @@ private:
     indexed_vector<value_id, stored_value> values_;
     std::vector<std::uint8_t> traits_;  // by value: kind | overridable_bit | pinned_bit
     // (scope, name) -> value: by name id, the first value of that name (4 bytes a name of
-    // the model, where a hash table of (scope, name) took 8 a value); the values of a name
-    // defined again in other scopes (rare: names are meant to be unique) beside.
+    // the model, where a hash table of (scope, name) took 8 a value); a name defined again
+    // in other scopes (rare: names are meant to be unique) by (scope, name) beside.
+    static std::uint64_t scoped_name(scope_id s, name_id name) {
+        return std::uint64_t{s.value} << 32U | static_cast<std::uint32_t>(name);
+    }
     std::vector<value_id> by_name_;
-    std::unordered_multimap<std::uint32_t, value_id> more_by_name_;
+    std::unordered_map<std::uint64_t, value_id> more_by_name_;
     std::vector<value_use> uses_;                            // every value's uses, value by value
     std::vector<std::uint32_t> use_begin_;                   // per value and one more: where its uses start
     std::vector<std::uint32_t> input_start_, output_start_;  // per node, into the flat lists
