@@ -273,9 +273,9 @@ private:
         if (nd.inputs.empty()) return true;
         const auto r = find(index_.input(n, 0));
         if (r == none || receivers_.contains(r)) return true;
-        std::size_t consumers = 0;
-        for (const auto& u : index_.uses(r)) consumers += u.node != none ? 1U : 0U;
-        if (consumers >= 2) return true;
+        std::size_t consumers = 0;  // counted up to two: a value may have a million
+        for (const auto& u : index_.uses(r))
+            if (u.node != none && ++consumers == 2) return true;
         const auto p = index_.producer(r);
         return p != none && (!visited_[p.value] || kept_[p.value]);
     }
