@@ -51,8 +51,8 @@ name_id name_table::add(std::string_view text, bool lasting, std::size_t hash) {
     if (packed) {
         texts_.push_back(*packed);
     } else {
-        texts_.push_back(copy_flag | copies_.size());
-        copies_.emplace_back(text);
+        texts_.push_back(unpacked_flag | unpacked_.size());
+        unpacked_.push_back(lasting ? text : std::string_view(copies_.emplace_back(text)));
     }
     if (2 * texts_.size() > slots_.size()) rehash(std::max<std::size_t>(64, 2 * slots_.size()));
     slots_[slot_of(text, hash)] = {static_cast<std::uint32_t>(hash), id};

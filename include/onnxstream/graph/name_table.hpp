@@ -45,7 +45,7 @@ public:
     [[nodiscard]] std::optional<name_id> find(std::string_view text) const;
     [[nodiscard]] std::string_view text(name_id id) const {
         const auto packed = texts_[static_cast<std::uint32_t>(id)];
-        if ((packed & copy_flag) != 0) return copies_[static_cast<std::size_t>(packed & ~copy_flag)];
+        if ((packed & unpacked_flag) != 0) return unpacked_[static_cast<std::size_t>(packed & ~unpacked_flag)];
         return {reinterpret_cast<const char*>(base_ + (packed >> length_bits)),  // NOLINT(performance-no-int-to-ptr)
                 static_cast<std::size_t>(packed & max_length)};
     }
@@ -58,17 +58,18 @@ private:
     [[nodiscard]] std::size_t slot_of(std::string_view text, std::size_t hash) const;
     name_id add(std::string_view text, bool lasting, std::size_t hash);
 
-    // By id, 8 bytes each (a million names are common): a copy's place in `copies_` with
-    // copy_flag set, or a lasting text's address (its offset from base_) and length. A
-    // lasting text too far from base_ or too long to pack is copied instead.
+    // By id, 8 bytes each (a million names are common): a lasting text's address (its
+    // offset from base_) and length, or, with unpacked_flag set, its place in `unpacked_`:
+    // a copy, or a lasting text too far from base_ or too long to pack.
     static constexpr unsigned length_bits = 24;
     static constexpr std::uint64_t max_length = (std::uint64_t{1} << length_bits) - 1;
-    static constexpr std::uint64_t copy_flag = std::uint64_t{1} << 63U;
+    static constexpr std::uint64_t unpacked_flag = std::uint64_t{1} << 63U;
     static constexpr std::uint64_t max_offset = (std::uint64_t{1} << (63U - length_bits)) - 1;
     [[nodiscard]] std::optional<std::uint64_t> packed_lasting(std::string_view text);
     std::vector<std::uint64_t> texts_;
-    std::deque<std::string> copies_;  // a deque: views into it stay valid as it grows
-    std::uintptr_t base_ = 0;         // set by the first lasting text, half the offset range below it
+    std::vector<std::string_view> unpacked_;  // into `copies_` or into lasting text
+    std::deque<std::string> copies_;          // a deque: views into it stay valid as it grows
+    std::uintptr_t base_ = 0;                 // set by the first lasting text, half the offset range below it
     bool based_ = false;
     // text -> id: an open-addressing table at most half full, probed linearly from the
     // text's hash. A slot keeps 32 bits of its text's hash beside the id: a probe compares
