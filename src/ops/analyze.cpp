@@ -29,7 +29,7 @@ namespace {
 // do (a bit per initializer meanwhile), and so is the graph model (taken by value): the
 // list, the index and the graph model, each about as large as the others, are never held
 // together. What the findings name are views of the model's bytes (the graph model's
-// names are never copies of them), which stay mapped until analyze returns.
+// names are views of them, the empty name aside), which stay mapped until analyze returns.
 void static_findings(graph::graph_model model, finding_list& out) {
     std::vector<graph::name_id> unused_inputs;  // the main graph's, in order
     std::vector<bool> unused_tensor(model.tensors.size(), false);
@@ -78,9 +78,13 @@ void static_findings(graph::graph_model model, finding_list& out) {
         std::uint64_t bytes = 0;
         graph::scope_id scope = none;
     };
+    // A name's text outlives the graph model, but for the empty name: the table's own copy.
+    const auto lasting_text = [&model](graph::name_id name) {
+        return name == graph::empty_name ? std::string_view{} : model.text(name);
+    };
     std::vector<unused_value> unused;
     unused.reserve(unused_inputs.size() + unused_tensors);
-    for (const auto name : unused_inputs) unused.push_back({model.text(name), 0, graph::main_scope});
+    for (const auto name : unused_inputs) unused.push_back({lasting_text(name), 0, graph::main_scope});
     const auto inputs = unused.size();
     {
         graph::file_walk walk(model);
@@ -88,7 +92,7 @@ void static_findings(graph::graph_model model, finding_list& out) {
             for (const auto t : model.scopes[s].initializers) {
                 if (!unused_tensor[t.value]) continue;
                 walk.reached(t);
-                unused.push_back({model.text(model.tensors[t].name), model.tensor_bytes(t), s});
+                unused.push_back({lasting_text(model.tensors[t].name), model.tensor_bytes(t), s});
             }
         }
     }

@@ -67,3 +67,24 @@ TEST_CASE("the analyze document streamed in small pieces is the document made wh
     CHECK(text.find("  dead nodes: 1\n    Mul dead [1 node]") != std::string::npos);
     CHECK(text.find("summary:\n") != std::string::npos);
 }
+
+TEST_CASE("analyze names unused initializers after the graph model is gone, an unnamed one too") {
+    graph_spec main;
+    main.nodes = {onnx_node("Identity", {"X"}, {"Y"}, "id")};
+    main.initializers = {float_tensor("", {2}, {1.0F, 2.0F}), float_tensor("W2", {1}, {3.0F})};
+    main.inputs = {"X", "unread_input"};
+    main.outputs = {"Y"};
+    harness h(model(test_passes::graph(main)));
+    const auto report = ops::analyze(h.path());
+    REQUIRE(report);
+    std::vector<std::pair<std::string, std::vector<std::string>>> listed;
+    report->findings.for_each([&](const ops::finding_list::view& v) {
+        if (v.kind == passes::finding_kind::unused_initializer || v.kind == passes::finding_kind::unused_input)
+            listed.emplace_back(std::string(passes::to_string(v.kind)), v.names());
+    });
+    REQUIRE(listed.size() == 3);
+    CHECK(listed[0].second == std::vector<std::string>{"unread_input"});
+    CHECK(listed[1].second == std::vector<std::string>{""});
+    CHECK(listed[2].second == std::vector<std::string>{"W2"});
+    CHECK(report->totals(passes::finding_kind::unused_initializer).bytes == 12);
+}
