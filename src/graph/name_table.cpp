@@ -11,9 +11,12 @@ name_table::name_table() { (void)intern(""); }
 std::size_t name_table::slot_of(std::string_view text, std::size_t hash) const {
     const auto mask = slots_.size() - 1;
     const auto h = static_cast<std::uint32_t>(hash);
+    const auto tag = tag_of(hash) << tag_shift;
+    const auto same = [&](std::uint32_t id) {
+        return (texts_[id] & ~(unpacked_flag | place_mask)) == tag && this->text(static_cast<name_id>(id)) == text;
+    };
     auto i = h & mask;
-    while (slots_[i].id != unused && (slots_[i].hash != h || this->text(static_cast<name_id>(slots_[i].id)) != text))
-        i = (i + 1) & mask;
+    while (slots_[i].id != unused && (slots_[i].hash != h || !same(slots_[i].id))) i = (i + 1) & mask;
     return i;
 }
 
@@ -48,10 +51,11 @@ std::optional<std::uint64_t> name_table::packed_lasting(std::string_view text) {
 name_id name_table::add(std::string_view text, bool lasting, std::size_t hash) {
     const auto id = static_cast<std::uint32_t>(texts_.size());
     const auto packed = lasting ? packed_lasting(text) : std::nullopt;
+    const auto tag = tag_of(hash) << tag_shift;
     if (packed) {
-        texts_.push_back(*packed);
+        texts_.push_back(tag | *packed);
     } else {
-        texts_.push_back(unpacked_flag | unpacked_.size());
+        texts_.push_back(unpacked_flag | tag | unpacked_.size());
         unpacked_.push_back(lasting ? text : std::string_view(copies_.emplace_back(text)));
     }
     if (2 * texts_.size() > slots_.size()) rehash(std::max<std::size_t>(64, 2 * slots_.size()));

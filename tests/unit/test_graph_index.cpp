@@ -6,6 +6,15 @@
 #include "test_passes_builder.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#if !defined(_WIN32)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 using namespace onnxstream::graph;
 using namespace onnxstream::passes;
@@ -62,7 +71,7 @@ TEST_CASE("name_table: interning, the empty name and fresh names") {
 }
 
 TEST_CASE("name_table: lasting texts are kept as views of themselves, packed or not; others are copied") {
-    const std::string region((std::size_t{17} << 20) + 64, 'x');  // longer than a packed length (16 MiB)
+    const std::string region((std::size_t{17} << 20) + 64, 'x');  // longer than a packed length (16 KiB)
     name_table names;
     const std::string_view first(region.data() + 10, 8);
     const std::string_view far(region.data() + (std::size_t{17} << 20), 9);  // same bytes, other length
@@ -81,6 +90,54 @@ TEST_CASE("name_table: lasting texts are kept as views of themselves, packed or 
     buffer = "changed";
     CHECK(names.text(d) == "copied");
 }
+
+#if !defined(_WIN32)
+TEST_CASE("name_table: a probe does not read a text whose hash agrees with the one sought only in its low 32 bits") {
+    // Two names whose hashes agree in the 32 bits a slot keeps and differ in the bits
+    // above (a birthday search: a pair is expected among a few hundred thousand names).
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> hashes;
+    constexpr std::uint32_t candidates = 400000;
+    hashes.reserve(candidates);
+    const auto candidate = [](std::uint32_t i) {  // all of one length: texts of two lengths are told apart unread
+        const auto digits = std::to_string(i);
+        return "/model/layers." + std::string(6 - digits.size(), '0') + digits + "/output_0";
+    };
+    for (std::uint32_t i = 0; i < candidates; ++i) hashes.emplace_back(std::hash<std::string_view>{}(candidate(i)), i);
+    std::sort(hashes.begin(), hashes.end(), [](const auto& x, const auto& y) {
+        return static_cast<std::uint32_t>(x.first) < static_cast<std::uint32_t>(y.first);
+    });
+    std::string first;
+    std::string second;
+    for (std::size_t i = 1; i < hashes.size() && first.empty(); ++i) {
+        const auto x = hashes[i - 1].first;
+        const auto y = hashes[i].first;
+        if (static_cast<std::uint32_t>(x) == static_cast<std::uint32_t>(y) && ((x ^ y) >> 32U & 0x3FFFU) != 0) {
+            first = candidate(hashes[i - 1].second);
+            second = candidate(hashes[i].second);
+        }
+    }
+    REQUIRE(!first.empty());
+
+    // The first is a lasting text on a page of its own, which is then made unreadable (as a
+    // released page of a model is costly to read): a probe for the second must not read it.
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    void* mapped = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(mapped != MAP_FAILED);
+    auto* bytes = static_cast<char*>(mapped);
+    std::copy(first.begin(), first.end(), bytes);
+    name_table names;
+    const auto a = names.intern_lasting(std::string_view(bytes, first.size()));
+    REQUIRE(::mprotect(mapped, page, PROT_NONE) == 0);
+    CHECK(!names.find(second));  // a read of the first's text would fault here
+    const auto b = names.intern(second);
+    CHECK(b != a);
+    CHECK(names.find(second) == b);
+    REQUIRE(::mprotect(mapped, page, PROT_READ) == 0);
+    CHECK(names.find(first) == a);
+    CHECK(names.text(a) == first);
+    ::munmap(mapped, page);
+}
+#endif
 
 TEST_CASE("graph_model: a node's name comes from its NodeProto, or is kept for a node a pass adds") {
     graph_spec main;

@@ -45,9 +45,10 @@ public:
     [[nodiscard]] std::optional<name_id> find(std::string_view text) const;
     [[nodiscard]] std::string_view text(name_id id) const {
         const auto packed = texts_[static_cast<std::uint32_t>(id)];
-        if ((packed & unpacked_flag) != 0) return unpacked_[static_cast<std::size_t>(packed & ~unpacked_flag)];
-        return {reinterpret_cast<const char*>(base_ + (packed >> length_bits)),  // NOLINT(performance-no-int-to-ptr)
-                static_cast<std::size_t>(packed & max_length)};
+        const auto place = packed & place_mask;
+        if ((packed & unpacked_flag) != 0) return unpacked_[static_cast<std::size_t>(place)];
+        return {reinterpret_cast<const char*>(base_ + (place >> length_bits)),  // NOLINT(performance-no-int-to-ptr)
+                static_cast<std::size_t>(place & max_length)};
     }
     [[nodiscard]] std::size_t size() const noexcept { return texts_.size(); }
 
@@ -58,13 +59,24 @@ private:
     [[nodiscard]] std::size_t slot_of(std::string_view text, std::size_t hash) const;
     name_id add(std::string_view text, bool lasting, std::size_t hash);
 
-    // By id, 8 bytes each (a million names are common): a lasting text's address (its
-    // offset from base_) and length, or, with unpacked_flag set, its place in `unpacked_`:
-    // a copy, or a lasting text too far from base_ or too long to pack.
-    static constexpr unsigned length_bits = 24;
+    // By id, 8 bytes each (a million names are common), from the top bit down:
+    //   unpacked_flag  set: the text is in `unpacked_` (a copy, or a lasting text too far
+    //                  from base_ or too long to pack), at the place the low bits give
+    //   tag            14 more bits of the text's hash (see `slots_`)
+    //   offset         a lasting text's address, from base_ (35 bits: 32 GiB)
+    //   length         its length (14 bits: names are short; a longer one is unpacked)
+    static constexpr unsigned length_bits = 14;
+    static constexpr unsigned offset_bits = 35;
+    static constexpr unsigned tag_bits = 14;
+    static constexpr unsigned tag_shift = length_bits + offset_bits;
     static constexpr std::uint64_t max_length = (std::uint64_t{1} << length_bits) - 1;
-    static constexpr std::uint64_t unpacked_flag = std::uint64_t{1} << 63U;
-    static constexpr std::uint64_t max_offset = (std::uint64_t{1} << (63U - length_bits)) - 1;
+    static constexpr std::uint64_t max_offset = (std::uint64_t{1} << offset_bits) - 1;
+    static constexpr std::uint64_t place_mask = (std::uint64_t{1} << tag_shift) - 1;
+    static constexpr std::uint64_t unpacked_flag = std::uint64_t{1} << (tag_shift + tag_bits);
+    static_assert(tag_shift + tag_bits == 63);
+    [[nodiscard]] static std::uint64_t tag_of(std::size_t hash) noexcept {
+        return (static_cast<std::uint64_t>(hash) >> 32U) & ((std::uint64_t{1} << tag_bits) - 1);
+    }
     [[nodiscard]] std::optional<std::uint64_t> packed_lasting(std::string_view text);
     std::vector<std::uint64_t> texts_;
     std::vector<std::string_view> unpacked_;  // into `copies_` or into lasting text
@@ -72,10 +84,13 @@ private:
     std::uintptr_t base_ = 0;                 // set by the first lasting text, half the offset range below it
     bool based_ = false;
     // text -> id: an open-addressing table at most half full, probed linearly from the
-    // text's hash. A slot keeps 32 bits of its text's hash beside the id: a probe compares
-    // texts only when those agree, and growing rehashes without reading a text. (Texts
-    // are mostly views of a model's mapped pages, which may have been released: reading
-    // every name a probe passes would fault the whole file back in.)
+    // text's hash. A slot keeps the low 32 bits of its text's hash beside the id, and
+    // texts_ 14 bits more (the tag): a probe compares texts only when all 46 agree, and
+    // growing rehashes without reading a text. Why so many: texts are mostly views of a
+    // model's mapped pages, which may have been released, and each text read faults a
+    // large folio (up to 2 MiB) back in. 32 bits alone, of which the slot's place already
+    // fixes the low ~22 of a million names, let a few hundred names of a million-node graph
+    // meet a stranger with the same bits, and those reads mapped 20 MiB of the file again.
     static constexpr std::uint32_t unused = ~std::uint32_t{0};
     struct slot {
         std::uint32_t hash = 0;
