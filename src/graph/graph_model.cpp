@@ -80,7 +80,10 @@ struct graph_model::builder {
 
     std::vector<onnx::field_entry> scratch;  // a node's fields the tree dropped, read again
 
-    void reached(std::uint32_t message) { behind.reached(tree.payload_range(message).offset); }
+    void reached(std::uint32_t message) {
+        const auto range = tree.payload_range(message);
+        behind.reached(range.offset, range.offset + range.length);
+    }
 
     scope_id add_scope(scope_kind kind, std::uint32_t message, scope_id parent, node_id owner, std::string attribute) {
         scope s;
@@ -285,13 +288,17 @@ file_walk::~file_walk() {
 }
 
 void file_walk::reached(node_id n) noexcept {
-    if (const auto message = model_->nodes[n].message; releases_ && message != none)
-        behind_.reached(model_->tree().payload_range(message).offset);
+    if (const auto message = model_->nodes[n].message; releases_ && message != none) {
+        const auto range = model_->tree().payload_range(message);
+        behind_.reached(range.offset, range.offset + range.length);
+    }
 }
 
 void file_walk::reached(tensor_id t) noexcept {
-    if (const auto site = model_->tensors[t].site; releases_ && site != none)
-        behind_.reached(model_->tree().payload_range(model_->file().sites[site].message).offset);
+    if (const auto site = model_->tensors[t].site; releases_ && site != none) {
+        const auto range = model_->tree().payload_range(model_->file().sites[site].message);
+        behind_.reached(range.offset, range.offset + range.length);
+    }
 }
 
 std::int64_t graph_model::opset(std::string_view domain) const {

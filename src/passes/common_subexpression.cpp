@@ -442,6 +442,10 @@ private:
                 if (last - first < 2) continue;
                 for (const auto entry : by_sample.subspan(first, last - first)) {
                     const auto position = static_cast<std::uint32_t>(entry & 0xFFFFFFFFU);
+                    // In the samples' order, not the file's (a few hundred of a million tiny
+                    // tensors share 32 bits of a sample by chance): the walk moves back and
+                    // forth, and each move back releases what the reads before it mapped.
+                    walk.reached(initializers[position]);
                     if (const auto h = hash_of(initializers[position])) by_hash.push_back(keyed_position::of(*h, position));
                 }
             }

@@ -163,3 +163,52 @@ TEST_CASE("copy_in_except of a file cut short before the copy fails and marks th
     CHECK_FALSE(file->mapping().intact());
     CHECK_FALSE(file->check_unchanged());
 }
+
+#if defined(__linux__)
+namespace {
+
+// Whether the page that holds `at` is mapped into this process now (/proc/self/pagemap's
+// "present" bit): what RSS counts, unlike the page cache that mincore reports.
+bool page_mapped(const std::byte* at) {
+    const descriptor pagemap("/proc/self/pagemap");
+    REQUIRE(pagemap.fd >= 0);
+    std::uint64_t entry = 0;
+    const auto index = reinterpret_cast<std::uintptr_t>(at) / page_size();
+    REQUIRE(::pread(pagemap.fd, &entry, sizeof entry, static_cast<off_t>(index * sizeof entry)) == sizeof entry);
+    return (entry >> 63U) != 0;
+}
+
+}  // namespace
+
+TEST_CASE("release_behind drops what a walk read once it moves on, forward by a window or back") {
+    temp_folder dir;
+    constexpr std::uint64_t MiB = 1ULL << 20;
+    const auto content = patterned(static_cast<std::size_t>(24 * MiB));
+    const auto path = dir.write("walked.onnx", content);
+    auto file = io::source_file::open(path, true);
+    REQUIRE(file);
+    const auto* bytes = file->bytes().data();
+    std::uint64_t sum = 0;
+    const auto read = [&](std::uint64_t at) {
+        sum += static_cast<std::uint64_t>(bytes[at]);
+        CHECK(page_mapped(bytes + at));
+    };
+    io::release_behind walk(file->mapping());
+    walk.reached(20 * MiB, 20 * MiB + 100);
+    read(20 * MiB);
+    walk.reached(1 * MiB, 1 * MiB + 100);  // back: what was read ahead goes
+    CHECK_FALSE(page_mapped(bytes + 20 * MiB));
+    read(1 * MiB);
+    walk.reached(4 * MiB);  // forward, less than a window: kept
+    CHECK(page_mapped(bytes + 1 * MiB));
+    read(4 * MiB);
+    walk.reached(1 * MiB + io::release_behind::window);  // a window on: everything before goes
+    CHECK_FALSE(page_mapped(bytes + 1 * MiB));
+    CHECK_FALSE(page_mapped(bytes + 4 * MiB));
+    read(12 * MiB);
+    walk.finish(content.size());
+    CHECK_FALSE(page_mapped(bytes + 12 * MiB));
+    CHECK(same(file->bytes(), content));  // released pages read the same
+    CHECK(sum > 0);
+}
+#endif

@@ -218,7 +218,8 @@ class graph_model;
 /// those read from it: it releases the mapped pages behind it (io::release_behind; not for
 /// a model whose tensors are kept, as onnx::tensor_pass), so that reading a million
 /// nodes' names or tensors' types, dims and names does not keep the whole file mapped.
-/// Tell it each node or tensor before reading it.
+/// Tell it each node or tensor before reading it. Out of order is allowed: a move back
+/// releases what the reads since the last release mapped.
 class file_walk {
 public:
     explicit file_walk(const graph_model& model) noexcept;

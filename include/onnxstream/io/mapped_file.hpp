@@ -11,6 +11,7 @@
 
 #include <onnxstream/result.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -74,30 +75,48 @@ private:
 /// Releases a mapping's pages behind a walk that moves forward through it (a parse, a pass
 /// over the tensors in file order), in windows: on Linux a fault maps the whole large
 /// folio that holds a byte, so pages are dropped in runs of several MiB, not one by one.
+/// A walk may also move back (a second round, reads in another order than the file's):
+/// what it mapped since the last release goes then, with the whole folios around it, so
+/// that reads in any order leave at most a window and two folios mapped.
 /// A page released is read again when something touches it. Not thread-safe.
 class release_behind {
 public:
     static constexpr std::uint64_t window = 8ULL << 20;
+    /// The largest folio a fault maps (x86-64's PMD size).
+    static constexpr std::uint64_t folio = 2ULL << 20;
 
     explicit release_behind(const mapped_file& mapping) noexcept : mapping_(&mapping) {}
 
-    /// The walk reads nothing before `offset` again (until it moves back: a walk that
-    /// starts over releases behind itself again from where it is).
-    void reached(std::uint64_t offset) noexcept {
-        if (offset < released_) released_ = offset;
+    /// The walk reads [offset, end) now (`end` may be `offset` when not known), and nothing
+    /// before `offset` again unless it moves back, as it may.
+    void reached(std::uint64_t offset, std::uint64_t end = 0) noexcept {
+        if (offset < released_) {
+            // Back: what was read since the last release is done with.
+            const auto from = released_ / folio * folio;
+            const auto to = (std::max(read_end_, released_) / folio + 1) * folio;
+            mapping_->release(from, to - from);
+            released_ = offset;
+            read_end_ = std::max(offset, end);
+            return;
+        }
+        read_end_ = std::max({read_end_, offset, end});
         if (offset - released_ < window) return;
         mapping_->release(released_, offset - released_);
         released_ = offset;
     }
     /// The walk is over, up to `end`.
     void finish(std::uint64_t end) noexcept {
-        if (end > released_) mapping_->release(released_, end - released_);
+        const auto from = released_ / folio * folio;
+        const auto last = std::max(end, read_end_);
+        if (last > from) mapping_->release(from, last - from);
         released_ = end;
+        read_end_ = end;
     }
 
 private:
     const mapped_file* mapping_;
-    std::uint64_t released_ = 0;
+    std::uint64_t released_ = 0;  // everything before it is released
+    std::uint64_t read_end_ = 0;  // the furthest byte read since
 };
 
 /// Installs the SIGBUS guard now; idempotent. The guard is process-wide and stays for the
