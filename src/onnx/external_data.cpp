@@ -94,8 +94,9 @@ file_table gather_files(const model_file& model, external_data& data, std::vecto
     file_table table;
     data.tensors.reserve(model.external_sites.size());
     lengths.reserve(model.external_sites.size());
+    tensor_pass pass(model);  // a million external tensors' bodies would keep the whole file mapped
     for (const auto t : model.external_sites) {
-        const auto handle = model.tensor(t);
+        const auto handle = pass.read(t);
         const auto& tensor = *handle;
         // Open read it as external; it reads otherwise only if the file changed since (a
         // released page read back), which every command checks before it reports.
@@ -240,9 +241,10 @@ std::uint64_t inlined_size(const model_file& model, const external_data& data) {
                                                           : proto::tag_size(f.number()) + proto::varint_size(payload);
         growth[tree.at(m).parent] += header + payload - f.total_length();
     };
+    tensor_pass pass(model);
     for (const auto& binding : data.tensors) {
         if (!binding.usable) continue;
-        const auto handle = model.tensor(binding.site);
+        const auto handle = pass.read(binding.site);
         const auto& body = handle.tree();
         // The tensor's fields: in the model's tree, or in its body read again (message 0).
         const auto m = handle->message;

@@ -189,9 +189,10 @@ private:
         std::map<std::tuple<onnx::data_file_id, std::uint64_t, std::uint64_t>, std::uint32_t> job_of;
         std::vector<std::pair<onnx::binding_id, std::uint32_t>> checked;  // (binding, job)
         indexed_vector<onnx::binding_id, io::sha1_digest> expected_of_binding(data_.tensors.size());
+        onnx::tensor_pass pass(model_);  // bindings are in site (file) order
         for (const auto b : data_.tensors.ids()) {
             const auto& binding = data_.tensors[b];
-            const auto handle = model_.tensor(binding.site);
+            const auto handle = pass.read(binding.site);
             const auto& tensor = *handle;
             if (!tensor.external || !tensor.external->checksum) continue;
             ++report_.checksums;
@@ -240,8 +241,11 @@ private:
     result<void> hash_all() {
         std::vector<hashed_range> ranges;
         ranges.reserve(jobs_.size());
-        for (const auto& job : jobs_)
-            ranges.push_back({&*data_.files[job.file].file, job.offset, job.length, model_.tensor(job.site)->name, {}, {}, {}});
+        {
+            onnx::tensor_pass pass(model_);  // in the data's order, mostly the model's: what it maps goes
+            for (const auto& job : jobs_)
+                ranges.push_back({&*data_.files[job.file].file, job.offset, job.length, pass.read(job.site)->name, {}, {}, {}});
+        }
         ONNXSTREAM_ASSIGN(report_.bytes_hashed,
                           hash_ranges(ranges, range_hash::sha1, options_, "verify " + path_.filename().string()));
         for (std::size_t j = 0; j < jobs_.size(); ++j) {

@@ -92,7 +92,10 @@ public:
 
     /// The tensor at `site` (model_file::tensor), the pass being there now.
     [[nodiscard]] tensor_handle read(site_id site) {
-        if (releases_) behind_.reached(model_->tree.payload_range(model_->sites[site].message).offset);
+        if (releases_) {
+            const auto range = model_->tree.payload_range(model_->sites[site].message);
+            behind_.reached(range.offset, range.offset + range.length);
+        }
         return model_->tensor(site);
     }
 
