@@ -3,6 +3,7 @@
 #include "bound_operation.hpp"
 #include "plan_output.hpp"
 
+#include <onnxstream/graph/name_table.hpp>
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
@@ -12,7 +13,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstdio>
 #include <functional>
 #include <string_view>
@@ -125,27 +125,6 @@ struct shard_layout {
     std::uint64_t tensors = 0;
 };
 
-// The names seen so far, for the duplicate check: open addressing over name numbers
-// (24 bytes a name, where a std::set of views took 48 and a heap block each).
-class name_set {
-public:
-    explicit name_set(std::size_t most) : slots_(std::bit_ceil(std::max<std::size_t>(16, 2 * most)), 0) { names_.reserve(most); }
-    /// False when `name` is there already.
-    bool insert(std::string_view name) {
-        const auto mask = slots_.size() - 1;
-        auto slot = std::hash<std::string_view>{}(name)&mask;
-        for (; slots_[slot] != 0; slot = (slot + 1) & mask)
-            if (names_[slots_[slot] - 1] == name) return false;
-        names_.push_back(name);
-        slots_[slot] = static_cast<std::uint32_t>(names_.size());
-        return true;
-    }
-
-private:
-    std::vector<std::string_view> names_;
-    std::vector<std::uint32_t> slots_;  // 0: empty; else 1 + index into names_
-};
-
 bool has_control(std::string_view text) {
     return std::any_of(text.begin(), text.end(), [](char c) {
         const auto u = static_cast<unsigned char>(c);
@@ -202,7 +181,10 @@ private:
         std::size_t initializers = 0;
         for (const auto t : model_.sites.ids())
             if (exported(t)) ++initializers;
-        name_set names(initializers);
+        // The names seen so far, for the duplicate check: views of the model's bytes, whose
+        // pages go behind the pass; a probe reads one only when 46 bits of the hashes agree.
+        graph::name_table names;
+        names.reserve(initializers);
         onnx::tensor_pass pass(model_);
         std::string text;
         std::uint64_t header = 0;  // of the last shard, so far
@@ -223,7 +205,9 @@ private:
                     "initializer '" + printable(tensor.name) + "' (" + where() + ") has a name safetensors cannot hold",
                     "safetensors names must be non-empty UTF-8 without control characters and not "
                     "'__metadata__'; rename the initializer in the model first");
-            if (!names.insert(tensor.name))
+            const auto known = names.size();
+            (void)names.intern_lasting(tensor.name);
+            if (names.size() == known)
                 return failure(error_code::unsupported,
                                "two initializers are named '" + printable(tensor.name) + "' (one at " + where() + ")",
                                "safetensors maps each name to one tensor; rename one of them (subgraphs may not "
