@@ -180,7 +180,7 @@ bool page_mapped(const std::byte* at) {
 
 }  // namespace
 
-TEST_CASE("release_behind drops what a walk read once it moves on, forward by a window or back") {
+TEST_CASE("release_behind drops what a walk read once it moves on, forward or back, by a window") {
     temp_folder dir;
     constexpr std::uint64_t MiB = 1ULL << 20;
     const auto content = patterned(static_cast<std::size_t>(24 * MiB));
@@ -209,6 +209,17 @@ TEST_CASE("release_behind drops what a walk read once it moves on, forward by a 
     walk.finish(content.size());
     CHECK_FALSE(page_mapped(bytes + 12 * MiB));
     CHECK(same(file->bytes(), content));  // released pages read the same
+
+    // Backwards in small steps: what lies more than a window (and the folios around it)
+    // above the walk has gone.
+    io::release_behind down(file->mapping());
+    for (auto at = content.size() - 4096; at >= 64 * 1024; at -= 64 * 1024) {
+        down.reached(at, at + 100);
+        read(at);
+    }
+    constexpr auto margin = io::release_behind::window + 2 * io::release_behind::folio;
+    for (std::uint64_t at = 64 * 1024 + margin; at < content.size(); at += 64 * 1024) CHECK_FALSE(page_mapped(bytes + at));
+    down.finish(content.size());
     CHECK(sum > 0);
 }
 #endif

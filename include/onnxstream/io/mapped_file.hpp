@@ -76,8 +76,8 @@ private:
 /// over the tensors in file order), in windows: on Linux a fault maps the whole large
 /// folio that holds a byte, so pages are dropped in runs of several MiB, not one by one.
 /// A walk may also move back (a second round, reads in another order than the file's):
-/// what it mapped since the last release goes then, with the whole folios around it, so
-/// that reads in any order leave at most a window and two folios mapped.
+/// once what it read since the last release spans a window, that goes, with the whole
+/// folios around it, so that reads in any order leave about two windows mapped.
 /// A page released is read again when something touches it. Not thread-safe.
 class release_behind {
 public:
@@ -91,7 +91,15 @@ public:
     /// before `offset` again unless it moves back, as it may.
     void reached(std::uint64_t offset, std::uint64_t end = 0) noexcept {
         if (offset < released_) {
-            // Back: what was read since the last release is done with.
+            // Back, within a window of what it read since the last release: those pages
+            // stay until the walk has spread over a window (a walk backwards through small
+            // tensors makes one call a window, not one a tensor).
+            if (std::max(read_end_, end) - offset < window) {
+                released_ = offset;
+                read_end_ = std::max(read_end_, end);
+                return;
+            }
+            // Further back: what was read since the last release is done with.
             const auto from = released_ / folio * folio;
             const auto to = (std::max(read_end_, released_) / folio + 1) * folio;
             mapping_->release(from, to - from);
