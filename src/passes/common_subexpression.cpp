@@ -444,7 +444,8 @@ private:
                     const auto position = static_cast<std::uint32_t>(entry & 0xFFFFFFFFU);
                     // In the samples' order, not the file's (a few hundred of a million tiny
                     // tensors share 32 bits of a sample by chance): the walk moves back and
-                    // forth, and each move back releases what the reads before it mapped.
+                    // forth, and a move back releases what the reads before it mapped once
+                    // they span a window.
                     walk.reached(initializers[position]);
                     if (const auto h = hash_of(initializers[position])) by_hash.push_back(keyed_position::of(*h, position));
                 }

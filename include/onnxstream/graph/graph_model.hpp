@@ -219,7 +219,7 @@ class graph_model;
 /// a model whose tensors are kept, as onnx::tensor_pass), so that reading a million
 /// nodes' names or tensors' types, dims and names does not keep the whole file mapped.
 /// Tell it each node or tensor before reading it. Out of order is allowed: a move back
-/// releases what the reads since the last release mapped.
+/// releases what the reads since the last release mapped, once they span a window.
 class file_walk {
 public:
     explicit file_walk(const graph_model& model) noexcept;
