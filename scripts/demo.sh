@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DONNXSTREAM_E2E=OFF >/dev/null
+# The configuration test.sh uses too, so that one reuses this build and neither inherits
+# an option the other left in the cache.
+scripts/configure_build.sh build >/dev/null
 cmake --build build -j"$(nproc 2>/dev/null || echo 2)" --target onnxstream_cli
 
 out=$(mktemp -d)

@@ -37,7 +37,7 @@ scripts/setup_models.sh
 scripts/setup_gui_tests.sh
 
 echo "== build (warnings are errors)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXSTREAM_WERROR=ON
+scripts/configure_build.sh build
 cmake --build build -j"$jobs"
 
 echo "== fixtures"
