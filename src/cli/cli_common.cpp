@@ -103,11 +103,8 @@ int usage_error(std::string_view command, const std::string& message) {
 // ---------------------------------------------------------------- shared options
 
 result<void> fill_rewrite_options(const parsed_arguments& args, ops::rewrite_options& options) {
-    for (const auto& d : args.values("--data")) options.data.data_files.emplace_back(d);
-    for (const auto& d : args.values("--data-dir")) options.data.data_dirs.emplace_back(d);
+    static_cast<onnx::open_options&>(options) = open_options_from(args);
     options.force = args.flag("--force");
-    options.allow_size_mismatch = args.flag("--allow-size-mismatch");
-    options.strict = args.flag("--strict");
     ONNXSTREAM_TRY(read_threads(args, options.threads));
     if (const auto writer = args.value("--writer")) {
         if (*writer == "portable") options.backend = io::writer_backend::portable;
@@ -173,11 +170,13 @@ prepared prepare(std::string_view name, std::string_view help, std::span<const s
     return p;
 }
 
-onnx::resolve_options data_options(const parsed_arguments& args) {
-    onnx::resolve_options data;
-    for (const auto& d : args.values("--data")) data.data_files.emplace_back(d);
-    for (const auto& d : args.values("--data-dir")) data.data_dirs.emplace_back(d);
-    return data;
+onnx::open_options open_options_from(const parsed_arguments& args) {
+    onnx::open_options options;
+    for (const auto& d : args.values("--data")) options.data.data_files.emplace_back(d);
+    for (const auto& d : args.values("--data-dir")) options.data.data_dirs.emplace_back(d);
+    options.strict = args.flag("--strict");
+    options.allow_size_mismatch = args.flag("--allow-size-mismatch");
+    return options;
 }
 
 }  // namespace onnxstream::cli

@@ -21,11 +21,13 @@ constexpr std::string_view verify_help =
     "\n"
     "  --data FILE      an external data file (matched by name; a single one serves all)\n"
     "  --data-dir DIR   a folder to look for external data files in\n"
+    "  --strict, --allow-size-mismatch   refuse a data file found only by a guess (and SHA-1\n"
+    "                    mismatches); accept bytes that do not match the dims\n"
     "  -j, --threads N  hashing threads (default: the number of cores)\n"
     "  --json           print a JSON document on stdout; \"ok\" is true when clean\n"
     "  --quiet          print only the problems\n";
 
-constexpr std::array verify_options{opt_help, opt_quiet, opt_json, opt_data, opt_data_dir, opt_threads};
+constexpr auto verify_options = with_options(model_command_options, opt_threads);
 
 }  // namespace
 
@@ -35,7 +37,7 @@ int run_verify(std::span<const std::string> argv, const command_context& context
     const auto& args = *p.args;
     if (args.positionals.size() != 1) return usage_error("verify", "verify takes exactly one MODEL");
     ops::verify_options options;
-    options.data = data_options(args);
+    static_cast<onnx::open_options&>(options) = open_options_from(args);
     if (auto threads = read_threads(args, options.threads); !threads) return usage_error("verify", threads.error().message);
     const auto report = run_with_progress(options, context, p.flags, [&] { return ops::verify(args.positionals[0], options); });
     if (!report) return fail(report.error(), p.flags.json);

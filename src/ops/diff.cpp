@@ -478,12 +478,12 @@ struct model_side {
     }
 };
 
-result<model_side> open_side(const fs::path& path, const onnx::resolve_options& data_options) {
+result<model_side> open_side(const fs::path& path, const onnx::open_options& options) {
     model_side side;
     side.path = path;
     // Tensors are read again when needed, not kept (two models of a million tensors would
     // hold 240 MB of tensor_infos), and their bodies are tokenized again when read.
-    ONNXSTREAM_ASSIGN(side.bound, onnx::bound_model::open(path, data_options, {}, onnx::tensor_reading::on_demand));
+    ONNXSTREAM_ASSIGN(side.bound, onnx::bound_model::open(path, options, {}, onnx::tensor_reading::on_demand));
     // Sizes that do not match the dims still have bytes to compare; anything else is trouble.
     if (const auto* problem = side.bound.data.blocking_problem(true)) {
         auto e = problem->what;
@@ -894,7 +894,7 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     // answer) never hold two trees at once. Its root digest and its values stay (8 bytes a
     // tensor); only when the models differ is A opened again, and digested again from
     // those values, for the walk.
-    ONNXSTREAM_ASSIGN(auto side_a, open_side(a, options.data));
+    ONNXSTREAM_ASSIGN(auto side_a, open_side(a, options));
     // The stage starts once A is open (its first event may be the caller's cue for anything).
     const auto hashing = hashing_options(options, event);
     ONNXSTREAM_TRY(digest_side(side_a, hashing, event, report.bytes_hashed));
@@ -910,7 +910,7 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     // models differ, without reading a weight again.
     std::vector<std::uint64_t>().swap(side_a.digest);
 
-    ONNXSTREAM_ASSIGN(auto side_b, open_side(b, options.data));
+    ONNXSTREAM_ASSIGN(auto side_b, open_side(b, options));
     ONNXSTREAM_TRY(digest_side(side_b, hashing, event, report.bytes_hashed));
     add_warnings(side_b);
     report.tensors_b = side_b.model().sites.size();
@@ -927,7 +927,7 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     report.equivalent = root_a == side_b.digest[0];
     if (!report.equivalent) {
         auto values = std::move(side_a.values);
-        ONNXSTREAM_ASSIGN(side_a, open_side(a, options.data));
+        ONNXSTREAM_ASSIGN(side_a, open_side(a, options));
         if (side_a.model().file.identity() != identity_a || side_a.model().file.size() != size_a ||
             side_a.tree().messages().size() != messages_a || side_a.model().sites.size() != values.size())
             return changed();

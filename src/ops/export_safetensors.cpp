@@ -142,7 +142,7 @@ public:
         output_ = options_.output.empty() ? folder / (model_path_.stem().string() + ".safetensors") : options_.output;
         // Tensors are read when needed, not kept; --link edits their bodies, so its tree keeps them.
         const auto reading = options_.link ? onnx::tensor_reading::on_demand_full_tree : onnx::tensor_reading::on_demand;
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data, {}, reading));
+        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_, {}, reading));
         ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         inputs_ = bound_.inputs();

@@ -244,9 +244,9 @@ void summarize_data_files(const external_data& data, inspect_report& report) {
 
 }  // namespace
 
-result<inspect_report> inspect(const std::filesystem::path& path, const resolve_options& data_options) {
+result<inspect_report> inspect(const std::filesystem::path& path, const open_options& options) {
     // Every tensor is read once or twice here: none is kept (a million of them is 120 MB).
-    ONNXSTREAM_ASSIGN(const auto bound, bound_model::open(path, data_options, nodes_on_demand(), tensor_reading::on_demand));
+    ONNXSTREAM_ASSIGN(const auto bound, bound_model::open(path, options, nodes_on_demand(), tensor_reading::on_demand));
     inspect_report report;
     report.path = path;
     report.file_size = bound.model.file.size();

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <onnxstream/onnx/how_found.hpp>
-#include <onnxstream/onnx/resolve_options.hpp>
+#include <onnxstream/onnx/open_options.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
@@ -77,6 +77,6 @@ struct inspect_report {
 };
 
 /// Errors only when the model itself cannot be read; problems with its data are reported.
-[[nodiscard]] result<inspect_report> inspect(const std::filesystem::path& model, const onnx::resolve_options& data);
+[[nodiscard]] result<inspect_report> inspect(const std::filesystem::path& model, const onnx::open_options& options);
 
 }  // namespace onnxstream::ops
