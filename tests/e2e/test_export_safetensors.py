@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import struct
 from pathlib import Path
 
@@ -184,3 +186,37 @@ def test_usage_and_existing_output(onnxstream, tmp_path):
     proc = run_cli(["export", src, "--to=safetensors", "--force", "-q"])
     assert proc.returncode == 0, describe(proc)
     assert read_safetensors(tmp_path / "bad.safetensors")[1]["w"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_names_in_json_are_utf8_or_refused(onnxstream, tmp_path):
+    """Issue 29.10: a model or output name that is not UTF-8 once went raw into the header
+    and index.json (exit 0, rejected by every loader). Such a name is refused before
+    anything is written; UTF-8 names of files and tensors come back exactly, bidi marks
+    included, through strict parsers (bytes decoded as UTF-8, then json.loads)."""
+    folder = tmp_path / "latin1"
+    folder.mkdir()
+    src = folder / os.fsdecode(b"caf\xe9.onnx")
+    utf8_named = bad_model(tmp_path)
+    shutil.copyfile(utf8_named, src)
+    for model, extra, status in ((src, [], 1), (src, ["--shard-size", "8"], 1),
+                                 (utf8_named, ["-o", tmp_path / os.fsdecode(b"out\xff.safetensors"), "--shard-size", "8"], 2)):
+        before = sorted(os.listdir(folder)), sorted(os.listdir(tmp_path))
+        proc = run_cli(["export", model, "--to", "safetensors", *extra])
+        assert proc.returncode == status, describe(proc)
+        cases.assert_error_with_hint(proc)
+        assert "UTF-8" in proc.stderr, describe(proc)
+        assert (sorted(os.listdir(folder)), sorted(os.listdir(tmp_path))) == before, describe(proc)
+
+    names = ("w\u202e\u00e9", "\u00fc\U0001f600")
+    utf8 = tmp_path / "utf8"
+    utf8.mkdir()
+    src = utf8 / "mod\u00e8le.onnx"
+    shutil.copyfile(bad_model(utf8, names=names), src)
+    export(src, "--shard-size", "8", "--link")
+    index = json.loads((utf8 / "mod\u00e8le.safetensors.index.json").read_bytes().decode("utf-8"))
+    assert set(index["weight_map"]) == set(names)
+    for name in names:
+        header, tensors, _ = read_safetensors(utf8 / index["weight_map"][name])
+        assert header["__metadata__"]["source"] == "mod\u00e8le.onnx"
+        assert list(tensors) == [name]
+
