@@ -31,6 +31,10 @@ using report::plural;
 /// and how a data file was found as the flag that found it ("--data-dir DIR").
 [[nodiscard]] const report::hint_wording& flag_wording() noexcept;
 
+/// `text` as one word of a command line the user may copy: as it is when it holds only
+/// characters no shell treats specially, else quoted (POSIX: '...'; Windows: "...").
+[[nodiscard]] std::string shell_word(std::string_view text);
+
 void print_error(const error& e);
 void print_warning(const error& e);
 void print_warnings(std::span<const error> warnings);

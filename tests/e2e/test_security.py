@@ -404,6 +404,28 @@ def write_conv_with_guessed_data(folder: Path) -> Path:
     return folder / "model.onnx"
 
 
+def test_several_candidates_are_named_with_which_fit(tmp_path, onnxstream):
+    """Issue 30.13: "there are several" data files named none of them. Now each is listed
+    with whether it holds what the tensors need, and a path with a space is quoted in the
+    flag the hint offers ("--data .../resnet18.onnx (1).data" broke on the space)."""
+    folder = tmp_path / "m"
+    w = weights(14)
+    write_model(folder / "model.onnx", {"w": (w, "weights.bin")})
+    fits = folder / "model.onnx (1).data"
+    fits.write_bytes(w.tobytes())
+    (folder / "other.data").write_bytes(w.tobytes()[:16])
+    proc = run_cli(["merge", folder / "model.onnx", "-o", tmp_path / "o.onnx"])
+    assert proc.returncode == 1, describe(proc)
+    assert "model.onnx (1).data fits" in proc.stderr, describe(proc)
+    assert "other.data does not fit: it is 16 bytes, the tensors need 128" in proc.stderr, describe(proc)
+    assert not (tmp_path / "o.onnx").exists()
+
+    (folder / "other.data").unlink()  # the only one left: taken by a guess, and the hint quotes it
+    proc = run_cli(["merge", folder / "model.onnx", "-o", tmp_path / "o.onnx"])
+    assert proc.returncode == 0, describe(proc)
+    assert f"--data '{fits}'" in proc.stderr, describe(proc)
+
+
 # Every command that reads a model, with the arguments after MODEL and its exit status on
 # an error (diff's trouble is 2, as cmp's). {out} is an output path in the test's folder.
 MODEL_COMMANDS = {
