@@ -33,6 +33,8 @@ bool same_file_name(const fs::path& a, const fs::path& b) {
 #endif
 }
 
+}  // namespace
+
 bool looks_like_data(const fs::path& p) {
     static constexpr std::array<std::string_view, 6> extensions{".data", ".bin", ".onnx_data", ".weights", ".raw", ".pb"};
     const auto name = p.filename().string();
@@ -41,6 +43,8 @@ bool looks_like_data(const fs::path& p) {
     const auto extension = p.extension().string();
     return std::find(extensions.begin(), extensions.end(), extension) != extensions.end();
 }
+
+namespace {
 
 // Where a folder really is, as the data files' real paths are told (located_file): the
 // two must agree letter for letter for `is_inside`, on Windows in their case too.
