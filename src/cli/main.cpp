@@ -9,6 +9,7 @@
 // any other output that could not be written. A reader that stopped early (`| head -1`)
 // is not: the exit is quiet, with the status a shell shows for a program SIGPIPE ended
 // (128 + 13), as coreutils' programs end, but without dying by the signal.
+#include "arguments.hpp"
 #include "commands.hpp"
 #include "platform.hpp"
 #include "terminal_text.hpp"
@@ -78,6 +79,13 @@ int run(const std::vector<std::string>& argv) {
         const std::vector<std::string> args(argv.begin() + 2, argv.end());
         command_context context{&cancel_requested};
         return c.run(args, context);
+    }
+    std::vector<std::string_view> names;
+    for (const auto& c : commands()) names.push_back(c.name);
+    if (const auto near = onnxstream::cli::closest_word(first, names)) {
+        onnxstream::cli::print_text(stderr, "onnxstream: error: unknown command '%s'\n  did you mean 'onnxstream %.*s'?\n",
+                                    onnxstream::cli::terminal_safe(first).c_str(), static_cast<int>(near->size()), near->data());
+        return exit_usage;
     }
     onnxstream::cli::print_text(stderr,
                                 "onnxstream: error: unknown command '%s'\n  run 'onnxstream --help' for the list of commands\n",
