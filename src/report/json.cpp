@@ -161,7 +161,7 @@ std::string error_json(const error& e, const hint_wording& wording) {
 
 std::string to_json(const ops::inspect_report& r, const hint_wording& wording) {
     json_writer json;
-    json.begin_object().field("ok", true).field("path", r.path.string()).field("file_size", r.file_size);
+    json.begin_object().field("ok", r.clean()).field("path", r.path.string()).field("file_size", r.file_size);
     json.field("ir_version", r.ir_version).field("producer_name", r.producer_name).field("producer_version", r.producer_version);
     json.field("domain", r.domain).field("model_version", r.model_version).field("graph_name", r.graph_name);
     json.key("opsets").begin_array();

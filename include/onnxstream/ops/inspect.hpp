@@ -74,6 +74,15 @@ struct inspect_report {
     std::vector<error> warnings;               // data files found only by a guess
     std::optional<std::uint64_t> merged_size;  // empty when data is missing
     bool fits_in_one_file = false;             // merged_size <= 2^31 - 1
+
+    /// Nothing would stop a merge: no problem with the model or any of its data files
+    /// (what a JSON document's "ok" says).
+    [[nodiscard]] bool clean() const noexcept {
+        if (!problems.empty()) return false;
+        for (const auto& f : data_files)
+            if (!f.problems.empty()) return false;
+        return true;
+    }
 };
 
 /// Errors only when the model itself cannot be read; problems with its data are reported.
