@@ -8,6 +8,7 @@
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/tensor_type.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
 
 #include <algorithm>
@@ -591,6 +592,11 @@ std::string describe_values(const model_side& side, message_kind kind, const fie
             char text[32];
             std::snprintf(text, sizeof text, "%g", static_cast<double>(value));
             parts.emplace_back(text);
+        } else if (f.type() == proto::wire_type::length_delimited && kind == message_kind::value_info &&
+                   f.number() == onnx::number(onnx::value_info_field::type)) {
+            // A TypeProto: its element type and shape, not its size ("<24 bytes> vs <24 bytes>").
+            const auto token = side.tree().token(f);
+            parts.push_back(onnx::to_text(onnx::read_tensor_type(side.tree().bytes(), token.payload_offset, token.end_offset())));
         } else if (f.type() == proto::wire_type::length_delimited) {
             const auto text = side.tree().text(f);
             if (text.size() <= 60 && printable(text)) parts.push_back("'" + std::string(text) + "'");
