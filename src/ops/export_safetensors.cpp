@@ -8,6 +8,7 @@
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/tensor_value_edits.hpp>
+#include <onnxstream/onnx/tensor_walker.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/report/json_writer.hpp>
@@ -408,6 +409,11 @@ private:
     result<void> write_linked() {
         onnx::tree_edits edits;
         indexed_vector<onnx::site_id, bool> linked(model_.sites.size(), false);
+        // What a runtime reads while loading (shape inputs, axes, Resize scales...) fails
+        // there as external data: those stay in the linked model as split keeps them (the
+        // safetensors file holds them too). ONNX Runtime refused Silero VAD's linked model
+        // for a Squeeze's axes inside an If.
+        const auto load_time = onnx::shape_like_values(model_.tree, &model_.file.mapping());
         for (std::uint32_t s = 0; s < shards_.size(); ++s) {
             const auto& shard = shards_[s];
             const auto file = shard_path(s).filename().string();
@@ -417,6 +423,11 @@ private:
             for (auto t = onnx::site_id(shard.first); t.value < shard.end; t = onnx::site_id(t.value + 1)) {
                 if (!exported(t)) continue;
                 const auto length = item_of(t, model_.tensor(t), buffer, check).input.length;
+                if (load_time.contains(onnx::value_name(model_.tree, model_.sites[t]))) {
+                    ++report_.kept_embedded;
+                    offset += length;
+                    continue;
+                }
                 linked[t] = true;
                 onnx::store_external(model_.tree, model_.sites[t].message, {file, offset, length, {}}, edits);
                 offset += length;

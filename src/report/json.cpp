@@ -357,7 +357,8 @@ std::string to_json(const ops::safetensors_report& r) {
         json.begin_object().field("path", f.path.string()).field("size", f.size).field("tensors", f.tensors).end_object();
     json.end_array();
     if (r.index) json.field("index", r.index->string());
-    if (r.linked) json.field("linked", r.linked->string()).field("linked_size", r.linked_size);
+    if (r.linked)
+        json.field("linked", r.linked->string()).field("linked_size", r.linked_size).field("kept_embedded", r.kept_embedded);
     json.field("tensors", r.tensors).field("bytes", r.bytes).field("writer", r.writer);
     return finish(json, r.warnings);
 }

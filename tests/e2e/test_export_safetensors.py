@@ -220,3 +220,33 @@ def test_names_in_json_are_utf8_or_refused(onnxstream, tmp_path):
         assert header["__metadata__"]["source"] == "mod\u00e8le.onnx"
         assert list(tensors) == [name]
 
+
+def test_link_keeps_load_time_tensors_embedded(onnxstream, ort, tmp_path):
+    """Issue 30.1: --link pointed every initializer at the safetensors file, the shape a
+    Reshape reads and the axes of a Squeeze inside an If too, and ONNX Runtime refused the
+    linked model. They stay embedded, as split keeps them (the safetensors file still holds
+    every initializer)."""
+    w = numpy_helper.from_array(np.arange(24, dtype=np.float32).reshape(2, 12), "w")
+    shape = numpy_helper.from_array(np.array([4, 6], np.int64), "shape")
+    axes = numpy_helper.from_array(np.array([0], np.int64), "axes")
+    squeeze = helper.make_graph([helper.make_node("Squeeze", ["u", "axes"], ["s"])], "then", [],
+                                [helper.make_tensor_value_info("s", TensorProto.FLOAT, [4, 6])])
+    identity = helper.make_graph([helper.make_node("Squeeze", ["u", "axes"], ["e"])], "else", [],
+                                 [helper.make_tensor_value_info("e", TensorProto.FLOAT, [4, 6])])
+    nodes = [helper.make_node("Add", ["x", "w"], ["a"]), helper.make_node("Reshape", ["a", "shape"], ["r"]),
+             helper.make_node("Unsqueeze", ["r", "axes"], ["u"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=squeeze, else_branch=identity)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 12]),
+                                           helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 6])], [w, shape, axes])
+    src = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(src))
+    report = export(src, "--link")
+    assert report["kept_embedded"] == 2, report
+    linked = tmp_path / "m.linked.onnx"
+    stored = {t.name: t.data_location for t in onnx.load(str(linked), load_external_data=False).graph.initializer}
+    assert stored == {"w": TensorProto.EXTERNAL, "shape": TensorProto.DEFAULT, "axes": TensorProto.DEFAULT}
+    _, tensors, _ = read_safetensors(tmp_path / "m.safetensors")
+    assert set(tensors) == {"w", "shape", "axes"}
+    inputs = {"x": np.ones((2, 12), np.float32), "c": np.array(True)}
+    refcheck.assert_same_outputs(refcheck.run_ort(src, inputs), refcheck.run_ort(linked, inputs))
