@@ -10,7 +10,7 @@ namespace {
 
 // The resolver words a file it left out because guesses are refused as a missing file
 // whose hint names that setting (data_resolver.cpp, not_found).
-bool refused_guess(const data_problem& problem) {
+bool guess_refused_by_strict(const data_problem& problem) {
     return problem.what.code == error_code::missing_data &&
            std::any_of(problem.what.remedies.begin(), problem.what.remedies.end(),
                        [](const remedy_step& step) { return step.change == remedy::refuse_guesses; });
@@ -27,7 +27,7 @@ result<bound_model> bound_model::open(const std::filesystem::path& path, const o
     // --strict refuses a guess whatever the command: one that reports problems (inspect,
     // verify) would otherwise show the file as merely missing and succeed.
     if (options.strict) {
-        const auto refused = std::find_if(bound.data.problems.begin(), bound.data.problems.end(), refused_guess);
+        const auto refused = std::find_if(bound.data.problems.begin(), bound.data.problems.end(), guess_refused_by_strict);
         if (refused != bound.data.problems.end()) return failure(refused->what);
     }
     if (!bound.data.tensors.empty()) bound.binding_of_.assign(bound.model.sites.size(), none);
