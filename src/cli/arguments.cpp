@@ -21,7 +21,45 @@ namespace {
 
 failure usage(std::string message) { return failure(error_code::invalid_argument, std::move(message)); }
 
+// Optimal string alignment distance: edits of one letter, and two letters swapped.
+std::size_t typo_distance(std::string_view a, std::string_view b) {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i)
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    return d[a.size()][b.size()];
+}
+
 }  // namespace
+
+std::optional<std::string_view> closest_word(std::string_view word, std::span<const std::string_view> candidates) {
+    if (word.size() > 64) return std::nullopt;  // no typo of a name we know is that long
+    std::optional<std::string_view> best;
+    std::size_t best_distance = 0;
+    std::size_t prefixed = 0;
+    std::string_view prefix_of;
+    for (const auto candidate : candidates) {
+        if (candidate.empty()) continue;
+        if (word.size() >= 3 && candidate.starts_with(word)) {
+            ++prefixed;
+            prefix_of = candidate;
+        }
+        const auto distance = typo_distance(word, candidate);
+        if (!best || distance < best_distance) {
+            best = candidate;
+            best_distance = distance;
+        }
+    }
+    if (prefixed == 1) return prefix_of;
+    // A third of the word may be wrong, at least one letter and at most three.
+    const auto allowed = std::clamp<std::size_t>(word.size() / 3, 1, 3);
+    if (best && best_distance <= allowed) return best;
+    return std::nullopt;
+}
 
 result<parsed_arguments> parse_arguments(std::span<const std::string> args, std::span<const option_spec> options) {
     parsed_arguments parsed;
@@ -45,7 +83,12 @@ result<parsed_arguments> parse_arguments(std::span<const std::string> args, std:
         const auto spec = std::find_if(options.begin(), options.end(), [&](const option_spec& o) {
             return o.name == name || (!o.short_name.empty() && o.short_name == name);
         });
-        if (spec == options.end()) return usage("unknown option '" + name + "'");
+        if (spec == options.end()) {
+            std::vector<std::string_view> known;
+            for (const auto& o : options) known.push_back(o.name);
+            const auto near = closest_word(name, known);
+            return usage("unknown option '" + name + "'" + (near ? "; did you mean " + std::string(*near) + "?" : ""));
+        }
         const std::string canonical(spec->name);
         if (!spec->repeatable && parsed.flag(canonical)) return usage("option " + canonical + " is given twice");
         if (!spec->takes_value) {

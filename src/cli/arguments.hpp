@@ -48,7 +48,12 @@ private:
     std::map<std::string, std::vector<std::string>> values_;
 };
 
-/// Parses `args` (the words after the command name). Errors are usage errors.
+/// The candidate closest to `word` when it is near enough to be a typo (a few letters
+/// changed, added, dropped or swapped, or a unique prefix): what "did you mean" offers.
+[[nodiscard]] std::optional<std::string_view> closest_word(std::string_view word, std::span<const std::string_view> candidates);
+
+/// Parses `args` (the words after the command name). Errors are usage errors; an unknown
+/// option names the one it is probably a typo of.
 [[nodiscard]] result<parsed_arguments> parse_arguments(std::span<const std::string> args, std::span<const option_spec> options);
 
 /// Parses a size: `4096`, `64K`, `1M`, `2G` (also `KiB`/`MB`-style suffixes; powers of 1024).

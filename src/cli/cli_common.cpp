@@ -1,5 +1,6 @@
 #include "cli_common.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -9,8 +10,10 @@ namespace onnxstream::cli {
 
 namespace {
 
+// An argument that is a placeholder (FILE, DIR) or a path: a path is quoted as a shell
+// needs it ("resnet18.onnx (1).data" broke on its space).
 std::string with_argument(const char* flag, const std::string& argument) {
-    return argument.empty() ? std::string(flag) : std::string(flag) + " " + argument;
+    return argument.empty() ? std::string(flag) : std::string(flag) + " " + shell_word(argument);
 }
 
 std::string flag_for(const remedy_step& step) {
@@ -23,7 +26,7 @@ std::string flag_for(const remedy_step& step) {
         case remedy::refuse_guesses: return "--strict";
         case remedy::accept_size_mismatch: return "--allow-size-mismatch";
         case remedy::choose_data_name: return "--data-name";
-        case remedy::repack_in_place: return "-o " + step.argument + " --force";
+        case remedy::repack_in_place: return "-o " + shell_word(step.argument) + " --force";
         case remedy::keep_external_data: return "'onnxstream repack'";
         case remedy::embed_weights: return "'onnxstream merge'";
         case remedy::inspect_model: return "'onnxstream inspect'";
@@ -41,10 +44,10 @@ std::string flag_for(const remedy_step& step) {
 // How a data file was found, as the flag that found it; guesses in the library's words.
 std::string found_as_flag(const onnx::how_found& how, const std::filesystem::path& file) {
     switch (how.step) {
-        case onnx::found_by::data_flag: return "--data " + file.string();
+        case onnx::found_by::data_flag: return "--data " + shell_word(file.string());
         case onnx::found_by::model_folder: return "next to the model";
-        case onnx::found_by::data_dir: return "--data-dir " + how.data_dir.string();
-        case onnx::found_by::data_dir_file_name: return "file name under --data-dir " + how.data_dir.string();
+        case onnx::found_by::data_dir: return "--data-dir " + shell_word(how.data_dir.string());
+        case onnx::found_by::data_dir_file_name: return "file name under --data-dir " + shell_word(how.data_dir.string());
         case onnx::found_by::file_name_in_model_folder:
         case onnx::found_by::common_name:
         case onnx::found_by::only_data_file: break;
@@ -57,6 +60,23 @@ constexpr report::hint_wording flags{.word = flag_for, .found = found_as_flag};
 }  // namespace
 
 const report::hint_wording& flag_wording() noexcept { return flags; }
+
+std::string shell_word(std::string_view text) {
+    const auto plain = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               std::string_view("_-./:@%+=,").find(c) != std::string_view::npos || static_cast<unsigned char>(c) >= 0x80;
+    };
+    if (!text.empty() && std::all_of(text.begin(), text.end(), plain)) return std::string(text);
+#if defined(_WIN32)
+    std::string quoted = "\"";
+    for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+#else
+    std::string quoted = "'";
+    for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+#endif
+}
 
 // ---------------------------------------------------------------- printing
 
@@ -103,11 +123,8 @@ int usage_error(std::string_view command, const std::string& message) {
 // ---------------------------------------------------------------- shared options
 
 result<void> fill_rewrite_options(const parsed_arguments& args, ops::rewrite_options& options) {
-    for (const auto& d : args.values("--data")) options.data.data_files.emplace_back(d);
-    for (const auto& d : args.values("--data-dir")) options.data.data_dirs.emplace_back(d);
+    static_cast<onnx::open_options&>(options) = open_options_from(args);
     options.force = args.flag("--force");
-    options.allow_size_mismatch = args.flag("--allow-size-mismatch");
-    options.strict = args.flag("--strict");
     ONNXSTREAM_TRY(read_threads(args, options.threads));
     if (const auto writer = args.value("--writer")) {
         if (*writer == "portable") options.backend = io::writer_backend::portable;
@@ -173,11 +190,13 @@ prepared prepare(std::string_view name, std::string_view help, std::span<const s
     return p;
 }
 
-onnx::resolve_options data_options(const parsed_arguments& args) {
-    onnx::resolve_options data;
-    for (const auto& d : args.values("--data")) data.data_files.emplace_back(d);
-    for (const auto& d : args.values("--data-dir")) data.data_dirs.emplace_back(d);
-    return data;
+onnx::open_options open_options_from(const parsed_arguments& args) {
+    onnx::open_options options;
+    for (const auto& d : args.values("--data")) options.data.data_files.emplace_back(d);
+    for (const auto& d : args.values("--data-dir")) options.data.data_dirs.emplace_back(d);
+    options.strict = args.flag("--strict");
+    options.allow_size_mismatch = args.flag("--allow-size-mismatch");
+    return options;
 }
 
 }  // namespace onnxstream::cli

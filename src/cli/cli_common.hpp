@@ -31,6 +31,10 @@ using report::plural;
 /// and how a data file was found as the flag that found it ("--data-dir DIR").
 [[nodiscard]] const report::hint_wording& flag_wording() noexcept;
 
+/// `text` as one word of a command line the user may copy: as it is when it holds only
+/// characters no shell treats specially, else quoted (POSIX: '...'; Windows: "...").
+[[nodiscard]] std::string shell_word(std::string_view text);
+
 void print_error(const error& e);
 void print_warning(const error& e);
 void print_warnings(std::span<const error> warnings);
@@ -68,12 +72,6 @@ inline constexpr option_spec opt_align_threshold = value_option("--align-thresho
 inline constexpr option_spec opt_shard_size = value_option("--shard-size");
 inline constexpr option_spec opt_to = value_option("--to");
 
-/// The options of every command that rewrites a model: --help, --quiet, --json, --output,
-/// and what `fill_rewrite_options` reads.
-inline constexpr std::array rewrite_command_options{opt_help,     opt_quiet, opt_json,    opt_output, opt_data,
-                                                    opt_data_dir, opt_force, opt_threads, opt_writer, opt_allow_size_mismatch,
-                                                    opt_strict};
-
 /// `base` followed by `extra`: a command's option table from a shared one.
 template <std::size_t base_size, class... Extra>
 constexpr auto with_options(const std::array<option_spec, base_size>& base, Extra... extra) {
@@ -84,12 +82,22 @@ constexpr auto with_options(const std::array<option_spec, base_size>& base, Extr
     return all;
 }
 
+/// The options of every command that reads a model, what `open_options_from` reads:
+/// each command's table starts with these (a command that lacked one refused it).
+inline constexpr std::array model_command_options{
+    opt_help, opt_quiet, opt_json, opt_data, opt_data_dir, opt_strict, opt_allow_size_mismatch};
+
+/// The options of every command that rewrites a model: the above, --output, and what
+/// `fill_rewrite_options` reads besides.
+inline constexpr auto rewrite_command_options = with_options(model_command_options, opt_output, opt_force, opt_threads,
+                                                             opt_writer);
+
 struct common_flags {
     bool quiet = false;
     bool json = false;
 };
 
-/// Fills --data, --data-dir, --force, --allow-size-mismatch, --strict, --threads, --writer
+/// Fills how the model is opened (open_options_from), --force, --threads, --writer
 /// (without --writer, or with --writer auto, the environment variable ONNXSTREAM_WRITER=portable
 /// picks the portable writer: the test suites run every command that way).
 [[nodiscard]] result<void> fill_rewrite_options(const parsed_arguments& args, ops::rewrite_options& options);
@@ -116,8 +124,10 @@ struct prepared {
 [[nodiscard]] prepared prepare(std::string_view name, std::string_view help, std::span<const std::string> argv,
                                std::span<const option_spec> options);
 
-/// --data and --data-dir as resolve options.
-[[nodiscard]] onnx::resolve_options data_options(const parsed_arguments& args);
+/// How the model is opened: --data, --data-dir, --strict, --allow-size-mismatch. Every
+/// command hands these to its operation, which opens the model with them
+/// (onnx::bound_model::open).
+[[nodiscard]] onnx::open_options open_options_from(const parsed_arguments& args);
 
 /// Runs `run()` with `options` cancelled by the context and reporting to a progress bar on
 /// stderr (none with --quiet or --json); the bar is gone when it returns.

@@ -20,10 +20,12 @@ constexpr std::string_view analyze_help =
     "them. Nothing is written.\n"
     "\n"
     "  --data FILE, --data-dir DIR   where the model's external data is\n"
+    "  --strict, --allow-size-mismatch   refuse a data file found only by a guess (and SHA-1\n"
+    "                    mismatches); accept bytes that do not match the dims\n"
     "  --json           print a JSON document on stdout\n"
     "  --quiet          print nothing but warnings and errors\n";
 
-constexpr std::array analyze_options{opt_help, opt_quiet, opt_json, opt_data, opt_data_dir};
+constexpr auto analyze_options = model_command_options;
 
 }  // namespace
 
@@ -32,7 +34,7 @@ int run_analyze(std::span<const std::string> argv, const command_context&) {
     if (!p.args) return p.status;
     const auto& args = *p.args;
     if (args.positionals.size() != 1) return usage_error("analyze", "analyze takes exactly one MODEL");
-    const auto report = ops::analyze(args.positionals[0], data_options(args));
+    const auto report = ops::analyze(args.positionals[0], open_options_from(args));
     if (!report) return fail(report.error(), p.flags.json);
     print_warnings(report->warnings);
     // A million findings make a document of a hundred megabytes: streamed, never whole.

@@ -30,7 +30,7 @@ constexpr std::string_view convert_help =
     "  --align BYTES         offset alignment (default 4096 for tensors >= 1 MiB; 0 = dense)\n"
     "  --shard-size BYTES    several data files <name>-00001-of-0000N.data of at most BYTES\n"
     "  --data FILE, --data-dir DIR   where the input's external data is\n"
-    "  --strict              a SHA-1 checksum that does not match is an error, not a warning\n"
+    "  --strict              refuse a data file found only by a guess; a SHA-1 mismatch fails\n"
     "  --allow-size-mismatch convert a tensor whose bytes do not match its dims (warning)\n"
     "  -f, --force           replace existing outputs (never the inputs)\n"
     "  --json, --quiet       as everywhere\n";

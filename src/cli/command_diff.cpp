@@ -21,11 +21,13 @@ constexpr std::string_view diff_help =
     "data, usage error).\n"
     "\n"
     "  --data FILE, --data-dir DIR   where the models' external data is\n"
+    "  --strict, --allow-size-mismatch   refuse a data file found only by a guess (and SHA-1\n"
+    "                    mismatches); accept bytes that do not match the dims\n"
     "  -j, --threads N  hashing threads (default: the number of cores)\n"
     "  --json           print a JSON document on stdout; \"ok\" is true when equivalent\n"
     "  --quiet          print nothing; the exit status says it all\n";
 
-constexpr std::array diff_options{opt_help, opt_quiet, opt_json, opt_threads, opt_data, opt_data_dir};
+constexpr auto diff_options = with_options(model_command_options, opt_threads);
 
 constexpr int exit_trouble = 2;
 
@@ -37,7 +39,7 @@ int run_diff(std::span<const std::string> argv, const command_context& context) 
     const auto& args = *p.args;
     if (args.positionals.size() != 2) return usage_error("diff", "diff takes exactly two models, A and B");
     ops::diff_options options;
-    options.data = data_options(args);
+    static_cast<onnx::open_options&>(options) = open_options_from(args);
     if (auto threads = read_threads(args, options.threads); !threads) return usage_error("diff", threads.error().message);
     const auto report = run_with_progress(options, context, p.flags,
                                           [&] { return ops::diff(args.positionals[0], args.positionals[1], options); });

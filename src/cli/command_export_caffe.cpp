@@ -29,27 +29,17 @@ constexpr std::string_view caffe_help =
     "                          on the same random input; exit 1 past the tolerance\n"
     "  --tolerance X           largest error allowed, relative to the output's magnitude (1e-4)\n"
     "  --report                also write PREFIX.caffe-report.json and PREFIX.caffe-report.html\n"
+    "  --data FILE, --data-dir DIR   where the input's external data is\n"
+    "  --strict, --allow-size-mismatch   refuse a data file found only by a guess (and SHA-1\n"
+    "                    mismatches); accept bytes that do not match the dims\n"
     "  -f, --force             replace existing outputs\n"
     "  --json                  print a JSON document on stdout\n"
     "  --quiet                 print nothing but warnings and errors\n";
 
-constexpr std::array caffe_options{opt_help,
-                                   opt_quiet,
-                                   opt_json,
-                                   opt_output,
-                                   opt_force,
-                                   opt_writer,
-                                   opt_data,
-                                   opt_data_dir,
-                                   opt_allow_size_mismatch,
-                                   opt_to,
-                                   value_option("--dialect"),
-                                   repeated_option("--input-shape"),
-                                   flag_option("--no-fold-bn"),
-                                   flag_option("--check"),
-                                   value_option("--tolerance"),
-                                   flag_option("--report"),
-                                   value_option("--check-dump")};  // testing: see export_caffe.hpp
+constexpr auto caffe_options = with_options(
+    model_command_options, opt_output, opt_force, opt_writer, opt_to, value_option("--dialect"), repeated_option("--input-shape"),
+    flag_option("--no-fold-bn"), flag_option("--check"), value_option("--tolerance"), flag_option("--report"),
+    value_option("--check-dump"));  // testing: see export_caffe.hpp
 
 result<std::pair<std::string, caffe::shape>> parse_input_shape(const std::string& text) {
     const auto eq = text.rfind('=');

@@ -22,7 +22,7 @@ constexpr std::string_view safetensors_help =
     "  --link                also write <stem>.linked.onnx beside the output, whose weights are\n"
     "                        external data inside the safetensors file(s): one copy for both\n"
     "  --data FILE, --data-dir DIR   where the input's external data is\n"
-    "  --strict              a SHA-1 checksum that does not match is an error, not a warning\n"
+    "  --strict              refuse a data file found only by a guess; a SHA-1 mismatch fails\n"
     "  -f, --force           replace existing outputs (never the inputs)\n"
     "  --json, --quiet       as everywhere\n";
 

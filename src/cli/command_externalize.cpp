@@ -24,6 +24,8 @@ constexpr std::string_view split_help =
     "  --align BYTES         offset alignment of large tensors (default 4096; 0 = dense)\n"
     "  --align-threshold BYTES  smallest tensor to align (default 1M); smaller ones stay dense\n"
     "  --data FILE, --data-dir DIR   where the input's own external data is, if any\n"
+    "  --strict, --allow-size-mismatch   refuse a data file found only by a guess (and SHA-1\n"
+    "                    mismatches); accept bytes that do not match the dims\n"
     "  -f, --force           replace existing outputs\n"
     "  --json, --quiet       as everywhere\n";
 
@@ -48,6 +50,8 @@ constexpr std::string_view repack_help =
     "  --dedupe              store identical tensors (same type and bytes) once\n"
     "  --write-checksums     write each tensor's SHA-1 into its 'checksum' key\n"
     "  --data FILE, --data-dir DIR   where the input's external data is\n"
+    "  --strict, --allow-size-mismatch   refuse a data file found only by a guess (and SHA-1\n"
+    "                    mismatches); accept bytes that do not match the dims\n"
     "  -j, --threads N       worker threads (default: the number of cores)\n"
     "  -f, --force           replace existing outputs, even the model's own files (repack in\n"
     "                        place: the old files are replaced only once the new ones are on disk)\n"

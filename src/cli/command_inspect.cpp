@@ -20,10 +20,12 @@ constexpr std::string_view inspect_help =
     "\n"
     "  --data FILE      an external data file (matched by name; a single one serves all)\n"
     "  --data-dir DIR   a folder to look for external data files in\n"
+    "  --strict, --allow-size-mismatch   refuse a data file found only by a guess (and SHA-1\n"
+    "                    mismatches); accept bytes that do not match the dims\n"
     "  --json           print a JSON document on stdout\n"
     "  --quiet          print nothing but warnings and errors\n";
 
-constexpr std::array inspect_options{opt_help, opt_quiet, opt_json, opt_data, opt_data_dir};
+constexpr auto inspect_options = model_command_options;
 
 }  // namespace
 
@@ -32,7 +34,7 @@ int run_inspect(std::span<const std::string> argv, const command_context&) {
     if (!p.args) return p.status;
     const auto& args = *p.args;
     if (args.positionals.size() != 1) return usage_error("inspect", "inspect takes exactly one MODEL");
-    const auto report = ops::inspect(args.positionals[0], data_options(args));
+    const auto report = ops::inspect(args.positionals[0], open_options_from(args));
     return show(
         report, p.flags, [](const auto& r) { return report::to_json(r, flag_wording()); },
         [](const auto& r) { return report::to_text(r, flag_wording()); });

@@ -1,5 +1,6 @@
 #include "cli_common.hpp"
 
+#include <onnxstream/onnx/model_input.hpp>
 #include <onnxstream/ops/batch.hpp>
 
 #include <array>
@@ -41,6 +42,17 @@ int run_merge(std::span<const std::string> argv, const command_context& context)
     if (args.positionals.empty()) return usage_error("merge", "merge needs at least one MODEL");
     if (args.positionals.size() > 1 && args.flag("--output"))
         return usage_error("merge", "-o can only be used with a single MODEL (each model gets <stem>.merged.onnx)");
+    // Before anything is written: a weights file among the models, or an output name given
+    // where only models go (the cp habit: merge in.onnx out.onnx).
+    for (std::size_t i = 0; i < args.positionals.size(); ++i) {
+        const auto& model = args.positionals[i];
+        const auto what = onnx::probe_model_input(model);
+        if (!what) return fail(what.error(), p.flags.json);
+        if (i == 1 && args.positionals.size() == 2 && *what != onnx::model_input::model)
+            return usage_error("merge", "merge takes only models, and " + model +
+                                            (*what == onnx::model_input::missing ? " does not exist" : " is not a model") +
+                                            ": to write the merged model there, use -o " + shell_word(model));
+    }
     ops::rewrite_options options;
     if (auto filled = fill_rewrite_options(args, options); !filled) return usage_error("merge", filled.error().message);
     if (const auto out = args.value("--output")) options.output = *out;

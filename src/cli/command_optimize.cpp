@@ -39,25 +39,17 @@ std::string optimize_help() {
         "  --reuse-data      point at the input's data files instead of copying them (they must be\n"
         "                    inside the output's folder)\n"
         "  --data FILE, --data-dir DIR   where the input's external data is\n"
+        "  --strict, --allow-size-mismatch   refuse a data file found only by a guess (and SHA-1\n"
+        "                    mismatches); accept bytes that do not match the dims\n"
         "  -f, --force       replace existing outputs\n"
         "  --json            print a JSON document on stdout\n"
         "  --quiet           print nothing but warnings and errors\n";
     return text;
 }
 
-constexpr std::array optimize_options{opt_help,
-                                      opt_quiet,
-                                      opt_json,
-                                      opt_output,
-                                      opt_force,
-                                      opt_writer,
-                                      opt_threads,
-                                      opt_data,
-                                      opt_data_dir,
-                                      value_option("--passes"),
-                                      value_option("--fold-limit"),
-                                      flag_option("--dry-run"),
-                                      flag_option("--reuse-data")};
+constexpr auto optimize_options = with_options(model_command_options, opt_output, opt_force, opt_writer, opt_threads,
+                                               value_option("--passes"), value_option("--fold-limit"), flag_option("--dry-run"),
+                                               flag_option("--reuse-data"));
 
 }  // namespace
 

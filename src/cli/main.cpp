@@ -5,8 +5,11 @@
 // Signals, Ctrl-C, the open-file limit and the command line's encoding are the
 // platform's (platform.hpp).
 //
-// stdout: a write error (a full disk, a closed pipe: `| head -c1` included) is an error,
-// exit 1 with a message on stderr, like any other output that could not be written.
+// stdout: a write error (a full disk) is an error, exit 1 with a message on stderr, like
+// any other output that could not be written. A reader that stopped early (`| head -1`)
+// is not: the exit is quiet, with the status a shell shows for a program SIGPIPE ended
+// (128 + 13), as coreutils' programs end, but without dying by the signal.
+#include "arguments.hpp"
 #include "commands.hpp"
 #include "platform.hpp"
 #include "terminal_text.hpp"
@@ -31,16 +34,17 @@ namespace {
 
 std::atomic<bool> cancel_requested{false};
 
+constexpr int exit_reader_gone = 128 + 13;  // SIGPIPE's number on every POSIX system we build for
+
 // Everything printed must have reached stdout.
 int check_stdout(int status) {
     errno = 0;
     const bool flushed = std::fflush(stdout) == 0;
     if (flushed && std::ferror(stdout) == 0) return status;
     const int code = errno;
+    if (code == EPIPE || onnxstream::cli::platform::stdout_reader_gone()) return exit_reader_gone;
     std::fprintf(stderr, "onnxstream: error: cannot write to standard output%s%s\n  %s\n", code != 0 ? ": " : "",
-                 code != 0 ? std::strerror(code) : "",
-                 code == EPIPE ? "the program reading it stopped early; its output is incomplete"
-                               : "check where it goes (a full disk?) and run the command again");
+                 code != 0 ? std::strerror(code) : "", "check where it goes (a full disk?) and run the command again");
     return status != onnxstream::cli::exit_ok ? status : onnxstream::cli::exit_failed;
 }
 
@@ -75,6 +79,13 @@ int run(const std::vector<std::string>& argv) {
         const std::vector<std::string> args(argv.begin() + 2, argv.end());
         command_context context{&cancel_requested};
         return c.run(args, context);
+    }
+    std::vector<std::string_view> names;
+    for (const auto& c : commands()) names.push_back(c.name);
+    if (const auto near = onnxstream::cli::closest_word(first, names)) {
+        onnxstream::cli::print_text(stderr, "onnxstream: error: unknown command '%s'\n  did you mean 'onnxstream %.*s'?\n",
+                                    onnxstream::cli::terminal_safe(first).c_str(), static_cast<int>(near->size()), near->data());
+        return exit_usage;
     }
     onnxstream::cli::print_text(stderr,
                                 "onnxstream: error: unknown command '%s'\n  run 'onnxstream --help' for the list of commands\n",

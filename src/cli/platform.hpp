@@ -17,6 +17,11 @@ void install_signal_handlers(std::atomic<bool>& cancel);
 /// Takes the open-file limit the hard limit allows (POSIX; nothing to do on Windows).
 void raise_open_file_limit();
 
+/// Whether whatever reads stdout has gone (`| head` that stopped reading): POSIX asks the
+/// pipe itself, since the write that failed may have set errno long before; Windows
+/// answers from errno alone (false here).
+[[nodiscard]] bool stdout_reader_gone();
+
 /// Has the allocator map every large block on its own, so that freeing it gives the
 /// memory back (glibc; nothing to do elsewhere).
 void map_large_allocations();

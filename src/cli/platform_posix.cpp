@@ -12,6 +12,7 @@
 #include <onnxstream/io/output_file.hpp>
 
 #include <malloc.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -72,6 +73,14 @@ void install_signal_handlers(std::atomic<bool>& cancel) {
     } catch (const std::system_error&) {
         ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);  // no thread to take them: the defaults
     }
+}
+
+bool stdout_reader_gone() {
+    // The write end of a pipe whose read end is closed polls as POLLERR.
+    struct pollfd out {
+        STDOUT_FILENO, POLLOUT, 0
+    };
+    return ::poll(&out, 1, 0) == 1 && (out.revents & POLLERR) != 0;
 }
 
 // A model stored one file per tensor keeps thousands of data files open; the usual soft

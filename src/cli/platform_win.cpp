@@ -48,6 +48,8 @@ void install_signal_handlers(std::atomic<bool>& cancel) {
 
 void map_large_allocations() {}
 
+bool stdout_reader_gone() { return false; }
+
 void raise_open_file_limit() {
     // The CRT's descriptors (which the io layer hands around) stop at 512 by default.
     (void)::_setmaxstdio(8192);

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdint>
 #include <mutex>
+#include <new>
 #include <string>
 #include <system_error>
 
@@ -18,15 +19,22 @@ namespace onnxstream::io {
 namespace {
 
 // The guard against SIGBUS (see the header). The handler may only touch what is
-// async-signal-safe: a fixed table of atomics, mmap, sigaction.
-constexpr std::size_t max_guarded = 256;
+// async-signal-safe: blocks of atomics, mmap, sigaction. A block holds a fixed number of
+// ranges; when every range is taken, a new block is linked after the last one (by the
+// thread that maps, never by the handler) and stays for the life of the process. Every
+// mapping is guarded whatever their number: a fixed table of 256 once left the 257th
+// mapping open to SIGBUS (merge -j 300 of models sharing a data file died of it).
 struct guarded_range {
     std::atomic<bool> used{false};
     std::atomic<std::uintptr_t> begin{0};
     std::atomic<std::uintptr_t> end{0};
     std::atomic<bool> truncated{false};
 };
-std::array<guarded_range, max_guarded> guarded;
+struct guard_block {
+    std::array<guarded_range, 256> ranges;
+    std::atomic<guard_block*> next{nullptr};
+};
+guard_block first_block;
 struct sigaction previous_sigbus {};
 std::uintptr_t page_size = 4096;
 std::once_flag handler_installed;
@@ -51,17 +59,19 @@ void forward_sigbus(int signal_number, siginfo_t* info, void* context) {
 
 extern "C" void on_sigbus(int signal_number, siginfo_t* info, void* context) {
     const auto address = info != nullptr ? reinterpret_cast<std::uintptr_t>(info->si_addr) : 0;
-    for (auto& range : guarded) {
-        if (!range.used.load(std::memory_order_acquire)) continue;
-        const auto begin = range.begin.load(std::memory_order_relaxed);
-        const auto end = range.end.load(std::memory_order_relaxed);
-        if (address < begin || address >= end) continue;
-        const auto page = address & ~(page_size - 1);
-        void* zeros = ::mmap(reinterpret_cast<void*>(page), end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
-                             0);
-        if (zeros == MAP_FAILED) break;
-        range.truncated.store(true, std::memory_order_release);
-        return;  // the read is retried, and now finds zeros
+    for (auto* block = &first_block; block != nullptr; block = block->next.load(std::memory_order_acquire)) {
+        for (auto& range : block->ranges) {
+            if (!range.used.load(std::memory_order_acquire)) continue;
+            const auto begin = range.begin.load(std::memory_order_relaxed);
+            const auto end = range.end.load(std::memory_order_relaxed);
+            if (address < begin || address >= end) continue;
+            const auto page = address & ~(page_size - 1);
+            void* zeros = ::mmap(reinterpret_cast<void*>(page), end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                                 -1, 0);
+            if (zeros == MAP_FAILED) break;
+            range.truncated.store(true, std::memory_order_release);
+            return;  // the read is retried, and now finds zeros
+        }
     }
     forward_sigbus(signal_number, info, context);
 }
@@ -76,26 +86,36 @@ void install_handler() {
     ::sigaction(SIGBUS, &action, &previous_sigbus);
 }
 
-// The slot guarding [data, data + size), or max_guarded when the table is full (the
-// mapping then works unguarded, as any plain mmap).
-std::size_t guard(const void* data, std::size_t size) noexcept {
+// The range guarding [data, data + size), in a new block when every block is full;
+// null only when no memory is left for one.
+guarded_range* guard(const void* data, std::size_t size) noexcept {
     install_sigbus_guard();
-    for (std::size_t i = 0; i < guarded.size(); ++i) {
-        bool expected = false;
-        if (guarded[i].used.load() || !guarded[i].used.compare_exchange_strong(expected, true)) continue;
-        guarded[i].truncated.store(false);
-        guarded[i].begin.store(reinterpret_cast<std::uintptr_t>(data));
-        guarded[i].end.store(reinterpret_cast<std::uintptr_t>(data) + size);
-        return i;
+    for (auto* block = &first_block;;) {
+        for (auto& range : block->ranges) {
+            bool expected = false;
+            if (range.used.load() || !range.used.compare_exchange_strong(expected, true)) continue;
+            range.truncated.store(false);
+            range.begin.store(reinterpret_cast<std::uintptr_t>(data));
+            range.end.store(reinterpret_cast<std::uintptr_t>(data) + size);
+            return &range;
+        }
+        auto* next = block->next.load(std::memory_order_acquire);
+        if (next == nullptr) {
+            auto* added = new (std::nothrow) guard_block;
+            if (added == nullptr) return nullptr;
+            // Another thread may have linked one meanwhile: then its block is taken.
+            if (block->next.compare_exchange_strong(next, added, std::memory_order_acq_rel)) next = added;
+            else delete added;
+        }
+        block = next;
     }
-    return max_guarded;
 }
 
-void unguard(std::size_t slot) noexcept {
-    if (slot >= max_guarded) return;
-    guarded[slot].end.store(0);
-    guarded[slot].begin.store(0);
-    guarded[slot].used.store(false, std::memory_order_release);
+void unguard(guarded_range* range) noexcept {
+    if (range == nullptr) return;
+    range->end.store(0);
+    range->begin.store(0);
+    range->used.store(false, std::memory_order_release);
 }
 
 }  // namespace
@@ -105,9 +125,9 @@ void install_sigbus_guard() noexcept { std::call_once(handler_installed, install
 struct mapped_file::impl {
     void* data = nullptr;
     std::size_t size = 0;
-    std::size_t slot = max_guarded;
+    guarded_range* guard = nullptr;
     ~impl() {
-        unguard(slot);  // before the pages go
+        unguard(guard);  // before the pages go
         if (data != nullptr) ::munmap(data, size);
     }
 };
@@ -117,9 +137,7 @@ mapped_file::mapped_file(mapped_file&&) noexcept = default;
 mapped_file& mapped_file::operator=(mapped_file&&) noexcept = default;
 mapped_file::~mapped_file() = default;
 
-bool mapped_file::intact() const noexcept {
-    return impl_ == nullptr || impl_->slot >= max_guarded || !guarded[impl_->slot].truncated.load(std::memory_order_acquire);
-}
+bool mapped_file::intact() const noexcept { return impl_ == nullptr || !impl_->guard->truncated.load(std::memory_order_acquire); }
 
 result<mapped_file> mapped_file::map(int fd, std::uint64_t size, const std::filesystem::path& display) {
     mapped_file file;
@@ -137,8 +155,12 @@ result<mapped_file> mapped_file::map(int fd, std::uint64_t size, const std::file
     }
     state->data = data;
     state->size = static_cast<std::size_t>(size);
+    state->guard = guard(data, state->size);
+    // Unguarded, a read past a cut would end the process: no mapping without its guard.
+    if (state->guard == nullptr)
+        return failure(error_code::io, "cannot map " + display.string() + " into memory: out of memory",
+                       "free memory, or work on fewer models at once");
     file.bytes_ = std::span(static_cast<const std::byte*>(data), state->size);
-    state->slot = guard(data, state->size);
     file.impl_ = std::move(state);
     return file;
 }
@@ -182,7 +204,7 @@ result<void> mapped_file::copy_in_except(int fd, std::span<const byte_range> bul
     if (from < mapped_end) runs.push_back({from, mapped_end - from});
     auto* base = const_cast<std::byte*>(bytes_.data());
     auto broken = [this](std::string what) {
-        if (impl_ != nullptr && impl_->slot < max_guarded) guarded[impl_->slot].truncated.store(true, std::memory_order_release);
+        if (impl_ != nullptr) impl_->guard->truncated.store(true, std::memory_order_release);
         return failure(error_code::io, std::move(what), "check that the file is readable and not being changed");
     };
     for (const auto& run : runs) {

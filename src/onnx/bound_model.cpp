@@ -1,16 +1,35 @@
 #include <onnxstream/onnx/bound_model.hpp>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
 namespace onnxstream::onnx {
 
-result<bound_model> bound_model::open(const std::filesystem::path& path, const resolve_options& data_options,
-                                      const tree_options& tree, tensor_reading reading) {
+namespace {
+
+// The resolver words a file it left out because guesses are refused as a missing file
+// whose hint names that setting (data_resolver.cpp, not_found).
+bool guess_refused_by_strict(const data_problem& problem) {
+    return problem.what.code == error_code::missing_data &&
+           std::any_of(problem.what.remedies.begin(), problem.what.remedies.end(),
+                       [](const remedy_step& step) { return step.change == remedy::refuse_guesses; });
+}
+
+}  // namespace
+
+result<bound_model> bound_model::open(const std::filesystem::path& path, const open_options& options, const tree_options& tree,
+                                      tensor_reading reading) {
     bound_model bound;
     ONNXSTREAM_ASSIGN(bound.model, model_file::open(path, tree, reading));
-    data_resolver resolver(path, data_options);
+    data_resolver resolver(path, options.resolving());
     bound.data = external_data::bind(bound.model, resolver);
+    // --strict refuses a guess whatever the command: one that reports problems (inspect,
+    // verify) would otherwise show the file as merely missing and succeed.
+    if (options.strict) {
+        const auto refused = std::find_if(bound.data.problems.begin(), bound.data.problems.end(), guess_refused_by_strict);
+        if (refused != bound.data.problems.end()) return failure(refused->what);
+    }
     if (!bound.data.tensors.empty()) bound.binding_of_.assign(bound.model.sites.size(), none);
     for (const auto b : bound.data.tensors.ids()) bound.binding_of_[bound.data.tensors[b].site] = b;
     return bound;

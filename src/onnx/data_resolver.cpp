@@ -33,6 +33,8 @@ bool same_file_name(const fs::path& a, const fs::path& b) {
 #endif
 }
 
+}  // namespace
+
 bool looks_like_data(const fs::path& p) {
     static constexpr std::array<std::string_view, 6> extensions{".data", ".bin", ".onnx_data", ".weights", ".raw", ".pb"};
     const auto name = p.filename().string();
@@ -41,6 +43,8 @@ bool looks_like_data(const fs::path& p) {
     const auto extension = p.extension().string();
     return std::find(extensions.begin(), extensions.end(), extension) != extensions.end();
 }
+
+namespace {
 
 // Where a folder really is, as the data files' real paths are told (located_file): the
 // two must agree letter for letter for `is_inside`, on Windows in their case too.
@@ -223,17 +227,31 @@ result<void> refuse_folder(std::string_view location, const fs::path& as_written
     return {};
 }
 
-// The data-like files of `folder`, or the first two when there are more (step 6 needs
-// to know only whether there is exactly one).
+// The data-like files of `folder`, the first `max_listed_candidates + 1` of them: step 6
+// takes the only one, and when there are several the error names them and which fit.
+constexpr std::size_t max_listed_candidates = 8;
 std::vector<fs::path> data_like_files(const fs::path& folder) {
     std::vector<fs::path> out;
     std::error_code ec;
     for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
         std::error_code type_error;
         if (it->is_regular_file(type_error) && looks_like_data(it->path())) out.push_back(it->path());
-        if (out.size() > 1) break;
+        if (out.size() > max_listed_candidates) break;
     }
+    std::sort(out.begin(), out.end());
     return out;
+}
+
+// Whether one of several candidates would fit, in the words of a line of the error: the
+// user picks the file to pass with --data from these.
+std::string fit_of(const fs::path& candidate, const data_needs& needs) {
+    auto located = io::located_file::locate(candidate);
+    if (!located) return "cannot be read";
+    auto file = located->open(false);
+    if (!file) return "cannot be read";
+    const auto why_not = misfit(*file, needs);
+    if (!why_not) return "cannot be read";
+    return *why_not ? "does not fit: " + **why_not : "fits (it holds every byte the tensors need)";
 }
 
 failure not_found(std::string_view location, const std::vector<std::string>& tried) {
@@ -317,9 +335,16 @@ result<opened_location> data_resolver::search(std::string_view location, const d
         const how_found how{.step = found_by::only_data_file};
         ONNXSTREAM_ASSIGN(auto only, attempt(data_like.front(), trust::confined, guess_words(how)));
         if (only) return found(std::move(*only), data_like.front(), how);
+    } else if (data_like.empty()) {
+        tried.push_back("any single data-like file in " + quoted_in_hint(model_folder_.string()) + " (there is none)");
     } else {
-        tried.push_back("any single data-like file in " + quoted_in_hint(model_folder_.string()) +
-                        (data_like.size() > 1 ? " (there are several)" : " (there is none)"));
+        // Several: none is guessed, but the user is shown which would do.
+        std::string listed = "the data-like files in " + quoted_in_hint(model_folder_.string()) +
+                             ", none taken since there are several:";
+        for (std::size_t i = 0; i < std::min(data_like.size(), max_listed_candidates); ++i)
+            listed += "\n      " + quoted_in_hint(data_like[i].filename().string()) + " " + fit_of(data_like[i], needs);
+        if (data_like.size() > max_listed_candidates) listed += "\n      ... and more";
+        tried.push_back(std::move(listed));
     }
 
     return not_found(location, tried);

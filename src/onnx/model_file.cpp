@@ -1,5 +1,9 @@
 #include <onnxstream/onnx/model_file.hpp>
 
+#include <onnxstream/onnx/model_input.hpp>
+
+#include <algorithm>
+
 namespace onnxstream::onnx {
 namespace {
 
@@ -24,6 +28,9 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
         return failure(std::move(e));
     }
     model.file = std::move(opened).value();
+    // A weights file given as the model fails to parse at some byte; say what it is instead.
+    const auto bytes = model.file.bytes();
+    ONNXSTREAM_TRY(check_not_data_file(path, bytes.first(std::min<std::size_t>(bytes.size(), 16))));
     // The tree reads every field header through the mapping. Reading them first with
     // pread finds the large payloads, and everything else is copied into private memory:
     // the weights' pages are then mapped only when their bytes are needed (see

@@ -131,11 +131,11 @@ void static_findings(graph::graph_model model, finding_list& out) {
 
 }  // namespace
 
-result<analyze_report> analyze(const std::filesystem::path& path, const onnx::resolve_options& data_options) {
+result<analyze_report> analyze(const std::filesystem::path& path, const onnx::open_options& options) {
     // Tensors read when a pass asks (most never are): no table of a million tensor_infos,
     // and the tree without their bodies' fields.
     ONNXSTREAM_ASSIGN(const auto bound,
-                      onnx::bound_model::open(path, data_options, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
+                      onnx::bound_model::open(path, options, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
     const auto& model = bound.model;
     analyze_report report;
     report.path = path;

@@ -69,8 +69,8 @@ public:
         ONNXSTREAM_ASSIGN(data_name_, choose_data_name(report_.output, options_.data_name));
         // No tensor_info table (120 bytes a tensor): each is read again when needed. The
         // tree drops the tensors' bodies too: their edits address fields by position.
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data, onnx::nodes_on_demand(),
-                                                          onnx::tensor_reading::on_demand));
+        ONNXSTREAM_ASSIGN(
+            bound_, onnx::bound_model::open(model_path_, options_, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
         ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         inputs_ = bound_.inputs();

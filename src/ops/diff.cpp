@@ -8,6 +8,7 @@
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/tensor_type.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
 
 #include <algorithm>
@@ -478,12 +479,12 @@ struct model_side {
     }
 };
 
-result<model_side> open_side(const fs::path& path, const onnx::resolve_options& data_options) {
+result<model_side> open_side(const fs::path& path, const onnx::open_options& options) {
     model_side side;
     side.path = path;
     // Tensors are read again when needed, not kept (two models of a million tensors would
     // hold 240 MB of tensor_infos), and their bodies are tokenized again when read.
-    ONNXSTREAM_ASSIGN(side.bound, onnx::bound_model::open(path, data_options, {}, onnx::tensor_reading::on_demand));
+    ONNXSTREAM_ASSIGN(side.bound, onnx::bound_model::open(path, options, {}, onnx::tensor_reading::on_demand));
     // Sizes that do not match the dims still have bytes to compare; anything else is trouble.
     if (const auto* problem = side.bound.data.blocking_problem(true)) {
         auto e = problem->what;
@@ -591,6 +592,11 @@ std::string describe_values(const model_side& side, message_kind kind, const fie
             char text[32];
             std::snprintf(text, sizeof text, "%g", static_cast<double>(value));
             parts.emplace_back(text);
+        } else if (f.type() == proto::wire_type::length_delimited && kind == message_kind::value_info &&
+                   f.number() == onnx::number(onnx::value_info_field::type)) {
+            // A TypeProto: its element type and shape, not its size ("<24 bytes> vs <24 bytes>").
+            const auto token = side.tree().token(f);
+            parts.push_back(onnx::to_text(onnx::read_tensor_type(side.tree().bytes(), token.payload_offset, token.end_offset())));
         } else if (f.type() == proto::wire_type::length_delimited) {
             const auto text = side.tree().text(f);
             if (text.size() <= 60 && printable(text)) parts.push_back("'" + std::string(text) + "'");
@@ -894,7 +900,7 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     // answer) never hold two trees at once. Its root digest and its values stay (8 bytes a
     // tensor); only when the models differ is A opened again, and digested again from
     // those values, for the walk.
-    ONNXSTREAM_ASSIGN(auto side_a, open_side(a, options.data));
+    ONNXSTREAM_ASSIGN(auto side_a, open_side(a, options));
     // The stage starts once A is open (its first event may be the caller's cue for anything).
     const auto hashing = hashing_options(options, event);
     ONNXSTREAM_TRY(digest_side(side_a, hashing, event, report.bytes_hashed));
@@ -910,7 +916,7 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     // models differ, without reading a weight again.
     std::vector<std::uint64_t>().swap(side_a.digest);
 
-    ONNXSTREAM_ASSIGN(auto side_b, open_side(b, options.data));
+    ONNXSTREAM_ASSIGN(auto side_b, open_side(b, options));
     ONNXSTREAM_TRY(digest_side(side_b, hashing, event, report.bytes_hashed));
     add_warnings(side_b);
     report.tensors_b = side_b.model().sites.size();
@@ -927,7 +933,7 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     report.equivalent = root_a == side_b.digest[0];
     if (!report.equivalent) {
         auto values = std::move(side_a.values);
-        ONNXSTREAM_ASSIGN(side_a, open_side(a, options.data));
+        ONNXSTREAM_ASSIGN(side_a, open_side(a, options));
         if (side_a.model().file.identity() != identity_a || side_a.model().file.size() != size_a ||
             side_a.tree().messages().size() != messages_a || side_a.model().sites.size() != values.size())
             return changed();

@@ -188,7 +188,7 @@ public:
                            {{remedy::leave_out_check, {}}});
         name_outputs();
 
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data));
+        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_));
         ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         const graph::tensor_reader reader(model_, &bound_.data);

@@ -3,6 +3,7 @@
 #include <onnxstream/io/chunked_read.hpp>
 #include <onnxstream/io/hashing.hpp>
 #include <onnxstream/io/source_file.hpp>
+#include <onnxstream/report/json_writer.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -11,23 +12,9 @@
 namespace onnxstream::ops {
 namespace {
 
-std::string json_string(std::string_view s) {
-    std::string out = "\"";
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (ch == '"' || ch == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (c < 0x20 || c == 0x7f) {
-            char escape[8];
-            std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
-            out += escape;
-        } else {
-            out += ch;
-        }
-    }
-    return out + "\"";
-}
+// The report shows names from the model: report::json_quote keeps the document valid
+// JSON whatever bytes they hold (this copy once wrote them raw, invalid UTF-8 included).
+std::string json_string(std::string_view s) { return report::json_quote(s); }
 
 std::string number(double v) {
     if (!std::isfinite(v)) return "null";

@@ -8,8 +8,11 @@
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/tensor_value_edits.hpp>
+#include <onnxstream/onnx/tensor_walker.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
 #include <onnxstream/plan/planner.hpp>
+#include <onnxstream/report/json_writer.hpp>
+#include <onnxstream/report/safe_text.hpp>
 
 #include <algorithm>
 #include <array>
@@ -61,49 +64,11 @@ std::string printable(std::string_view text) {
     return out;
 }
 
-bool valid_utf8(std::string_view text) {
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        std::size_t extra = 0;
-        std::uint32_t code = 0;
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        if ((c & 0xE0U) == 0xC0U) extra = 1, code = c & 0x1FU;
-        else if ((c & 0xF0U) == 0xE0U) extra = 2, code = c & 0x0FU;
-        else if ((c & 0xF8U) == 0xF0U) extra = 3, code = c & 0x07U;
-        else return false;
-        if (i + extra >= text.size()) return false;
-        for (std::size_t k = 1; k <= extra; ++k) {
-            const auto d = static_cast<unsigned char>(text[i + k]);
-            if ((d & 0xC0U) != 0x80U) return false;
-            code = (code << 6) | (d & 0x3FU);
-        }
-        const std::uint32_t minimum = extra == 1 ? 0x80U : extra == 2 ? 0x800U : 0x10000U;
-        if (code < minimum || code > 0x10FFFFU || (code >= 0xD800U && code <= 0xDFFFU)) return false;
-        i += extra + 1;
-    }
-    return true;
-}
-
+// `text` as a JSON string, exactly: collect() and run() refused every name that is not
+// UTF-8 before any header is laid out, so there is nothing to replace.
 void json_string(std::string& out, std::string_view text) {
-    out += '"';
-    for (const char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (u < 0x20) {
-            char escaped[8];
-            std::snprintf(escaped, sizeof escaped, "\\u%04x", u);
-            out += escaped;
-        } else {
-            out += c;
-        }
-    }
-    out += '"';
+    const auto quoted = report::exact_json_quote(text);
+    out += quoted ? *quoted : report::json_quote(text);
 }
 
 // Where one initializer's bytes come from: a source slice, or typed values decoded to raw.
@@ -140,9 +105,10 @@ public:
         report_.input = model_path_;
         const auto folder = model_path_.parent_path();
         output_ = options_.output.empty() ? folder / (model_path_.stem().string() + ".safetensors") : options_.output;
+        ONNXSTREAM_TRY(check_names_in_json());
         // Tensors are read when needed, not kept; --link edits their bodies, so its tree keeps them.
         const auto reading = options_.link ? onnx::tensor_reading::on_demand_full_tree : onnx::tensor_reading::on_demand;
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_.data, {}, reading));
+        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_, {}, reading));
         ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         inputs_ = bound_.inputs();
@@ -158,6 +124,25 @@ public:
 
 private:
     bool sharded() const { return options_.shard_size > 0; }
+
+    // The header names the model's file and the index names the shards: JSON holds only
+    // Unicode text, and a name with a byte replaced would point at no file (loaders
+    // reject a header that is not UTF-8 outright), so such a name is refused up front.
+    result<void> check_names_in_json() const {
+        const auto source = model_path_.filename().string();
+        if (!report::valid_utf8(source))
+            return failure(error_code::unsupported,
+                           "the model's file name " + report::terminal_safe(source) +
+                               " is not valid UTF-8, and the safetensors header names it (JSON holds only UTF-8)",
+                           "copy or rename the model to a UTF-8 name first");
+        const auto output = output_.filename().string();
+        if (!report::valid_utf8(output))
+            return failure(error_code::invalid_argument,
+                           "the output name " + report::terminal_safe(output) +
+                               " is not valid UTF-8, and safetensors headers and index.json are JSON (UTF-8 only)",
+                           "choose a UTF-8 name with {0}", {{remedy::choose_output, {}}});
+        return {};
+    }
 
     bool exported(onnx::site_id t) const { return model_.sites[t].role == onnx::tensor_role::initializer; }
 
@@ -199,7 +184,8 @@ private:
             const auto handle = pass.read(t);
             const auto& tensor = *handle;
             const auto where = [&] { return model_.tree.path(tensor.message); };
-            if (tensor.name.empty() || tensor.name == "__metadata__" || !valid_utf8(tensor.name) || has_control(tensor.name))
+            if (tensor.name.empty() || tensor.name == "__metadata__" || !report::valid_utf8(tensor.name) ||
+                has_control(tensor.name))
                 return failure(
                     error_code::unsupported,
                     "initializer '" + printable(tensor.name) + "' (" + where() + ") has a name safetensors cannot hold",
@@ -423,6 +409,11 @@ private:
     result<void> write_linked() {
         onnx::tree_edits edits;
         indexed_vector<onnx::site_id, bool> linked(model_.sites.size(), false);
+        // What a runtime reads while loading (shape inputs, axes, Resize scales...) fails
+        // there as external data: those stay in the linked model as split keeps them (the
+        // safetensors file holds them too). ONNX Runtime refused Silero VAD's linked model
+        // for a Squeeze's axes inside an If.
+        const auto load_time = onnx::shape_like_values(model_.tree, &model_.file.mapping());
         for (std::uint32_t s = 0; s < shards_.size(); ++s) {
             const auto& shard = shards_[s];
             const auto file = shard_path(s).filename().string();
@@ -432,6 +423,11 @@ private:
             for (auto t = onnx::site_id(shard.first); t.value < shard.end; t = onnx::site_id(t.value + 1)) {
                 if (!exported(t)) continue;
                 const auto length = item_of(t, model_.tensor(t), buffer, check).input.length;
+                if (load_time.contains(onnx::value_name(model_.tree, model_.sites[t]))) {
+                    ++report_.kept_embedded;
+                    offset += length;
+                    continue;
+                }
                 linked[t] = true;
                 onnx::store_external(model_.tree, model_.sites[t].message, {file, offset, length, {}}, edits);
                 offset += length;

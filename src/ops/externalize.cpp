@@ -72,8 +72,8 @@ public:
         // Each tensor is read again when needed rather than kept, and the tree drops the
         // fields of embedded tensors (the edits address them by position): a table of a
         // million tensor_infos, or their field rows, would outweigh the rest of the run.
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, data_options_for(options_), onnx::nodes_on_demand(),
-                                                          onnx::tensor_reading::on_demand));
+        ONNXSTREAM_ASSIGN(
+            bound_, onnx::bound_model::open(model_path_, options_, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
         ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         inputs_ = bound_.inputs();

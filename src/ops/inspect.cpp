@@ -6,6 +6,7 @@
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/tensor_type.hpp>
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
@@ -21,44 +22,16 @@ using namespace onnxstream::onnx;
 
 namespace {
 
-// Fields of `payload` (a nested message inspect reads but the tree does not descend into).
-std::vector<proto::field_token> fields_of(std::span<const std::byte> bytes, const proto::field_token& holder) {
-    std::vector<proto::field_token> out;
-    if (!proto::tokenize(bytes, holder.payload_offset, holder.end_offset(), out)) out.clear();
-    return out;
-}
-
-std::string_view text_of(std::span<const std::byte> bytes, const proto::field_token& t) {
-    return {reinterpret_cast<const char*>(bytes.data() + t.payload_offset), static_cast<std::size_t>(t.payload_length)};
-}
-
 value_summary summarize_value(const message_tree& tree, std::uint32_t value_info) {
     value_summary v;
     v.name = tree.find_text(value_info, number(value_info_field::name));
     const auto* type = tree.find(value_info, number(value_info_field::type));
     if (type == nullptr || type->type() != proto::wire_type::length_delimited) return v;
-    const auto bytes = tree.bytes();
-    for (const auto& t : fields_of(bytes, tree.token(*type))) {
-        if (t.number != number(type_field::tensor_type) || t.type != proto::wire_type::length_delimited) continue;
-        for (const auto& tt : fields_of(bytes, t)) {
-            if (tt.number == number(tensor_type_field::elem_type) && tt.type == proto::wire_type::varint)
-                v.type = data_type_name(static_cast<std::int32_t>(tt.value));
-            if (tt.number == number(tensor_type_field::shape) && tt.type == proto::wire_type::length_delimited) {
-                v.has_shape = true;
-                for (const auto& dim : fields_of(bytes, tt)) {
-                    if (dim.number != number(shape_field::dim) || dim.type != proto::wire_type::length_delimited) continue;
-                    std::string text = "?";
-                    for (const auto& d : fields_of(bytes, dim)) {
-                        if (d.number == number(dimension_field::dim_value) && d.type == proto::wire_type::varint)
-                            text = std::to_string(static_cast<std::int64_t>(d.value));
-                        if (d.number == number(dimension_field::dim_param) && d.type == proto::wire_type::length_delimited)
-                            text = std::string(text_of(bytes, d));
-                    }
-                    v.shape.push_back(std::move(text));
-                }
-            }
-        }
-    }
+    const auto token = tree.token(*type);
+    auto read = read_tensor_type(tree.bytes(), token.payload_offset, token.end_offset());
+    v.type = std::move(read.element_type);
+    v.shape = std::move(read.shape);
+    v.has_shape = read.has_shape;
     return v;
 }
 
@@ -244,9 +217,9 @@ void summarize_data_files(const external_data& data, inspect_report& report) {
 
 }  // namespace
 
-result<inspect_report> inspect(const std::filesystem::path& path, const resolve_options& data_options) {
+result<inspect_report> inspect(const std::filesystem::path& path, const open_options& options) {
     // Every tensor is read once or twice here: none is kept (a million of them is 120 MB).
-    ONNXSTREAM_ASSIGN(const auto bound, bound_model::open(path, data_options, nodes_on_demand(), tensor_reading::on_demand));
+    ONNXSTREAM_ASSIGN(const auto bound, bound_model::open(path, options, nodes_on_demand(), tensor_reading::on_demand));
     inspect_report report;
     report.path = path;
     report.file_size = bound.model.file.size();

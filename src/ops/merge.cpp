@@ -17,8 +17,8 @@ result<merge_report> merge(const std::filesystem::path& model_path, const rewrit
 
     // Nothing here needs the tensors kept: inline_external reads each bound one again (the
     // tree keeps the fields of tensors that point at external data, which it edits).
-    ONNXSTREAM_ASSIGN(const auto bound, onnx::bound_model::open(model_path, data_options_for(options), onnx::nodes_on_demand(),
-                                                                onnx::tensor_reading::on_demand));
+    ONNXSTREAM_ASSIGN(const auto bound,
+                      onnx::bound_model::open(model_path, options, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
     ONNXSTREAM_TRY(bound.usable(options.allow_size_mismatch));
     report.warnings = bound.warnings();  // tolerated size mismatches, guesses
     for (const auto& f : bound.data.files)

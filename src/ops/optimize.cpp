@@ -114,8 +114,8 @@ public:
 
         // Tensors read when a pass or the writer asks; the tree drops their bodies' fields
         // (the edits address them by position).
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, data_options_for(options_), onnx::nodes_on_demand(),
-                                                          onnx::tensor_reading::on_demand));
+        ONNXSTREAM_ASSIGN(
+            bound_, onnx::bound_model::open(model_path_, options_, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
         if (!options_.dry_run) ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
         report_.warnings = bound_.warnings();
         const graph::tensor_reader reader(model_, &bound_.data);

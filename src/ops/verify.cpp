@@ -61,7 +61,7 @@ public:
     result<verify_report> run() {
         report_.path = path_;
         // Tensors are read when checked, none kept: a million of them is 120 MB.
-        auto opened = onnx::bound_model::open(path_, options_.data, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand);
+        auto opened = onnx::bound_model::open(path_, options_, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand);
         if (!opened) {
             auto e = std::move(opened).error();
             if (check_for(e.code) != verify_check::structure) return failure(std::move(e));

@@ -161,7 +161,7 @@ std::string error_json(const error& e, const hint_wording& wording) {
 
 std::string to_json(const ops::inspect_report& r, const hint_wording& wording) {
     json_writer json;
-    json.begin_object().field("ok", true).field("path", r.path.string()).field("file_size", r.file_size);
+    json.begin_object().field("ok", r.clean()).field("path", r.path.string()).field("file_size", r.file_size);
     json.field("ir_version", r.ir_version).field("producer_name", r.producer_name).field("producer_version", r.producer_version);
     json.field("domain", r.domain).field("model_version", r.model_version).field("graph_name", r.graph_name);
     json.key("opsets").begin_array();
@@ -357,7 +357,8 @@ std::string to_json(const ops::safetensors_report& r) {
         json.begin_object().field("path", f.path.string()).field("size", f.size).field("tensors", f.tensors).end_object();
     json.end_array();
     if (r.index) json.field("index", r.index->string());
-    if (r.linked) json.field("linked", r.linked->string()).field("linked_size", r.linked_size);
+    if (r.linked)
+        json.field("linked", r.linked->string()).field("linked_size", r.linked_size).field("kept_embedded", r.kept_embedded);
     json.field("tensors", r.tensors).field("bytes", r.bytes).field("writer", r.writer);
     return finish(json, r.warnings);
 }

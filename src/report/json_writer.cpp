@@ -45,6 +45,11 @@ std::string json_quote(std::string_view text) {
     return out;
 }
 
+std::optional<std::string> exact_json_quote(std::string_view text) {
+    if (!valid_utf8(text)) return std::nullopt;
+    return json_quote(text);  // valid UTF-8: every code point is kept, some as \u escapes
+}
+
 json_writer::json_writer(std::function<void(std::string_view)> sink, std::size_t piece) : sink_(std::move(sink)), piece_(piece) {
     out_.reserve(piece_ + 256);
 }

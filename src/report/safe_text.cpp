@@ -25,6 +25,16 @@ std::size_t utf8_sequence(std::string_view text, std::size_t i, char32_t& code) 
     return length;
 }
 
+bool valid_utf8(std::string_view text) noexcept {
+    char32_t code = 0;
+    for (std::size_t i = 0; i < text.size();) {
+        const auto length = utf8_sequence(text, i, code);
+        if (length == 0) return false;
+        i += length;
+    }
+    return true;
+}
+
 bool is_unsafe_code_point(char32_t code) noexcept {
     if (code < 0x20 || (code >= 0x7F && code <= 0x9F)) return true;
     if (code >= 0x200B && code <= 0x200F) return true;  // zero-width space/joiners, LRM, RLM

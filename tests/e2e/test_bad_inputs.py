@@ -160,3 +160,24 @@ def test_corrupt_models_never_crash(name, workdir, onnxstream):
                 problems.append(f"{label} {command}: exit 1 without an error line, or files changed")
             cases.merged_path(model).unlink(missing_ok=True)
     assert not problems, "\n".join(problems[:20])
+
+
+@pytest.mark.parametrize("args,suggestion", [
+    (["inspct", "m.onnx"], "did you mean 'onnxstream inspect'"),
+    (["mrege", "m.onnx"], "did you mean 'onnxstream merge'"),
+    (["merge", "m.onnx", "--forse"], "did you mean --force?"),
+    (["verify", "m.onnx", "--jsno"], "did you mean --json?"),
+    (["split", "m.onnx", "--threshhold", "1K"], "did you mean --threshold?"),
+    (["export", "m.onnx", "--to", "safetensors", "--shard-szie", "1M"], "did you mean --shard-size?"),
+])
+def test_typos_get_did_you_mean(args, suggestion, tmp_path, onnxstream):
+    """Issue 30.13: an unknown command or option names the one it is probably a typo of."""
+    proc = run_cli(args, cwd=tmp_path)
+    assert proc.returncode == 2, describe(proc)
+    assert suggestion in proc.stderr, describe(proc)
+
+
+def test_no_did_you_mean_for_what_is_nothing_like(tmp_path, onnxstream):
+    for args in (["frobnicate"], ["merge", "m.onnx", "--completely-unknown"]):
+        proc = run_cli(args, cwd=tmp_path)
+        assert proc.returncode == 2 and "did you mean" not in proc.stderr, describe(proc)

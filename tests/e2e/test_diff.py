@@ -179,3 +179,21 @@ def test_many_tiny_initializers_across_storage_and_edits(tmp_path):
     assert by_kind[("only_in_b", "renamed")]["path"] == f"graph.initializer[{count - 1 - 1500}]"
     text = run_cli(["diff", raw, tmp_path / "edited.onnx"])
     assert text.returncode == 1 and "4 tensors" in text.stdout, describe(text)
+
+
+def test_a_type_difference_shows_the_types(tmp_path):
+    """Issue 30.13: an input's type that differs was shown as "type <24 bytes> vs <24 bytes>"."""
+    from onnx import TensorProto, helper
+
+    def write(name: str, shape) -> Path:
+        graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])])
+        path = tmp_path / name
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+        return path
+
+    proc = run_cli(["diff", write("a.onnx", [1, 3]), write("b.onnx", ["batch", 3])])
+    assert proc.returncode == 1, describe(proc)
+    assert "FLOAT[1, 3] vs FLOAT[batch, 3]" in proc.stdout, describe(proc)
+    assert "bytes>" not in proc.stdout, describe(proc)

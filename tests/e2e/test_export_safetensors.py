@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import struct
 from pathlib import Path
 
@@ -184,3 +186,67 @@ def test_usage_and_existing_output(onnxstream, tmp_path):
     proc = run_cli(["export", src, "--to=safetensors", "--force", "-q"])
     assert proc.returncode == 0, describe(proc)
     assert read_safetensors(tmp_path / "bad.safetensors")[1]["w"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_names_in_json_are_utf8_or_refused(onnxstream, tmp_path):
+    """Issue 29.10: a model or output name that is not UTF-8 once went raw into the header
+    and index.json (exit 0, rejected by every loader). Such a name is refused before
+    anything is written; UTF-8 names of files and tensors come back exactly, bidi marks
+    included, through strict parsers (bytes decoded as UTF-8, then json.loads)."""
+    folder = tmp_path / "latin1"
+    folder.mkdir()
+    src = folder / os.fsdecode(b"caf\xe9.onnx")
+    utf8_named = bad_model(tmp_path)
+    shutil.copyfile(utf8_named, src)
+    for model, extra, status in ((src, [], 1), (src, ["--shard-size", "8"], 1),
+                                 (utf8_named, ["-o", tmp_path / os.fsdecode(b"out\xff.safetensors"), "--shard-size", "8"], 2)):
+        before = sorted(os.listdir(folder)), sorted(os.listdir(tmp_path))
+        proc = run_cli(["export", model, "--to", "safetensors", *extra])
+        assert proc.returncode == status, describe(proc)
+        cases.assert_error_with_hint(proc)
+        assert "UTF-8" in proc.stderr, describe(proc)
+        assert (sorted(os.listdir(folder)), sorted(os.listdir(tmp_path))) == before, describe(proc)
+
+    names = ("w\u202e\u00e9", "\u00fc\U0001f600")
+    utf8 = tmp_path / "utf8"
+    utf8.mkdir()
+    src = utf8 / "mod\u00e8le.onnx"
+    shutil.copyfile(bad_model(utf8, names=names), src)
+    export(src, "--shard-size", "8", "--link")
+    index = json.loads((utf8 / "mod\u00e8le.safetensors.index.json").read_bytes().decode("utf-8"))
+    assert set(index["weight_map"]) == set(names)
+    for name in names:
+        header, tensors, _ = read_safetensors(utf8 / index["weight_map"][name])
+        assert header["__metadata__"]["source"] == "mod\u00e8le.onnx"
+        assert list(tensors) == [name]
+
+
+def test_link_keeps_load_time_tensors_embedded(onnxstream, ort, tmp_path):
+    """Issue 30.1: --link pointed every initializer at the safetensors file, the shape a
+    Reshape reads and the axes of a Squeeze inside an If too, and ONNX Runtime refused the
+    linked model. They stay embedded, as split keeps them (the safetensors file still holds
+    every initializer)."""
+    w = numpy_helper.from_array(np.arange(24, dtype=np.float32).reshape(2, 12), "w")
+    shape = numpy_helper.from_array(np.array([4, 6], np.int64), "shape")
+    axes = numpy_helper.from_array(np.array([0], np.int64), "axes")
+    squeeze = helper.make_graph([helper.make_node("Squeeze", ["u", "axes"], ["s"])], "then", [],
+                                [helper.make_tensor_value_info("s", TensorProto.FLOAT, [4, 6])])
+    identity = helper.make_graph([helper.make_node("Squeeze", ["u", "axes"], ["e"])], "else", [],
+                                 [helper.make_tensor_value_info("e", TensorProto.FLOAT, [4, 6])])
+    nodes = [helper.make_node("Add", ["x", "w"], ["a"]), helper.make_node("Reshape", ["a", "shape"], ["r"]),
+             helper.make_node("Unsqueeze", ["r", "axes"], ["u"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=squeeze, else_branch=identity)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 12]),
+                                           helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 6])], [w, shape, axes])
+    src = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(src))
+    report = export(src, "--link")
+    assert report["kept_embedded"] == 2, report
+    linked = tmp_path / "m.linked.onnx"
+    stored = {t.name: t.data_location for t in onnx.load(str(linked), load_external_data=False).graph.initializer}
+    assert stored == {"w": TensorProto.EXTERNAL, "shape": TensorProto.DEFAULT, "axes": TensorProto.DEFAULT}
+    _, tensors, _ = read_safetensors(tmp_path / "m.safetensors")
+    assert set(tensors) == {"w", "shape", "axes"}
+    inputs = {"x": np.ones((2, 12), np.float32), "c": np.array(True)}
+    refcheck.assert_same_outputs(refcheck.run_ort(src, inputs), refcheck.run_ort(linked, inputs))

@@ -530,8 +530,9 @@ def test_many_shards_interrupted(moment, tmp_path, mount, onnxstream):
 
 
 def test_stdout_errors_are_errors(tmp_path, onnxstream):
-    """Item 13: a failed write to stdout was ignored (exit 0). A full disk (/dev/full) or a
-    closed pipe is exit 1 with a message on stderr."""
+    """Item 13: a failed write to stdout was ignored (exit 0). A full disk (/dev/full) is
+    exit 1 with a message on stderr; a closed pipe (`| head`) is a quiet exit 141, as a
+    program SIGPIPE ends shows in a shell (issue 30.13: no broken-pipe error)."""
     model = small_model(tmp_path / "m")
     for args in (["inspect", model, "--json"], ["inspect", model], ["verify", model, "--json"]):
         with open("/dev/full", "w") as full:
@@ -544,8 +545,26 @@ def test_stdout_errors_are_errors(tmp_path, onnxstream):
     proc = subprocess.run([str(refcheck.binary_path()), "inspect", str(model), "--json"], stdout=write_end,
                           stderr=subprocess.PIPE, text=True, timeout=60)
     os.close(write_end)
-    assert proc.returncode == 1, f"exit {proc.returncode}\n{proc.stderr}"
-    assert "standard output" in proc.stderr and "Broken pipe" in proc.stderr, proc.stderr
+    assert proc.returncode == 141, f"exit {proc.returncode}\n{proc.stderr}"
+    assert proc.stderr == "", proc.stderr
+
+
+def test_head_of_a_long_output_is_quiet(tmp_path, onnxstream):
+    """Issue 30.13: `onnxstream inspect big.onnx | head -1` printed a broken-pipe error.
+    The reader leaves after one line while far more is still to come."""
+    import onnx
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Identity", [f"v{i}"], [f"v{i + 1}"], name=f"n{i}") for i in range(12000)]
+    graph = helper.make_graph(nodes, "long", [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("v12000", TensorProto.FLOAT, [1])])
+    model = tmp_path / "long.onnx"
+    model.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    args = [str(refcheck.binary_path()), "analyze", str(model), "--json"]
+    whole = subprocess.run(args, capture_output=True, timeout=60)
+    assert whole.returncode == 0 and len(whole.stdout) > 4 * 65536, "more than a pipe holds, or head cannot stop it early"
+    proc = subprocess.run(["sh", "-c", '"$@" | head -c 1 >/dev/null', "sh", *args], stderr=subprocess.PIPE, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
 
 
 @pytest.mark.parametrize("command", ["merge", "split", "repack", "optimize"])

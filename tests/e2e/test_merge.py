@@ -162,3 +162,43 @@ def test_merge_into_missing_folder_fails_cleanly(workdir, onnxstream):
     assert proc.returncode == 1, describe(proc)
     cases.assert_error_with_hint(proc)
     cases.assert_unchanged(before, snapshot(workdir), "a failed merge")
+
+
+@pytest.mark.parametrize("command", ["merge", "inspect", "verify", "split"])
+def test_weights_file_given_as_the_model(command, workdir, onnxstream):
+    """Issue 30.11: x.onnx.data where a model goes got protobuf's "wire type 7" (and merge
+    wrote the first output before failing on the second). Now: what the file is, and what
+    to give instead, before anything is written."""
+    case = cases.case_named("one_file")
+    root = copy_case(case, workdir)
+    model = model_path(case, root)
+    data = model.with_name("model.onnx.data")
+    before = snapshot(workdir)
+    args = [command, model, data] if command == "merge" else [command, data]
+    proc = run_cli(args)
+    assert proc.returncode == 1, describe(proc)
+    cases.assert_error_with_hint(proc)
+    assert "wire type" not in proc.stderr, describe(proc)
+    said = proc.stderr + (proc.stdout if command == "verify" else "")  # verify's report is on stdout
+    assert f"{data} is the weights file (external data) of {model}" in said, describe(proc)
+    assert "give model.onnx" in said, describe(proc)
+    cases.assert_unchanged(before, snapshot(workdir), f"{command} of a weights file")
+
+
+@pytest.mark.parametrize("second", ["missing", "text"])
+def test_merge_in_out_like_cp_says_use_o(second, workdir, onnxstream):
+    """`merge in.onnx out.onnx` (the cp/onnxsim habit) once merged in.onnx and then failed
+    on out.onnx: a usage error naming -o, and nothing written."""
+    case = cases.case_named("one_file")
+    root = copy_case(case, workdir)
+    model = model_path(case, root)
+    out = workdir / "my output.onnx"
+    if second == "text":
+        out.write_text("not a model\n")
+    before = snapshot(workdir)
+    proc = run_cli(["merge", model, out])
+    assert proc.returncode == 2, describe(proc)
+    assert f"use -o '{out}'" in proc.stderr, describe(proc)
+    cases.assert_unchanged(before, snapshot(workdir), "merge IN OUT")
+    proc = run_cli(["merge", model, "-o", out, "--force"])
+    assert proc.returncode == 0, describe(proc)

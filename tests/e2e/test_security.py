@@ -382,6 +382,94 @@ def test_as_written_and_user_given_are_not_guesses(tmp_path, onnxstream):
     assert proc.returncode == 0 and "warning" not in proc.stderr, describe(proc)
 
 
+def write_conv_with_guessed_data(folder: Path) -> Path:
+    """A Conv every command can handle (Caffe export included) whose weight is external at
+    w.bin, though the bytes are in model.onnx.data: found only by a guess (a common name)."""
+    folder.mkdir(parents=True)
+    w = weights(12, (4, 3, 3, 3))
+    t = numpy_helper.from_array(w, "w")
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in {"location": "w.bin", "offset": "0", "length": str(w.nbytes)}.items():
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    b = numpy_helper.from_array(weights(13, (4,)), "b")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], initializer=[t, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    (folder / "model.onnx").write_bytes(model.SerializeToString())
+    (folder / "model.onnx.data").write_bytes(w.tobytes())
+    return folder / "model.onnx"
+
+
+def test_several_candidates_are_named_with_which_fit(tmp_path, onnxstream):
+    """Issue 30.13: "there are several" data files named none of them. Now each is listed
+    with whether it holds what the tensors need, and a path with a space is quoted in the
+    flag the hint offers ("--data .../resnet18.onnx (1).data" broke on the space)."""
+    folder = tmp_path / "m"
+    w = weights(14)
+    write_model(folder / "model.onnx", {"w": (w, "weights.bin")})
+    fits = folder / "model.onnx (1).data"
+    fits.write_bytes(w.tobytes())
+    (folder / "other.data").write_bytes(w.tobytes()[:16])
+    proc = run_cli(["merge", folder / "model.onnx", "-o", tmp_path / "o.onnx"])
+    assert proc.returncode == 1, describe(proc)
+    assert "model.onnx (1).data fits" in proc.stderr, describe(proc)
+    assert "other.data does not fit: it is 16 bytes, the tensors need 128" in proc.stderr, describe(proc)
+    assert not (tmp_path / "o.onnx").exists()
+
+    (folder / "other.data").unlink()  # the only one left: taken by a guess, and the hint quotes it
+    proc = run_cli(["merge", folder / "model.onnx", "-o", tmp_path / "o.onnx"])
+    assert proc.returncode == 0, describe(proc)
+    assert f"--data '{fits}'" in proc.stderr, describe(proc)
+
+
+# Every command that reads a model, with the arguments after MODEL and its exit status on
+# an error (diff's trouble is 2, as cmp's). {out} is an output path in the test's folder.
+MODEL_COMMANDS = {
+    "inspect": ([], 1),
+    "verify": ([], 1),
+    "analyze": ([], 1),
+    "diff": (["{model}"], 2),
+    "merge": (["-o", "{out}.onnx"], 1),
+    "split": (["-o", "{out}.onnx"], 1),
+    "repack": (["-o", "{out}.onnx"], 1),
+    "optimize": (["-o", "{out}.onnx"], 1),
+    "convert": (["--dtype", "fp16", "-o", "{out}.onnx"], 1),
+    "export-caffe": (["--to", "caffe", "-o", "{out}"], 1),
+    "export-safetensors": (["--to", "safetensors", "-o", "{out}.safetensors"], 1),
+}
+
+
+@pytest.mark.parametrize("name", MODEL_COMMANDS)
+def test_strict_refuses_a_guess_in_every_command(tmp_path, onnxstream, name):
+    """--strict is one of the options every command opens its model with: none may take a
+    guessed data file with it (convert and both exports once did, exit 0)."""
+    model = write_conv_with_guessed_data(tmp_path / "m")
+    extra, error_status = MODEL_COMMANDS[name]
+    command = name.split("-")[:1]
+
+    def args(out: str) -> list:
+        return [*command, model, *(a.format(model=model, out=tmp_path / out) for a in extra)]
+
+    proc = run_cli([*args("taken"), "--quiet"])  # the guess fits: taken, loudly
+    assert proc.returncode == 0 if name != "verify" else proc.returncode == 1, describe(proc)
+    said = proc.stderr + (proc.stdout if name == "verify" else "")  # verify's report is on stdout
+    assert "model.onnx.data" in said and "guess" in said, describe(proc)
+    if name == "verify":  # the data is whole: it needs a name, not a download (issue 30.13)
+        assert "fetch damaged" not in proc.stderr and "rename the file" in proc.stderr, describe(proc)
+
+    before = cases.snapshot(tmp_path / "m")
+    proc = run_cli([*args("strict"), "--strict"])
+    assert proc.returncode == error_status, describe(proc)
+    cases.assert_error_with_hint(proc)
+    assert "model.onnx.data" in proc.stderr and "--strict" in proc.stderr, describe(proc)
+    assert not list(tmp_path.glob("strict*")), "output written though the data was refused" + describe(proc)
+    cases.assert_unchanged(before, cases.snapshot(tmp_path / "m"), f"{name} --strict")
+
+
 # ---------------------------------------------------------------------------------------
 # 16. A location that names a folder.
 

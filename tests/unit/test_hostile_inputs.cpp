@@ -294,6 +294,42 @@ TEST_CASE("a mapped file cut short reads as zeros and says so, instead of raisin
     }
 }
 
+TEST_CASE("hundreds of mappings of one file cut short: each reads zeros on every thread, none raises SIGBUS") {
+    // merge -j 300 of models sharing one data file died of SIGBUS when the file was cut
+    // (issue 29, 14): the guard held 256 mappings, and the rest were left unguarded. Run in
+    // a child, so that a SIGBUS fails this test instead of ending every test.
+    temp_folder dir;
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const auto path = dir.write("shared.data", std::string(4 * page, 'd'));
+    constexpr std::size_t mappings = 600;  // a model and its data file for each of 300 models
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        std::vector<io::source_file> files;
+        for (std::size_t i = 0; i < mappings; ++i) {
+            auto file = io::source_file::open(path, true);
+            if (!file || file->bytes().size() != 4 * page) ::_exit(3);
+            files.push_back(std::move(file).value());
+        }
+        if (::truncate(path.c_str(), static_cast<off_t>(page)) != 0) ::_exit(3);
+        std::atomic<unsigned> wrong{0};
+        std::vector<std::thread> threads;
+        for (std::size_t t = 0; t < 8; ++t)
+            threads.emplace_back([&, t] {
+                for (std::size_t i = t; i < files.size(); i += 8) {
+                    const volatile std::byte* bytes = files[i].bytes().data();
+                    if (bytes[3 * page + 1] != std::byte{0} || files[i].mapping().intact() || files[i].check_unchanged()) ++wrong;
+                }
+            });
+        for (auto& thread : threads) thread.join();
+        ::_exit(wrong == 0 ? 0 : 4);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK_FALSE(WIFSIGNALED(status));
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+}
+
 TEST_CASE("a file that only changes size (no read past its end) is caught too") {
     temp_folder dir;
     const auto path = dir.write("w.data", std::string(100, 'd'));

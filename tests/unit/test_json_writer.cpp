@@ -38,6 +38,19 @@ TEST_CASE("json_quote: UTF-8 passes through, unsafe code points are escaped, inv
     CHECK(json_quote("\xED\xA0\x80") == "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");  // a surrogate
 }
 
+TEST_CASE("exact_json_quote: the same literal for UTF-8, nothing for bytes no JSON string holds") {
+    // For documents that name files and tensors (safetensors headers, index.json): a U+FFFD
+    // there would name something else, so the caller refuses the name instead.
+    CHECK(report::exact_json_quote("caf\xC3\xA9 \xE2\x80\xAE\"") == json_quote("caf\xC3\xA9 \xE2\x80\xAE\""));
+    CHECK(report::exact_json_quote("") == std::optional<std::string>(R"("")"));
+    CHECK_FALSE(report::exact_json_quote("caf\xE9.onnx"));
+    CHECK_FALSE(report::exact_json_quote("\xC0\x80"));      // an overlong form
+    CHECK_FALSE(report::exact_json_quote("\xED\xA0\x80"));  // a surrogate
+    CHECK_FALSE(report::exact_json_quote("ok\xF0\x9F"));    // cut short
+    CHECK(report::valid_utf8("\xF0\x9F\x98\x80"));
+    CHECK_FALSE(report::valid_utf8("\xF4\x90\x80\x80"));  // past U+10FFFF
+}
+
 TEST_CASE("json_writer: commas between members and elements, nested containers, scalars") {
     json_writer w;
     w.begin_object();

@@ -1,6 +1,5 @@
 // The helpers every rewriting operation shares: the default output name beside the input
-// (DESIGN.md: model.onnx -> model.merged.onnx), the worker count, and --strict's rule that
-// no data file is taken by a guess.
+// (DESIGN.md: model.onnx -> model.merged.onnx) and the worker count.
 #include <onnxstream/ops/rewrite_options.hpp>
 
 #include <doctest/doctest.h>
@@ -22,19 +21,4 @@ TEST_CASE("effective_threads: the value asked for, the cores for 0, never more t
     CHECK(ops::effective_threads(0) == std::max(1U, std::thread::hardware_concurrency()));
     CHECK(ops::effective_threads(1024) == 1024);
     CHECK(ops::effective_threads(100000) == 1024);
-}
-
-TEST_CASE("data_options_for: --strict turns guessing off and keeps every given file and folder") {
-    ops::rewrite_options options;
-    options.data.data_files = {"a.bin"};
-    options.data.data_dirs = {"weights"};
-    CHECK(ops::data_options_for(options).allow_guesses);
-    options.strict = true;
-    const auto strict = ops::data_options_for(options);
-    CHECK_FALSE(strict.allow_guesses);
-    CHECK(strict.data_files == std::vector<std::filesystem::path>{"a.bin"});
-    CHECK(strict.data_dirs == std::vector<std::filesystem::path>{"weights"});
-    options.strict = false;
-    options.data.allow_guesses = false;  // off already: --strict cannot turn it back on either way
-    CHECK_FALSE(ops::data_options_for(options).allow_guesses);
 }

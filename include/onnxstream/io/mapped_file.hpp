@@ -2,9 +2,10 @@
 // long as it does. An empty file maps to an empty span (mmap refuses length 0).
 //
 // Another process may truncate a mapped file; touching a page past its new end raises
-// SIGBUS, which would kill the process. Mappings are therefore guarded: a SIGBUS handler
-// (installed with the first mapping, chaining to whatever handler was there before) puts
-// zero pages in place of the rest of a guarded mapping that faults, and marks it. Reads
+// SIGBUS, which would kill the process. Mappings are therefore guarded, every one of
+// them however many are open, on whatever thread reads them: a SIGBUS handler (installed
+// with the first mapping, chaining to whatever handler was there before) puts zero pages
+// in place of the rest of a guarded mapping that faults, and marks it. Reads
 // then see zeros instead of crashing; `intact()` tells the owner, who must check it
 // before trusting what it read (source_file::check_unchanged does).
 #pragma once
@@ -38,7 +39,8 @@ public:
 
     /// Maps the file open at `fd` (whose size is `size`), through /proc/self/fd so that
     /// the mapping is of exactly the file that was opened and checked, not whatever the
-    /// path names by now. `display` names the file in errors.
+    /// path names by now. `display` names the file in errors. Errors: `io` when the file
+    /// cannot be mapped, or no memory is left to guard the mapping.
     [[nodiscard]] static result<mapped_file> map(int fd, std::uint64_t size, const std::filesystem::path& display);
 
     [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }

@@ -12,6 +12,7 @@
 #include <onnxstream/onnx/data_resolver.hpp>
 #include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/model_file.hpp>
+#include <onnxstream/onnx/open_options.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
@@ -37,9 +38,11 @@ struct bound_model {
     external_data data;
 
     /// Opens `path` (model_file::open, whose errors it returns) and binds its external
-    /// data with `data_options`. Problems with the data are collected in `data`, not
-    /// returned: inspect and verify report them, rewrites call `usable` first.
-    [[nodiscard]] static result<bound_model> open(const std::filesystem::path& path, const resolve_options& data_options,
+    /// data as `options` say: the one way every operation opens a model. Problems with the
+    /// data are collected in `data`, not returned (inspect and verify report them, rewrites
+    /// call `usable` first), except under `options.strict` a data file that only a guess
+    /// would have found: that is the error (`missing_data`, its hint naming the guess).
+    [[nodiscard]] static result<bound_model> open(const std::filesystem::path& path, const open_options& options,
                                                   const tree_options& tree = {}, tensor_reading reading = tensor_reading::kept);
 
     /// The .onnx file's source, then data file f's.

@@ -58,6 +58,10 @@ struct opened_location {
     io::source_file file;  // open for reading; the file that was checked
 };
 
+/// Whether a file name is one a data file may have (.data, .bin, .onnx_data, .weights,
+/// .raw, .pb, or ending in _data): what step 6 counts, and what a model is not named.
+[[nodiscard]] bool looks_like_data(const std::filesystem::path& path);
+
 class data_resolver {
 public:
     data_resolver(std::filesystem::path model_path, resolve_options options);

@@ -7,7 +7,7 @@
 #pragma once
 
 #include <onnxstream/error.hpp>
-#include <onnxstream/onnx/resolve_options.hpp>
+#include <onnxstream/onnx/open_options.hpp>
 #include <onnxstream/ops/finding_list.hpp>
 #include <onnxstream/passes/finding.hpp>
 #include <onnxstream/result.hpp>
@@ -37,6 +37,6 @@ struct analyze_report {
 
 /// Errors: the model cannot be read. Missing external data is a warning (the tensors it
 /// holds are not compared).
-[[nodiscard]] result<analyze_report> analyze(const std::filesystem::path& model, const onnx::resolve_options& data = {});
+[[nodiscard]] result<analyze_report> analyze(const std::filesystem::path& model, const onnx::open_options& options = {});
 
 }  // namespace onnxstream::ops

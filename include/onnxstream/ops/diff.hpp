@@ -14,7 +14,7 @@
 // digests differ are walked, so equal parts cost nothing to compare.
 #pragma once
 
-#include <onnxstream/onnx/resolve_options.hpp>
+#include <onnxstream/onnx/open_options.hpp>
 #include <onnxstream/ops/progress_event.hpp>
 #include <onnxstream/result.hpp>
 
@@ -63,8 +63,7 @@ struct diff_report {
     std::vector<error> warnings;          // data files found only by a guess
 };
 
-struct diff_options {
-    onnx::resolve_options data;                              // --data / --data-dir, for both models
+struct diff_options : onnx::open_options {                   // how both models are opened
     unsigned threads = 0;                                    // hashing workers; 0: the number of cores
     std::size_t buffer_size = 1U << 20;                      // bytes per worker buffer
     std::size_t max_listed = 10;                             // differences listed per class (all are counted)

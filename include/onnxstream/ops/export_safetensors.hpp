@@ -41,6 +41,7 @@ struct safetensors_report {
     std::optional<std::filesystem::path> index;   // sharded: the index json
     std::optional<std::filesystem::path> linked;  // --link: the linked model
     std::uint64_t linked_size = 0;
+    std::uint64_t kept_embedded = 0;  // --link: initializers a runtime reads while loading, embedded as split keeps them
     std::uint64_t tensors = 0;
     std::uint64_t bytes = 0;
     std::vector<error> warnings;

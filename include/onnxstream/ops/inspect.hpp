@@ -3,7 +3,7 @@
 #pragma once
 
 #include <onnxstream/onnx/how_found.hpp>
-#include <onnxstream/onnx/resolve_options.hpp>
+#include <onnxstream/onnx/open_options.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
@@ -74,9 +74,18 @@ struct inspect_report {
     std::vector<error> warnings;               // data files found only by a guess
     std::optional<std::uint64_t> merged_size;  // empty when data is missing
     bool fits_in_one_file = false;             // merged_size <= 2^31 - 1
+
+    /// Nothing would stop a merge: no problem with the model or any of its data files
+    /// (what a JSON document's "ok" says).
+    [[nodiscard]] bool clean() const noexcept {
+        if (!problems.empty()) return false;
+        for (const auto& f : data_files)
+            if (!f.problems.empty()) return false;
+        return true;
+    }
 };
 
 /// Errors only when the model itself cannot be read; problems with its data are reported.
-[[nodiscard]] result<inspect_report> inspect(const std::filesystem::path& model, const onnx::resolve_options& data);
+[[nodiscard]] result<inspect_report> inspect(const std::filesystem::path& model, const onnx::open_options& options);
 
 }  // namespace onnxstream::ops

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <onnxstream/io/plan_writer.hpp>
-#include <onnxstream/onnx/resolve_options.hpp>
+#include <onnxstream/onnx/open_options.hpp>
 #include <onnxstream/ops/progress_event.hpp>
 
 #include <atomic>
@@ -14,24 +14,16 @@
 
 namespace onnxstream::ops {
 
-struct rewrite_options {
+// How the model is opened (--data, --data-dir, --strict, --allow-size-mismatch) is the
+// base: an operation hands itself to bound_model::open.
+struct rewrite_options : onnx::open_options {
     std::filesystem::path output;  // empty: the command's default beside the input
-    onnx::resolve_options data;    // --data, --data-dir
     bool force = false;            // replace an existing output
-    bool allow_size_mismatch = false;
-    bool strict = false;   // a checksum mismatch is an error, and data files are never guessed
-    unsigned threads = 0;  // 0: the number of cores
+    unsigned threads = 0;          // 0: the number of cores
     io::writer_backend backend = io::writer_backend::automatic;
     const std::atomic<bool>* cancel = nullptr;
     std::function<void(const progress_event&)> on_progress;
 };
-
-/// `options.data` as the resolver must see it: --strict takes no guessed data file.
-[[nodiscard]] inline onnx::resolve_options data_options_for(const rewrite_options& options) {
-    auto data = options.data;
-    data.allow_guesses = data.allow_guesses && !options.strict;
-    return data;
-}
 
 /// The worker count for a --threads value: the value itself, or the number of cores for 0.
 [[nodiscard]] unsigned effective_threads(unsigned requested) noexcept;

@@ -12,7 +12,7 @@
 #pragma once
 
 #include <onnxstream/onnx/how_found.hpp>
-#include <onnxstream/onnx/resolve_options.hpp>
+#include <onnxstream/onnx/open_options.hpp>
 #include <onnxstream/ops/progress_event.hpp>
 #include <onnxstream/result.hpp>
 
@@ -72,8 +72,7 @@ struct verify_report {
     [[nodiscard]] bool clean() const noexcept { return problems.empty(); }
 };
 
-struct verify_options {
-    onnx::resolve_options data;                              // --data, --data-dir
+struct verify_options : onnx::open_options {                 // how the model is opened
     unsigned threads = 0;                                    // hashing workers; 0: the number of cores
     std::size_t buffer_size = 1U << 20;                      // bytes per worker buffer
     const std::atomic<bool>* cancel = nullptr;               // set to stop; the run fails with `interrupted`

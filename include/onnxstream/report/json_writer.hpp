@@ -80,7 +80,13 @@ private:
     bool after_key_ = false;
 };
 
-/// `text` as a JSON string literal (quotes included).
+/// `text` as a JSON string literal (quotes included), for a report: a byte that is not
+/// UTF-8 becomes U+FFFD (JSON holds only Unicode text), so what is shown may differ.
 [[nodiscard]] std::string json_quote(std::string_view text);
+
+/// `text` as a JSON string literal that holds exactly its bytes, for a document that names
+/// things others look up (a safetensors header, an index.json): nothing when `text` is not
+/// valid UTF-8, which no JSON string can hold and a replacement would turn into another name.
+[[nodiscard]] std::optional<std::string> exact_json_quote(std::string_view text);
 
 }  // namespace onnxstream::report

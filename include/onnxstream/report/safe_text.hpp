@@ -15,6 +15,8 @@ namespace onnxstream::report {
 
 /// The length of the valid UTF-8 sequence at text[i] (storing its code point), or 0.
 [[nodiscard]] std::size_t utf8_sequence(std::string_view text, std::size_t i, char32_t& code) noexcept;
+/// Whether all of `text` is valid UTF-8 (what utf8_sequence takes, from start to end).
+[[nodiscard]] bool valid_utf8(std::string_view text) noexcept;
 
 /// Control characters (C0, DEL, C1) and the invisible ones that reorder or hide text
 /// (bidirectional overrides and isolates, zero-width marks, line/paragraph separators).
