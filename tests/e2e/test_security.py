@@ -3,6 +3,7 @@ out of the model's folder are refused on the real path of what was opened (also 
 link is being flipped), the Hugging Face cache layout works at any depth and only with a
 real blobs/ folder, every guess is loud (verify fails on it, --strict refuses it, a guess
 that does not fit is not taken), thousands of data files open under a low soft limit.
+Section 6: the page server (`onnxstream gui`) over raw sockets, as a hostile client talks to it.
 
 Models are built here with python-onnx; merged outputs are read back with python-onnx."""
 from __future__ import annotations
