@@ -184,9 +184,10 @@ private:
 
     // ------------------------------------------------------------ tickets (see ticket_lifetime)
 
+    // The path is checked where every download's is, when the ticket is used.
     void issue_ticket(const httplib::Request& req, httplib::Response& res) {
-        auto file = path_param(req);
-        if (!file) return send_error(res, 403, file.error());
+        if (req.get_param_value("path").empty())
+            return send_error(res, 400, error{error_code::invalid_argument, "a download ticket names a file", ""});
         const auto now = std::chrono::steady_clock::now();
         auto ticket = random_token();
         {
