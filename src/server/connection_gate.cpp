@@ -116,6 +116,11 @@ connection_gate::connection_gate(const admission_policy& policy, std::function<s
                                  gate_limits limits)
     : policy_(policy), error_body_(std::move(error_body)), limits_(limits) {
     if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
+    // httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, compiled into Debian's
+    // library): in a burst of connections the kernel drops the SYNs beyond it, and a client
+    // then waits a second or more for its retry. listen() again on the socket raises it.
+    ino_t ignored = 0;
+    if (const int listener = find_socket(true, ignored); listener >= 0) (void)::listen(listener, SOMAXCONN);
     watcher_ = std::thread([this] { watch(); });
     for (std::size_t i = 0; i < limits_.workers; ++i) workers_.emplace_back([this] { work(); });
 }
@@ -139,11 +144,12 @@ void connection_gate::shutdown() {
         if (w.joinable()) w.join();
 }
 
-// The socket httplib has just accepted: the one connected to our port that the gate does
-// not own yet. httplib's accept loop is the only place that creates such sockets, and it
-// calls enqueue() right after each accept, so there is exactly one; sockets are told
-// apart by inode, which (unlike a descriptor number) is not reused when one is closed.
-int connection_gate::accepted_socket(ino_t& inode) {
+// The socket on our port that listens (`listening`), or the one httplib has just accepted:
+// connected to our port and not owned by the gate yet. httplib's accept loop is the only
+// place that creates such sockets, and it calls enqueue() right after each accept, so there
+// is exactly one; sockets are told apart by inode, which (unlike a descriptor number) is not
+// reused when one is closed.
+int connection_gate::find_socket(bool listening, ino_t& inode) {
     DIR* folder = ::opendir("/proc/self/fd");
     if (folder == nullptr) return -1;
     int found = -1;
@@ -161,10 +167,10 @@ int connection_gate::accepted_socket(ino_t& inode) {
         if (address.ss_family == AF_INET) port = ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
         else if (address.ss_family == AF_INET6) port = ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
         else continue;
-        int listening = 0;
-        socklen_t listening_size = sizeof listening;
-        if (port != policy_.port || ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &listening_size) != 0 ||
-            listening != 0)
+        int accepts = 0;
+        socklen_t accepts_size = sizeof accepts;
+        if (port != policy_.port || ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepts, &accepts_size) != 0 ||
+            (accepts != 0) != listening)
             continue;
         if (found >= 0) {  // two candidates: not the situation the rule above assumes
             found = -1;
@@ -180,7 +186,7 @@ int connection_gate::accepted_socket(ino_t& inode) {
 void connection_gate::enqueue(std::function<void()> task) {
     std::unique_lock lock(mutex_);
     ino_t inode = 0;
-    const int fd = accepted_socket(inode);
+    const int fd = find_socket(false, inode);
     if (fd < 0) {
         // Not found (it cannot happen as httplib is written): httplib serves it, and its
         // pre-routing handler applies the same admission before reading any body.
@@ -189,16 +195,7 @@ void connection_gate::enqueue(std::function<void()> task) {
         return;
     }
     owned_.insert(inode);
-    connection c{fd, inode, std::move(task), clock::now() + limits_.head_time, 0, false};
-    if (watched_ + incoming_.size() >= limits_.waiting) {
-        lock.unlock();
-        send_now(fd, answer(503, error_body_(error{error_code::io, "the server is busy", "try again in a moment"})));
-        lock.lock();
-        close_connection(c);
-        owned_.erase(inode);
-        return;
-    }
-    incoming_.push_back(std::move(c));
+    incoming_.push_back(connection{fd, inode, std::move(task), clock::now() + limits_.head_time, 0, false});
     lock.unlock();
     if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);
 }
@@ -301,7 +298,18 @@ void connection_gate::watch() {
             if (stopping_) break;
             for (auto& c : incoming_) held.push_back(std::move(c));
             incoming_.clear();
-            watched_ = held.size();
+        }
+        // Over the limit, the connections that have waited longest make room: a client that
+        // sends its head at once is served even while others hold connections open.
+        if (held.size() > limits_.waiting) {
+            std::stable_sort(held.begin(), held.end(),
+                             [](const connection& a, const connection& b) { return a.deadline < b.deadline; });
+            for (std::size_t i = 0; i < held.size() - limits_.waiting; ++i) {
+                std::lock_guard lock(mutex_);
+                close_connection(held[i]);
+                owned_.erase(held[i].inode);
+            }
+            held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(held.size() - limits_.waiting));
         }
         polled.assign(1, pollfd{wake_[0], POLLIN, 0});
         auto next = clock::now() + std::chrono::seconds(1);

@@ -37,7 +37,7 @@ namespace onnxstream::server {
 
 struct gate_limits {
     std::size_t workers = 24;                          // threads serving admitted requests
-    std::size_t waiting = 256;                         // connections whose head is awaited; more are answered 503
+    std::size_t waiting = 256;                         // connections held open; beyond, the oldest are closed
     std::chrono::milliseconds head_time{5000};         // from accept to the end of the head
     std::size_t head_bytes = 16 * 1024;                // the request line and headers together
     std::chrono::milliseconds linger_time{1000};       // reading (and dropping) a refused request's body
@@ -72,7 +72,7 @@ private:
     void refuse(connection& c, int status, const error& why);
     void close_connection(connection& c);
     void admit(connection& c);
-    [[nodiscard]] int accepted_socket(ino_t& inode);
+    [[nodiscard]] int find_socket(bool listening, ino_t& inode);
 
     const admission_policy& policy_;
     std::function<std::string(const error&)> error_body_;
@@ -82,7 +82,6 @@ private:
     std::deque<std::function<void()>> admitted_;
     std::vector<connection> incoming_;       // accepted, not yet taken by the watcher
     std::unordered_set<ino_t> owned_;        // sockets handed to the gate and not closed yet
-    std::size_t watched_ = 0;                // connections the watcher holds
     bool stopping_ = false;
     int wake_[2] = {-1, -1};
     std::thread watcher_;

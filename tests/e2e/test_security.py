@@ -640,6 +640,29 @@ def test_page_stalled_connections_do_not_stall_the_server(page_server):
             sock.close()
 
 
+def test_page_a_flood_of_idle_connections_leaves_room(page_server):
+    """More idle connections than the server holds: the oldest make room, a client that
+    sends its head at once is served, and nothing waits for a worker."""
+    idle = []
+    try:
+        for _ in range(320):
+            idle.append(raw_connect(page_server["port"]))
+        time.sleep(0.3)
+        started = time.monotonic()
+        status, _, _ = raw_request(page_server, head_for(page_server, "GET", "/api/list?path="))
+        assert status == 200
+        assert time.monotonic() - started < 2, time.monotonic() - started
+        # The oldest were closed to make room.
+        idle[0].settimeout(5)
+        try:
+            assert idle[0].recv(100) == b""
+        except ConnectionResetError:
+            pass
+    finally:
+        for sock in idle:
+            sock.close()
+
+
 def test_page_a_head_too_large_or_too_slow_is_refused(page_server):
     status, _, _ = raw_request(page_server, head_for(page_server, "GET", "/api/list?path=",
                                                      extra="X-Padding: " + "p" * 32768 + "\r\n"))
