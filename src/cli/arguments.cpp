@@ -111,18 +111,25 @@ result<std::uint64_t> parse_size(std::string_view text, std::string_view option)
                  " (use a number of bytes, optionally with K, M or G: 4096, 64K, 1M, 2G)");
 }
 
-result<unsigned> parse_count(std::string_view text, std::string_view option) {
-    unsigned value = 0;
-    if (text.empty() || text.size() > 6) return usage("invalid number '" + std::string(text) + "' for " + std::string(option));
+result<std::uint64_t> parse_number(std::string_view text, std::string_view option, std::uint64_t least, std::uint64_t most) {
+    const auto invalid = [&] { return usage("invalid number '" + std::string(text) + "' for " + std::string(option)); };
+    // 19 digits stay below 2^63: the value cannot overflow before it is compared.
+    if (text.empty() || text.size() > 19) return invalid();
+    std::uint64_t value = 0;
     for (const char c : text) {
-        if (c < '0' || c > '9') return usage("invalid number '" + std::string(text) + "' for " + std::string(option));
-        value = value * 10 + static_cast<unsigned>(c - '0');
+        if (c < '0' || c > '9') return invalid();
+        value = value * 10 + static_cast<std::uint64_t>(c - '0');
     }
-    if (value == 0) return usage(std::string(option) + " must be at least 1");
-    // More threads than this only exhaust the process's limits (io_uring then cancels).
-    constexpr unsigned most = 1024;
+    if (value < least) return usage(std::string(option) + " must be at least " + std::to_string(least));
     if (value > most) return usage(std::string(option) + " must be at most " + std::to_string(most));
     return value;
+}
+
+result<unsigned> parse_count(std::string_view text, std::string_view option) {
+    // More threads than this only exhaust the process's limits (io_uring then cancels).
+    constexpr unsigned most = 1024;
+    ONNXSTREAM_ASSIGN(const auto value, parse_number(text, option, 1, most));
+    return static_cast<unsigned>(value);
 }
 
 }  // namespace onnxstream::cli

@@ -59,7 +59,12 @@ private:
 /// Parses a size: `4096`, `64K`, `1M`, `2G` (also `KiB`/`MB`-style suffixes; powers of 1024).
 [[nodiscard]] result<std::uint64_t> parse_size(std::string_view text, std::string_view option);
 
-/// Parses a positive count such as --threads.
+/// Parses a decimal number from `least` to `most` (each numeric option has its own range:
+/// --port 0-65535, --threads 1-1024). Errors are usage errors that name the option and range.
+[[nodiscard]] result<std::uint64_t> parse_number(std::string_view text, std::string_view option, std::uint64_t least,
+                                                 std::uint64_t most);
+
+/// Parses a count of threads (--threads): 1 to 1024.
 [[nodiscard]] result<unsigned> parse_count(std::string_view text, std::string_view option);
 
 }  // namespace onnxstream::cli

@@ -1,4 +1,5 @@
 #include "cli_common.hpp"
+#include "platform.hpp"
 
 #include <array>
 #include <cstdio>
@@ -28,11 +29,14 @@ constexpr std::string_view gui_help =
     "URL: browse, drop files, see what inspect and analyze say, run Merge, Split, Repack,\n"
     "Optimize, Verify and Diff with a progress bar and a Cancel button. Works on the files\n"
     "where they are: weights never travel to the browser. Every path stays inside DIR.\n"
-    "The URL carries a random token; only this machine can connect unless --host says so.\n"
+    "The URL carries a random token after its '#' (the browser keeps it out of every request\n"
+    "but the page's own); only this machine can connect unless --host says so.\n"
     "Stop it with Ctrl-C.\n"
     "\n"
-    "  --port N       the port (default: a free one)\n"
-    "  --host ADDR    the address to listen on (default 127.0.0.1; others expose the page)\n"
+    "  --port N       the port, 0 to 65535 (default, or 0: a free one)\n"
+    "  --host ADDR    the address to listen on (default 127.0.0.1). Another address, such as\n"
+    "                 0.0.0.0, makes the page reachable from the network: the token is then\n"
+    "                 the only guard, and the page and this command say so\n"
     "  --no-browser   do not open a browser, only print the URL\n";
 
 constexpr std::array gui_options{opt_help, opt_quiet, value_option("--port"), value_option("--host"),
@@ -103,9 +107,14 @@ int run_gui(std::span<const std::string> argv, const command_context& context) {
     if (!p.args) return p.status;
     const auto& args = *p.args;
     if (args.positionals.size() > 1) return usage_error("gui", "gui takes at most one DIR");
-#ifndef ONNXSTREAM_HAVE_GUI
+#if !defined(ONNXSTREAM_HAVE_GUI) && defined(_WIN32)
     (void)context;
-    return fail(error{error_code::invalid_argument, "this onnxstream was built without the gui (cpp-httplib was not found)",
+    return fail(error{error_code::unsupported, "the Windows build of onnxstream has no gui yet",
+                      "run the commands themselves ('onnxstream --help' lists them), or the gui of a Linux build"},
+                false);
+#elif !defined(ONNXSTREAM_HAVE_GUI)
+    (void)context;
+    return fail(error{error_code::unsupported, "this onnxstream was built without the gui (cpp-httplib was not found)",
                       "install it (apt-get install libcpp-httplib-dev, or scripts/install_deps.sh) and build again"},
                 false);
 #else
@@ -116,15 +125,18 @@ int run_gui(std::span<const std::string> argv, const command_context& context) {
     options.root = args.positionals.empty() ? std::filesystem::path(".") : std::filesystem::path(args.positionals[0]);
     if (const auto host = args.value("--host")) options.host = *host;
     if (const auto port = args.value("--port")) {
-        auto parsed = parse_count(*port, "--port");
-        if (!parsed || *parsed > 65535) return usage_error("gui", "--port takes a number from 0 to 65535");
+        const auto parsed = parse_number(*port, "--port", 0, 65535);
+        if (!parsed) return usage_error("gui", "--port takes a number from 0 to 65535 (0: a free one), not " +
+                                                   terminal_safe(*port));
         options.port = static_cast<std::uint16_t>(*parsed);
     }
-    if (!gui.is_loopback(options.host))
-        std::fprintf(stderr,
-                     "onnxstream: warning: listening on %s: other machines on this network can reach the page\n"
-                     "  anyone with the URL (it carries the token) can read and write files under the folder\n",
-                     options.host.c_str());
+    const bool network = !gui.is_loopback(options.host);
+    if (network)
+        print_text(stderr,
+                   "onnxstream: warning: listening on %s: other machines on this network can reach the page\n"
+                   "  by any of this machine's addresses; the token is the only guard: anyone with the URL can\n"
+                   "  read and write files under the folder\n",
+                   terminal_safe(options.host).c_str());
     options.token = gui.random_token();
     options.stop = context.cancel;
     options.writer = writer_from_environment(io::writer_backend::automatic);
@@ -132,14 +144,20 @@ int run_gui(std::span<const std::string> argv, const command_context& context) {
     const bool quiet = p.flags.quiet;
     options.on_listening = [&](std::uint16_t port) {
         const auto shown_host = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
-        const auto url = "http://" + (options.host == "0.0.0.0" ? std::string("127.0.0.1") : shown_host) + ":" +
-                         std::to_string(port) + "/?token=" + options.token;
+        // The token rides in the fragment, which a browser sends to no server: the page reads
+        // it and sends it in a header to this server alone (a cookie has no port, and would
+        // go to every server on this machine).
+        const bool any_address = options.host == "0.0.0.0" || options.host == "::" || options.host == "[::]";
+        const auto url = "http://" + (any_address ? std::string("127.0.0.1") : shown_host) + ":" + std::to_string(port) +
+                         "/#token=" + options.token;
         std::printf("%s\n", url.c_str());
         std::fflush(stdout);
         if (!quiet) std::fprintf(stderr, "onnxstream: serving %s; stop with Ctrl-C\n", options.root.string().c_str());
         if (browser && !open_browser(url))
             std::fprintf(stderr, "onnxstream: no browser could be started; open the URL above in one\n");
     };
+    // Ctrl-C is how the gui is meant to stop: no "interrupted" error then.
+    platform::interrupt_is_the_normal_stop();
     auto served = gui.serve(options);
     if (!served) return fail(served.error(), false);
     return exit_ok;

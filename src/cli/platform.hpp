@@ -14,6 +14,10 @@ namespace onnxstream::cli::platform {
 /// Ctrl-C on both).
 void install_signal_handlers(std::atomic<bool>& cancel);
 
+/// For a command whose normal end is Ctrl-C (gui): from now on a terminating signal or
+/// console event still ends the process as above (130 for Ctrl-C), but says nothing.
+void interrupt_is_the_normal_stop();
+
 /// Takes the open-file limit the hard limit allows (POSIX; nothing to do on Windows).
 void raise_open_file_limit();
 

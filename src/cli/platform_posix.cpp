@@ -27,6 +27,7 @@ namespace onnxstream::cli::platform {
 namespace {
 
 std::atomic<bool>* cancel_requested = nullptr;
+std::atomic<bool> quiet_stop{false};
 
 sigset_t terminating_signals() {
     sigset_t set;
@@ -42,6 +43,7 @@ sigset_t terminating_signals() {
 [[noreturn]] void leave_on(int signal_number) noexcept {
     cancel_requested->store(true);
     onnxstream::io::abandon_all_outputs();
+    if (quiet_stop.load()) ::_exit(128 + signal_number);
     const char* name = sigabbrev_np(signal_number);
     char message[256];
     const int length = std::snprintf(message, sizeof message,
@@ -55,6 +57,8 @@ sigset_t terminating_signals() {
 }
 
 }  // namespace
+
+void interrupt_is_the_normal_stop() { quiet_stop.store(true); }
 
 void install_signal_handlers(std::atomic<bool>& cancel) {
     cancel_requested = &cancel;

@@ -22,10 +22,12 @@ namespace onnxstream::cli::platform {
 namespace {
 
 std::atomic<bool>* cancel_requested = nullptr;
+std::atomic<bool> quiet_stop{false};
 
 BOOL WINAPI on_console_event(DWORD event) {
     if (cancel_requested != nullptr) cancel_requested->store(true);
     onnxstream::io::abandon_all_outputs();
+    if (quiet_stop.load()) ::ExitProcess(130);
     const char* name = event == CTRL_C_EVENT ? "Ctrl-C" : event == CTRL_BREAK_EVENT ? "Ctrl-Break" : "the console closing";
     char message[256];
     const int length = std::snprintf(message, sizeof message,
@@ -40,6 +42,8 @@ BOOL WINAPI on_console_event(DWORD event) {
 }
 
 }  // namespace
+
+void interrupt_is_the_normal_stop() { quiet_stop.store(true); }
 
 void install_signal_handlers(std::atomic<bool>& cancel) {
     cancel_requested = &cancel;

@@ -1,6 +1,9 @@
 #include "gui_server.hpp"
 
 #include "actions.hpp"
+#include "admission.hpp"
+#include "byte_ranges.hpp"
+#include "connection_gate.hpp"
 #include "jobs.hpp"
 #include "page.hpp"
 
@@ -17,6 +20,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -30,27 +35,11 @@ namespace {
 constexpr std::size_t max_found = 50;
 constexpr std::size_t max_walked = 200000;
 
-bool same_token(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    unsigned char diff = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-    return diff == 0;
-}
-
-std::string cookie_value(const httplib::Request& req, const std::string& name) {
-    const auto cookies = req.get_header_value("Cookie");
-    std::size_t at = 0;
-    while (at < cookies.size()) {
-        auto end = cookies.find(';', at);
-        if (end == std::string::npos) end = cookies.size();
-        auto part = std::string_view(cookies).substr(at, end - at);
-        while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
-        if (part.size() > name.size() && part.substr(0, name.size()) == name && part[name.size()] == '=')
-            return std::string(part.substr(name.size() + 1));
-        at = end + 1;
-    }
-    return {};
-}
+// A download link cannot carry the token in a header, and a token in a URL stays in the
+// browser's history and download list. So a link is opened with a ticket: asked for with the
+// token just before, good for one download of one path, for a minute.
+constexpr auto ticket_lifetime = std::chrono::seconds(60);
+constexpr std::size_t max_tickets = 256;
 
 std::string relative_to(const fs::path& path, const fs::path& root) {
     std::error_code ignored;
@@ -63,11 +52,16 @@ public:
     explicit gui_server(const serve_options& options, fs::path root) : options_(options), root_(std::move(root)), jobs_(root_) {}
 
     result<void> run() {
-        server_.new_task_queue = [] { return new httplib::ThreadPool(24); };
-        server_.set_keep_alive_timeout(2);
-        server_.set_read_timeout(30);
+        // Every connection passes the gate before httplib reads from it (connection_gate.hpp
+        // says why), and carries one request, so that every request does.
+        server_.new_task_queue = [this] {
+            return new connection_gate(policy_, [](const error& e) { return report::error_json(e, page_wording()); });
+        };
+        server_.set_keep_alive_max_count(1);
+        // A body (an upload) that stops for this long is abandoned; the head has its own deadline.
+        server_.set_read_timeout(10);
         server_.set_write_timeout(30);
-        server_.set_payload_max_length(std::numeric_limits<std::size_t>::max());
+        server_.set_payload_max_length(std::numeric_limits<std::size_t>::max());  // uploads stream to a file
         server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
             return admit(req, res) ? httplib::Server::HandlerResponse::Unhandled : httplib::Server::HandlerResponse::Handled;
         });
@@ -81,6 +75,10 @@ public:
             return failure(error_code::io, "cannot listen on " + options_.host + ":" + std::to_string(options_.port),
                            "the port may be taken: choose another with --port, or leave it out for a free one");
         port_ = static_cast<std::uint16_t>(port);
+        policy_.token = options_.token;
+        policy_.bind_host = options_.host;
+        policy_.port = port_;
+        policy_.network = !is_loopback(options_.host);
         std::thread watcher([this] {
             while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
             if (options_.on_listening) options_.on_listening(port_);
@@ -100,49 +98,35 @@ public:
 private:
     // ------------------------------------------------------------ who may ask
 
-    bool host_allowed(std::string_view host) const {
-        const std::string port = ":" + std::to_string(port_);
-        for (const std::string& name : {std::string("127.0.0.1"), std::string("localhost"), std::string("[::1]"), options_.host})
-            if (host == name + port) return true;
-        return false;
-    }
-
+    // The gate has applied admission() to the head already; this applies it again to what
+    // httplib parsed (before it reads a body), for a connection the gate could not look at.
     bool admit(const httplib::Request& req, httplib::Response& res) {
         res.set_header("Cache-Control", "no-store");
         res.set_header("Referrer-Policy", "no-referrer");
         res.set_header("X-Content-Type-Options", "nosniff");
         res.set_header("X-Frame-Options", "DENY");
-        // DNS rebinding: a foreign name resolving to this address must not reach the API.
-        if (!host_allowed(req.get_header_value("Host"))) {
-            send_error(res, 403, error{error_code::invalid_argument, "this server only answers to its own address", ""});
-            return false;
-        }
-        // Cross-site requests: a browser names the page that sent them.
+        const auto host = req.get_header_value("Host");
         const auto origin = req.get_header_value("Origin");
-        if (!origin.empty() && (!origin.starts_with("http://") || !host_allowed(std::string_view(origin).substr(7)))) {
-            send_error(res, 403, error{error_code::invalid_argument, "requests from other sites are refused", ""});
+        const auto site = req.get_header_value("Sec-Fetch-Site");
+        const auto token = req.get_header_value("X-Onnxstream-Token");
+        const auto length = req.get_header_value("Content-Length");
+        request_head head;
+        head.method = req.method;
+        head.path = req.path;
+        head.query = req.has_param("ticket") ? "ticket=" : "";
+        head.host = host;
+        head.origin = origin;
+        head.sec_fetch_site = site;
+        head.token = token;
+        head.content_length = length;
+        head.has_content_length = req.has_header("Content-Length");
+        head.has_transfer_encoding = req.has_header("Transfer-Encoding");
+        if (const auto refused = admission(policy_, head)) {
+            send_error(res, refused->status, refused->why);
             return false;
         }
-        if (req.method == "POST" && req.get_header_value("Sec-Fetch-Site") == "cross-site") {
-            send_error(res, 403, error{error_code::invalid_argument, "requests from other sites are refused", ""});
-            return false;
-        }
-        const auto cookie = cookie_name();
-        std::string given = req.get_param_value("token");
-        if (given.empty()) given = req.get_header_value("X-Onnxstream-Token");
-        if (given.empty()) given = cookie_value(req, cookie);
-        if (!same_token(given, options_.token)) {
-            send_error(res, 403,
-                       error{error_code::invalid_argument, "a valid token is required",
-                             "open the URL that 'onnxstream gui' printed (it carries the token)"});
-            return false;
-        }
-        if (cookie_value(req, cookie) != options_.token)
-            res.set_header("Set-Cookie", cookie + "=" + options_.token + "; Path=/; HttpOnly; SameSite=Strict");
         return true;
     }
-
-    std::string cookie_name() const { return "onnxstream_token_" + std::to_string(port_); }
 
     static void send_error(httplib::Response& res, int status, const error& e) {
         res.status = status;
@@ -175,7 +159,16 @@ private:
         server_.Get("/api/inspect", [this](const httplib::Request& req, httplib::Response& res) { inspect(req, res); });
         server_.Get("/api/analyze", [this](const httplib::Request& req, httplib::Response& res) { analyze(req, res); });
         server_.Get("/api/find", [this](const httplib::Request& req, httplib::Response& res) { find(req, res); });
-        server_.Get("/api/file", [this](const httplib::Request& req, httplib::Response& res) { download(req, res); });
+        server_.Get("/api/server", [this](const httplib::Request&, httplib::Response& res) {
+            send_json(res, std::string("{\"ok\":true,\"network\":") + (policy_.network ? "true" : "false") + "}");
+        });
+        server_.Post("/api/tickets", [this](const httplib::Request& req, httplib::Response& res) { issue_ticket(req, res); });
+        server_.Get("/api/file", [this](const httplib::Request& req, httplib::Response& res) {
+            if (req.has_param("ticket") && !take_ticket(req.get_param_value("ticket"), req.get_param_value("path")))
+                return send_error(res, 403,
+                                  error{error_code::invalid_argument, "this download link has expired", "click the link again"});
+            download(req, res);
+        });
         server_.Post("/api/upload", [this](const httplib::Request& req, httplib::Response& res,
                                            const httplib::ContentReader& reader) { upload(req, res, reader); });
         server_.Post("/api/jobs", [this](const httplib::Request& req, httplib::Response& res) { start_job(req, res); });
@@ -187,6 +180,34 @@ private:
             j->cancel();
             send_json(res, "{\"ok\":true}");
         });
+    }
+
+    // ------------------------------------------------------------ tickets (see ticket_lifetime)
+
+    // The path is checked where every download's is, when the ticket is used.
+    void issue_ticket(const httplib::Request& req, httplib::Response& res) {
+        if (req.get_param_value("path").empty())
+            return send_error(res, 400, error{error_code::invalid_argument, "a download ticket names a file", ""});
+        const auto now = std::chrono::steady_clock::now();
+        auto ticket = random_token();
+        {
+            std::lock_guard lock(tickets_mutex_);
+            std::erase_if(tickets_, [&](const auto& t) { return t.second.expires <= now; });
+            if (tickets_.size() >= max_tickets)
+                return send_error(res, 503, error{error_code::io, "too many downloads are waiting to start", "try again in a minute"});
+            tickets_.emplace(ticket, ticket_entry{req.get_param_value("path"), now + ticket_lifetime});
+        }
+        send_json(res, "{\"ok\":true,\"ticket\":\"" + ticket + "\"}");
+    }
+
+    // One use: the ticket is gone whether or not it fits.
+    bool take_ticket(const std::string& ticket, const std::string& path) {
+        std::lock_guard lock(tickets_mutex_);
+        const auto it = tickets_.find(ticket);
+        if (it == tickets_.end()) return false;
+        const bool fits = it->second.path == path && std::chrono::steady_clock::now() < it->second.expires;
+        tickets_.erase(it);
+        return fits;
     }
 
     void list(const httplib::Request& req, httplib::Response& res) const {
@@ -292,15 +313,40 @@ private:
         for (auto& c : name)
             if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
         res.set_header("Content-Disposition", "attachment; filename=\"" + name + "\"");
+        send_file_bytes(req, res, static_cast<std::uint64_t>(size), std::move(shared));
+    }
+
+    // The whole file, the one range asked for, or 416 (byte_ranges.hpp). The length is sent
+    // as a header and the provider has none, so that httplib applies no Range of its own.
+    static void send_file_bytes(const httplib::Request& req, httplib::Response& res, std::uint64_t size,
+                                std::shared_ptr<int> fd) {
+        const auto range = resolve_byte_range(req.get_header_value("Range"), size);
+        res.set_header("Accept-Ranges", "bytes");
+        if (range.answer == range_answer::unsatisfiable) {
+            ::close(*fd);
+            res.status = 416;
+            res.set_header("Content-Range", "bytes */" + std::to_string(size));
+            return;
+        }
+        res.status = range.answer == range_answer::slice ? 206 : 200;
+        if (range.answer == range_answer::slice)
+            res.set_header("Content-Range", "bytes " + std::to_string(range.first) + "-" +
+                                                std::to_string(range.first + range.length - 1) + "/" + std::to_string(size));
+        res.set_header("Content-Length", std::to_string(range.length));
         res.set_content_provider(
-            static_cast<std::size_t>(size), "application/octet-stream",
-            [shared](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+            "application/octet-stream",
+            [fd, range](std::size_t offset, httplib::DataSink& sink) {
+                if (offset >= range.length) {
+                    sink.done();
+                    return true;
+                }
                 std::array<char, 1 << 16> buffer{};
-                const auto n = ::pread(*shared, buffer.data(), std::min(length, buffer.size()), static_cast<off_t>(offset));
+                const auto wanted = std::min<std::uint64_t>(range.length - offset, buffer.size());
+                const auto n = ::pread(*fd, buffer.data(), static_cast<std::size_t>(wanted), static_cast<off_t>(range.first + offset));
                 if (n <= 0) return false;
                 return sink.write(buffer.data(), static_cast<std::size_t>(n));
             },
-            [shared](bool) { ::close(*shared); });
+            [fd](bool) { ::close(*fd); });
     }
 
     // The only upload: a file dropped on the page that is not under the folder yet.
@@ -377,7 +423,15 @@ private:
         });
     }
 
+    struct ticket_entry {
+        std::string path;
+        std::chrono::steady_clock::time_point expires;
+    };
+
     const serve_options& options_;
+    admission_policy policy_;  // filled once the port is bound, before the first connection
+    std::mutex tickets_mutex_;
+    std::map<std::string, ticket_entry> tickets_;
     fs::path root_;
     job_table jobs_;
     httplib::Server server_;

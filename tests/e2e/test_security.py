@@ -3,11 +3,13 @@ out of the model's folder are refused on the real path of what was opened (also 
 link is being flipped), the Hugging Face cache layout works at any depth and only with a
 real blobs/ folder, every guess is loud (verify fails on it, --strict refuses it, a guess
 that does not fit is not taken), thousands of data files open under a low soft limit.
+Section 6: the page server (`onnxstream gui`) over raw sockets, as a hostile client talks to it.
 
 Models are built here with python-onnx; merged outputs are read back with python-onnx."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import resource
 import shutil
@@ -564,3 +566,266 @@ def test_many_data_files_under_a_low_hard_limit_fail_cleanly(tmp_path, onnxstrea
     cases.assert_error_with_hint(proc)
     assert "ulimit -n" in proc.stderr, describe(proc)
     assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------------
+# 6. The page server (`onnxstream gui`) over raw HTTP: who it answers, decided before a byte
+#    of a body is read; stalled clients; ranges (issue 29 items 3-6 and 8).
+
+GUI_MODULE = "onnxstream-gui.so"
+
+
+@pytest.fixture(scope="module")
+def page_server(tmp_path_factory):
+    """`onnxstream gui` on a folder with one 1000-byte file, on a free port."""
+    if refcheck.windows_binary() or not (refcheck.binary_path().parent / GUI_MODULE).is_file():
+        pytest.skip("this build has no gui")
+    root = tmp_path_factory.mktemp("page")
+    (root / "bytes.bin").write_bytes(bytes(range(250)) * 4)
+    proc = subprocess.Popen([str(refcheck.binary_path()), "gui", str(root), "--no-browser"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    url = proc.stdout.readline().strip()
+    assert url.startswith("http://127.0.0.1:") and "/#token=" in url, url
+    port = int(url.split(":")[2].split("/")[0])
+    yield {"proc": proc, "port": port, "token": url.split("#token=")[1], "root": root}
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def raw_connect(port: int, timeout: float = 10):
+    import socket
+    return socket.create_connection(("127.0.0.1", port), timeout=timeout)
+
+
+def raw_answer(sock, timeout: float = 10) -> tuple[int, dict[str, str], bytes]:
+    """Reads one answer until the server closes the connection: status, headers, body."""
+    sock.settimeout(timeout)
+    data = b""
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    assert lines[0].startswith("HTTP/1.1 "), data[:200]
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(lines[0].split()[1]), headers, body
+
+
+def raw_request(page_server, head: str, body: bytes = b"", timeout: float = 10):
+    sock = raw_connect(page_server["port"])
+    try:
+        sock.sendall(head.encode() + body)
+        return raw_answer(sock, timeout)
+    finally:
+        sock.close()
+
+
+def head_for(page_server, method: str, target: str, token: bool = True, extra: str = "") -> str:
+    lines = [f"{method} {target} HTTP/1.1", f"Host: 127.0.0.1:{page_server['port']}"]
+    if token:
+        lines.append(f"X-Onnxstream-Token: {page_server['token']}")
+    return "\r\n".join(lines) + "\r\n" + extra + "\r\n"
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_page_token_travels_in_a_header_never_a_cookie_or_the_url(page_server):
+    """Issue 29 item 3: a cookie has no port, so every server on 127.0.0.1 received it."""
+    status, headers, body = raw_request(page_server, head_for(page_server, "GET", "/", token=False))
+    assert status == 200 and b"onnxstream" in body
+    assert "set-cookie" not in headers
+    status, headers, _ = raw_request(page_server, head_for(page_server, "GET", "/api/list?path="))
+    assert status == 200 and "set-cookie" not in headers
+    token = page_server["token"]
+    for head in (head_for(page_server, "GET", "/api/list?path=", token=False, extra=f"Cookie: token={token}\r\n"),
+                 head_for(page_server, "GET", f"/api/list?path=&token={token}", token=False),
+                 head_for(page_server, "GET", "/api/list?path=", token=False,
+                          extra=f"Cookie: onnxstream_token_{page_server['port']}={token}\r\n")):
+        status, _, body = raw_request(page_server, head)
+        assert status == 403 and b"token" in body, head
+
+
+def test_page_a_refused_body_is_never_read(page_server):
+    """Issue 29 item 4: a 200 MB POST without the token grew the server by 200 MB. The
+    answer comes before any body byte is sent, and sending the body after it grows nothing."""
+    pid = page_server["proc"].pid
+    before = rss_kib(pid)
+    size = 200 << 20
+    sock = raw_connect(page_server["port"])
+    try:
+        sock.sendall(head_for(page_server, "POST", "/api/upload?dir=&name=big.bin", token=False,
+                              extra=f"Content-Length: {size}\r\nContent-Type: application/octet-stream\r\n").encode())
+        sock.settimeout(5)
+        first = sock.recv(65536)  # before a byte of the body was sent
+        assert first.startswith(b"HTTP/1.1 403 "), first[:100]
+        block = b"x" * (1 << 20)
+        try:
+            for _ in range(size // len(block)):
+                sock.sendall(block)
+        except OSError:
+            pass  # the server closed the connection: what it should do
+    finally:
+        sock.close()
+    time.sleep(0.5)
+    grown = rss_kib(pid) - before
+    assert grown < 32 * 1024, f"the server grew by {grown} KiB"
+    assert not (page_server["root"] / "big.bin").exists()
+    # Nor does a request line without an end.
+    before = rss_kib(pid)
+    sock = raw_connect(page_server["port"])
+    try:
+        sock.sendall(b"GET /" + b"a" * (1 << 20))
+        try:
+            for _ in range(64):
+                sock.sendall(b"a" * (1 << 20))
+        except OSError:
+            pass
+    finally:
+        sock.close()
+    time.sleep(0.5)
+    grown = rss_kib(pid) - before
+    assert grown < 32 * 1024, f"the server grew by {grown} KiB"
+    status, _, _ = raw_request(page_server, head_for(page_server, "GET", "/api/list?path="))
+    assert status == 200
+
+
+def test_page_stalled_connections_do_not_stall_the_server(page_server):
+    """Issue 29 item 5: 40 half-open connections held all 24 workers for 30 s."""
+    stalled = []
+    try:
+        for i in range(60):
+            sock = raw_connect(page_server["port"])
+            if i % 3:  # two in three stop in the middle of their headers, the others send nothing
+                sock.sendall(f"GET /api/list HTTP/1.1\r\nHost: 127.0.0.1:{page_server['port']}\r\n".encode())
+            stalled.append(sock)
+        time.sleep(0.3)
+        started = time.monotonic()
+        status, _, _ = raw_request(page_server, head_for(page_server, "GET", "/api/list?path="))
+        assert status == 200
+        assert time.monotonic() - started < 2, time.monotonic() - started
+        # The stalled ones are answered (408) and closed within the head's deadline.
+        started = time.monotonic()
+        for sock in stalled[1:3]:
+            status, _, _ = raw_answer(sock, timeout=15)
+            assert status == 408
+        assert time.monotonic() - started < 10
+    finally:
+        for sock in stalled:
+            sock.close()
+
+
+def test_page_a_flood_of_idle_connections_leaves_room(page_server):
+    """More idle connections than the server holds: the oldest make room, a client that
+    sends its head at once is served, and nothing waits for a worker."""
+    idle = []
+    try:
+        for _ in range(320):
+            idle.append(raw_connect(page_server["port"]))
+        time.sleep(0.3)
+        started = time.monotonic()
+        status, _, _ = raw_request(page_server, head_for(page_server, "GET", "/api/list?path="))
+        assert status == 200
+        assert time.monotonic() - started < 2, time.monotonic() - started
+        # The oldest were closed to make room.
+        idle[0].settimeout(5)
+        try:
+            assert idle[0].recv(100) == b""
+        except ConnectionResetError:
+            pass
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_page_a_head_too_large_or_too_slow_is_refused(page_server):
+    status, _, _ = raw_request(page_server, head_for(page_server, "GET", "/api/list?path=",
+                                                     extra="X-Padding: " + "p" * 32768 + "\r\n"))
+    assert status == 431
+    # One header byte every half second: the head's deadline is for the whole head.
+    sock = raw_connect(page_server["port"])
+    started = time.monotonic()
+    try:
+        head = head_for(page_server, "GET", "/api/list?path=").encode()
+        sent = 0
+        try:
+            while sent < len(head) and time.monotonic() - started < 20:
+                sock.sendall(head[sent:sent + 1])
+                sent += 1
+                time.sleep(0.5)
+        except OSError:
+            pass
+        status, _, _ = raw_answer(sock, timeout=5)
+    finally:
+        sock.close()
+    assert status == 408 and time.monotonic() - started < 10
+
+
+def test_page_a_post_without_a_length_is_answered_at_once(page_server):
+    """Issue 29 item 6: it hung for 30 s."""
+    for extra in ("", "Transfer-Encoding: chunked\r\n"):
+        sock = raw_connect(page_server["port"])
+        started = time.monotonic()
+        try:
+            sock.sendall(head_for(page_server, "POST", "/api/jobs?action=verify&path=bytes.bin", extra=extra).encode())
+            status, _, body = raw_answer(sock, timeout=5)
+        finally:
+            sock.close()
+        assert status == 411 and b"Content-Length" in body, (extra, body)
+        assert time.monotonic() - started < 2
+    status, _, _ = raw_request(page_server, head_for(page_server, "POST", "/api/jobs?action=verify&path=bytes.bin",
+                                                     extra="Content-Length: 1000000\r\n"))
+    assert status == 413
+
+
+@pytest.mark.parametrize("header,status,content_range,expected", [
+    ("bytes=2000-", 416, "bytes */1000", b""),
+    ("bytes=1000-1000", 416, "bytes */1000", b""),
+    ("bytes=990-5000", 206, "bytes 990-999/1000", (bytes(range(250)) * 4)[990:]),
+    ("bytes=-10", 206, "bytes 990-999/1000", (bytes(range(250)) * 4)[990:]),
+    ("bytes=10-19", 206, "bytes 10-19/1000", bytes(range(10, 20))),
+    ("bytes=" + ",".join(["0-999"] * 200), 200, None, bytes(range(250)) * 4),
+    ("bytes=0-1,5-6", 200, None, bytes(range(250)) * 4),
+], ids=["past-the-end", "at-the-end", "end-past-the-end", "suffix", "inside", "200-overlapping", "two"])
+def test_page_ranges_are_bounded_by_the_file(page_server, header, status, content_range, expected):
+    """Issue 29 item 8: past the end was a 206 of 2^64 bytes, 200 ranges sent the file 200 times."""
+    got, headers, body = raw_request(page_server, head_for(page_server, "GET", "/api/file?path=bytes.bin",
+                                                           extra=f"Range: {header}\r\n"))
+    assert got == status, (header, got, headers)
+    assert headers.get("content-range") == content_range
+    assert body == expected
+    assert int(headers.get("content-length", "0")) == len(expected)
+
+
+def test_page_a_download_ticket_is_good_once_for_its_file(page_server):
+    status, _, body = raw_request(page_server, head_for(page_server, "POST", "/api/tickets?path=bytes.bin",
+                                                        extra="Content-Length: 0\r\n"))
+    assert status == 200
+    ticket = json.loads(body)["ticket"]
+    status, _, _ = raw_request(page_server, head_for(page_server, "GET", f"/api/file?path=other.bin&ticket={ticket}",
+                                                     token=False))
+    assert status == 403  # another file: refused, and the ticket is spent
+    status, _, body = raw_request(page_server, head_for(page_server, "POST", "/api/tickets?path=bytes.bin",
+                                                        extra="Content-Length: 0\r\n"))
+    ticket = json.loads(body)["ticket"]
+    status, _, got = raw_request(page_server, head_for(page_server, "GET", f"/api/file?path=bytes.bin&ticket={ticket}",
+                                                       token=False))
+    assert status == 200 and got == bytes(range(250)) * 4
+    status, _, _ = raw_request(page_server, head_for(page_server, "GET", f"/api/file?path=bytes.bin&ticket={ticket}",
+                                                     token=False))
+    assert status == 403
+    status, _, _ = raw_request(page_server, head_for(page_server, "GET", "/api/file?path=bytes.bin&ticket=", token=False))
+    assert status == 403

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import cases
@@ -115,3 +116,14 @@ def test_names_beyond_the_basic_multilingual_plane(tmp_path):
     assert proc.returncode == 0, describe(proc)
     assert sorted(p.name for p in split.parent.iterdir()) == ["découpe_🎉.onnx", "découpe_🎉.onnx.data", "fusion_😀.onnx"]
     refcheck.assert_same_tensors({"w": weight}, split)
+
+
+def test_the_gui_of_a_build_without_it_gives_advice_for_this_system(tmp_path):
+    """Issue 30 item 13: the Windows build's gui said to `apt-get install` a Debian package."""
+    if not refcheck.windows_binary() and (refcheck.binary_path().parent / "onnxstream-gui.so").is_file():
+        pytest.skip("this build has the gui")
+    proc = run_cli(["gui", tmp_path, "--no-browser"], timeout=60)
+    assert proc.returncode == 1, describe(proc)
+    cases.assert_error_with_hint(proc)
+    if refcheck.windows_binary():
+        assert "apt-get" not in proc.stderr and "Windows build" in proc.stderr, describe(proc)

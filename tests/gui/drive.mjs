@@ -24,7 +24,8 @@ page.on('pageerror', (e) => consoleErrors.push(String(e)));
 page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
 await page.setViewport({ width: 1280, height: 800 });
 
-const url = (query) => base + '/?' + new URLSearchParams(Object.assign({ token }, query || {})).toString();
+// As `onnxstream gui` prints it: the token in the fragment (never sent to a server).
+const url = (query) => base + '/' + (query ? '?' + new URLSearchParams(query).toString() : '') + '#token=' + token;
 const shot = (name, fullPage = false) => page.screenshot({ path: path.join(artifacts, name + '.png'), fullPage });
 const texts = (selector) => page.$$eval(selector, (nodes) => nodes.map((n) => n.textContent.trim()));
 
@@ -99,11 +100,29 @@ try {
   results.merge_again = await runAction('Merge');
   await shot('error');
 
-  // A download link serves the bytes (first 100 bytes by Range).
-  results.range = await page.evaluate(async (link) => {
-    const r = await fetch(link, { headers: { Range: 'bytes=0-99' } });
+  // The token left the address bar, the URL holds no token, and no cookie was set.
+  results.address = await page.evaluate(() => ({ href: location.href, cookie: document.cookie }));
+  // A download link serves the bytes: a click fetches a one-use ticket and follows the link with it.
+  const downloads = fs.mkdtempSync(path.join(os.tmpdir(), 'onnxstream-downloads-'));
+  const cdp = await browser.target().createCDPSession();
+  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+  await page.evaluate((file) => {
+    for (const tr of document.querySelectorAll('.outputs-list tr')) if (tr.querySelector('td').textContent === file) return tr.querySelector('a').click();
+    throw new Error('no download link for ' + file);
+  }, results.merge.outputs[0]);
+  const deadline = Date.now() + 60000;
+  while (Date.now() < deadline && !fs.readdirSync(downloads).some((n) => !n.endsWith('.crdownload'))) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  results.downloaded = fs.readdirSync(downloads).map((n) => ({ name: n, size: fs.statSync(path.join(downloads, n)).size }));
+  fs.rmSync(downloads, { recursive: true, force: true });
+  // The first 100 bytes by Range, with a ticket as the page asks for one.
+  results.range = await page.evaluate(async (file) => {
+    const headers = { 'X-Onnxstream-Token': sessionStorage.getItem('onnxstream-token') };
+    const issued = await (await fetch('/api/tickets?' + new URLSearchParams({ path: file }), { method: 'POST', headers })).json();
+    const r = await fetch('/api/file?' + new URLSearchParams({ path: file, ticket: issued.ticket }), { headers: { Range: 'bytes=0-99' } });
     return { status: r.status, length: (await r.arrayBuffer()).byteLength, range: r.headers.get('Content-Range') };
-  }, results.merge.links[0]);
+  }, results.merge.outputs[0]);
 
   // A missing data file.
   await openModel('missing/model.onnx');

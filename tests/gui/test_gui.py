@@ -84,7 +84,9 @@ def served(tmp_path_factory):
     url = proc.stdout.readline().strip()
     assert url.startswith("http://127.0.0.1:"), f"no URL printed: {url!r} {proc.stderr.read() if proc.poll() else ''}"
     parsed = urllib.parse.urlsplit(url)
-    token = urllib.parse.parse_qs(parsed.query)["token"][0]
+    # The token is in the fragment, which a browser never sends to a server.
+    assert parsed.query == "" and parsed.path == "/", url
+    token = urllib.parse.parse_qs(parsed.fragment)["token"][0]
     yield {"root": root, "outside": outside, "port": parsed.port, "token": token, "url": url, "proc": proc,
            "base": base}
     proc.terminate()
@@ -93,13 +95,14 @@ def served(tmp_path_factory):
 
 
 def request(served, method, path, query=None, headers=None, body=None, token=True):
+    """One request; the token (the served one for True) goes in X-Onnxstream-Token as the page sends it."""
     q = dict(query or {})
-    if token is True:
-        q["token"] = served["token"]
-    elif token:
-        q["token"] = token
     conn = http.client.HTTPConnection("127.0.0.1", served["port"], timeout=30)
     h = {"Host": f"127.0.0.1:{served['port']}"}
+    if token:
+        h["X-Onnxstream-Token"] = served["token"] if token is True else token
+    if body is None and method == "POST":
+        body = b""
     h.update(headers or {})
     if body is not None and "Content-Type" not in h:
         h["Content-Type"] = "application/x-www-form-urlencoded"
@@ -113,24 +116,27 @@ def request(served, method, path, query=None, headers=None, body=None, token=Tru
 # ---------------------------------------------------------------- security, plain HTTP
 
 def test_the_page_and_api_answer_with_the_token(served):
-    status, body, r = request(served, "GET", "/")
+    # The page itself holds no data: a navigation (which cannot send a header) loads it.
+    status, body, r = request(served, "GET", "/", token=False)
     assert status == 200 and b"onnxstream" in body
     assert "default-src 'none'" in r.getheader("Content-Security-Policy")
-    cookie = r.getheader("Set-Cookie")
-    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
-    status, body, _ = request(served, "GET", "/api/list", {"path": ""})
-    assert status == 200
+    assert r.getheader("Set-Cookie") is None
+    status, body, r = request(served, "GET", "/api/list", {"path": ""})
+    assert status == 200 and r.getheader("Set-Cookie") is None
     entries = {e["name"]: e for e in json.loads(body)["entries"]}
     assert not entries["resnet18"]["outside"] and not entries["missing"]["outside"]
     assert entries["link.txt"]["outside"] and entries["linkdir"]["outside"]
-    # After the first load the cookie is enough (the page's EventSource and links use it).
-    status, _, _ = request(served, "GET", "/api/list", headers={"Cookie": cookie.split(";")[0]}, token=False)
-    assert status == 200
+    # A cookie (which has no port: every server on this machine would receive it) or a URL
+    # (browser history) never carries the token.
+    for query, headers in (({"token": served["token"]}, {}),
+                           ({}, {"Cookie": f"onnxstream_token_{served['port']}={served['token']}"})):
+        status, _, _ = request(served, "GET", "/api/list", dict(query, path=""), headers=headers, token=False)
+        assert status == 403, (query, headers)
 
 
 @pytest.mark.parametrize("token", [False, "0" * 32, "short"])
 def test_a_missing_or_wrong_token_is_refused(served, token):
-    for path in ("/", "/app.js", "/api/list", "/api/inspect"):
+    for path in ("/api/list", "/api/inspect", "/api/file", "/api/actions", "/api/jobs/1/events"):
         status, body, _ = request(served, "GET", path, {"path": "resnet18/model.onnx"}, token=token)
         assert status == 403, path
         assert b"token" in body
@@ -188,8 +194,8 @@ def test_job_fields_and_uploads_stay_inside_the_folder(served):
 def sse_until_finished(served, job_id, timeout=120):
     """The job's server-sent events until it finishes; returns them all."""
     conn = http.client.HTTPConnection("127.0.0.1", served["port"], timeout=timeout)
-    conn.request("GET", f"/api/jobs/{job_id}/events?token={served['token']}",
-                 headers={"Host": f"127.0.0.1:{served['port']}"})
+    conn.request("GET", f"/api/jobs/{job_id}/events",
+                 headers={"Host": f"127.0.0.1:{served['port']}", "X-Onnxstream-Token": served["token"]})
     r = conn.getresponse()
     assert r.status == 200 and r.getheader("Content-Type").startswith("text/event-stream")
     events = []
@@ -253,15 +259,94 @@ def test_the_port_is_bound_to_loopback_only(served):
     assert listening == ["0100007F"], listening
 
 
-def test_a_non_loopback_host_warns(tmp_path):
-    proc = subprocess.Popen([str(refcheck.binary_path()), "gui", str(tmp_path), "--no-browser", "--host", "0.0.0.0"],
+def start_gui(root: Path, *args: str) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([str(refcheck.binary_path()), "gui", str(root), "--no-browser", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    return proc, proc.stdout.readline().strip()
+
+
+def get(port: int, path: str, host: str, token: str | None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Host": host}
+    if token:
+        headers["X-Onnxstream-Token"] = token
+    conn.request("GET", path, headers=headers)
+    r = conn.getresponse()
+    body = r.read()
+    conn.close()
+    return r.status, body
+
+
+def test_a_network_host_works_with_the_token_as_its_guard(tmp_path):
+    """Issue 29 item 9: --host 0.0.0.0 answered 403 to every other address."""
+    proc, url = start_gui(tmp_path, "--host", "0.0.0.0")
     try:
-        assert proc.stdout.readline().startswith("http://")
+        assert url.startswith("http://127.0.0.1:") and "/#token=" in url, url
+        port, token = urllib.parse.urlsplit(url).port, url.split("#token=")[1]
+        # Another machine names this one by its address on the network (a documentation address here).
+        for host in (f"192.0.2.7:{port}", f"myhost.local:{port}", f"127.0.0.1:{port}"):
+            status, body = get(port, "/api/list?path=", host, token)
+            assert status == 200, (host, body)
+            status, _ = get(port, "/api/list?path=", host, None)
+            assert status == 403, host
+        status, body = get(port, "/api/server", f"192.0.2.7:{port}", token)
+        assert json.loads(body) == {"ok": True, "network": True}
+        # The page says so where it is seen.
+        status, body = get(port, "/app.js", f"192.0.2.7:{port}", None)
+        assert status == 200 and b"reachable from the network" in body
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=30)
-    assert "warning: listening on 0.0.0.0" in err
+    assert "warning: listening on 0.0.0.0" in err and "the token is the only guard" in err, err
+
+
+def test_a_loopback_server_says_it_is_not_on_the_network(served):
+    status, body, _ = request(served, "GET", "/api/server")
+    assert status == 200 and json.loads(body) == {"ok": True, "network": False}
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("port", ["free", "0"])
+def test_the_port_option_takes_any_port(tmp_path, port):
+    """Issue 30 item 10: --port 8765 (the README's example) went through the thread-count
+    parser (at most 1024); issue 29 item 9: --port 0 (any free port) was refused."""
+    wanted = free_port() if port == "free" else 0
+    assert port == "0" or wanted > 1024
+    proc, url = start_gui(tmp_path, "--port", str(wanted))
+    try:
+        assert url.startswith("http://127.0.0.1:"), (url, proc.stderr.read() if proc.poll() is not None else "")
+        got = urllib.parse.urlsplit(url).port
+        assert got == wanted or (wanted == 0 and got > 0)
+        status, _ = get(got, "/api/list?path=", f"127.0.0.1:{got}", url.split("#token=")[1])
+        assert status == 200
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+@pytest.mark.parametrize("port", ["65536", "-1", "80x", "99999999999999999999999"])
+def test_a_port_out_of_range_is_a_usage_error(tmp_path, port):
+    proc = subprocess.run([str(refcheck.binary_path()), "gui", str(tmp_path), "--no-browser", "--port", port],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert proc.returncode == 2, refcheck.describe(proc)
+    assert proc.stdout == "" and "--port takes a number from 0 to 65535" in proc.stderr, proc.stderr
+
+
+def test_ctrl_c_stops_the_gui_quietly(tmp_path):
+    """Issue 30 item 13: Ctrl-C, the way to stop the gui, printed an error."""
+    import signal
+    proc, url = start_gui(tmp_path)
+    assert url.startswith("http://127.0.0.1:"), url
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "error" not in err and "interrupted" not in err, err
 
 
 # ---------------------------------------------------------------- the server is a module
@@ -292,7 +377,8 @@ def serve_once(binary: Path, root: Path) -> set[str]:
         assert url.startswith("http://127.0.0.1:"), f"no URL printed: {url!r}"
         parsed = urllib.parse.urlsplit(url)
         conn = http.client.HTTPConnection("127.0.0.1", parsed.port, timeout=30)
-        conn.request("GET", "/?" + parsed.query, headers={"Host": f"127.0.0.1:{parsed.port}"})
+        conn.request("GET", "/api/list?path=", headers={"Host": f"127.0.0.1:{parsed.port}",
+                                                        "X-Onnxstream-Token": parsed.fragment.split("token=")[1]})
         assert conn.getresponse().status == 200
         conn.close()
         return mapped_gui_modules(proc.pid)
@@ -386,6 +472,12 @@ def test_the_page_runs_without_script_errors(page_run):
     assert page_run["console_errors"] == []
 
 
+def test_the_page_keeps_the_token_out_of_urls_and_cookies(page_run):
+    """Issue 29 item 3: the token was a cookie, which every server on 127.0.0.1 received."""
+    address = page_run["address"]
+    assert "token" not in address["href"] and address["cookie"] == "", address
+
+
 def test_a_deep_link_shows_the_inputs_and_the_data_file(page_run, served):
     view = page_run["deep_link"]
     model = onnx.load(str(served["root"] / "resnet18" / "model.onnx"), load_external_data=False)
@@ -444,6 +536,7 @@ def test_merge_split_and_optimize_from_the_page_write_models_that_run_the_same(p
     assert not any(refcheck.is_external(t) for _, t in refcheck.iter_tensors(merged))
     assert "resnet18/model.split.onnx.data" in page_run["split"]["outputs"]
     refcheck.assert_same_tensors(original, folder / "model.split.onnx")
+    assert page_run["downloaded"] == [{"name": "model.merged.onnx", "size": (folder / "model.merged.onnx").stat().st_size}]
     assert page_run["range"] == {"status": 206, "length": 100,
                                  "range": f"bytes 0-99/{(folder / 'model.merged.onnx').stat().st_size}"}
 

@@ -3,7 +3,21 @@
 'use strict';
 
 const params = new URLSearchParams(location.search);
-const token = params.get('token') || '';
+// The token arrives in the URL's fragment (#token=...), which the browser sends to no server.
+// The page keeps it for this tab (a reload finds it again) and sends it in a header to its
+// own server only; it never goes in a URL or a cookie. The fragment is then taken out of the
+// address bar (also when it comes back by a same-page navigation, which loads nothing), so
+// that a copied URL does not carry it.
+function tokenFromFragment() {
+  const given = /(?:^#|&)token=([0-9a-f]+)/.exec(location.hash);
+  if (!given) return null;
+  sessionStorage.setItem('onnxstream-token', given[1]);
+  history.replaceState(null, '', location.pathname + location.search);
+  return given[1];
+}
+let token = tokenFromFragment() || sessionStorage.getItem('onnxstream-token') || '';
+window.addEventListener('hashchange', () => { token = tokenFromFragment() || token; });
+const withHeader = () => ({ 'X-Onnxstream-Token': token });
 let actions = [];
 let currentFolder = '';
 let currentModel = '';
@@ -35,14 +49,13 @@ function seconds(s) {
   return Math.floor(s / 60) + ' min ' + Math.ceil(s % 60) + ' s';
 }
 
-function withToken(path, query) {
-  const q = new URLSearchParams(query || {});
-  q.set('token', token);
-  return path + '?' + q.toString();
+function withQuery(path, query) {
+  const q = new URLSearchParams(query || {}).toString();
+  return q ? path + '?' + q : path;
 }
 
 async function api(path, query, options) {
-  const response = await fetch(withToken(path, query), Object.assign({ headers: { 'X-Onnxstream-Token': token } }, options || {}));
+  const response = await fetch(withQuery(path, query), Object.assign({ headers: withHeader() }, options || {}));
   let body;
   try { body = await response.json(); } catch (e) { body = { ok: false, error: { message: 'the server sent no answer (' + response.status + ')', hint: 'is onnxstream gui still running?' } }; }
   return body;
@@ -55,9 +68,48 @@ function errorBox(err) {
 }
 
 function setLocation(path) {
-  const q = new URLSearchParams({ token });
-  if (path) q.set('path', path);
-  history.replaceState(null, '', '?' + q.toString());
+  history.replaceState(null, '', path ? '?' + new URLSearchParams({ path }).toString() : location.pathname);
+}
+
+// A job's server-sent events, read with fetch (an EventSource cannot send the token's
+// header). Calls onEvent with each event until the stream ends; throws when it breaks.
+async function followEvents(id, onEvent) {
+  const response = await fetch('/api/jobs/' + encodeURIComponent(id) + '/events', { headers: withHeader() });
+  if (!response.ok || !response.body) throw new Error('no event stream (' + response.status + ')');
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const event = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      if (event.startsWith('data: ') && onEvent(JSON.parse(event.slice(6))) === false) {
+        reader.cancel();
+        return;
+      }
+    }
+  }
+}
+
+// A download link cannot send a header: a click asks for a one-use ticket for the file (with
+// the token in a header) and follows the link with it.
+function downloadLink(path) {
+  const href = withQuery('/api/file', { path });
+  const link = el('a', { href, download: '' }, 'download');
+  link.addEventListener('click', async (event) => {
+    event.preventDefault();
+    const issued = await api('/api/tickets', { path }, { method: 'POST' });
+    if (!issued.ok) { link.replaceWith(errorBox(issued.error)); return; }
+    const once = el('a', { href: withQuery('/api/file', { path, ticket: issued.ticket }), download: '' });
+    document.body.append(once);
+    once.click();
+    once.remove();
+  });
+  return link;
 }
 
 function parentOf(path) {
@@ -252,9 +304,7 @@ function watchJob(id, a, path, jobs) {
     cancel.disabled = true;
     await api('/api/jobs/' + id + '/cancel', {}, { method: 'POST' });
   });
-  const source = new EventSource(withToken('/api/jobs/' + id + '/events'));
-  source.onmessage = (message) => {
-    const e = JSON.parse(message.data);
+  const onEvent = (e) => {
     if (e.total > 0) { progress.max = e.total; progress.value = e.done; }
     const parts = [];
     if (e.stage) parts.push(e.stage);
@@ -262,17 +312,17 @@ function watchJob(id, a, path, jobs) {
     if (e.tensor) parts.push('tensor ' + e.tensor);
     if (e.seconds_left !== undefined) parts.push(seconds(e.seconds_left) + ' left');
     detail.textContent = parts.join(' · ') || 'working ...';
-    if (e.state === 'running') return;
-    source.close();
+    if (e.state === 'running') return true;
     cancel.remove();
     box.dataset.state = e.state;
     finishJob(box, progress, detail, e);
+    return false;
   };
-  source.onerror = () => {
+  const lost = () => {
     if (box.dataset.state) return;
     detail.textContent = 'lost contact with the server; is onnxstream gui still running?';
-    source.close();
   };
+  followEvents(id, onEvent).then(lost, lost);
 }
 
 function finishJob(box, progress, detail, e) {
@@ -293,7 +343,7 @@ function finishJob(box, progress, detail, e) {
   if (e.outputs.length) {
     const table = el('table', { class: 'outputs-list' });
     for (const f of e.outputs) {
-      const link = el('a', { href: withToken('/api/file', { path: f.path }), download: '' }, 'download');
+      const link = downloadLink(f.path);
       const open = el('button', { type: 'button' }, 'Open');
       open.addEventListener('click', () => openModel(f.path));
       table.append(el('tr', {}, el('td', { class: 'mono' }, f.path), el('td', { class: 'num' }, bytes(f.size)),
@@ -340,7 +390,7 @@ async function dropped(files) {
 function upload(file, line) {
   return new Promise((resolve) => {
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', withToken('/api/upload', { dir: currentFolder, name: file.name }));
+    xhr.open('POST', withQuery('/api/upload', { dir: currentFolder, name: file.name }));
     xhr.setRequestHeader('X-Onnxstream-Token', token);
     xhr.upload.onprogress = (e) => { line.textContent = file.name + ': not in the folder, copying it in: ' + bytes(e.loaded) + ' of ' + bytes(e.total); };
     xhr.onload = () => {
@@ -357,6 +407,12 @@ function upload(file, line) {
 // ------------------------------------------------------------------ start
 
 async function start() {
+  const server = await api('/api/server');
+  if (server.ok && server.network) {
+    // Bound to an address other machines reach (gui --host): say so where it is seen.
+    document.querySelector('header').append(el('p', { class: 'network-note', role: 'note' },
+      'This page is reachable from the network: anyone with its URL can read and write the files in this folder.'));
+  }
   const listed = await api('/api/actions');
   actions = Array.isArray(listed) ? listed : [];
   document.getElementById('open-form').addEventListener('submit', async (event) => {
