@@ -269,10 +269,12 @@ class Catalogue:
     def add(self, name: str, stage: str, description: str, model: bytes | None, expected: dict, *,
             files: dict[str, bytes] | None = None, setup: list[dict] | None = None, folder: str | None = None,
             model_name: str = "model.onnx", args: dict[str, list[str]] | None = None, data: bool = True,
-            ok: bool = False, cuts: list | None = None) -> None:
+            ok: bool = False, cuts: list | None = None, commands: tuple[str, ...] = COMMANDS) -> None:
         """One entry. The model goes to <folder or name>/<model_name>, with weights.data
         beside it unless data=False; `files` adds others (relative to the folder). With
-        `cuts` ([offset, what] pairs) the entry stands for the model cut at each offset."""
+        `cuts` ([offset, what] pairs) the entry stands for the model cut at each offset.
+        `commands` replaces the three commands every entry runs through (an exporter's
+        entries run only through it)."""
         base = self.out / (folder or name)
         base.mkdir(parents=True, exist_ok=True)
         if model is not None:
@@ -283,7 +285,7 @@ class Catalogue:
         for rel, content in (files or {}).items():
             (base / rel).parent.mkdir(parents=True, exist_ok=True)
             (base / rel).write_bytes(content)
-        assert set(expected) == set(COMMANDS), name
+        assert set(expected) == set(commands), name
         entry = {
             "name": name, "stage": stage, "description": description,
             "folder": folder or name, "model": model_name, "setup": setup or [],
@@ -291,6 +293,8 @@ class Catalogue:
         }
         if cuts is not None:
             entry["cuts"] = cuts
+        if commands != COMMANDS:
+            entry["commands"] = list(commands)
         self.entries.append(entry)
 
 
@@ -490,6 +494,63 @@ def write_catalogue(c: Catalogue) -> None:
           weight([("location", "nowhere.data"), ("offset", "0"), ("length", "32")]),
           data_problem(["cannot find the external data file 'nowhere.data'", "--data"]), data=False,
           files={"unrelated.txt": b"not data\n"})
+    write_caffe_entries(c)
+
+
+def caffe_model(nodes: list, input_dims: list[int], initializers: list | None = None, output: str = "Y") -> bytes:
+    """A small float model for the Caffe exporter: input X of `input_dims`, `nodes`, output
+    `output`. Built without the checker: the entries are hostile on purpose."""
+    graph = helper.make_graph(nodes, "hostile", [helper.make_tensor_value_info("X", TensorProto.FLOAT, input_dims)],
+                              [helper.make_tensor_value_info(output, TensorProto.FLOAT, None)], initializers or [])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def write_caffe_entries(c: Catalogue) -> None:
+    """export --to caffe of models whose sizes are hostile: a clear refusal, exit 1, nothing
+    written, never a signal (issue 29 items 1 and 11). Under ASan in scripts/test.sh."""
+    export = ("export",)
+    to_caffe = ["--to", "caffe"]
+    weight = numpy_helper.from_array(np.ones((4, 3, 1, 1), dtype=np.float32), "W")
+    empty_weight = numpy_helper.from_array(np.ones((0, 3, 3, 3), dtype=np.float32), "W")
+
+    def entry(name, description, model, message, args=to_caffe):
+        c.add(name, "caffe_export", description, model, {"export": expect(1, message)}, data=False, commands=export,
+              args={"export": list(args)})
+
+    relu = [helper.make_node("Relu", ["X"], ["Y"], name="relu")]
+    entry("caffe_input_dims_2_62", "input dims [1,3,2^62,4]: --check once indexed past its tensors (segfault)",
+          caffe_model(relu, [1, 3, 1 << 62, 4]), ["cannot be a caffe blob", "2^31 - 1"], to_caffe + ["--check"])
+    entry("caffe_input_count_overflow", "input dims [2^32,2^32,2^32]: the element count wraps 64 bits to 0",
+          caffe_model(relu, [1 << 32, 1 << 32, 1 << 32]), "cannot be a caffe blob")
+    entry("caffe_check_past_limit", "input 1x1x16384x16384: a Caffe blob, but past what --check may allocate",
+          caffe_model(relu, [1, 1, 16384, 16384]), "elements the check's reference evaluation may hold",
+          to_caffe + ["--check"])
+    conv = helper.make_node("Conv", ["X", "W"], ["Y"], name="conv\x1b[31m", kernel_shape=[1, 1], pads=[1 << 40] * 4)
+    entry("caffe_conv_pads_2_40", "Conv pads of 2^40 were written as pad_h: 1099511627776",
+          caffe_model([conv], [1, 3, 8, 8], [weight]), ["pads past 2^31 - 1", "conv\\x1b[31m"])
+    conv = helper.make_node("Conv", ["X", "W"], ["Y"], name="empty_conv", kernel_shape=[3, 3])
+    entry("caffe_conv_zero_channels", "a Conv with 0 output channels was written as num_output: 0",
+          caffe_model([conv], [1, 3, 8, 8], [empty_weight]), ["num_output 0 is below 1", "empty_conv"])
+    conv = helper.make_node("Conv", ["X", "W"], ["Y"], name="huge_stride", kernel_shape=[1, 1], strides=[1 << 33, 1])
+    entry("caffe_conv_stride_2_33", "a Conv stride of 2^33 (past Caffe's uint32 stride_h)",
+          caffe_model([conv], [1, 3, 8, 8], [weight]), "past 2^31 - 1")
+    transpose = helper.make_node("Transpose", ["X"], ["Y"], name="bad_perm", perm=[0, 1, 2, 7])
+    entry("caffe_transpose_perm_out_of_range", "Transpose perm [0,1,2,7] on a 4-D input: read past the shape",
+          caffe_model([transpose], [1, 3, 8, 8]), "not a permutation")
+    unsqueeze = helper.make_node("Unsqueeze", ["X", "axes"], ["Y"], name="twice")
+    axes = numpy_helper.from_array(np.array([1, 1], dtype=np.int64), "axes")
+    entry("caffe_unsqueeze_repeated_axes", "Unsqueeze with axes [1,1]: read past the input's shape",
+          caffe_model([unsqueeze], [1, 3, 8, 8], [axes]), "repeated")
+    concat = helper.make_node("Concat", ["X", "X"], ["Y"], name="far_axis", axis=9)
+    entry("caffe_concat_axis_out_of_range", "Concat axis 9 on 4-D inputs: written past the shape",
+          caffe_model([concat], [1, 3, 8, 8]), "axis is out of range")
+    flatten = helper.make_node("Flatten", ["X"], ["F"], name="flatten")
+    reshape = helper.make_node("Reshape", ["F", "shape"], ["Y"], name="overflowing_reshape")
+    shape = numpy_helper.from_array(np.array([1 << 40, 1 << 40, -1], dtype=np.int64), "shape")
+    entry("caffe_reshape_overflow", "Reshape to [2^40, 2^40, -1]: the known product overflows 64 bits",
+          caffe_model([flatten, reshape], [1, 3, 8, 8], [shape]), "out of range")
 
 
 def write_large(c: Catalogue) -> None:

@@ -4,6 +4,7 @@
 // layer_mapping_shapes.cpp: fully connected, reshaping, slicing). Private to src/caffe.
 #pragma once
 
+#include <onnxstream/caffe/blob_limits.hpp>
 #include <onnxstream/caffe/layer_mapping.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 
@@ -33,6 +34,23 @@ inline std::int64_t caffe_pool_size(std::int64_t in, std::int64_t kernel, std::i
     auto out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
     if (pad > 0 && (out - 1) * stride >= in + pad) --out;
     return out;
+}
+
+// A number from a model as an int64: saturated at the ends (casting an out-of-range
+// double is undefined behaviour), NaN as 0.
+inline std::int64_t saturated_int64(double v) {
+    if (std::isnan(v)) return 0;
+    if (v >= 9.2e18) return std::numeric_limits<std::int64_t>::max();
+    if (v <= -9.2e18) return std::numeric_limits<std::int64_t>::min();
+    return static_cast<std::int64_t>(v);
+}
+
+// `axis` (negative counts from the end) as an index below `rank`, or below or equal to it
+// when `end_allowed` (Flatten's axis); nullopt when it is out of range.
+inline std::optional<std::size_t> axis_index(std::int64_t axis, std::size_t rank, bool end_allowed = false) {
+    const auto r = static_cast<std::int64_t>(rank);
+    if (axis < -r || axis > (end_allowed ? r : r - 1)) return std::nullopt;
+    return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
 }
 
 inline std::string join(const shape& s) {
@@ -90,6 +108,9 @@ private:
         return {};
     }
 
+    // Whether input `slot` is an integer constant of at most one axis and a few elements
+    // (a constant in shape arithmetic, such as Paddle2ONNX's Cast of a fill_constant).
+    bool small_integer_constant(graph::node_id n, std::size_t slot) const;
     // Integer arithmetic on shapes, done here: it yields no layer. Empty when `n` is not
     // such a node.
     std::optional<outcome> shape_arithmetic(graph::node_id n);
@@ -180,6 +201,19 @@ private:
     void clip(const std::string& in, const std::string& out, std::optional<double> lo, std::optional<double> hi);
 
     outcome map_node(graph::node_id n);
+    // Why node `n` has no Caffe form whatever its inputs' shapes (its domain, a quantized
+    // operator, a change of precision, control flow, an operator with no mapping).
+    std::optional<refused> unsupported(graph::node_id n) const;
+    // Why node `n` is refused for its attributes alone (a ReduceMean over channels, a
+    // linear Resize): what can be said of a node whose input shapes are not known.
+    std::optional<refused> attribute_refusal(graph::node_id n) const;
+    // Why a layer made since `first_layer` would not load (layer_rules.hpp), or one of its
+    // tops cannot be a Caffe blob.
+    std::optional<refused> check_layers(std::size_t first_layer) const;
+    // Takes back the layers made since `first_layer` (a node refused after it made some).
+    void drop_layers(std::size_t first_layer);
+    // Node `n`'s outputs are not computed: what reads them is blocked, not refused again.
+    void mark_refused(graph::node_id n);
 
     // --- convolution ---------------------------------------------------------------
 
@@ -296,6 +330,7 @@ private:
     graph::node_id current_ = none;
     std::map<std::string, std::vector<std::int64_t>> known_;  // integer values known from static shapes
     std::set<std::string> known_scalar_;
+    std::set<std::string> refused_values_;  // outputs of refused or blocked nodes
 };
 
 }  // namespace onnxstream::caffe::detail

@@ -2,6 +2,9 @@
 
 #include "layer_mapper.hpp"
 
+#include <onnxstream/caffe/blob_limits.hpp>
+#include <onnxstream/caffe/layer_rules.hpp>
+
 #include <onnxstream/onnx/data_type.hpp>
 
 #include <algorithm>
@@ -43,6 +46,11 @@ result<mapping> mapper::run() {
         if (found == options_.input_shapes.end())
             return failure(error_code::invalid_argument, "the input '" + name + "' has no known shape", "give it with {0}",
                            {{remedy::give_input_shape, name + "=1,3,224,224"}});
+        // The one size every other size is computed from: bounded here, so that shape
+        // arithmetic on it stays far from 64 bits.
+        if (const auto bad = blob_shape_problem(found->second))
+            return failure(error_code::unsupported, "the input '" + name + "' cannot be a Caffe blob: " + *bad,
+                           "give a smaller shape with {0}", {{remedy::give_input_shape, name + "=1,3,224,224"}});
         layer l;
         l.name = unique_layer(name);
         l.type = "Input";
@@ -53,37 +61,83 @@ result<mapping> mapper::run() {
         shapes_[name] = found->second;
         out_.network.layers.push_back(std::move(l));
     }
+    // Every node is checked, so that one run lists every node Caffe cannot express. A node
+    // whose input comes from a refused node cannot be sized; it is refused on its own
+    // account when its operator has no Caffe form at all, else counted as blocked.
     for (const auto n : main.nodes) {
         if (!model_.node_live(n)) continue;
         const auto& nd = model_.nodes[n];
         if (nd.op_type == "Constant" && nd.domain.empty()) continue;
-        bool inputs_known = true;
-        for (std::size_t s = 0; s < nd.inputs.size(); ++s)
-            if (nd.inputs[s] != empty_name && !shapes_.contains(text(nd.inputs[s])) && !known_.contains(text(nd.inputs[s])) &&
-                !constant_at(n, s))
-                inputs_known = false;
-        if (!inputs_known) {
-            // Downstream of a refused node, which is reported; otherwise this is the root.
-            if (out_.refusals.empty())
-                out_.refusals.push_back({std::string(nd.op_type), model_.node_label(n),
-                                         "an input is neither computed by an exported layer nor a constant",
-                                         "run optimize first, or export with static shapes"});
-            continue;
-        }
         current_ = n;
-        auto done = map_node(n);
-        if (!done) return failure(std::move(done).error());
-        if (*done) out_.refusals.push_back({std::string(nd.op_type), model_.node_label(n), (*done)->why, (*done)->hint});
+        bool inputs_known = true, after_refusal = false;
+        for (std::size_t s = 0; s < nd.inputs.size(); ++s) {
+            if (nd.inputs[s] == empty_name || shapes_.contains(text(nd.inputs[s])) || known_.contains(text(nd.inputs[s])) ||
+                constant_at(n, s))
+                continue;
+            inputs_known = false;
+            if (refused_values_.contains(text(nd.inputs[s]))) after_refusal = true;
+        }
+        std::optional<refused> why;
+        if (!inputs_known) {
+            if (auto own = unsupported(n)) why = std::move(own);
+            else if (auto attributes = attribute_refusal(n)) why = std::move(attributes);
+            else if (after_refusal) {
+                out_.blocked.push_back(model_.node_label(n));
+                mark_refused(n);
+                continue;
+            } else
+                why = refused{"an input is neither computed by an exported layer nor a constant",
+                              "export with static shapes (--input-shape)"};
+        } else {
+            const auto first_layer = out_.network.layers.size();
+            auto done = map_node(n);
+            if (!done) return failure(std::move(done).error());
+            if (*done) why = std::move(**done);
+            else why = check_layers(first_layer);
+            if (why) drop_layers(first_layer);
+        }
+        if (!why) continue;
+        out_.refusals.push_back({std::string(nd.op_type), model_.node_label(n), why->why, why->hint});
+        mark_refused(n);
     }
     for (std::size_t i = 0; i < main.outputs.size(); ++i) {
         const auto name = text(main.outputs[i]);
         out_.outputs.push_back(name);
-        if (!shapes_.contains(name) && out_.refusals.empty())
+        if (!shapes_.contains(name) && !refused_values_.contains(name))
             out_.refusals.push_back({"(graph output)", name, "it is not computed by any exported layer",
                                      "a constant graph output has no Caffe form; remove it from the outputs"});
     }
     out_.blob_shapes = shapes_;
     return std::move(out_);
+}
+
+std::optional<refused> mapper::check_layers(std::size_t first_layer) const {
+    for (auto i = first_layer; i < out_.network.layers.size(); ++i) {
+        const auto& l = out_.network.layers[i];
+        if (auto bad = layer_problem(l))
+            return refused{"its Caffe layer " + l.name + " would not load: " + *bad, "check the node's attributes and shapes"};
+        for (const auto& top : l.tops)
+            if (const auto s = shapes_.find(top); s != shapes_.end())
+                if (auto bad = blob_shape_problem(s->second))
+                    return refused{"its output " + top + " cannot be a Caffe blob: " + *bad, "export with smaller input shapes"};
+    }
+    return std::nullopt;
+}
+
+void mapper::drop_layers(std::size_t first_layer) {
+    for (auto i = first_layer; i < out_.network.layers.size(); ++i)
+        for (const auto& top : out_.network.layers[i].tops) shapes_.erase(top);
+    out_.network.layers.resize(first_layer);
+}
+
+void mapper::mark_refused(graph::node_id n) {
+    for (const auto o : model_.nodes[n].outputs) {
+        if (o == empty_name) continue;
+        const auto name = text(o);
+        shapes_.erase(name);
+        known_.erase(name);
+        refused_values_.insert(name);
+    }
 }
 
 result<std::optional<std::vector<double>>> mapper::static_values(graph::node_id n, std::size_t slot) const {
@@ -126,7 +180,7 @@ mapper::outcome mapper::known_values(graph::node_id n, const std::vector<std::in
         if (!idx || !*idx) return refuse("its indices are not known", "export with constant indices");
         const bool idx_scalar = static_dims(n, 1).empty();
         for (const auto i : **idx) {
-            auto k = static_cast<std::int64_t>(i);
+            auto k = saturated_int64(i);
             if (k < 0) k += static_cast<std::int64_t>(a.size());
             if (k < 0 || k >= static_cast<std::int64_t>(a.size())) return refuse("an index is out of range", "check the model");
             result_values.push_back(a[static_cast<std::size_t>(k)]);
@@ -136,37 +190,76 @@ mapper::outcome mapper::known_values(graph::node_id n, const std::vector<std::in
         for (std::size_t s = 0; s < nd.inputs.size(); ++s) {
             auto v = static_values(n, s);
             if (!v || !*v) return refuse("an input is not known", "export with static shapes");
-            for (const auto x : **v) result_values.push_back(static_cast<std::int64_t>(x));
+            for (const auto x : **v) result_values.push_back(saturated_int64(x));
         }
     } else if (op == "Slice") {
-        auto st = static_values(n, 1), en = static_values(n, 2);
-        if (!st || !*st || !en || !*en || (*st)->size() != 1)
-            return refuse("its bounds are not known", "export with static shapes");
+        // Opset 1-9 Slice takes its bounds as attributes (Paddle2ONNX's flatten chain),
+        // later ones as inputs. Shape values are one axis: axes may only name it.
+        std::vector<double> starts, ends, axes, steps;
+        if (model_.opset("") < 10) {
+            auto as_doubles = [&](std::string_view name) {
+                std::vector<double> v;
+                for (const auto x : attr_ints(n, name).value_or(std::vector<std::int64_t>{})) v.push_back(static_cast<double>(x));
+                return v;
+            };
+            starts = as_doubles("starts");
+            ends = as_doubles("ends");
+            axes = as_doubles("axes");
+        } else {
+            for (auto [slot, into] : {std::pair{std::size_t{1}, &starts}, std::pair{std::size_t{2}, &ends},
+                                      std::pair{std::size_t{3}, &axes}, std::pair{std::size_t{4}, &steps}}) {
+                if (!has_input(n, slot)) continue;
+                auto v = static_values(n, slot);
+                if (!v) return failure(std::move(v).error());
+                if (!*v) return refuse("its bounds are computed from values that are not known", "export with static shapes");
+                *into = std::move(**v);
+            }
+        }
+        if (starts.size() != 1 || ends.size() != 1 || axes.size() > 1 || (axes.size() == 1 && axes[0] != 0 && axes[0] != -1) ||
+            steps.size() > 1 || (steps.size() == 1 && steps[0] != 1))
+            return refuse("it slices shape values other than along their one axis with step 1", "check the model");
         const auto dim = static_cast<std::int64_t>(a.size());
         auto clamp = [&](double v) {
-            auto x = v >= 9.2e18 ? dim : v <= -9.2e18 ? 0 : static_cast<std::int64_t>(v);
+            auto x = saturated_int64(v);
             if (x < 0) x += dim;
             return std::clamp<std::int64_t>(x, 0, dim);
         };
-        const auto b = clamp((**st)[0]), e = clamp((**en)[0]);
+        const auto b = clamp(starts[0]), e = clamp(ends[0]);
         for (auto i = b; i < e; ++i) result_values.push_back(a[static_cast<std::size_t>(i)]);
     } else {
         auto v1 = static_values(n, 1);
         if (!v1 || !*v1) return refuse("an input is not known", "export with static shapes");
         std::vector<std::int64_t> b;
-        for (const auto x : **v1) b.push_back(static_cast<std::int64_t>(x));
+        for (const auto x : **v1) b.push_back(saturated_int64(x));
         const auto count = std::max(a.size(), b.size());
         if ((a.size() != count && a.size() != 1) || (b.size() != count && b.size() != 1))
             return refuse("its inputs do not broadcast", "check the model");
         for (std::size_t i = 0; i < count; ++i) {
             const auto x = a[a.size() == 1 ? 0 : i], y = b[b.size() == 1 ? 0 : i];
-            if (op == "Div" && y == 0) return refuse("it divides by zero", "check the model");
+            if (op == "Div" && (y == 0 || (y == -1 && x == std::numeric_limits<std::int64_t>::min())))
+                return refuse("it divides by zero (or overflows)", "check the model");
             // ONNX integer division truncates toward zero, as C++ does.
-            result_values.push_back(op == "Mul" ? x * y : op == "Div" ? x / y : op == "Add" ? x + y : x - y);
+            const auto value = op == "Mul"   ? checked_multiply(x, y)
+                               : op == "Div" ? std::optional<std::int64_t>(x / y)
+                               : op == "Add" ? checked_add(x, y)
+                               : y == std::numeric_limits<std::int64_t>::min() ? std::nullopt
+                                                                               : checked_add(x, -y);
+            if (!value) return refuse("its shape arithmetic overflows 64 bits", "check the model");
+            result_values.push_back(*value);
         }
         scalar = known_scalar_.contains(in_name(n, 0)) && static_dims(n, 1).empty();
     }
     return ok();
+}
+
+bool mapper::small_integer_constant(graph::node_id n, std::size_t slot) const {
+    const auto c = constant_at(n, slot);
+    if (!c || c->dims.size() > 1 || c->element_count > 64) return false;
+    using onnx::data_type;
+    for (const auto t : {data_type::int8, data_type::uint8, data_type::int16, data_type::uint16, data_type::int32,
+                         data_type::int64, data_type::uint32, data_type::uint64})
+        if (c->data_type == static_cast<std::int32_t>(t)) return true;
+    return false;
 }
 
 std::optional<mapper::outcome> mapper::shape_arithmetic(graph::node_id n) {
@@ -182,14 +275,14 @@ std::optional<mapper::outcome> mapper::shape_arithmetic(graph::node_id n) {
     for (std::size_t s = 0; s < nd.inputs.size(); ++s) {
         if (nd.inputs[s] == empty_name) continue;
         if (computed_input(n, s)) return std::nullopt;
-        if (known_.contains(in_name(n, s))) any_known = true;
+        if (known_.contains(in_name(n, s)) || small_integer_constant(n, s)) any_known = true;
     }
     if (!any_known) return std::nullopt;
     auto v0 = static_values(n, 0);
     if (!v0) return outcome(failure(std::move(v0).error()));
     if (!*v0) return std::nullopt;
     std::vector<std::int64_t> a;
-    for (const auto x : **v0) a.push_back(static_cast<std::int64_t>(x));
+    for (const auto x : **v0) a.push_back(saturated_int64(x));
     std::vector<std::int64_t> result_values;
     bool scalar = false;
     auto computed = known_values(n, a, result_values, scalar);
@@ -308,17 +401,73 @@ void mapper::clip(const std::string& in, const std::string& out, std::optional<d
                               (hi ? std::to_string(*hi) : "none") + ")");
 }
 
-mapper::outcome mapper::map_node(graph::node_id n) {
+std::optional<refused> mapper::unsupported(graph::node_id n) const {
     const auto& nd = model_.nodes[n];
     const std::string op(nd.op_type);
     if (!nd.domain.empty() && nd.domain != "ai.onnx")
-        return refuse("operators of domain '" + std::string(nd.domain) + "' have no Caffe layer",
-                      "export a model with standard ONNX operators");
+        return refused{"operators of domain '" + std::string(nd.domain) + "' have no Caffe layer",
+                       "export a model with standard ONNX operators"};
+    static const std::set<std::string> quantized{"DynamicQuantizeLinear", "QuantizeLinear", "DequantizeLinear",
+                                                 "ConvInteger",           "MatMulInteger",  "QLinearConv",
+                                                 "QLinearMatMul"};
+    if (quantized.contains(op))
+        return refused{"Caffe has no quantized arithmetic: its layers compute in float32 only",
+                       "export the float model from before quantization"};
+    if (op == "Cast") {
+        const auto to = attr_int(n, "to", 0);
+        if (to == static_cast<std::int64_t>(onnx::data_type::float16) ||
+            to == static_cast<std::int64_t>(onnx::data_type::bfloat16) ||
+            to == static_cast<std::int64_t>(onnx::data_type::float64))
+            return refused{"Caffe computes in float32 only, and this Cast changes the precision the model computes in",
+                           "export the float32 model (from before its float16 conversion)"};
+        return std::nullopt;  // to float32: an identity; to an integer type: shape arithmetic
+    }
+    if (op == "If" || op == "Loop" || op == "Scan")
+        return refused{"a Caffe net is one fixed sequence of layers, with no branches or loops",
+                       "export the model with the branch taken (or the loop unrolled)"};
+    static const std::set<std::string> mapped{
+        "Pad",         "Conv",      "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Gemm",
+        "MatMul",      "Relu",      "Sigmoid",       "Tanh",    "LeakyRelu",   "Elu",               "PRelu",         "Clip",
+        "HardSigmoid", "HardSwish", "Flatten",       "Reshape", "Squeeze",     "Unsqueeze",         "Concat",        "Add",
+        "Sub",         "Mul",       "Div",           "Max",     "Sum",         "Softmax",           "BatchNormalization",
+        "Transpose",   "Split",     "Slice",         "LRN",     "ReduceMean",  "Resize",            "Upsample",
+        "Dropout",     "Identity",  "Shape",         "Gather"};
+    if (!mapped.contains(op)) return refused{op + " has no exact Caffe layer in this exporter", "replace it in the source model"};
+    return std::nullopt;
+}
+
+std::optional<refused> mapper::attribute_refusal(graph::node_id n) const {
+    const std::string op(model_.nodes[n].op_type);
+    if (op == "ReduceMean") {
+        // Whatever the rank, H and W are two axes, and a non-negative one is 2 or 3.
+        auto axes = attr_ints(n, "axes");
+        if (!axes && has_input(n, 1))
+            if (const auto c = constant_at(n, 1); c && c->element_count <= 8)
+                if (auto v = values(*c)) {
+                    axes.emplace();
+                    for (const auto x : *v) axes->push_back(saturated_int64(x));
+                }
+        if (!axes) return std::nullopt;
+        std::set<std::int64_t> named(axes->begin(), axes->end());
+        if (named.size() != 2 || std::any_of(named.begin(), named.end(), [](std::int64_t a) { return a == 0 || a == 1 || a > 3; }))
+            return refused{"only a mean over H and W has a Caffe layer", "use GlobalAveragePool"};
+    }
+    if ((op == "Resize" || op == "Upsample") && attr_text(n, "mode", "nearest") != "nearest")
+        return refused{"Resize " + attr_text(n, "mode", "nearest") +
+                           " has no exact Caffe layer (Caffe's bilinear Deconvolution differs at the borders)",
+                       "use nearest with an integer scale, or resize outside the network"};
+    return std::nullopt;
+}
+
+mapper::outcome mapper::map_node(graph::node_id n) {
+    const auto& nd = model_.nodes[n];
+    const std::string op(nd.op_type);
+    if (auto own = unsupported(n)) return std::optional<refused>(std::move(*own));
     for (std::size_t s = 0; s < nd.outputs.size(); ++s)
         if (s > 0 && nd.outputs[s] != empty_name && op != "Split" && index_.uses(index_.output(n, s)).size() > 0)
             return refuse(
                 "its output " + std::to_string(s) + " is used, and only the first output of " + op + " has a Caffe counterpart",
-                "run optimize first, or export an inference-mode model");
+                "export an inference-mode model");
     if (auto folded = shape_arithmetic(n)) return std::move(*folded);
     if (op == "Pad") return pad(n);
     if (op == "Conv") return conv(n);
@@ -352,8 +501,8 @@ mapper::outcome mapper::map_node(graph::node_id n) {
         power(in_name(n, 0), out_name(n), 1.0, 0.0, "");
         return ok();
     }
-    return refuse(op + " has no exact Caffe layer in this exporter",
-                  "replace it in the source model, or run optimize first if it is dead code");
+    if (op == "Cast") return refuse("Caffe has no integer tensors, and this Cast computes one", "export a float model");
+    return refuse(op + " has no exact Caffe layer in this exporter", "replace it in the source model");
 }
 
 mapper::outcome mapper::activation(graph::node_id n) {
@@ -514,6 +663,7 @@ mapper::outcome mapper::constant_binary(graph::node_id n, std::size_t xs, std::s
     const bool constant_first = constant_slot == 0;
     if (op == "Div" && constant_first)
         return refuse("dividing a constant by a computed tensor has no Caffe layer", "rewrite the model");
+    if (v.size() != c->element_count) return refuse("its constant holds a different number of values than its shape", "check the model");
     if (c->element_count == 1) {
         const auto k = v[0];
         double scale = 1.0, shift = 0.0;

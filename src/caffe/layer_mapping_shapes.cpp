@@ -18,6 +18,8 @@ result<std::vector<float>> mapper::transposed(const graph::constant& b, double s
     ONNXSTREAM_ASSIGN(const auto v, values(b));
     const auto k = static_cast<std::size_t>(b.dims[0]);
     const auto nn = static_cast<std::size_t>(b.dims[1]);
+    if (v.size() != k * nn)
+        return failure(error_code::invalid_tensor, "a 2-D weight holds " + std::to_string(v.size()) + " values for its shape");
     std::vector<float> out(k * nn);
     for (std::size_t i = 0; i < k; ++i)
         for (std::size_t j = 0; j < nn; ++j) out[j * k + i] = static_cast<float>(v[i * nn + j] * scale);
@@ -93,11 +95,11 @@ mapper::outcome mapper::matmul(graph::node_id n) {
 mapper::outcome mapper::flatten(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto& in = in_shape(n, 0);
-    auto axis = attr_int(n, "axis", 1);
-    if (axis < 0) axis += static_cast<std::int64_t>(in.size());
-    const auto a = static_cast<std::size_t>(axis);
+    const auto axis = axis_index(attr_int(n, "axis", 1), in.size(), true);
+    if (!axis) return refuse("its axis is out of range", "check the model with onnx.checker");
+    const auto a = *axis;
     const shape out{product(in, 0, a), product(in, a)};
-    if (axis == 1) {
+    if (a == 1) {
         auto& l = add_layer("Flatten", {in_name(n, 0)}, {out_name(n)});
         l.params.push_back(param::message("flatten_param", {param::integer("axis", 1)}));
         shapes_[out_name(n)] = out;
@@ -119,7 +121,7 @@ mapper::outcome mapper::reshape(graph::node_id n) {
         std::int64_t known = 1;
         std::optional<std::size_t> infer;
         for (std::size_t i = 0; i < v.size(); ++i) {
-            auto d = static_cast<std::int64_t>(v[i]);
+            auto d = saturated_int64(v[i]);
             if (d == 0 && attr_int(n, "allowzero", 0) == 0) {
                 if (i >= in.size()) return refuse("a 0 in its shape has no input dimension", "check the model");
                 d = in[i];
@@ -130,8 +132,10 @@ mapper::outcome mapper::reshape(graph::node_id n) {
                 target.push_back(1);
                 continue;
             }
+            if (d < 0 || d > max_blob_dimension) return refuse("its shape has a dimension out of range", "check the model");
             target.push_back(d);
-            known *= d;
+            known *= d;  // at most 2^31 - 1 per factor, and past the input's count it stops
+            if (known > product(in)) return refuse("its shape does not fit the input", "check the model");
         }
         if (infer) {
             if (known == 0 || product(in) % known != 0) return refuse("its shape does not fit the input", "check the model");
@@ -145,13 +149,15 @@ mapper::outcome mapper::reshape(graph::node_id n) {
             const auto c = constant_at(n, 1);
             if (!c) return refuse("its axes are computed", "export with constant axes");
             ONNXSTREAM_ASSIGN(const auto v, values(*c));
-            for (const auto x : v) axes.push_back(static_cast<std::int64_t>(x));
+            for (const auto x : v) axes.push_back(saturated_int64(x));
         }
         const auto squeezed = squeezed_shape(in, axes, op == "Squeeze");
-        if (!squeezed) return refuse("it squeezes a dimension that is not 1", "check the model");
+        if (!squeezed)
+            return refuse("its axes are out of range or repeated, or it squeezes a dimension that is not 1", "check the model");
         target = *squeezed;
     }
-    if (product(target) != product(in)) return refuse("its output has a different element count", "check the model");
+    if (element_count(target, max_blob_elements) != element_count(in, max_blob_elements))
+        return refuse("its output has a different element count", "check the model");
     reshape_layer(in_name(n, 0), out_name(n), target);
     return ok();
 }
@@ -172,13 +178,19 @@ mapper::outcome mapper::concat(graph::node_id n) {
         bottoms.push_back(in_name(n, s));
     }
     auto out = in_shape(n, 0);
-    auto axis = attr_int(n, "axis", 1);
-    if (axis < 0) axis += static_cast<std::int64_t>(out.size());
-    const auto a = static_cast<std::size_t>(axis);
+    const auto axis = axis_index(attr_int(n, "axis", 1), out.size());
+    if (!axis) return refuse("its axis is out of range", "check the model with onnx.checker");
+    const auto a = *axis;
     out[a] = 0;
-    for (std::size_t s = 0; s < nd.inputs.size(); ++s) out[a] += in_shape(n, s)[a];
+    for (std::size_t s = 0; s < nd.inputs.size(); ++s) {
+        const auto& part = in_shape(n, s);
+        if (part.size() != out.size()) return refuse("its inputs differ in rank", "check the model with onnx.checker");
+        for (std::size_t i = 0; i < part.size(); ++i)
+            if (i != a && part[i] != out[i]) return refuse("its inputs differ outside the axis", "check the model with onnx.checker");
+        out[a] += part[a];  // each at most 2^31 - 1: the sum of any number of them fits
+    }
     auto& l = add_layer("Concat", bottoms, {out_name(n)});
-    l.params.push_back(param::message("concat_param", {param::integer("axis", axis)}));
+    l.params.push_back(param::message("concat_param", {param::integer("axis", static_cast<std::int64_t>(a))}));
     shapes_[out_name(n)] = out;
     return ok();
 }
@@ -188,8 +200,9 @@ mapper::outcome mapper::softmax(graph::node_id n) {
     const auto& in = in_shape(n, 0);
     const auto rank = static_cast<std::int64_t>(in.size());
     const bool coerced = model_.opset("") < 13;
-    auto axis = attr_int(n, "axis", coerced ? 1 : -1);
-    if (axis < 0) axis += rank;
+    const auto index = axis_index(attr_int(n, "axis", coerced ? 1 : -1), in.size());
+    if (!index) return refuse("its axis is out of range", "check the model with onnx.checker");
+    const auto axis = static_cast<std::int64_t>(*index);
     // Before opset 13 the input is flattened to 2-D at `axis`: the same as Caffe's
     // softmax over one axis only when that axis is the last one that is not 1.
     if (coerced && product(in, static_cast<std::size_t>(axis) + 1) != 1 && axis != rank - 1)
@@ -212,6 +225,12 @@ mapper::outcome mapper::transpose(graph::node_id n) {
         for (std::size_t i = in.size(); i-- > 0;) perm->push_back(static_cast<std::int64_t>(i));
     }
     if (perm->size() != in.size()) return refuse("its perm does not match the rank", "check the model");
+    std::vector<bool> seen(in.size(), false);
+    for (const auto p : *perm) {
+        if (p < 0 || p >= static_cast<std::int64_t>(in.size()) || seen[static_cast<std::size_t>(p)])
+            return refuse("its perm is not a permutation of the axes", "check the model with onnx.checker");
+        seen[static_cast<std::size_t>(p)] = true;
+    }
     shape out;
     std::vector<param> order;
     for (const auto p : *perm) {
@@ -228,22 +247,25 @@ mapper::outcome mapper::split(graph::node_id n) {
     if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
     const auto& nd = model_.nodes[n];
     const auto& in = in_shape(n, 0);
-    auto axis = attr_int(n, "axis", 0);
-    if (axis < 0) axis += static_cast<std::int64_t>(in.size());
-    const auto a = static_cast<std::size_t>(axis);
+    const auto index = axis_index(attr_int(n, "axis", 0), in.size());
+    if (!index) return refuse("its axis is out of range", "check the model with onnx.checker");
+    const auto a = *index;
+    const auto axis = static_cast<std::int64_t>(a);
     std::vector<std::int64_t> sizes;
     if (const auto s = attr_ints(n, "split")) {
         sizes = *s;
     } else if (has_input(n, 1)) {
         ONNXSTREAM_ASSIGN(const auto v, static_values(n, 1));
         if (!v) return refuse("its split sizes are computed", "export with constant split sizes");
-        for (const auto x : *v) sizes.push_back(static_cast<std::int64_t>(x));
+        for (const auto x : *v) sizes.push_back(saturated_int64(x));
     } else {
         const auto parts = static_cast<std::int64_t>(nd.outputs.size());
-        if (in[a] % parts != 0) return refuse("its axis does not split evenly", "give split sizes");
+        if (parts == 0 || in[a] % parts != 0) return refuse("its axis does not split evenly", "give split sizes");
         sizes.assign(nd.outputs.size(), in[a] / parts);
     }
     if (sizes.size() != nd.outputs.size()) return refuse("its split sizes do not match its outputs", "check the model");
+    for (const auto size : sizes)
+        if (size < 1 || size > in[a]) return refuse("a split size is empty or larger than the axis", "check the model");
     std::vector<param> p{param::integer("axis", axis)};
     std::vector<std::string> tops;
     std::int64_t at = 0;
@@ -275,9 +297,7 @@ mapper::outcome mapper::slice(graph::node_id n) {
         ONNXSTREAM_ASSIGN(const auto v, static_values(n, slot));
         if (!v) return false;
         for (const auto x : *v)
-            into.push_back(x >= 9.2e18    ? std::numeric_limits<std::int64_t>::max()
-                           : x <= -9.2e18 ? std::numeric_limits<std::int64_t>::min()
-                                          : static_cast<std::int64_t>(x));
+            into.push_back(saturated_int64(x));
         return true;
     };
     for (auto [slot, attribute, into] : {std::tuple{1, "starts", &starts}, std::tuple{2, "ends", &ends},
@@ -294,8 +314,10 @@ mapper::outcome mapper::slice(graph::node_id n) {
     const auto out = out_name(n);
     std::vector<std::tuple<std::size_t, std::int64_t, std::int64_t>> cuts;
     for (std::size_t i = 0; i < axes.size(); ++i) {
-        auto axis = axes[i] < 0 ? axes[i] + static_cast<std::int64_t>(in.size()) : axes[i];
-        const auto dim = in[static_cast<std::size_t>(axis)];
+        const auto index = axis_index(axes[i], in.size());
+        if (!index) return refuse("an axis is out of range", "check the model with onnx.checker");
+        const auto axis = *index;
+        const auto dim = in[axis];
         auto clamp = [&](std::int64_t v) {
             if (v < 0) v = v < -dim ? 0 : v + dim;
             return std::min(v, dim);
@@ -303,7 +325,7 @@ mapper::outcome mapper::slice(graph::node_id n) {
         const auto b = clamp(starts[i]);
         const auto e = std::max(b, clamp(ends[i]));
         if (e - b == 0) return refuse("it yields an empty tensor", "check the model");
-        if (b != 0 || e != dim) cuts.emplace_back(static_cast<std::size_t>(axis), b, e - b);
+        if (b != 0 || e != dim) cuts.emplace_back(axis, b, e - b);
     }
     if (cuts.empty()) {
         power(current, out, 1.0, 0.0, "");

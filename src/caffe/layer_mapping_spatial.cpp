@@ -18,6 +18,9 @@ std::optional<refused> mapper::read_spatial(graph::node_id n, const shape& in, c
         s.dilation = dilations[i];
         if (s.stride < 1 || s.dilation < 1 || s.kernel < 1)
             return refused{"a stride, dilation or kernel below 1", "fix the model"};
+        // Bounded before any arithmetic: sizes then stay far from 64 bits.
+        if (s.stride > max_blob_dimension || s.dilation > max_blob_dimension || s.kernel > max_blob_dimension)
+            return refused{"a stride, dilation or kernel past 2^31 - 1, more than a Caffe field or blob holds", "fix the model"};
         if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
             const auto h = in[2 + i];
             const auto target = (h + s.stride - 1) / s.stride;
@@ -31,6 +34,8 @@ std::optional<refused> mapper::read_spatial(graph::node_id n, const shape& in, c
             s.pad_end = pads[rank + i];
         }
         if (s.pad_begin < 0 || s.pad_end < 0) return refused{"negative pads", "fix the model"};
+        if (s.pad_begin > max_blob_dimension || s.pad_end > max_blob_dimension)
+            return refused{"pads past 2^31 - 1, more than Caffe's pad fields hold", "fix the model"};
     }
     return std::nullopt;
 }
@@ -49,7 +54,7 @@ mapper::outcome mapper::conv(graph::node_id n) {
     std::vector<spatial> sp;
     if (auto r = read_spatial(n, in, kernel, sp)) return std::optional<refused>(*r);
     const auto channels_out = w->dims[0];
-    if (group < 1 || in[1] != w->dims[1] * group || channels_out % group != 0)
+    if (group < 1 || in[1] != checked_multiply(w->dims[1], group) || channels_out % group != 0)
         return refuse("its weight shape does not match the input channels and group", "check the model with onnx.checker");
     std::optional<graph::constant> bias;
     if (has_input(n, 2)) {
@@ -65,7 +70,10 @@ mapper::outcome mapper::conv(graph::node_id n) {
         const auto& s = sp[i];
         onnx_out[2 + i] = onnx_pool_size(in[2 + i], s.kernel, s.stride, s.pad_begin, s.pad_end, s.dilation, false);
         if (onnx_out[2 + i] < 1) return refuse("its output would be empty", "check the input shape");
-        for (std::int64_t m = 0;; ++m) {
+        // size(p) - m grows by one per step once windows fit, so the first m that
+        // reaches ONNX's size is at least (pad_end - pad_begin) / stride - 4 (rounding and
+        // the dropped last window move it by at most a few).
+        for (auto m = std::max<std::int64_t>(0, (s.pad_end - s.pad_begin) / s.stride - 4);; ++m) {
             const auto p = s.pad_begin + m * s.stride;
             const auto size = onnx_pool_size(in[2 + i], s.kernel, s.stride, p, p, s.dilation, false);
             if (size - m >= onnx_out[2 + i]) {
@@ -157,7 +165,7 @@ mapper::outcome mapper::conv_transpose(graph::node_id n) {
             return refuse("output_padding changes the output size and Deconvolution has none", "export without output_padding");
     for (const auto& s : sp)
         if (s.pad_begin != s.pad_end) return refuse("asymmetric pads have no Deconvolution form", "use symmetric pads");
-    const auto channels_out = w->dims[1] * group;
+    const auto channels_out = checked_multiply(w->dims[1], group).value_or(-1);
     shape out_shape{in[0], channels_out, 0, 0};
     for (std::size_t i = 0; i < 2; ++i)
         out_shape[2 + i] = sp[i].stride * (in[2 + i] - 1) + (sp[i].kernel - 1) * sp[i].dilation + 1 - 2 * sp[i].pad_begin;
@@ -193,7 +201,8 @@ std::optional<mapper::pool_choice> mapper::pool_padding(const shape& in, const s
         for (std::size_t i = 0; i < 2 && found; ++i) {
             const auto& s = sp[i];
             found = false;
-            for (std::int64_t m = 0; s.pad_begin + m * s.stride < s.kernel; ++m) {
+            for (auto m = std::max<std::int64_t>(0, (s.pad_end - s.pad_begin) / s.stride - 4); s.pad_begin + m * s.stride < s.kernel;
+                 ++m) {
                 const auto p = s.pad_begin + m * s.stride;
                 const auto size = caffe_pool_size(in[2 + i], s.kernel, s.stride, p, c);
                 if (size - m >= onnx_out[2 + i]) {
@@ -258,6 +267,11 @@ mapper::outcome mapper::pool(graph::node_id n) {
         onnx_out[2 + i] = onnx_pool_size(in[2 + i], s.kernel, s.stride, s.pad_begin, s.pad_end, 1, ceil_mode);
         if (onnx_out[2 + i] < 1) return refuse("its output would be empty", "check the input shape");
     }
+    if (auto bad = blob_shape_problem(onnx_out)) return refuse("its output cannot be a Caffe blob: " + *bad, "check the input shape");
+    if (static_cast<std::uint64_t>(onnx_out[2] * onnx_out[3]) > options_.max_computed_elements)
+        return refuse("its average-divisor map would have " + std::to_string(onnx_out[2] * onnx_out[3]) + " values, more than " +
+                          std::to_string(options_.max_computed_elements) + " computed weights the export holds",
+                      "export with a smaller input shape");
     const auto best = pool_padding(in, sp, onnx_out);
     if (!best)
         return refuse("no Caffe padding reproduces its windows (padding at the end exceeds what Caffe allows)",
@@ -318,7 +332,7 @@ mapper::outcome mapper::reduce_mean(graph::node_id n) {
         if (!c) return refuse("its axes are not constant", "export with constant axes");
         ONNXSTREAM_ASSIGN(const auto v, values(*c));
         axes.emplace();
-        for (const auto x : v) axes->push_back(static_cast<std::int64_t>(x));
+        for (const auto x : v) axes->push_back(saturated_int64(x));
     }
     if (!axes || in.size() != 4)
         return refuse("only a mean over H and W of an NCHW tensor has a Caffe layer", "use GlobalAveragePool");
@@ -372,8 +386,9 @@ mapper::outcome mapper::resize(graph::node_id n) {
     std::array<std::int64_t, 2> factor{};
     for (std::size_t i = 0; i < 2; ++i) {
         const auto s = scales[2 + i];
-        if (s < 1.0 || std::floor(s) != s)
+        if (!(s >= 1.0) || std::floor(s) != s)
             return refuse("a scale that is not a whole number has no exact Caffe form", "use integer scales");
+        if (s > static_cast<double>(max_blob_dimension)) return refuse("a scale past 2^31 - 1 has no Caffe form", "check the model");
         factor[i] = static_cast<std::int64_t>(s);
     }
     if (nd.op_type == "Resize" && opset >= 11) {
@@ -390,6 +405,11 @@ mapper::outcome mapper::resize(graph::node_id n) {
     // Nearest upsampling by whole factors = a depthwise Deconvolution of ones with
     // kernel = stride = factor: every output pixel gets exactly one input pixel.
     const auto channels = in[1];
+    const shape out_shape{in[0], in[1], in[2] * factor[0], in[3] * factor[1]};
+    if (auto bad = blob_shape_problem(out_shape)) return refuse("its output cannot be a Caffe blob: " + *bad, "check the scales");
+    // channels * factor^2 <= the output's element count, which fits 31 bits.
+    if (static_cast<std::uint64_t>(channels * factor[0] * factor[1]) > options_.max_computed_elements)
+        return refuse("its Deconvolution weights would have more values than the export holds", "check the scales");
     auto& l = add_layer("Deconvolution", {in_name(n, 0)}, {out_name(n)});
     l.params.push_back(param::message(
         "convolution_param",
@@ -399,7 +419,7 @@ mapper::outcome mapper::resize(graph::node_id n) {
     ONNXSTREAM_ASSIGN(auto ones, values_blob(std::vector<float>(static_cast<std::size_t>(channels * factor[0] * factor[1]), 1.0F),
                                              {channels, 1, factor[0], factor[1]}));
     l.blobs.push_back(std::move(ones));
-    shapes_[out_name(n)] = {in[0], in[1], in[2] * factor[0], in[3] * factor[1]};
+    shapes_[out_name(n)] = out_shape;
     decide("resize",
            "nearest x" + std::to_string(factor[0]) + "," + std::to_string(factor[1]) + " as a depthwise Deconvolution of ones");
     return ok();

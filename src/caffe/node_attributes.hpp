@@ -41,26 +41,28 @@ private:
 };
 
 // The shape Squeeze (squeeze = true) or Unsqueeze gives `in` with `axes` (negative axes
-// count from the end; Squeeze with no axes drops every 1). nullopt when Squeeze names a
-// dimension that is not 1.
+// count from the end; Squeeze with no axes drops every 1). nullopt when an axis is out of
+// range or repeated, or Squeeze names a dimension that is not 1.
 inline std::optional<std::vector<std::int64_t>> squeezed_shape(const std::vector<std::int64_t>& in,
                                                                const std::vector<std::int64_t>& axes, bool squeeze) {
+    const auto rank = static_cast<std::int64_t>(squeeze ? in.size() : in.size() + axes.size());
+    std::set<std::int64_t> named;
+    for (const auto a : axes) {
+        if (a < -rank || a >= rank) return std::nullopt;
+        if (!named.insert(a < 0 ? a + rank : a).second) return std::nullopt;
+    }
     std::vector<std::int64_t> target;
     if (squeeze) {
-        std::set<std::int64_t> drop;
-        for (auto a : axes) drop.insert(a < 0 ? a + static_cast<std::int64_t>(in.size()) : a);
         for (std::size_t i = 0; i < in.size(); ++i) {
-            const bool dropped = axes.empty() ? in[i] == 1 : drop.contains(static_cast<std::int64_t>(i));
+            const bool dropped = axes.empty() ? in[i] == 1 : named.contains(static_cast<std::int64_t>(i));
             if (dropped && in[i] != 1) return std::nullopt;
             if (!dropped) target.push_back(in[i]);
         }
         return target;
     }
-    const auto rank = static_cast<std::int64_t>(in.size() + axes.size());
-    std::set<std::int64_t> add;
-    for (auto a : axes) add.insert(a < 0 ? a + rank : a);
+    // Unique axes in [0, rank): exactly in.size() positions are left for the input's dims.
     std::size_t next = 0;
-    for (std::int64_t i = 0; i < rank; ++i) target.push_back(add.contains(i) ? 1 : in[next++]);
+    for (std::int64_t i = 0; i < rank; ++i) target.push_back(named.contains(i) ? 1 : in[next++]);
     return target;
 }
 

@@ -73,7 +73,10 @@ int run_export_caffe(std::span<const std::string> argv, const command_context& c
     ops::export_caffe_options options;
     auto parse_all = [&]() -> result<void> {
         ONNXSTREAM_TRY(fill_rewrite_options(args, options));
-        if (const auto out = args.value("--output")) options.output = *out;
+        if (const auto out = args.value("--output")) {
+            options.output = *out;
+            ONNXSTREAM_TRY(ops::check_caffe_prefix(options.output));
+        }
         if (const auto d = args.value("--dialect")) {
             if (*d == "opencv") options.dialect = caffe::dialect::opencv;
             else if (*d == "bvlc") options.dialect = caffe::dialect::bvlc;

