@@ -642,9 +642,9 @@ def test_gui_merge_job_never_writes_outside_while_its_folder_is_swapped(tmp_path
     server = GuiServer(root, strace_delays())
     swapper = subprocess.Popen([sys.executable, "-c", FOLDER_SWAPPER, str(root / "m"), str(outside), str(stop)])
     outcomes = {"done": 0, "other": 0}
-    deadline = time.monotonic() + 40
+    deadline = time.monotonic() + 30
     try:
-        for i in range(60):
+        for i in range(150):
             if time.monotonic() > deadline:
                 break
             last = server.job({"action": "merge", "path": "m/model.onnx", "output": f"m/out{i}.onnx"})
