@@ -726,3 +726,31 @@ def _is_file_under(fd_link: Path, root: Path) -> bool:
     except OSError:
         return False
     return target.startswith(str(root) + "/") and os.path.isfile(fd_link)
+
+
+@needs_gui
+def test_gui_export_of_a_hostile_model_fails_that_job_only(tmp_path):
+    """Issue 29.1: an input of dims [1,3,2^62,4] made `export --to caffe --check` segfault,
+    inside the server process. Whether the export refuses it or its worker crashes, the
+    job fails with a message, nothing is written, and the server runs the next job."""
+    root = tmp_path / "served"
+    (root / "h").mkdir(parents=True)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 2**62, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = numpy_helper.from_array(np.ones((2, 3, 1, 1), np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"])], "g", [x], [y], initializer=[w])
+    (root / "h" / "model.onnx").write_bytes(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    server = GuiServer(root)
+    try:
+        last = server.job({"action": "export-caffe", "path": "h/model.onnx", "check": "1"})
+        assert last["state"] == "failed", last
+        assert last["error"]["message"], last
+        assert sorted(p.name for p in (root / "h").iterdir()) == ["model.onnx"]
+        status, _ = server.request("GET", "/api/list", {"path": "h"})
+        assert status == 200
+        last = server.job({"action": "verify", "path": "h/model.onnx"})
+        assert last["state"] == "done", last
+        assert server.proc.poll() is None
+    finally:
+        server.stop()
