@@ -211,6 +211,7 @@ std::string crash_point(std::string_view action) {
 pin_kind pin_kind_of(std::string_view field) {
     if (field == "data-dir") return pin_kind::folder;
     if (field == "output") return pin_kind::destination;
+    if (field == "data") return pin_kind::file;
     return pin_kind::existing;
 }
 

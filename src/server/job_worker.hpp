@@ -71,8 +71,8 @@ private:
     unique_fd output_;
 };
 
-/// How a path field is pinned: data-dir names a folder, output a destination, the others
-/// (data, other) an existing file.
+/// How a path field is pinned: data-dir names a folder, output a destination, data a
+/// file held open; other (a second model) a file in its pinned folder.
 [[nodiscard]] pin_kind pin_kind_of(std::string_view field);
 
 /// A finished job's error as the JSON members of its event ("error":{...}), page-worded.

@@ -145,8 +145,13 @@ result<unique_fd> served_folder::open_beneath(std::string_view relative, int fla
 result<pinned_path> served_folder::pin(std::string_view relative, pin_kind kind) const {
     pinned_path pinned;
     const auto shown = (path_ / fs::path(std::string(relative))).lexically_normal();
-    if (kind == pin_kind::folder) {
-        ONNXSTREAM_ASSIGN(pinned.folder, open_beneath(relative, O_PATH | O_DIRECTORY));
+    if (kind == pin_kind::folder || kind == pin_kind::file) {
+        // O_NONBLOCK: a FIFO put there must not hang the open.
+        ONNXSTREAM_ASSIGN(pinned.folder, open_beneath(relative, kind == pin_kind::folder ? O_PATH | O_DIRECTORY
+                                                                                          : O_RDONLY | O_NONBLOCK));
+        struct stat st {};
+        if (kind == pin_kind::file && (::fstat(pinned.folder.get(), &st) != 0 || !S_ISREG(st.st_mode)))
+            return failure(error_code::invalid_argument, quoted(relative) + " is not a file", "pick a file in the list");
         pinned.path = "/proc/self/fd/" + std::to_string(pinned.folder.get());
         pinned.shown = shown;
         return pinned;
@@ -162,10 +167,12 @@ result<pinned_path> served_folder::pin(std::string_view relative, pin_kind kind)
     struct stat st {};
     const bool exists = ::fstatat(pinned.folder.get(), leaf_name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
     const int status_error = exists ? 0 : errno;
-    // For messages only: what the library opens through the pinned folder is a name, and
-    // a link put there later is the library's to refuse (an output is never a link it
-    // follows; an input that became one is the race this cannot close without a
-    // descriptor-taking library, see the worker).
+    // For messages only: what the library opens through the pinned folder is a name. An
+    // output is never a link it follows (io::output_file refuses one, and a rename
+    // replaces the link itself). A model, which must be opened by a name in its folder
+    // (its data files are looked for beside it), could still be swapped for a link
+    // between this check and the library's open: closing that needs a library that takes
+    // a descriptor. Data files given in a field are pinned as files (pin_kind::file).
     if (exists && S_ISLNK(st.st_mode)) return failure(open_failure(relative, ELOOP));
     if (kind == pin_kind::existing) {
         if (!exists) return failure(open_failure(relative, status_error));

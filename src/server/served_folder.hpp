@@ -44,10 +44,10 @@ private:
     int fd_ = -1;
 };
 
-/// A file or folder beneath the served folder under a name the library may open: its
-/// folder is held open by `folder`, and `path` is /proc/self/fd/N (a pinned folder) or
-/// /proc/self/fd/N/NAME (a file in one). `shown` is the same place under the served
-/// folder's path, for messages.
+/// A file or folder beneath the served folder under a name the library may open: the
+/// descriptor `folder` holds it or its folder open, and `path` is /proc/self/fd/N (a
+/// pinned folder or file) or /proc/self/fd/N/NAME (a file in a pinned folder). `shown`
+/// is the same place under the served folder's path, for messages.
 struct pinned_path {
     unique_fd folder;
     std::filesystem::path path;
@@ -56,7 +56,8 @@ struct pinned_path {
 
 enum class pin_kind : std::uint8_t {
     folder,       // the path names a folder: pin it
-    existing,     // a file that must exist, be a regular file and not a link (an input)
+    file,         // a regular file, itself held open: /proc/self/fd/N names that very file
+    existing,     // a regular file in its pinned folder (a model: the library looks beside it)
     destination,  // a file that may not exist yet (an output): its folder is pinned
 };
 

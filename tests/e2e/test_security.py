@@ -754,3 +754,39 @@ def test_gui_export_of_a_hostile_model_fails_that_job_only(tmp_path):
         assert server.proc.poll() is None
     finally:
         server.stop()
+
+
+@needs_gui
+def test_gui_data_field_never_reads_outside_bytes_while_the_file_is_swapped(tmp_path):
+    """The file a job's `data` field names is swapped for a link to an outside file of
+    the same size, over and over: the job reads the file it checked (held open), or
+    refuses, never the outside bytes."""
+    root, outside = tmp_path / "served", tmp_path / "outside"
+    w = weights(13)
+    write_model(root / "m" / "model.onnx", {"w": (w, "w.bin")})
+    (root / "m" / "d.bin").write_bytes(w.tobytes())
+    outside.mkdir()
+    (outside / "secret.bin").write_bytes(SECRET)
+    stop = tmp_path / "stop"
+    server = GuiServer(root, strace_delays())
+    swapper = subprocess.Popen([sys.executable, "-c", FOLDER_SWAPPER, str(root / "m" / "d.bin"),
+                                str(outside / "secret.bin"), str(stop)])
+    done = 0
+    deadline = time.monotonic() + 30
+    try:
+        for i in range(150):
+            if time.monotonic() > deadline:
+                break
+            out = root / "m" / f"out{i}.onnx"
+            last = server.job({"action": "merge", "path": "m/model.onnx", "data": "m/d.bin", "output": f"m/out{i}.onnx"})
+            if last.get("state") == "done":
+                done += 1
+                assert SECRET[:16] not in out.read_bytes(), f"job {i} inlined the outside file"
+                np.testing.assert_array_equal(merged_values(out)["w"], w)
+            else:
+                assert last.get("refused") or last["error"]["code"] in ("unsafe_location", "missing_data"), last
+    finally:
+        stop.touch()
+        swapper.wait(timeout=10)
+        server.stop()
+    assert done > 0
