@@ -11,6 +11,8 @@
 
 #ifdef ONNXSTREAM_GUI_MODULE_BUILT
 #include <onnxstream/io/loadable_module.hpp>
+#else
+#include <job_worker.hpp>
 #endif
 
 #include <spawn.h>
@@ -62,7 +64,7 @@ result<const server::gui_module_api*> gui_server() {
         using entry = const server::gui_module_api* (*)();
         const auto* api = found.entry != nullptr ? reinterpret_cast<entry>(found.entry)() : nullptr;
         if (api != nullptr && api->version == server::gui_module_version && api->serve != nullptr &&
-            api->random_token != nullptr && api->is_loopback != nullptr)
+            api->random_token != nullptr && api->is_loopback != nullptr && api->run_worker != nullptr)
             return api;
         why = found.path.string() + " is not the gui module of this build of onnxstream";
     }
@@ -74,7 +76,8 @@ result<const server::gui_module_api*> gui_server() {
     static constexpr server::gui_module_api linked{.version = server::gui_module_version,
                                                    .serve = &server::serve,
                                                    .random_token = &server::random_token,
-                                                   .is_loopback = &server::is_loopback};
+                                                   .is_loopback = &server::is_loopback,
+                                                   .run_worker = &server::run_job_worker};
     return &linked;
 }
 #endif
@@ -161,6 +164,20 @@ int run_gui(std::span<const std::string> argv, const command_context& context) {
     auto served = gui.serve(options);
     if (!served) return fail(served.error(), false);
     return exit_ok;
+#endif
+}
+
+// Runs one page job for the gui server (job_worker.hpp): its request on stdin, its
+// progress and result on stdout. Not for people, so not in the list of commands.
+int run_gui_worker(std::span<const std::string> argv, const command_context& context) {
+    (void)context;  // a cancel arrives as the end of stdin; a signal ends the worker as any command
+    if (!argv.empty()) return usage_error("gui-worker", "gui-worker takes no arguments");
+#ifndef ONNXSTREAM_HAVE_GUI
+    return fail(error{error_code::invalid_argument, "this onnxstream was built without the gui", ""}, false);
+#else
+    const auto loaded = gui_server();
+    if (!loaded) return fail(loaded.error(), false);
+    return (*loaded)->run_worker();
 #endif
 }
 

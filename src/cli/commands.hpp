@@ -40,5 +40,9 @@ int run_export_safetensors(std::span<const std::string> args, const command_cont
 /// `export --to caffe`; args are all the words after `export`, --to included.
 int run_export_caffe(std::span<const std::string> args, const command_context& context);
 int run_gui(std::span<const std::string> args, const command_context& context);
+/// `gui-worker`: not listed; the gui server starts it to run one page job in a process of
+/// its own (src/server/job_worker.hpp).
+int run_gui_worker(std::span<const std::string> args, const command_context& context);
+inline constexpr std::string_view gui_worker_command = "gui-worker";
 
 }  // namespace onnxstream::cli

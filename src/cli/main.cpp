@@ -74,6 +74,10 @@ int run(const std::vector<std::string>& argv) {
         std::printf("onnxstream %s\n", ONNXSTREAM_VERSION);
         return exit_ok;
     }
+    if (first == gui_worker_command) {
+        command_context context{&cancel_requested};
+        return run_gui_worker({argv.begin() + 2, argv.end()}, context);
+    }
     for (const auto& c : commands()) {
         if (c.name != first) continue;
         const std::vector<std::string> args(argv.begin() + 2, argv.end());

@@ -385,7 +385,8 @@ const char* to_string(field_kind kind) {
 result<fs::path> action_input::path_field(std::string_view name) const {
     const auto value = text(name);
     if (value.empty()) return fs::path();
-    auto confined = onnx::contained_path(root, value);
+    if (!locate) return failure(error_code::invalid_argument, "the field '" + std::string(name) + "' cannot be used here");
+    auto confined = locate(name, value);
     if (!confined) {
         auto e = std::move(confined).error();
         e.message = "the field '" + std::string(name) + "': " + e.message;

@@ -29,8 +29,12 @@ struct field_spec {
 
 struct action_input {
     std::filesystem::path root;   // canonical
-    std::filesystem::path model;  // canonical, inside root
+    std::filesystem::path model;  // a name for the model beneath root (see `locate`)
     std::map<std::string, std::string, std::less<>> fields;
+    /// Turns a path field's value (relative to root) into a name to open: in a job's
+    /// worker a name pinned beneath root by descriptor (served_folder::pin), in the server
+    /// (which only checks fields and claims outputs) the place it shows.
+    std::function<result<std::filesystem::path>(std::string_view field, std::string_view value)> locate;
     const std::atomic<bool>* cancel = nullptr;
     std::function<void(const ops::progress_event&)> on_progress;
     io::writer_backend writer = io::writer_backend::automatic;

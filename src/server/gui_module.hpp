@@ -12,13 +12,15 @@
 
 namespace onnxstream::server {
 
-inline constexpr int gui_module_version = 1;
+inline constexpr int gui_module_version = 2;
 
 struct gui_module_api {
     int version = gui_module_version;
     result<void> (*serve)(const serve_options& options) = nullptr;
     std::string (*random_token)() = nullptr;
     bool (*is_loopback)(const std::string& host) = nullptr;
+    /// `onnxstream gui-worker`: runs one page job from stdin (job_worker.hpp); the exit status.
+    int (*run_worker)() = nullptr;
 };
 
 }  // namespace onnxstream::server

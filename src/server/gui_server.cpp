@@ -6,15 +6,18 @@
 #include "connection_gate.hpp"
 #include "jobs.hpp"
 #include "page.hpp"
+#include "served_folder.hpp"
 
-#include <onnxstream/onnx/data_resolver.hpp>
+#include <onnxstream/io/output_file.hpp>
 #include <onnxstream/ops/analyze.hpp>
 #include <onnxstream/ops/inspect.hpp>
 #include <onnxstream/report/json.hpp>
 
 #include <httplib.h>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,7 +52,8 @@ std::string relative_to(const fs::path& path, const fs::path& root) {
 
 class gui_server {
 public:
-    explicit gui_server(const serve_options& options, fs::path root) : options_(options), root_(std::move(root)), jobs_(root_) {}
+    gui_server(const serve_options& options, served_folder folder)
+        : options_(options), folder_(std::move(folder)), root_(folder_.path()), jobs_(folder_) {}
 
     result<void> run() {
         // Every connection passes the gate before httplib reads from it (connection_gate.hpp
@@ -135,8 +139,26 @@ private:
 
     static void send_json(httplib::Response& res, const std::string& body) { res.set_content(body, "application/json"); }
 
-    result<fs::path> path_param(const httplib::Request& req, const char* name = "path") const {
-        return onnx::contained_path(root_, req.get_param_value(name));
+    // A path the page names, as given: every use opens it beneath the folder (served_folder).
+    static std::string path_param(const httplib::Request& req, const char* name = "path") {
+        return req.get_param_value(name);
+    }
+
+    // A relative path as the page shows it: '/'-separated, no "." parts, "" for the folder.
+    static std::string normal_relative(const std::string& relative) {
+        auto normal = fs::path(relative).lexically_normal().generic_string();
+        while (!normal.empty() && normal.back() == '/') normal.pop_back();
+        return normal == "." ? std::string() : normal;
+    }
+
+    static int status_of(const error& e) {
+        switch (e.code) {
+            case error_code::unsafe_location: return 403;
+            case error_code::missing_data: return 404;
+            case error_code::output_exists: return 409;
+            case error_code::io: return 500;
+            default: return 400;
+        }
     }
 
     // ------------------------------------------------------------ routes
@@ -211,65 +233,90 @@ private:
     }
 
     void list(const httplib::Request& req, httplib::Response& res) const {
-        auto folder = path_param(req);
-        if (!folder) return send_error(res, 403, folder.error());
-        std::error_code ec;
-        if (!fs::is_directory(*folder, ec))
-            return send_error(res, 404, error{error_code::invalid_argument, "not a folder: " + req.get_param_value("path"), ""});
+        const auto relative = path_param(req);
+        auto opened = folder_.open_beneath(relative, O_RDONLY | O_DIRECTORY);
+        if (!opened) {
+            auto e = std::move(opened).error();
+            if (e.code == error_code::invalid_argument || e.code == error_code::missing_data)
+                return send_error(res, 404, error{error_code::invalid_argument, "not a folder: " + relative, ""});
+            return send_error(res, status_of(e), e);
+        }
+        DIR* listing = ::fdopendir(opened->get());
+        if (listing == nullptr) return send_error(res, 500, error{error_code::io, "cannot list " + relative, ""});
+        (void)opened->release();  // the listing owns it now
         struct entry {
             std::string name;
             bool folder;
             std::uint64_t size;
-            bool outside;  // a link out of the served folder: listed, never followed
+            bool outside;  // a link: listed, never followed (it may lead out of the folder)
         };
         std::vector<entry> entries;
-        for (fs::directory_iterator it(*folder, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
-             it.increment(ec)) {
-            const auto name = it->path().filename().string();
+        while (const dirent* d = ::readdir(listing)) {
+            const std::string name = d->d_name;
             if (name.starts_with(".")) continue;
-            std::error_code ignored;
-            const bool is_folder = it->is_directory(ignored);
-            const auto size = is_folder ? 0 : it->file_size(ignored);
-            const bool outside = !onnx::contained_path(root_, relative_to(it->path(), root_)).has_value();
-            entries.push_back({name, is_folder, ignored ? 0 : size, outside});
+            struct stat st {};
+            if (::fstatat(::dirfd(listing), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+            const bool link = S_ISLNK(st.st_mode);
+            const bool is_folder = S_ISDIR(st.st_mode);
+            const auto size = S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0;
+            entries.push_back({name, is_folder, size, link});
         }
+        ::closedir(listing);
         std::sort(entries.begin(), entries.end(),
                   [](const entry& a, const entry& b) { return a.folder != b.folder ? a.folder : a.name < b.name; });
         report::json_writer json;
-        json.begin_object().field("ok", true).field("path", relative_to(*folder, root_)).key("entries").begin_array();
+        json.begin_object().field("ok", true).field("path", normal_relative(relative)).key("entries").begin_array();
         for (const auto& e : entries) json.object("name", e.name, "folder", e.folder, "size", e.size, "outside", e.outside);
         json.end_array().end_object();
         send_json(res, json.text());
     }
 
-    result<fs::path> model_param(const httplib::Request& req) const {
-        ONNXSTREAM_ASSIGN(auto model, path_param(req));
-        std::error_code ec;
-        if (!fs::is_regular_file(model, ec))
+    // The model the page names, pinned beneath the folder for the library to open.
+    result<pinned_path> model_param(const httplib::Request& req) const {
+        auto pinned = folder_.pin(path_param(req), pin_kind::existing);
+        if (!pinned && pinned.error().code != error_code::unsafe_location)
             return failure(error_code::invalid_argument, "no model file at '" + req.get_param_value("path") + "'",
                            "pick a .onnx file in the list");
-        return model;
+        return pinned;
+    }
+
+    // Paths the library reports for a pinned model: as the page names them, relative to the folder.
+    std::string shown_relative(const fs::path& path, const pinned_path& pin) const {
+        const pinned_path* pins[] = {&pin};
+        return relative_to(fs::path(show_pinned(path.string(), pins, false)), root_);
     }
 
     void inspect(const httplib::Request& req, httplib::Response& res) const {
         auto model = model_param(req);
         if (!model) return send_error(res, 400, model.error());
-        auto r = ops::inspect(*model, {});
-        if (!r) return send_error(res, 422, r.error());
+        const pinned_path* pins[] = {&*model};
+        auto r = ops::inspect(model->path, {});
+        if (!r) {
+            auto e = std::move(r).error();
+            e.message = show_pinned(e.message, pins, false);
+            e.hint = show_pinned(e.hint, pins, false);
+            return send_error(res, 422, e);
+        }
         // Paths relative to the served folder: the page shows where each file was looked for.
         for (auto& f : r->data_files)
-            if (f.path) f.path = relative_to(*f.path, root_);
-        r->path = relative_to(r->path, root_);
-        send_json(res, report::to_json(*r, page_wording()));
+            if (f.path) f.path = shown_relative(*f.path, *model);
+        r->path = relative_to(model->shown, root_);
+        send_json(res, show_pinned(report::to_json(*r, page_wording()), pins, true));
     }
 
     void analyze(const httplib::Request& req, httplib::Response& res) const {
         auto model = model_param(req);
         if (!model) return send_error(res, 400, model.error());
-        auto r = ops::analyze(*model);
-        if (!r) return send_error(res, 422, r.error());
-        r->path = relative_to(r->path, root_);
-        send_json(res, report::to_json(*r));
+        const pinned_path* pins[] = {&*model};
+        auto r = ops::analyze(model->path);
+        if (!r) {
+            auto e = std::move(r).error();
+            e.message = show_pinned(e.message, pins, false);
+            e.hint = show_pinned(e.hint, pins, false);
+            return send_error(res, 422, e);
+        }
+        r->path = relative_to(model->shown, root_);
+        send_json(res, show_pinned(report::to_json(*r), pins, true));
     }
 
     // Files dropped on the page arrive as a name and a size: find them under the folder.
@@ -283,33 +330,59 @@ private:
         }
         report::json_writer json;
         json.begin_object().field("ok", true).key("matches").begin_array();
-        std::error_code ec;
+        // A walk by descriptor: each folder is opened from its parent without following a
+        // link, so a folder swapped for a link while walking is skipped, never entered.
+        struct pending {
+            unique_fd folder;
+            std::string relative;
+        };
+        std::vector<pending> stack;
+        if (auto top = folder_.open_beneath("", O_RDONLY | O_DIRECTORY)) stack.push_back({std::move(*top), ""});
         std::size_t walked = 0;
         std::size_t found = 0;
-        for (fs::recursive_directory_iterator it(root_, fs::directory_options::skip_permission_denied, ec), end;
-             !ec && it != end && walked < max_walked && found < max_found; it.increment(ec), ++walked) {
-            std::error_code ignored;
-            if (it->is_symlink(ignored) || !it->is_regular_file(ignored)) continue;
-            if (it->path().filename() != name || it->file_size(ignored) != size || ignored) continue;
-            json.value(relative_to(it->path(), root_));
-            ++found;
+        while (!stack.empty() && walked < max_walked && found < max_found) {
+            auto current = std::move(stack.back());
+            stack.pop_back();
+            DIR* listing = ::fdopendir(current.folder.get());
+            if (listing == nullptr) continue;
+            (void)current.folder.release();
+            while (const dirent* d = ::readdir(listing)) {
+                if (++walked > max_walked || found >= max_found) break;
+                const std::string entry = d->d_name;
+                if (entry == "." || entry == "..") continue;
+                const auto relative = current.relative.empty() ? entry : current.relative + "/" + entry;
+                struct stat st {};
+                if (::fstatat(::dirfd(listing), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+                if (S_ISDIR(st.st_mode)) {
+                    unique_fd sub(::openat(::dirfd(listing), d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                    if (sub.get() >= 0) stack.push_back({std::move(sub), relative});
+                } else if (S_ISREG(st.st_mode) && entry == name && static_cast<std::uint64_t>(st.st_size) == size) {
+                    json.value(relative);
+                    ++found;
+                }
+            }
+            ::closedir(listing);
         }
         json.end_array().end_object();
         send_json(res, json.text());
     }
 
     void download(const httplib::Request& req, httplib::Response& res) const {
-        auto file = path_param(req);
-        if (!file) return send_error(res, 403, file.error());
-        std::error_code ec;
-        if (!fs::is_regular_file(*file, ec))
-            return send_error(res, 404,
-                              error{error_code::invalid_argument, "no file at '" + req.get_param_value("path") + "'", ""});
-        const int fd = ::open(file->c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return send_error(res, 404, error{error_code::io, "cannot open " + req.get_param_value("path"), ""});
-        const auto size = fs::file_size(*file, ec);
-        auto shared = std::make_shared<int>(fd);
-        std::string name = file->filename().string();
+        // Opened beneath the folder with no link followed, then checked on the descriptor:
+        // the bytes sent are the file's that was checked.
+        const auto relative = path_param(req);
+        auto opened = folder_.open_beneath(relative, O_RDONLY | O_NONBLOCK);
+        if (!opened) {
+            auto e = std::move(opened).error();
+            if (e.code == error_code::unsafe_location) return send_error(res, 403, e);
+            return send_error(res, 404, error{error_code::invalid_argument, "no file at '" + relative + "'", ""});
+        }
+        struct stat st {};
+        if (::fstat(opened->get(), &st) != 0 || !S_ISREG(st.st_mode))
+            return send_error(res, 404, error{error_code::invalid_argument, "no file at '" + relative + "'", ""});
+        const auto size = static_cast<std::uint64_t>(st.st_size);
+        auto shared = std::make_shared<int>(opened->release());
+        std::string name = fs::path(relative).filename().string();
         for (auto& c : name)
             if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
         res.set_header("Content-Disposition", "attachment; filename=\"" + name + "\"");
@@ -349,60 +422,67 @@ private:
             [fd](bool) { ::close(*fd); });
     }
 
-    // The only upload: a file dropped on the page that is not under the folder yet.
+    // The only upload: a file dropped on the page that is not under the folder yet. It is
+    // written as every output is (io::output_file): a temporary in the pinned folder with
+    // no name where the file system allows it, so that Ctrl-C, or any signal the CLI
+    // turns into a clean exit (abandon_all_outputs), leaves nothing behind; committed
+    // only when every byte arrived, and never over an existing file.
     void upload(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) const {
-        auto folder = path_param(req, "dir");
-        if (!folder) return send_error(res, 403, folder.error());
+        const auto dir = path_param(req, "dir");
         const auto name = req.get_param_value("name");
         if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." || name.starts_with("."))
             return send_error(res, 400, error{error_code::invalid_argument, "upload needs a plain file name", ""});
-        auto target = onnx::contained_path(*folder, name);
-        if (!target) return send_error(res, 403, target.error());
-        std::error_code ec;
-        if (fs::exists(fs::symlink_status(*target, ec)))
+        const auto relative = dir.empty() ? name : dir + "/" + name;
+        auto target = folder_.pin(relative, pin_kind::destination);
+        if (!target) {
+            auto e = std::move(target).error();
+            return send_error(res, e.code == error_code::unsafe_location ? 403 : 400, e);
+        }
+        const auto shown = relative_to(target->shown, root_);
+        const auto exists = [&] {
             return send_error(res, 409,
-                              error{error_code::output_exists, relative_to(*target, root_) + " already exists",
-                                    "it was not replaced; pick it in the list"});
-        const auto temporary = *folder / ("." + name + ".upload-" + random_token().substr(0, 8));
-        const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd < 0)
-            return send_error(res, 500, error{error_code::io, "cannot create a file in " + relative_to(*folder, root_), ""});
-        bool ok = reader([&](const char* data, std::size_t length) {
+                              error{error_code::output_exists, shown + " already exists", "it was not replaced; pick it in the list"});
+        };
+        auto created = io::output_file::create(target->path, 0, {.overwrite = false, .preallocate = false});
+        if (!created) {
+            if (created.error().code == error_code::output_exists) return exists();
+            return send_error(res, 500, error{error_code::io, "cannot create a file in " + normal_relative(dir), ""});
+        }
+        std::uint64_t offset = 0;
+        const bool received = reader([&](const char* data, std::size_t length) {
             while (length > 0) {
-                const auto n = ::write(fd, data, length);
+                const auto n = ::pwrite(created->descriptor(), data, length, static_cast<off_t>(offset));
+                if (n < 0 && errno == EINTR) continue;
                 if (n <= 0) return false;
                 data += n;
+                offset += static_cast<std::uint64_t>(n);
                 length -= static_cast<std::size_t>(n);
             }
             return true;
         });
-        ok = ::fsync(fd) == 0 && ok;
-        ok = ::close(fd) == 0 && ok;
-        if (ok && ::link(temporary.c_str(), target->c_str()) != 0) ok = false;  // never replaces a file
-        fs::remove(temporary, ec);
-        if (!ok)
+        if (!received) {
+            created->discard();
             return send_error(res, 500, error{error_code::io, "the upload of " + name + " did not complete", "drop it again"});
-        send_json(res, "{\"ok\":true,\"path\":" + report::json_quote(relative_to(*target, root_)) + "}");
+        }
+        if (auto committed = created->commit(); !committed) {
+            if (committed.error().code == error_code::output_exists) return exists();
+            return send_error(res, 500, error{error_code::io, "the upload of " + name + " did not complete", "drop it again"});
+        }
+        send_json(res, "{\"ok\":true,\"path\":" + report::json_quote(shown) + "}");
     }
 
     void start_job(const httplib::Request& req, httplib::Response& res) {
         const auto* a = find_action(req.get_param_value("action"));
         if (a == nullptr) return send_error(res, 400, error{error_code::invalid_argument, "no such action", ""});
-        auto model = model_param(req);
-        if (!model) return send_error(res, 400, model.error());
-        action_input input;
-        input.root = root_;
-        input.model = *model;
-        input.writer = options_.writer;
+        job_request request;
+        request.operation = a;
+        request.model = path_param(req);
+        request.writer = options_.writer;
         for (const auto& f : a->fields) {
             const std::string name(f.name);
-            if (!req.has_param(name)) continue;
-            input.fields.emplace(name, req.get_param_value(name));
-            // Paths are checked before the job starts, so a refused one is an answer, not a failed job.
-            if (f.kind == field_kind::path || f.kind == field_kind::model)
-                if (auto checked = input.path_field(f.name); !checked) return send_error(res, 400, checked.error());
+            if (req.has_param(name)) request.fields.emplace(name, req.get_param_value(name));
         }
-        auto started = jobs_.start(*a, std::move(input));
+        auto started = jobs_.start(std::move(request));
         if (!started) return send_error(res, started.error().code == error_code::output_exists ? 409 : 400, started.error());
         send_json(res, "{\"ok\":true,\"id\":\"" + (*started)->id + "\"}");
     }
@@ -432,6 +512,7 @@ private:
     admission_policy policy_;  // filled once the port is bound, before the first connection
     std::mutex tickets_mutex_;
     std::map<std::string, ticket_entry> tickets_;
+    served_folder folder_;
     fs::path root_;
     job_table jobs_;
     httplib::Server server_;
@@ -459,8 +540,8 @@ result<void> serve(const serve_options& options) {
     std::error_code ec;
     if (!fs::is_directory(options.root, ec))
         return failure(error_code::invalid_argument, "not a folder: " + options.root.string(), "give the folder to serve");
-    ONNXSTREAM_ASSIGN(auto root, onnx::contained_path(options.root, ""));
-    gui_server server(options, std::move(root));
+    ONNXSTREAM_ASSIGN(auto folder, served_folder::open(options.root));
+    gui_server server(options, std::move(folder));
     return server.run();
 }
 

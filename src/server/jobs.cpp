@@ -1,7 +1,17 @@
 #include "jobs.hpp"
 
+#include "job_worker.hpp"
+
 #include <onnxstream/report/json.hpp>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <system_error>
 
 namespace onnxstream::server {
@@ -31,15 +41,15 @@ std::string relative_to(const fs::path& path, const fs::path& root) {
 job::job(std::string id_, std::string action_, fs::path model_, fs::path output_)
     : id(std::move(id_)), action(std::move(action_)), model(std::move(model_)), output(std::move(output_)) {}
 
-void job::progress(const ops::progress_event& event) {
+void job::progress(std::string stage, std::string tensor, std::uint64_t done, std::uint64_t total) {
     std::lock_guard lock(mutex_);
-    if (event.stage != stage_) {
-        stage_ = event.stage;
+    if (stage != stage_) {
+        stage_ = std::move(stage);
         stage_started_ = std::chrono::steady_clock::now();
     }
-    if (!event.tensor.empty()) tensor_ = event.tensor;
-    done_ = event.done;
-    total_ = event.total;
+    if (!tensor.empty()) tensor_ = std::move(tensor);
+    done_ = done;
+    total_ = total;
     ++version_;
     changed_.notify_all();
 }
@@ -84,16 +94,34 @@ std::string job::event_json(const fs::path& root) const {
 
 job_table::~job_table() { stop_all(); }
 
-result<std::shared_ptr<job>> job_table::start(const action& a, action_input input) {
+result<std::shared_ptr<job>> job_table::start(job_request request) {
+    const auto& a = *request.operation;
+    // Checked here only to answer the page at once and to claim the output; the worker
+    // opens every path again beneath the folder, by descriptor, for the job itself.
+    auto model = folder_.pin(request.model, pin_kind::existing);
+    if (!model) {
+        if (model.error().code == error_code::unsafe_location) return failure(std::move(model).error());
+        return failure(error_code::invalid_argument, "no model file at '" + request.model + "'", "pick a .onnx file in the list");
+    }
+    action_input input;
+    input.root = root_;
+    input.model = model->shown;
+    input.fields = request.fields;
+    input.locate = [this](std::string_view field, std::string_view value) -> result<fs::path> {
+        ONNXSTREAM_ASSIGN(const auto pinned, folder_.pin(value, pin_kind_of(field)));
+        return pinned.shown;
+    };
+    for (const auto& f : a.fields)
+        if (f.kind == field_kind::path || f.kind == field_kind::model) ONNXSTREAM_TRY(input.path_field(f.name));
     ONNXSTREAM_ASSIGN(const auto output, planned_output(a, input));
     std::lock_guard lock(mutex_);
     if (!output.empty() && !busy_outputs_.insert(output).second)
         return failure(error_code::output_exists, "another job is writing " + relative_to(output, root_) + " right now",
                        "wait for it to finish or cancel it, or choose another output");
-    auto j = std::make_shared<job>(std::to_string(next_id_++), std::string(a.name), input.model, output);
+    auto j = std::make_shared<job>(std::to_string(next_id_++), std::string(a.name), model->shown, output);
     jobs_.emplace(j->id, j);
     try {
-        threads_.emplace_back([this, &a, j, in = std::move(input)]() mutable { run(a, j, std::move(in)); });
+        threads_.emplace_back([this, j, r = std::move(request)] { run(j, r); });
     } catch (const std::system_error& e) {
         jobs_.erase(j->id);
         if (!output.empty()) busy_outputs_.erase(output);
@@ -102,43 +130,139 @@ result<std::shared_ptr<job>> job_table::start(const action& a, action_input inpu
     return j;
 }
 
-void job_table::run(const action& a, const std::shared_ptr<job>& j, action_input input) {
-    // Nothing escapes this thread: a failing job is a failed job, never a dead server.
-    try {
-        input.cancel = &j->cancel_;
-        input.on_progress = [&j](const ops::progress_event& event) { j->progress(event); };
-        auto outcome = a.run(input);
-        if (outcome) {
-            report::json_writer files;
-            files.begin_array();
-            for (const auto& f : outcome->outputs) {
-                std::error_code ec;
-                const auto size = fs::file_size(f, ec);
-                files.begin_object().field("path", relative_to(f, root_)).field("size", ec ? 0 : size).end_object();
-            }
-            files.end_array();
-            j->finish(job_state::done,
-                      "\"passed\":" + std::string(outcome->passed ? "true" : "false") + ",\"outputs\":" + files.text() +
-                          ",\"text\":" + report::json_quote(outcome->report_text) + ",\"result\":" + outcome->report_json);
-        } else {
-            const auto& e = outcome.error();
-            const auto state = e.code == error_code::interrupted ? job_state::cancelled : job_state::failed;
-            report::json_writer json;
-            json.begin_object().key("error");
-            report::write_error(json, e, page_wording());
-            json.end_object();
-            auto body = json.text();
-            j->finish(state, body.substr(1, body.size() - 2));
-        }
-    } catch (const std::exception& e) {
-        j->finish(job_state::failed, "\"error\":{\"code\":\"internal\",\"message\":" + report::json_quote(e.what()) +
-                                         ",\"hint\":\"this is a bug in onnxstream; the server goes on\"}");
-    } catch (...) {
-        j->finish(job_state::failed,
-                  "\"error\":{\"code\":\"internal\",\"message\":\"the job failed\",\"hint\":\"this is a bug in onnxstream\"}");
-    }
+void job_table::release(const std::shared_ptr<job>& j) {
     std::lock_guard lock(mutex_);
     if (!j->output.empty()) busy_outputs_.erase(j->output);
+}
+
+void job_table::run(const std::shared_ptr<job>& j, const job_request& request) {
+    // Nothing escapes this thread, and nothing the worker does reaches it but its frames
+    // and its exit status: a failing or crashing job is a failed job, never a dead server.
+    try {
+        auto worker = worker_process::spawn(root_, request);
+        if (!worker) {
+            j->finish(job_state::failed, error_members(worker.error()));
+            return release(j);
+        }
+        constexpr auto grace = std::chrono::seconds(10);  // for a worker asked to cancel
+        frame_reader reader;
+        bool finished = false;
+        bool malformed = false;
+        std::optional<std::chrono::steady_clock::time_point> cancelled_at;
+        for (;;) {
+            if (j->cancel_requested() && !cancelled_at) {
+                worker->cancel();
+                cancelled_at = std::chrono::steady_clock::now();
+            }
+            if (cancelled_at && std::chrono::steady_clock::now() - *cancelled_at > grace) worker->kill();
+            pollfd readable{worker->output(), POLLIN, 0};
+            const int ready = ::poll(&readable, 1, 100);
+            if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+            char buffer[1 << 16];
+            const auto n = ready < 0 ? -1 : ::read(worker->output(), buffer, sizeof buffer);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            reader.feed({buffer, static_cast<std::size_t>(n)});
+            for (;;) {
+                auto next = reader.next();
+                if (!next) malformed = true;
+                if (!next || !*next) break;
+                const auto& items = **next;
+                if (items.size() == 5 && items[0] == "progress") {
+                    j->progress(items[1], items[2], std::strtoull(items[3].c_str(), nullptr, 10),
+                                std::strtoull(items[4].c_str(), nullptr, 10));
+                } else if (items.size() == 3 && items[0] == "finish" && !finished) {
+                    const int state = std::atoi(items[1].c_str());
+                    j->finish(state == static_cast<int>(job_state::done)        ? job_state::done
+                              : state == static_cast<int>(job_state::cancelled) ? job_state::cancelled
+                                                                                : job_state::failed,
+                              items[2]);
+                    finished = true;
+                } else {
+                    malformed = true;
+                }
+            }
+            if (malformed) {
+                worker->kill();
+                break;
+            }
+        }
+        const int status = worker->wait();
+        const bool signalled = WIFSIGNALED(status);
+        if (signalled) remove_stray_temporaries(*j);
+        if (!finished) {
+            error e;
+            if (cancelled_at) {
+                e = error{error_code::interrupted, "the job was cancelled", "run it again to finish it"};
+            } else if (signalled) {
+                const int signal_number = WTERMSIG(status);
+                const char* name = sigabbrev_np(signal_number);
+                e = error{error_code::io,
+                          "the job crashed (signal " + std::to_string(signal_number) +
+                              (name != nullptr ? std::string(", SIG") + name : std::string()) + "); the server goes on",
+                          "this is a bug in onnxstream: please report it with the model; nothing was written"};
+            } else {
+                e = error{error_code::io,
+                          malformed ? std::string("the job's worker sent a malformed message")
+                                    : "the job's worker ended without a result (exit status " +
+                                          std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")",
+                          "this is a bug in onnxstream: please report it; the server goes on"};
+            }
+            j->finish(cancelled_at ? job_state::cancelled : job_state::failed, error_members(e));
+        }
+    } catch (const std::exception& e) {
+        if (!j->finished())
+            j->finish(job_state::failed, error_members({error_code::io, std::string("the job failed: ") + e.what(),
+                                                        "this is a bug in onnxstream; the server goes on"}));
+    }
+    release(j);
+}
+
+namespace {
+
+// A writer's temporary (io::output_file): .onnxstream-XXXXXXXX.tmp. Backups (.old) are
+// never removed: after a crash in a commit one may hold the only copy of a replaced file.
+bool writer_temporary(std::string_view name) {
+    constexpr std::string_view prefix = ".onnxstream-";
+    constexpr std::string_view suffix = ".tmp";
+    if (name.size() != prefix.size() + 8 + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix)) return false;
+    for (const char c : name.substr(prefix.size(), 8))
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return false;
+    return true;
+}
+
+}  // namespace
+
+void job_table::remove_stray_temporaries(const job& j) {
+    // The writer's temporaries have no name where the file system allows it (O_TMPFILE)
+    // and vanish with the worker; elsewhere, and for an output being committed, they have
+    // one the dead worker cannot remove. They are taken from the job's output folder when
+    // they are no older than the job and no other job of this server writes there.
+    if (j.output.empty()) return;
+    const auto folder = j.output.parent_path();
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& other : busy_outputs_)
+            if (other != j.output && other.parent_path() == folder) return;
+    }
+    std::error_code ec;
+    auto relative = fs::relative(folder, root_, ec).generic_string();
+    if (ec || relative.starts_with("..")) return;
+    if (relative == ".") relative.clear();
+    auto opened = folder_.open_beneath(relative, O_RDONLY | O_DIRECTORY);
+    if (!opened) return;
+    DIR* listing = ::fdopendir(opened->get());
+    if (listing == nullptr) return;
+    (void)opened->release();
+    const auto since = std::chrono::system_clock::to_time_t(j.started_at()) - 1;
+    while (const dirent* d = ::readdir(listing)) {
+        if (!writer_temporary(d->d_name)) continue;
+        struct stat st {};
+        if (::fstatat(::dirfd(listing), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (st.st_ctime < since) continue;
+        ::unlinkat(::dirfd(listing), d->d_name, 0);
+    }
+    ::closedir(listing);
 }
 
 std::shared_ptr<job> job_table::find(const std::string& id) const {

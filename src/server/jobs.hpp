@@ -1,9 +1,10 @@
-// Jobs: one action running on its own thread, with its progress, a cancel flag and its
-// result, watched by the page through server-sent events. A job that throws becomes a
-// failed job; the server goes on.
+// Jobs: one action running in its own worker process (job_worker.hpp), with its
+// progress, a cancel flag and its result, watched by the page through server-sent events.
+// A worker that fails, throws or crashes (a signal) makes a failed job; the server goes on.
 #pragma once
 
 #include "actions.hpp"
+#include "served_folder.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -20,6 +21,15 @@
 namespace onnxstream::server {
 
 enum class job_state : std::uint8_t { running, done, failed, cancelled };
+
+/// What the page asked for: the action, and the model and fields as it named them
+/// (paths relative to the served folder, not yet opened).
+struct job_request {
+    const action* operation = nullptr;
+    std::string model;
+    std::map<std::string, std::string, std::less<>> fields;
+    io::writer_backend writer = io::writer_backend::automatic;
+};
 
 class job {
 public:
@@ -41,8 +51,10 @@ public:
 
 private:
     friend class job_table;
-    void progress(const ops::progress_event& event);
+    void progress(std::string stage, std::string tensor, std::uint64_t done, std::uint64_t total);
     void finish(job_state state, std::string body);
+    [[nodiscard]] bool cancel_requested() const { return cancel_.load(); }
+    [[nodiscard]] std::chrono::system_clock::time_point started_at() const { return wall_started_; }
 
     std::atomic<bool> cancel_{false};
     mutable std::mutex mutex_;
@@ -55,26 +67,33 @@ private:
     std::uint64_t total_ = 0;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     std::chrono::steady_clock::time_point stage_started_ = started_;
+    std::chrono::system_clock::time_point wall_started_ = std::chrono::system_clock::now();
     double seconds_ = 0;
     std::string body_;  // finished: the "result" or "error" members
 };
 
 class job_table {
 public:
-    explicit job_table(std::filesystem::path root) : root_(std::move(root)) {}
+    explicit job_table(const served_folder& folder) : folder_(folder), root_(folder.path()) {}
     ~job_table();
     job_table(const job_table&) = delete;
     job_table& operator=(const job_table&) = delete;
 
-    /// Starts `a` on `input`. Errors: `output_exists` when another job writes the same output.
-    [[nodiscard]] result<std::shared_ptr<job>> start(const action& a, action_input input);
+    /// Checks the request's paths (beneath the folder, no links) and starts its worker.
+    /// Errors: `output_exists` when another job writes the same output; what a path field
+    /// is refused with (`unsafe_location`, ...).
+    [[nodiscard]] result<std::shared_ptr<job>> start(job_request request);
     [[nodiscard]] std::shared_ptr<job> find(const std::string& id) const;
     /// Cancels every job and waits for them.
     void stop_all();
 
 private:
-    void run(const action& a, const std::shared_ptr<job>& j, action_input input);
+    void run(const std::shared_ptr<job>& j, const job_request& request);
+    void release(const std::shared_ptr<job>& j);
+    // After a worker died by a signal: its named temporaries in the job's output folder.
+    void remove_stray_temporaries(const job& j);
 
+    const served_folder& folder_;
     std::filesystem::path root_;
     mutable std::mutex mutex_;
     std::map<std::string, std::shared_ptr<job>> jobs_;

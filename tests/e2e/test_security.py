@@ -829,3 +829,316 @@ def test_page_a_download_ticket_is_good_once_for_its_file(page_server):
     assert status == 403
     status, _, _ = raw_request(page_server, head_for(page_server, "GET", "/api/file?path=bytes.bin&ticket=", token=False))
     assert status == 403
+
+
+# 5. The page server (`onnxstream gui`, DESIGN.md "The page server"): every file it opens
+# or creates stays beneath DIR by descriptor, also while a folder is swapped for a link;
+# a job that crashes fails alone; Ctrl-C during an upload leaves nothing behind.
+
+import http.client  # noqa: E402
+import json  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import urllib.parse  # noqa: E402
+
+
+def gui_available() -> bool:
+    return not refcheck.windows_binary() and (refcheck.binary_path().parent / "onnxstream-gui.so").is_file()
+
+
+needs_gui = pytest.mark.skipif(not gui_available(), reason="this build has no gui module")
+
+
+class GuiServer:
+    """`onnxstream gui ROOT` on a free port, behind `prefix` (strace) and with `env`."""
+
+    def __init__(self, root: Path, prefix: list[str] | None = None, env: dict[str, str] | None = None):
+        self.root = root
+        self.proc = subprocess.Popen([*(prefix or []), str(refcheck.binary_path()), "gui", str(root), "--no-browser"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                     env={**os.environ, **(env or {})})
+        url = self.proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), f"no URL printed: {url!r}"
+        parsed = urllib.parse.urlsplit(url)
+        self.port = parsed.port
+        self.token = urllib.parse.parse_qs(parsed.query)["token"][0]
+
+    def headers(self) -> dict[str, str]:
+        return {"Host": f"127.0.0.1:{self.port}", "X-Onnxstream-Token": self.token}
+
+    def request(self, method: str, path: str, query: dict | None = None, body=None, headers=None, timeout=60):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        h = self.headers()
+        h.update(headers or {})
+        if body is not None and "Content-Type" not in h:
+            h["Content-Type"] = "application/x-www-form-urlencoded"
+        q = dict(query or {}, token=self.token)
+        conn.request(method, path + "?" + urllib.parse.urlencode(q), body=body, headers=h)
+        r = conn.getresponse()
+        data = r.read()
+        conn.close()
+        return r.status, data
+
+    def job(self, fields: dict[str, str], timeout=120) -> dict:
+        """Starts a job and returns its last event (or the refusal as {"refused": status, ...})."""
+        status, body = self.request("POST", "/api/jobs", body=urllib.parse.urlencode(fields))
+        if status != 200:
+            return {"refused": status, **json.loads(body)}
+        job_id = json.loads(body)["id"]
+        deadline = time.monotonic() + timeout
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        conn.request("GET", f"/api/jobs/{job_id}/events?token={self.token}", headers=self.headers())
+        r = conn.getresponse()
+        assert r.status == 200
+        buffer, last = b"", None
+        while (last is None or last["state"] == "running") and time.monotonic() < deadline:
+            chunk = r.read1(65536)
+            assert chunk, "the event stream ended before the job finished"
+            buffer += chunk
+            while b"\n\n" in buffer:
+                event, buffer = buffer.split(b"\n\n", 1)
+                last = json.loads(event[6:])
+        conn.close()
+        return last
+
+    def server_pid(self) -> int:
+        """The server's pid: the process itself, or the one strace runs."""
+        if self.proc.args[0] != "strace":
+            return self.proc.pid
+        children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
+        return int(children[0])
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            os.kill(self.server_pid(), signal.SIGTERM)  # strace would leave its tracee running
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        return self.proc.stderr.read()
+
+
+# Swaps a folder for a link out of the served folder and back, a few milliseconds each.
+FOLDER_SWAPPER = r"""
+import os, sys, time
+folder, outside, stop = sys.argv[1:4]
+away = folder + ".away"
+while not os.path.exists(stop):
+    try:
+        time.sleep(0.003)
+        os.rename(folder, away)
+        os.symlink(outside, folder)
+        time.sleep(0.003)
+        os.unlink(folder)
+        os.rename(away, folder)
+    except OSError:
+        pass
+"""
+
+
+def strace_delays_without_openat2() -> list[str]:
+    """strace_delays, and openat2 failing with ENOSYS as on kernels before 5.6: the server
+    then walks the path one openat(O_NOFOLLOW) at a time."""
+    prefix = strace_delays()
+    if not prefix:
+        return []
+    return [*prefix[:-4], "-e", "trace=openat,openat2", "-e", "inject=openat:delay_enter=5000", "-e",
+            "inject=openat2:error=ENOSYS"]
+
+
+@needs_gui
+@pytest.mark.parametrize("resolve", ["openat2", "walk"])
+def test_gui_download_never_returns_outside_bytes_while_a_folder_is_swapped(tmp_path, resolve):
+    root, outside = tmp_path / "served", tmp_path / "outside"
+    (root / "d").mkdir(parents=True)
+    outside.mkdir()
+    inside_bytes = b"inside-bytes----" * 8
+    (root / "d" / "f.bin").write_bytes(inside_bytes)
+    (outside / "f.bin").write_bytes(SECRET)
+    stop = tmp_path / "stop"
+    prefix = strace_delays() if resolve == "openat2" else strace_delays_without_openat2()
+    if resolve == "walk" and not prefix:
+        pytest.skip("strace cannot trace here")
+    server = GuiServer(root, prefix)
+    swapper = subprocess.Popen([sys.executable, "-c", FOLDER_SWAPPER, str(root / "d"), str(outside), str(stop)])
+    got = {"inside": 0, "refused": 0}
+    deadline = time.monotonic() + 20
+    try:
+        for _ in range(400):
+            if time.monotonic() > deadline:
+                break
+            status, body = server.request("GET", "/api/file", {"path": "d/f.bin"})
+            assert SECRET[:16] not in body, f"a download returned the outside file ({status})"
+            if status == 200:
+                assert body == inside_bytes
+                got["inside"] += 1
+            else:
+                assert status in (403, 404), (status, body)
+                got["refused"] += 1
+    finally:
+        stop.touch()
+        swapper.wait(timeout=10)
+        server.stop()
+    assert got["inside"] > 0, got
+
+
+@needs_gui
+def test_gui_merge_job_never_writes_outside_while_its_folder_is_swapped(tmp_path):
+    root, outside = tmp_path / "served", tmp_path / "outside"
+    w = weights(11)
+    for folder in (root / "m", outside):
+        write_model(folder / "model.onnx", {"w": (w, "w.bin")})
+        (folder / "w.bin").write_bytes(w.tobytes())
+    stop = tmp_path / "stop"
+    server = GuiServer(root, strace_delays())
+    swapper = subprocess.Popen([sys.executable, "-c", FOLDER_SWAPPER, str(root / "m"), str(outside), str(stop)])
+    outcomes = {"done": 0, "other": 0}
+    deadline = time.monotonic() + 30
+    try:
+        for i in range(150):
+            if time.monotonic() > deadline:
+                break
+            last = server.job({"action": "merge", "path": "m/model.onnx", "output": f"m/out{i}.onnx"})
+            assert not list(outside.glob("out*")), f"job {i} wrote outside the served folder: {last}"
+            assert not [p for p in outside.iterdir() if p.name.startswith(".")], "a temporary outside"
+            outcomes["done" if last.get("state") == "done" else "other"] += 1
+            if last.get("state") != "done":  # refused at the start, or the worker found a link
+                assert last.get("refused") or last["error"]["code"] in ("unsafe_location", "missing_data"), last
+    finally:
+        stop.touch()
+        swapper.wait(timeout=10)
+        server.stop()
+    assert not list(outside.glob("out*"))
+    assert outcomes["done"] > 0, outcomes
+    for out in (root / "m").glob("out*.onnx"):
+        np.testing.assert_array_equal(merged_values(out)["w"], w)
+
+
+@needs_gui
+def test_gui_job_that_crashes_fails_alone_and_the_server_goes_on(tmp_path):
+    root = tmp_path / "served"
+    w = weights(12, (256, 256))
+    write_model(root / "m" / "model.onnx", {"w": (w, "w.bin")})
+    (root / "m" / "w.bin").write_bytes(w.tobytes())
+    before = sorted(p.name for p in (root / "m").iterdir())
+    # Test-only: the worker of a merge job crashes (SIGSEGV) at its first progress event,
+    # that of a split job once it holds a named temporary output.
+    server = GuiServer(root, env={"ONNXSTREAM_TEST_WORKER_CRASH": "merge:progress,split:named-temporary"})
+    try:
+        for action in ("merge", "split"):
+            last = server.job({"action": action, "path": "m/model.onnx"})
+            assert last["state"] == "failed", last
+            assert "the job crashed (signal 11" in last["error"]["message"], last
+            assert "the server goes on" in last["error"]["message"], last
+            assert sorted(p.name for p in (root / "m").iterdir()) == before, f"{action} left files behind"
+        status, body = server.request("GET", "/api/list", {"path": "m"})
+        assert status == 200 and "model.onnx" in body.decode()
+        last = server.job({"action": "verify", "path": "m/model.onnx"})
+        assert last["state"] == "done", last
+        last = server.job({"action": "optimize", "path": "m/model.onnx"})
+        assert last["state"] == "done", last
+        assert (root / "m" / "model.optimized.onnx").is_file()
+        assert server.proc.poll() is None
+    finally:
+        server.stop()
+
+
+@needs_gui
+def test_gui_sigint_during_an_upload_leaves_no_hidden_file(tmp_path):
+    root = tmp_path / "served"
+    root.mkdir()
+    server = GuiServer(root)
+    total, sent = 64 << 20, 4 << 20
+    try:
+        conn = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        head = (f"POST /api/upload?dir=&name=big.bin&token={server.token} HTTP/1.1\r\n"
+                f"Host: 127.0.0.1:{server.port}\r\nX-Onnxstream-Token: {server.token}\r\n"
+                f"Content-Type: application/octet-stream\r\nContent-Length: {total}\r\n\r\n")
+        conn.sendall(head.encode())
+        conn.sendall(b"\x01" * sent)
+        # The server is inside the upload once it has written what was sent.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            fds = Path(f"/proc/{server.proc.pid}/fd")
+            if any(os.stat(p).st_size >= sent for p in fds.iterdir() if _is_file_under(p, root)):
+                break
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(timeout=30) == 130
+        conn.close()
+    finally:
+        server.stop()
+    assert list(root.iterdir()) == [], [p.name for p in root.iterdir()]
+
+
+def _is_file_under(fd_link: Path, root: Path) -> bool:
+    try:
+        target = os.readlink(fd_link)
+    except OSError:
+        return False
+    return target.startswith(str(root) + "/") and os.path.isfile(fd_link)
+
+
+@needs_gui
+def test_gui_export_of_a_hostile_model_fails_that_job_only(tmp_path):
+    """Issue 29.1: an input of dims [1,3,2^62,4] made `export --to caffe --check` segfault,
+    inside the server process. Whether the export refuses it or its worker crashes, the
+    job fails with a message, nothing is written, and the server runs the next job."""
+    root = tmp_path / "served"
+    (root / "h").mkdir(parents=True)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 2**62, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = numpy_helper.from_array(np.ones((2, 3, 1, 1), np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"])], "g", [x], [y], initializer=[w])
+    (root / "h" / "model.onnx").write_bytes(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    server = GuiServer(root)
+    try:
+        last = server.job({"action": "export-caffe", "path": "h/model.onnx", "check": "1"})
+        assert last["state"] == "failed", last
+        assert last["error"]["message"], last
+        assert sorted(p.name for p in (root / "h").iterdir()) == ["model.onnx"]
+        status, _ = server.request("GET", "/api/list", {"path": "h"})
+        assert status == 200
+        last = server.job({"action": "verify", "path": "h/model.onnx"})
+        assert last["state"] == "done", last
+        assert server.proc.poll() is None
+    finally:
+        server.stop()
+
+
+@needs_gui
+def test_gui_data_field_never_reads_outside_bytes_while_the_file_is_swapped(tmp_path):
+    """The file a job's `data` field names is swapped for a link to an outside file of
+    the same size, over and over: the job reads the file it checked (held open), or
+    refuses, never the outside bytes."""
+    root, outside = tmp_path / "served", tmp_path / "outside"
+    w = weights(13)
+    write_model(root / "m" / "model.onnx", {"w": (w, "w.bin")})
+    (root / "m" / "d.bin").write_bytes(w.tobytes())
+    outside.mkdir()
+    (outside / "secret.bin").write_bytes(SECRET)
+    stop = tmp_path / "stop"
+    server = GuiServer(root, strace_delays())
+    swapper = subprocess.Popen([sys.executable, "-c", FOLDER_SWAPPER, str(root / "m" / "d.bin"),
+                                str(outside / "secret.bin"), str(stop)])
+    done = 0
+    deadline = time.monotonic() + 30
+    try:
+        for i in range(150):
+            if time.monotonic() > deadline:
+                break
+            out = root / "m" / f"out{i}.onnx"
+            last = server.job({"action": "merge", "path": "m/model.onnx", "data": "m/d.bin", "output": f"m/out{i}.onnx"})
+            if last.get("state") == "done":
+                done += 1
+                assert SECRET[:16] not in out.read_bytes(), f"job {i} inlined the outside file"
+                np.testing.assert_array_equal(merged_values(out)["w"], w)
+            else:
+                assert last.get("refused") or last["error"]["code"] in ("unsafe_location", "missing_data"), last
+    finally:
+        stop.touch()
+        swapper.wait(timeout=10)
+        server.stop()
+    assert done > 0
