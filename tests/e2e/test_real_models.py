@@ -211,3 +211,71 @@ def test_fold_limit_keeps_large_results_out(tmp_path, onnxstream):
     assert refcheck.same_array(ort_run(path, inputs)["Y"], ort_run(large, inputs)["Y"])
     bad = run_cli(["optimize", path, "-o", tmp_path / "b.onnx", "--fold-limit", "lots"])
     assert bad.returncode == 2, describe(bad)
+
+
+# ---------------------------------------------------------------- PaddleOCR (issue 30)
+
+OCR_DIR = refcheck.REPO_ROOT / "tests" / "models" / "node_modules" / "@gutenye" / "ocr-models" / "assets"
+# PP-OCRv4 det and rec, ppocr mobile cls: Paddle2ONNX exports whose weights are Constant
+# nodes, with the input shapes their pipelines feed (det: multiples of 32).
+OCR_MODELS = {
+    "ppocr_v4_det": ("ch_PP-OCRv4_det_infer.onnx", (1, 3, 64, 96)),
+    "ppocr_v4_rec": ("ch_PP-OCRv4_rec_infer.onnx", (1, 3, 48, 160)),
+    "ppocr_cls": ("ch_ppocr_mobile_v2.0_cls_infer.onnx", (1, 3, 48, 192)),
+}
+
+
+def ocr_model(name: str, tmp_path: Path) -> tuple[Path, dict]:
+    file, shape = OCR_MODELS[name]
+    path = OCR_DIR / file
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run scripts/setup_models.sh")
+    model = tmp_path / file
+    shutil.copy(path, model)
+    return model, {"x": np.random.default_rng(12).random(shape, dtype=np.float32)}
+
+
+def constant_weights(source: Path, out: Path) -> None:
+    """The model with every initializer turned into a Constant node (as Paddle2ONNX and
+    some torch exports write weights)."""
+    model = onnx.load(str(source))
+    constants = [onnx.helper.make_node("Constant", [], [t.name], name=f"const_{i}", value=t)
+                 for i, t in enumerate(model.graph.initializer)]
+    model.graph.ClearField("initializer")
+    nodes = constants + list(model.graph.node)
+    model.graph.ClearField("node")
+    model.graph.node.extend(nodes)
+    onnx.save(model, str(out))
+
+
+def optimize_json(model: Path, out: Path) -> dict:
+    proc = run_cli(["optimize", model, "-o", out, "--json"])
+    assert proc.returncode == 0, describe(proc)
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("name", ["ppocr_cls", "ppocr_v4_det", "resnet18_constant_weights"])
+def test_optimize_reaches_its_fixed_point_in_one_run(name, tmp_path, onnxstream):
+    """Issue 30.4: with weights in Constant nodes, the first run turned them into
+    initializers but left every BatchNormalization ("computed in a way that cannot be folded
+    again"); a second run folded them (ppocr cls 220 -> 185 nodes). One run reaches it now."""
+    if name in OCR_MODELS:
+        model, inputs = ocr_model(name, tmp_path)
+    else:
+        model = tmp_path / "resnet18_constants.onnx"
+        constant_weights(passes_dir() / "resnet18" / "model.onnx", model)
+        inputs = refcheck.make_inputs(passes_dir() / "resnet18" / "model.onnx", 0)
+    once, twice = tmp_path / "once.onnx", tmp_path / "twice.onnx"
+    first = optimize_json(model, once)
+    second = optimize_json(once, twice)
+    assert first["after"]["nodes"] == second["after"]["nodes"] == node_count(once) == node_count(twice)
+    assert sum(p["changes"] for p in second["passes"]) == 0, [p for p in second["passes"] if p["changes"]]
+    assert once.stat().st_size == twice.stat().st_size
+    # PP-OCRv4 det keeps the one BatchNormalization that no Conv feeds.
+    assert op_counts(once).get("BatchNormalization", 0) == (1 if name == "ppocr_v4_det" else 0)
+    problem = checker_problem(once)
+    assert problem is None or problem == checker_problem(model), problem
+    expected, got = ort_run(model, inputs, "basic"), ort_run(once, inputs)
+    worst = max(relative_error(expected[k], got[k]) for k in expected)
+    assert worst <= FOLD_TOLERANCE, f"{name}: error {worst:.3g}"
+    print(f"\n{name}: {node_count(model)} -> {first['after']['nodes']} nodes in one run, error {worst:.2g}")
