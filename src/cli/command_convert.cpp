@@ -41,8 +41,8 @@ constexpr std::string_view convert_help =
     "  --json, --quiet       as everywhere\n";
 
 constexpr auto convert_options = with_options(rewrite_command_options, value_option("--dtype"), flag_option("--keep-io-types"),
-                                              value_option("--block-ops"), flag_option("--allow-saturation"), opt_data_name, opt_align,
-                                              opt_shard_size);
+                                              value_option("--block-ops"), flag_option("--allow-saturation"), opt_data_name,
+                                              opt_align, opt_shard_size);
 
 std::vector<std::string> split_list(std::string_view text) {
     std::vector<std::string> out;

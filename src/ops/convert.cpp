@@ -88,8 +88,8 @@ public:
         const auto census = count_tensors();
         if (census.converting == 0 && census.half > 0)
             return failure(error_code::unsupported,
-                           "nothing to convert: the model's weights are 16-bit floats already (" +
-                               std::to_string(census.half) + " tensors) and none of its float32 tensors would change",
+                           "nothing to convert: the model's weights are 16-bit floats already (" + std::to_string(census.half) +
+                               " tensors) and none of its float32 tensors would change",
                            "use the model as it is");
         if (float_values == 0 && census.float32 == 0)
             return failure(error_code::unsupported, "the model has no float32 tensor or value to convert",
@@ -212,12 +212,13 @@ private:
         if (kept == 0 || kept <= report_.bytes_before) return;
         std::string readers;
         for (std::size_t i = 0; i < blocked_op_types_.size() && i < 4; ++i)
-            readers += (i == 0 ? "" : ", ") + blocked_op_types_[i].first + " (" + std::to_string(blocked_op_types_[i].second) + ")";
+            readers += (i == 0 ? "" : ", ") + blocked_op_types_[i].first + " (" + std::to_string(blocked_op_types_[i].second) +
+                       ")";
         const bool half = options_.target == half_type::float16;
-        error w{error_code::unsupported,
-                "most float32 weights stay float32 (" + std::to_string(kept) + " of " +
-                    std::to_string(kept + report_.bytes_before) + " bytes): the nodes that read them compute in float32" +
-                    (readers.empty() ? std::string() : ": " + readers)};
+        error w{error_code::unsupported, "most float32 weights stay float32 (" + std::to_string(kept) + " of " +
+                                             std::to_string(kept + report_.bytes_before) +
+                                             " bytes): the nodes that read them compute in float32" +
+                                             (readers.empty() ? std::string() : ": " + readers)};
         if (!half) {
             w.hint = "these operators have no bfloat16 form at the model's opset; {0} converts more of them";
             w.remedies = {{remedy::choose_dtype, "fp16"}};

@@ -632,8 +632,8 @@ private:
             if (letter == '-' || letter == '*') return;
             const auto [it, inserted] = seen.emplace(letter, std::make_pair(type, where));
             if (!inserted && it->second.first != type && (type == target || it->second.first == target))
-                why = it->second.second + " would be " + type_name(it->second.first) + " and " + where + " " +
-                      type_name(type) + ", which must have one type";
+                why = it->second.second + " would be " + type_name(it->second.first) + " and " + where + " " + type_name(type) +
+                      ", which must have one type";
         };
         for (std::size_t i = 0; i < nd.inputs.size(); ++i)
             if (nd.inputs[i] != empty_name) look(true, i, read_type(n, i));
@@ -900,9 +900,9 @@ private:
     std::unordered_map<name_id, bool> output_cast_to_half_;  // output_casts_ by value
     // The names nodes with an output Cast write, by (value, whether they hold the target).
     std::map<std::pair<name_id, bool>, std::string> written_as_;
-    std::vector<bool> wide_;                           // by name: kept float32, readers in float32
-    indexed_vector<node_id, bool> forced_float32_;     // by the type check
-    indexed_vector<node_id, bool> no_op_cast_;         // Casts written as Identity
+    std::vector<bool> wide_;                        // by name: kept float32, readers in float32
+    indexed_vector<node_id, bool> forced_float32_;  // by the type check
+    indexed_vector<node_id, bool> no_op_cast_;      // Casts written as Identity
     typing_result result_;
 };
 

@@ -44,8 +44,8 @@ struct typing_result {
     std::uint64_t nodes_blocked = 0;  // nodes computing in float32 that had float inputs or outputs
     std::uint64_t types_changed = 0;  // value_info / inputs / outputs whose elem_type changed
     std::uint64_t cast_targets_changed = 0;
-    std::uint64_t casts_made_identity = 0;  // Casts of the model the conversion left with nothing to do
-    std::uint64_t float_values = 0;  // values known to be float32 in the input
+    std::uint64_t casts_made_identity = 0;         // Casts of the model the conversion left with nothing to do
+    std::uint64_t float_values = 0;                // values known to be float32 in the input
     std::uint64_t nodes_type_checked_float32 = 0;  // of nodes_blocked: kept float32 by the type check
     // Nodes computing in float32 by operator type, most first (why weights stay float32).
     std::vector<std::pair<std::string, std::uint64_t>> blocked_op_types;

@@ -230,11 +230,11 @@ private:
             const std::string what = initializer(t) ? "initializer" : "Constant";
             const auto where = [&] { return model_.tree.path(tensor.message); };
             if (name.empty() || name == "__metadata__" || !valid_utf8(name) || has_control(name))
-                return failure(
-                    error_code::unsupported,
-                    what + " '" + printable(name) + "' (" + where() + ") has a name safetensors cannot hold",
-                    "safetensors names must be non-empty UTF-8 without control characters and not "
-                    "'__metadata__'; rename the " + what + " in the model first");
+                return failure(error_code::unsupported,
+                               what + " '" + printable(name) + "' (" + where() + ") has a name safetensors cannot hold",
+                               "safetensors names must be non-empty UTF-8 without control characters and not "
+                               "'__metadata__'; rename the " +
+                                   what + " in the model first");
             const auto known = names.size();
             (void)names.intern_lasting(name);
             if (names.size() == known)
@@ -244,8 +244,8 @@ private:
                                "reuse a name of the main graph here)");
             if (dtype == nullptr || !tensor.expected_bytes)
                 return failure(error_code::unsupported,
-                               "initializer '" + printable(name) + "' is of type " +
-                                   onnx::data_type_name(tensor.data_type) + ", which safetensors has no dtype for",
+                               "initializer '" + printable(name) + "' is of type " + onnx::data_type_name(tensor.data_type) +
+                                   ", which safetensors has no dtype for",
                                "safetensors holds fixed-size little-endian numbers only; export a model without such "
                                "tensors, or keep this one in ONNX");
             const auto stored = bound_.stored_bytes(t, handle);
@@ -384,8 +384,8 @@ private:
                                          const auto tensor = header.pass.read(t);
                                          const auto i = item_of(t, tensor, header.buffer, header.check);
                                          text.clear();
-                                         entry_text(text, weight_name(t, *tensor), *tensor, t.value == shard.first,
-                                                    header.begin, i.input.length);
+                                         entry_text(text, weight_name(t, *tensor), *tensor, t.value == shard.first, header.begin,
+                                                    i.input.length);
                                          emit(window, text);
                                          header.begin += i.input.length;
                                      }
@@ -504,7 +504,7 @@ private:
     std::vector<std::vector<std::byte>> buffers_;  // typed values decoded to raw, in site order
     std::vector<shard_layout> shards_;
     indexed_vector<onnx::site_id, bool> in_file_;  // by site: the weights collect put in the file
-    bool constant_weights_ = false;                 // no initializer: the Constants' values are the weights
+    bool constant_weights_ = false;                // no initializer: the Constants' values are the weights
     std::vector<io::output_file> outputs_;
 };
 

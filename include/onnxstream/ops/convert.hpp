@@ -67,8 +67,8 @@ struct convert_report {
     std::uint64_t tensors_kept_float32 = 0;  // float32 tensors left as they were (scales, float32-only consumers)
     std::uint64_t bytes_before = 0;          // of the converted tensors
     std::uint64_t bytes_after = 0;
-    std::uint64_t saturated = 0;  // float16 values clamped to +-65504 (allow_saturation, function constants)
-    std::vector<wide_tensor> kept_wide;  // tensors float16 would saturate, kept float32 (in file order)
+    std::uint64_t saturated = 0;           // float16 values clamped to +-65504 (allow_saturation, function constants)
+    std::vector<wide_tensor> kept_wide;    // tensors float16 would saturate, kept float32 (in file order)
     std::uint64_t bytes_kept_float32 = 0;  // of the float32 tensors left as they were
     std::uint64_t nodes_type_checked = 0;  // of nodes_blocked: computing in float32 for the schemas' sake
     std::uint64_t casts_inserted = 0;
