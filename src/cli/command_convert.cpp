@@ -10,15 +10,18 @@ namespace {
 
 constexpr std::string_view convert_help =
     "usage: onnxstream convert MODEL --dtype fp16|bf16 [-o OUT] [--keep-io-types] [--block-ops LIST]\n"
-    "                          [--data-name NAME] [--align BYTES] [--shard-size BYTES] [--force] [--json]\n"
+    "                          [--allow-saturation] [--data-name NAME] [--align BYTES] [--shard-size BYTES]\n"
+    "                          [--force] [--json]\n"
     "\n"
     "Converts every float32 tensor the model computes with (initializers, Constant nodes,\n"
     "sparse tensors, subgraphs, functions) to float16 or bfloat16, slice by slice while\n"
-    "writing: memory does not grow with the weights. Rounds to nearest even; float16 values\n"
-    "beyond +-65504 saturate and are counted. Operators unsafe in half precision stay float32\n"
-    "behind inserted Cast nodes. Default output <stem>.fp16.onnx (or .bf16.onnx); a model with\n"
-    "external data, or one that would not fit in 2 GB, gets fresh aligned data files as repack\n"
-    "lays them out.\n"
+    "writing: memory does not grow with the weights. Rounds to nearest even. A tensor with\n"
+    "values beyond float16's +-65504 stays float32, and so do the nodes that read it; the\n"
+    "report names it. Operators unsafe in half precision stay float32 behind inserted Cast\n"
+    "nodes, and so does any node whose converted types the operator schemas would refuse.\n"
+    "A model in 16 bits already is refused (nothing to convert). Default output\n"
+    "<stem>.fp16.onnx (or .bf16.onnx); a model with external data, or one that would not\n"
+    "fit in 2 GB, gets fresh aligned data files as repack lays them out.\n"
     "\n"
     "  --dtype fp16|bf16     the new precision (required)\n"
     "  -o, --output OUT      the output model\n"
@@ -26,6 +29,8 @@ constexpr std::string_view convert_help =
     "  --block-ops LIST      comma-separated operators kept in float32, replacing the default\n"
     "                        list (Resize, Upsample, TopK, NonMaxSuppression, Range, CumSum,\n"
     "                        Min, Max, RoiAlign and the ai.onnx.ml operators); '' blocks none\n"
+    "  --allow-saturation    fp16: convert tensors with values beyond +-65504 too (they\n"
+    "                        saturate to +-65504, counted) instead of keeping them float32\n"
     "  --data-name NAME      the data file's name (external layout; beside the output)\n"
     "  --align BYTES         offset alignment (default 4096 for tensors >= 1 MiB; 0 = dense)\n"
     "  --shard-size BYTES    several data files <name>-00001-of-0000N.data of at most BYTES\n"
@@ -36,7 +41,8 @@ constexpr std::string_view convert_help =
     "  --json, --quiet       as everywhere\n";
 
 constexpr auto convert_options = with_options(rewrite_command_options, value_option("--dtype"), flag_option("--keep-io-types"),
-                                              value_option("--block-ops"), opt_data_name, opt_align, opt_shard_size);
+                                              value_option("--block-ops"), flag_option("--allow-saturation"), opt_data_name,
+                                              opt_align, opt_shard_size);
 
 std::vector<std::string> split_list(std::string_view text) {
     std::vector<std::string> out;
@@ -68,6 +74,7 @@ int run_convert(std::span<const std::string> argv, const command_context& contex
         else return failure(error_code::invalid_argument, "unknown --dtype '" + std::string(*dtype) + "' (use fp16 or bf16)");
         if (const auto out = args.value("--output")) options.output = *out;
         options.keep_io_types = args.flag("--keep-io-types");
+        options.allow_saturation = args.flag("--allow-saturation");
         if (const auto v = args.value("--block-ops")) options.block_ops = split_list(*v);
         if (const auto v = args.value("--data-name")) options.data_name = *v;
         ONNXSTREAM_TRY(read_size(args, "--align", options.alignment));

@@ -317,7 +317,7 @@ result<std::vector<std::byte>> tensor_reader::read_range(onnx::site_id site, std
 
 result<std::vector<std::byte>> tensor_reader::compute(std::int32_t type, std::span<const std::int64_t> dims,
                                                       const computed_values& values) const {
-    if (values.has_bytes || values.copy_site != none) {
+    if (!values.scaled && (values.has_bytes || values.copy_site != none)) {
         std::uint64_t elements = 1;
         for (const auto d : dims) elements *= static_cast<std::uint64_t>(d);
         auto bytes = values.has_bytes ? values.bytes : std::vector<std::byte>{};
@@ -340,9 +340,15 @@ result<std::vector<std::byte>> tensor_reader::compute(std::int32_t type, std::sp
         for (std::uint64_t i = 0; i < count; ++i) (void)encode_element(type, values.values[i], out, i);
         return out;
     }
-    // Scaled in place: the base has the same type, so each element is rewritten where it is.
-    ONNXSTREAM_ASSIGN(auto bytes, site_bytes(values.base_site));
-    if (model_.tensor(values.base_site)->data_type != type || bytes.size() != count * width)
+    // Scaled in place: the base (a site, or bytes computed earlier) has the same type, so
+    // each element is rewritten where it is.
+    auto bytes = values.has_bytes ? values.bytes : std::vector<std::byte>{};
+    if (!values.has_bytes) {
+        ONNXSTREAM_ASSIGN(bytes, site_bytes(values.base_site));
+        if (model_.tensor(values.base_site)->data_type != type)
+            return failure(error_code::invalid_argument, "a folded weight does not match the tensor it starts from");
+    }
+    if (bytes.size() != count * width)
         return failure(error_code::invalid_argument, "a folded weight does not match the tensor it starts from");
     bool fits = true;
     for_each_channel_run(values.layout, dims, values.group, [&](std::uint64_t begin, std::uint64_t length, std::uint64_t c) {

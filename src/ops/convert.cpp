@@ -6,6 +6,7 @@
 #include "plan_output.hpp"
 
 #include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/io/chunked_read.hpp>
 #include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
@@ -15,6 +16,7 @@
 #include <onnxstream/onnx/message_fields.hpp>
 #include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/onnx/tensor_value_edits.hpp>
+#include <onnxstream/onnx/tensor_walker.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
 #include <onnxstream/plan/planner.hpp>
 
@@ -76,15 +78,25 @@ public:
         inputs_ = bound_.inputs();
         sources_ = bound_.sources();
 
+        // Which tensors float16 would saturate: read before the types are planned, since
+        // they and the nodes that read them stay float32.
+        if (half && !options_.allow_saturation) ONNXSTREAM_TRY(find_wide_tensors());
         ONNXSTREAM_ASSIGN(const auto float_values, plan_types(half));
         // The graph model, gone now, read names all over the file: its pages go, and the
         // passes below map them again only as far as they have reached.
         model_.file.mapping().release(0, model_.file.size());
-        if (float_values == 0 && !has_float_tensor())
+        const auto census = count_tensors();
+        if (census.converting == 0 && census.half > 0)
+            return failure(error_code::unsupported,
+                           "nothing to convert: the model's weights are 16-bit floats already (" + std::to_string(census.half) +
+                               " tensors) and none of its float32 tensors would change",
+                           "use the model as it is");
+        if (float_values == 0 && census.float32 == 0)
             return failure(error_code::unsupported, "the model has no float32 tensor or value to convert",
                            "convert works on float32 models; this one is already in another precision");
 
         ONNXSTREAM_TRY(collect_bytes());
+        warn_if_mostly_float32();
         bool external = !bound_.data.tensors.empty();
         onnx::tree_edits edits;
         if (!external) {
@@ -128,20 +140,92 @@ private:
         typing.keep_io_types = options_.keep_io_types;
         typing.opset = graph.opset("");
         typing.block_ops = options_.block_ops ? *options_.block_ops : detail::default_block_ops();
+        for (const auto& w : report_.kept_wide) typing.wide_values.push_back(w.name);
         ONNXSTREAM_ASSIGN(auto typed, detail::plan_types(graph, typing, graph_edits_));
+        blocked_op_types_ = std::move(typed.blocked_op_types);
+        report_.nodes_type_checked = typed.nodes_type_checked_float32;
         convert_site_ = std::move(typed.convert_site);
         report_.casts_inserted = typed.casts_inserted;
         report_.nodes_blocked = typed.nodes_blocked;
         report_.types_changed = typed.types_changed;
         report_.cast_targets_changed = typed.cast_targets_changed;
+        report_.casts_made_identity = typed.casts_made_identity;
         return typed.float_values;
     }
 
-    bool has_float_tensor() const {
+    struct tensor_census {
+        std::uint64_t float32 = 0;
+        std::uint64_t converting = 0;  // of them, those converted
+        std::uint64_t half = 0;        // float16 and bfloat16 tensors
+    };
+
+    tensor_census count_tensors() const {
+        tensor_census census;
         onnx::tensor_pass pass(model_);  // in file order, the pages behind released
-        for (const auto t : model_.sites.ids())
-            if (pass.read(t)->data_type == float32) return true;
-        return false;
+        for (const auto t : model_.sites.ids()) {
+            const auto type = pass.read(t)->data_type;
+            if (type == float32) {
+                ++census.float32;
+                if (convert_site_[t]) ++census.converting;
+            } else if (type == static_cast<std::int32_t>(onnx::data_type::float16) ||
+                       type == static_cast<std::int32_t>(onnx::data_type::bfloat16)) {
+                ++census.half;
+            }
+        }
+        return census;
+    }
+
+    // The float32 tensors of the graphs (not of functions: those convert whole) holding
+    // values float16 cannot: report_.kept_wide. Each is read once, in pieces.
+    result<void> find_wide_tensors() {
+        std::vector<std::byte> buffer;
+        onnx::tensor_pass pass(model_);
+        for (const auto t : model_.sites.ids()) {
+            const auto handle = pass.read(t);
+            const auto& tensor = *handle;
+            if (tensor.data_type != float32) continue;
+            const auto& site = model_.sites[t];
+            if (model_.tree.at(site.graph).kind == onnx::message_kind::function) continue;
+            onnx::float16_overflow found;
+            if (const auto stored = bound_.stored_bytes(t, handle)) {
+                if (stored->length % 4 != 0) continue;  // collect_bytes refuses it
+                if (buffer.empty()) buffer.resize(io::read_chunk_size);
+                ONNXSTREAM_TRY(io::for_each_chunk(
+                    *sources_[stored->source.value], stored->offset, stored->length,
+                    [&found](std::span<const std::byte> piece) { onnx::count_float16_overflow(piece, found); },
+                    std::span<std::byte>(buffer)));
+            } else if (tensor.storage == tensor_storage::typed && tensor.expected_bytes) {
+                const auto raw = onnx::typed_to_raw(handle.tree(), tensor);
+                if (!raw) continue;  // collect_bytes reports it
+                onnx::count_float16_overflow(*raw, found);
+            }
+            if (found.values > 0)
+                report_.kept_wide.push_back({std::string(onnx::value_name(model_.tree, site)), found.values, found.largest});
+        }
+        return {};
+    }
+
+    // A conversion that leaves most of the float32 weights as they were did little of
+    // what was asked: say so, and which operators kept them.
+    void warn_if_mostly_float32() {
+        const auto kept = report_.bytes_kept_float32;
+        if (kept == 0 || kept <= report_.bytes_before) return;
+        std::string readers;
+        for (std::size_t i = 0; i < blocked_op_types_.size() && i < 4; ++i)
+            readers += (i == 0 ? "" : ", ") + blocked_op_types_[i].first + " (" + std::to_string(blocked_op_types_[i].second) +
+                       ")";
+        const bool half = options_.target == half_type::float16;
+        error w{error_code::unsupported, "most float32 weights stay float32 (" + std::to_string(kept) + " of " +
+                                             std::to_string(kept + report_.bytes_before) +
+                                             " bytes): the nodes that read them compute in float32" +
+                                             (readers.empty() ? std::string() : ": " + readers)};
+        if (!half) {
+            w.hint = "these operators have no bfloat16 form at the model's opset; {0} converts more of them";
+            w.remedies = {{remedy::choose_dtype, "fp16"}};
+        } else {
+            w.hint = "the block list and tensors float16 would saturate keep them; the report names the tensors";
+        }
+        report_.warnings.push_back(std::move(w));
     }
 
     result<void> collect_bytes() {
@@ -152,7 +236,8 @@ private:
             const auto handle = pass.read(t);
             const auto& tensor = *handle;
             const bool convert = convert_site_[t] && tensor.data_type == float32;
-            if (tensor.data_type == float32 && !convert) ++report_.tensors_kept_float32;
+            const bool kept = tensor.data_type == float32 && !convert;
+            if (kept) ++report_.tensors_kept_float32;
             tensor_bytes b;
             b.site = t;
             b.convert = convert;
@@ -161,12 +246,14 @@ private:
             b.integer = type == onnx::data_type::int64 || type == onnx::data_type::int32;
             if (const auto stored = bound_.stored_bytes(t, handle)) {
                 b.input = *stored;
+                if (kept) report_.bytes_kept_float32 += stored->length;
                 if (const auto expected = onnx::expected_sha1(tensor, report_.warnings)) {
                     b.expected = static_cast<std::uint32_t>(expected_sha1_.size());
                     expected_sha1_.push_back(*expected);
                 }
             } else if (tensor.storage == tensor_storage::typed && tensor.expected_bytes) {
                 ONNXSTREAM_TRY(typed_bytes(handle, b));
+                if (kept) report_.bytes_kept_float32 += b.input.length;
             } else {
                 if (convert) convert_empty_.push_back(t);  // no values: only the type changes
                 continue;
@@ -429,6 +516,7 @@ private:
     std::vector<onnx::site_id> convert_empty_;
     std::uint32_t shard_count_ = 0;
     rewrite_outputs outputs_;
+    std::vector<std::pair<std::string, std::uint64_t>> blocked_op_types_;
 };
 
 }  // namespace

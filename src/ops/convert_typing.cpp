@@ -8,11 +8,13 @@
 #include <onnxstream/proto/tokenizer.hpp>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <set>
 #include <span>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -40,6 +42,8 @@ struct op_schema {
     std::uint32_t outputs = 0;
     std::uint32_t in_float32 = 0, in_float16 = 0, in_bfloat16 = 0;
     std::uint32_t out_float32 = 0, out_float16 = 0, out_bfloat16 = 0;
+    std::array<std::int32_t, 4> out_types{};  // an output slot's one allowed type, else 0 (the last repeats)
+    std::string_view groups;                  // per slot, inputs '|' outputs: a shared constraint's letter
 };
 constexpr op_schema schemas[] = {
 #include "convert_schemas.inc"
@@ -60,10 +64,35 @@ bool slot_bit(std::uint32_t mask, std::size_t slot, std::uint32_t count) {
     return ((mask >> index) & 1U) != 0;
 }
 
-// Their float output type comes from a `dtype` attribute (default float32), so their
-// outputs are float32 unless the attribute is rewritten; they are cast instead.
-constexpr std::string_view dtype_attribute_ops[] = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-                                                    "EyeLike",      "Bernoulli",     "Multinomial"};
+// The one type output `slot` of `schema` can have, or 0.
+std::int32_t fixed_output_type(const op_schema& schema, std::size_t slot) {
+    if (slot < schema.out_types.size()) return schema.out_types[slot];
+    return schema.outputs <= schema.out_types.size() ? schema.out_types.back() : 0;  // a variadic last output
+}
+
+// The letter of slot `slot` in one side of a schema's groups ('-' fixed, '*' its own type).
+char group_letter(std::string_view side, std::size_t slot) {
+    if (side.empty()) return '-';
+    return side[std::min(slot, side.size() - 1)];
+}
+
+// Integer types whose values float16 cannot hold (beyond 65504): a Cast of them to float
+// gives values as wide as float32's range.
+bool wider_than_float16(std::int32_t type) {
+    using onnx::data_type;
+    return type == static_cast<std::int32_t>(data_type::int32) || type == static_cast<std::int32_t>(data_type::int64) ||
+           type == static_cast<std::int32_t>(data_type::uint32) || type == static_cast<std::int32_t>(data_type::uint64);
+}
+
+// Whether output `slot`'s type is set by an attribute (RandomNormal's dtype, HannWindow's
+// output_datatype; float32 by default), not by any input: its type constraint's letter
+// is no input's. Converting the inputs leaves such an output float32: it is cast instead.
+bool type_from_attribute(const op_schema& schema, std::size_t slot) {
+    const auto bar = schema.groups.find('|');
+    if (bar == std::string_view::npos) return false;
+    const auto letter = group_letter(schema.groups.substr(bar + 1), slot);
+    return letter != '-' && letter != '*' && schema.groups.substr(0, bar).find(letter) == std::string_view::npos;
+}
 
 // Inputs kept float32 on nodes that otherwise compute in 16 bits, whatever the schema
 // admits: runtimes read Resize's roi and scales while planning.
@@ -157,9 +186,27 @@ public:
             if (model_.scopes[s].kind == graph::scope_kind::function) infer_scope(s);
         result_.float_values = static_cast<std::uint64_t>(std::count(types_.begin(), types_.end(), float32));
         collect_consumers();
-        decide_values();
+        forced_float32_.assign(model_.nodes.size(), false);
+        find_wide_values();
+        // Each round computes in float32 the nodes whose types did not check; a node that
+        // fails while computing in float32 cannot be helped. Every round adds a node: it ends.
+        for (;;) {
+            decide_values();
+            const auto failures = type_failures();
+            if (failures.empty()) break;
+            for (const auto& f : failures) {
+                if (blocked(f.node))
+                    return failure(error_code::unsupported,
+                                   "node " + model_.node_label(f.node) + " (" + std::string(model_.nodes[f.node].op_type) +
+                                       ") would not type-check after the conversion: " + f.why,
+                                   "keep it in float32 with --block-ops, or convert the model with another tool");
+                forced_float32_[f.node] = true;
+                ++result_.nodes_type_checked_float32;
+            }
+        }
         choose_sites();
         edit_value_infos();
+        find_no_op_casts();
         edit_cast_targets();
         insert_casts();
         return std::move(result_);
@@ -264,6 +311,11 @@ private:
         const auto& nd = model_.nodes[n];
         const std::string_view op = nd.op_type;
         if (!standard_domain(nd.domain)) return 0;
+        const auto* schema = find_schema(op, options_.opset);
+        // An output of one possible type (DynamicQuantizeLinear's y_scale: float32 in any
+        // model; ConvInteger's sums: int32) needs no rule.
+        if (schema != nullptr)
+            if (const auto fixed = fixed_output_type(*schema, slot); fixed != 0) return fixed;
         if (op == "Cast") return attribute_type(n, "to");
         if (op == "CastLike") return input_type(nd, 1);
         if (op == "Constant") return constant_type(n);
@@ -296,6 +348,10 @@ private:
             const auto index = op == "Loop" ? slot + 1 : slot;  // Loop's body outputs the condition first
             return index < body.outputs.size() ? type_of(body.outputs[index]) : 0;
         }
+        // An output no float type fits: not the type of an input.
+        if (schema != nullptr &&
+            !slot_bit(schema->out_float32 | schema->out_float16 | schema->out_bfloat16, slot, schema->outputs))
+            return 0;
         for (const auto input : nd.inputs)
             if (const auto t = type_of(input); t != 0) return t;
         return 0;
@@ -322,28 +378,62 @@ private:
     // Whether node `n` computes in float32 (see the header).
     bool blocked(node_id n) const {
         const auto& nd = model_.nodes[n];
+        if (forced_float32_[n]) return true;
         if (!standard_domain(nd.domain)) return !is_function_call(nd);
-        if (nd.op_type == "Constant" || nd.op_type == "Cast") {
+        if (nd.op_type == "Constant") {
             // A Constant holding value_float(s) has no tensor to convert: it stays float32
             // and is cast like a blocked node's output.
-            if (nd.op_type == "Constant" && constant_type(n) == float32 && !model_.attribute(n, "value")) return true;
-            return false;
+            return constant_type(n) == float32 && !model_.attribute(n, "value");
         }
-        if (nd.op_type == "ConstantOfShape" && !model_.attribute(n, "value")) return true;
-        if (std::find(std::begin(dtype_attribute_ops), std::end(dtype_attribute_ops), nd.op_type) !=
-            std::end(dtype_attribute_ops))
+        if (nd.op_type == "Cast") return wide_cast(n);
+        if (nd.op_type == "ConstantOfShape" && (!model_.attribute(n, "value") || (!nd.outputs.empty() && wide(nd.outputs[0]))))
             return true;
+        for (std::size_t i = 0; i < nd.inputs.size(); ++i)
+            if (!takes_any_type(nd.op_type, i) && wide(nd.inputs[i])) return true;
         if (blocked_ops_.contains(std::string(nd.op_type))) return true;
         // The schema at the model's opset must admit the target type for every float
         // output and for the first input; other inputs that cannot be 16-bit are cast
         // to float32 on their own (schema_float32_slot).
         const auto* schema = find_schema(nd.op_type, options_.opset);
         if (schema == nullptr) return false;
+        // (ConstantOfShape's value is converted with the rest.)
+        if (nd.op_type != "ConstantOfShape")
+            for (std::size_t o = 0; o < nd.outputs.size(); ++o)
+                if (type_of(nd.outputs[o]) == float32 && type_from_attribute(*schema, o)) return true;
         const auto target_in = options_.target == 16 ? schema->in_bfloat16 : schema->in_float16;
         const auto target_out = options_.target == 16 ? schema->out_bfloat16 : schema->out_float16;
         for (std::size_t o = 0; o < nd.outputs.size(); ++o)
             if (slot_bit(schema->out_float32, o, schema->outputs) && !slot_bit(target_out, o, schema->outputs)) return true;
         return slot_bit(schema->in_float32, 0, schema->inputs) && !slot_bit(target_in, 0, schema->inputs);
+    }
+
+    // A Cast of int32/int64 values to float32, converting to float16: values past 65504
+    // (a ConvInteger's sums) would become infinities.
+    bool wide_cast(node_id n) const {
+        const auto& nd = model_.nodes[n];
+        return options_.target == 10 && nd.op_type == "Cast" && standard_domain(nd.domain) && !nd.inputs.empty() &&
+               wider_than_float16(type_of(nd.inputs[0])) && attribute_type(n, "to") == float32;
+    }
+
+    bool wide(name_id v) const {
+        const auto i = static_cast<std::uint32_t>(v);
+        return v != empty_name && i < wide_.size() && wide_[i];
+    }
+
+    // wide_ from the options' names and from the Casts of wide integers.
+    void find_wide_values() {
+        wide_.assign(types_.size(), false);
+        for (const auto& text : options_.wide_values)
+            if (const auto v = model_.names.find(text); v && static_cast<std::uint32_t>(*v) < wide_.size())
+                wide_[static_cast<std::uint32_t>(*v)] = true;
+        for (const auto s : model_.scopes.ids()) {
+            if (!graph_scope(s) || model_.scopes[s].removed) continue;
+            for (const auto n : model_.scopes[s].nodes) {
+                if (!model_.node_live(n) || !wide_cast(n) || model_.nodes[n].outputs.empty()) continue;
+                const auto v = static_cast<std::uint32_t>(model_.nodes[n].outputs[0]);
+                if (v < wide_.size()) wide_[v] = true;
+            }
+        }
     }
 
     enum class want : std::uint8_t { any, single, half };
@@ -437,6 +527,9 @@ private:
 
     void decide_values() {
         const bool keep_io = options_.keep_io_types;
+        half_.assign(types_.size(), false);
+        output_casts_.clear();
+        output_cast_to_half_.clear();
         for (std::uint32_t value = 0; value < types_.size(); ++value) {
             if (types_[value] != float32) continue;
             const auto v = static_cast<name_id>(value);
@@ -447,14 +540,17 @@ private:
                 // the graph; constants follow their consumers.
                 if (is_main_input(v)) half_[value] = !keep_io;
                 else if (scope_inputs_.contains(v)) half_[value] = true;
-                else half_[value] = !consumers_want_float32(v);
+                else half_[value] = !consumers_want_float32(v) && !wide(v);
                 continue;
             }
             const auto n = produced_by;
             if (!graph_scope(model_.nodes[n].scope)) continue;
-            const bool constant = model_.nodes[n].op_type == "Constant" && !blocked(n);
-            if (constant) {
-                half_[value] = !(consumers_want_float32(v) && !scope_outputs_.contains(v));
+            // A Constant's or a Cast's output can be either type at no cost: the type its
+            // readers want (no Cast is stacked on a Cast, as it was on a model in float16
+            // already whose Casts to float32 feed float32-only operators).
+            const auto& op = model_.nodes[n].op_type;
+            if ((op == "Constant" || op == "Cast") && !blocked(n)) {
+                half_[value] = !(consumers_want_float32(v) && !scope_outputs_.contains(v)) && !wide(v);
                 if (keep_io && is_main_output(v)) half_[value] = false;
                 continue;
             }
@@ -463,13 +559,99 @@ private:
             if (keep_io && is_main_output(v)) desired_half = false;
             else if (!produced_half && !scope_outputs_.contains(v) && consumers_want_float32(v)) desired_half = false;
             half_[value] = desired_half;
-            if (produced_half != desired_half) output_casts_.push_back({n, v, desired_half});
+            if (produced_half != desired_half) {
+                output_casts_.push_back({n, v, desired_half});
+                output_cast_to_half_[v] = desired_half;
+            }
         }
     }
 
     bool half(name_id v) const {
         const auto i = static_cast<std::uint32_t>(v);
         return i < half_.size() && half_[i];
+    }
+
+    // ------------------------------------------------------------ the type check
+
+    // The type value v has in the converted model (0 unknown).
+    std::int32_t converted_type(name_id v) const {
+        const auto t = type_of(v);
+        return t == float32 && half(v) ? options_.target : t;
+    }
+
+    // The type node n reads at input `slot`: the value's, or the inserted Cast's.
+    std::int32_t read_type(node_id n, std::size_t slot) const {
+        const auto v = model_.nodes[n].inputs[slot];
+        if (type_of(v) != float32) return type_of(v);
+        const auto e = expected(n, slot);
+        if (e != want::any && (e == want::half) != half(v)) return e == want::half ? options_.target : float32;
+        return converted_type(v);
+    }
+
+    // The type node n writes at output `slot`: the value's, or the one a Cast after it changes.
+    std::int32_t written_type(node_id n, std::size_t slot) const {
+        const auto v = model_.nodes[n].outputs[slot];
+        if (const auto c = output_cast_to_half_.find(v); c != output_cast_to_half_.end() && producer(v) == n)
+            return c->second ? float32 : options_.target;
+        return converted_type(v);
+    }
+
+    struct type_failure {
+        node_id node;
+        std::string why;
+    };
+
+    std::string type_name(std::int32_t type) const { return onnx::data_type_name(type); }
+
+    // Why node n's converted types do not fit its schema; empty when they do, or when it
+    // has no schema. Only a slot given the target type can fail: the input's own types
+    // are not this tool's to judge.
+    std::string type_failure_of(node_id n) const {
+        const auto& nd = model_.nodes[n];
+        if (!standard_domain(nd.domain)) return {};
+        const auto* schema = find_schema(nd.op_type, options_.opset);
+        if (schema == nullptr) return {};
+        const auto bar = schema->groups.find('|');
+        const auto in_groups = schema->groups.substr(0, bar);
+        const auto out_groups = bar == std::string_view::npos ? std::string_view{} : schema->groups.substr(bar + 1);
+        const auto target = options_.target;
+        const auto in_target = target == 16 ? schema->in_bfloat16 : schema->in_float16;
+        const auto out_target = target == 16 ? schema->out_bfloat16 : schema->out_float16;
+        std::map<char, std::pair<std::int32_t, std::string>> seen;  // a letter's first type, and where
+        std::string why;
+        auto look = [&](bool input, std::size_t slot, std::int32_t type) {
+            if (type == 0 || !why.empty()) return;
+            const std::string where = std::string(input ? "input " : "output ") + std::to_string(slot);
+            const auto mask = input ? in_target : out_target;
+            const auto count = input ? schema->inputs : schema->outputs;
+            if (type == target && !slot_bit(mask, slot, count)) {
+                why = where + " would be " + type_name(type) + ", which the operator does not accept there";
+                return;
+            }
+            const auto letter = group_letter(input ? in_groups : out_groups, slot);
+            if (letter == '-' || letter == '*') return;
+            const auto [it, inserted] = seen.emplace(letter, std::make_pair(type, where));
+            if (!inserted && it->second.first != type && (type == target || it->second.first == target))
+                why = it->second.second + " would be " + type_name(it->second.first) + " and " + where + " " + type_name(type) +
+                      ", which must have one type";
+        };
+        for (std::size_t i = 0; i < nd.inputs.size(); ++i)
+            if (nd.inputs[i] != empty_name) look(true, i, read_type(n, i));
+        for (std::size_t o = 0; o < nd.outputs.size(); ++o)
+            if (nd.outputs[o] != empty_name) look(false, o, written_type(n, o));
+        return why;
+    }
+
+    std::vector<type_failure> type_failures() const {
+        std::vector<type_failure> failures;
+        for (const auto s : model_.scopes.ids()) {
+            if (!graph_scope(s) || model_.scopes[s].removed) continue;
+            for (const auto n : model_.scopes[s].nodes) {
+                if (!model_.node_live(n)) continue;
+                if (auto why = type_failure_of(n); !why.empty()) failures.push_back({n, std::move(why)});
+            }
+        }
+        return failures;
     }
 
     void choose_sites() {
@@ -484,7 +666,10 @@ private:
                 const auto op = tree_.find_text(site.node, number(onnx::node_field::op_type));
                 const bool in_function = tree_.at(site.graph).kind == onnx::message_kind::function;
                 if (op == "Constant") convert = in_function || (name && half(*name));
-                else if (op == "ConstantOfShape") convert = in_function || (name && half(*name));
+                // A ConstantOfShape computing in float32 (its schema has no bfloat16 below opset
+                // 20) keeps its value; its output is cast.
+                else if (op == "ConstantOfShape")
+                    convert = in_function || (name && half(*name) && producer(*name).valid() && !blocked(producer(*name)));
             } else if (site.role == onnx::tensor_role::initializer || site.role == onnx::tensor_role::sparse_initializer) {
                 convert = name && half(*name) && in_graph_scope(site.graph);
             }
@@ -520,10 +705,46 @@ private:
         edits_.insert(owner, position, replacement);
     }
 
+    // The `to` a Cast of the graphs has once converted.
+    std::int32_t converted_cast_target(node_id n) const {
+        const auto to = attribute_type(n, "to");
+        return to == float32 && half(model_.nodes[n].outputs[0]) ? options_.target : to;
+    }
+
+    // Casts of the model that the conversion leaves with nothing to do (a Cast of float16
+    // to float32 whose reader now takes float16) become Identity: no Cast that does
+    // nothing is written.
+    void find_no_op_casts() {
+        no_op_cast_.assign(model_.nodes.size(), false);
+        for (const auto s : model_.scopes.ids()) {
+            if (!graph_scope(s) || model_.scopes[s].removed) continue;
+            for (const auto n : model_.scopes[s].nodes) {
+                const auto& nd = model_.nodes[n];
+                if (nd.message == none || !model_.node_live(n) || nd.op_type != "Cast" || !standard_domain(nd.domain) ||
+                    nd.inputs.empty() || nd.outputs.empty())
+                    continue;
+                const auto before = type_of(nd.inputs[0]);
+                const auto after = read_type(n, 0);
+                if (after == 0 || before == attribute_type(n, "to") || after != converted_cast_target(n)) continue;
+                const auto op_type = nth_field(nd.message, number(onnx::node_field::op_type), 0);
+                if (!op_type) continue;
+                no_op_cast_[n] = true;
+                edits_.drop(tree_, nd.message, *op_type);
+                edits_.insert(nd.message, *op_type, edits_.text(number(onnx::node_field::op_type), "Identity"));
+                const auto attributes = model_.attribute_messages(n).size();
+                for (std::size_t k = 0; k < attributes; ++k)
+                    if (const auto at = nth_field(nd.message, number(onnx::node_field::attribute), k))
+                        edits_.drop(tree_, nd.message, *at);
+                ++result_.casts_made_identity;
+            }
+        }
+    }
+
     void edit_cast_targets() {
         for (const auto n : model_.nodes.ids()) {
             const auto& nd = model_.nodes[n];
             if (nd.message == none || !model_.node_live(n) || nd.op_type != "Cast" || !standard_domain(nd.domain)) continue;
+            if (!no_op_cast_.empty() && no_op_cast_[n]) continue;
             if (nd.outputs.empty()) continue;
             const bool in_function = !graph_scope(nd.scope);
             if (!in_function && !half(nd.outputs[0])) continue;
@@ -602,12 +823,15 @@ private:
             const std::string value(model_.text(c.value));
             const std::string written(model_.text(model_.names.fresh(value + (c.to_half ? "_float32" : "_half"))));
             rename_slot(c.node, number(onnx::node_field::output), slot, written);
+            // A reader that wants what the node wrote reads it there: no Cast back.
+            written_as_.emplace(std::make_pair(c.value, !c.to_half), written);
             const std::string name(model_.text(model_.names.fresh(value + "_cast")));
             insert_node(model_.scopes[nd.scope].message, *position + 1,
                         cast_node(written, value, name, c.to_half ? half_type : float32));
         }
         // Inputs: one Cast per (scope, value, type), before the first node that needs it.
         std::map<std::tuple<scope_id, name_id, bool>, std::string> made;
+        std::map<std::string, std::uint64_t> blocked_ops;
         indexed_vector<node_id, bool> blocked_counted(model_.nodes.size(), false);
         for (const auto s : model_.scopes.ids()) {
             if (!graph_scope(s) || model_.scopes[s].removed) continue;
@@ -622,6 +846,10 @@ private:
                     const auto e = expected(n, i);
                     if (e == want::any || (e == want::half) == half(v)) continue;
                     const bool to_half = e == want::half;
+                    if (const auto written = written_as_.find({v, to_half}); written != written_as_.end()) {
+                        rename_slot(n, number(onnx::node_field::input), i, written->second);
+                        continue;
+                    }
                     const auto key = std::make_tuple(s, v, to_half);
                     auto found = made.find(key);
                     if (found == made.end()) {
@@ -640,9 +868,13 @@ private:
                 if (float_io && blocked(n) && !blocked_counted[n]) {
                     blocked_counted[n] = true;
                     ++result_.nodes_blocked;
+                    ++blocked_ops[std::string(nd.op_type)];
                 }
             }
         }
+        result_.blocked_op_types.assign(blocked_ops.begin(), blocked_ops.end());
+        std::stable_sort(result_.blocked_op_types.begin(), result_.blocked_op_types.end(),
+                         [](const auto& a, const auto& b) { return a.second > b.second; });
     }
 
     struct output_cast {
@@ -665,6 +897,12 @@ private:
     std::unordered_set<name_id> scope_outputs_;
     std::unordered_set<name_id> scope_inputs_;
     std::vector<output_cast> output_casts_;
+    std::unordered_map<name_id, bool> output_cast_to_half_;  // output_casts_ by value
+    // The names nodes with an output Cast write, by (value, whether they hold the target).
+    std::map<std::pair<name_id, bool>, std::string> written_as_;
+    std::vector<bool> wide_;                        // by name: kept float32, readers in float32
+    indexed_vector<node_id, bool> forced_float32_;  // by the type check
+    indexed_vector<node_id, bool> no_op_cast_;      // Casts written as Identity
     typing_result result_;
 };
 

@@ -7,6 +7,7 @@
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
+#include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/tensor_value_edits.hpp>
 #include <onnxstream/onnx/tensor_walker.hpp>
 #include <onnxstream/onnx/typed_data.hpp>
@@ -144,7 +145,26 @@ private:
         return {};
     }
 
-    bool exported(onnx::site_id t) const { return model_.sites[t].role == onnx::tensor_role::initializer; }
+    // The weights: the initializers; in a model without any, the values of the Constant
+    // nodes of its graphs (Paddle2ONNX and some torch exports hold weights there), named by
+    // the Constant's output. Beside initializers, Constants are shapes and scalars, not
+    // weights. A function's Constants are part of its body, named inside it: never.
+    bool candidate(onnx::site_id t) const { return initializer(t) || (constant_weights_ && constant_value(t)); }
+    // What collect put in the file (a Constant of strings is no weight: it is left out).
+    bool exported(onnx::site_id t) const { return in_file_[t]; }
+    bool initializer(onnx::site_id t) const { return model_.sites[t].role == onnx::tensor_role::initializer; }
+    bool constant_value(onnx::site_id t) const {
+        const auto& site = model_.sites[t];
+        if (site.role != onnx::tensor_role::attribute || site.node == onnx::no_index) return false;
+        const auto& tree = model_.tree;
+        return tree.at(site.graph).kind != onnx::message_kind::function &&
+               tree.find_text(site.node, onnx::number(onnx::node_field::op_type)) == "Constant" &&
+               tree.find_text(site.node, onnx::number(onnx::node_field::domain)).empty();
+    }
+    // The name a weight has in the safetensors file: the initializer's, or the Constant's output.
+    std::string_view weight_name(onnx::site_id t, const onnx::tensor_info& tensor) const {
+        return initializer(t) ? tensor.name : onnx::value_name(model_.tree, model_.sites[t]);
+    }
 
     // The bytes of exported tensor `t` (read as `tensor`), as collect found them; `buffer`
     // and `check` count the typed tensors and the checksums before it.
@@ -163,9 +183,12 @@ private:
     // Checks every initializer, decodes typed values and lays the shards out (the header
     // sizes too: the linked model's offsets need them before anything is written).
     result<void> collect() {
+        constant_weights_ = std::none_of(model_.sites.begin(), model_.sites.end(), [](const onnx::tensor_site& site) {
+            return site.role == onnx::tensor_role::initializer;
+        });
         std::size_t initializers = 0;
         for (const auto t : model_.sites.ids())
-            if (exported(t)) ++initializers;
+            if (candidate(t)) ++initializers;
         // The names seen so far, for the duplicate check: views of the model's bytes, whose
         // pages go behind the pass; a probe reads one only when 46 bits of the hashes agree.
         graph::name_table names;
@@ -179,30 +202,34 @@ private:
             shards_.back().header_size = header + text.size();
             shards_.back().end_check = static_cast<std::uint32_t>(checks_.size());
         };
+        in_file_.assign(model_.sites.size(), false);
         for (const auto t : model_.sites.ids()) {
-            if (!exported(t)) continue;
+            if (!candidate(t)) continue;
             const auto handle = pass.read(t);
             const auto& tensor = *handle;
+            const char* dtype = safetensors_dtype(tensor.data_type);
+            if (!initializer(t) && (dtype == nullptr || !tensor.expected_bytes)) continue;  // a string Constant is no weight
+            in_file_[t] = true;
+            const auto name = weight_name(t, tensor);
+            const std::string what = initializer(t) ? "initializer" : "Constant";
             const auto where = [&] { return model_.tree.path(tensor.message); };
-            if (tensor.name.empty() || tensor.name == "__metadata__" || !report::valid_utf8(tensor.name) ||
-                has_control(tensor.name))
-                return failure(
-                    error_code::unsupported,
-                    "initializer '" + printable(tensor.name) + "' (" + where() + ") has a name safetensors cannot hold",
-                    "safetensors names must be non-empty UTF-8 without control characters and not "
-                    "'__metadata__'; rename the initializer in the model first");
+            if (name.empty() || name == "__metadata__" || !report::valid_utf8(name) || has_control(name))
+                return failure(error_code::unsupported,
+                               what + " '" + printable(name) + "' (" + where() + ") has a name safetensors cannot hold",
+                               "safetensors names must be non-empty UTF-8 without control characters and not "
+                               "'__metadata__'; rename the " +
+                                   what + " in the model first");
             const auto known = names.size();
-            (void)names.intern_lasting(tensor.name);
+            (void)names.intern_lasting(name);
             if (names.size() == known)
                 return failure(error_code::unsupported,
-                               "two initializers are named '" + printable(tensor.name) + "' (one at " + where() + ")",
+                               "two " + what + "s are named '" + printable(name) + "' (one at " + where() + ")",
                                "safetensors maps each name to one tensor; rename one of them (subgraphs may not "
                                "reuse a name of the main graph here)");
-            const char* dtype = safetensors_dtype(tensor.data_type);
             if (dtype == nullptr || !tensor.expected_bytes)
                 return failure(error_code::unsupported,
-                               "initializer '" + printable(tensor.name) + "' is of type " +
-                                   onnx::data_type_name(tensor.data_type) + ", which safetensors has no dtype for",
+                               "initializer '" + printable(name) + "' is of type " + onnx::data_type_name(tensor.data_type) +
+                                   ", which safetensors has no dtype for",
                                "safetensors holds fixed-size little-endian numbers only; export a model without such "
                                "tensors, or keep this one in ONNX");
             const auto stored = bound_.stored_bytes(t, handle);
@@ -213,7 +240,7 @@ private:
             const std::uint64_t length = stored ? stored->length : raw.size();  // no values: a zero-element tensor
             if (length != *tensor.expected_bytes)
                 return failure(error_code::size_mismatch,
-                               "initializer '" + printable(tensor.name) + "' has " + std::to_string(length) +
+                               what + " '" + printable(name) + "' has " + std::to_string(length) +
                                    " bytes but its dims and type need " + std::to_string(*tensor.expected_bytes),
                                "safetensors stores exactly dims x element size; the model is damaged");
             if (shards_.empty() ||
@@ -226,13 +253,13 @@ private:
             }
             if (stored) {
                 if (auto expected = onnx::expected_sha1(tensor, report_.warnings))
-                    checks_.push_back({.tensor = std::string(tensor.name), .expected_sha1 = expected});
+                    checks_.push_back({.tensor = std::string(name), .expected_sha1 = expected});
             } else if (tensor.storage == tensor_storage::typed) {
                 buffers_.push_back(std::move(raw));
             }
             auto* shard = &shards_.back();
             text.clear();
-            entry_text(text, tensor, shard->tensors == 0, shard->data_bytes, length);
+            entry_text(text, name, tensor, shard->tensors == 0, shard->data_bytes, length);
             header += text.size();
             shard->data_bytes += length;
             ++shard->tensors;
@@ -241,18 +268,18 @@ private:
             ++report_.tensors;
         }
         if (shards_.empty())
-            return failure(error_code::unsupported, "the model has no initializers to export",
-                           "safetensors holds a model's weights; this model keeps none as initializers");
+            return failure(error_code::unsupported, "the model has no weights to export",
+                           "safetensors holds a model's weights; this model keeps none as initializers or Constant nodes");
         close();
         return {};
     }
 
     // One entry of a header: `"name":{"dtype":...,"data_offsets":[begin,end]}`, after a
     // comma unless it is the shard's first.
-    static void entry_text(std::string& out, const onnx::tensor_info& tensor, bool first, std::uint64_t begin,
-                           std::uint64_t length) {
+    static void entry_text(std::string& out, std::string_view name, const onnx::tensor_info& tensor, bool first,
+                           std::uint64_t begin, std::uint64_t length) {
         if (!first) out += ',';
-        json_string(out, tensor.name);
+        json_string(out, name);
         out += ":{\"dtype\":\"";
         out += safetensors_dtype(tensor.data_type);
         out += "\",\"shape\":[";
@@ -341,7 +368,8 @@ private:
                                          const auto tensor = header.pass.read(t);
                                          const auto i = item_of(t, tensor, header.buffer, header.check);
                                          text.clear();
-                                         entry_text(text, *tensor, t.value == shard.first, header.begin, i.input.length);
+                                         entry_text(text, weight_name(t, *tensor), *tensor, t.value == shard.first, header.begin,
+                                                    i.input.length);
                                          emit(window, text);
                                          header.begin += i.input.length;
                                      }
@@ -391,7 +419,8 @@ private:
                 if (!exported(t)) continue;
                 text += first ? "\n    " : ",\n    ";
                 first = false;
-                json_string(text, pass.read(t)->name);
+                const auto tensor = pass.read(t);
+                json_string(text, weight_name(t, *tensor));
                 text += ": ";
                 json_string(text, file);
             }
@@ -423,6 +452,13 @@ private:
             for (auto t = onnx::site_id(shard.first); t.value < shard.end; t = onnx::site_id(t.value + 1)) {
                 if (!exported(t)) continue;
                 const auto length = item_of(t, model_.tensor(t), buffer, check).input.length;
+                // A Constant's value stays in its node: runtimes read external data for
+                // initializers; the file holds it all the same. What a runtime reads while
+                // loading stays embedded too (as split keeps it).
+                if (!initializer(t)) {
+                    offset += length;
+                    continue;
+                }
                 if (load_time.contains(onnx::value_name(model_.tree, model_.sites[t]))) {
                     ++report_.kept_embedded;
                     offset += length;
@@ -464,6 +500,8 @@ private:
     std::vector<io::stream_check> checks_;         // the expected `checksum`s, in site order
     std::vector<std::vector<std::byte>> buffers_;  // typed values decoded to raw, in site order
     std::vector<shard_layout> shards_;
+    indexed_vector<onnx::site_id, bool> in_file_;  // by site: the weights collect put in the file
+    bool constant_weights_ = false;                // no initializer: the Constants' values are the weights
     std::vector<io::output_file> outputs_;
 };
 

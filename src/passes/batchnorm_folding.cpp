@@ -284,14 +284,28 @@ private:
         if (t != none && model_.tensors[t].site == none) {
             if (model_.computed(t) == nullptr) return refuse("the weight was computed in a way that cannot be folded again");
             const auto& earlier = model_.computed(t)->values;
-            if (!earlier.scaled || earlier.layout != shape.layout || earlier.group != shape.group ||
-                earlier.factors.size() != shape.channels)
+            if (!earlier.scaled) {
+                // Bytes computed earlier in this run (a Constant node that became an
+                // initializer, a folded Transpose): they are the base, as a site's are,
+                // so that one run folds what a second run over the written model would.
+                if (!earlier.has_bytes) return refuse("the weight was computed in a way that cannot be folded again");
+                plan.weight.has_bytes = true;
+                plan.weight.bytes = earlier.bytes;
+                return weight_named(plan);
+            }
+            if (earlier.layout != shape.layout || earlier.group != shape.group || earlier.factors.size() != shape.channels)
                 return refuse("the weight was computed in a way that cannot be folded again");
             plan.weight.base_site = earlier.base_site;
+            plan.weight.has_bytes = earlier.has_bytes;
+            plan.weight.bytes = earlier.bytes;
             for (std::size_t c = 0; c < plan.weight.factors.size(); ++c) plan.weight.factors[c] *= earlier.factors[c];
         } else {
             plan.weight.base_site = shape.base_site;
         }
+        return weight_named(plan);
+    }
+
+    verdict weight_named(fold_plan& plan) const {
         plan.weight_name = std::string(model_.text(index_.at(index_.input(plan.producer, 1)).name));
         return std::nullopt;
     }

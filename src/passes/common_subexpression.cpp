@@ -316,9 +316,11 @@ private:
 
     // A cheap fingerprint: the first and last few KiB. Tensors that differ almost always
     // differ there, so whole tensors are read only when these match.
-    // A tensor fold-constants computed: its bytes are in memory, and small.
+    // A tensor fold-constants computed: its bytes are in memory, and small. A scaled one
+    // (a BatchNormalization folded into them) holds its base, not its bytes.
     bool folded(tensor_id t) const {
-        return model_.tensors[t].site == none && model_.computed(t) != nullptr && model_.computed(t)->values.has_bytes;
+        return model_.tensors[t].site == none && model_.computed(t) != nullptr && model_.computed(t)->values.has_bytes &&
+               !model_.computed(t)->values.scaled;
     }
     std::uint64_t hash_bytes(tensor_id t) const {
         io::xxh3_hasher hasher;

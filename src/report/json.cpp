@@ -346,6 +346,17 @@ std::string to_json(const ops::convert_report& r, std::string_view dtype) {
     json.field("bytes_before", r.bytes_before).field("bytes_after", r.bytes_after).field("saturated", r.saturated);
     json.field("casts_inserted", r.casts_inserted).field("nodes_blocked", r.nodes_blocked);
     json.field("types_changed", r.types_changed).field("cast_targets_changed", r.cast_targets_changed);
+    json.field("casts_made_identity", r.casts_made_identity)
+        .field("nodes_type_checked", r.nodes_type_checked)
+        .field("bytes_kept_float32", r.bytes_kept_float32);
+    json.key("kept_wide").begin_array();
+    for (const auto& w : r.kept_wide)
+        json.begin_object()
+            .field("name", w.name)
+            .field("values", w.values)
+            .field("largest", static_cast<double>(w.largest))
+            .end_object();
+    json.end_array();
     json.field("writer", r.writer);
     return finish(json, r.warnings);
 }

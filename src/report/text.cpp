@@ -300,6 +300,18 @@ std::string to_text(const ops::convert_report& r, std::string_view dtype) {
     out.add("  %s inserted, %s computing in float32, %s retyped (inputs, outputs, value_info)\n",
             plural(r.casts_inserted, "Cast").c_str(), plural(r.nodes_blocked, "node").c_str(),
             plural(r.types_changed, "declared type").c_str());
+    if (r.nodes_type_checked > 0)
+        out.add("  %s of them so that the types check against the operator schemas\n",
+                plural(r.nodes_type_checked, "node").c_str());
+    if (!r.kept_wide.empty()) {
+        out.add("  %s that float16 would saturate kept float32 (--allow-saturation converts anyway)\n",
+                plural(r.kept_wide.size(), "tensor").c_str());
+        constexpr std::size_t shown = 8;
+        for (std::size_t i = 0; i < r.kept_wide.size() && i < shown; ++i)
+            out.add("    %s: %s beyond +-65504, largest %g\n", terminal_safe(r.kept_wide[i].name).c_str(),
+                    plural(r.kept_wide[i].values, "value").c_str(), static_cast<double>(r.kept_wide[i].largest));
+        if (r.kept_wide.size() > shown) out.add("    ... and %zu more (--json lists them all)\n", r.kept_wide.size() - shown);
+    }
     if (r.saturated > 0) out.add("  %s beyond the float16 range saturated to +-65504\n", plural(r.saturated, "value").c_str());
     return out.take();
 }

@@ -319,7 +319,7 @@ def test_float16_bits_match_numpy(onnxstream, tmp_path, step):
     src = tmp_path / "bits.onnx"
     onnx.save(identity_add_model(values), str(src))
     out = tmp_path / "bits.fp16.onnx"
-    report = convert(src, out, "--dtype", "fp16")
+    report = convert(src, out, "--dtype", "fp16", "--allow-saturation")
     got = numpy_helper.to_array(onnx.load(str(out)).graph.initializer[0])
     assert got.dtype == np.float16
     with np.errstate(over="ignore"):
@@ -438,10 +438,16 @@ def test_text_report_counts(onnxstream, tmp_path):
     values = np.array([1.0, 70000.0, -1e9, 0.5], np.float32)
     src = tmp_path / "big.onnx"
     onnx.save(identity_add_model(values), str(src))
-    proc = run_cli(["convert", src, "--dtype", "fp16"])
+    proc = run_cli(["convert", src, "--dtype", "fp16", "--allow-saturation"])
     assert proc.returncode == 0, describe(proc)
     assert "1 tensor converted: 16 B -> 8 B" in proc.stdout
     assert "2 values beyond the float16 range saturated" in proc.stdout
+    # By default the tensor stays float32, named, and so does the Add that reads it.
+    proc = run_cli(["convert", src, "--dtype", "fp16", "-o", tmp_path / "kept.onnx"])
+    assert proc.returncode == 0, describe(proc)
+    assert "1 tensor that float16 would saturate kept float32" in proc.stdout, proc.stdout
+    assert "W: 2 values beyond +-65504, largest 1e+09" in proc.stdout, proc.stdout
+    assert "saturated to" not in proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("command", [["convert", "--dtype", "fp16"], ["export", "--to", "safetensors"]])
@@ -495,3 +501,245 @@ def test_bad_cases_are_refused(onnxstream, workdir, command):
         cases.assert_unchanged(before, cases.snapshot(workdir / case["name"]), f"a failed {command[0]} of {case['name']}")
         checked += 1
     assert checked >= 15
+
+
+# ---------------------------------------------------------------- issue 30: what must stay float32
+
+def no_op_casts(model: onnx.ModelProto) -> list[str]:
+    """Casts whose input already has the type they cast to (types from full inference)."""
+    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    types = {v.name: v.type.tensor_type.elem_type
+             for v in list(inferred.graph.input) + list(inferred.graph.output) + list(inferred.graph.value_info)}
+    types.update({t.name: t.data_type for t in inferred.graph.initializer})
+    return [n.name for n in inferred.graph.node if n.op_type == "Cast"
+            and types.get(n.input[0]) == next(a.i for a in n.attribute if a.name == "to")]
+
+
+def run_converted(src: Path, out: Path, dtype: str, inputs: dict, rtol: float, tmp_path: Path) -> None:
+    """ONNX Runtime's outputs of the converted model within `rtol` of the float32 model's
+    (a bfloat16 model widened back first: see the module's doc)."""
+    model = checked(out)
+    assert no_op_casts(model) == []
+    runnable = out
+    if dtype == "bf16":
+        runnable = tmp_path / (out.stem + ".widened.onnx")
+        widen_bf16(out, runnable)
+    assert_close(refcheck.run_ort(src, inputs), refcheck.run_ort(runnable, feed_for(onnx.load(str(runnable)), inputs)), rtol)
+
+
+def dynamic_quantized_model() -> onnx.ModelProto:
+    """Two convolutions as onnxruntime's dynamic quantization writes them (imgly's "small"
+    ISNet): DynamicQuantizeLinear -> ConvInteger -> Cast(float) -> Mul(Mul(y_scale,
+    weight_scale)) -> Add(bias). y_scale is float32 whatever the model's precision, and
+    ConvInteger's int32 sums run far past 65504."""
+    rng = np.random.default_rng(11)
+    nodes, inits = [], []
+    x, channels = "X", 8
+    for k, out_channels in enumerate([16, 8]):
+        p = f"l{k}_"
+        inits += [numpy_helper.from_array(rng.integers(0, 256, (out_channels, channels, 3, 3)).astype(np.uint8), p + "w"),
+                  numpy_helper.from_array(np.array(128, np.uint8), p + "w_zp"),
+                  numpy_helper.from_array(np.array(0.004 / (k + 1), np.float32), p + "w_scale"),
+                  numpy_helper.from_array(rng.standard_normal((1, out_channels, 1, 1)).astype(np.float32) * 0.1, p + "b")]
+        nodes += [helper.make_node("DynamicQuantizeLinear", [x], [p + "q", p + "q_scale", p + "q_zp"], name=p + "quantize"),
+                  helper.make_node("ConvInteger", [p + "q", p + "w", p + "q_zp", p + "w_zp"], [p + "sum"], name=p + "conv",
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Cast", [p + "sum"], [p + "sum_f"], name=p + "cast", to=TensorProto.FLOAT),
+                  helper.make_node("Mul", [p + "q_scale", p + "w_scale"], [p + "scale"], name=p + "scale"),
+                  helper.make_node("Mul", [p + "sum_f", p + "scale"], [p + "deq"], name=p + "dequantize"),
+                  helper.make_node("Add", [p + "deq", p + "b"], [p + "biased"], name=p + "bias"),
+                  helper.make_node("Relu", [p + "biased"], [p + "out"], name=p + "relu")]
+        x, channels = p + "out", out_channels
+    nodes[-1].output[0] = "Y"
+    graph = helper.make_graph(nodes, "dynamic_quantized", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 8, 12, 12])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 8, 12, 12])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_dynamic_quantized_model_type_checks(onnxstream, ort, tmp_path, dtype):
+    """Issue 30.2: y_scale (float32 by its schema) met a converted weight_scale in a Mul,
+    which the checker and ONNX Runtime refuse; and a ConvInteger's sums cast to float16
+    became infinities."""
+    src = tmp_path / "quantized.onnx"
+    model = dynamic_quantized_model()
+    onnx.checker.check_model(model, full_check=True)  # in memory: the path form writes the inferred types into it
+    assert len(model.graph.value_info) == 0  # as onnxruntime's quantizer writes it: y_scale's type is not declared
+    onnx.save(model, str(src))
+    out = tmp_path / f"quantized.{dtype}.onnx"
+    convert(src, out, "--dtype", dtype)
+    inputs = {"X": np.random.default_rng(4).standard_normal((1, 8, 12, 12)).astype(np.float32)}
+    # The int32 sums run past float16's range: a float16 Cast of them would be infinite.
+    probe = dynamic_quantized_model()
+    probe.graph.output.extend([helper.make_tensor_value_info(f"l{k}_sum", TensorProto.INT32, None) for k in (0, 1)])
+    onnx.save(probe, str(tmp_path / "probe.onnx"))
+    sums = refcheck.run_ort(tmp_path / "probe.onnx", inputs)
+    assert max(np.abs(sums[f"l{k}_sum"]).max() for k in (0, 1)) > 65504
+    run_converted(src, out, dtype, inputs, HALF_RTOL if dtype == "fp16" else BF16_RTOL, tmp_path)
+
+
+@pytest.mark.parametrize("declared", [False, True], ids=["guessed", "declared"])
+def test_type_check_keeps_float32_what_a_schema_requires(onnxstream, ort, tmp_path, declared):
+    """The schemas are the last word, not the tool's rules: HannWindow's output type comes
+    from its output_datatype attribute (float32), which no rule reads. Declared in
+    value_info, the schema says the input does not set it, so it is cast like a blocked
+    node's; not declared, the tool guesses its int64 input's type, and the Mul where the
+    window meets a float16 value would not type-check: it computes in float32 instead."""
+    rng = np.random.default_rng(5)
+    nodes = [helper.make_node("HannWindow", ["size"], ["window"], name="window"),
+             helper.make_node("Mul", ["X", "window"], ["m"], name="meet"),
+             helper.make_node("Add", ["m", "w"], ["Y"], name="add")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [16])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [16])],
+                              [numpy_helper.from_array(np.array(16, np.int64), "size"),
+                               numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    if declared:
+        model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    assert len(model.graph.value_info) == (2 if declared else 0)
+    src = tmp_path / "meet.onnx"
+    onnx.save(model, str(src))
+    out = tmp_path / "meet.fp16.onnx"
+    report = convert(src, out, "--dtype", "fp16")
+    assert report["nodes_type_checked"] == (0 if declared else 1)
+    run_converted(src, out, "fp16", {"X": rng.standard_normal(16).astype(np.float32)}, HALF_RTOL, tmp_path)
+    if not declared:
+        proc = run_cli(["convert", src, "--dtype", "fp16", "-o", tmp_path / "t.onnx"])
+        assert "1 node of them so that the types check against the operator schemas" in proc.stdout, describe(proc)
+
+
+def batchnorm_with_wide_variance() -> onnx.ModelProto:
+    """Conv -> BatchNormalization whose running variances pass 65504 on some channels (as
+    PP-OCRv4 det's do), with scales to match: its outputs are ordinary."""
+    rng = np.random.default_rng(8)
+    var = np.abs(rng.standard_normal(6)).astype(np.float32) + 0.5
+    var[[1, 4]] = [2.5e5, 9.0e4]
+    scale = np.sqrt(var).astype(np.float32)
+    inits = [numpy_helper.from_array(rng.standard_normal((6, 3, 3, 3)).astype(np.float32), "conv_w"),
+             numpy_helper.from_array(scale, "bn_scale"), numpy_helper.from_array(np.zeros(6, np.float32), "bn_bias"),
+             numpy_helper.from_array(rng.standard_normal(6).astype(np.float32), "bn_mean"),
+             numpy_helper.from_array(var, "bn_var")]
+    nodes = [helper.make_node("Conv", ["X", "conv_w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "bn_scale", "bn_bias", "bn_mean", "bn_var"], ["b"], name="bn"),
+             helper.make_node("Relu", ["b"], ["Y"], name="relu")]
+    graph = helper.make_graph(nodes, "wide", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 6, 8, 8])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_saturating_tensors_stay_float32(onnxstream, ort, tmp_path):
+    """Issue 30.3: the variances were saturated to 65504 (output wrong by up to 1.0 on
+    PP-OCRv4 det) with a warning that named nothing."""
+    src = tmp_path / "wide.onnx"
+    onnx.save(batchnorm_with_wide_variance(), str(src))
+    out = tmp_path / "wide.fp16.onnx"
+    report = convert(src, out, "--dtype", "fp16")
+    assert report["saturated"] == 0
+    assert report["kept_wide"] == [{"name": "bn_var", "values": 2, "largest": 250000.0}]
+    model = checked(out)
+    types = {t.name: t.data_type for t in model.graph.initializer}
+    assert types["bn_var"] == TensorProto.FLOAT and types["conv_w"] == TensorProto.FLOAT16
+    inputs = {"X": np.random.default_rng(2).standard_normal((1, 3, 8, 8)).astype(np.float32)}
+    run_converted(src, out, "fp16", inputs, HALF_RTOL, tmp_path)
+    # Saturation when asked for: counted, and the output is indeed wrong.
+    saturated = tmp_path / "saturated.onnx"
+    report = convert(src, saturated, "--dtype", "fp16", "--allow-saturation")
+    assert report["saturated"] == 2 and report["kept_wide"] == []
+    with pytest.raises(AssertionError):
+        assert_close(refcheck.run_ort(src, inputs), refcheck.run_ort(saturated, feed_for(checked(saturated), inputs)),
+                     HALF_RTOL)
+
+
+def test_model_in_float16_has_nothing_to_convert(onnxstream, tmp_path):
+    """Issue 30.5: imgly's "medium" ISNet (fp16 weights, Casts to float32 around a few
+    operators) was 'converted' by stacking a Cast on each of its Casts."""
+    rng = np.random.default_rng(6)
+    nodes = [helper.make_node("Cast", ["X"], ["x16"], to=TensorProto.FLOAT16),
+             helper.make_node("Conv", ["x16", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Cast", ["c"], ["c32"], to=TensorProto.FLOAT),
+             helper.make_node("Resize", ["c32", "", "scales"], ["r"], mode="linear"),
+             helper.make_node("Cast", ["r"], ["r16"], to=TensorProto.FLOAT16),
+             helper.make_node("Relu", ["r16"], ["y16"]),
+             helper.make_node("Cast", ["y16"], ["Y"], to=TensorProto.FLOAT)]
+    graph = helper.make_graph(nodes, "half", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 4, 4])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float16), "w"),
+                               numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")])
+    src = tmp_path / "half.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(src))
+    onnx.checker.check_model(str(src), full_check=True)
+    for dtype in ("fp16", "bf16"):
+        proc = run_cli(["convert", src, "--dtype", dtype, "-o", tmp_path / "out.onnx"])
+        assert proc.returncode == 1, describe(proc)
+        assert "nothing to convert" in proc.stderr, proc.stderr
+        assert not (tmp_path / "out.onnx").exists()
+
+
+def test_casts_already_there_are_not_stacked(onnxstream, ort, tmp_path):
+    """A float32 model with a Cast to float32 in front of a float32-only operator keeps
+    that Cast's target instead of adding a second Cast after it, and a Cast to float16
+    the conversion leaves with nothing to do is not written as a Cast."""
+    rng = np.random.default_rng(7)
+    nodes = [helper.make_node("Conv", ["X", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Cast", ["c"], ["c16"], to=TensorProto.FLOAT16),
+             helper.make_node("Relu", ["c16"], ["r16"]),
+             helper.make_node("Cast", ["r16"], ["r32"], to=TensorProto.FLOAT),
+             helper.make_node("Resize", ["r32", "", "scales"], ["Y"], mode="linear")]
+    graph = helper.make_graph(nodes, "mixed", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 4, 4])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w"),
+                               numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")])
+    src = tmp_path / "mixed.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(src))
+    out = tmp_path / "mixed.fp16.onnx"
+    report = convert(src, out, "--dtype", "fp16")
+    model = checked(out)
+    casts = [n for n in model.graph.node if n.op_type == "Cast"]
+    # The Cast to float16 has nothing left to do (an Identity now); the one to float32
+    # feeds Resize as it is; one Cast makes Resize's output the graph's float16 output.
+    assert len(casts) == 2, [(n.input, n.output) for n in casts]
+    assert report["casts_inserted"] == 1 and report["casts_made_identity"] == 1
+    inputs = {"X": rng.standard_normal((1, 3, 4, 4)).astype(np.float32)}
+    run_converted(src, out, "fp16", inputs, HALF_RTOL, tmp_path)
+
+
+def test_bf16_constant_of_shape_below_opset_20(onnxstream, ort, tmp_path):
+    """Issue 30.5: ConstantOfShape has no bfloat16 output below opset 20: its value was
+    converted all the same, behind a Cast that did nothing, named `_float32`."""
+    nodes = [helper.make_node("Shape", ["X"], ["shape"]),
+             helper.make_node("ConstantOfShape", ["shape"], ["filled"], name="fill",
+                              value=numpy_helper.from_array(np.array([1.5], np.float32), "fill_value")),
+             helper.make_node("Add", ["X", "filled"], ["Y"])]
+    graph = helper.make_graph(nodes, "fill", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3])])
+    src = tmp_path / "fill.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(src))
+    out = tmp_path / "fill.bf16.onnx"
+    convert(src, out, "--dtype", "bf16")
+    model = checked(out)
+    fill = next(n for n in model.graph.node if n.op_type == "ConstantOfShape")
+    assert fill.attribute[0].t.data_type == TensorProto.FLOAT
+    inputs = {"X": np.random.default_rng(3).standard_normal((2, 3)).astype(np.float32)}
+    run_converted(src, out, "bf16", inputs, BF16_RTOL, tmp_path)
+
+
+def test_bf16_that_converts_little_says_so(onnxstream, tmp_path):
+    """Issue 30.5: bf16 on an opset-13 CNN converted 0-2 % of the weights (Conv has no
+    bfloat16 form there) and said nothing."""
+    rng = np.random.default_rng(9)
+    nodes = [helper.make_node("Conv", ["X", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "b"], ["Y"])]
+    graph = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 4, 4])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 8, 4, 4])],
+                              [numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), "w"),
+                               numpy_helper.from_array(rng.standard_normal((1, 8, 1, 1)).astype(np.float32), "b")])
+    src = tmp_path / "cnn.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(src))
+    proc = run_cli(["convert", src, "--dtype", "bf16", "-o", tmp_path / "cnn.bf16.onnx"])
+    assert proc.returncode == 0, describe(proc)
+    assert "most float32 weights stay float32" in proc.stderr and "Conv (1)" in proc.stderr, proc.stderr
+    assert "--dtype fp16" in proc.stderr
+    checked(tmp_path / "cnn.bf16.onnx")
+    proc = run_cli(["convert", src, "--dtype", "fp16", "-o", tmp_path / "cnn.fp16.onnx"])
+    assert proc.returncode == 0 and "most float32 weights" not in proc.stderr, describe(proc)

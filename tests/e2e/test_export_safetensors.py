@@ -250,3 +250,49 @@ def test_link_keeps_load_time_tensors_embedded(onnxstream, ort, tmp_path):
     assert set(tensors) == {"w", "shape", "axes"}
     inputs = {"x": np.ones((2, 12), np.float32), "c": np.array(True)}
     refcheck.assert_same_outputs(refcheck.run_ort(src, inputs), refcheck.run_ort(linked, inputs))
+
+
+def test_constant_node_weights_are_exported(onnxstream, ort, tmp_path):
+    """Issue 30.9: a model whose weights are Constant nodes (all three PP-OCR models,
+    Silero v5) was refused ("no initializers to export"). Each Constant's value is a weight,
+    named by its output; --link keeps it in its node and the model still runs."""
+    rng = np.random.default_rng(21)
+    w = rng.standard_normal((4, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float16)
+    nodes = [helper.make_node("Constant", [], ["weight"], name="c0", value=numpy_helper.from_array(w, "anything")),
+             helper.make_node("Constant", [], ["bias16"], name="c1", value=numpy_helper.from_array(b, "")),
+             helper.make_node("Constant", [], ["label"], name="c2",
+                              value=helper.make_tensor("s", TensorProto.STRING, [1], [b"text"])),
+             helper.make_node("Cast", ["bias16"], ["bias"], to=TensorProto.FLOAT),
+             helper.make_node("Gemm", ["X", "weight", "bias"], ["Y"], transB=1)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 4])])
+    src = tmp_path / "constants.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(src))
+    proc = run_cli(["export", src, "--to", "safetensors", "--link", "--json"])
+    assert proc.returncode == 0, describe(proc)
+    header, tensors, _ = read_safetensors(tmp_path / "constants.safetensors")
+    assert sorted(k for k in header if k != "__metadata__") == ["bias16", "weight"]
+    assert_equal_tensors({"weight": w, "bias16": b}, tensors)
+    linked = tmp_path / "constants.linked.onnx"
+    onnx.checker.check_model(str(linked), full_check=True)
+    x = {"X": rng.standard_normal((2, 3)).astype(np.float32)}
+    assert refcheck.same_array(refcheck.run_ort(src, x)["Y"], refcheck.run_ort(linked, x)["Y"])
+
+
+def test_paddle_model_exports(onnxstream, tmp_path):
+    """ppocr mobile cls (Paddle2ONNX, every weight a Constant node): its float weights are
+    in the file with the Constants' values, byte for byte."""
+    path = refcheck.REPO_ROOT / "tests" / "models" / "node_modules" / "@gutenye" / "ocr-models" / "assets" / \
+        "ch_ppocr_mobile_v2.0_cls_infer.onnx"
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run scripts/setup_models.sh")
+    out = tmp_path / "cls.safetensors"
+    proc = run_cli(["export", path, "--to", "safetensors", "-o", out])
+    assert proc.returncode == 0, describe(proc)
+    _, tensors, _ = read_safetensors(out)
+    model = onnx.load(str(path))
+    expected = {n.output[0]: numpy_helper.to_array(n.attribute[0].t) for n in model.graph.node
+                if n.op_type == "Constant" and n.attribute[0].name == "value"}
+    assert len(tensors) == len(expected) > 100
+    assert_equal_tensors(expected, tensors)

@@ -211,3 +211,130 @@ def test_fold_limit_keeps_large_results_out(tmp_path, onnxstream):
     assert refcheck.same_array(ort_run(path, inputs)["Y"], ort_run(large, inputs)["Y"])
     bad = run_cli(["optimize", path, "-o", tmp_path / "b.onnx", "--fold-limit", "lots"])
     assert bad.returncode == 2, describe(bad)
+
+
+# ---------------------------------------------------------------- PaddleOCR (issue 30)
+
+OCR_DIR = refcheck.REPO_ROOT / "tests" / "models" / "node_modules" / "@gutenye" / "ocr-models" / "assets"
+# PP-OCRv4 det and rec, ppocr mobile cls: Paddle2ONNX exports whose weights are Constant
+# nodes, with the input shapes their pipelines feed (det: multiples of 32).
+OCR_MODELS = {
+    "ppocr_v4_det": ("ch_PP-OCRv4_det_infer.onnx", (1, 3, 64, 96)),
+    "ppocr_v4_rec": ("ch_PP-OCRv4_rec_infer.onnx", (1, 3, 48, 160)),
+    "ppocr_cls": ("ch_ppocr_mobile_v2.0_cls_infer.onnx", (1, 3, 48, 192)),
+}
+
+
+def ocr_model(name: str, tmp_path: Path) -> tuple[Path, dict]:
+    file, shape = OCR_MODELS[name]
+    path = OCR_DIR / file
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run scripts/setup_models.sh")
+    model = tmp_path / file
+    shutil.copy(path, model)
+    return model, {"x": np.random.default_rng(12).random(shape, dtype=np.float32)}
+
+
+def constant_weights(source: Path, out: Path) -> None:
+    """The model with every initializer turned into a Constant node (as Paddle2ONNX and
+    some torch exports write weights)."""
+    model = onnx.load(str(source))
+    constants = [onnx.helper.make_node("Constant", [], [t.name], name=f"const_{i}", value=t)
+                 for i, t in enumerate(model.graph.initializer)]
+    model.graph.ClearField("initializer")
+    nodes = constants + list(model.graph.node)
+    model.graph.ClearField("node")
+    model.graph.node.extend(nodes)
+    onnx.save(model, str(out))
+
+
+def optimize_json(model: Path, out: Path) -> dict:
+    proc = run_cli(["optimize", model, "-o", out, "--json"])
+    assert proc.returncode == 0, describe(proc)
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("name", ["ppocr_cls", "ppocr_v4_det", "resnet18_constant_weights"])
+def test_optimize_reaches_its_fixed_point_in_one_run(name, tmp_path, onnxstream):
+    """Issue 30.4: with weights in Constant nodes, the first run turned them into
+    initializers but left every BatchNormalization ("computed in a way that cannot be folded
+    again"); a second run folded them (ppocr cls 220 -> 185 nodes). One run reaches it now."""
+    if name in OCR_MODELS:
+        model, inputs = ocr_model(name, tmp_path)
+    else:
+        model = tmp_path / "resnet18_constants.onnx"
+        constant_weights(passes_dir() / "resnet18" / "model.onnx", model)
+        inputs = refcheck.make_inputs(passes_dir() / "resnet18" / "model.onnx", 0)
+    once, twice = tmp_path / "once.onnx", tmp_path / "twice.onnx"
+    first = optimize_json(model, once)
+    second = optimize_json(once, twice)
+    assert first["after"]["nodes"] == second["after"]["nodes"] == node_count(once) == node_count(twice)
+    assert sum(p["changes"] for p in second["passes"]) == 0, [p for p in second["passes"] if p["changes"]]
+    assert once.stat().st_size == twice.stat().st_size
+    # PP-OCRv4 det keeps the one BatchNormalization that no Conv feeds.
+    assert op_counts(once).get("BatchNormalization", 0) == (1 if name == "ppocr_v4_det" else 0)
+    problem = checker_problem(once)
+    assert problem is None or problem == checker_problem(model), problem
+    expected, got = ort_run(model, inputs, "basic"), ort_run(once, inputs)
+    worst = max(relative_error(expected[k], got[k]) for k in expected)
+    assert worst <= FOLD_TOLERANCE, f"{name}: error {worst:.3g}"
+    print(f"\n{name}: {node_count(model)} -> {first['after']['nodes']} nodes in one run, error {worst:.2g}")
+
+
+def text_like_image() -> np.ndarray:
+    """Two lines of dark strokes on white, normalized as PaddleOCR feeds det: its map lights
+    up where the strokes are (on random noise it is 0 everywhere, and compares nothing)."""
+    img = np.ones((96, 160, 3), np.float32)
+    for row in (20, 50):
+        for col in range(10, 150, 9):
+            img[row:row + 14, col:col + 5] = 0.0
+            img[row + 6:row + 8, col:col + 8] = 0.0
+    mean, std = np.array([0.485, 0.456, 0.406], np.float32), np.array([0.229, 0.224, 0.225], np.float32)
+    return ((img - mean) / std).transpose(2, 0, 1)[None].astype(np.float32)
+
+
+def test_ppocr_det_fp16_keeps_its_wide_variances(tmp_path, onnxstream):
+    """Issue 30.3: PP-OCRv4 det's running variances past 65504 saturated and the output
+    map was wrong by up to 1.0; they stay float32 now, named in the report."""
+    model, _ = ocr_model("ppocr_v4_det", tmp_path)
+    inputs = {"x": text_like_image()}
+    out = tmp_path / "det.fp16.onnx"
+    proc = run_cli(["convert", model, "--dtype", "fp16", "-o", out, "--json"])
+    assert proc.returncode == 0, describe(proc)
+    report = json.loads(proc.stdout)
+    assert report["saturated"] == 0 and "saturated" not in proc.stderr
+    assert sum(w["values"] for w in report["kept_wide"]) == 24, report["kept_wide"]
+    onnx.checker.check_model(str(out), full_check=True)
+    expected = ort_run(model, inputs)
+    assert max(v.max() for v in expected.values()) > 0.9  # the strokes are found
+    half = {"x": inputs["x"].astype(np.float16)}
+
+    def error(path: Path) -> float:  # of the probability map, in probability
+        got = ort_run(path, half)
+        return max(float(np.abs(expected[k] - got[k].astype(np.float32)).max()) for k in expected)
+
+    worst = error(out)
+    assert worst <= 5e-2, f"error {worst:.3g}"  # float16 through 300 nodes, at the map's edges
+    text = run_cli(["convert", model, "--dtype", "fp16", "-o", tmp_path / "t.onnx"])
+    assert "that float16 would saturate kept float32" in text.stdout, describe(text)
+    assert any(w["name"] in text.stdout for w in report["kept_wide"])
+    saturated = tmp_path / "s.onnx"
+    allowed = run_cli(["convert", model, "--dtype", "fp16", "-o", saturated, "--json", "--allow-saturation"])
+    assert allowed.returncode == 0 and json.loads(allowed.stdout)["saturated"] == 24, describe(allowed)
+    assert error(saturated) > 0.5  # what the default avoids
+    print(f"\nppocr_v4_det fp16: {len(report['kept_wide'])} tensor(s) kept float32, map error {worst:.2g}")
+
+
+@pytest.mark.parametrize("name", ["ppocr_v4_rec", "ppocr_cls"])
+def test_ppocr_convert_type_checks(name, tmp_path, onnxstream):
+    """convert's output passes the checker with full type inference on real Paddle exports
+    (Shape -> Cast -> Slice chains, Constants of every type) and runs close to the
+    original (opset 9: bfloat16 is refused there)."""
+    model, inputs = ocr_model(name, tmp_path)
+    out = tmp_path / f"{name}.fp16.onnx"
+    proc = run_cli(["convert", model, "--dtype", "fp16", "-o", out])
+    assert proc.returncode == 0, describe(proc)
+    onnx.checker.check_model(str(out), full_check=True)
+    expected, got = ort_run(model, inputs), ort_run(out, {"x": inputs["x"].astype(np.float16)})
+    worst = max(relative_error(expected[k], got[k].astype(np.float32)) for k in expected)
+    assert worst <= 2e-2, f"{name}: error {worst:.3g}"

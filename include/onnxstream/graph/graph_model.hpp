@@ -132,13 +132,14 @@ enum class channel_layout : std::uint8_t {
 /// The elements of a tensor a pass computes; produced only when the model is written.
 struct computed_values {
     bool scaled = false;       // true: base's elements times factors[channel]
-    site_id base_site = none;  // scaled: the site of the weight scaled
+    site_id base_site = none;  // scaled: the site of the weight scaled (none: `bytes` are the base)
     channel_layout layout = channel_layout::axis0;
     std::uint64_t group = 1;      // conv_transpose
     std::vector<double> factors;  // scaled: one per channel
     std::vector<double> values;   // not scaled: the elements
     // Folded constants (any type with a fixed width): the little-endian elements as they
-    // are written, or the bytes of another tensor site copied as they are.
+    // are written, or the bytes of another tensor site copied as they are. Scaled: the
+    // base's bytes when the weight scaled was itself computed.
     bool has_bytes = false;
     std::vector<std::byte> bytes;
     site_id copy_site = none;  // the site whose bytes are copied

@@ -101,6 +101,27 @@ enum class float_conversion : std::uint8_t { none, float32_to_float16, float32_t
     return static_cast<std::uint16_t>(sign | out);
 }
 
+/// How many of the little-endian float32 values in `in` (a multiple of 4 bytes) float16
+/// would saturate (finite, 65520 or more in magnitude), and the largest such magnitude
+/// (0 when none), so that a caller can keep them float32 before converting anything.
+struct float16_overflow {
+    std::uint64_t values = 0;
+    float largest = 0;
+};
+inline void count_float16_overflow(std::span<const std::byte> in, float16_overflow& found) noexcept {
+    const std::size_t count = in.size() / 4;
+    for (std::size_t i = 0; i < count; ++i) {
+        std::uint32_t bits = 0;
+        std::memcpy(&bits, in.data() + 4 * i, 4);
+        if constexpr (std::endian::native == std::endian::big)
+            bits = (bits >> 24) | ((bits >> 8) & 0xFF00U) | ((bits << 8) & 0xFF0000U) | (bits << 24);
+        const std::uint32_t magnitude = bits & 0x7FFFFFFFU;
+        if (magnitude < 0x477FF000U || magnitude >= 0x7F800000U) continue;  // in range, or inf/NaN (kept as they are)
+        ++found.values;
+        found.largest = std::max(found.largest, std::bit_cast<float>(magnitude));
+    }
+}
+
 /// Converts little-endian float32 bytes to little-endian 16-bit values: `out` holds
 /// `in.size() / 2` bytes; `in.size()` must be a multiple of 4. Returns how many values
 /// saturated (float16 only).

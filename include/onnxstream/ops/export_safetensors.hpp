@@ -1,5 +1,8 @@
-// export --to safetensors: every initializer of the model (main graph and subgraphs) into
-// a safetensors file, by name, dtype and shape, its bytes copied as slices (copy_file_range
+// export --to safetensors: every weight of the model (main graph and subgraphs: the
+// initializers; in a model without any, the values of its Constant nodes named by their
+// output, as Paddle2ONNX writes weights) into a safetensors file, by name, dtype and
+// shape, its bytes copied as
+// slices (copy_file_range
 // where the file systems allow; no tensor passes through the heap unless it was stored in
 // typed fields). The format: an 8-byte little-endian header length N, N bytes of JSON
 // `{"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
@@ -10,10 +13,11 @@
 // and `<stem>.safetensors.index.json` ({"metadata": {"total_size": N}, "weight_map":
 // {name: file}}). With `link`, also `<model stem>.linked.onnx` beside the output, whose
 // initializers are external data pointing into the safetensors file(s) at
-// `8 + N + begin`, so one copy of the weights serves ONNX Runtime and safetensors readers.
+// `8 + N + begin`, so one copy of the weights serves ONNX Runtime and safetensors readers
+// (Constant values stay in their nodes).
 //
 // Refused, before anything is written: names safetensors cannot hold (empty,
-// `__metadata__`, control characters, invalid UTF-8), two initializers with one name,
+// `__metadata__`, control characters, invalid UTF-8), two weights with one name,
 // types safetensors has no dtype for (strings, complex, 4-bit, fnuz float8).
 #pragma once
 
