@@ -239,9 +239,9 @@ mapper::outcome mapper::known_values(graph::node_id n, const std::vector<std::in
             if (op == "Div" && (y == 0 || (y == -1 && x == std::numeric_limits<std::int64_t>::min())))
                 return refuse("it divides by zero (or overflows)", "check the model");
             // ONNX integer division truncates toward zero, as C++ does.
-            const auto value = op == "Mul"   ? checked_multiply(x, y)
-                               : op == "Div" ? std::optional<std::int64_t>(x / y)
-                               : op == "Add" ? checked_add(x, y)
+            const auto value = op == "Mul"                                     ? checked_multiply(x, y)
+                               : op == "Div"                                   ? std::optional<std::int64_t>(x / y)
+                               : op == "Add"                                   ? checked_add(x, y)
                                : y == std::numeric_limits<std::int64_t>::min() ? std::nullopt
                                                                                : checked_add(x, -y);
             if (!value) return refuse("its shape arithmetic overflows 64 bits", "check the model");
@@ -407,9 +407,8 @@ std::optional<refused> mapper::unsupported(graph::node_id n) const {
     if (!nd.domain.empty() && nd.domain != "ai.onnx")
         return refused{"operators of domain '" + std::string(nd.domain) + "' have no Caffe layer",
                        "export a model with standard ONNX operators"};
-    static const std::set<std::string> quantized{"DynamicQuantizeLinear", "QuantizeLinear", "DequantizeLinear",
-                                                 "ConvInteger",           "MatMulInteger",  "QLinearConv",
-                                                 "QLinearMatMul"};
+    static const std::set<std::string> quantized{"DynamicQuantizeLinear", "QuantizeLinear", "DequantizeLinear", "ConvInteger",
+                                                 "MatMulInteger",         "QLinearConv",    "QLinearMatMul"};
     if (quantized.contains(op))
         return refused{"Caffe has no quantized arithmetic: its layers compute in float32 only",
                        "export the float model from before quantization"};
@@ -425,13 +424,48 @@ std::optional<refused> mapper::unsupported(graph::node_id n) const {
     if (op == "If" || op == "Loop" || op == "Scan")
         return refused{"a Caffe net is one fixed sequence of layers, with no branches or loops",
                        "export the model with the branch taken (or the loop unrolled)"};
-    static const std::set<std::string> mapped{
-        "Pad",         "Conv",      "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Gemm",
-        "MatMul",      "Relu",      "Sigmoid",       "Tanh",    "LeakyRelu",   "Elu",               "PRelu",         "Clip",
-        "HardSigmoid", "HardSwish", "Flatten",       "Reshape", "Squeeze",     "Unsqueeze",         "Concat",        "Add",
-        "Sub",         "Mul",       "Div",           "Max",     "Sum",         "Softmax",           "BatchNormalization",
-        "Transpose",   "Split",     "Slice",         "LRN",     "ReduceMean",  "Resize",            "Upsample",
-        "Dropout",     "Identity",  "Shape",         "Gather"};
+    static const std::set<std::string> mapped{"Pad",
+                                              "Conv",
+                                              "ConvTranspose",
+                                              "MaxPool",
+                                              "AveragePool",
+                                              "GlobalAveragePool",
+                                              "GlobalMaxPool",
+                                              "Gemm",
+                                              "MatMul",
+                                              "Relu",
+                                              "Sigmoid",
+                                              "Tanh",
+                                              "LeakyRelu",
+                                              "Elu",
+                                              "PRelu",
+                                              "Clip",
+                                              "HardSigmoid",
+                                              "HardSwish",
+                                              "Flatten",
+                                              "Reshape",
+                                              "Squeeze",
+                                              "Unsqueeze",
+                                              "Concat",
+                                              "Add",
+                                              "Sub",
+                                              "Mul",
+                                              "Div",
+                                              "Max",
+                                              "Sum",
+                                              "Softmax",
+                                              "BatchNormalization",
+                                              "Transpose",
+                                              "Split",
+                                              "Slice",
+                                              "LRN",
+                                              "ReduceMean",
+                                              "Resize",
+                                              "Upsample",
+                                              "Dropout",
+                                              "Identity",
+                                              "Shape",
+                                              "Gather"};
     if (!mapped.contains(op)) return refused{op + " has no exact Caffe layer in this exporter", "replace it in the source model"};
     return std::nullopt;
 }
@@ -449,8 +483,9 @@ std::optional<refused> mapper::attribute_refusal(graph::node_id n) const {
                 }
         if (!axes) return std::nullopt;
         std::set<std::int64_t> named(axes->begin(), axes->end());
-        if (named.size() != 2 || std::any_of(named.begin(), named.end(), [](std::int64_t a) { return a == 0 || a == 1 || a > 3; }))
-            return refused{"only a mean over H and W has a Caffe layer", "use GlobalAveragePool"};
+        if (named.size() != 2 ||
+            std::any_of(named.begin(), named.end(), [](std::int64_t a) { return a == 0 || a == 1 || a > 3; }))
+            return refused{"only a mean over H and W of an NCHW tensor has a Caffe layer", "use GlobalAveragePool"};
     }
     if ((op == "Resize" || op == "Upsample") && attr_text(n, "mode", "nearest") != "nearest")
         return refused{"Resize " + attr_text(n, "mode", "nearest") +
@@ -663,7 +698,8 @@ mapper::outcome mapper::constant_binary(graph::node_id n, std::size_t xs, std::s
     const bool constant_first = constant_slot == 0;
     if (op == "Div" && constant_first)
         return refuse("dividing a constant by a computed tensor has no Caffe layer", "rewrite the model");
-    if (v.size() != c->element_count) return refuse("its constant holds a different number of values than its shape", "check the model");
+    if (v.size() != c->element_count)
+        return refuse("its constant holds a different number of values than its shape", "check the model");
     if (c->element_count == 1) {
         const auto k = v[0];
         double scale = 1.0, shift = 0.0;

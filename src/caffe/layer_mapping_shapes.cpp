@@ -186,7 +186,8 @@ mapper::outcome mapper::concat(graph::node_id n) {
         const auto& part = in_shape(n, s);
         if (part.size() != out.size()) return refuse("its inputs differ in rank", "check the model with onnx.checker");
         for (std::size_t i = 0; i < part.size(); ++i)
-            if (i != a && part[i] != out[i]) return refuse("its inputs differ outside the axis", "check the model with onnx.checker");
+            if (i != a && part[i] != out[i])
+                return refuse("its inputs differ outside the axis", "check the model with onnx.checker");
         out[a] += part[a];  // each at most 2^31 - 1: the sum of any number of them fits
     }
     auto& l = add_layer("Concat", bottoms, {out_name(n)});
@@ -296,8 +297,7 @@ mapper::outcome mapper::slice(graph::node_id n) {
         if (!has_input(n, slot)) return true;
         ONNXSTREAM_ASSIGN(const auto v, static_values(n, slot));
         if (!v) return false;
-        for (const auto x : *v)
-            into.push_back(saturated_int64(x));
+        for (const auto x : *v) into.push_back(saturated_int64(x));
         return true;
     };
     for (auto [slot, attribute, into] : {std::tuple{1, "starts", &starts}, std::tuple{2, "ends", &ends},
