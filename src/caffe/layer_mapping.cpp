@@ -293,7 +293,9 @@ std::optional<mapper::outcome> mapper::shape_arithmetic(graph::node_id n) {
 }
 
 mapper::outcome mapper::pad(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     if (attr_text(n, "mode", "constant") != "constant") return refuse("only zero padding could be exported", "pad with zeros");
     std::vector<double> pads;
     if (model_.opset("") < 11) {
@@ -532,7 +534,9 @@ mapper::outcome mapper::map_node(graph::node_id n) {
         return ok();
     }
     if (op == "Dropout" || op == "Identity") {
-        if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+        if (!computed_input(n, 0))
+            return refuse("its input is a constant",
+                          "the export folds constants itself and could not fold this one: compute it in the source model");
         power(in_name(n, 0), out_name(n), 1.0, 0.0, "");
         return ok();
     }
@@ -541,7 +545,9 @@ mapper::outcome mapper::map_node(graph::node_id n) {
 }
 
 mapper::outcome mapper::activation(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& op = model_.nodes[n].op_type;
     const auto in = in_name(n, 0);
     const auto out = out_name(n);
@@ -563,7 +569,9 @@ mapper::outcome mapper::activation(graph::node_id n) {
 }
 
 mapper::outcome mapper::prelu(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto slope = constant_at(n, 1);
     if (!slope || !is_float_type(slope->data_type)) return refuse("its slope is not a constant", "export with a constant slope");
     const auto& in = in_shape(n, 0);
@@ -597,7 +605,9 @@ result<std::optional<double>> mapper::bound(graph::node_id n, std::size_t slot, 
 }
 
 mapper::outcome mapper::clip_node(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     auto lo = bound(n, 1, "min");
     auto hi = bound(n, 2, "max");
     if (!lo || !hi) return refuse("its min or max is not a constant scalar", "export with constant bounds");
@@ -608,7 +618,9 @@ mapper::outcome mapper::clip_node(graph::node_id n) {
 }
 
 mapper::outcome mapper::hard_sigmoid(graph::node_id n, bool swish) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto alpha = swish ? 1.0 / 6.0 : attr_float(n, "alpha", 0.2);
     const auto beta = swish ? 0.5 : attr_float(n, "beta", 0.5);
     const auto in = in_name(n, 0);
@@ -640,7 +652,8 @@ mapper::outcome mapper::binary(graph::node_id n) {
     for (std::size_t s = 0; s < nd.inputs.size(); ++s) (computed_input(n, s) ? computed_slots : constant_slots).push_back(s);
     if (constant_slots.empty()) return computed_binary(n);
     if (computed_slots.size() != 1 || nd.inputs.size() != 2 || op == "Max" || op == "Sum")
-        return refuse("only one computed input with one constant is exported", "fold constant arithmetic first (run optimize)");
+        return refuse("only one computed input with one constant is exported",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     return constant_binary(n, computed_slots[0], constant_slots[0]);
 }
 
@@ -745,7 +758,9 @@ mapper::outcome mapper::constant_binary(graph::node_id n, std::size_t xs, std::s
 }
 
 mapper::outcome mapper::batchnorm(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     if (attr_int(n, "training_mode", 0) != 0) return refuse("it is in training mode", "export an inference-mode model");
     const auto& in = in_shape(n, 0);
     std::array<std::optional<graph::constant>, 4> p;
@@ -781,7 +796,9 @@ mapper::outcome mapper::batchnorm(graph::node_id n) {
 }
 
 mapper::outcome mapper::lrn(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto size = attr_int(n, "size", 1);
     if (size % 2 == 0) return refuse("an even LRN size has no Caffe form (Caffe centres its window)", "use an odd size");
     // OpenCV 4.6 does not read Caffe's `k`, so k = 1 is written and any other bias is

@@ -41,7 +41,9 @@ std::optional<refused> mapper::read_spatial(graph::node_id n, const shape& in, c
 }
 
 mapper::outcome mapper::conv(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto w = constant_at(n, 1);
     if (!w) return refuse("its weight is not a constant", "Caffe keeps weights in the .caffemodel; export with constant weights");
     if (!is_float_type(w->data_type)) return refuse("its weight is not a floating-point tensor", "dequantize the model first");
@@ -145,7 +147,9 @@ void mapper::trim(const std::string& in, const std::string& out, std::array<std:
 }
 
 mapper::outcome mapper::conv_transpose(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto w = constant_at(n, 1);
     if (!w || !is_float_type(w->data_type))
         return refuse("its weight is not a floating-point constant", "export with constant weights");
@@ -247,7 +251,9 @@ bool mapper::average_correction(const shape& in, const std::vector<spatial>& sp,
 }
 
 mapper::outcome mapper::pool(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const bool is_max = model_.nodes[n].op_type == "MaxPool";
     const auto& in = in_shape(n, 0);
     if (in.size() != 4) return refuse("only 2-D pooling (NCHW input) has a Caffe layer", "reshape to NCHW in the source model");
@@ -313,7 +319,9 @@ mapper::outcome mapper::pool(graph::node_id n) {
 }
 
 mapper::outcome mapper::global_pool(graph::node_id n, bool is_max) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& in = in_shape(n, 0);
     if (in.size() != 4) return refuse("only NCHW global pooling has a Caffe layer", "reshape to NCHW");
     auto& l = add_layer("Pooling", {in_name(n, 0)}, {out_name(n)});
@@ -325,7 +333,9 @@ mapper::outcome mapper::global_pool(graph::node_id n, bool is_max) {
 }
 
 mapper::outcome mapper::reduce_mean(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& in = in_shape(n, 0);
     auto axes = attr_ints(n, "axes");
     if (!axes && has_input(n, 1)) {
@@ -356,7 +366,9 @@ mapper::outcome mapper::reduce_mean(graph::node_id n) {
 }
 
 mapper::outcome mapper::resize(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& nd = model_.nodes[n];
     const auto& in = in_shape(n, 0);
     const auto mode = attr_text(n, "mode", "nearest");
