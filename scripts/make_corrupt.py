@@ -520,8 +520,10 @@ def write_caffe_entries(c: Catalogue) -> None:
               args={"export": list(args)})
 
     relu = [helper.make_node("Relu", ["X"], ["Y"], name="relu")]
-    entry("caffe_input_dims_2_62", "input dims [1,3,2^62,4]: --check once indexed past its tensors (segfault)",
-          caffe_model(relu, [1, 3, 1 << 62, 4]), ["cannot be a caffe blob", "2^31 - 1"], to_caffe + ["--check"])
+    one_by_one = [helper.make_node("Conv", ["X", "W"], ["Y"], name="conv", kernel_shape=[1, 1])]
+    entry("caffe_input_dims_2_62", "input dims [1,3,2^62,4]: --check indexed past its tensors (segfault)",
+          caffe_model(one_by_one, [1, 3, 1 << 62, 4], [weight]), ["cannot be a caffe blob", "2^31 - 1"],
+          to_caffe + ["--check"])
     entry("caffe_input_count_overflow", "input dims [2^32,2^32,2^32]: the element count wraps 64 bits to 0",
           caffe_model(relu, [1 << 32, 1 << 32, 1 << 32]), "cannot be a caffe blob")
     entry("caffe_check_past_limit", "input 1x1x16384x16384: a Caffe blob, but past what --check may allocate",

@@ -239,9 +239,9 @@ mapper::outcome mapper::known_values(graph::node_id n, const std::vector<std::in
             if (op == "Div" && (y == 0 || (y == -1 && x == std::numeric_limits<std::int64_t>::min())))
                 return refuse("it divides by zero (or overflows)", "check the model");
             // ONNX integer division truncates toward zero, as C++ does.
-            const auto value = op == "Mul"   ? checked_multiply(x, y)
-                               : op == "Div" ? std::optional<std::int64_t>(x / y)
-                               : op == "Add" ? checked_add(x, y)
+            const auto value = op == "Mul"                                     ? checked_multiply(x, y)
+                               : op == "Div"                                   ? std::optional<std::int64_t>(x / y)
+                               : op == "Add"                                   ? checked_add(x, y)
                                : y == std::numeric_limits<std::int64_t>::min() ? std::nullopt
                                                                                : checked_add(x, -y);
             if (!value) return refuse("its shape arithmetic overflows 64 bits", "check the model");
@@ -293,7 +293,9 @@ std::optional<mapper::outcome> mapper::shape_arithmetic(graph::node_id n) {
 }
 
 mapper::outcome mapper::pad(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     if (attr_text(n, "mode", "constant") != "constant") return refuse("only zero padding could be exported", "pad with zeros");
     std::vector<double> pads;
     if (model_.opset("") < 11) {
@@ -407,9 +409,8 @@ std::optional<refused> mapper::unsupported(graph::node_id n) const {
     if (!nd.domain.empty() && nd.domain != "ai.onnx")
         return refused{"operators of domain '" + std::string(nd.domain) + "' have no Caffe layer",
                        "export a model with standard ONNX operators"};
-    static const std::set<std::string> quantized{"DynamicQuantizeLinear", "QuantizeLinear", "DequantizeLinear",
-                                                 "ConvInteger",           "MatMulInteger",  "QLinearConv",
-                                                 "QLinearMatMul"};
+    static const std::set<std::string> quantized{"DynamicQuantizeLinear", "QuantizeLinear", "DequantizeLinear", "ConvInteger",
+                                                 "MatMulInteger",         "QLinearConv",    "QLinearMatMul"};
     if (quantized.contains(op))
         return refused{"Caffe has no quantized arithmetic: its layers compute in float32 only",
                        "export the float model from before quantization"};
@@ -425,13 +426,48 @@ std::optional<refused> mapper::unsupported(graph::node_id n) const {
     if (op == "If" || op == "Loop" || op == "Scan")
         return refused{"a Caffe net is one fixed sequence of layers, with no branches or loops",
                        "export the model with the branch taken (or the loop unrolled)"};
-    static const std::set<std::string> mapped{
-        "Pad",         "Conv",      "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Gemm",
-        "MatMul",      "Relu",      "Sigmoid",       "Tanh",    "LeakyRelu",   "Elu",               "PRelu",         "Clip",
-        "HardSigmoid", "HardSwish", "Flatten",       "Reshape", "Squeeze",     "Unsqueeze",         "Concat",        "Add",
-        "Sub",         "Mul",       "Div",           "Max",     "Sum",         "Softmax",           "BatchNormalization",
-        "Transpose",   "Split",     "Slice",         "LRN",     "ReduceMean",  "Resize",            "Upsample",
-        "Dropout",     "Identity",  "Shape",         "Gather"};
+    static const std::set<std::string> mapped{"Pad",
+                                              "Conv",
+                                              "ConvTranspose",
+                                              "MaxPool",
+                                              "AveragePool",
+                                              "GlobalAveragePool",
+                                              "GlobalMaxPool",
+                                              "Gemm",
+                                              "MatMul",
+                                              "Relu",
+                                              "Sigmoid",
+                                              "Tanh",
+                                              "LeakyRelu",
+                                              "Elu",
+                                              "PRelu",
+                                              "Clip",
+                                              "HardSigmoid",
+                                              "HardSwish",
+                                              "Flatten",
+                                              "Reshape",
+                                              "Squeeze",
+                                              "Unsqueeze",
+                                              "Concat",
+                                              "Add",
+                                              "Sub",
+                                              "Mul",
+                                              "Div",
+                                              "Max",
+                                              "Sum",
+                                              "Softmax",
+                                              "BatchNormalization",
+                                              "Transpose",
+                                              "Split",
+                                              "Slice",
+                                              "LRN",
+                                              "ReduceMean",
+                                              "Resize",
+                                              "Upsample",
+                                              "Dropout",
+                                              "Identity",
+                                              "Shape",
+                                              "Gather"};
     if (!mapped.contains(op)) return refused{op + " has no exact Caffe layer in this exporter", "replace it in the source model"};
     return std::nullopt;
 }
@@ -449,8 +485,9 @@ std::optional<refused> mapper::attribute_refusal(graph::node_id n) const {
                 }
         if (!axes) return std::nullopt;
         std::set<std::int64_t> named(axes->begin(), axes->end());
-        if (named.size() != 2 || std::any_of(named.begin(), named.end(), [](std::int64_t a) { return a == 0 || a == 1 || a > 3; }))
-            return refused{"only a mean over H and W has a Caffe layer", "use GlobalAveragePool"};
+        if (named.size() != 2 ||
+            std::any_of(named.begin(), named.end(), [](std::int64_t a) { return a == 0 || a == 1 || a > 3; }))
+            return refused{"only a mean over H and W of an NCHW tensor has a Caffe layer", "use GlobalAveragePool"};
     }
     if ((op == "Resize" || op == "Upsample") && attr_text(n, "mode", "nearest") != "nearest")
         return refused{"Resize " + attr_text(n, "mode", "nearest") +
@@ -497,7 +534,9 @@ mapper::outcome mapper::map_node(graph::node_id n) {
         return ok();
     }
     if (op == "Dropout" || op == "Identity") {
-        if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+        if (!computed_input(n, 0))
+            return refuse("its input is a constant",
+                          "the export folds constants itself and could not fold this one: compute it in the source model");
         power(in_name(n, 0), out_name(n), 1.0, 0.0, "");
         return ok();
     }
@@ -506,7 +545,9 @@ mapper::outcome mapper::map_node(graph::node_id n) {
 }
 
 mapper::outcome mapper::activation(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& op = model_.nodes[n].op_type;
     const auto in = in_name(n, 0);
     const auto out = out_name(n);
@@ -528,7 +569,9 @@ mapper::outcome mapper::activation(graph::node_id n) {
 }
 
 mapper::outcome mapper::prelu(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto slope = constant_at(n, 1);
     if (!slope || !is_float_type(slope->data_type)) return refuse("its slope is not a constant", "export with a constant slope");
     const auto& in = in_shape(n, 0);
@@ -562,7 +605,9 @@ result<std::optional<double>> mapper::bound(graph::node_id n, std::size_t slot, 
 }
 
 mapper::outcome mapper::clip_node(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     auto lo = bound(n, 1, "min");
     auto hi = bound(n, 2, "max");
     if (!lo || !hi) return refuse("its min or max is not a constant scalar", "export with constant bounds");
@@ -573,7 +618,9 @@ mapper::outcome mapper::clip_node(graph::node_id n) {
 }
 
 mapper::outcome mapper::hard_sigmoid(graph::node_id n, bool swish) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto alpha = swish ? 1.0 / 6.0 : attr_float(n, "alpha", 0.2);
     const auto beta = swish ? 0.5 : attr_float(n, "beta", 0.5);
     const auto in = in_name(n, 0);
@@ -605,7 +652,8 @@ mapper::outcome mapper::binary(graph::node_id n) {
     for (std::size_t s = 0; s < nd.inputs.size(); ++s) (computed_input(n, s) ? computed_slots : constant_slots).push_back(s);
     if (constant_slots.empty()) return computed_binary(n);
     if (computed_slots.size() != 1 || nd.inputs.size() != 2 || op == "Max" || op == "Sum")
-        return refuse("only one computed input with one constant is exported", "fold constant arithmetic first (run optimize)");
+        return refuse("only one computed input with one constant is exported",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     return constant_binary(n, computed_slots[0], constant_slots[0]);
 }
 
@@ -663,7 +711,8 @@ mapper::outcome mapper::constant_binary(graph::node_id n, std::size_t xs, std::s
     const bool constant_first = constant_slot == 0;
     if (op == "Div" && constant_first)
         return refuse("dividing a constant by a computed tensor has no Caffe layer", "rewrite the model");
-    if (v.size() != c->element_count) return refuse("its constant holds a different number of values than its shape", "check the model");
+    if (v.size() != c->element_count)
+        return refuse("its constant holds a different number of values than its shape", "check the model");
     if (c->element_count == 1) {
         const auto k = v[0];
         double scale = 1.0, shift = 0.0;
@@ -709,7 +758,9 @@ mapper::outcome mapper::constant_binary(graph::node_id n, std::size_t xs, std::s
 }
 
 mapper::outcome mapper::batchnorm(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     if (attr_int(n, "training_mode", 0) != 0) return refuse("it is in training mode", "export an inference-mode model");
     const auto& in = in_shape(n, 0);
     std::array<std::optional<graph::constant>, 4> p;
@@ -745,7 +796,9 @@ mapper::outcome mapper::batchnorm(graph::node_id n) {
 }
 
 mapper::outcome mapper::lrn(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto size = attr_int(n, "size", 1);
     if (size % 2 == 0) return refuse("an even LRN size has no Caffe form (Caffe centres its window)", "use an odd size");
     // OpenCV 4.6 does not read Caffe's `k`, so k = 1 is written and any other bias is

@@ -27,7 +27,9 @@ result<std::vector<float>> mapper::transposed(const graph::constant& b, double s
 }
 
 mapper::outcome mapper::gemm(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its A input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its A input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& a = in_shape(n, 0);
     const auto b = constant_at(n, 1);
     if (!b || b->dims.size() != 2 || !is_float_type(b->data_type))
@@ -76,7 +78,9 @@ mapper::outcome mapper::gemm(graph::node_id n) {
 }
 
 mapper::outcome mapper::matmul(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its A input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its A input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& a = in_shape(n, 0);
     const auto b = constant_at(n, 1);
     if (!b || b->dims.size() != 2 || !is_float_type(b->data_type))
@@ -93,7 +97,9 @@ mapper::outcome mapper::matmul(graph::node_id n) {
 }
 
 mapper::outcome mapper::flatten(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& in = in_shape(n, 0);
     const auto axis = axis_index(attr_int(n, "axis", 1), in.size(), true);
     if (!axis) return refuse("its axis is out of range", "check the model with onnx.checker");
@@ -110,13 +116,15 @@ mapper::outcome mapper::flatten(graph::node_id n) {
 }
 
 mapper::outcome mapper::reshape(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& op = model_.nodes[n].op_type;
     const auto& in = in_shape(n, 0);
     shape target;
     if (op == "Reshape") {
         ONNXSTREAM_ASSIGN(const auto given, static_values(n, 1));
-        if (!given) return refuse("its shape is computed", "run optimize first, or export with a static shape");
+        if (!given) return refuse("its shape is computed", "export with static shapes (--input-shape)");
         const auto& v = *given;
         std::int64_t known = 1;
         std::optional<std::size_t> infer;
@@ -186,7 +194,8 @@ mapper::outcome mapper::concat(graph::node_id n) {
         const auto& part = in_shape(n, s);
         if (part.size() != out.size()) return refuse("its inputs differ in rank", "check the model with onnx.checker");
         for (std::size_t i = 0; i < part.size(); ++i)
-            if (i != a && part[i] != out[i]) return refuse("its inputs differ outside the axis", "check the model with onnx.checker");
+            if (i != a && part[i] != out[i])
+                return refuse("its inputs differ outside the axis", "check the model with onnx.checker");
         out[a] += part[a];  // each at most 2^31 - 1: the sum of any number of them fits
     }
     auto& l = add_layer("Concat", bottoms, {out_name(n)});
@@ -196,7 +205,9 @@ mapper::outcome mapper::concat(graph::node_id n) {
 }
 
 mapper::outcome mapper::softmax(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& in = in_shape(n, 0);
     const auto rank = static_cast<std::int64_t>(in.size());
     const bool coerced = model_.opset("") < 13;
@@ -216,7 +227,9 @@ mapper::outcome mapper::softmax(graph::node_id n) {
 }
 
 mapper::outcome mapper::transpose(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     if (options_.target == dialect::bvlc) return refuse("BVLC Caffe has no Permute layer", "export in the opencv dialect");
     const auto& in = in_shape(n, 0);
     auto perm = attr_ints(n, "perm");
@@ -244,7 +257,9 @@ mapper::outcome mapper::transpose(graph::node_id n) {
 }
 
 mapper::outcome mapper::split(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& nd = model_.nodes[n];
     const auto& in = in_shape(n, 0);
     const auto index = axis_index(attr_int(n, "axis", 0), in.size());
@@ -285,7 +300,9 @@ mapper::outcome mapper::split(graph::node_id n) {
 }
 
 mapper::outcome mapper::slice(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& in = in_shape(n, 0);
     std::vector<std::int64_t> starts, ends, axes, steps;
     auto read = [&](std::size_t slot, std::string_view attribute, std::vector<std::int64_t>& into) -> result<bool> {
@@ -296,8 +313,7 @@ mapper::outcome mapper::slice(graph::node_id n) {
         if (!has_input(n, slot)) return true;
         ONNXSTREAM_ASSIGN(const auto v, static_values(n, slot));
         if (!v) return false;
-        for (const auto x : *v)
-            into.push_back(saturated_int64(x));
+        for (const auto x : *v) into.push_back(saturated_int64(x));
         return true;
     };
     for (auto [slot, attribute, into] : {std::tuple{1, "starts", &starts}, std::tuple{2, "ends", &ends},

@@ -41,7 +41,9 @@ std::optional<refused> mapper::read_spatial(graph::node_id n, const shape& in, c
 }
 
 mapper::outcome mapper::conv(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto w = constant_at(n, 1);
     if (!w) return refuse("its weight is not a constant", "Caffe keeps weights in the .caffemodel; export with constant weights");
     if (!is_float_type(w->data_type)) return refuse("its weight is not a floating-point tensor", "dequantize the model first");
@@ -145,7 +147,9 @@ void mapper::trim(const std::string& in, const std::string& out, std::array<std:
 }
 
 mapper::outcome mapper::conv_transpose(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto w = constant_at(n, 1);
     if (!w || !is_float_type(w->data_type))
         return refuse("its weight is not a floating-point constant", "export with constant weights");
@@ -201,8 +205,8 @@ std::optional<mapper::pool_choice> mapper::pool_padding(const shape& in, const s
         for (std::size_t i = 0; i < 2 && found; ++i) {
             const auto& s = sp[i];
             found = false;
-            for (auto m = std::max<std::int64_t>(0, (s.pad_end - s.pad_begin) / s.stride - 4); s.pad_begin + m * s.stride < s.kernel;
-                 ++m) {
+            for (auto m = std::max<std::int64_t>(0, (s.pad_end - s.pad_begin) / s.stride - 4);
+                 s.pad_begin + m * s.stride < s.kernel; ++m) {
                 const auto p = s.pad_begin + m * s.stride;
                 const auto size = caffe_pool_size(in[2 + i], s.kernel, s.stride, p, c);
                 if (size - m >= onnx_out[2 + i]) {
@@ -247,7 +251,9 @@ bool mapper::average_correction(const shape& in, const std::vector<spatial>& sp,
 }
 
 mapper::outcome mapper::pool(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const bool is_max = model_.nodes[n].op_type == "MaxPool";
     const auto& in = in_shape(n, 0);
     if (in.size() != 4) return refuse("only 2-D pooling (NCHW input) has a Caffe layer", "reshape to NCHW in the source model");
@@ -267,7 +273,8 @@ mapper::outcome mapper::pool(graph::node_id n) {
         onnx_out[2 + i] = onnx_pool_size(in[2 + i], s.kernel, s.stride, s.pad_begin, s.pad_end, 1, ceil_mode);
         if (onnx_out[2 + i] < 1) return refuse("its output would be empty", "check the input shape");
     }
-    if (auto bad = blob_shape_problem(onnx_out)) return refuse("its output cannot be a Caffe blob: " + *bad, "check the input shape");
+    if (auto bad = blob_shape_problem(onnx_out))
+        return refuse("its output cannot be a Caffe blob: " + *bad, "check the input shape");
     if (static_cast<std::uint64_t>(onnx_out[2] * onnx_out[3]) > options_.max_computed_elements)
         return refuse("its average-divisor map would have " + std::to_string(onnx_out[2] * onnx_out[3]) + " values, more than " +
                           std::to_string(options_.max_computed_elements) + " computed weights the export holds",
@@ -312,7 +319,9 @@ mapper::outcome mapper::pool(graph::node_id n) {
 }
 
 mapper::outcome mapper::global_pool(graph::node_id n, bool is_max) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& in = in_shape(n, 0);
     if (in.size() != 4) return refuse("only NCHW global pooling has a Caffe layer", "reshape to NCHW");
     auto& l = add_layer("Pooling", {in_name(n, 0)}, {out_name(n)});
@@ -324,7 +333,9 @@ mapper::outcome mapper::global_pool(graph::node_id n, bool is_max) {
 }
 
 mapper::outcome mapper::reduce_mean(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& in = in_shape(n, 0);
     auto axes = attr_ints(n, "axes");
     if (!axes && has_input(n, 1)) {
@@ -338,7 +349,8 @@ mapper::outcome mapper::reduce_mean(graph::node_id n) {
         return refuse("only a mean over H and W of an NCHW tensor has a Caffe layer", "use GlobalAveragePool");
     std::set<std::int64_t> set;
     for (auto a : *axes) set.insert(a < 0 ? a + 4 : a);
-    if (set != std::set<std::int64_t>{2, 3}) return refuse("only a mean over H and W has a Caffe layer", "use GlobalAveragePool");
+    if (set != std::set<std::int64_t>{2, 3})
+        return refuse("only a mean over H and W of an NCHW tensor has a Caffe layer", "use GlobalAveragePool");
     const bool keep = attr_int(n, "keepdims", 1) != 0;
     const auto out = out_name(n);
     const auto top = keep ? out : fresh_blob(out + "/pooled");
@@ -354,7 +366,9 @@ mapper::outcome mapper::reduce_mean(graph::node_id n) {
 }
 
 mapper::outcome mapper::resize(graph::node_id n) {
-    if (!computed_input(n, 0)) return refuse("its input is a constant", "run optimize first");
+    if (!computed_input(n, 0))
+        return refuse("its input is a constant",
+                      "the export folds constants itself and could not fold this one: compute it in the source model");
     const auto& nd = model_.nodes[n];
     const auto& in = in_shape(n, 0);
     const auto mode = attr_text(n, "mode", "nearest");
@@ -388,7 +402,8 @@ mapper::outcome mapper::resize(graph::node_id n) {
         const auto s = scales[2 + i];
         if (!(s >= 1.0) || std::floor(s) != s)
             return refuse("a scale that is not a whole number has no exact Caffe form", "use integer scales");
-        if (s > static_cast<double>(max_blob_dimension)) return refuse("a scale past 2^31 - 1 has no Caffe form", "check the model");
+        if (s > static_cast<double>(max_blob_dimension))
+            return refuse("a scale past 2^31 - 1 has no Caffe form", "check the model");
         factor[i] = static_cast<std::int64_t>(s);
     }
     if (nd.op_type == "Resize" && opset >= 11) {

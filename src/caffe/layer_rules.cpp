@@ -85,8 +85,7 @@ const std::map<std::string_view, field_rule>& rules() {
 std::optional<std::string> value_problem(const std::string& where, const field_rule& rule, const param& p) {
     const auto& v = p.value;
     switch (rule.type) {
-        case field_type::message:
-            return std::nullopt;
+        case field_type::message: return std::nullopt;
         case field_type::boolean:
             if (v == "true" || v == "false") return std::nullopt;
             return where + " is not true or false";
@@ -96,7 +95,8 @@ std::optional<std::string> value_problem(const std::string& where, const field_r
         case field_type::real: {
             char* end = nullptr;
             const double x = std::strtod(v.c_str(), &end);
-            if (end == v.c_str() || *end != '\0' || !std::isfinite(x) || std::abs(x) > static_cast<double>(std::numeric_limits<float>::max()))
+            if (end == v.c_str() || *end != '\0' || !std::isfinite(x) ||
+                std::abs(x) > static_cast<double>(std::numeric_limits<float>::max()))
                 return where + " " + v + " is not a finite float";
             return std::nullopt;
         }
@@ -115,8 +115,8 @@ std::optional<std::string> value_problem(const std::string& where, const field_r
             const auto min = std::max(rule.min, type_min);
             if (x < min) return where + " " + v + " is below " + std::to_string(min);
             if (x > max)
-                return where + " " + v + " does not fit its field (" +
-                       (rule.type == field_type::uint32 ? "uint32" : "int32") + ")";
+                return where + " " + v + " does not fit its field (" + (rule.type == field_type::uint32 ? "uint32" : "int32") +
+                       ")";
             return std::nullopt;
         }
     }

@@ -53,9 +53,8 @@ public:
         for (const auto& [name, t] : inputs) {
             ONNXSTREAM_ASSIGN(const auto count, counted(t.shape, "the input '" + name + "'"));
             if (count != t.values.size())
-                return failure(error_code::invalid_argument, "the input '" + name + "' holds " +
-                                                                 std::to_string(t.values.size()) + " values for shape " +
-                                                                 dims_text(t.shape));
+                return failure(error_code::invalid_argument, "the input '" + name + "' holds " + std::to_string(t.values.size()) +
+                                                                 " values for shape " + dims_text(t.shape));
             held_ += count;
         }
         if (held_ > limits_.max_total_elements) return too_much("the inputs");
@@ -80,9 +79,7 @@ public:
 private:
     // --- sizes and checked access --------------------------------------------------
 
-    std::string here() const {
-        return current_ == none ? std::string("the inputs") : "node " + model_.node_label(current_);
-    }
+    std::string here() const { return current_ == none ? std::string("the inputs") : "node " + model_.node_label(current_); }
     failure too_much(const std::string& what) const {
         return failure(error_code::limit_exceeded,
                        "the check's reference evaluation of " + what + " would hold more than " +
@@ -101,8 +98,8 @@ private:
         if (c && nonzero.size() != shape.size()) c = 0;
         if (!c)
             return failure(error_code::limit_exceeded,
-                           "the check's reference evaluation of " + (what.empty() ? here() : what) +
-                               " needs a tensor of shape " + dims_text(shape) + ": a negative size, or more than " +
+                           "the check's reference evaluation of " + (what.empty() ? here() : what) + " needs a tensor of shape " +
+                               dims_text(shape) + ": a negative size, or more than " +
                                std::to_string(limits_.max_tensor_elements) + " elements",
                            "leave out --check, or export with a smaller --input-shape");
         return static_cast<std::size_t>(*c);
@@ -403,8 +400,8 @@ private:
                                 for (std::int64_t j = 0; j < kw; ++j) {
                                     const auto ow = iw * strides[1] - pads[1] + j * dil[1];
                                     if (ow < 0 || ow >= Wo) continue;
-                                    slot(y, ((nn * M + g * mg + m) * Ho + oh) * Wo + ow) +=
-                                        v * at(w, ((c * mg + m) * kh + i) * kw + j);
+                                    slot(y, ((nn * M + g * mg + m) * Ho + oh) * Wo +
+                                                ow) += v * at(w, ((c * mg + m) * kh + i) * kw + j);
                                 }
                             }
                     }
@@ -513,8 +510,7 @@ private:
         for (std::int64_t i = 0; i < M; ++i)
             for (std::int64_t j = 0; j < N; ++j) {
                 double acc = 0;
-                for (std::int64_t k = 0; k < K; ++k)
-                    acc += at(a, ta ? k * M + i : i * K + k) * at(b, tb ? j * K + k : k * N + j);
+                for (std::int64_t k = 0; k < K; ++k) acc += at(a, ta ? k * M + i : i * K + k) * at(b, tb ? j * K + k : k * N + j);
                 double bias = 0;
                 if (!c.values.empty()) {
                     const auto cols = c.shape.empty() ? 1 : c.shape.back();
@@ -860,7 +856,8 @@ private:
             for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
         for (const auto s : steps)
             if (s != 1) return failure(error_code::unsupported, "the reference evaluator only slices with step 1");
-        if (starts.size() != axes.size() || ends.size() != axes.size()) return disagree("its starts, ends and axes differ in length");
+        if (starts.size() != axes.size() || ends.size() != axes.size())
+            return disagree("its starts, ends and axes differ in length");
         for (std::size_t i = 0; i < axes.size(); ++i) {
             const auto index = axis_of(axes[i], x.shape.size());
             if (!index) return disagree("an axis is out of range");
@@ -913,8 +910,8 @@ private:
                         sum += v * v;
                     }
                     const auto i_out = sz(nn * C + c) * inner + i;
-                    slot(y, static_cast<std::int64_t>(i_out)) =
-                        at(x, i_out) / std::pow(bias + alpha / static_cast<double>(size) * sum, beta);
+                    slot(y, static_cast<std::int64_t>(i_out)) = at(x, i_out) /
+                                                                std::pow(bias + alpha / static_cast<double>(size) * sum, beta);
                 }
         return set(n, 0, std::move(y));
     }

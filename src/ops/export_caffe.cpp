@@ -19,6 +19,7 @@
 #include <onnxstream/passes/batchnorm_folding.hpp>
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/passes/identity_removal.hpp>
+#include <onnxstream/passes/pass_registry.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
 #include <algorithm>
@@ -381,6 +382,12 @@ private:
         for (int round = 0; round < 100; ++round) {
             std::uint64_t changes = 0;
             passes::pass_context context{graph_, reader, report_.pass_findings, warnings};
+            // What export needs folded (shape arithmetic, constant subgraphs, Constant nodes
+            // as initializers) it folds itself, through the registry as optimize does, with
+            // its own limit: a folded tensor becomes a Caffe weight, not a model to write.
+            context.limits.fold_bytes = options_.fold_bytes;
+            for (const auto name : {"shape", "fold-constants"})
+                if (const auto* pass = passes::find_pass(name)) changes += pass->run(context);
             changes += passes::eliminate_dead_code(context);
             changes += passes::remove_identities(context);
             if (options_.fold_batchnorm) {
@@ -422,7 +429,8 @@ private:
             caffe::dense_tensor t;
             t.shape = s;
             // input_shapes() held every shape to the check's limits.
-            t.values.resize(static_cast<std::size_t>(caffe::element_count(s, options_.check_limits.max_tensor_elements).value_or(0)));
+            t.values.resize(
+                static_cast<std::size_t>(caffe::element_count(s, options_.check_limits.max_tensor_elements).value_or(0)));
             // float-representable, so both sides see the same numbers
             for (auto& v : t.values) v = static_cast<double>(static_cast<float>(uniform(random)));
             inputs[name] = std::move(t);

@@ -342,7 +342,7 @@ std::string to_text(const ops::export_caffe_report& r) {
     return out.take();
 }
 
-std::string refusals_text(const ops::export_caffe_report& r, const hint_wording& wording) {
+std::string refusals_text(const ops::export_caffe_report& r, [[maybe_unused]] const hint_wording& wording) {
     // One line per operator and reason, in graph order of first appearance, with a count
     // and the first names: a hundred nodes refused for one reason are one line (--json
     // lists them all).
@@ -372,11 +372,8 @@ std::string refusals_text(const ops::export_caffe_report& r, const hint_wording&
     if (!r.blocked.empty())
         out.add("  %s after these were not checked: their inputs come from the nodes above\n",
                 plural(r.blocked.size(), "more node").c_str());
-    const remedy_step optimize{remedy::optimize_first, {}};
-    out.add("  %s\n", worded_hint("change these nodes in the source model (or run {0} first), then export again; "
-                                  "--json lists every node",
-                                  std::span(&optimize, 1), wording)
-                          .c_str());
+    // No "run optimize first": the export folds what it needs itself.
+    out.add("  change these nodes in the source model, then export again; --json lists every node\n");
     return out.take();
 }
 

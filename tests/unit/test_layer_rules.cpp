@@ -22,9 +22,9 @@ caffe::layer convolution(std::vector<param> fields) {
 }  // namespace
 
 TEST_CASE("a valid convolution passes") {
-    CHECK_FALSE(caffe::layer_problem(convolution({param::integer("num_output", 8), param::integer("pad_h", 1),
-                                                  param::integer("kernel_h", 3), param::integer("stride_h", 1),
-                                                  param::flag("bias_term", true)})));
+    CHECK_FALSE(caffe::layer_problem(
+        convolution({param::integer("num_output", 8), param::integer("pad_h", 1), param::integer("kernel_h", 3),
+                     param::integer("stride_h", 1), param::flag("bias_term", true)})));
 }
 
 TEST_CASE("values past their field type, and zero counts, are named") {
@@ -58,8 +58,8 @@ TEST_CASE("a parameter without a rule is refused, so a new layer cannot skip the
 
 TEST_CASE("rules between fields: pooling pads below the kernel, odd LRN sizes") {
     caffe::layer pool;
-    pool.params.push_back(param::message("pooling_param", {param::word("pool", "MAX"), param::integer("kernel_h", 2),
-                                                           param::integer("pad_h", 2)}));
+    pool.params.push_back(
+        param::message("pooling_param", {param::word("pool", "MAX"), param::integer("kernel_h", 2), param::integer("pad_h", 2)}));
     CHECK(caffe::layer_problem(pool));
     caffe::layer lrn;
     lrn.params.push_back(param::message("lrn_param", {param::integer("local_size", 4)}));

@@ -78,8 +78,8 @@ caffe::dense_tensor ones(std::vector<std::int64_t> shape) {
 
 TEST_CASE("hostile: an input of dims [1,3,2^62,4] (its count wraps to 0) is refused, not indexed") {
     harness h(one_node_model(onnx_node("Relu", {"X"}, {"Y"}, "relu")));
-    const auto values =
-        caffe::evaluate_onnx(h.model(), h.reader(), {{"X", caffe::dense_tensor{{1, 3, std::int64_t{1} << 62, 4}, {}}}});
+    const auto values = caffe::evaluate_onnx(h.model(), h.reader(),
+                                             {{"X", caffe::dense_tensor{{1, 3, std::int64_t{1} << 62, 4}, {}}}});
     REQUIRE_FALSE(values);
     CHECK(values.error().code == error_code::limit_exceeded);
     CHECK(values.error().message.find("4611686018427387904") != std::string::npos);

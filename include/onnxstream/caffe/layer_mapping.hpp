@@ -51,7 +51,7 @@ struct mapping_options {
 
 struct mapping {
     net network;
-    std::vector<refusal> refusals;  // every node that has no Caffe form, in graph order
+    std::vector<refusal> refusals;     // every node that has no Caffe form, in graph order
     std::vector<std::string> blocked;  // nodes not checked: an input comes from a refused node
     std::vector<decision> decisions;
     std::map<std::string, shape> blob_shapes;  // every top

@@ -37,6 +37,8 @@ struct export_caffe_options : rewrite_options {
     caffe::dialect dialect = caffe::dialect::opencv;
     std::map<std::string, caffe::shape> input_shapes;  // --input-shape, by input name
     bool fold_batchnorm = true;
+    // Largest tensor the export's own constant folding creates (it becomes a weight).
+    std::uint64_t fold_bytes = 1ULL << 30;
     bool check = false;
     double tolerance = 1e-4;  // largest error allowed, relative to the output's magnitude
     bool report = false;      // also PREFIX.caffe-report.json and .html
