@@ -861,7 +861,8 @@ class GuiServer:
         assert url.startswith("http://127.0.0.1:"), f"no URL printed: {url!r}"
         parsed = urllib.parse.urlsplit(url)
         self.port = parsed.port
-        self.token = urllib.parse.parse_qs(parsed.query)["token"][0]
+        # The token comes in the fragment (#token=...) and travels only in a header.
+        self.token = urllib.parse.parse_qs(parsed.fragment)["token"][0]
 
     def headers(self) -> dict[str, str]:
         return {"Host": f"127.0.0.1:{self.port}", "X-Onnxstream-Token": self.token}
@@ -872,8 +873,7 @@ class GuiServer:
         h.update(headers or {})
         if body is not None and "Content-Type" not in h:
             h["Content-Type"] = "application/x-www-form-urlencoded"
-        q = dict(query or {}, token=self.token)
-        conn.request(method, path + "?" + urllib.parse.urlencode(q), body=body, headers=h)
+        conn.request(method, path + "?" + urllib.parse.urlencode(query or {}), body=body, headers=h)
         r = conn.getresponse()
         data = r.read()
         conn.close()
@@ -887,7 +887,7 @@ class GuiServer:
         job_id = json.loads(body)["id"]
         deadline = time.monotonic() + timeout
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        conn.request("GET", f"/api/jobs/{job_id}/events?token={self.token}", headers=self.headers())
+        conn.request("GET", f"/api/jobs/{job_id}/events", headers=self.headers())
         r = conn.getresponse()
         assert r.status == 200
         buffer, last = b"", None
@@ -1052,7 +1052,7 @@ def test_gui_sigint_during_an_upload_leaves_no_hidden_file(tmp_path):
     total, sent = 64 << 20, 4 << 20
     try:
         conn = socket.create_connection(("127.0.0.1", server.port), timeout=30)
-        head = (f"POST /api/upload?dir=&name=big.bin&token={server.token} HTTP/1.1\r\n"
+        head = (f"POST /api/upload?dir=&name=big.bin HTTP/1.1\r\n"
                 f"Host: 127.0.0.1:{server.port}\r\nX-Onnxstream-Token: {server.token}\r\n"
                 f"Content-Type: application/octet-stream\r\nContent-Length: {total}\r\n\r\n")
         conn.sendall(head.encode())
