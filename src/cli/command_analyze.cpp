@@ -36,8 +36,7 @@ int run_analyze(std::span<const std::string> argv, const command_context& contex
     if (args.positionals.size() != 1) return usage_error("analyze", "analyze takes exactly one MODEL");
     ops::analyze_options options;
     static_cast<onnx::open_options&>(options) = open_options_from(args);
-    const auto report =
-        run_with_progress(options, context, p.flags, [&] { return ops::analyze(args.positionals[0], options); });
+    const auto report = run_with_progress(options, context, p.flags, [&] { return ops::analyze(args.positionals[0], options); });
     if (!report) return fail(report.error(), p.flags.json);
     print_warnings(report->warnings);
     // A million findings make a document of a hundred megabytes: streamed, never whole.

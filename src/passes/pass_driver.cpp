@@ -2,8 +2,7 @@
 
 namespace onnxstream::passes {
 
-fixed_point_result run_to_fixed_point(graph_model& model, const tensor_reader& reader,
-                                      std::span<const pass_entry* const> entries,
+fixed_point_result run_to_fixed_point(graph_model& model, const tensor_reader& reader, std::span<const pass_entry* const> entries,
                                       const std::function<finding_sink(std::size_t)>& sink_of, std::vector<error>& warnings,
                                       const fixed_point_options& options) {
     fixed_point_result result;

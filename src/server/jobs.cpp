@@ -145,9 +145,9 @@ std::string job_table::result_key(const action& a, const pinned_path& model, con
     if (::fstatat(model.folder.get(), model.path.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
         return {};
     std::string key(a.name);
-    for (const auto number : {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-                              static_cast<std::uint64_t>(st.st_size), static_cast<std::uint64_t>(st.st_mtim.tv_sec),
-                              static_cast<std::uint64_t>(st.st_mtim.tv_nsec)})
+    for (const auto number :
+         {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
+          static_cast<std::uint64_t>(st.st_mtim.tv_sec), static_cast<std::uint64_t>(st.st_mtim.tv_nsec)})
         key += '\0' + std::to_string(number);
     for (const auto& [name, value] : request.fields) key += '\0' + name + '=' + value;
     return key;

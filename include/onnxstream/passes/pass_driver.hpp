@@ -26,15 +26,14 @@ struct fixed_point_options {
 };
 
 struct fixed_point_result {
-    std::uint32_t rounds = 0;             // rounds that changed something
-    std::vector<std::uint64_t> changes;   // per pass, summed over the rounds
-    bool cancelled = false;               // stopped by `cancel`: the graph is part way
+    std::uint32_t rounds = 0;            // rounds that changed something
+    std::vector<std::uint64_t> changes;  // per pass, summed over the rounds
+    bool cancelled = false;              // stopped by `cancel`: the graph is part way
 };
 
 /// Runs `entries` on `model` until a round changes nothing (or max_rounds). Pass p's
 /// findings go to `sink_of(p)`.
-fixed_point_result run_to_fixed_point(graph_model& model, const tensor_reader& reader,
-                                      std::span<const pass_entry* const> entries,
+fixed_point_result run_to_fixed_point(graph_model& model, const tensor_reader& reader, std::span<const pass_entry* const> entries,
                                       const std::function<finding_sink(std::size_t)>& sink_of, std::vector<error>& warnings,
                                       const fixed_point_options& options);
 
