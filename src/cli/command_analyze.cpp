@@ -29,12 +29,14 @@ constexpr auto analyze_options = model_command_options;
 
 }  // namespace
 
-int run_analyze(std::span<const std::string> argv, const command_context&) {
+int run_analyze(std::span<const std::string> argv, const command_context& context) {
     auto p = prepare("analyze", analyze_help, argv, analyze_options);
     if (!p.args) return p.status;
     const auto& args = *p.args;
     if (args.positionals.size() != 1) return usage_error("analyze", "analyze takes exactly one MODEL");
-    const auto report = ops::analyze(args.positionals[0], open_options_from(args));
+    ops::analyze_options options;
+    static_cast<onnx::open_options&>(options) = open_options_from(args);
+    const auto report = run_with_progress(options, context, p.flags, [&] { return ops::analyze(args.positionals[0], options); });
     if (!report) return fail(report.error(), p.flags.json);
     print_warnings(report->warnings);
     // A million findings make a document of a hundred megabytes: streamed, never whole.

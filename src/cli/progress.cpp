@@ -36,9 +36,17 @@ void progress_bar::update(const ops::progress_event& event) {
     bar.append(static_cast<std::size_t>(width - filled), '.');
     // The stage names a file and the tensor is a model's name: both untrusted.
     const auto tensor = event.tensor.empty() ? std::string() : "  " + report::terminal_safe_prefix(event.tensor, 40);
-    std::fprintf(stderr, "\r\033[K%s [%s] %3d%% %s/%s %s/s ETA %ds%s", report::terminal_safe(stage_).c_str(), bar.c_str(),
-                 static_cast<int>(fraction * 100), human_bytes(event.done).c_str(), human_bytes(event.total).c_str(),
-                 human_bytes(static_cast<std::uint64_t>(rate)).c_str(), static_cast<int>(eta + 0.5), tensor.c_str());
+    if (!event.unit.empty()) {
+        // Steps (passes run), not bytes: counted, with no rate.
+        std::fprintf(stderr, "\r\033[K%s [%s] %3d%% %llu/%llu %s ETA %ds%s", report::terminal_safe(stage_).c_str(), bar.c_str(),
+                     static_cast<int>(fraction * 100), static_cast<unsigned long long>(event.done),
+                     static_cast<unsigned long long>(event.total), event.unit.c_str(), static_cast<int>(eta + 0.5),
+                     tensor.c_str());
+    } else {
+        std::fprintf(stderr, "\r\033[K%s [%s] %3d%% %s/%s %s/s ETA %ds%s", report::terminal_safe(stage_).c_str(), bar.c_str(),
+                     static_cast<int>(fraction * 100), human_bytes(event.done).c_str(), human_bytes(event.total).c_str(),
+                     human_bytes(static_cast<std::uint64_t>(rate)).c_str(), static_cast<int>(eta + 0.5), tensor.c_str());
+    }
     std::fflush(stderr);
 }
 

@@ -2,7 +2,9 @@
 
 #include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
+#include <onnxstream/ops/optimize.hpp>
 #include <onnxstream/passes/dead_code.hpp>
+#include <onnxstream/passes/pass_driver.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 
 #include <algorithm>
@@ -131,7 +133,7 @@ void static_findings(graph::graph_model model, finding_list& out) {
 
 }  // namespace
 
-result<analyze_report> analyze(const std::filesystem::path& path, const onnx::open_options& options) {
+result<analyze_report> analyze(const std::filesystem::path& path, const analyze_options& options) {
     // Tensors read when a pass asks (most never are): no table of a million tensor_infos,
     // and the tree without their bodies' fields.
     ONNXSTREAM_ASSIGN(const auto bound,
@@ -142,6 +144,22 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::op
     report.warnings = bound.warnings();
     const graph::tensor_reader reader(model, &bound.data);
 
+    std::vector<const passes::pass_entry*> all;
+    for (const auto& pass : passes::pass_registry()) all.push_back(&pass);
+    // Progress counts passes run: one per pass that analyze shows, then each pass of each
+    // round of the fixed point (one round is counted ahead; a further round adds its own).
+    const auto shown = static_cast<std::uint64_t>(
+        std::count_if(all.begin(), all.end(), [](const passes::pass_entry* p) { return p->analyze != nullptr; }));
+    progress_event progress{"analyze " + path.filename().string(), 0, shown + all.size(), {}, "passes"};
+    const auto step = [&](std::string_view pass) {
+        if (!options.on_progress) return;
+        progress.tensor = pass;
+        options.on_progress(progress);
+        ++progress.done;
+    };
+    const auto cancelled = [&options] { return options.cancel != nullptr && options.cancel->load(); };
+    const auto interrupted = [] { return failure(error_code::interrupted, "interrupted"); };
+
     std::vector<error> ignored;
     // Each pass on its own fresh copy: every finding says what that one change would save.
     // The model as it is comes last (static_findings): its findings may be a million
@@ -149,35 +167,40 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::op
     // The passes add their findings straight to the list (the identity pass alone finds a
     // quarter of a million nodes in a graph of a million: not a vector of them first).
     finding_list pass_findings;
-    for (const auto& pass : passes::pass_registry()) {
-        if (pass.analyze == nullptr) continue;
+    for (const auto* pass : all) {
+        if (pass->analyze == nullptr) continue;
+        if (cancelled()) return interrupted();
+        step(pass->name);
         ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
         passes::pass_context context{graph, reader, pass_findings, ignored};
-        pass.analyze(context);
+        pass->analyze(context);
     }
     // Several passes find the same node (a dead node inside an isolated component, an
     // Identity that is also dead), so the categories overlap: the total is what optimize
-    // with the default passes removes, run to a fixed point on one more copy.
+    // with the default passes removes, by optimize's own driver on one more copy.
     {
         ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
-        const auto live_nodes = [&graph] {
-            std::uint64_t live = 0;
-            for (const auto n : graph.nodes.ids()) live += graph.node_live(n) ? 1U : 0U;
-            return live;
-        };
-        const auto before = live_nodes();
+        const auto before = graph.live_node_count();
         std::vector<finding> scratch;
-        constexpr std::uint32_t max_rounds = 100;  // optimize_options::max_rounds
-        for (std::uint32_t round = 0; round < max_rounds; ++round) {
-            std::uint64_t changes = 0;
-            for (const auto& pass : passes::pass_registry()) {
-                passes::pass_context context{graph, reader, scratch, ignored, {}, false};
-                changes += pass.run(context);
-                scratch.clear();
-            }
-            if (changes == 0) break;
-        }
-        report.removable_nodes = before - live_nodes();
+        const auto drop = [&scratch](std::size_t) {
+            scratch.clear();  // what the previous pass found: not read (record is false)
+            return passes::finding_sink(scratch);
+        };
+        const optimize_options defaults;  // what `onnxstream optimize` runs with
+        passes::fixed_point_options driver;
+        driver.limits.fold_bytes = defaults.fold_limit;
+        driver.max_rounds = defaults.max_rounds;
+        driver.record = false;
+        driver.cancel = options.cancel;
+        driver.on_pass = [&](std::uint32_t round, std::size_t p) {
+            if (round > 0 && p == 0) progress.total += all.size();
+            step(all[p]->name);
+        };
+        const auto ran = passes::run_to_fixed_point(graph, reader, all, drop, ignored, driver);
+        if (ran.cancelled) return interrupted();
+        // A fusion may add a node for two it removes; never more than the model has.
+        const auto after = graph.live_node_count();
+        report.removable_nodes = before > after ? before - after : 0;
     }
     {
         ONNXSTREAM_ASSIGN(auto graph, graph::graph_model::build(model));
@@ -195,6 +218,12 @@ result<analyze_report> analyze(const std::filesystem::path& path, const onnx::op
     // What was read through the mapping is only right if the file did not change meanwhile.
     ONNXSTREAM_TRY(bound.check_unchanged());
     return report;
+}
+
+result<analyze_report> analyze(const std::filesystem::path& path, const onnx::open_options& options) {
+    analyze_options all;
+    static_cast<onnx::open_options&>(all) = options;
+    return analyze(path, all);
 }
 
 }  // namespace onnxstream::ops

@@ -65,7 +65,7 @@ struct merge_batch::state {
             std::lock_guard lock(progress_mutex);
             progress[index] = {event.done, event.total};
             progress_event all{models.size() == 1 ? event.stage : "merge " + std::to_string(models.size()) + " models", 0, 0,
-                               event.tensor};
+                               event.tensor, event.unit};
             for (const auto& [done_bytes, total_bytes] : progress) {
                 all.done += done_bytes;
                 all.total += total_bytes;

@@ -889,7 +889,7 @@ result<diff_report> diff(const fs::path& a, const fs::path& b, const diff_option
     diff_report report;
     report.a = a;
     report.b = b;
-    progress_event event{"diff", 0, 0, {}};
+    progress_event event{"diff", 0, 0, {}, {}};
     auto add_warnings = [&report](const model_side& side) {
         for (const auto& g : side.bound.data.guesses) {
             report.warnings.push_back(g.what);

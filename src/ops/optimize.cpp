@@ -13,6 +13,7 @@
 #include <onnxstream/onnx/tensor_encoding.hpp>
 #include <onnxstream/onnx/tensor_walker.hpp>
 #include <onnxstream/passes/dead_code.hpp>
+#include <onnxstream/passes/pass_driver.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/proto/varint.hpp>
@@ -126,21 +127,19 @@ public:
 
         for (const auto* entry : entries) report_.passes.push_back({std::string(entry->name), 0, {}});
         std::vector<std::vector<std::uint64_t>> counted_keys(entries.size());  // keep_findings false: counting_sink's
-        for (std::uint32_t round = 0; round < options_.max_rounds; ++round) {
-            std::uint64_t changes = 0;
-            for (std::size_t p = 0; p < entries.size(); ++p) {
-                if (options_.cancel != nullptr && options_.cancel->load()) return failure(error_code::interrupted, "interrupted");
-                auto& pass = report_.passes[p];
-                counting_sink counting{pass.findings, counted_keys[p]};
-                const auto sink = options_.keep_findings ? passes::finding_sink(pass.findings) : passes::finding_sink(counting);
-                passes::pass_context context{graph_, reader, sink, report_.warnings, {options_.fold_limit}};
-                const auto done = entries[p]->run(context);
-                pass.changes += done;
-                changes += done;
-            }
-            if (changes == 0) break;
-            report_.rounds = round + 1;
-        }
+        std::vector<counting_sink> counting;
+        for (std::size_t p = 0; p < entries.size(); ++p) counting.push_back({report_.passes[p].findings, counted_keys[p]});
+        const auto sink_of = [&](std::size_t p) {
+            return options_.keep_findings ? passes::finding_sink(report_.passes[p].findings) : passes::finding_sink(counting[p]);
+        };
+        passes::fixed_point_options driver;
+        driver.limits.fold_bytes = options_.fold_limit;
+        driver.max_rounds = options_.max_rounds;
+        driver.cancel = options_.cancel;
+        const auto ran = passes::run_to_fixed_point(graph_, reader, entries, sink_of, report_.warnings, driver);
+        if (ran.cancelled) return failure(error_code::interrupted, "interrupted");
+        for (std::size_t p = 0; p < entries.size(); ++p) report_.passes[p].changes = ran.changes[p];
+        report_.rounds = ran.rounds;
         for (std::size_t p = 0; p < entries.size(); ++p) {
             std::sort(counted_keys[p].begin(), counted_keys[p].end());
             keep_skips_once(report_.passes[p].findings, counted_keys[p]);

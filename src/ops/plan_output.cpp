@@ -58,7 +58,7 @@ result<io::write_report> run_writer(io::output_file& output, io::write_job job, 
     io::writer_options writer_options;
     writer_options.cancel = options.cancel;
     writer_options.threads = effective_threads(options.threads);
-    progress_event event{stage, 0, size, {}};
+    progress_event event{stage, 0, size, {}, {}};
     if (options.on_progress) {
         options.on_progress(event);
         writer_options.on_progress = [&](std::uint64_t bytes) {

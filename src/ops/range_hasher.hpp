@@ -75,7 +75,7 @@ template <class Options>
                                                 std::string stage) {
     std::uint64_t total = 0;
     for (const auto& range : ranges) total += range.length;
-    progress_event event{std::move(stage), 0, total, {}};
+    progress_event event{std::move(stage), 0, total, {}, {}};
     return hash_ranges(ranges, kind, hashing_options(options, event));
 }
 

@@ -349,11 +349,16 @@ private:
 
 std::uint64_t fold_batchnorms(pass_context& context) { return folder(context).run(); }
 
+namespace {
+// analyze shows what folding would do, as optimize does it (on analyze's own copy).
+void analyze_batchnorms(pass_context& context) { static_cast<void>(fold_batchnorms(context)); }
+}  // namespace
+
 pass_entry batchnorm_folding_pass() {
     return {.name = "fold-bn",
             .summary = "BatchNormalization folded into Conv, ConvTranspose, Gemm",
             .run = fold_batchnorms,
-            .analyze = nullptr,
+            .analyze = analyze_batchnorms,
             .headline = {.kind = finding_kind::folded_batchnorm,
                          .done = "folded",
                          .would = "would fold",

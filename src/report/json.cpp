@@ -18,6 +18,7 @@ constexpr std::array categories{
     finding_category{finding_kind::identity_node, "identity_nodes", "Identity / no-op nodes"},
     finding_category{finding_kind::unused_input, "unused_inputs", "unused graph inputs"},
     finding_category{finding_kind::removed_function, "unused_functions", "unused local functions"},
+    finding_category{finding_kind::folded_batchnorm, "folded_batchnorms", "BatchNormalizations folded"},
     finding_category{finding_kind::folded_constant, "folded_constants", "constants folded"},
     finding_category{finding_kind::folded_shape, "folded_shapes", "shapes folded"},
     finding_category{finding_kind::nop_node, "nop_nodes", "no-op nodes"},

@@ -176,7 +176,8 @@ std::string to_text(const ops::analyze_report& r) {
             if (items.size() > 20) out.add("    ... and %zu more (the JSON report lists all)\n", items.size() - 20);
         }
     }
-    if (!any) {
+    // "Nothing" only when optimize would change nothing either: removable_nodes is its count.
+    if (!any && r.removable_nodes == 0) {
         out.add("  nothing redundant found\n");
         return out.take();
     }

@@ -1,6 +1,7 @@
 #include "actions.hpp"
 
 #include <onnxstream/onnx/data_resolver.hpp>
+#include <onnxstream/ops/analyze.hpp>
 #include <onnxstream/ops/convert.hpp>
 #include <onnxstream/ops/diff.hpp>
 #include <onnxstream/ops/export_caffe.hpp>
@@ -204,6 +205,21 @@ result<action_outcome> run_verify(const action_input& in) {
                           .passed = r.clean()};
 }
 
+constexpr std::array analyze_fields{data_field, data_dir_field};
+
+// The model view's redundancy report, as a job: it may take a minute on a large model.
+result<action_outcome> run_analyze(const action_input& in) {
+    ops::analyze_options options;
+    ONNXSTREAM_ASSIGN(const auto data, in.path_field("data"));
+    if (!data.empty()) options.data.data_files.push_back(data);
+    ONNXSTREAM_ASSIGN(const auto data_dir, in.path_field("data-dir"));
+    if (!data_dir.empty()) options.data.data_dirs.push_back(data_dir);
+    options.cancel = in.cancel;
+    options.on_progress = in.on_progress;
+    ONNXSTREAM_ASSIGN(const auto r, ops::analyze(in.model, options));
+    return action_outcome{.report_json = report::to_json(r), .report_text = report::to_text(r), .outputs = {}, .passed = true};
+}
+
 constexpr std::array diff_fields{field_spec{"other", field_kind::model, "", "the model to compare with"}, threads_field};
 
 result<action_outcome> run_diff(const action_input& in) {
@@ -360,6 +376,9 @@ constexpr std::array action_table{
            optimize_fields, "optimized", run_optimize},
     action{"verify", "Verify", "check external references, sizes and SHA-1 checksums", verify_fields, "", run_verify},
     action{"diff", "Diff", "compare with a second model's graph and tensor values", diff_fields, "", run_diff},
+    // Run by the model view itself (no button): its result is kept per file identity.
+    action{"analyze", "Analyze", "dead, duplicate and no-op parts, and what optimize would remove", analyze_fields, "",
+           run_analyze, nullptr, true},
     action{"convert", "Convert", "float32 weights and computation to fp16 or bf16", convert_fields, "fp16", run_convert,
            convert_output},
     action{"export-caffe", "Export to Caffe", "a .prototxt + .caffemodel, BatchNorm folded", caffe_fields, "caffe",

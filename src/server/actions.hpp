@@ -62,6 +62,11 @@ struct action {
     /// The file a job claims when its default is not <stem>.<suffix>.onnx (convert's
     /// dtype, export's formats); null: from output_suffix.
     result<std::filesystem::path> (*claimed_output)(const action_input& input) = nullptr;
+    /// A read-only action whose result depends only on the model and the fields: a job
+    /// for a file whose identity (device, inode, size, modification time) and fields were
+    /// seen before answers with that result at once (analyze, which the page runs on every
+    /// model it opens).
+    bool cached_result = false;
 };
 
 [[nodiscard]] std::span<const action> actions();

@@ -9,7 +9,6 @@
 #include "served_folder.hpp"
 
 #include <onnxstream/io/output_file.hpp>
-#include <onnxstream/ops/analyze.hpp>
 #include <onnxstream/ops/inspect.hpp>
 #include <onnxstream/report/json.hpp>
 
@@ -179,7 +178,6 @@ private:
         server_.Get("/api/actions", [](const httplib::Request&, httplib::Response& res) { send_json(res, actions_json()); });
         server_.Get("/api/list", [this](const httplib::Request& req, httplib::Response& res) { list(req, res); });
         server_.Get("/api/inspect", [this](const httplib::Request& req, httplib::Response& res) { inspect(req, res); });
-        server_.Get("/api/analyze", [this](const httplib::Request& req, httplib::Response& res) { analyze(req, res); });
         server_.Get("/api/find", [this](const httplib::Request& req, httplib::Response& res) { find(req, res); });
         server_.Get("/api/server", [this](const httplib::Request&, httplib::Response& res) {
             send_json(res, std::string("{\"ok\":true,\"network\":") + (policy_.network ? "true" : "false") + "}");
@@ -302,21 +300,6 @@ private:
             if (f.path) f.path = shown_relative(*f.path, *model);
         r->path = relative_to(model->shown, root_);
         send_json(res, show_pinned(report::to_json(*r, page_wording()), pins, true));
-    }
-
-    void analyze(const httplib::Request& req, httplib::Response& res) const {
-        auto model = model_param(req);
-        if (!model) return send_error(res, 400, model.error());
-        const pinned_path* pins[] = {&*model};
-        auto r = ops::analyze(model->path);
-        if (!r) {
-            auto e = std::move(r).error();
-            e.message = show_pinned(e.message, pins, false);
-            e.hint = show_pinned(e.hint, pins, false);
-            return send_error(res, 422, e);
-        }
-        r->path = relative_to(model->shown, root_);
-        send_json(res, show_pinned(report::to_json(*r), pins, true));
     }
 
     // Files dropped on the page arrive as a name and a size: find them under the folder.

@@ -1,7 +1,7 @@
 // The web page front end: an HTTP server on one folder, for `onnxstream gui`. It serves
-// the embedded page and a small JSON API over the library (browse, inspect, analyze, and
-// the actions as jobs with progress and cancellation). It never prints: what to tell the
-// user comes back through `on_listening` and the result.
+// the embedded page and a small JSON API over the library (browse, inspect, and the
+// actions as jobs with progress and cancellation, analyze among them). It never prints:
+// what to tell the user comes back through `on_listening` and the result.
 #pragma once
 
 #include <onnxstream/io/plan_writer.hpp>

@@ -114,14 +114,22 @@ result<std::shared_ptr<job>> job_table::start(job_request request) {
     for (const auto& f : a.fields)
         if (f.kind == field_kind::path || f.kind == field_kind::model) ONNXSTREAM_TRY(input.path_field(f.name));
     ONNXSTREAM_ASSIGN(const auto output, planned_output(a, input));
+    const auto key = a.cached_result ? result_key(a, *model, request) : std::string();
     std::lock_guard lock(mutex_);
+    if (const auto hit = key.empty() ? results_.end() : results_.find(key); hit != results_.end()) {
+        // The same file, unchanged, with the same fields: its result, finished at once.
+        auto j = std::make_shared<job>(std::to_string(next_id_++), std::string(a.name), model->shown, output);
+        j->finish(job_state::done, hit->second);
+        jobs_.emplace(j->id, j);
+        return j;
+    }
     if (!output.empty() && !busy_outputs_.insert(output).second)
         return failure(error_code::output_exists, "another job is writing " + relative_to(output, root_) + " right now",
                        "wait for it to finish or cancel it, or choose another output");
     auto j = std::make_shared<job>(std::to_string(next_id_++), std::string(a.name), model->shown, output);
     jobs_.emplace(j->id, j);
     try {
-        threads_.emplace_back([this, j, r = std::move(request)] { run(j, r); });
+        threads_.emplace_back([this, j, r = std::move(request), key] { run(j, r, key); });
     } catch (const std::system_error& e) {
         jobs_.erase(j->id);
         if (!output.empty()) busy_outputs_.erase(output);
@@ -130,12 +138,34 @@ result<std::shared_ptr<job>> job_table::start(job_request request) {
     return j;
 }
 
+std::string job_table::result_key(const action& a, const pinned_path& model, const job_request& request) {
+    // The file's identity: a file replaced, rewritten or touched gets a new key. Empty
+    // (nothing cached) when it cannot be read.
+    struct stat st {};
+    if (::fstatat(model.folder.get(), model.path.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+        return {};
+    std::string key(a.name);
+    for (const auto number :
+         {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
+          static_cast<std::uint64_t>(st.st_mtim.tv_sec), static_cast<std::uint64_t>(st.st_mtim.tv_nsec)})
+        key += '\0' + std::to_string(number);
+    for (const auto& [name, value] : request.fields) key += '\0' + name + '=' + value;
+    return key;
+}
+
+void job_table::remember(const std::string& key, std::string body) {
+    std::lock_guard lock(mutex_);
+    constexpr std::size_t kept = 64;  // models opened in one session; past that any one goes (it is only work again)
+    if (results_.size() >= kept && !results_.contains(key)) results_.erase(results_.begin());
+    results_.insert_or_assign(key, std::move(body));
+}
+
 void job_table::release(const std::shared_ptr<job>& j) {
     std::lock_guard lock(mutex_);
     if (!j->output.empty()) busy_outputs_.erase(j->output);
 }
 
-void job_table::run(const std::shared_ptr<job>& j, const job_request& request) {
+void job_table::run(const std::shared_ptr<job>& j, const job_request& request, const std::string& key) {
     // Nothing escapes this thread, and nothing the worker does reaches it but its frames
     // and its exit status: a failing or crashing job is a failed job, never a dead server.
     try {
@@ -173,6 +203,8 @@ void job_table::run(const std::shared_ptr<job>& j, const job_request& request) {
                                 std::strtoull(items[4].c_str(), nullptr, 10));
                 } else if (items.size() == 3 && items[0] == "finish" && !finished) {
                     const int state = std::atoi(items[1].c_str());
+                    // Kept before the page hears of it: opening the model again finds it.
+                    if (!key.empty() && state == static_cast<int>(job_state::done)) remember(key, items[2]);
                     j->finish(state == static_cast<int>(job_state::done)        ? job_state::done
                               : state == static_cast<int>(job_state::cancelled) ? job_state::cancelled
                                                                                 : job_state::failed,

@@ -88,8 +88,12 @@ public:
     void stop_all();
 
 private:
-    void run(const std::shared_ptr<job>& j, const job_request& request);
+    // `key`: the request's result_key, or empty (nothing kept).
+    void run(const std::shared_ptr<job>& j, const job_request& request, const std::string& key);
     void release(const std::shared_ptr<job>& j);
+    // A cached_result action's key for this request (jobs.cpp), and its result kept once done.
+    [[nodiscard]] static std::string result_key(const action& a, const pinned_path& model, const job_request& request);
+    void remember(const std::string& key, std::string body);
     // After a worker died by a signal: its named temporaries in the job's output folder.
     void remove_stray_temporaries(const job& j);
 
@@ -98,6 +102,7 @@ private:
     mutable std::mutex mutex_;
     std::map<std::string, std::shared_ptr<job>> jobs_;
     std::set<std::filesystem::path> busy_outputs_;
+    std::map<std::string, std::string> results_;  // cached_result actions: result_key -> finished body
     std::vector<std::thread> threads_;
     std::uint64_t next_id_ = 1;
 };

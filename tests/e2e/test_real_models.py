@@ -167,6 +167,33 @@ def test_real_model_each_new_pass_alone_is_exact(name, tmp_path, onnxstream):
             assert refcheck.same_array(expected[key], got[key]), f"{pass_name}: output {key} differs"
 
 
+@pytest.mark.parametrize("name", ["resnet18", "silero_vad_legacy", "silero_vad_v5", "small_transformer"])
+def test_analyze_removable_is_what_optimize_removes(name, tmp_path, onnxstream):
+    """analyze's "removable" is optimize's before - after, counted alike (subgraphs
+    included), never more than the model has; its text never says "nothing redundant" when
+    optimize removes nodes (ResNet-18: its 20 BatchNormalizations fold), and each category
+    optimize removes by shows up (fold-bn's among them)."""
+    model = tmp_path / "model.onnx"
+    shutil.copy(MODELS[name][0](), model)
+    proc = run_cli(["analyze", model, "--json"])
+    assert proc.returncode == 0, describe(proc)
+    report = json.loads(proc.stdout)
+    proc = run_cli(["optimize", model, "--dry-run", "--json"])
+    assert proc.returncode == 0, describe(proc)
+    optimized = json.loads(proc.stdout)
+    removed = optimized["before"]["nodes"] - optimized["after"]["nodes"]
+    assert removed > 0
+    assert report["nodes"] == optimized["before"]["nodes"]
+    assert report["summary"]["removable_nodes"] == removed
+    assert removed <= report["nodes"]
+    text = run_cli(["analyze", model])
+    assert text.returncode == 0, describe(text)
+    assert "nothing redundant" not in text.stdout, text.stdout
+    assert f"{removed} nodes removable in all (each counted once)" in text.stdout, text.stdout
+    if name == "resnet18":
+        assert report["summary"]["folded_batchnorms"]["count"] == 20, report["summary"]
+
+
 def test_analyze_reports_the_new_passes(onnxstream):
     proc = run_cli(["analyze", npm_model("silero_vad_v5.onnx"), "--json"])
     assert proc.returncode == 0, describe(proc)

@@ -71,6 +71,7 @@ try {
     status: await texts('.data-files td[class^="status"]'), merged: await texts('.merged'),
     analyze: await texts('.analyze'), summary: await texts('.model-summary'),
   };
+  results.buttons = await texts('.actions button');
   await shot('model', true);
 
   // A data file found only by a guess (a common name): the page says so in words.

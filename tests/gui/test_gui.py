@@ -247,6 +247,39 @@ def test_one_job_per_output_and_a_cancel_leaves_nothing(served):
     shutil.rmtree(folder)
 
 
+def test_analyze_is_a_job_with_progress_whose_result_is_kept_per_file(served):
+    """The model view's analyze runs as a job (progress in passes, cancellable), says what
+    optimize removes (on a torchvision ResNet-18), and opening
+    the same file again answers at once from the kept result; a touched file runs again."""
+    model = served["root"] / "resnet18" / "model.onnx"
+    optimized = json.loads(subprocess.run([str(refcheck.binary_path()), "optimize", str(model), "--dry-run", "--json"],
+                                          capture_output=True, text=True, check=True).stdout)
+    removed = optimized["before"]["nodes"] - optimized["after"]["nodes"]
+    job = urllib.parse.urlencode({"action": "analyze", "path": "resnet18/model.onnx"})
+    status, body, _ = request(served, "POST", "/api/jobs", body=job)
+    assert status == 200, body
+    events = sse_until_finished(served, json.loads(body)["id"])
+    assert events[-1]["state"] == "done", events[-1]
+    report = events[-1]["result"]
+    assert report["summary"]["removable_nodes"] == removed > 0, report["summary"]
+    assert report["nodes"] == optimized["before"]["nodes"]
+    assert f"{removed} nodes removable in all" in events[-1]["text"]
+    assert any(e["state"] == "running" for e in events)
+
+    status, body, _ = request(served, "POST", "/api/jobs", body=job)
+    assert status == 200, body
+    again = sse_until_finished(served, json.loads(body)["id"])
+    assert [e["state"] for e in again] == ["done"]  # no worker: the kept result
+    assert again[-1]["result"] == report
+
+    os.utime(model, ns=(model.stat().st_atime_ns, model.stat().st_mtime_ns + 1_000_000_000))
+    status, body, _ = request(served, "POST", "/api/jobs", body=job)
+    assert status == 200, body
+    fresh = sse_until_finished(served, json.loads(body)["id"])
+    assert fresh[0]["state"] == "running" and fresh[-1]["state"] == "done"
+    assert fresh[-1]["result"]["summary"] == report["summary"]
+
+
 def test_the_port_is_bound_to_loopback_only(served):
     port = f"{served['port']:04X}"
     listening = []
@@ -487,6 +520,12 @@ def test_a_deep_link_shows_the_inputs_and_the_data_file(page_run, served):
     # How it was found, in words for people: no flag, no stable name from the JSON.
     assert any("resnet18/model.onnx.data (next to the model)" in row for row in view["data_rows"]), view["data_rows"]
     assert "fits in one .onnx file" in view["merged"][0]
+    # analyze's one number (the categories overlap: never their sum), and no Analyze button.
+    optimized = json.loads(subprocess.run([str(refcheck.binary_path()), "optimize", str(served["root"] / "resnet18" / "model.onnx"),
+                                           "--dry-run", "--json"], capture_output=True, text=True, check=True).stdout)
+    before, after = optimized["before"]["nodes"], optimized["after"]["nodes"]
+    assert view["analyze"][0].startswith(f"Optimize would remove {before - after} of {before} nodes."), view["analyze"]
+    assert "Analyze" not in page_run["buttons"]
     assert page_run["keyboard_form"]
 
 

@@ -2,10 +2,14 @@
 // removal saves, and a total that counts every removable node once (what optimize then
 // removes, test_optimize.cpp).
 #include <onnxstream/ops/analyze.hpp>
+#include <onnxstream/passes/pass_driver.hpp>
 #include <onnxstream/report/json.hpp>
 #include <onnxstream/report/text.hpp>
 
 #include "redundant_model.hpp"
+
+#include <atomic>
+#include <vector>
 
 using namespace onnxstream;
 using namespace test_passes;
@@ -37,6 +41,53 @@ TEST_CASE("analyze finds the dead node, the duplicate and the Identity, and writ
     CHECK(report->removable_nodes == 3);
     CHECK(report->warnings.empty());
     CHECK(test_support::read_file(h.path()) == before);
+}
+
+TEST_CASE("analyze reports its passes as progress, and stops when cancelled") {
+    harness h(redundant_model());
+    ops::analyze_options options;
+    std::vector<ops::progress_event> events;
+    options.on_progress = [&events](const ops::progress_event& e) { events.push_back(e); };
+    const auto report = ops::analyze(h.path(), options);
+    REQUIRE(report);
+    REQUIRE(!events.empty());
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        CHECK(events[i].unit == "passes");
+        CHECK(events[i].done == i);
+        CHECK(events[i].done < events[i].total);
+    }
+    CHECK(events.back().total == events.size());  // the last round's passes, all counted
+
+    std::atomic<bool> cancel{true};
+    options.cancel = &cancel;
+    const auto stopped = ops::analyze(h.path(), options);
+    REQUIRE(!stopped);
+    CHECK(stopped.error().code == error_code::interrupted);
+}
+
+TEST_CASE("the fixed-point driver stops between passes when cancelled, the graph as far as it got") {
+    harness h(redundant_model());
+    std::vector<const passes::pass_entry*> entries{passes::find_pass("dce"), passes::find_pass("identity")};
+    std::vector<passes::finding> found;
+    std::vector<error> warnings;
+    std::atomic<bool> cancel{false};
+    passes::fixed_point_options options;
+    options.cancel = &cancel;
+    options.on_pass = [&cancel](std::uint32_t, std::size_t p) { cancel.store(p == 0); };
+    const auto sink_of = [&found](std::size_t) { return passes::finding_sink(found); };
+    const auto ran = passes::run_to_fixed_point(h.model(), h.reader(), entries, sink_of, warnings, options);
+    CHECK(ran.cancelled);
+    CHECK(ran.changes[0] > 0);  // dce ran (the dead Mul), identity did not
+    CHECK(ran.changes[1] == 0);
+    CHECK(ran.rounds == 0);
+
+    cancel.store(false);
+    options.on_pass = nullptr;
+    const auto rest = passes::run_to_fixed_point(h.model(), h.reader(), entries, sink_of, warnings, options);
+    CHECK(!rest.cancelled);
+    CHECK(rest.changes[0] == 0);
+    CHECK(rest.changes[1] == 1);
+    CHECK(rest.rounds == 1);
 }
 
 TEST_CASE("a model without redundancy has nothing removable") {

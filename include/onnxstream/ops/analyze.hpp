@@ -9,11 +9,14 @@
 #include <onnxstream/error.hpp>
 #include <onnxstream/onnx/open_options.hpp>
 #include <onnxstream/ops/finding_list.hpp>
+#include <onnxstream/ops/progress_event.hpp>
 #include <onnxstream/passes/finding.hpp>
 #include <onnxstream/result.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,8 +38,17 @@ struct analyze_report {
     [[nodiscard]] analyze_totals totals(passes::finding_kind kind) const;
 };
 
-/// Errors: the model cannot be read. Missing external data is a warning (the tensors it
-/// holds are not compared).
-[[nodiscard]] result<analyze_report> analyze(const std::filesystem::path& model, const onnx::open_options& options = {});
+struct analyze_options : onnx::open_options {
+    const std::atomic<bool>* cancel = nullptr;
+    /// Passes run so far of the passes to run (progress_event::unit "passes"); the total
+    /// grows by a round's passes when the fixed point takes another round.
+    std::function<void(const progress_event&)> on_progress;
+};
+
+/// Errors: the model cannot be read; `interrupted` when `cancel` was set. Missing external
+/// data is a warning (the tensors it holds are not compared).
+[[nodiscard]] result<analyze_report> analyze(const std::filesystem::path& model, const analyze_options& options = {});
+/// The same, without progress or cancelling.
+[[nodiscard]] result<analyze_report> analyze(const std::filesystem::path& model, const onnx::open_options& options);
 
 }  // namespace onnxstream::ops

@@ -13,6 +13,7 @@ struct progress_event {
     std::uint64_t total = 0;  // bytes this stage will write
     std::string tensor;       // the tensor being written, when the stage knows (about: bytes
                               // are written in parallel, this is the one at offset `done`)
+    std::string unit;         // what done and total count: empty for bytes, else "passes"...
 };
 
 }  // namespace onnxstream::ops

@@ -186,7 +186,8 @@ async function openModel(path) {
   const r = await api('/api/inspect', { path });
   if (currentModel !== path) return;
   section.replaceChildren();
-  if (!r.ok) { section.append(el('h2', {}, path), errorBox(r.error)); return; }
+  // ok false with a report: the model was read, its problems are listed in it.
+  if (r.error) { section.append(el('h2', {}, path), errorBox(r.error)); return; }
   const view = document.getElementById('model-template').content.cloneNode(true);
   const q = (s) => view.querySelector(s);
   q('.model-path').textContent = r.path + '  (' + bytes(r.file_size) + ')';
@@ -226,6 +227,7 @@ async function openModel(path) {
   const form = q('.action-form');
   const jobs = q('.jobs');
   for (const a of actions) {
+    if (a.name === 'analyze') continue;  // the model view runs it itself (showAnalyze)
     const b = el('button', { type: 'button', 'aria-pressed': 'false', title: a.summary, 'data-action': a.name }, a.title);
     b.addEventListener('click', () => {
       for (const other of bar.children) other.setAttribute('aria-pressed', String(other === b));
@@ -238,18 +240,61 @@ async function openModel(path) {
   showAnalyze(path, analyzeBox);
 }
 
+// analyze runs as a job (a large model takes a minute): progress and Cancel in the box,
+// then the report. The server keeps the result per file, so opening the model again
+// answers at once.
+let analyzing = null;  // the job id of the model view's analyze, cancelled when another model opens
+
 async function showAnalyze(path, box) {
-  const r = await api('/api/analyze', { path });
+  if (analyzing) api('/api/jobs/' + analyzing + '/cancel', {}, { method: 'POST' });
+  analyzing = null;
+  const started = await api('/api/jobs', {}, { method: 'POST', body: new URLSearchParams({ action: 'analyze', path }) });
+  if (!started.ok) { box.replaceChildren(errorBox(started.error)); return; }
+  analyzing = started.id;
+  const progress = el('progress', { max: '1', value: '0' });
+  const detail = el('span', { class: 'detail' }, 'analyzing ...');
+  const cancel = el('button', { type: 'button' }, 'Cancel');
+  cancel.addEventListener('click', async () => {
+    cancel.disabled = true;
+    await api('/api/jobs/' + started.id + '/cancel', {}, { method: 'POST' });
+  });
+  box.replaceChildren(el('div', { class: 'line' }, detail, cancel), progress);
+  let last = null;
+  const onEvent = (e) => {
+    last = e;
+    if (e.state !== 'running') return false;
+    if (e.total > 0) { progress.max = e.total; progress.value = e.done; }
+    detail.textContent = 'analyzing ...' + (e.total > 0 ? ' pass ' + e.done + ' of ' + e.total : '') +
+      (e.tensor ? ' (' + e.tensor + ')' : '');
+    return true;
+  };
+  try { await followEvents(started.id, onEvent); } catch (err) { /* shown below */ }
+  if (analyzing === started.id) analyzing = null;
+  if (!last || last.state === 'running') {
+    box.replaceChildren(el('p', { class: 'detail' }, 'lost contact with the server; is onnxstream gui still running?'));
+    return;
+  }
   box.replaceChildren();
-  if (!r.ok) { box.append(errorBox(r.error)); return; }
+  if (last.state === 'cancelled') { box.append(el('p', { class: 'detail' }, 'analyze cancelled')); return; }
+  if (last.state === 'failed') { box.append(errorBox(last.error)); return; }
+  showAnalyzeReport(last.result, box);
+}
+
+function showAnalyzeReport(r, box) {
+  // The categories overlap (a dead Identity is both): their node counts are not added up.
+  // removable_nodes is what optimize removes, each node once.
   const list = el('ul', { class: 'findings' });
   for (const [key, t] of Object.entries(r.summary)) {
-    if (!t.count) continue;
+    if (typeof t !== 'object' || !t.count) continue;
     list.append(el('li', {}, key.replace(/_/g, ' ') + ': ' + t.count + (t.nodes ? ', ' + t.nodes + ' nodes' : '') +
       (t.bytes ? ', ' + bytes(t.bytes) : '')));
   }
-  if (!list.children.length) box.append(el('p', { class: 'ok' }, 'nothing dead, duplicated or no-op found'));
-  else box.append(el('p', {}, 'Optimize would remove:'), list);
+  const removable = r.summary.removable_nodes;
+  if (!list.children.length && !removable) box.append(el('p', { class: 'ok' }, 'nothing dead, duplicated or no-op found'));
+  else {
+    box.append(el('p', { class: 'removable' }, 'Optimize would remove ' + removable + ' of ' + r.nodes + ' nodes.'));
+    if (list.children.length) box.append(el('p', {}, 'Found (a node may be in more than one line):'), list);
+  }
   for (const w of r.warnings) box.append(el('div', { class: 'problem' }, w));
 }
 
