@@ -77,7 +77,7 @@ inline proto_builder float_tensor(std::string_view name, std::vector<std::int64_
     for (const auto d : dims) t.varint_field(1, static_cast<std::uint64_t>(d));
     t.varint_field(2, 1).string_field(8, name);
     std::vector<std::byte> raw(values.size() * 4);
-    std::memcpy(raw.data(), values.data(), raw.size());
+    if (!raw.empty()) std::memcpy(raw.data(), values.data(), raw.size());  // memcpy of a null pointer is undefined
     t.bytes_field(9, raw);
     return t;
 }
