@@ -317,12 +317,14 @@ struct inference {
         if (!shape) return out;
         std::vector<std::int64_t> dims = *shape;
         const bool allow_zero = attr_i(n, "allowzero", 0) != 0;
+        // A product past 64 bits (a hostile shape such as [2^40, 2^40, -1]) infers nothing.
         std::int64_t known = 1;
+        bool overflows = false;
         std::optional<std::size_t> infer_at;
         for (std::size_t i = 0; i < dims.size(); ++i) {
             if (dims[i] == 0 && !allow_zero) dims[i] = x.dims && i < x.dims->size() ? (*x.dims)[i] : -1;
             if ((*shape)[i] == -1) infer_at = i;
-            else if (dims[i] >= 0) known *= dims[i];
+            else if (dims[i] >= 0) overflows = __builtin_mul_overflow(known, dims[i], &known) || overflows;
         }
         if (infer_at) {
             dims[*infer_at] = -1;
@@ -330,10 +332,10 @@ struct inference {
             bool others_known = true;
             for (std::size_t i = 0; i < dims.size(); ++i)
                 if (i != *infer_at && dims[i] < 0) others_known = false;
-            if (others_known && probe.fully_known() && known > 0) {
+            if (others_known && probe.fully_known() && known > 0 && !overflows) {
                 std::int64_t total = 1;
-                for (const auto d : *x.dims) total *= d;
-                if (total % known == 0) dims[*infer_at] = total / known;
+                for (const auto d : *x.dims) overflows = __builtin_mul_overflow(total, d, &total) || overflows;
+                if (!overflows && total % known == 0) dims[*infer_at] = total / known;
             }
         }
         out.dims = dims;
