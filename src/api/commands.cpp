@@ -1,0 +1,981 @@
+#include <onnxstream/api/commands.hpp>
+#include <onnxstream/ops/inspect.hpp>
+#include <onnxstream/ops/merge.hpp>
+#include <onnxstream/report/json.hpp>
+#include <onnxstream/report/json_writer.hpp>
+#include <onnxstream/report/text.hpp>
+
+#include <array>
+#include <charconv>
+
+// The rows below name only the fields they set (designated initializers); the rest keep
+// their defaults on purpose, which GCC 12's -Wextra reports field by field.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace onnxstream::api {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// ---------------------------------------------------------------- parameters many commands share
+
+constexpr parameter model_parameter{.name = "model",
+                                    .kind = value_kind::model,
+                                    .help = "the model (.onnx)",
+                                    .label = "Model",
+                                    .placeholder = "MODEL",
+                                    .required = true,
+                                    .positional = true};
+constexpr parameter output_parameter{.name = "output",
+                                     .kind = value_kind::path,
+                                     .help = "the output model (default: <stem>.<command>.onnx beside the input)",
+                                     .label = "Output file",
+                                     .placeholder = "OUT",
+                                     .short_name = "-o"};
+constexpr parameter data_parameter{.name = "data",
+                                   .kind = value_kind::path,
+                                   .help = "an external data file (matched by name; a single one serves all)",
+                                   .label = "External data file",
+                                   .placeholder = "FILE",
+                                   .repeatable = true};
+constexpr parameter data_dir_parameter{.name = "data-dir",
+                                       .kind = value_kind::path,
+                                       .help = "a folder to look for external data files in",
+                                       .label = "External data folder",
+                                       .placeholder = "DIR",
+                                       .repeatable = true};
+constexpr parameter strict_parameter{.name = "strict",
+                                     .kind = value_kind::flag,
+                                     .help = "fail (instead of warning) when a SHA-1 checksum does not match, and never "
+                                             "guess a data file the model does not name as it is",
+                                     .label = "Strict"};
+constexpr parameter size_mismatch_parameter{.name = "allow-size-mismatch",
+                                            .kind = value_kind::flag,
+                                            .help = "warn instead of failing when a tensor's bytes do not match its dims",
+                                            .label = "Allow size mismatches"};
+constexpr parameter threads_parameter{.name = "threads",
+                                      .kind = value_kind::count,
+                                      .help = "worker threads (default: the number of cores)",
+                                      .label = "Threads",
+                                      .placeholder = "N",
+                                      .short_name = "-j"};
+constexpr parameter force_parameter{.name = "force",
+                                    .kind = value_kind::flag,
+                                    .help = "replace existing outputs (never the inputs)",
+                                    .label = "Replace existing outputs",
+                                    .short_name = "-f"};
+// The writer: a test hook of the command line (the suites run every command with each).
+constexpr std::array writer_choices{std::string_view("auto"), std::string_view("io_uring"), std::string_view("uring"),
+                                    std::string_view("overlapped"), std::string_view("portable")};
+constexpr parameter writer_parameter{.name = "writer",
+                                     .kind = value_kind::choice,
+                                     .default_value = "auto",
+                                     .help = "the asynchronous writer (testing)",
+                                     .label = "Writer",
+                                     .placeholder = "W",
+                                     .choices = writer_choices,
+                                     .hidden = true,
+                                     .surfaces = surface::cli};
+constexpr parameter data_name_parameter{.name = "data-name",
+                                        .kind = value_kind::text,
+                                        .help = "the data file's name, beside the output (default: <output file name>.data)",
+                                        .label = "Data file name",
+                                        .placeholder = "NAME"};
+constexpr parameter threshold_parameter{.name = "threshold",
+                                        .kind = value_kind::size,
+                                        .default_value = "1024",
+                                        .help = "smallest tensor to move out (sizes take K, M, G)",
+                                        .label = "Smallest tensor moved out",
+                                        .placeholder = "BYTES"};
+constexpr parameter align_parameter{.name = "align",
+                                    .kind = value_kind::size,
+                                    .default_value = "4096",
+                                    .help = "offset alignment of large tensors (0 = dense; 65536 suits Windows mapping)",
+                                    .label = "Alignment",
+                                    .placeholder = "BYTES"};
+constexpr parameter align_threshold_parameter{.name = "align-threshold",
+                                              .kind = value_kind::size,
+                                              .default_value = "1M",
+                                              .help = "smallest tensor to align; smaller ones stay dense",
+                                              .label = "Smallest tensor aligned",
+                                              .placeholder = "BYTES"};
+constexpr parameter shard_size_parameter{.name = "shard-size",
+                                         .kind = value_kind::size,
+                                         .help = "several data files <name>-00001-of-0000N.data of at most BYTES; a tensor "
+                                                 "larger than BYTES gets a shard of its own",
+                                         .label = "Shard size",
+                                         .placeholder = "BYTES"};
+
+// ---------------------------------------------------------------- reading values into options
+
+result<io::writer_backend> writer_from(const parameter_reader& in) {
+    ONNXSTREAM_ASSIGN(const auto w, in.choice("writer"));
+    if (w == "portable") return io::writer_backend::portable;
+    if (w == "io_uring" || w == "uring") return io::writer_backend::io_uring;
+    if (w == "overlapped") return io::writer_backend::overlapped;
+    return io::writer_backend::automatic;
+}
+
+template <class Report>
+std::vector<fs::path> written(const Report& r) {
+    std::vector<fs::path> files{r.output};
+    for (const auto& f : r.data_files) files.push_back(f.path);
+    return files;
+}
+
+const report::hint_wording& wording_of(const run_context& context) {
+    return context.wording != nullptr ? *context.wording : api_wording();
+}
+
+template <class Options>
+void hook(Options& options, const run_context& context) {
+    options.cancel = context.cancel;
+    options.on_progress = context.on_progress;
+}
+
+template <class Options>
+void hook_writer(Options& options, const run_context& context) {
+    hook(options, context);
+    if (context.writer != io::writer_backend::automatic) options.backend = context.writer;
+}
+
+// The default output <stem>.<suffix>.onnx beside the model, or the output given.
+result<fs::path> output_or(const parameter_reader& in, const fs::path& fallback) {
+    ONNXSTREAM_ASSIGN(auto output, in.path("output"));
+    if (output.empty()) output = fallback;
+    return output;
+}
+
+// ---------------------------------------------------------------- inspect
+
+constexpr std::array inspect_parameters{model_parameter, data_parameter, data_dir_parameter, strict_parameter,
+                                        size_mismatch_parameter};
+
+result<command_outcome> run_inspect(const parameter_reader& in, const run_context& context) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(const auto options, open_options_from(in));
+    ONNXSTREAM_ASSIGN(const auto r, ops::inspect(model, options));
+    const auto& wording = wording_of(context);
+    return command_outcome{report::to_json(r, wording), report::to_text(r, wording), {}, r.warnings, true};
+}
+
+// ---------------------------------------------------------------- merge
+
+constexpr std::array merge_parameters{
+    parameter{.name = "model",
+              .kind = value_kind::model,
+              .help = "the models (each gets <stem>.merged.onnx)",
+              .label = "Model",
+              .placeholder = "MODEL",
+              .repeatable = true,
+              .required = true,
+              .positional = true},
+    parameter{.name = "output",
+              .kind = value_kind::path,
+              .help = "the output file (only with one MODEL; default: <stem>.merged.onnx beside the input)",
+              .label = "Output file",
+              .placeholder = "OUT",
+              .short_name = "-o"},
+    data_parameter,
+    data_dir_parameter,
+    parameter{.name = "threads",
+              .kind = value_kind::count,
+              .help = "worker threads; with several MODELs, up to N are merged at once (default: the number of cores)",
+              .label = "Threads",
+              .placeholder = "N",
+              .short_name = "-j"},
+    size_mismatch_parameter,
+    strict_parameter,
+    force_parameter,
+    writer_parameter};
+
+result<command_outcome> run_merge(const parameter_reader& in, const run_context& context) {
+    ONNXSTREAM_ASSIGN(const auto models, in.paths("model"));
+    if (models.size() != 1)
+        return failure(error_code::invalid_argument, "merge through the library takes one model at a time");
+    ops::rewrite_options options;
+    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
+    ONNXSTREAM_ASSIGN(options.output, output_or(in, ops::default_output(models[0], "merged")));
+    hook_writer(options, context);
+    ONNXSTREAM_ASSIGN(const auto r, ops::merge(models[0], options));
+    const auto& wording = wording_of(context);
+    return command_outcome{report::merge_json(models[0].string(), r, wording),
+                           report::merged_text(models[0].string(), r, wording), {r.output}, r.warnings, true};
+}
+
+// ---------------------------------------------------------------- split and repack
+
+constexpr std::array split_parameters{model_parameter,
+                                      output_parameter,
+                                      data_name_parameter,
+                                      threshold_parameter,
+                                      align_parameter,
+                                      align_threshold_parameter,
+                                      data_parameter,
+                                      data_dir_parameter,
+                                      strict_parameter,
+                                      size_mismatch_parameter,
+                                      threads_parameter,
+                                      force_parameter,
+                                      writer_parameter};
+
+constexpr std::array repack_parameters{
+    model_parameter,
+    output_parameter,
+    data_name_parameter,
+    threshold_parameter,
+    align_parameter,
+    align_threshold_parameter,
+    shard_size_parameter,
+    parameter{.name = "dedupe",
+              .kind = value_kind::flag,
+              .help = "store identical tensors (same type and bytes) once",
+              .label = "Store identical tensors once"},
+    parameter{.name = "write-checksums",
+              .kind = value_kind::flag,
+              .help = "write each tensor's SHA-1 into its 'checksum' key",
+              .label = "Write checksums"},
+    data_parameter,
+    data_dir_parameter,
+    strict_parameter,
+    size_mismatch_parameter,
+    threads_parameter,
+    parameter{.name = "force",
+              .kind = value_kind::flag,
+              .help = "replace existing outputs, even the model's own files (repack in place: the old files are "
+                      "replaced only once the new ones are on disk)",
+              .label = "Replace existing outputs",
+              .short_name = "-f"},
+    writer_parameter};
+
+result<command_outcome> run_externalize(const parameter_reader& in, const run_context& context, ops::externalize_kind kind) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(auto options, externalize_options_from(in, kind));
+    hook_writer(options, context);
+    ONNXSTREAM_ASSIGN(const auto r, ops::externalize(model, options));
+    return command_outcome{report::to_json(r), report::to_text(r), written(r), r.warnings, true};
+}
+
+result<command_outcome> run_split(const parameter_reader& in, const run_context& context) {
+    return run_externalize(in, context, ops::externalize_kind::split);
+}
+result<command_outcome> run_repack(const parameter_reader& in, const run_context& context) {
+    return run_externalize(in, context, ops::externalize_kind::repack);
+}
+
+// ---------------------------------------------------------------- optimize and analyze
+
+constexpr std::array optimize_parameters{
+    model_parameter,
+    output_parameter,
+    parameter{.name = "passes",
+              .kind = value_kind::text,
+              .help = "comma-separated passes, in order (default: all of them)",
+              .label = "Passes",
+              .placeholder = "LIST"},
+    parameter{.name = "fold-limit",
+              .kind = value_kind::size,
+              .default_value = "1M",
+              .help = "the largest tensor folding may create or read",
+              .label = "Largest folded tensor",
+              .placeholder = "BYTES"},
+    parameter{.name = "dry-run", .kind = value_kind::flag, .help = "run the passes and report, write nothing", .label = "Dry run"},
+    parameter{.name = "reuse-data",
+              .kind = value_kind::flag,
+              .help = "point at the input's data files instead of copying them (they must be inside the output's folder)",
+              .label = "Reuse the data files"},
+    data_parameter,
+    data_dir_parameter,
+    strict_parameter,
+    size_mismatch_parameter,
+    threads_parameter,
+    force_parameter,
+    writer_parameter};
+
+result<command_outcome> run_optimize(const parameter_reader& in, const run_context& context) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(auto options, optimize_options_from(in));
+    options.keep_findings = true;
+    hook_writer(options, context);
+    ONNXSTREAM_ASSIGN(const auto r, ops::optimize(model, options));
+    return command_outcome{report::to_json(r), report::to_text(r), r.dry_run ? std::vector<fs::path>{} : written(r),
+                           r.warnings, true};
+}
+
+constexpr std::array analyze_parameters{model_parameter, data_parameter, data_dir_parameter, strict_parameter,
+                                        size_mismatch_parameter};
+
+result<command_outcome> run_analyze(const parameter_reader& in, const run_context& context) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(auto options, analyze_options_from(in));
+    hook(options, context);
+    ONNXSTREAM_ASSIGN(const auto r, ops::analyze(model, options));
+    return command_outcome{report::to_json(r), report::to_text(r), {}, r.warnings, true};
+}
+
+// ---------------------------------------------------------------- verify and diff
+
+constexpr std::array verify_parameters{model_parameter,         data_parameter,   data_dir_parameter, strict_parameter,
+                                       size_mismatch_parameter, threads_parameter};
+
+result<command_outcome> run_verify(const parameter_reader& in, const run_context& context) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(auto options, verify_options_from(in));
+    hook(options, context);
+    ONNXSTREAM_ASSIGN(const auto r, ops::verify(model, options));
+    const auto& wording = wording_of(context);
+    return command_outcome{report::to_json(r, wording), report::to_text(r, wording), {}, {}, r.clean()};
+}
+
+constexpr std::array diff_parameters{
+    model_parameter,
+    parameter{.name = "other",
+              .kind = value_kind::model,
+              .help = "the model to compare with",
+              .label = "Compare with",
+              .placeholder = "B",
+              .required = true,
+              .positional = true},
+    parameter{.name = "data",
+              .kind = value_kind::path,
+              .help = "an external data file of either model (matched by name)",
+              .label = "External data file",
+              .placeholder = "FILE",
+              .repeatable = true},
+    parameter{.name = "data-dir",
+              .kind = value_kind::path,
+              .help = "a folder to look for either model's external data files in",
+              .label = "External data folder",
+              .placeholder = "DIR",
+              .repeatable = true},
+    strict_parameter,
+    size_mismatch_parameter,
+    threads_parameter};
+
+result<command_outcome> run_diff(const parameter_reader& in, const run_context& context) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(const auto other, in.path("other"));
+    ONNXSTREAM_ASSIGN(auto options, diff_options_from(in));
+    hook(options, context);
+    ONNXSTREAM_ASSIGN(const auto r, ops::diff(model, other, options));
+    return command_outcome{report::to_json(r), report::to_text(r), {}, r.warnings, r.equivalent};
+}
+
+// ---------------------------------------------------------------- convert
+
+constexpr std::array dtype_choices{std::string_view("fp16"), std::string_view("bf16")};
+
+constexpr std::array convert_parameters{
+    model_parameter,
+    parameter{.name = "dtype",
+              .kind = value_kind::choice,
+              .help = "the new precision: fp16 (IEEE half) or bf16 (bfloat16)",
+              .label = "Precision",
+              .placeholder = "fp16|bf16",
+              .choices = dtype_choices,
+              .required = true},
+    parameter{.name = "output",
+              .kind = value_kind::path,
+              .help = "the output model (default: <stem>.fp16.onnx or <stem>.bf16.onnx beside the input)",
+              .label = "Output file",
+              .placeholder = "OUT",
+              .short_name = "-o"},
+    parameter{.name = "keep-io-types",
+              .kind = value_kind::flag,
+              .help = "keep the graph's inputs and outputs float32 (Casts at the boundary)",
+              .label = "Keep float32 inputs and outputs"},
+    parameter{.name = "block-ops",
+              .kind = value_kind::text,
+              .help = "comma-separated operators kept in float32, replacing the default list (Resize, Upsample, TopK, "
+                      "NonMaxSuppression, Range, CumSum, Min, Max, RoiAlign and the ai.onnx.ml operators)",
+              .label = "Operators kept in float32",
+              .placeholder = "LIST"},
+    parameter{.name = "allow-saturation",
+              .kind = value_kind::flag,
+              .help = "fp16: convert tensors with values beyond +-65504 too (they saturate to +-65504, counted) instead "
+                      "of keeping them float32",
+              .label = "Allow saturation"},
+    parameter{.name = "data-name",
+              .kind = value_kind::text,
+              .help = "the data file's name, for external layouts (beside the output)",
+              .label = "Data file name",
+              .placeholder = "NAME"},
+    parameter{.name = "align",
+              .kind = value_kind::size,
+              .default_value = "4096",
+              .help = "offset alignment of tensors of at least 1 MiB (0 = dense)",
+              .label = "Alignment",
+              .placeholder = "BYTES"},
+    shard_size_parameter,
+    data_parameter,
+    data_dir_parameter,
+    strict_parameter,
+    size_mismatch_parameter,
+    threads_parameter,
+    force_parameter,
+    writer_parameter};
+
+result<fs::path> convert_output(const parameter_reader& in) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(const auto dtype, in.choice("dtype"));
+    return output_or(in, ops::default_output(model, dtype.empty() ? "fp16" : std::string(dtype)));
+}
+
+result<command_outcome> run_convert(const parameter_reader& in, const run_context& context) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(auto options, convert_options_from(in));
+    hook_writer(options, context);
+    ONNXSTREAM_ASSIGN(const auto r, ops::convert(model, options));
+    const bool half = options.target == ops::half_type::float16;
+    return command_outcome{report::to_json(r, half ? "fp16" : "bf16"), report::to_text(r, half ? "float16" : "bfloat16"),
+                           written(r), r.warnings, true};
+}
+
+// ---------------------------------------------------------------- export to Caffe
+
+constexpr std::array dialect_choices{std::string_view("opencv"), std::string_view("bvlc")};
+
+constexpr std::array caffe_parameters{
+    model_parameter,
+    parameter{.name = "output",
+              .kind = value_kind::path,
+              .help = "where the files go: PREFIX.prototxt and PREFIX.caffemodel (default: the model's folder and stem)",
+              .label = "Output prefix",
+              .placeholder = "PREFIX",
+              .short_name = "-o"},
+    parameter{.name = "dialect",
+              .kind = value_kind::choice,
+              .default_value = "opencv",
+              .help = "opencv (what OpenCV's Caffe importer loads, e.g. ReLU6, Permute, ceil_mode) or bvlc (BVLC Caffe "
+                      "1.0 layers only)",
+              .label = "Caffe dialect",
+              .placeholder = "D",
+              .choices = dialect_choices},
+    parameter{.name = "input-shape",
+              .kind = value_kind::text,
+              .help = "the shape of an input, NAME=DIMS (e.g. input=1,3,224,224; a symbolic batch is otherwise taken as 1)",
+              .label = "Input shape",
+              .placeholder = "NAME=DIMS",
+              .repeatable = true},
+    parameter{.name = "no-fold-bn",
+              .kind = value_kind::flag,
+              .help = "keep BatchNormalization as BatchNorm + Scale layers instead of folding it",
+              .label = "Keep BatchNorm layers"},
+    parameter{.name = "check",
+              .kind = value_kind::flag,
+              .help = "run the export in OpenCV and the original in a reference evaluator on the same random input; "
+                      "fail past the tolerance",
+              .label = "Check in OpenCV"},
+    parameter{.name = "tolerance",
+              .kind = value_kind::number,
+              .default_value = "1e-4",
+              .help = "the largest error the check allows, relative to the output's magnitude",
+              .label = "Tolerance",
+              .placeholder = "X"},
+    parameter{.name = "report",
+              .kind = value_kind::flag,
+              .help = "also write the audit report PREFIX.caffe-report.json and PREFIX.caffe-report.html",
+              .label = "Write the audit report"},
+    // With --check: the reference evaluator's input and outputs, for the test suites.
+    parameter{.name = "check-dump",
+              .kind = value_kind::path,
+              .help = "write the check's input and reference outputs here (testing)",
+              .label = "Check dump",
+              .placeholder = "DIR",
+              .hidden = true,
+              .surfaces = surface::cli},
+    data_parameter,
+    data_dir_parameter,
+    strict_parameter,
+    size_mismatch_parameter,
+    force_parameter,
+    writer_parameter};
+
+result<fs::path> caffe_prefix(const parameter_reader& in) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    return output_or(in, model.parent_path() / model.stem());
+}
+
+result<fs::path> caffe_claim(const parameter_reader& in) {
+    ONNXSTREAM_ASSIGN(auto prefix, caffe_prefix(in));
+    return fs::path(prefix.string() + ".prototxt");
+}
+
+result<command_outcome> run_export_caffe(const parameter_reader& in, const run_context& context) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(auto options, export_caffe_options_from(in));
+    hook_writer(options, context);
+    ONNXSTREAM_ASSIGN(const auto r, ops::export_caffe(model, options));
+    if (!r.refusals.empty()) {
+        std::string what;
+        for (const auto& x : r.refusals) what += (what.empty() ? "" : "; ") + x.op_type + " " + x.node + ": " + x.why;
+        return failure(error_code::invalid_argument, "the model cannot be exported to Caffe exactly (" + what + ")",
+                       "change these nodes in the source model (or run {0} first), then export again",
+                       {{remedy::optimize_first, {}}});
+    }
+    std::vector<fs::path> outputs;
+    if (r.written) outputs = {r.prototxt, r.caffemodel};
+    if (!r.report_html.empty()) {
+        outputs.push_back(r.report_html);
+        outputs.push_back(r.report_json);
+    }
+    return command_outcome{report::to_json(r, options.tolerance), report::to_text(r), outputs, r.warnings,
+                           !r.check.ran || r.check.passed};
+}
+
+// ---------------------------------------------------------------- export to safetensors
+
+constexpr std::array safetensors_parameters{
+    model_parameter,
+    parameter{.name = "output",
+              .kind = value_kind::path,
+              .help = "the .safetensors file (sharded: the base of the shard names; default: <stem>.safetensors beside "
+                      "the model)",
+              .label = "Output file",
+              .placeholder = "OUT",
+              .short_name = "-o"},
+    parameter{.name = "shard-size",
+              .kind = value_kind::size,
+              .help = "the Hugging Face sharded layout: <stem>-00001-of-0000N.safetensors of at most BYTES of data each, "
+                      "plus <stem>.safetensors.index.json",
+              .label = "Shard size",
+              .placeholder = "BYTES"},
+    parameter{.name = "link",
+              .kind = value_kind::flag,
+              .help = "also write <stem>.linked.onnx beside the output, whose weights are external data inside the "
+                      "safetensors file(s): one copy for both",
+              .label = "Also write a linked .onnx"},
+    data_parameter,
+    data_dir_parameter,
+    strict_parameter,
+    size_mismatch_parameter,
+    threads_parameter,
+    force_parameter,
+    writer_parameter};
+
+result<fs::path> safetensors_claim(const parameter_reader& in) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    return output_or(in, model.parent_path() / (model.stem().string() + ".safetensors"));
+}
+
+result<command_outcome> run_export_safetensors(const parameter_reader& in, const run_context& context) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(auto options, safetensors_options_from(in));
+    hook_writer(options, context);
+    ONNXSTREAM_ASSIGN(const auto r, ops::export_safetensors(model, options));
+    std::vector<fs::path> outputs;
+    for (const auto& f : r.files) outputs.push_back(f.path);
+    if (r.index) outputs.push_back(*r.index);
+    if (r.linked) outputs.push_back(*r.linked);
+    return command_outcome{report::to_json(r), report::to_text(r), outputs, r.warnings, true};
+}
+
+// ---------------------------------------------------------------- the table
+
+constexpr std::array command_table{
+    command_spec{.name = "inspect",
+                 .title = "Inspect",
+                 .summary = "what a model is and what it needs (external data, 2 GB fit)",
+                 .description =
+                     "What a model is and what it needs: IR version, opsets, producer, inputs and outputs, nodes per op "
+                     "type, tensors per data type, subgraphs and functions, and every external data file (how it was "
+                     "found, or every place tried; tensors and bytes it must hold; its real size; problems). Ends with "
+                     "the size the merged model would have and whether it fits in one .onnx file (under 2 GB). Weights "
+                     "are never read.",
+                 .parameters = inspect_parameters,
+                 .surfaces = surface::programs,
+                 .run = run_inspect},
+    command_spec{.name = "merge",
+                 .title = "Merge",
+                 .summary = "inline external data into one self-contained .onnx",
+                 .description =
+                     "Inlines every external tensor into one self-contained .onnx (default: <stem>.merged.onnx beside "
+                     "the input). Everything is validated before the first byte is written; a model that would pass "
+                     "protobuf's 2 GB limit is refused before any file is created.",
+                 .parameters = merge_parameters,
+                 .output_suffix = "merged",
+                 .run = run_merge},
+    command_spec{.name = "split",
+                 .title = "Split",
+                 .summary = "move large tensors out to an aligned data file",
+                 .description =
+                     "Moves tensors of at least the threshold out of the model into one data file beside the output "
+                     "(default output <stem>.split.onnx, data file <output file name>.data). Strings and tensors a "
+                     "runtime reads while loading (Reshape shapes, Slice bounds, Resize scales, Range bounds...) stay "
+                     "embedded whatever the threshold.",
+                 .parameters = split_parameters,
+                 .output_suffix = "split",
+                 .run = run_split},
+    command_spec{.name = "repack",
+                 .title = "Repack",
+                 .summary = "rewrite all weights, from wherever they are, into fresh aligned data files",
+                 .description =
+                     "Rewrites every tensor of at least the threshold, wherever it is (embedded, one data file, a file "
+                     "per tensor, any mix), into a fresh aligned data file beside the output (default output "
+                     "<stem>.repacked.onnx, data <output file name>.data). Orphaned bytes are dropped. Works far past 2 "
+                     "GB: only the .onnx must stay under it.",
+                 .parameters = repack_parameters,
+                 .output_suffix = "repacked",
+                 .run = run_repack},
+    command_spec{.name = "analyze",
+                 .title = "Analyze",
+                 .summary = "report dead, duplicate and no-op parts of a model, per graph and subgraph",
+                 .description =
+                     "A redundancy report, per graph and subgraph: dead nodes (no output reaches a graph output), "
+                     "isolated components, dead branches (If whose condition is constant, Loop that never runs), "
+                     "duplicate computations, duplicate and unused initializers, Identity and no-op Dropout nodes, graph "
+                     "inputs nothing uses (reported, never removed), nodes of constant inputs that fold, Shape/Size of "
+                     "static shapes, and no-op nodes (Cast to its own type, Reshape to the same shape...). Each with the "
+                     "nodes and initializer bytes its removal would save; optimize removes them. Nothing is written.",
+                 .parameters = analyze_parameters,
+                 .surfaces = surface::everywhere,
+                 .run = run_analyze,
+                 .cached_result = true},
+    command_spec{.name = "optimize",
+                 .title = "Optimize",
+                 .summary = "graph passes: dead code, constant folding, no-ops, BatchNorm folding, fusion",
+                 .description =
+                     "Runs graph passes until nothing changes and writes the result (default: <stem>.optimized.onnx "
+                     "beside the input), printing what each pass removed or folded. Weights are read only where a pass "
+                     "needs them; the rest is copied. An embedded model stays embedded; a model with external data gets "
+                     "a new data file <output file name>.data with the surviving and new tensors (reuse-data: the "
+                     "original data files stay referenced).",
+                 .parameters = optimize_parameters,
+                 .output_suffix = "optimized",
+                 .run = run_optimize},
+    command_spec{.name = "verify",
+                 .title = "Verify",
+                 .summary = "check external references, sizes and SHA-1 checksums; exit 1 on problems",
+                 .description =
+                     "Checks that a model is whole, without changing anything: the .onnx tokenizes and every tensor in it "
+                     "reads; every external data file is found and holds each tensor's bytes (in bounds, dims x element "
+                     "size); every SHA-1 'checksum' key matches its bytes (read through a small buffer, never loaded). "
+                     "Each problem names the tensor, its file and what is wrong.",
+                 .parameters = verify_parameters,
+                 .run = run_verify},
+    command_spec{.name = "diff",
+                 .title = "Diff",
+                 .summary = "compare two models' graphs and tensor values, ignoring storage",
+                 .description =
+                     "Compares two models as models, not as files: the same graph (nodes, attributes, inputs and "
+                     "outputs, functions, opsets, metadata) and the same tensors (name, type, dims and values, hashed "
+                     "while streaming). Where the bytes live does not count: embedded or external, raw or typed fields, "
+                     "file layout, alignment, checksum keys. Says whether the two .onnx files are byte-identical too.",
+                 .parameters = diff_parameters,
+                 .run = run_diff},
+    command_spec{.name = "convert",
+                 .title = "Convert",
+                 .summary = "float32 weights and computation to fp16 or bf16, streaming (Casts around unsafe ops)",
+                 .description =
+                     "Converts every float32 tensor the model computes with (initializers, Constant nodes, sparse "
+                     "tensors, subgraphs, functions) to float16 or bfloat16, slice by slice while writing: memory does "
+                     "not grow with the weights. Rounds to nearest even. A tensor with values beyond float16's +-65504 "
+                     "stays float32, and so do the nodes that read it; the report names it. Operators unsafe in half "
+                     "precision stay float32 behind inserted Cast nodes, and so does any node whose converted types the "
+                     "operator schemas would refuse. A model in 16 bits already is refused. A model with external data, "
+                     "or one that would not fit in 2 GB, gets fresh aligned data files as repack lays them out.",
+                 .parameters = convert_parameters,
+                 .run = run_convert,
+                 .claimed_output = convert_output},
+    command_spec{.name = "export-caffe",
+                 .title = "Export to Caffe",
+                 .summary = "a Caffe .prototxt + .caffemodel, BatchNorm folded, checked against the original",
+                 .description =
+                     "Writes PREFIX.prototxt and PREFIX.caffemodel (default PREFIX: the model's folder and stem). Every "
+                     "blob gets a static shape from the input shapes; BatchNormalization is folded into the "
+                     "Conv/ConvTranspose/Gemm before it where that is exact; unchanged float weights are copied straight "
+                     "from the model. A node without an exact Caffe form stops the export: nothing is written and every "
+                     "such node is listed with what to try.",
+                 .parameters = caffe_parameters,
+                 .run = run_export_caffe,
+                 .claimed_output = caffe_claim},
+    command_spec{.name = "export-safetensors",
+                 .title = "Export to safetensors",
+                 .summary = "the weights as safetensors (Hugging Face), optionally linked from the .onnx",
+                 .description =
+                     "Writes every initializer (name, dtype, shape) into a safetensors file, copying the bytes as they "
+                     "are (no conversion, no loading). Default output <stem>.safetensors beside the model. Names "
+                     "safetensors cannot hold, duplicate names and types it has no dtype for (strings, complex, 4-bit) "
+                     "are refused before anything is written.",
+                 .parameters = safetensors_parameters,
+                 .run = run_export_safetensors,
+                 .claimed_output = safetensors_claim},
+};
+
+// ---------------------------------------------------------------- remedies as keyword arguments
+
+std::string keyword_words(const remedy_step& step) {
+    const auto with = [&step](const char* keyword, const char* placeholder) {
+        return std::string(keyword) + "=" + (step.argument.empty() ? placeholder : "'" + step.argument + "'");
+    };
+    switch (step.change) {
+        case remedy::replace_output: return "pass force=True";
+        case remedy::choose_output: return with("output", "...");
+        case remedy::give_data_file: return with("data", "FILE");
+        case remedy::give_data_folder: return with("data_dir", "DIR");
+        case remedy::give_data_location: return "pass the file as data=FILE, or the folder holding it as data_dir=DIR";
+        case remedy::refuse_guesses: return "strict=True";
+        case remedy::accept_size_mismatch: return "allow_size_mismatch=True";
+        case remedy::choose_data_name: return "data_name=";
+        case remedy::repack_in_place: return "repack(model, output=model, force=True)";
+        case remedy::keep_external_data: return "repack()";
+        case remedy::embed_weights: return "merge()";
+        case remedy::inspect_model: return "inspect()";
+        case remedy::optimize_first: return "optimize()";
+        case remedy::give_input_shape: return with("input_shape", "NAME=DIMS");
+        case remedy::choose_dialect: return with("dialect", "...");
+        case remedy::fewer_threads: return "threads=";
+        case remedy::leave_out_check: return "check=False";
+        case remedy::reuse_data: return "reuse_data=True";
+        case remedy::choose_dtype: return with("dtype", "...");
+    }
+    return to_string(step.change);
+}
+
+constexpr report::hint_wording keyword_wording{.word = keyword_words, .list_remedies = true};
+
+const char* to_string(value_kind kind) {
+    switch (kind) {
+        case value_kind::text: return "text";
+        case value_kind::path: return "path";
+        case value_kind::model: return "model";
+        case value_kind::size: return "size";
+        case value_kind::count: return "count";
+        case value_kind::number: return "number";
+        case value_kind::flag: return "flag";
+        case value_kind::choice: return "choice";
+    }
+    return "text";
+}
+
+void write_surfaces(report::json_writer& json, std::uint8_t surfaces) {
+    json.begin_array();
+    if ((surfaces & surface::cli) != 0) json.value("cli");
+    if ((surfaces & surface::page) != 0) json.value("page");
+    if ((surfaces & surface::python) != 0) json.value("python");
+    json.end_array();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- options from values
+
+result<onnx::open_options> open_options_from(const parameter_reader& in) {
+    onnx::open_options options;
+    ONNXSTREAM_ASSIGN(options.data.data_files, in.paths("data"));
+    ONNXSTREAM_ASSIGN(options.data.data_dirs, in.paths("data-dir"));
+    options.strict = in.flag("strict");
+    options.allow_size_mismatch = in.flag("allow-size-mismatch");
+    return options;
+}
+
+result<void> fill_rewrite_options(const parameter_reader& in, ops::rewrite_options& options) {
+    ONNXSTREAM_ASSIGN(static_cast<onnx::open_options&>(options), open_options_from(in));
+    if (in.has("force")) options.force = in.flag("force");
+    if (in.has("threads")) {
+        ONNXSTREAM_ASSIGN(options.threads, in.count("threads"));
+        if (in.given("threads") && options.threads == 0)
+            return failure(error_code::invalid_argument, in.spelled("threads") + " takes a whole number from 1 to 1024");
+    }
+    if (in.has("writer")) {
+        ONNXSTREAM_ASSIGN(options.backend, writer_from(in));
+    }
+    if (in.has("output")) {
+        ONNXSTREAM_ASSIGN(options.output, in.path("output"));
+    }
+    return {};
+}
+
+namespace {
+
+result<std::uint64_t> shard_size_from(const parameter_reader& in) {
+    ONNXSTREAM_ASSIGN(const auto size, in.size("shard-size"));
+    if (in.given("shard-size") && size == 0)
+        return failure(error_code::invalid_argument, in.spelled("shard-size") + " must be more than 0");
+    return size;
+}
+
+}  // namespace
+
+result<ops::externalize_options> externalize_options_from(const parameter_reader& in, ops::externalize_kind kind) {
+    auto options = ops::externalize_defaults(kind);
+    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
+    options.data_name = std::string(in.text("data-name"));  // ops refuses a path here
+    ONNXSTREAM_ASSIGN(options.threshold, in.size("threshold"));
+    ONNXSTREAM_ASSIGN(options.alignment, in.size("align"));
+    ONNXSTREAM_ASSIGN(options.align_threshold, in.size("align-threshold"));
+    if (in.has("shard-size")) {
+        ONNXSTREAM_ASSIGN(options.shard_size, shard_size_from(in));
+    }
+    if (in.has("dedupe")) options.dedupe = in.flag("dedupe");
+    if (in.has("write-checksums")) options.write_checksums = in.flag("write-checksums");
+    return options;
+}
+
+result<ops::optimize_options> optimize_options_from(const parameter_reader& in) {
+    ops::optimize_options options;
+    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
+    if (in.given("passes")) {
+        ONNXSTREAM_ASSIGN(options.passes, ops::parse_pass_list(in.text("passes")));
+    }
+    ONNXSTREAM_ASSIGN(options.fold_limit, in.size("fold-limit"));
+    options.dry_run = in.flag("dry-run");
+    options.reuse_data = in.flag("reuse-data");
+    return options;
+}
+
+result<ops::verify_options> verify_options_from(const parameter_reader& in) {
+    ops::verify_options options;
+    ONNXSTREAM_ASSIGN(static_cast<onnx::open_options&>(options), open_options_from(in));
+    ONNXSTREAM_ASSIGN(options.threads, in.count("threads"));
+    return options;
+}
+
+result<ops::analyze_options> analyze_options_from(const parameter_reader& in) {
+    ops::analyze_options options;
+    ONNXSTREAM_ASSIGN(static_cast<onnx::open_options&>(options), open_options_from(in));
+    return options;
+}
+
+result<ops::diff_options> diff_options_from(const parameter_reader& in) {
+    ops::diff_options options;
+    ONNXSTREAM_ASSIGN(static_cast<onnx::open_options&>(options), open_options_from(in));
+    ONNXSTREAM_ASSIGN(options.threads, in.count("threads"));
+    return options;
+}
+
+result<ops::convert_options> convert_options_from(const parameter_reader& in) {
+    ops::convert_options options;
+    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
+    ONNXSTREAM_ASSIGN(const auto dtype, in.choice("dtype"));
+    options.target = dtype == "bf16" ? ops::half_type::bfloat16 : ops::half_type::float16;
+    ONNXSTREAM_ASSIGN(options.output, convert_output(in));
+    options.keep_io_types = in.flag("keep-io-types");
+    options.allow_saturation = in.flag("allow-saturation");
+    if (in.given("block-ops") || !in.texts("block-ops").empty()) options.block_ops = in.list("block-ops");
+    options.data_name = std::string(in.text("data-name"));  // ops refuses a path here
+    ONNXSTREAM_ASSIGN(options.alignment, in.size("align"));
+    ONNXSTREAM_ASSIGN(options.shard_size, shard_size_from(in));
+    return options;
+}
+
+namespace {
+
+result<std::pair<std::string, caffe::shape>> parse_input_shape(const parameter_reader& in, const std::string& text) {
+    const auto eq = text.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+        return failure(error_code::invalid_argument,
+                       in.spelled("input-shape") + " takes NAME=DIMS, e.g. input=1,3,224,224 (got '" + text + "')");
+    caffe::shape dims;
+    std::string_view rest(text.data() + eq + 1, text.size() - eq - 1);
+    while (!rest.empty()) {
+        const auto comma = rest.find(',');
+        const auto word = rest.substr(0, comma);
+        std::int64_t v = 0;
+        const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
+        if (ec != std::errc{} || end != word.data() + word.size() || v < 1 || v > (1LL << 31))
+            return failure(error_code::invalid_argument,
+                           in.spelled("input-shape") + " dimensions are positive whole numbers (got '" + text + "')");
+        dims.push_back(v);
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+    }
+    return std::pair{text.substr(0, eq), dims};
+}
+
+}  // namespace
+
+result<ops::export_caffe_options> export_caffe_options_from(const parameter_reader& in) {
+    ops::export_caffe_options options;
+    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
+    ONNXSTREAM_ASSIGN(options.output, caffe_prefix(in));
+    if (in.given("output")) ONNXSTREAM_TRY(ops::check_caffe_prefix(options.output));
+    ONNXSTREAM_ASSIGN(const auto dialect, in.choice("dialect"));
+    options.dialect = dialect == "bvlc" ? caffe::dialect::bvlc : caffe::dialect::opencv;
+    for (const auto& s : in.texts("input-shape")) {
+        ONNXSTREAM_ASSIGN(auto parsed, parse_input_shape(in, s));
+        if (options.input_shapes.contains(parsed.first))
+            return failure(error_code::invalid_argument, in.spelled("input-shape") + " gives '" + parsed.first + "' twice");
+        options.input_shapes.insert(std::move(parsed));
+    }
+    options.fold_batchnorm = !in.flag("no-fold-bn");
+    options.check = in.flag("check");
+    if (in.given("tolerance") && !options.check)
+        return failure(error_code::invalid_argument, in.spelled("tolerance") + " needs " + in.spelled("check"));
+    ONNXSTREAM_ASSIGN(options.tolerance, in.number("tolerance"));
+    options.report = in.flag("report");
+    ONNXSTREAM_ASSIGN(options.check_dump, in.path("check-dump"));
+    return options;
+}
+
+result<ops::safetensors_options> safetensors_options_from(const parameter_reader& in) {
+    ops::safetensors_options options;
+    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
+    ONNXSTREAM_ASSIGN(options.shard_size, shard_size_from(in));
+    options.link = in.flag("link");
+    return options;
+}
+
+std::string_view dtype_name(ops::half_type type) noexcept { return type == ops::half_type::float16 ? "fp16" : "bf16"; }
+
+// ---------------------------------------------------------------- the table's face
+
+const parameter* command_spec::find(std::string_view parameter_name) const noexcept {
+    for (const auto& p : parameters)
+        if (p.name == parameter_name) return &p;
+    return nullptr;
+}
+
+std::span<const command_spec> commands() { return command_table; }
+
+const command_spec* find_command(std::string_view name) {
+    for (const auto& c : command_table)
+        if (c.name == name) return &c;
+    return nullptr;
+}
+
+result<command_outcome> run_command(const command_spec& command, const parameter_values& values, front_end who,
+                                    const run_context& context, path_locator locate) {
+    const parameter_reader reader(command.parameters, values, who, std::move(locate));
+    ONNXSTREAM_TRY(reader.check());
+    return command.run(reader, context);
+}
+
+result<fs::path> planned_output(const command_spec& command, const parameter_reader& values) {
+    if (command.claimed_output != nullptr) return command.claimed_output(values);
+    if (command.output_suffix.empty()) return fs::path();
+    ONNXSTREAM_ASSIGN(const auto model, values.path("model"));
+    return output_or(values, ops::default_output(model, std::string(command.output_suffix)));
+}
+
+const report::hint_wording& api_wording() noexcept { return keyword_wording; }
+
+std::string commands_json() {
+    report::json_writer json;
+    json.begin_array();
+    for (const auto& c : command_table) {
+        json.begin_object().field("name", c.name).field("title", c.title).field("summary", c.summary);
+        json.field("description", c.description).field("writes", c.writes());
+        json.key("surfaces");
+        write_surfaces(json, c.surfaces);
+        json.key("parameters").begin_array();
+        for (const auto& p : c.parameters) {
+            json.begin_object().field("name", p.name).field("kind", to_string(p.kind)).field("default", p.default_value);
+            json.field("help", p.help).field("label", p.label).field("placeholder", p.placeholder);
+            json.field("short", p.short_name);
+            json.key("choices").begin_array();
+            for (const auto choice : p.choices) json.value(choice);
+            json.end_array();
+            json.field("repeatable", p.repeatable).field("required", p.required).field("positional", p.positional);
+            json.field("hidden", p.hidden).key("surfaces");
+            write_surfaces(json, p.surfaces);
+            json.end_object();
+        }
+        json.end_array().end_object();
+    }
+    json.end_array();
+    return json.text();
+}
+
+}  // namespace onnxstream::api
