@@ -29,7 +29,7 @@ constexpr parameter model_parameter{.name = "model",
                                     .positional = true};
 constexpr parameter output_parameter{.name = "output",
                                      .kind = value_kind::path,
-                                     .help = "the output model (default: <stem>.<command>.onnx beside the input)",
+                                     .help = "the output model (default: <stem>.<suffix>.onnx beside the input)",
                                      .label = "Output file",
                                      .placeholder = "OUT",
                                      .short_name = "-o"};
@@ -85,13 +85,13 @@ constexpr parameter data_name_parameter{.name = "data-name",
 constexpr parameter threshold_parameter{.name = "threshold",
                                         .kind = value_kind::size,
                                         .default_value = "1024",
-                                        .help = "smallest tensor to move out (sizes take K, M, G)",
+                                        .help = "smallest tensor to move out; sizes take K, M, G",
                                         .label = "Smallest tensor moved out",
                                         .placeholder = "BYTES"};
 constexpr parameter align_parameter{.name = "align",
                                     .kind = value_kind::size,
                                     .default_value = "4096",
-                                    .help = "offset alignment of large tensors (0 = dense; 65536 suits Windows mapping)",
+                                    .help = "offset alignment of large tensors: 0 is dense, 65536 suits Windows mapping",
                                     .label = "Alignment",
                                     .placeholder = "BYTES"};
 constexpr parameter align_threshold_parameter{.name = "align-threshold",
@@ -329,7 +329,13 @@ result<command_outcome> run_verify(const parameter_reader& in, const run_context
 }
 
 constexpr std::array diff_parameters{
-    model_parameter,
+    parameter{.name = "model",
+              .kind = value_kind::model,
+              .help = "the first model",
+              .label = "Model",
+              .placeholder = "A",
+              .required = true,
+              .positional = true},
     parameter{.name = "other",
               .kind = value_kind::model,
               .help = "the model to compare with",
@@ -401,10 +407,12 @@ constexpr std::array convert_parameters{
               .help = "the data file's name, for external layouts (beside the output)",
               .label = "Data file name",
               .placeholder = "NAME"},
+    // No default value: without it, tensors of at least 1 MiB are aligned at 4096 and the
+    // rest stay dense; a value given aligns every tensor at it.
     parameter{.name = "align",
               .kind = value_kind::size,
-              .default_value = "4096",
-              .help = "offset alignment of tensors of at least 1 MiB (0 = dense)",
+              .help = "offset alignment of every tensor (default: 4096 for tensors of at least 1 MiB, dense below; 0 = "
+                      "dense)",
               .label = "Alignment",
               .placeholder = "BYTES"},
     shard_size_parameter,
@@ -855,7 +863,9 @@ result<ops::convert_options> convert_options_from(const parameter_reader& in) {
     options.allow_saturation = in.flag("allow-saturation");
     if (in.given("block-ops") || !in.texts("block-ops").empty()) options.block_ops = in.list("block-ops");
     options.data_name = std::string(in.text("data-name"));  // ops refuses a path here
-    ONNXSTREAM_ASSIGN(options.alignment, in.size("align"));
+    if (in.given("align")) {
+        ONNXSTREAM_ASSIGN(options.alignment, in.size("align"));
+    }
     ONNXSTREAM_ASSIGN(options.shard_size, shard_size_from(in));
     return options;
 }
@@ -951,6 +961,14 @@ result<fs::path> planned_output(const command_spec& command, const parameter_rea
 
 const report::hint_wording& api_wording() noexcept { return keyword_wording; }
 
+std::string parameter_help(const command_spec& command, const parameter& p) {
+    std::string help(p.help);
+    constexpr std::string_view slot = "<suffix>";
+    if (const auto at = help.find(slot); at != std::string::npos && !command.output_suffix.empty())
+        help.replace(at, slot.size(), command.output_suffix);
+    return help;
+}
+
 std::string commands_json() {
     report::json_writer json;
     json.begin_array();
@@ -962,7 +980,7 @@ std::string commands_json() {
         json.key("parameters").begin_array();
         for (const auto& p : c.parameters) {
             json.begin_object().field("name", p.name).field("kind", to_string(p.kind)).field("default", p.default_value);
-            json.field("help", p.help).field("label", p.label).field("placeholder", p.placeholder);
+            json.field("help", parameter_help(c, p)).field("label", p.label).field("placeholder", p.placeholder);
             json.field("short", p.short_name);
             json.key("choices").begin_array();
             for (const auto choice : p.choices) json.value(choice);

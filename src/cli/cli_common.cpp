@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
 
 namespace onnxstream::cli {
 
@@ -122,53 +126,10 @@ int usage_error(std::string_view command, const std::string& message) {
 
 // ---------------------------------------------------------------- shared options
 
-result<void> fill_rewrite_options(const parsed_arguments& args, ops::rewrite_options& options) {
-    static_cast<onnx::open_options&>(options) = open_options_from(args);
-    options.force = args.flag("--force");
-    ONNXSTREAM_TRY(read_threads(args, options.threads));
-    if (const auto writer = args.value("--writer")) {
-        if (*writer == "portable") options.backend = io::writer_backend::portable;
-        else if (*writer == "io_uring" || *writer == "uring") options.backend = io::writer_backend::io_uring;
-        else if (*writer == "overlapped") options.backend = io::writer_backend::overlapped;
-        else if (*writer == "auto") options.backend = io::writer_backend::automatic;
-        else return failure(error_code::invalid_argument, "--writer takes auto, io_uring, overlapped or portable");
-    }
-    options.backend = writer_from_environment(options.backend);
-    return {};
-}
-
 io::writer_backend writer_from_environment(io::writer_backend chosen) {
     if (chosen != io::writer_backend::automatic) return chosen;
     const char* forced = std::getenv("ONNXSTREAM_WRITER");
     return forced != nullptr && std::string_view(forced) == "portable" ? io::writer_backend::portable : chosen;
-}
-
-result<void> read_size(const parsed_arguments& args, std::string_view name, std::optional<std::uint64_t>& target) {
-    const auto text = args.value(name);
-    if (!text) return {};
-    ONNXSTREAM_ASSIGN(target, parse_size(*text, name));
-    return {};
-}
-
-result<void> read_size(const parsed_arguments& args, std::string_view name, std::uint64_t& target) {
-    std::optional<std::uint64_t> size;
-    ONNXSTREAM_TRY(read_size(args, name, size));
-    if (size) target = *size;
-    return {};
-}
-
-result<void> read_shard_size(const parsed_arguments& args, std::uint64_t& target) {
-    ONNXSTREAM_TRY(read_size(args, "--shard-size", target));
-    if (args.flag("--shard-size") && target == 0)
-        return failure(error_code::invalid_argument, "--shard-size must be more than 0");
-    return {};
-}
-
-result<void> read_threads(const parsed_arguments& args, unsigned& target) {
-    if (const auto threads = args.value("--threads")) {
-        ONNXSTREAM_ASSIGN(target, parse_count(*threads, "--threads"));
-    }
-    return {};
 }
 
 prepared prepare(std::string_view name, std::string_view help, std::span<const std::string> argv,
@@ -190,13 +151,152 @@ prepared prepare(std::string_view name, std::string_view help, std::span<const s
     return p;
 }
 
-onnx::open_options open_options_from(const parsed_arguments& args) {
-    onnx::open_options options;
-    for (const auto& d : args.values("--data")) options.data.data_files.emplace_back(d);
-    for (const auto& d : args.values("--data-dir")) options.data.data_dirs.emplace_back(d);
-    options.strict = args.flag("--strict");
-    options.allow_size_mismatch = args.flag("--allow-size-mismatch");
-    return options;
+}  // namespace onnxstream::cli
+
+// ---------------------------------------------------------------- commands of the library's table
+
+namespace onnxstream::cli {
+
+namespace {
+
+// A table command's option specs, made once per command: option_spec holds views, and
+// these strings ("--data-name") live as long as the program.
+struct generated_options {
+    std::vector<std::string> names;  // never resized after the specs point into it
+    std::vector<option_spec> specs;
+};
+
+const generated_options& options_for(const api::command_spec& spec, std::span<const option_spec> extra) {
+    static std::mutex lock;
+    static std::map<std::pair<const api::command_spec*, std::size_t>, std::unique_ptr<generated_options>> made;
+    std::lock_guard guard(lock);
+    auto& slot = made[{&spec, extra.size()}];
+    if (slot) return *slot;
+    slot = std::make_unique<generated_options>();
+    slot->names.reserve(spec.parameters.size());
+    for (const auto& p : spec.parameters)
+        if (!p.positional && p.on(api::surface::cli)) slot->names.push_back("--" + std::string(p.name));
+    slot->specs = {opt_help, opt_quiet, opt_json};
+    std::size_t i = 0;
+    for (const auto& p : spec.parameters) {
+        if (p.positional || !p.on(api::surface::cli)) continue;
+        slot->specs.push_back(option_spec{.name = slot->names[i++],
+                                          .short_name = p.short_name,
+                                          .takes_value = p.kind != api::value_kind::flag,
+                                          .repeatable = p.repeatable});
+    }
+    for (const auto& o : extra) slot->specs.push_back(o);
+    return *slot;
+}
+
+// `text` wrapped at `width` columns, its lines after the first indented by `indent`.
+std::string wrapped(std::string_view text, std::size_t indent, std::size_t first_column, std::size_t width) {
+    std::string out;
+    std::size_t column = first_column;
+    while (!text.empty()) {
+        const auto space = text.find(' ');
+        const auto word = text.substr(0, space);
+        if (column > indent && column + 1 + word.size() > width) {
+            out += "\n" + std::string(indent, ' ');
+            column = indent;
+        } else if (column > indent || (column == indent && !out.empty() && out.back() != ' ')) {
+            out += ' ';
+            ++column;
+        }
+        out += word;
+        column += word.size();
+        if (space == std::string_view::npos) break;
+        text.remove_prefix(space + 1);
+    }
+    return out;
+}
+
+std::string default_words(const api::parameter& p) {
+    if (p.default_value.empty() || p.kind == api::value_kind::flag) return {};
+    return " (default " + std::string(p.default_value) + ")";
+}
+
+}  // namespace
+
+const api::command_spec& table_spec(std::string_view name) {
+    const auto* spec = api::find_command(name);
+    if (spec == nullptr) throw std::logic_error("the command table has no '" + std::string(name) + "'");
+    return *spec;
+}
+
+std::string help_text(const table_command& command) {
+    constexpr std::size_t width = 100;
+    constexpr std::size_t help_column = 28;
+    std::string text = "usage: onnxstream " + std::string(command.words) + " " + std::string(command.usage) + "\n\n";
+    text += wrapped(command.spec.description, 0, 0, width) + "\n\n";
+    for (const auto& p : command.spec.parameters) {
+        if (!p.on(api::surface::cli) || p.hidden) continue;
+        std::string left = "  ";
+        if (p.positional) left += std::string(p.placeholder);
+        else {
+            if (!p.short_name.empty()) left += std::string(p.short_name) + ", ";
+            left += "--" + std::string(p.name);
+            if (p.kind != api::value_kind::flag) left += " " + std::string(p.placeholder);
+            if (p.repeatable) left += "...";
+        }
+        if (left.size() + 1 >= help_column) left += "\n" + std::string(help_column, ' ');
+        else left.resize(help_column, ' ');
+        text += left + wrapped(api::parameter_help(command.spec, p) + default_words(p), help_column, help_column, width) + "\n";
+    }
+    text += "  --json" + std::string(help_column - 8, ' ') + "print a JSON document on stdout\n";
+    text += "  -q, --quiet" + std::string(help_column - 13, ' ') + "print nothing but warnings and errors\n";
+    if (!command.epilog.empty()) text += "\n" + std::string(command.epilog);
+    return text;
+}
+
+prepared_values prepare(const table_command& command, std::span<const std::string> argv, std::span<const option_spec> extra) {
+    prepared_values p;
+    p.spec = &command.spec;
+    auto parsed = parse_arguments(argv, options_for(command.spec, extra).specs);
+    if (!parsed) {
+        p.status = usage_error(command.words, parsed.error().message);
+        return p;
+    }
+    if (parsed->flag("--help")) {
+        const auto help = help_text(command);
+        print_text(stdout, "%s", help.c_str());
+        return p;
+    }
+    p.flags.quiet = parsed->flag("--quiet");
+    p.flags.json = parsed->flag("--json");
+    api::parameter_values values;
+    std::size_t next = 0;  // the next positional word
+    for (const auto& param : command.spec.parameters) {
+        if (!param.on(api::surface::cli)) continue;
+        if (param.positional) {
+            if (next >= parsed->positionals.size()) continue;  // the reader says it is missing
+            const std::size_t take = param.repeatable ? parsed->positionals.size() - next : 1;
+            for (std::size_t i = 0; i < take; ++i) values.add(param.name, parsed->positionals[next++]);
+            continue;
+        }
+        const std::string flag = "--" + std::string(param.name);
+        for (auto& v : parsed->values(flag)) values.add(param.name, param.kind == api::value_kind::flag ? "1" : std::move(v));
+    }
+    if (next < parsed->positionals.size()) {
+        std::string takes;
+        for (const auto& param : command.spec.parameters)
+            if (param.positional) takes += (takes.empty() ? "" : " ") + std::string(param.placeholder);
+        p.status = usage_error(command.words, std::string(command.words) + " takes " + takes + ", not '" +
+                                                  terminal_safe(parsed->positionals[next]) + "' too");
+        return p;
+    }
+    const api::parameter_reader reader(command.spec.parameters, values, api::front_end::cli);
+    if (auto checked = reader.check(); !checked) {
+        p.status = usage_error(command.words, checked.error().message);
+        return p;
+    }
+    p.values = std::move(values);
+    return p;
+}
+
+int option_error(std::string_view command, const error& e, bool json) {
+    if (e.code == error_code::invalid_argument && e.hint.empty()) return usage_error(command, e.message);
+    return fail(e, json);
 }
 
 }  // namespace onnxstream::cli

@@ -8,6 +8,7 @@
 #include "progress.hpp"
 #include "terminal_text.hpp"
 
+#include <onnxstream/api/commands.hpp>
 #include <onnxstream/error.hpp>
 #include <onnxstream/ops/rewrite_options.hpp>
 #include <onnxstream/report/json.hpp>
@@ -55,64 +56,17 @@ void print_json(const std::function<void(json_writer&)>& write);
 inline constexpr option_spec opt_help = flag_option("--help", "-h");
 inline constexpr option_spec opt_quiet = flag_option("--quiet", "-q");
 inline constexpr option_spec opt_json = flag_option("--json");
-inline constexpr option_spec opt_output = value_option("--output", "-o");
-inline constexpr option_spec opt_data = repeated_option("--data");
-inline constexpr option_spec opt_data_dir = repeated_option("--data-dir");
-inline constexpr option_spec opt_threads = value_option("--threads", "-j");
-inline constexpr option_spec opt_force = flag_option("--force", "-f");
-inline constexpr option_spec opt_writer = value_option("--writer");  // auto | io_uring | overlapped | portable (testing)
-inline constexpr option_spec opt_allow_size_mismatch = flag_option("--allow-size-mismatch");
-inline constexpr option_spec opt_strict = flag_option("--strict");
-// The data layout options of the commands that write data files (split, repack, convert,
-// export --to safetensors), and export's target.
-inline constexpr option_spec opt_data_name = value_option("--data-name");
-inline constexpr option_spec opt_threshold = value_option("--threshold");
-inline constexpr option_spec opt_align = value_option("--align");
-inline constexpr option_spec opt_align_threshold = value_option("--align-threshold");
-inline constexpr option_spec opt_shard_size = value_option("--shard-size");
+// export's --to, which picks the command of the table the words after it go to.
 inline constexpr option_spec opt_to = value_option("--to");
-
-/// `base` followed by `extra`: a command's option table from a shared one.
-template <std::size_t base_size, class... Extra>
-constexpr auto with_options(const std::array<option_spec, base_size>& base, Extra... extra) {
-    std::array<option_spec, base_size + sizeof...(Extra)> all{};
-    std::size_t i = 0;
-    for (const auto& o : base) all[i++] = o;
-    ((all[i++] = option_spec(extra)), ...);
-    return all;
-}
-
-/// The options of every command that reads a model, what `open_options_from` reads:
-/// each command's table starts with these (a command that lacked one refused it).
-inline constexpr std::array model_command_options{
-    opt_help, opt_quiet, opt_json, opt_data, opt_data_dir, opt_strict, opt_allow_size_mismatch};
-
-/// The options of every command that rewrites a model: the above, --output, and what
-/// `fill_rewrite_options` reads besides.
-inline constexpr auto rewrite_command_options = with_options(model_command_options, opt_output, opt_force, opt_threads,
-                                                             opt_writer);
 
 struct common_flags {
     bool quiet = false;
     bool json = false;
 };
 
-/// Fills how the model is opened (open_options_from), --force, --threads, --writer
-/// (without --writer, or with --writer auto, the environment variable ONNXSTREAM_WRITER=portable
-/// picks the portable writer: the test suites run every command that way).
-[[nodiscard]] result<void> fill_rewrite_options(const parsed_arguments& args, ops::rewrite_options& options);
-
 /// `chosen`, or for `automatic` the writer ONNXSTREAM_WRITER names (only `portable` counts):
 /// the library reads no environment, so the command line reads it for the test suites.
 [[nodiscard]] io::writer_backend writer_from_environment(io::writer_backend chosen);
-
-/// Sets `target` from the size option `name` when it is given (errors: usage).
-[[nodiscard]] result<void> read_size(const parsed_arguments& args, std::string_view name, std::uint64_t& target);
-[[nodiscard]] result<void> read_size(const parsed_arguments& args, std::string_view name, std::optional<std::uint64_t>& target);
-/// --shard-size: as read_size, and more than 0.
-[[nodiscard]] result<void> read_shard_size(const parsed_arguments& args, std::uint64_t& target);
-/// --threads when it is given (errors: usage).
-[[nodiscard]] result<void> read_threads(const parsed_arguments& args, unsigned& target);
 
 struct prepared {
     std::optional<parsed_arguments> args;  // empty: return `status`
@@ -124,10 +78,41 @@ struct prepared {
 [[nodiscard]] prepared prepare(std::string_view name, std::string_view help, std::span<const std::string> argv,
                                std::span<const option_spec> options);
 
-/// How the model is opened: --data, --data-dir, --strict, --allow-size-mismatch. Every
-/// command hands these to its operation, which opens the model with them
-/// (onnx::bound_model::open).
-[[nodiscard]] onnx::open_options open_options_from(const parsed_arguments& args);
+/// A command of the library's table (api/commands.hpp) on the command line: its options
+/// and --help are made from the table's parameters.
+struct table_command {
+    const api::command_spec& spec;
+    std::string_view words;     // as typed: "split", "export" (its --to picks the spec)
+    std::string_view usage;     // after "onnxstream WORDS ": "MODEL [options]"
+    std::string_view epilog{};  // what only the command line says (exit statuses)
+};
+
+/// `api::find_command(name)`, which the table must have.
+[[nodiscard]] const api::command_spec& table_spec(std::string_view name);
+
+/// The --help text of a table command.
+[[nodiscard]] std::string help_text(const table_command& command);
+
+/// A table command's arguments: parsed, --help handled, the values by parameter (the
+/// positionals in the table's order). Without `values`, the caller returns `status`.
+struct prepared_values {
+    std::optional<api::parameter_values> values;
+    int status = exit_ok;
+    common_flags flags;
+    const api::command_spec* spec = nullptr;
+
+    /// The values read through the command's table, errors worded as flags.
+    [[nodiscard]] api::parameter_reader reader() const {
+        return api::parameter_reader(spec->parameters, *values, api::front_end::cli);
+    }
+};
+/// `extra` options the command line alone takes (export's --to).
+[[nodiscard]] prepared_values prepare(const table_command& command, std::span<const std::string> argv,
+                                      std::span<const option_spec> extra = {});
+
+/// A usage error for an invalid_argument error (a value the table refuses), else the
+/// error as it is (a path that cannot be located).
+[[nodiscard]] int option_error(std::string_view command, const error& e, bool json);
 
 /// Runs `run()` with `options` cancelled by the context and reporting to a progress bar on
 /// stderr (none with --quiet or --json); the bar is gone when it returns.

@@ -9,38 +9,21 @@
 namespace onnxstream::cli {
 namespace {
 
-constexpr std::string_view verify_help =
-    "usage: onnxstream verify MODEL [--data FILE]... [--data-dir DIR]... [--json]\n"
-    "\n"
-    "Checks that a model is whole, without changing anything: the .onnx tokenizes and every\n"
-    "tensor in it reads; every external data file is found and holds each tensor's bytes\n"
-    "(in bounds, dims x element size); every SHA-1 'checksum' key matches its bytes (read\n"
-    "through a small buffer, never loaded). Each problem names the tensor, its file and\n"
-    "what is wrong.\n"
-    "\n"
+constexpr std::string_view verify_epilog =
     "Exit status: 0 clean, 1 problems found (or the model cannot be read), 2 usage error.\n"
-    "\n"
-    "  --data FILE      an external data file (matched by name; a single one serves all)\n"
-    "  --data-dir DIR   a folder to look for external data files in\n"
-    "  --strict, --allow-size-mismatch   refuse a data file found only by a guess (and SHA-1\n"
-    "                    mismatches); accept bytes that do not match the dims\n"
-    "  -j, --threads N  hashing threads (default: the number of cores)\n"
-    "  --json           print a JSON document on stdout; \"ok\" is true when clean\n"
-    "  --quiet          print only the problems\n";
-
-constexpr auto verify_options = with_options(model_command_options, opt_threads);
+    "With --json, \"ok\" is true when clean; with --quiet, only the problems are printed.\n";
 
 }  // namespace
 
 int run_verify(std::span<const std::string> argv, const command_context& context) {
-    auto p = prepare("verify", verify_help, argv, verify_options);
-    if (!p.args) return p.status;
-    const auto& args = *p.args;
-    if (args.positionals.size() != 1) return usage_error("verify", "verify takes exactly one MODEL");
-    ops::verify_options options;
-    static_cast<onnx::open_options&>(options) = open_options_from(args);
-    if (auto threads = read_threads(args, options.threads); !threads) return usage_error("verify", threads.error().message);
-    const auto report = run_with_progress(options, context, p.flags, [&] { return ops::verify(args.positionals[0], options); });
+    const table_command command{table_spec("verify"), "verify", "MODEL [options]", verify_epilog};
+    const auto p = prepare(command, argv);
+    if (!p.values) return p.status;
+    const auto in = p.reader();
+    auto options = api::verify_options_from(in);
+    if (!options) return option_error("verify", options.error(), p.flags.json);
+    const auto report = run_with_progress(*options, context, p.flags,
+                                          [&] { return ops::verify(std::string(in.text("model")), *options); });
     if (!report) return fail(report.error(), p.flags.json);
     if (p.flags.json) print_json(report::to_json(*report, flag_wording()));
     else

@@ -461,8 +461,8 @@ private:
         request.operation = a;
         request.model = path_param(req);
         request.writer = options_.writer;
-        for (const auto& f : a->fields) {
-            const std::string name(f.name);
+        for (const auto* f : a->fields) {
+            const std::string name(f->name);
             if (req.has_param(name)) request.fields.emplace(name, req.get_param_value(name));
         }
         auto started = jobs_.start(std::move(request));

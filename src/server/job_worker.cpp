@@ -287,7 +287,7 @@ std::pair<job_state, std::string> run_job(const served_folder& folder, const act
         last_sent = now;
         send({"progress", event.stage, event.tensor, std::to_string(event.done), std::to_string(event.total)});
     };
-    auto outcome = a.run(input);
+    auto outcome = run_action(a, input);
     if (!outcome) return fail(std::move(outcome).error());
     report::json_writer files;
     files.begin_array();

@@ -111,8 +111,7 @@ result<std::shared_ptr<job>> job_table::start(job_request request) {
         ONNXSTREAM_ASSIGN(const auto pinned, folder_.pin(value, pin_kind_of(field)));
         return pinned.shown;
     };
-    for (const auto& f : a.fields)
-        if (f.kind == field_kind::path || f.kind == field_kind::model) ONNXSTREAM_TRY(input.path_field(f.name));
+    ONNXSTREAM_TRY(check_paths(a, input));
     ONNXSTREAM_ASSIGN(const auto output, planned_output(a, input));
     const auto key = a.cached_result ? result_key(a, *model, request) : std::string();
     std::lock_guard lock(mutex_);

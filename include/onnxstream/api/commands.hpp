@@ -80,6 +80,10 @@ struct command_spec {
 /// The file `command` will write first with these values (empty: it writes nothing).
 [[nodiscard]] result<std::filesystem::path> planned_output(const command_spec& command, const parameter_reader& values);
 
+/// A parameter's help with the command's own words in it: "<stem>.<suffix>.onnx" becomes
+/// "<stem>.split.onnx" for split.
+[[nodiscard]] std::string parameter_help(const command_spec& command, const parameter& p);
+
 /// Remedies worded as keyword arguments ("pass force=True", "output=..."): the C API's
 /// and Python's.
 [[nodiscard]] const report::hint_wording& api_wording() noexcept;

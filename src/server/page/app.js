@@ -303,19 +303,26 @@ function showAnalyzeReport(r, box) {
 function showForm(form, a, path, jobs) {
   form.hidden = false;
   form.replaceChildren(el('p', { class: 'summary' }, a.title + ': ' + a.summary));
+  // Every field comes from the library's parameter table: its label in words, the flag it
+  // is on the command line in small print, a select for a choice, the default shown.
   for (const f of a.fields) {
     const id = 'field-' + a.name + '-' + f.name;
+    const label = el('label', { for: id }, f.label || f.name, ' ', el('code', { class: 'flag' }, '--' + f.name));
     if (f.kind === 'flag') {
       const box = el('input', { type: 'checkbox', id, name: f.name });
-      form.append(el('label', { for: id }, f.name), el('span', {}, box));
+      form.append(label, el('span', {}, box));
+    } else if (f.kind === 'choice') {
+      const select = el('select', { id, name: f.name });
+      for (const c of f.choices) select.append(el('option', { value: c }, c));
+      select.value = f.default || f.choices[0];
+      form.append(label, select);
     } else {
       const input = el('input', { type: 'text', id, name: f.name, autocomplete: 'off', spellcheck: 'false' });
       input.value = f.default;
       if (f.kind === 'path' || f.kind === 'model') input.placeholder = 'a path inside the served folder';
-      if (f.name === 'other') input.value = '';
-      form.append(el('label', { for: id }, f.name), input);
+      form.append(label, input);
     }
-    form.append(el('span', { class: 'help' }, f.help));
+    form.append(el('span', { class: 'help' }, f.help + (f.default && f.kind !== 'flag' ? ' (default ' + f.default + ')' : '')));
   }
   const run = el('button', { type: 'submit', class: 'primary' }, a.title);
   form.append(el('div', { class: 'buttons' }, run));
