@@ -42,7 +42,8 @@ async function runAction(title, fields = {}, onRunning = null) {
   await page.waitForSelector('.action-form:not([hidden])');
   for (const [name, value] of Object.entries(fields)) {
     const input = await page.$(`.action-form [name="${name}"]`);
-    if (value === true) await input.click();
+    if (await input.evaluate((n) => n.tagName === 'SELECT')) await page.select(`.action-form select[name="${name}"]`, String(value));
+    else if (value === true) await input.click();
     else { await input.click({ clickCount: 3 }); await input.type(String(value)); }
   }
   await page.click('.action-form button[type="submit"]');
@@ -97,6 +98,24 @@ try {
   results.split = await runAction('Split');
   results.optimize = await runAction('Optimize');
   await shot('optimize-done', true);
+  // The forms come from the library's parameter table: labels in words with the flag in
+  // small print, a select for a choice, defaults filled in.
+  await page.click('.actions button[data-action="convert"]');
+  await page.waitForSelector('.action-form:not([hidden])');
+  results.convert_form = await page.$eval('.action-form', (f) => ({
+    dtype: Array.from(f.querySelectorAll('select[name="dtype"] option')).map((o) => o.value),
+    dtype_value: f.querySelector('select[name="dtype"]').value,
+    labels: Array.from(f.querySelectorAll('label')).map((l) => l.textContent),
+    align: f.querySelector('input[name="align"]').value,
+    help: Array.from(f.querySelectorAll('.help')).map((h) => h.textContent),
+  }));
+  results.convert_bf16 = await runAction('Convert', { dtype: 'bf16' });
+  await page.click('.actions button[data-action="split"]');
+  await page.waitForSelector('.action-form:not([hidden])');
+  results.split_form = await page.$eval('.action-form', (f) => ({
+    threshold: f.querySelector('input[name="threshold"]').value,
+    help: Array.from(f.querySelectorAll('.help')).map((h) => h.textContent),
+  }));
   // The same merge again: the output exists, the page says what to do.
   results.merge_again = await runAction('Merge');
   await shot('error');

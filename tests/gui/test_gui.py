@@ -580,6 +580,23 @@ def test_merge_split_and_optimize_from_the_page_write_models_that_run_the_same(p
                                  "range": f"bytes 0-99/{(folder / 'model.merged.onnx').stat().st_size}"}
 
 
+def test_the_forms_come_from_the_parameter_table(page_run, served):
+    """Issue 31: labels in words with the flag shown small, a select for a choice, the
+    table's defaults filled in; the choice the select makes reaches the library."""
+    form = page_run["convert_form"]
+    assert form["dtype"] == ["fp16", "bf16"] and form["dtype_value"] == "fp16", form
+    assert "Precision --dtype" in form["labels"] and "Alignment --align" in form["labels"], form["labels"]
+    assert form["align"] == "", form  # no default value: the help says what happens without one
+    assert any("default: 4096 for tensors of at least 1 MiB" in h for h in form["help"]), form["help"]
+    split = page_run["split_form"]
+    assert split["threshold"] == "1024" and any("(default 1024)" in h for h in split["help"]), split
+    run = page_run["convert_bf16"]
+    assert run["state"] == "done", run["text"]
+    out = served["root"] / "resnet18" / "model.bf16.onnx"
+    model = onnx.load(str(out), load_external_data=False)
+    assert any(t.data_type == onnx.TensorProto.BFLOAT16 for t in model.graph.initializer)
+
+
 def test_an_existing_output_is_an_error_worded_for_the_page(page_run):
     job = page_run["merge_again"]
     assert job["state"] == "failed"
