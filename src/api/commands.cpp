@@ -783,8 +783,6 @@ result<void> fill_rewrite_options(const parameter_reader& in, ops::rewrite_optio
     if (in.has("force")) options.force = in.flag("force");
     if (in.has("threads")) {
         ONNXSTREAM_ASSIGN(options.threads, in.count("threads"));
-        if (in.given("threads") && options.threads == 0)
-            return failure(error_code::invalid_argument, in.spelled("threads") + " takes a whole number from 1 to 1024");
     }
     if (in.has("writer")) {
         ONNXSTREAM_ASSIGN(options.backend, writer_from(in));

@@ -91,10 +91,14 @@ result<void> parameter_reader::check_value(const parameter& p, std::string_view 
             if (!report::parse_size(value)) return failure(bad_value(p, who_, "a size such as 4096, 64K, 1M or 2G", value));
             return {};
         case value_kind::count: {
-            unsigned n = 0;
+            // More threads than this only exhaust the process's limits (io_uring then cancels).
+            constexpr std::uint64_t most = 1024;
+            std::uint64_t n = 0;
             const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-            if (ec != std::errc() || end != value.data() + value.size() || n > 1024)
-                return failure(bad_value(p, who_, "a whole number from 0 to 1024", value));
+            if (ec == std::errc::result_out_of_range || (ec == std::errc() && end == value.data() + value.size() && n > most))
+                return failure(error_code::invalid_argument, api::spelled(p, who_) + " must be at most " + std::to_string(most));
+            if (ec != std::errc() || end != value.data() + value.size() || n == 0)
+                return failure(bad_value(p, who_, "a whole number from 1 to 1024", value));
             return {};
         }
         case value_kind::number: {

@@ -21,6 +21,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 namespace onnxstream::cli {
 
@@ -113,6 +115,40 @@ struct prepared_values {
 /// A usage error for an invalid_argument error (a value the table refuses), else the
 /// error as it is (a path that cannot be located).
 [[nodiscard]] int option_error(std::string_view command, const error& e, bool json);
+
+/// A table command's arguments read into its operation's options.
+template <class Options>
+struct started {
+    prepared_values p;
+    std::optional<Options> options;  // empty: return `status`
+    int status = exit_ok;
+    std::string model;  // the MODEL argument
+
+    [[nodiscard]] const common_flags& flags() const noexcept { return p.flags; }
+};
+
+/// prepare(), then `read` (api::X_options_from) over the values; the writer the
+/// environment picks for the test suites (writer_from_environment).
+template <class Read>
+auto start(const table_command& command, std::span<const std::string> argv, Read&& read,
+           std::span<const option_spec> extra = {}) {
+    using options_type = std::remove_cvref_t<decltype(*read(std::declval<const api::parameter_reader&>()))>;
+    started<options_type> s{prepare(command, argv, extra), std::nullopt, exit_ok, {}};
+    if (!s.p.values) {
+        s.status = s.p.status;
+        return s;
+    }
+    const auto in = s.p.reader();
+    auto options = read(in);
+    if (!options) {
+        s.status = option_error(command.words, options.error(), s.p.flags.json);
+        return s;
+    }
+    if constexpr (requires { options->backend; }) options->backend = writer_from_environment(options->backend);
+    s.options = std::move(*options);
+    s.model = std::string(in.text("model"));
+    return s;
+}
 
 /// Runs `run()` with `options` cancelled by the context and reporting to a progress bar on
 /// stderr (none with --quiet or --json); the bar is gone when it returns.

@@ -6,13 +6,10 @@ namespace onnxstream::cli {
 
 int run_analyze(std::span<const std::string> argv, const command_context& context) {
     const table_command command{table_spec("analyze"), "analyze", "MODEL [options]"};
-    const auto p = prepare(command, argv);
-    if (!p.values) return p.status;
-    const auto in = p.reader();
-    auto options = api::analyze_options_from(in);
-    if (!options) return option_error("analyze", options.error(), p.flags.json);
-    const auto report = run_with_progress(*options, context, p.flags,
-                                          [&] { return ops::analyze(std::string(in.text("model")), *options); });
+    auto s = start(command, argv, api::analyze_options_from);
+    if (!s.options) return s.status;
+    const auto& p = s.p;
+    const auto report = run_with_progress(*s.options, context, p.flags, [&] { return ops::analyze(s.model, *s.options); });
     if (!report) return fail(report.error(), p.flags.json);
     print_warnings(report->warnings);
     // A million findings make a document of a hundred megabytes: streamed, never whole.

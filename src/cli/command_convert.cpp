@@ -8,14 +8,11 @@ namespace onnxstream::cli {
 
 int run_convert(std::span<const std::string> argv, const command_context& context) {
     const table_command command{table_spec("convert"), "convert", "MODEL --dtype fp16|bf16 [options]"};
-    const auto p = prepare(command, argv);
-    if (!p.values) return p.status;
-    const auto in = p.reader();
-    auto options = api::convert_options_from(in);
-    if (!options) return option_error("convert", options.error(), p.flags.json);
-    options->backend = writer_from_environment(options->backend);
-    const auto report = run_with_progress(*options, context, p.flags,
-                                          [&] { return ops::convert(std::string(in.text("model")), *options); });
+    auto s = start(command, argv, api::convert_options_from);
+    if (!s.options) return s.status;
+    const auto& p = s.p;
+    auto& options = s.options;
+    const auto report = run_with_progress(*options, context, p.flags, [&] { return ops::convert(s.model, *options); });
     const char* dtype = options->target == ops::half_type::float16 ? "float16" : "bfloat16";
     const int status = show(
         report, p.flags, [&](const auto& r) { return report::to_json(r, dtype); },

@@ -17,14 +17,11 @@ constexpr int exit_trouble = 2;
 
 int run_diff(std::span<const std::string> argv, const command_context& context) {
     const table_command command{table_spec("diff"), "diff", "A B [options]", diff_epilog};
-    const auto p = prepare(command, argv);
-    if (!p.values) return p.status;
-    const auto in = p.reader();
-    auto options = api::diff_options_from(in);
-    if (!options) return option_error("diff", options.error(), p.flags.json);
-    const auto report = run_with_progress(*options, context, p.flags, [&] {
-        return ops::diff(std::string(in.text("model")), std::string(in.text("other")), *options);
-    });
+    auto s = start(command, argv, api::diff_options_from);
+    if (!s.options) return s.status;
+    const auto& p = s.p;
+    const std::string other(p.reader().text("other"));
+    const auto report = run_with_progress(*s.options, context, p.flags, [&] { return ops::diff(s.model, other, *s.options); });
     const int status = show(
         report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
     if (!report) return status == exit_interrupted ? status : exit_trouble;

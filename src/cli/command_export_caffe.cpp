@@ -10,15 +10,11 @@ namespace onnxstream::cli {
 int run_export_caffe(std::span<const std::string> argv, const command_context& context) {
     const table_command command{table_spec("export-caffe"), "export", "MODEL --to caffe [options]"};
     const std::array extra{opt_to};
-    const auto p = prepare(command, argv, extra);
-    if (!p.values) return p.status;
-    const auto in = p.reader();
-    auto parsed = api::export_caffe_options_from(in);
-    if (!parsed) return option_error("export", parsed.error(), p.flags.json);
-    auto& options = *parsed;
-    options.backend = writer_from_environment(options.backend);
-    const auto report = run_with_progress(options, context, p.flags,
-                                          [&] { return ops::export_caffe(std::string(in.text("model")), options); });
+    auto s = start(command, argv, api::export_caffe_options_from, extra);
+    if (!s.options) return s.status;
+    const auto& p = s.p;
+    auto& options = *s.options;
+    const auto report = run_with_progress(options, context, p.flags, [&] { return ops::export_caffe(s.model, options); });
     if (!report) return fail(report.error(), p.flags.json);
     print_warnings(report->warnings);
     if (p.flags.json) print_json(report::to_json(*report, options.tolerance));

@@ -26,15 +26,11 @@ std::string optimize_epilog() {
 int run_optimize(std::span<const std::string> argv, const command_context& context) {
     const auto epilog = optimize_epilog();
     const table_command command{table_spec("optimize"), "optimize", "MODEL [options]", epilog};
-    const auto p = prepare(command, argv);
-    if (!p.values) return p.status;
-    const auto in = p.reader();
-    auto options = api::optimize_options_from(in);
-    if (!options) return option_error("optimize", options.error(), p.flags.json);
-    options->keep_findings = p.flags.json;  // the text shows each pass's totals and skips
-    options->backend = writer_from_environment(options->backend);
-    const auto report = run_with_progress(*options, context, p.flags,
-                                          [&] { return ops::optimize(std::string(in.text("model")), *options); });
+    auto s = start(command, argv, api::optimize_options_from);
+    if (!s.options) return s.status;
+    const auto& p = s.p;
+    s.options->keep_findings = p.flags.json;  // the text shows each pass's totals and skips
+    const auto report = run_with_progress(*s.options, context, p.flags, [&] { return ops::optimize(s.model, *s.options); });
     // The JSON is streamed (print_json of a writing function): a million findings make a
     // document of a hundred megabytes, never held whole.
     const auto json = [](const ops::optimize_report& r) {

@@ -17,13 +17,10 @@ constexpr std::string_view verify_epilog =
 
 int run_verify(std::span<const std::string> argv, const command_context& context) {
     const table_command command{table_spec("verify"), "verify", "MODEL [options]", verify_epilog};
-    const auto p = prepare(command, argv);
-    if (!p.values) return p.status;
-    const auto in = p.reader();
-    auto options = api::verify_options_from(in);
-    if (!options) return option_error("verify", options.error(), p.flags.json);
-    const auto report = run_with_progress(*options, context, p.flags,
-                                          [&] { return ops::verify(std::string(in.text("model")), *options); });
+    auto s = start(command, argv, api::verify_options_from);
+    if (!s.options) return s.status;
+    const auto& p = s.p;
+    const auto report = run_with_progress(*s.options, context, p.flags, [&] { return ops::verify(s.model, *s.options); });
     if (!report) return fail(report.error(), p.flags.json);
     if (p.flags.json) print_json(report::to_json(*report, flag_wording()));
     else
