@@ -47,8 +47,9 @@ constexpr parameter data_dir_parameter{.name = "data-dir",
                                        .repeatable = true};
 constexpr parameter strict_parameter{.name = "strict",
                                      .kind = value_kind::flag,
-                                     .help = "fail (instead of warning) when a SHA-1 checksum does not match, and never "
-                                             "guess a data file the model does not name as it is",
+                                     .help =
+                                         "fail (instead of warning) when a SHA-1 checksum does not match, and never "
+                                         "guess a data file the model does not name as it is",
                                      .label = "Strict"};
 constexpr parameter size_mismatch_parameter{.name = "allow-size-mismatch",
                                             .kind = value_kind::flag,
@@ -102,10 +103,17 @@ constexpr parameter align_threshold_parameter{.name = "align-threshold",
                                               .placeholder = "BYTES"};
 constexpr parameter shard_size_parameter{.name = "shard-size",
                                          .kind = value_kind::size,
-                                         .help = "several data files <name>-00001-of-0000N.data of at most BYTES; a tensor "
-                                                 "larger than BYTES gets a shard of its own",
+                                         .help =
+                                             "several data files <name>-00001-of-0000N.data of at most BYTES; a tensor "
+                                             "larger than BYTES gets a shard of its own",
                                          .label = "Shard size",
                                          .placeholder = "BYTES"};
+
+/// A shared row with the command's own help (the same parameter, said for this command).
+constexpr parameter described(parameter row, std::string_view help) {
+    row.help = help;
+    return row;
+}
 
 // ---------------------------------------------------------------- reading values into options
 
@@ -171,20 +179,11 @@ constexpr std::array merge_parameters{
               .repeatable = true,
               .required = true,
               .positional = true},
-    parameter{.name = "output",
-              .kind = value_kind::path,
-              .help = "the output file (only with one MODEL; default: <stem>.merged.onnx beside the input)",
-              .label = "Output file",
-              .placeholder = "OUT",
-              .short_name = "-o"},
+    described(output_parameter, "the output file (only with one MODEL; default: <stem>.merged.onnx beside the input)"),
     data_parameter,
     data_dir_parameter,
-    parameter{.name = "threads",
-              .kind = value_kind::count,
-              .help = "worker threads; with several MODELs, up to N are merged at once (default: the number of cores)",
-              .label = "Threads",
-              .placeholder = "N",
-              .short_name = "-j"},
+    described(threads_parameter,
+              "worker threads; with several MODELs, up to N are merged at once (default: the number of cores)"),
     size_mismatch_parameter,
     strict_parameter,
     force_parameter,
@@ -192,8 +191,7 @@ constexpr std::array merge_parameters{
 
 result<command_outcome> run_merge(const parameter_reader& in, const run_context& context) {
     ONNXSTREAM_ASSIGN(const auto models, in.paths("model"));
-    if (models.size() != 1)
-        return failure(error_code::invalid_argument, "merge through the library takes one model at a time");
+    if (models.size() != 1) return failure(error_code::invalid_argument, "merge through the library takes one model at a time");
     ops::rewrite_options options;
     ONNXSTREAM_TRY(fill_rewrite_options(in, options));
     ONNXSTREAM_ASSIGN(options.output, output_or(in, ops::default_output(models[0], "merged")));
@@ -201,23 +199,17 @@ result<command_outcome> run_merge(const parameter_reader& in, const run_context&
     ONNXSTREAM_ASSIGN(const auto r, ops::merge(models[0], options));
     const auto& wording = wording_of(context);
     return command_outcome{report::merge_json(models[0].string(), r, wording),
-                           report::merged_text(models[0].string(), r, wording), {r.output}, r.warnings, true};
+                           report::merged_text(models[0].string(), r, wording),
+                           {r.output},
+                           r.warnings,
+                           true};
 }
 
 // ---------------------------------------------------------------- split and repack
 
-constexpr std::array split_parameters{model_parameter,
-                                      output_parameter,
-                                      data_name_parameter,
-                                      threshold_parameter,
-                                      align_parameter,
-                                      align_threshold_parameter,
-                                      data_parameter,
-                                      data_dir_parameter,
-                                      strict_parameter,
-                                      size_mismatch_parameter,
-                                      threads_parameter,
-                                      force_parameter,
+constexpr std::array split_parameters{model_parameter,  output_parameter,          data_name_parameter, threshold_parameter,
+                                      align_parameter,  align_threshold_parameter, data_parameter,      data_dir_parameter,
+                                      strict_parameter, size_mismatch_parameter,   threads_parameter,   force_parameter,
                                       writer_parameter};
 
 constexpr std::array repack_parameters{
@@ -241,12 +233,9 @@ constexpr std::array repack_parameters{
     strict_parameter,
     size_mismatch_parameter,
     threads_parameter,
-    parameter{.name = "force",
-              .kind = value_kind::flag,
-              .help = "replace existing outputs, even the model's own files (repack in place: the old files are "
-                      "replaced only once the new ones are on disk)",
-              .label = "Replace existing outputs",
-              .short_name = "-f"},
+    described(force_parameter,
+              "replace existing outputs, even the model's own files (repack in place: the old files are "
+              "replaced only once the new ones are on disk)"),
     writer_parameter};
 
 result<command_outcome> run_externalize(const parameter_reader& in, const run_context& context, ops::externalize_kind kind) {
@@ -280,7 +269,8 @@ constexpr std::array optimize_parameters{
               .help = "the largest tensor folding may create or read",
               .label = "Largest folded tensor",
               .placeholder = "BYTES"},
-    parameter{.name = "dry-run", .kind = value_kind::flag, .help = "run the passes and report, write nothing", .label = "Dry run"},
+    parameter{
+        .name = "dry-run", .kind = value_kind::flag, .help = "run the passes and report, write nothing", .label = "Dry run"},
     parameter{.name = "reuse-data",
               .kind = value_kind::flag,
               .help = "point at the input's data files instead of copying them (they must be inside the output's folder)",
@@ -299,8 +289,8 @@ result<command_outcome> run_optimize(const parameter_reader& in, const run_conte
     options.keep_findings = true;
     hook_writer(options, context);
     ONNXSTREAM_ASSIGN(const auto r, ops::optimize(model, options));
-    return command_outcome{report::to_json(r), report::to_text(r), r.dry_run ? std::vector<fs::path>{} : written(r),
-                           r.warnings, true};
+    return command_outcome{report::to_json(r), report::to_text(r), r.dry_run ? std::vector<fs::path>{} : written(r), r.warnings,
+                           true};
 }
 
 constexpr std::array analyze_parameters{model_parameter, data_parameter, data_dir_parameter, strict_parameter,
@@ -316,8 +306,8 @@ result<command_outcome> run_analyze(const parameter_reader& in, const run_contex
 
 // ---------------------------------------------------------------- verify and diff
 
-constexpr std::array verify_parameters{model_parameter,         data_parameter,   data_dir_parameter, strict_parameter,
-                                       size_mismatch_parameter, threads_parameter};
+constexpr std::array verify_parameters{model_parameter,  data_parameter,          data_dir_parameter,
+                                       strict_parameter, size_mismatch_parameter, threads_parameter};
 
 result<command_outcome> run_verify(const parameter_reader& in, const run_context& context) {
     ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
@@ -328,36 +318,25 @@ result<command_outcome> run_verify(const parameter_reader& in, const run_context
     return command_outcome{report::to_json(r, wording), report::to_text(r, wording), {}, {}, r.clean()};
 }
 
-constexpr std::array diff_parameters{
-    parameter{.name = "model",
-              .kind = value_kind::model,
-              .help = "the first model",
-              .label = "Model",
-              .placeholder = "A",
-              .required = true,
-              .positional = true},
-    parameter{.name = "other",
-              .kind = value_kind::model,
-              .help = "the model to compare with",
-              .label = "Compare with",
-              .placeholder = "B",
-              .required = true,
-              .positional = true},
-    parameter{.name = "data",
-              .kind = value_kind::path,
-              .help = "an external data file of either model (matched by name)",
-              .label = "External data file",
-              .placeholder = "FILE",
-              .repeatable = true},
-    parameter{.name = "data-dir",
-              .kind = value_kind::path,
-              .help = "a folder to look for either model's external data files in",
-              .label = "External data folder",
-              .placeholder = "DIR",
-              .repeatable = true},
-    strict_parameter,
-    size_mismatch_parameter,
-    threads_parameter};
+constexpr std::array diff_parameters{parameter{.name = "model",
+                                               .kind = value_kind::model,
+                                               .help = "the first model",
+                                               .label = "Model",
+                                               .placeholder = "A",
+                                               .required = true,
+                                               .positional = true},
+                                     parameter{.name = "other",
+                                               .kind = value_kind::model,
+                                               .help = "the model to compare with",
+                                               .label = "Compare with",
+                                               .placeholder = "B",
+                                               .required = true,
+                                               .positional = true},
+                                     described(data_parameter, "an external data file of either model (matched by name)"),
+                                     described(data_dir_parameter, "a folder to look for either model's external data files in"),
+                                     strict_parameter,
+                                     size_mismatch_parameter,
+                                     threads_parameter};
 
 result<command_outcome> run_diff(const parameter_reader& in, const run_context& context) {
     ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
@@ -381,12 +360,7 @@ constexpr std::array convert_parameters{
               .placeholder = "fp16|bf16",
               .choices = dtype_choices,
               .required = true},
-    parameter{.name = "output",
-              .kind = value_kind::path,
-              .help = "the output model (default: <stem>.fp16.onnx or <stem>.bf16.onnx beside the input)",
-              .label = "Output file",
-              .placeholder = "OUT",
-              .short_name = "-o"},
+    described(output_parameter, "the output model (default: <stem>.fp16.onnx or <stem>.bf16.onnx beside the input)"),
     parameter{.name = "keep-io-types",
               .kind = value_kind::flag,
               .help = "keep the graph's inputs and outputs float32 (Casts at the boundary)",
@@ -415,14 +389,8 @@ constexpr std::array convert_parameters{
                       "dense)",
               .label = "Alignment",
               .placeholder = "BYTES"},
-    shard_size_parameter,
-    data_parameter,
-    data_dir_parameter,
-    strict_parameter,
-    size_mismatch_parameter,
-    threads_parameter,
-    force_parameter,
-    writer_parameter};
+    shard_size_parameter, data_parameter, data_dir_parameter, strict_parameter, size_mismatch_parameter, threads_parameter,
+    force_parameter, writer_parameter};
 
 result<fs::path> convert_output(const parameter_reader& in) {
     ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
@@ -493,12 +461,7 @@ constexpr std::array caffe_parameters{
               .placeholder = "DIR",
               .hidden = true,
               .surfaces = surface::cli},
-    data_parameter,
-    data_dir_parameter,
-    strict_parameter,
-    size_mismatch_parameter,
-    force_parameter,
-    writer_parameter};
+    data_parameter, data_dir_parameter, strict_parameter, size_mismatch_parameter, force_parameter, writer_parameter};
 
 result<fs::path> caffe_prefix(const parameter_reader& in) {
     ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
@@ -536,19 +499,12 @@ result<command_outcome> run_export_caffe(const parameter_reader& in, const run_c
 
 constexpr std::array safetensors_parameters{
     model_parameter,
-    parameter{.name = "output",
-              .kind = value_kind::path,
-              .help = "the .safetensors file (sharded: the base of the shard names; default: <stem>.safetensors beside "
-                      "the model)",
-              .label = "Output file",
-              .placeholder = "OUT",
-              .short_name = "-o"},
-    parameter{.name = "shard-size",
-              .kind = value_kind::size,
-              .help = "the Hugging Face sharded layout: <stem>-00001-of-0000N.safetensors of at most BYTES of data each, "
-                      "plus <stem>.safetensors.index.json",
-              .label = "Shard size",
-              .placeholder = "BYTES"},
+    described(output_parameter,
+              "the .safetensors file (sharded: the base of the shard names; default: <stem>.safetensors beside "
+              "the model)"),
+    described(shard_size_parameter,
+              "the Hugging Face sharded layout: <stem>-00001-of-0000N.safetensors of at most BYTES of data each, "
+              "plus <stem>.safetensors.index.json"),
     parameter{.name = "link",
               .kind = value_kind::flag,
               .help = "also write <stem>.linked.onnx beside the output, whose weights are external data inside the "
@@ -582,133 +538,131 @@ result<command_outcome> run_export_safetensors(const parameter_reader& in, const
 // ---------------------------------------------------------------- the table
 
 constexpr std::array command_table{
-    command_spec{.name = "inspect",
-                 .title = "Inspect",
-                 .summary = "what a model is and what it needs (external data, 2 GB fit)",
-                 .description =
-                     "What a model is and what it needs: IR version, opsets, producer, inputs and outputs, nodes per op "
-                     "type, tensors per data type, subgraphs and functions, and every external data file (how it was "
-                     "found, or every place tried; tensors and bytes it must hold; its real size; problems). Ends with "
-                     "the size the merged model would have and whether it fits in one .onnx file (under 2 GB). Weights "
-                     "are never read.",
-                 .parameters = inspect_parameters,
-                 .surfaces = surface::programs,
-                 .run = run_inspect},
+    command_spec{
+        .name = "inspect",
+        .title = "Inspect",
+        .summary = "what a model is and what it needs (external data, 2 GB fit)",
+        .description = "What a model is and what it needs: IR version, opsets, producer, inputs and outputs, nodes per op "
+                       "type, tensors per data type, subgraphs and functions, and every external data file (how it was "
+                       "found, or every place tried; tensors and bytes it must hold; its real size; problems). Ends with "
+                       "the size the merged model would have and whether it fits in one .onnx file (under 2 GB). Weights "
+                       "are never read.",
+        .parameters = inspect_parameters,
+        .surfaces = surface::programs,
+        .run = run_inspect},
     command_spec{.name = "merge",
                  .title = "Merge",
                  .summary = "inline external data into one self-contained .onnx",
-                 .description =
-                     "Inlines every external tensor into one self-contained .onnx (default: <stem>.merged.onnx beside "
-                     "the input). Everything is validated before the first byte is written; a model that would pass "
-                     "protobuf's 2 GB limit is refused before any file is created.",
+                 .description = "Inlines every external tensor into one self-contained .onnx (default: <stem>.merged.onnx beside "
+                                "the input). Everything is validated before the first byte is written; a model that would pass "
+                                "protobuf's 2 GB limit is refused before any file is created.",
                  .parameters = merge_parameters,
                  .output_suffix = "merged",
                  .run = run_merge},
     command_spec{.name = "split",
                  .title = "Split",
                  .summary = "move large tensors out to an aligned data file",
-                 .description =
-                     "Moves tensors of at least the threshold out of the model into one data file beside the output "
-                     "(default output <stem>.split.onnx, data file <output file name>.data). Strings and tensors a "
-                     "runtime reads while loading (Reshape shapes, Slice bounds, Resize scales, Range bounds...) stay "
-                     "embedded whatever the threshold.",
+                 .description = "Moves tensors of at least the threshold out of the model into one data file beside the output "
+                                "(default output <stem>.split.onnx, data file <output file name>.data). Strings and tensors a "
+                                "runtime reads while loading (Reshape shapes, Slice bounds, Resize scales, Range bounds...) stay "
+                                "embedded whatever the threshold.",
                  .parameters = split_parameters,
                  .output_suffix = "split",
                  .run = run_split},
-    command_spec{.name = "repack",
-                 .title = "Repack",
-                 .summary = "rewrite all weights, from wherever they are, into fresh aligned data files",
-                 .description =
-                     "Rewrites every tensor of at least the threshold, wherever it is (embedded, one data file, a file "
-                     "per tensor, any mix), into a fresh aligned data file beside the output (default output "
-                     "<stem>.repacked.onnx, data <output file name>.data). Orphaned bytes are dropped. Works far past 2 "
-                     "GB: only the .onnx must stay under it.",
-                 .parameters = repack_parameters,
-                 .output_suffix = "repacked",
-                 .run = run_repack},
-    command_spec{.name = "analyze",
-                 .title = "Analyze",
-                 .summary = "report dead, duplicate and no-op parts of a model, per graph and subgraph",
-                 .description =
-                     "A redundancy report, per graph and subgraph: dead nodes (no output reaches a graph output), "
-                     "isolated components, dead branches (If whose condition is constant, Loop that never runs), "
-                     "duplicate computations, duplicate and unused initializers, Identity and no-op Dropout nodes, graph "
-                     "inputs nothing uses (reported, never removed), nodes of constant inputs that fold, Shape/Size of "
-                     "static shapes, and no-op nodes (Cast to its own type, Reshape to the same shape...). Each with the "
-                     "nodes and initializer bytes its removal would save; optimize removes them. Nothing is written.",
-                 .parameters = analyze_parameters,
-                 .surfaces = surface::everywhere,
-                 .run = run_analyze,
-                 .cached_result = true},
-    command_spec{.name = "optimize",
-                 .title = "Optimize",
-                 .summary = "graph passes: dead code, constant folding, no-ops, BatchNorm folding, fusion",
-                 .description =
-                     "Runs graph passes until nothing changes and writes the result (default: <stem>.optimized.onnx "
-                     "beside the input), printing what each pass removed or folded. Weights are read only where a pass "
-                     "needs them; the rest is copied. An embedded model stays embedded; a model with external data gets "
-                     "a new data file <output file name>.data with the surviving and new tensors (reuse-data: the "
-                     "original data files stay referenced).",
-                 .parameters = optimize_parameters,
-                 .output_suffix = "optimized",
-                 .run = run_optimize},
-    command_spec{.name = "verify",
-                 .title = "Verify",
-                 .summary = "check external references, sizes and SHA-1 checksums; exit 1 on problems",
-                 .description =
-                     "Checks that a model is whole, without changing anything: the .onnx tokenizes and every tensor in it "
-                     "reads; every external data file is found and holds each tensor's bytes (in bounds, dims x element "
-                     "size); every SHA-1 'checksum' key matches its bytes (read through a small buffer, never loaded). "
-                     "Each problem names the tensor, its file and what is wrong.",
-                 .parameters = verify_parameters,
-                 .run = run_verify},
-    command_spec{.name = "diff",
-                 .title = "Diff",
-                 .summary = "compare two models' graphs and tensor values, ignoring storage",
-                 .description =
-                     "Compares two models as models, not as files: the same graph (nodes, attributes, inputs and "
-                     "outputs, functions, opsets, metadata) and the same tensors (name, type, dims and values, hashed "
-                     "while streaming). Where the bytes live does not count: embedded or external, raw or typed fields, "
-                     "file layout, alignment, checksum keys. Says whether the two .onnx files are byte-identical too.",
-                 .parameters = diff_parameters,
-                 .run = run_diff},
-    command_spec{.name = "convert",
-                 .title = "Convert",
-                 .summary = "float32 weights and computation to fp16 or bf16, streaming (Casts around unsafe ops)",
-                 .description =
-                     "Converts every float32 tensor the model computes with (initializers, Constant nodes, sparse "
-                     "tensors, subgraphs, functions) to float16 or bfloat16, slice by slice while writing: memory does "
-                     "not grow with the weights. Rounds to nearest even. A tensor with values beyond float16's +-65504 "
-                     "stays float32, and so do the nodes that read it; the report names it. Operators unsafe in half "
-                     "precision stay float32 behind inserted Cast nodes, and so does any node whose converted types the "
-                     "operator schemas would refuse. A model in 16 bits already is refused. A model with external data, "
-                     "or one that would not fit in 2 GB, gets fresh aligned data files as repack lays them out.",
-                 .parameters = convert_parameters,
-                 .run = run_convert,
-                 .claimed_output = convert_output},
-    command_spec{.name = "export-caffe",
-                 .title = "Export to Caffe",
-                 .summary = "a Caffe .prototxt + .caffemodel, BatchNorm folded, checked against the original",
-                 .description =
-                     "Writes PREFIX.prototxt and PREFIX.caffemodel (default PREFIX: the model's folder and stem). Every "
-                     "blob gets a static shape from the input shapes; BatchNormalization is folded into the "
-                     "Conv/ConvTranspose/Gemm before it where that is exact; unchanged float weights are copied straight "
-                     "from the model. A node without an exact Caffe form stops the export: nothing is written and every "
-                     "such node is listed with what to try.",
-                 .parameters = caffe_parameters,
-                 .run = run_export_caffe,
-                 .claimed_output = caffe_claim},
-    command_spec{.name = "export-safetensors",
-                 .title = "Export to safetensors",
-                 .summary = "the weights as safetensors (Hugging Face), optionally linked from the .onnx",
-                 .description =
-                     "Writes every initializer (name, dtype, shape) into a safetensors file, copying the bytes as they "
-                     "are (no conversion, no loading). Default output <stem>.safetensors beside the model. Names "
-                     "safetensors cannot hold, duplicate names and types it has no dtype for (strings, complex, 4-bit) "
-                     "are refused before anything is written.",
-                 .parameters = safetensors_parameters,
-                 .run = run_export_safetensors,
-                 .claimed_output = safetensors_claim},
+    command_spec{
+        .name = "repack",
+        .title = "Repack",
+        .summary = "rewrite all weights, from wherever they are, into fresh aligned data files",
+        .description = "Rewrites every tensor of at least the threshold, wherever it is (embedded, one data file, a file "
+                       "per tensor, any mix), into a fresh aligned data file beside the output (default output "
+                       "<stem>.repacked.onnx, data <output file name>.data). Orphaned bytes are dropped. Works far past 2 "
+                       "GB: only the .onnx must stay under it.",
+        .parameters = repack_parameters,
+        .output_suffix = "repacked",
+        .run = run_repack},
+    command_spec{
+        .name = "analyze",
+        .title = "Analyze",
+        .summary = "report dead, duplicate and no-op parts of a model, per graph and subgraph",
+        .description = "A redundancy report, per graph and subgraph: dead nodes (no output reaches a graph output), "
+                       "isolated components, dead branches (If whose condition is constant, Loop that never runs), "
+                       "duplicate computations, duplicate and unused initializers, Identity and no-op Dropout nodes, graph "
+                       "inputs nothing uses (reported, never removed), nodes of constant inputs that fold, Shape/Size of "
+                       "static shapes, and no-op nodes (Cast to its own type, Reshape to the same shape...). Each with the "
+                       "nodes and initializer bytes its removal would save; optimize removes them. Nothing is written.",
+        .parameters = analyze_parameters,
+        .surfaces = surface::everywhere,
+        .run = run_analyze,
+        .cached_result = true},
+    command_spec{
+        .name = "optimize",
+        .title = "Optimize",
+        .summary = "graph passes: dead code, constant folding, no-ops, BatchNorm folding, fusion",
+        .description = "Runs graph passes until nothing changes and writes the result (default: <stem>.optimized.onnx "
+                       "beside the input), printing what each pass removed or folded. Weights are read only where a pass "
+                       "needs them; the rest is copied. An embedded model stays embedded; a model with external data gets "
+                       "a new data file <output file name>.data with the surviving and new tensors (reuse-data: the "
+                       "original data files stay referenced).",
+        .parameters = optimize_parameters,
+        .output_suffix = "optimized",
+        .run = run_optimize},
+    command_spec{
+        .name = "verify",
+        .title = "Verify",
+        .summary = "check external references, sizes and SHA-1 checksums; exit 1 on problems",
+        .description = "Checks that a model is whole, without changing anything: the .onnx tokenizes and every tensor in it "
+                       "reads; every external data file is found and holds each tensor's bytes (in bounds, dims x element "
+                       "size); every SHA-1 'checksum' key matches its bytes (read through a small buffer, never loaded). "
+                       "Each problem names the tensor, its file and what is wrong.",
+        .parameters = verify_parameters,
+        .run = run_verify},
+    command_spec{
+        .name = "diff",
+        .title = "Diff",
+        .summary = "compare two models' graphs and tensor values, ignoring storage",
+        .description = "Compares two models as models, not as files: the same graph (nodes, attributes, inputs and "
+                       "outputs, functions, opsets, metadata) and the same tensors (name, type, dims and values, hashed "
+                       "while streaming). Where the bytes live does not count: embedded or external, raw or typed fields, "
+                       "file layout, alignment, checksum keys. Says whether the two .onnx files are byte-identical too.",
+        .parameters = diff_parameters,
+        .run = run_diff},
+    command_spec{
+        .name = "convert",
+        .title = "Convert",
+        .summary = "float32 weights and computation to fp16 or bf16, streaming (Casts around unsafe ops)",
+        .description = "Converts every float32 tensor the model computes with (initializers, Constant nodes, sparse "
+                       "tensors, subgraphs, functions) to float16 or bfloat16, slice by slice while writing: memory does "
+                       "not grow with the weights. Rounds to nearest even. A tensor with values beyond float16's +-65504 "
+                       "stays float32, and so do the nodes that read it; the report names it. Operators unsafe in half "
+                       "precision stay float32 behind inserted Cast nodes, and so does any node whose converted types the "
+                       "operator schemas would refuse. A model in 16 bits already is refused. A model with external data, "
+                       "or one that would not fit in 2 GB, gets fresh aligned data files as repack lays them out.",
+        .parameters = convert_parameters,
+        .run = run_convert,
+        .claimed_output = convert_output},
+    command_spec{
+        .name = "export-caffe",
+        .title = "Export to Caffe",
+        .summary = "a Caffe .prototxt + .caffemodel, BatchNorm folded, checked against the original",
+        .description = "Writes PREFIX.prototxt and PREFIX.caffemodel (default PREFIX: the model's folder and stem). Every "
+                       "blob gets a static shape from the input shapes; BatchNormalization is folded into the "
+                       "Conv/ConvTranspose/Gemm before it where that is exact; unchanged float weights are copied straight "
+                       "from the model. A node without an exact Caffe form stops the export: nothing is written and every "
+                       "such node is listed with what to try.",
+        .parameters = caffe_parameters,
+        .run = run_export_caffe,
+        .claimed_output = caffe_claim},
+    command_spec{
+        .name = "export-safetensors",
+        .title = "Export to safetensors",
+        .summary = "the weights as safetensors (Hugging Face), optionally linked from the .onnx",
+        .description = "Writes every initializer (name, dtype, shape) into a safetensors file, copying the bytes as they "
+                       "are (no conversion, no loading). Default output <stem>.safetensors beside the model. Names "
+                       "safetensors cannot hold, duplicate names and types it has no dtype for (strings, complex, 4-bit) "
+                       "are refused before anything is written.",
+        .parameters = safetensors_parameters,
+        .run = run_export_safetensors,
+        .claimed_output = safetensors_claim},
 };
 
 // ---------------------------------------------------------------- remedies as keyword arguments

@@ -33,8 +33,8 @@ std::string joined(std::span<const std::string_view> words) {
 
 error bad_value(const parameter& p, front_end who, std::string_view what, std::string_view value) {
     // The value is the user's own text, quoted as given (the renderers make it safe).
-    return error{error_code::invalid_argument, spelled(p, who) + " takes " + std::string(what) + ", not '" +
-                                                   std::string(value.substr(0, 200)) + "'"};
+    return error{error_code::invalid_argument,
+                 spelled(p, who) + " takes " + std::string(what) + ", not '" + std::string(value.substr(0, 200)) + "'"};
 }
 
 }  // namespace
@@ -128,9 +128,9 @@ result<void> parameter_reader::check() const {
             std::vector<std::string_view> known;
             std::string list;
             for (const auto& row : table_) {
-                const bool shown = who_ == front_end::cli ? row.on(surface::cli)
+                const bool shown = who_ == front_end::cli    ? row.on(surface::cli)
                                    : who_ == front_end::page ? row.on(surface::page)
-                                                            : row.on(surface::python);
+                                                             : row.on(surface::python);
                 if (!shown || row.hidden) continue;
                 list += (list.empty() ? "" : ", ") + (who_ == front_end::python ? python_name(row.name) : std::string(row.name));
             }
@@ -143,9 +143,9 @@ result<void> parameter_reader::check() const {
         for (const auto& v : given_values) ONNXSTREAM_TRY(check_value(*p, v));
     }
     for (const auto& p : table_) {
-        const bool applies = who_ == front_end::cli ? p.on(surface::cli)
+        const bool applies = who_ == front_end::cli    ? p.on(surface::cli)
                              : who_ == front_end::page ? p.on(surface::page)
-                                                      : p.on(surface::python);
+                                                       : p.on(surface::python);
         if (p.required && applies && !given(p.name) && p.default_value.empty())
             return failure(error_code::invalid_argument,
                            "missing " + api::spelled(p, who_) +

@@ -12,8 +12,8 @@ int run_export_safetensors(std::span<const std::string> argv, const command_cont
     auto s = start(command, argv, api::safetensors_options_from, extra);
     if (!s.options) return s.status;
     const auto& p = s.p;
-    const auto report =
-        run_with_progress(*s.options, context, p.flags, [&] { return ops::export_safetensors(s.model, *s.options); });
+    const auto report = run_with_progress(*s.options, context, p.flags,
+                                          [&] { return ops::export_safetensors(s.model, *s.options); });
     return show(
         report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
 }

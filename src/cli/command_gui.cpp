@@ -129,8 +129,8 @@ int run_gui(std::span<const std::string> argv, const command_context& context) {
     if (const auto host = args.value("--host")) options.host = *host;
     if (const auto port = args.value("--port")) {
         const auto parsed = parse_number(*port, "--port", 0, 65535);
-        if (!parsed) return usage_error("gui", "--port takes a number from 0 to 65535 (0: a free one), not " +
-                                                   terminal_safe(*port));
+        if (!parsed)
+            return usage_error("gui", "--port takes a number from 0 to 65535 (0: a free one), not " + terminal_safe(*port));
         options.port = static_cast<std::uint16_t>(*parsed);
     }
     const bool network = !gui.is_loopback(options.host);

@@ -57,7 +57,6 @@ constexpr report::hint_wording page_words_table{.word = page_words, .list_remedi
 
 }  // namespace
 
-
 const report::hint_wording& page_wording() noexcept { return page_words_table; }
 
 namespace {

@@ -60,7 +60,9 @@ TEST_CASE("every default in the table is a value of its kind, and every choice d
 
 TEST_CASE("the table's defaults are the operations' own: options read from no values equal the structs' defaults") {
     const api::parameter_values none;
-    const auto read = [&](std::string_view name) { return api::parameter_reader(command(name).parameters, none, api::front_end::python); };
+    const auto read = [&](std::string_view name) {
+        return api::parameter_reader(command(name).parameters, none, api::front_end::python);
+    };
 
     const auto split = api::externalize_options_from(read("split"), ops::externalize_kind::split);
     REQUIRE(split);
@@ -90,7 +92,8 @@ TEST_CASE("the table's defaults are the operations' own: options read from no va
 
     api::parameter_values fp16;
     fp16.add("dtype", "fp16");
-    const auto convert = api::convert_options_from(api::parameter_reader(command("convert").parameters, fp16, api::front_end::python));
+    const auto convert = api::convert_options_from(
+        api::parameter_reader(command("convert").parameters, fp16, api::front_end::python));
     REQUIRE(convert);
     const ops::convert_options convert_defaults;
     CHECK(convert->alignment == convert_defaults.alignment);  // none: only tensors >= 1 MiB are aligned
@@ -124,8 +127,8 @@ TEST_CASE("unknown, repeated and missing parameters are refused before anything 
     unknown.add("treshold", "1K");
     const auto message = error_of(merge, unknown, api::front_end::python);
     CHECK(message.starts_with("unknown parameter 'treshold'"));
-    CHECK(message.find("data_dir") != std::string::npos);   // Python's names
-    CHECK(message.find("writer") == std::string::npos);     // a command line test hook is not offered
+    CHECK(message.find("data_dir") != std::string::npos);  // Python's names
+    CHECK(message.find("writer") == std::string::npos);    // a command line test hook is not offered
 
     // The command line's test hook is not a Python keyword.
     api::parameter_values writer;
@@ -190,6 +193,5 @@ TEST_CASE("the page is offered only the commands and parameters that name it") {
     for (const auto& c : api::commands())
         for (const auto& p : c.parameters)
             if (p.hidden) CHECK_FALSE(p.on(api::surface::page));
-    CHECK(api::parameter_help(command("split"), *command("split").find("output")).find("<stem>.split.onnx") !=
-          std::string::npos);
+    CHECK(api::parameter_help(command("split"), *command("split").find("output")).find("<stem>.split.onnx") != std::string::npos);
 }

@@ -74,8 +74,8 @@ struct command_spec {
 [[nodiscard]] const command_spec* find_command(std::string_view name);
 
 /// Checks the values (parameter_reader::check) and runs the command.
-[[nodiscard]] result<command_outcome> run_command(const command_spec& command, const parameter_values& values,
-                                                  front_end who, const run_context& context, path_locator locate = {});
+[[nodiscard]] result<command_outcome> run_command(const command_spec& command, const parameter_values& values, front_end who,
+                                                  const run_context& context, path_locator locate = {});
 
 /// The file `command` will write first with these values (empty: it writes nothing).
 [[nodiscard]] result<std::filesystem::path> planned_output(const command_spec& command, const parameter_reader& values);
@@ -98,7 +98,8 @@ struct command_spec {
 // these too, then prints the report its own way.
 [[nodiscard]] result<onnx::open_options> open_options_from(const parameter_reader& values);
 [[nodiscard]] result<void> fill_rewrite_options(const parameter_reader& values, ops::rewrite_options& options);
-[[nodiscard]] result<ops::externalize_options> externalize_options_from(const parameter_reader& values, ops::externalize_kind kind);
+[[nodiscard]] result<ops::externalize_options> externalize_options_from(const parameter_reader& values,
+                                                                        ops::externalize_kind kind);
 [[nodiscard]] result<ops::optimize_options> optimize_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::verify_options> verify_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::analyze_options> analyze_options_from(const parameter_reader& values);

@@ -46,18 +46,18 @@ enum surface : std::uint8_t {
 enum class front_end : std::uint8_t { cli, page, python };
 
 struct parameter {
-    std::string_view name;           // "data-name"
+    std::string_view name;  // "data-name"
     value_kind kind = value_kind::text;
-    std::string_view default_value;  // taken when not given; "" when there is none (or the command computes it)
-    std::string_view help;           // one sentence, lower case, no final period
-    std::string_view label;          // the page's label ("Data file name")
-    std::string_view placeholder;    // the CLI's word for the value ("BYTES", "FILE"); "" for flags
-    std::string_view short_name;     // "-o", or empty
+    std::string_view default_value;             // taken when not given; "" when there is none (or the command computes it)
+    std::string_view help;                      // one sentence, lower case, no final period
+    std::string_view label;                     // the page's label ("Data file name")
+    std::string_view placeholder;               // the CLI's word for the value ("BYTES", "FILE"); "" for flags
+    std::string_view short_name;                // "-o", or empty
     std::span<const std::string_view> choices;  // for value_kind::choice
-    bool repeatable = false;         // may be given several times (--data A --data B)
+    bool repeatable = false;                    // may be given several times (--data A --data B)
     bool required = false;
-    bool positional = false;         // the CLI takes it without a flag (MODEL)
-    bool hidden = false;             // left out of --help (test hooks)
+    bool positional = false;  // the CLI takes it without a flag (MODEL)
+    bool hidden = false;      // left out of --help (test hooks)
     std::uint8_t surfaces = everywhere;
 
     [[nodiscard]] bool on(surface s) const noexcept { return (surfaces & s) != 0; }
@@ -90,8 +90,7 @@ using path_locator = std::function<result<std::filesystem::path>(std::string_vie
 /// programming error (it throws std::logic_error).
 class parameter_reader {
 public:
-    parameter_reader(std::span<const parameter> table, const parameter_values& values, front_end who,
-                     path_locator locate = {});
+    parameter_reader(std::span<const parameter> table, const parameter_values& values, front_end who, path_locator locate = {});
 
     /// Refuses a name the table does not have (naming the closest), a parameter given
     /// twice that is not repeatable (the command line keeps the last instead), a
