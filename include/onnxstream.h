@@ -19,6 +19,10 @@
  *         puts(onnxstream_result_report_json(r));
  *     onnxstream_result_free(r);
  *
+ * The first run that maps a model installs the library's process-wide SIGBUS guard, which
+ * chains to a handler installed before it: a model truncated while it is read gives an
+ * error instead of killing the process.
+ *
  * Versioning: ONNXSTREAM_API_VERSION grows when a function is added; a function never
  * changes its signature or meaning, and the error numbers below never change. A program
  * compiled against version N runs with a library whose onnxstream_api_version() >= N. The

@@ -370,3 +370,21 @@ def test_installed_package_imports_no_onnx_or_numpy(fixtures_root):
 def test_version_matches_cli(cli):
     proc = run_cli(["--help"])
     assert f"onnxstream {onnxstream.__version__}:" in proc.stdout
+
+
+def test_calls_from_several_threads_at_once(fixtures_root, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = model_of(REAL_MODEL)
+    expected = onnxstream.inspect(model)
+
+    def merge(i):
+        return onnxstream.merge(model, output=tmp_path / f"m{i}.onnx", progress=lambda *event: None)
+
+    with ThreadPoolExecutor(4) as pool:
+        merges = list(pool.map(merge, range(4)))
+        inspects = list(pool.map(lambda _: onnxstream.inspect(model), range(4)))
+    assert all(r["ok"] for r in merges)
+    assert inspects == [expected] * 4
+    sizes = {(tmp_path / f"m{i}.onnx").stat().st_size for i in range(4)}
+    assert len(sizes) == 1 and sorted(os.listdir(tmp_path)) == [f"m{i}.onnx" for i in range(4)]
