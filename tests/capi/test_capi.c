@@ -165,6 +165,18 @@ static void test_keys_with_underscores(const char* model) {
     CHECK(onnxstream_result_output_count(r) == 2);
     onnxstream_result_free(r);
     empty_scratch();
+
+    /* A command named as Python names it. */
+    {
+        const char* st_keys[] = {"model", "output"};
+        const char* st_values[] = {model, output};
+        path_in(output, sizeof output, scratch, "weights.safetensors");
+        r = NULL;
+        CHECK(onnxstream_run("export_safetensors", st_keys, st_values, 2, NULL, NULL, NULL, &r) == ONNXSTREAM_OK);
+        CHECK(exists(output));
+        onnxstream_result_free(r);
+        empty_scratch();
+    }
 }
 
 static void test_bad_calls(const char* model) {
