@@ -388,3 +388,27 @@ def test_calls_from_several_threads_at_once(fixtures_root, tmp_path):
     assert inspects == [expected] * 4
     sizes = {(tmp_path / f"m{i}.onnx").stat().st_size for i in range(4)}
     assert len(sizes) == 1 and sorted(os.listdir(tmp_path)) == [f"m{i}.onnx" for i in range(4)]
+
+
+def test_progress_bar_uses_tqdm_when_installed(fixtures_root, tmp_path, monkeypatch):
+    import types
+
+    bars = []
+
+    class FakeTqdm:  # records what the package asks of tqdm
+        def __init__(self, total, desc, unit, unit_scale, leave, file):
+            self.total, self.desc, self.unit, self.n, self.closed = total, desc, unit, 0, False
+            bars.append(self)
+
+        def update(self, n):
+            self.n += n
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=FakeTqdm))
+    onnxstream.merge(model_of(REAL_MODEL), output=tmp_path / "m.onnx", progress=True)
+    assert len(bars) == 1
+    (bar,) = bars
+    assert bar.desc == "merge model.onnx" and bar.unit == "B" and bar.closed
+    assert bar.n == bar.total == (tmp_path / "m.onnx").stat().st_size
