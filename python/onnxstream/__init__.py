@@ -31,4 +31,4 @@ def commands() -> List[Dict[str, Any]]:
     return _commands.table()
 
 
-__all__ = ["Error", "commands", "__version__"] + sorted(_commands.python_name(c["name"]) for c in _commands.table())
+__all__ = ["Error", "commands"] + sorted(_commands.python_name(c["name"]) for c in _commands.table())
