@@ -37,7 +37,7 @@ setup(
     long_description=open(os.path.join(here, "README.md"), encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     packages=["onnxstream"],
-    package_data={"onnxstream": [LIBRARY, "py.typed"]},
+    package_data={"onnxstream": [LIBRARY, "py.typed", "__init__.pyi"]},
     python_requires=">=3.8",
     zip_safe=False,
     distclass=binary_distribution,

@@ -45,6 +45,9 @@ cp -r "$repo/python/." "$stage/"
 find "$stage" -name __pycache__ -prune -exec rm -rf {} +
 cp -L "$build_dir/libonnxstream-c.so.0" "$stage/onnxstream/libonnxstream-c.so.0"
 strip --strip-unneeded "$stage/onnxstream/libonnxstream-c.so.0"
+# The functions are made at import; the stub shows them to editors and type checkers.
+ONNXSTREAM_C_LIBRARY="$stage/onnxstream/libonnxstream-c.so.0" PYTHONPATH="$stage" PYTHONDONTWRITEBYTECODE=1 \
+  /usr/bin/python3 "$repo/scripts/make_python_stub.py" "$stage/onnxstream/__init__.pyi"
 rm -f "$out"/onnxstream_rewrite-"$version"-*.whl
 ONNXSTREAM_WHEEL_VERSION="$version" /usr/bin/python3 -m pip wheel --no-deps --no-build-isolation --no-index \
   --disable-pip-version-check --quiet -w "$out" "$stage"

@@ -412,3 +412,29 @@ def test_progress_bar_uses_tqdm_when_installed(fixtures_root, tmp_path, monkeypa
     (bar,) = bars
     assert bar.desc == "merge model.onnx" and bar.unit == "B" and bar.closed
     assert bar.n == bar.total == (tmp_path / "m.onnx").stat().st_size
+
+
+def test_type_stub_declares_the_same_functions():
+    import ast
+
+    stub = Path(onnxstream.__file__).with_name("__init__.pyi")
+    tree = ast.parse(stub.read_text())
+    declared = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert set(declared) == {"commands"} | {c["name"].replace("-", "_") for c in onnxstream.commands()}
+    for name, node in declared.items():
+        if name == "commands":
+            continue
+        runtime = inspect.signature(getattr(onnxstream, name)).parameters
+        positional = [a.arg for a in node.args.args]
+        keywords = [a.arg for a in node.args.kwonlyargs]
+        assert positional + keywords == list(runtime), name
+        for arg, default in zip(node.args.kwonlyargs, node.args.kw_defaults):
+            expected = runtime[arg.arg].default
+            if default is None:
+                assert expected is inspect.Parameter.empty, (name, arg.arg)
+            else:
+                assert ast.literal_eval(default) == expected, (name, arg.arg)
+    merge = declared["merge"]
+    assert ast.unparse(merge.args.kwonlyargs[0].annotation) == "Optional[_Path]"
+    convert = declared["convert"]
+    assert ast.unparse(convert.args.kwonlyargs[0].annotation) == "Literal['fp16', 'bf16']"
