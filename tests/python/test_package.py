@@ -36,12 +36,14 @@ def model_of(name: str) -> Path:
     return cases.fixtures_dir() / cases.case_named(name)["model"]
 
 
-TIMINGS = {"seconds"}  # the fields that depend on how fast this run was
+def timing(key: str) -> bool:
+    """A field that depends on how fast this run was ("seconds", "opencv_seconds")."""
+    return key == "seconds" or key.endswith("_seconds")
 
 
 def without_timings(value):
     if isinstance(value, dict):
-        return {k: without_timings(v) for k, v in value.items() if k not in TIMINGS}
+        return {k: without_timings(v) for k, v in value.items() if not timing(k)}
     if isinstance(value, list):
         return [without_timings(v) for v in value]
     return value
