@@ -13,6 +13,8 @@ packages=(
   strace  # delays system calls in the race tests (test_security.py)
   # independent references
   python3-onnx python3-numpy python3-pytest python3-torch python3-torchvision
+  # the Python package: its wheel (scripts/build_wheel.sh) and the venvs its tests install it in
+  python3-pip python3-setuptools python3-wheel python3-venv
   # export --to caffe: --check in process, the tests' Caffe runtime, the report page
   libopencv-dnn-dev python3-opencv chromium
 )
