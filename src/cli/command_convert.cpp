@@ -13,9 +13,10 @@ int run_convert(std::span<const std::string> argv, const command_context& contex
     const auto& p = s.p;
     auto& options = s.options;
     const auto report = run_with_progress(*options, context, p.flags, [&] { return ops::convert(s.model, *options); });
+    // The JSON names the type as --dtype does (and as the page and Python do); the text in words.
     const char* dtype = options->target == ops::half_type::float16 ? "float16" : "bfloat16";
     const int status = show(
-        report, p.flags, [&](const auto& r) { return report::to_json(r, dtype); },
+        report, p.flags, [&](const auto& r) { return report::to_json(r, api::dtype_name(options->target)); },
         [&](const auto& r) { return report::to_text(r, dtype); });
     if (!report) return status;
     if (report->saturated > 0 && p.flags.json) {
