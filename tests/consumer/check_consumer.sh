@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # The CMake package, as another project sees it (ctest `cmake_consumer`):
-#   check_consumer.sh BUILD_DIR LIBDIR VERSION FIXTURES [CMAKE_ARGS...]
+#   check_consumer.sh BUILD_DIR LIBDIR VERSION FIXTURES LIBRARIES [CMAKE_ARGS...]
 # installs BUILD_DIR into a scratch prefix (BUILD_DIR/consumer-test/prefix, removed when
 # every check passed) and checks the shared library's SONAME and symbolic links (and, when
 # include/onnxstream.h is installed, that it compiles as C and that the library exports each
 # function it declares). Then it builds tests/consumer against the prefix with find_package,
 # once linking onnxstream::onnxstream (shared) and once onnxstream::onnxstream_static, runs
 # each on the fixture one_file (6 tensors in one external data file) and compares what it
-# prints. CMAKE_ARGS go to the consumer's configure (the compiler, sanitizer flags);
-# CMAKE_COMMAND names the cmake to use.
+# prints; and a find_package asking for the next minor version must fail. LIBRARIES is
+# "shared,static", or "static" for a build without the shared library. CMAKE_ARGS go to the
+# consumer's configure (the compiler, sanitizer flags); CMAKE_COMMAND names the cmake to use.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-build="$1" libdir="$2" version="$3" fixtures="$4"
-shift 4
+build="$1" libdir="$2" version="$3" fixtures="$4" libraries="$5"
+shift 5
 cmake_args=("$@")
 cmake="${CMAKE_COMMAND:-cmake}"
 work="$build/consumer-test"
@@ -31,9 +32,12 @@ mkdir -p "$work"
 echo "installed into $prefix: $(du -sh "$prefix" | cut -f1)"
 
 # The shared library: libonnxstream.so -> .so.MAJOR -> .so.VERSION, SONAME .so.MAJOR.
-major="${version%%.*}"
+IFS=. read -r major minor _ <<<"$version"
 lib="$prefix/$libdir/libonnxstream.so.$version"
-if [ ! -f "$lib" ]; then
+if [[ ",$libraries," != *,shared,* ]]; then
+  echo "no shared library in this build"
+  [ ! -e "$lib" ] || fail "$lib is installed by a build without the shared library"
+elif [ ! -f "$lib" ]; then
   fail "no $lib"
 else
   soname=$(objdump -p "$lib" | sed -n 's/^ *SONAME *//p')
@@ -68,10 +72,14 @@ if [ -f "$header" ] && [ -f "$lib" ]; then
 fi
 
 # The consumer, once per library.
-for variant in shared static; do
+# Without a shared library, onnxstream::onnxstream is the static one ("default").
+IFS=, read -r -a variants <<<"$libraries"
+[[ ",$libraries," == *,shared,* ]] || variants+=(default)
+for variant in "${variants[@]}"; do
   case "$variant" in
-    shared) target=onnxstream::onnxstream ;;
+    shared | default) target=onnxstream::onnxstream ;;
     static) target=onnxstream::onnxstream_static ;;
+    *) fail "unknown library $variant"; continue ;;
   esac
   dir="$work/$variant"
   if ! "$cmake" -S "$here" -B "$dir" -DCMAKE_PREFIX_PATH="$prefix" -DONNXSTREAM_TARGET="$target" \
@@ -86,7 +94,7 @@ for variant in shared static; do
   needed=$(readelf -d "$dir/onnxstream_consumer" | sed -n 's/.*(NEEDED).*\[\(libonnxstream[^]]*\)\]/\1/p')
   case "$variant" in
     shared) [ "$needed" = "libonnxstream.so.$major" ] || fail "shared: the consumer needs '$needed', not libonnxstream.so.$major" ;;
-    static) [ -z "$needed" ] || fail "static: the consumer needs $needed" ;;
+    static | default) [ -z "$needed" ] || fail "$variant: the consumer needs $needed" ;;
   esac
 
   output="$dir/merged.onnx"
@@ -117,10 +125,23 @@ for variant in shared static; do
   expect output file_size "$size"
 done
 
+# 0.x: another minor version may change the API, so the version file refuses it.
+wanted="$major.$((minor + 1))"
+if "$cmake" -S "$here" -B "$work/version" -DCMAKE_PREFIX_PATH="$prefix" -DONNXSTREAM_WANTED="$wanted" \
+     "${cmake_args[@]}" >"$work/version.log" 2>&1; then
+  fail "find_package(onnxstream $wanted) accepted version $version"
+elif ! grep -q "compatible with requested version" "$work/version.log" ||
+     ! grep -q "onnxstream-config.cmake, version: $version" "$work/version.log"; then
+  cat "$work/version.log" >&2
+  fail "find_package(onnxstream $wanted) failed for another reason than the version"
+else
+  echo "find_package(onnxstream $wanted) refuses $version"
+fi
+
 if [ "$failures" -ne 0 ]; then
   echo "cmake_consumer: $failures check(s) failed" >&2
   exit 1
 fi
 # Passed: the install (hundreds of MB with debug information) is not kept.
 rm -rf "$work"
-echo "cmake_consumer: the installed package builds and runs against the shared and the static library"
+echo "cmake_consumer: the installed package builds and runs (${variants[*]})"
