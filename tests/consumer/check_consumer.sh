@@ -3,8 +3,8 @@
 #   check_consumer.sh BUILD_DIR LIBDIR VERSION FIXTURES LIBRARIES [CMAKE_ARGS...]
 # installs BUILD_DIR into a scratch prefix (BUILD_DIR/consumer-test/prefix, removed when
 # every check passed) and checks the shared library's SONAME and symbolic links (and, when
-# include/onnxstream.h is installed, that it compiles as C and that the library exports each
-# function it declares). Then it builds tests/consumer against the prefix with find_package,
+# include/onnxstream.h is installed, that it compiles as C and that the library carrying it
+# exports each function it declares). Then it builds tests/consumer against the prefix with find_package,
 # once linking onnxstream::onnxstream (shared) and once onnxstream::onnxstream_static, runs
 # each on the fixture one_file (6 tensors in one external data file) and compares what it
 # prints; and a find_package asking for the next minor version must fail. LIBRARIES is
@@ -53,22 +53,34 @@ for file in onnxstream-config.cmake onnxstream-config-version.cmake; do
   [ -f "$prefix/$libdir/cmake/onnxstream/$file" ] || fail "no $libdir/cmake/onnxstream/$file"
 done
 
-# The C API, when there is one: plain C, and every function it declares exported unmangled.
-# The declarations are read from the preprocessed header (no comments; typedefs left out).
+# The C API, when there is one: plain C, and every function it declares exported unmangled
+# by the library that carries it: libonnxstream-c.so (which exports nothing else) where the
+# build makes one, else libonnxstream.so. The declarations are read from the preprocessed
+# header (no comments; typedefs left out).
 header="$prefix/include/onnxstream.h"
-if [ -f "$header" ] && [ -f "$lib" ]; then
+c_lib="$prefix/$libdir/libonnxstream-c.so.$version"
+if [ -f "$c_lib" ]; then
+  c_soname=$(objdump -p "$c_lib" | sed -n 's/^ *SONAME *//p')
+  [ "$c_soname" = "libonnxstream-c.so.$major" ] || fail "SONAME of $c_lib is '$c_soname', not libonnxstream-c.so.$major"
+  others=$(nm -D --defined-only "$c_lib" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | grep -v '^onnxstream_' || true)
+  [ -z "$others" ] || fail "libonnxstream-c.so exports more than the C API: $(head -3 <<<"$others" | tr '\n' ' ')"
+  echo "C library: $(basename "$c_lib"), SONAME $c_soname"
+else
+  c_lib="$lib"
+fi
+if [ -f "$header" ] && [ -f "$c_lib" ]; then
   c_api=$(printf '#include <onnxstream.h>\n' | cc -std=c11 -Wall -Wextra -Werror -E -P -I"$prefix/include" -x c -) ||
     fail "include/onnxstream.h does not compile as C"
   printf '#include <onnxstream.h>\n' | cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -I"$prefix/include" -x c - ||
     fail "include/onnxstream.h does not compile as C"
-  exported=$(nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }')
+  exported=$(nm -D --defined-only "$c_lib" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }')
   declared=$(grep -v '\btypedef\b' <<<"$c_api" | grep -o '\bonnxstream_[a-z0-9_]*[[:space:]]*(' | tr -d '( \t' |
              sort -u || true)
   [ -n "$declared" ] || fail "include/onnxstream.h declares no onnxstream_ function"
   for name in $declared; do
-    grep -qx "$name" <<<"$exported" || fail "libonnxstream.so does not export $name (include/onnxstream.h declares it)"
+    grep -qx "$name" <<<"$exported" || fail "$(basename "$c_lib") does not export $name (include/onnxstream.h declares it)"
   done
-  echo "C API: $(wc -w <<<"$declared") functions declared in onnxstream.h, checked against the exports"
+  echo "C API: $(wc -w <<<"$declared") functions declared in onnxstream.h, checked against $(basename "$c_lib")'s exports"
 fi
 
 # The consumer, once per library.
