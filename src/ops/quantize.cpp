@@ -72,26 +72,22 @@ struct weight_job {
 
 // Operators whose meaning at opset 21 differs from their meaning at an earlier opset in a
 // way a model would notice (not only new types or new optional inputs): raising the opset
-// under them would change what the model computes. `before`: they block below it.
+// under them would change what the model computes. They block below `before`.
 struct opset_blocker {
     std::string_view op_type;
     std::int64_t before;
-    std::string_view attribute;  // blocks only when the node has it ("": always)
 };
 constexpr opset_blocker opset_blockers[] = {
-    {"ReduceMean", 18, "axes"},
-    {"ReduceMax", 18, "axes"},
-    {"ReduceMin", 18, "axes"},
-    {"ReduceProd", 18, "axes"},
-    {"ReduceL1", 18, "axes"},
-    {"ReduceL2", 18, "axes"},
-    {"ReduceLogSum", 18, "axes"},
-    {"ReduceLogSumExp", 18, "axes"},
-    {"ReduceSumSquare", 18, "axes"},
-    {"GridSample", 20, ""},
-    {"DFT", 20, ""},
-    {"GroupNormalization", 21, ""},
+    {"RoiAlign", 16},            // coordinate_transformation_mode's default became half_pixel
+    {"GridSample", 20},          // modes renamed (bilinear -> linear)
+    {"DFT", 20},                 // axis moved to an input
+    {"GroupNormalization", 21},  // scale and bias per channel instead of per group
 };
+
+// Reductions whose `axes` attribute became an input at opset 18 (ReduceSum at 13): below
+// 18 they are rewritten, the attribute's values moved to a new int64 initializer.
+constexpr std::string_view axes_moved_at_18[] = {"ReduceMean", "ReduceMax",    "ReduceMin",       "ReduceProd",     "ReduceL1",
+                                                 "ReduceL2",   "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
 
 class quantizer : detail::bound_operation<quantize_options, quantize_report> {
 public:
@@ -183,23 +179,46 @@ private:
                                std::to_string(opset) + ")",
                            "export the model with opset 21 (or at least 13), then quantize it");
         std::set<std::string> blocking;
+        std::vector<graph::node_id> reductions;
         for (const auto n : graph_.nodes.ids()) {
             if (!graph_.node_live(n) || !graph_.nodes[n].domain.empty()) continue;
             if (graph_.scopes[graph_.nodes[n].scope].kind == graph::scope_kind::function) continue;
             const auto op = graph_.nodes[n].op_type.view();
-            for (const auto& b : opset_blockers) {
-                if (b.op_type != op || opset >= b.before) continue;
-                if (!b.attribute.empty() && !graph_.attribute(n, b.attribute)) continue;
-                blocking.insert(std::string(op) + (b.attribute.empty() ? "" : " with '" + std::string(b.attribute) + "'"));
-            }
+            for (const auto& b : opset_blockers)
+                if (b.op_type == op && opset < b.before) blocking.insert(std::string(op));
+            if (opset < 18 &&
+                std::find(std::begin(axes_moved_at_18), std::end(axes_moved_at_18), op) != std::end(axes_moved_at_18) &&
+                graph_.attribute(n, "axes"))
+                reductions.push_back(n);
         }
-        if (blocking.empty()) return {};
-        std::string list;
-        for (const auto& b : blocking) list += (list.empty() ? "" : ", ") + b;
-        return failure(
-            error_code::unsupported,
-            "cannot raise the opset from " + std::to_string(opset) + " to 21: " + list + " means something else at opset 21",
-            "export the model with opset 21, then quantize it");
+        if (!blocking.empty()) {
+            std::string list;
+            for (const auto& b : blocking) list += (list.empty() ? "" : ", ") + b;
+            return failure(
+                error_code::unsupported,
+                "cannot raise the opset from " + std::to_string(opset) + " to 21: " + list + " means something else at opset 21",
+                "export the model with opset 21, then quantize it");
+        }
+        for (const auto n : reductions) move_axes_to_input(n);
+        return {};
+    }
+
+    // Reduce*(data) {axes = [...]} -> Reduce*(data, axes_initializer): the opset 18 form.
+    void move_axes_to_input(graph::node_id n) {
+        const auto axes = graph_.attribute(n, "axes")->ints;
+        graph::computed_values values;
+        values.has_bytes = true;
+        for (const auto a : axes) {
+            auto bits = static_cast<std::uint64_t>(a);
+            for (int i = 0; i < 8; ++i, bits >>= 8U) values.bytes.push_back(static_cast<std::byte>(bits & 0xFFU));
+        }
+        const auto scope = graph_.nodes[n].scope;
+        const auto name = graph_.names.fresh(std::string(graph_.node_name(n).empty() ? "reduce" : graph_.node_name(n)) + "_axes");
+        graph_.add_tensor(scope, name, static_cast<std::int32_t>(onnx::data_type::int64),
+                          {static_cast<std::int64_t>(axes.size())}, std::move(values));
+        graph_.set_input(n, 1, name);
+        graph_.drop_attribute(n, "axes");
+        ++report_.nodes_upgraded;
     }
 
     // Which initializers are quantized; the others read by a chosen op are listed as skipped.
@@ -546,6 +565,14 @@ private:
                 entries.push_back({plan.spill_source, 0, plan.placement(job.scales).length, 0, none, job.scales});
             if (job.zero_points != none && external && plan.placement(job.zero_points).length >= default_threshold)
                 entries.push_back({plan.spill_source, 0, plan.placement(job.zero_points).length, 0, none, job.zero_points});
+        }
+        // Other computed tensors (the axes of upgraded reductions): small, embedded.
+        for (const auto t : graph_.tensors.ids()) {
+            if (!graph_.tensor_live(t) || graph_.tensors[t].site != none || std::as_const(plan).placement(t) != nullptr) continue;
+            const auto& c = *graph_.computed(t);
+            ONNXSTREAM_ASSIGN(const auto bytes, reader.compute(c.data_type, c.dims, c.values));
+            ONNXSTREAM_TRY(begin_tensor(t, bytes.size(), false, spill, plan));
+            ONNXSTREAM_TRY(spill.append(bytes));
         }
         lay_out(entries, plan);
 

@@ -17,6 +17,7 @@ std::string quantize_report_json(const quantize_report& r) {
     json.field("symmetric", r.symmetric).field("format", "qdq");
     json.field("opset_before", r.opset_before).field("opset_after", r.opset_after);
     json.field("ir_version_before", r.ir_version_before).field("ir_version_after", r.ir_version_after);
+    json.field("nodes_upgraded", r.nodes_upgraded);
     json.field("tensors_quantized", static_cast<std::uint64_t>(r.quantized.size()));
     json.field("tensors_skipped", static_cast<std::uint64_t>(r.skipped.size()));
     json.field("bytes_before", r.bytes_before).field("bytes_after", r.bytes_after);
@@ -51,6 +52,8 @@ std::string quantize_report_text(const quantize_report& r) {
         out += "opset " + std::to_string(r.opset_before) + " -> " + std::to_string(r.opset_after) + "\n";
     if (r.ir_version_after != r.ir_version_before)
         out += "ir_version " + std::to_string(r.ir_version_before) + " -> " + std::to_string(r.ir_version_after) + "\n";
+    if (r.nodes_upgraded > 0)
+        out += std::to_string(r.nodes_upgraded) + " reduction(s) given their axes as an input (the opset 18 form)\n";
     for (const auto& s : r.skipped)
         out += "skipped " + report::terminal_safe(s.name) + ": " + report::terminal_safe(s.reason) + "\n";
     out += "wrote " + report::terminal_safe(r.output.string()) + " (" + report::human_bytes(r.output_size) + ")\n";

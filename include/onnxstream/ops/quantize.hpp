@@ -18,8 +18,9 @@
 //
 // The default-domain opset is raised to 21 (and ir_version to 10) when it is lower; a
 // model below opset 13, or holding operators whose meaning changed between its opset and
-// 21 (Reduce* with an `axes` attribute below 18, GridSample and DFT below 20,
-// GroupNormalization below 21), is refused by name. Layout: embedded when the input was,
+// 21 (RoiAlign below 16, GridSample and DFT below 20, GroupNormalization below 21), is
+// refused by name. Reductions whose `axes` attribute became an input at 18 are rewritten
+// to the new form (the axes in a new int64 initializer). Layout: embedded when the input was,
 // else a fresh data file beside the output as optimize lays it out.
 #pragma once
 
@@ -80,6 +81,7 @@ struct quantize_report {
     std::int64_t opset_after = 0;
     std::int64_t ir_version_before = 0;
     std::int64_t ir_version_after = 0;
+    std::uint64_t nodes_upgraded = 0;  // Reduce* whose axes attribute became an input (opset 18)
     std::vector<error> warnings;
     const char* writer = "";
 };
