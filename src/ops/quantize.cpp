@@ -556,8 +556,15 @@ private:
             ONNXSTREAM_TRY(check_output(data_path, inputs, options_.force));
         }
         ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
+        // Progress: the weights' bytes read, a tensor at a time.
+        std::uint64_t total = 0;
+        for (const auto& q : report_.quantized) total += q.bytes_before;
+        std::uint64_t done = 0;
+        const std::string stage = "quantize " + report_.output.filename().string();
         for (auto& job : jobs_) {
             if (options_.cancel != nullptr && options_.cancel->load()) return failure(error_code::interrupted, "interrupted");
+            if (options_.on_progress) options_.on_progress({stage, done, total, report_.quantized[job.report].name, {}});
+            done += report_.quantized[job.report].bytes_before;
             const bool values_external = external && values_length(job) >= default_threshold;
             ONNXSTREAM_TRY(quantize_weight(reader, job, values_external, spill, plan));
             if (values_external) entries.push_back({plan.spill_source, 0, values_length(job), 0, none, job.values});
