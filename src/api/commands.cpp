@@ -444,7 +444,7 @@ result<command_outcome> run_convert(const parameter_reader& in, const run_contex
 // ---------------------------------------------------------------- quantize
 
 constexpr std::array weights_choices{std::string_view("int8"), std::string_view("int4"), std::string_view("uint4")};
-constexpr std::array quantize_format_choices{std::string_view("qdq")};
+constexpr std::array quantize_format_choices{std::string_view("qdq"), std::string_view("matmulnbits")};
 
 constexpr std::array quantize_parameters{
     model_parameter,
@@ -478,9 +478,10 @@ constexpr std::array quantize_parameters{
     parameter{.name = "format",
               .kind = value_kind::choice,
               .default_value = "qdq",
-              .help = "qdq: DequantizeLinear (opset 21, block_size) feeding the original MatMul/Gemm",
+              .help = "qdq: DequantizeLinear (opset 21, block_size) feeding the original MatMul/Gemm; matmulnbits: "
+                      "each MatMul replaced by ONNX Runtime's com.microsoft MatMulNBits (4 bits)",
               .label = "Format",
-              .placeholder = "qdq",
+              .placeholder = "qdq|matmulnbits",
               .choices = quantize_format_choices},
     parameter{.name = "ops",
               .kind = value_kind::text,
@@ -980,6 +981,8 @@ result<ops::quantize_options> quantize_options_from(const parameter_reader& in) 
                        in.spelled("symmetric") + " and " + in.spelled("asymmetric") + " exclude each other",
                        "give one of them (symmetric is the default)");
     options.symmetric = !in.flag("asymmetric");
+    ONNXSTREAM_ASSIGN(const auto format, in.choice("format"));
+    options.format = format == "matmulnbits" ? ops::quantized_format::matmulnbits : ops::quantized_format::qdq;
     options.ops = in.list("ops");
     ONNXSTREAM_ASSIGN(options.min_size, in.size("min-size"));
     options.exclude = in.list("exclude");

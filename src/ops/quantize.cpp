@@ -36,6 +36,7 @@ constexpr std::int64_t quantize_ir_version = 10;
 constexpr std::int64_t lowest_raised_opset = 13;  // below it, many operators moved attributes to inputs
 constexpr auto float32 = static_cast<std::int32_t>(onnx::data_type::float32);
 constexpr auto float16 = static_cast<std::int32_t>(onnx::data_type::float16);
+constexpr std::string_view microsoft_domain = "com.microsoft";
 
 const char* type_name(quantized_type t) {
     switch (t) {
@@ -67,7 +68,8 @@ struct weight_job {
     graph::tensor_id values = none;
     graph::tensor_id scales = none;
     graph::tensor_id zero_points = none;
-    std::size_t report = 0;  // index into report_.quantized
+    std::size_t report = 0;                 // index into report_.quantized
+    std::vector<graph::node_id> consumers;  // matmulnbits: the MatMul nodes replaced
 };
 
 // Operators whose meaning at opset 21 differs from their meaning at an earlier opset in a
@@ -99,6 +101,7 @@ public:
         report_.weights = type_name(options_.weights);
         report_.block_size = options_.block_size;
         report_.symmetric = options_.symmetric;
+        report_.format = nbits() ? "matmulnbits" : "qdq";
         report_.output = options_.output.empty() ? default_output(model_path_, report_.weights) : options_.output;
         ONNXSTREAM_ASSIGN(data_name_, choose_data_name(report_.output, options_.data_name));
         ONNXSTREAM_ASSIGN(
@@ -107,7 +110,13 @@ public:
         report_.warnings = bound_.warnings();
         const graph::tensor_reader reader(model_, &bound_.data);
         ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
-        ONNXSTREAM_TRY(check_opset());
+        if (nbits()) {
+            // A contrib operator: the default-domain opset stays as it is.
+            report_.opset_before = report_.opset_after = graph_.opset("");
+            report_.ir_version_before = report_.ir_version_after = ir_version();
+        } else {
+            ONNXSTREAM_TRY(check_opset());
+        }
         ONNXSTREAM_TRY(choose_weights(reader));
         if (jobs_.empty()) {
             std::string why;
@@ -140,10 +149,15 @@ private:
             if (op != "MatMul" && op != "Gemm")
                 return failure(error_code::invalid_argument, "cannot quantize the weights of '" + op + "'",
                                "--ops takes MatMul and Gemm (Gather embeddings are not quantized yet)");
+        if (nbits() && options_.weights == quantized_type::int8)
+            return failure(error_code::invalid_argument, "--format matmulnbits takes 4-bit weights",
+                           "use --weights int4 or uint4 with it, or --format qdq for int8");
         if (options_.ops.empty())
             return failure(error_code::invalid_argument, "no operator to quantize the weights of", "--ops takes MatMul,Gemm");
         return {};
     }
+
+    bool nbits() const noexcept { return options_.format == quantized_format::matmulnbits; }
 
     std::string op_list() const {
         std::string list;
@@ -239,8 +253,9 @@ private:
             if (value.kind != graph::value_kind::initializer || value.tensor != t) continue;
             // Only weights some chosen op reads as B are considered (and reported).
             std::int64_t axis = -1;
-            bool read_as_weight = false;
             std::string other;  // why another use prevents it
+            std::vector<graph::node_id> consumers;
+            bool read_by_chosen = false;  // as B of a chosen op, whatever else reads it
             for (const auto& use : index.uses(v)) {
                 if (use.node == none) {
                     other = "it is a graph output";
@@ -252,8 +267,13 @@ private:
                     other = "node " + graph_.node_label(use.node) + " reads it too";
                     continue;
                 }
+                read_by_chosen = true;
                 if (use.scope != x.scope) {
                     other = "a subgraph reads it";
+                    continue;
+                }
+                if (nbits() && op != "MatMul") {
+                    other = "--format matmulnbits replaces MatMul nodes only";
                     continue;
                 }
                 std::int64_t this_axis = 0;
@@ -263,9 +283,9 @@ private:
                 }
                 if (axis >= 0 && axis != this_axis) other = "Gemm nodes read it with different transB";
                 axis = this_axis;
-                read_as_weight = true;
+                consumers.push_back(use.node);
             }
-            if (!read_as_weight) continue;
+            if (!read_by_chosen) continue;
             const auto skip = [&](std::string reason) { report_.skipped.push_back({std::string(name), std::move(reason)}); };
             const auto type = graph_.tensor_type(t);
             const auto dims = graph_.tensor_dims(t);
@@ -289,6 +309,7 @@ private:
                 job.columns = dims[1];
                 job.axis = axis;
                 job.report = report_.quantized.size();
+                job.consumers = std::move(consumers);
                 report_.quantized.push_back({std::string(name), dims, axis, bytes, 0, 0});
                 jobs_.push_back(job);
             }
@@ -304,6 +325,10 @@ private:
     // its readers stay as they are. The nodes go first in their scope: their inputs are
     // all initializers.
     void edit_graph() {
+        if (nbits()) {
+            edit_graph_nbits();
+            return;
+        }
         const auto type = onnx_type(options_.weights);
         const bool zero = detail::has_zero_point(options_.weights, options_.symmetric);
         std::vector<std::vector<graph::node_id>> added(graph_.scopes.size());
@@ -343,7 +368,51 @@ private:
         }
     }
 
+    std::uint64_t blocks_along_k(const weight_job& job) const {
+        return (static_cast<std::uint64_t>(job.rows) + options_.block_size - 1) / options_.block_size;
+    }
+
+    // Each MatMul(A, W) becomes com.microsoft MatMulNBits(A, B, scales[, zero points])
+    // {K, N, bits = 4, block_size}: B [N, blocks, block_size / 2] holds each column's
+    // blocks, unsigned 4-bit (ONNX Runtime's own quantizer's layout); scales [N * blocks]
+    // column by column; zero points (asymmetric) [N * ceil(blocks / 2)], absent meaning 8.
+    void edit_graph_nbits() {
+        const auto uint8 = static_cast<std::int32_t>(onnx::data_type::uint8);
+        for (auto& job : jobs_) {
+            const auto name_id = graph_.tensors[job.source].name;
+            const std::string name(graph_.text(name_id));
+            const auto n = static_cast<std::int64_t>(job.columns);
+            const auto blocks = static_cast<std::int64_t>(blocks_along_k(job));
+            const auto blob = static_cast<std::int64_t>(options_.block_size / 2);
+            graph_.remove_tensor(job.source);
+            const auto values_name = graph_.names.fresh(name + "_quantized");
+            const auto scales_name = graph_.names.fresh(name + "_scale");
+            job.values = graph_.add_tensor(job.scope, values_name, uint8, {n, blocks, blob}, {});
+            job.scales = graph_.add_tensor(job.scope, scales_name, job.type, {n * blocks}, {});
+            graph::name_list inputs{graph::empty_name, values_name, scales_name};
+            if (!options_.symmetric) {
+                const auto zero_name = graph_.names.fresh(name + "_zero_point");
+                job.zero_points = graph_.add_tensor(job.scope, zero_name, uint8, {n * ((blocks + 1) / 2)}, {});
+                inputs.push_back(zero_name);
+            }
+            for (const auto m : job.consumers) {
+                auto node_inputs = inputs;
+                node_inputs[0] = graph_.nodes[m].inputs[0];
+                const auto label = std::string(graph_.node_name(m).empty() ? name : graph_.node_name(m)) + "_MatMulNBits";
+                const auto added = graph_.add_node(graph_.nodes[m].scope, m, "MatMulNBits", std::move(node_inputs),
+                                                   graph_.nodes[m].outputs, label);
+                graph_.nodes[added].domain = graph_.keep(microsoft_domain);
+                graph_.set_attribute(added, {"K", job.rows, {}});
+                graph_.set_attribute(added, {"N", job.columns, {}});
+                graph_.set_attribute(added, {"bits", 4, {}});
+                graph_.set_attribute(added, {"block_size", static_cast<std::int64_t>(options_.block_size), {}});
+                graph_.remove_node(m);
+            }
+        }
+    }
+
     std::uint64_t values_length(const weight_job& job) const {
+        if (nbits()) return static_cast<std::uint64_t>(job.columns) * blocks_along_k(job) * (options_.block_size / 2);
         return detail::packed_bytes(static_cast<std::uint64_t>(job.rows) * static_cast<std::uint64_t>(job.columns),
                                     detail::bits_of(options_.weights));
     }
@@ -380,8 +449,10 @@ private:
     // are the blocks; axis 1: whole rows, each cut into blocks), into the spill file.
     result<void> quantize_weight(const graph::tensor_reader& reader, weight_job& job, bool external, io::spill_file& spill,
                                  graph::storage_plan& plan) {
-        const auto range = detail::range_of(options_.weights);
-        const auto bits = detail::bits_of(options_.weights);
+        // MatMulNBits values are unsigned: int4 is computed as uint4 (the same levels, shifted by 8).
+        const auto qtype = nbits() ? quantized_type::uint4 : options_.weights;
+        const auto range = detail::range_of(qtype);
+        const auto bits = detail::bits_of(qtype);
         const auto round = job.type == float16 ? &detail::round_to_float16 : &detail::keep_float32;
         const std::uint64_t element = job.type == float16 ? 2 : 4;
         const auto rows = static_cast<std::uint64_t>(job.rows);
@@ -390,7 +461,14 @@ private:
         const std::uint64_t rows_per_step = job.axis == 0 ? block : std::max<std::uint64_t>(1, (1U << 20) / (columns * element));
         const std::uint64_t step_values = rows_per_step * columns;
 
-        ONNXSTREAM_TRY(begin_tensor(job.values, values_length(job), external, spill, plan));
+        if (!nbits()) ONNXSTREAM_TRY(begin_tensor(job.values, values_length(job), external, spill, plan));
+        // matmulnbits: the blocks go column by column, so the values are held (an eighth of
+        // a float32 weight) and written at the end.
+        const std::uint64_t blocks = blocks_along_k(job);
+        const std::uint64_t blob = block / 2;
+        std::vector<std::byte> columns_out;
+        if (nbits()) columns_out.assign(static_cast<std::size_t>(columns * blocks * blob), std::byte{0});
+        std::uint64_t first_row = 0;  // of the rows in `step`
         std::vector<float> scales;
         std::vector<int> zeros;
         scales.reserve(static_cast<std::size_t>(scale_count(job)));
@@ -409,9 +487,15 @@ private:
             out.clear();
             return {};
         };
-        const auto quantize_one = [&](float w, detail::block_parameters p) {
+        const auto quantize_one = [&](float w, detail::block_parameters p, std::uint64_t row, std::uint64_t column) {
             const int q = detail::quantize_value(w, p, range);
-            packer.add(q);
+            if (nbits()) {
+                const auto in_block = row % block;
+                auto& b = columns_out[static_cast<std::size_t>((column * blocks + row / block) * blob + in_block / 2)];
+                b |= static_cast<std::byte>((static_cast<unsigned>(q) & 0x0FU) << (in_block % 2 == 0 ? 0U : 4U));
+            } else {
+                packer.add(q);
+            }
             if (std::isfinite(w)) {
                 largest_weight = std::max(largest_weight, std::fabs(w));
                 const double back = static_cast<double>(q - p.zero_point) * static_cast<double>(p.scale);
@@ -429,7 +513,7 @@ private:
                 high = std::max(high, w);
                 largest = std::max(largest, std::fabs(w));
             }
-            return detail::parameters_of(low, high, largest, options_.weights, options_.symmetric, round);
+            return detail::parameters_of(low, high, largest, qtype, options_.symmetric, round);
         };
         // The rows in `step` (whole rows; a short last block at the end).
         const auto process = [&]() -> result<void> {
@@ -442,7 +526,15 @@ private:
                     zeros.push_back(params[c].zero_point);
                 }
                 for (std::uint64_t r = 0; r < in_step; ++r)
-                    for (std::uint64_t c = 0; c < columns; ++c) quantize_one(step[r * columns + c], params[c]);
+                    for (std::uint64_t c = 0; c < columns; ++c) quantize_one(step[r * columns + c], params[c], first_row + r, c);
+                // MatMulNBits pads the last block: the padding dequantizes to 0.
+                if (nbits())
+                    for (std::uint64_t r = in_step; r < block && in_step < block; ++r)
+                        for (std::uint64_t c = 0; c < columns; ++c) {
+                            auto& b = columns_out[static_cast<std::size_t>((c * blocks + (first_row + r) / block) * blob + r / 2)];
+                            b |= static_cast<std::byte>((static_cast<unsigned>(params[c].zero_point) & 0x0FU)
+                                                        << (r % 2 == 0 ? 0U : 4U));
+                        }
             } else {
                 for (std::uint64_t r = 0; r < in_step; ++r) {
                     for (std::uint64_t b = 0; b < columns; b += block) {
@@ -451,10 +543,11 @@ private:
                         const auto p = block_of([&](std::uint64_t i) { return first[i]; }, count);
                         scales.push_back(p.scale);
                         zeros.push_back(p.zero_point);
-                        for (std::uint64_t i = 0; i < count; ++i) quantize_one(first[i], p);
+                        for (std::uint64_t i = 0; i < count; ++i) quantize_one(first[i], p, first_row + r, b + i);
                     }
                 }
             }
+            first_row += in_step;
             step.clear();
             if (out.size() >= (1U << 20)) return flush();
             return {};
@@ -494,6 +587,21 @@ private:
         auto& report = report_.quantized[job.report];
         report.max_relative_error = largest_weight > 0 ? largest_error / static_cast<double>(largest_weight) : 0;
 
+        if (nbits()) {
+            ONNXSTREAM_TRY(begin_tensor(job.values, columns_out.size(), external, spill, plan));
+            ONNXSTREAM_TRY(spill.append(columns_out));
+            columns_out = {};
+            // Scales and zero points column by column ([N, blocks]), not block row by block row.
+            std::vector<float> by_column(scales.size());
+            std::vector<int> zeros_by_column(zeros.size());
+            for (std::uint64_t kb = 0; kb < blocks; ++kb)
+                for (std::uint64_t c = 0; c < columns; ++c) {
+                    by_column[c * blocks + kb] = scales[kb * columns + c];
+                    zeros_by_column[c * blocks + kb] = zeros[kb * columns + c];
+                }
+            scales = std::move(by_column);
+            zeros = std::move(zeros_by_column);
+        }
         // The scales in the weight's type, then the zero points packed like the values.
         std::vector<std::byte> scale_bytes(scales.size() * element);
         for (std::size_t i = 0; i < scales.size(); ++i) {
@@ -507,7 +615,11 @@ private:
         if (job.zero_points != none) {
             std::vector<std::byte> zero_bytes;
             detail::value_packer zero_packer(bits, zero_bytes);
-            for (const auto z : zeros) zero_packer.add(z);
+            for (std::size_t i = 0; i < zeros.size(); ++i) {
+                zero_packer.add(zeros[i]);
+                // matmulnbits: each column's zero points start on a byte.
+                if (nbits() && (i + 1) % blocks == 0) zero_packer.finish();
+            }
             zero_packer.finish();
             ONNXSTREAM_TRY(begin_tensor(job.zero_points, zero_bytes.size(), external && zero_bytes.size() >= default_threshold,
                                         spill, plan));
@@ -650,6 +762,7 @@ private:
             }
             edits.insert(message, static_cast<std::uint32_t>(fields.size()), edits.varint(number, value));
         };
+        if (nbits()) add_microsoft_import(edits);
         if (report_.ir_version_after != report_.ir_version_before)
             replace(0, onnx::number(onnx::model_field::ir_version), static_cast<std::uint64_t>(report_.ir_version_after));
         if (report_.opset_after == report_.opset_before) return;
@@ -667,6 +780,26 @@ private:
                 break;
             }
         }
+    }
+
+    // opset_import {domain: "com.microsoft", version: 1}, unless the model has one.
+    void add_microsoft_import(onnx::tree_edits& edits) const {
+        const auto& tree = model_.tree;
+        const auto opset_field = onnx::number(onnx::model_field::opset_import);
+        const auto fields = tree.fields(0);
+        std::uint32_t after = static_cast<std::uint32_t>(fields.size());
+        for (std::uint32_t i = 0; i < fields.size(); ++i) {
+            if (fields[i].number() != opset_field) continue;
+            after = i + 1;
+            const auto field_index = tree.index_of(fields[i]);
+            for (std::uint32_t m = 0; m < tree.messages().size(); ++m)
+                if (tree.at(m).parent == 0 && tree.at(m).parent_field == field_index && tree.find_text(m, 1) == microsoft_domain)
+                    return;
+        }
+        proto::encoded_message entry;
+        entry.text_field(1, microsoft_domain);
+        entry.varint_field(2, 1);
+        edits.insert(0, after, edits.bytes(opset_field, entry.pool()));
     }
 
     std::string data_name_;

@@ -14,7 +14,7 @@ std::string quantize_report_json(const quantize_report& r) {
     json.begin_object();
     json.field("input", r.input.generic_string()).field("output", r.output.generic_string());
     json.field("output_size", r.output_size).field("weights", r.weights).field("block_size", r.block_size);
-    json.field("symmetric", r.symmetric).field("format", "qdq");
+    json.field("symmetric", r.symmetric).field("format", r.format);
     json.field("opset_before", r.opset_before).field("opset_after", r.opset_after);
     json.field("ir_version_before", r.ir_version_before).field("ir_version_after", r.ir_version_after);
     json.field("nodes_upgraded", r.nodes_upgraded);

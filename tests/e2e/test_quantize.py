@@ -4,6 +4,8 @@
   half to even, clamp; int4/uint4 packed two per byte, low nibble first) reproduces the
   written values, scales and zero points byte for byte, and every element dequantizes
   within half a step of its weight.
+- The same for --format matmulnbits: ONNX Runtime's MatMulNBits layout (B [N, blocks,
+  block / 2] unsigned 4-bit, scales and zero points column by column).
 - ONNX Runtime (onnxruntime-node) loads and runs the quantized models (a small MLP, a
   torchvision ResNet-18, the small GPT fixture with external data); its outputs stay close
   to the float model's (cosine similarity printed; int8 > 0.999).
@@ -230,6 +232,64 @@ def test_graph_input_weight_is_skipped(onnxstream, tmp_path):
     assert [q["name"] for q in report["quantized"]] == ["w2"]
 
 
+def nbits_reference(w: np.ndarray, block: int, symmetric: bool):
+    """MatMulNBits' B [N, blocks, block / 2], scales [N * blocks] and zero points
+    [N * ceil(blocks / 2)] for W [K, N]: unsigned 4-bit, each column's blocks in a row,
+    the last block padded with its zero point."""
+    q, scale, zero = reference(w, 0, block, "uint4", symmetric)
+    k, n = w.shape
+    blocks = scale.shape[0]
+    padded = np.repeat(zero, block, axis=0).copy()  # the padding: each block's zero point
+    padded[:k] = q
+    by_column = padded.T.reshape(n, blocks, block)
+    packed = (by_column[:, :, 0::2] & 0xF) | ((by_column[:, :, 1::2] & 0xF) << 4)
+    zeros = b"".join(pack(zero[:, c], "uint4") for c in range(n))
+    return packed.astype(np.uint8).tobytes(), scale.T.copy().tobytes(), zeros
+
+
+@pytest.mark.parametrize("symmetric", [True, False], ids=["symmetric", "asymmetric"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["fp32", "fp16"])
+def test_matmulnbits_layout_matches_numpy_reference(onnxstream, tmp_path, symmetric, dtype):
+    src = save(mlp(dtype), tmp_path / "mlp.onnx")
+    out = tmp_path / "q.onnx"
+    report = quantize(src, out, "--weights", "int4", "--format", "matmulnbits", "--min-size", "1K",
+                      "--symmetric" if symmetric else "--asymmetric")
+    assert report["format"] == "matmulnbits" and report["opset_after"] == report["opset_before"] == 17
+    assert {q["name"] for q in report["quantized"]} == {"w1", "w3"}
+    assert {s["name"]: s["reason"] for s in report["skipped"]} == {"w2": "--format matmulnbits replaces MatMul nodes only"}
+    model = onnx.load(str(out))
+    assert ("com.microsoft", 1) in [(o.domain, o.version) for o in model.opset_import]
+    tensors = initializers(out)
+    original = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(src)).graph.initializer}
+    nodes = [n for n in model.graph.node if n.op_type == "MatMulNBits"]
+    assert len(nodes) == 2 and not [n for n in model.graph.node if n.op_type == "MatMul"]
+    for node in nodes:
+        assert node.domain == "com.microsoft"
+        name = "w1" if node.output[0] == "h1" else "w3"
+        w = original[name]
+        attrs = {a.name: a.i for a in node.attribute}
+        assert attrs == {"K": w.shape[0], "N": w.shape[1], "bits": 4, "block_size": 32}
+        values, scales, zeros = nbits_reference(w, 32, symmetric)
+        assert raw_of(tensors[node.input[1]]) == values, name
+        assert raw_of(tensors[node.input[2]]) == scales, name
+        assert (len(node.input) == 4) == (not symmetric)
+        if not symmetric:
+            assert raw_of(tensors[node.input[3]]) == zeros, name
+
+
+@pytest.mark.parametrize("extra", [[], ["--asymmetric"]], ids=["symmetric", "asymmetric"])
+def test_matmulnbits_runs_in_ort(onnxstream, ort, tmp_path, extra):
+    llm = llm_support.LlmFixture(llm_support.llm_dir())
+    src = llm.copy_to(tmp_path / "llm")
+    out = tmp_path / "out" / "q.onnx"
+    out.parent.mkdir()
+    report = quantize(src, out, "--weights", "int4", "--format", "matmulnbits", *extra)
+    assert len(report["quantized"]) >= 12
+    cos = compare_in_ort(src, out, llm.inputs())
+    print(f"llm matmulnbits int4 {' '.join(extra)}: cosine {cos:.6f}")
+    assert cos > 0.99
+
+
 # ---------------------------------------------------------------- (b) ONNX Runtime runs them
 
 @pytest.mark.parametrize("weights,extra,floor", [("int8", [], 0.9999), ("int4", [], 0.98), ("uint4", ["--asymmetric"], 0.98),
@@ -304,6 +364,8 @@ def refused(args, status=None, message=""):
     (["--weights", "int8", "--ops", "Conv"], None, "Conv"),
     (["--weights", "int8", "--symmetric", "--asymmetric"], None, "exclude each other"),
     (["--weights", "int8", "--min-size", "1G"], None, "nothing to quantize"),
+    (["--weights", "int8", "--format", "matmulnbits"], None, "4-bit"),
+    (["--weights", "int4", "--format", "gguf"], 2, "gguf"),
 ])
 def test_bad_arguments(onnxstream, tmp_path, args, status, message):
     src = save(mlp(), tmp_path / "mlp.onnx")

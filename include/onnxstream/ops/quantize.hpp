@@ -37,7 +37,9 @@
 namespace onnxstream::ops {
 
 enum class quantized_type : std::uint8_t { int8, int4, uint4 };
-enum class quantized_format : std::uint8_t { qdq };
+// qdq: DequantizeLinear feeding the original op. matmulnbits: each MatMul replaced by ONNX
+// Runtime's com.microsoft MatMulNBits (4 bits; its quantizer's layout; Gemm is left alone).
+enum class quantized_format : std::uint8_t { qdq, matmulnbits };
 
 struct quantize_options : rewrite_options {
     quantized_type weights = quantized_type::int8;
@@ -72,6 +74,7 @@ struct quantize_report {
     std::string weights;  // "int8", "int4", "uint4"
     std::uint64_t block_size = 0;
     bool symmetric = true;
+    std::string format;  // "qdq", "matmulnbits"
     std::vector<quantized_tensor> quantized;
     std::vector<skipped_tensor> skipped;  // weights of the chosen ops left float, and why
     std::uint64_t bytes_before = 0;       // of the quantized weights
