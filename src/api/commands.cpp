@@ -501,6 +501,7 @@ constexpr std::array quantize_parameters{
               .label = "Excluded weights",
               .placeholder = "NAMES"},
     data_name_parameter,
+    shard_size_parameter,
     data_parameter,
     data_dir_parameter,
     strict_parameter,
@@ -987,6 +988,7 @@ result<ops::quantize_options> quantize_options_from(const parameter_reader& in) 
     ONNXSTREAM_ASSIGN(options.min_size, in.size("min-size"));
     options.exclude = in.list("exclude");
     options.data_name = std::string(in.text("data-name"));  // ops refuses a path here
+    ONNXSTREAM_ASSIGN(options.shard_size, shard_size_from(in));
     return options;
 }
 

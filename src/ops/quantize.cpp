@@ -635,17 +635,18 @@ private:
         std::uint32_t source = 0;
         std::uint64_t source_offset = 0;
         std::uint64_t length = 0;
-        std::uint64_t offset = 0;        // in the data file
+        std::uint64_t offset = 0;  // in the data file
+        std::uint32_t shard = 0;
         onnx::site_id site = none;       // the tensor it keeps, or none for a computed tensor
         graph::tensor_id tensor = none;  // the computed graph_model tensor, or none
     };
 
     // As optimize writes: the model's edits over a spill file holding the new tensors; with
-    // external data, one fresh data file with the surviving and new tensors.
+    // external data, fresh data files (one, or shards of --shard-size) with the surviving
+    // and new tensors.
     result<void> write(const graph::tensor_reader& reader) {
         const bool external = !bound_.data.files.empty();
         const auto folder = report_.output.parent_path().empty() ? fs::path(".") : report_.output.parent_path();
-        const auto data_path = folder / data_name_;
         const auto inputs = bound_.inputs();
         auto sources = bound_.sources();
         ONNXSTREAM_TRY(check_output(report_.output, inputs, options_.force));
@@ -660,12 +661,8 @@ private:
                 if (!survive[site] || b == none) continue;
                 const auto& binding = bound_.data.tensors[b];
                 entries.push_back(
-                    {onnx::bound_model::source_of_file(binding.file).value, binding.offset, binding.length, 0, site, none});
+                    {onnx::bound_model::source_of_file(binding.file).value, binding.offset, binding.length, 0, 0, site, none});
             }
-        }
-        if (external) {
-            ONNXSTREAM_TRY(check_not_model(data_path, report_.output));
-            ONNXSTREAM_TRY(check_output(data_path, inputs, options_.force));
         }
         ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
         // Progress: the weights' bytes read, a tensor at a time.
@@ -679,11 +676,11 @@ private:
             done += report_.quantized[job.report].bytes_before;
             const bool values_external = external && values_length(job) >= default_threshold;
             ONNXSTREAM_TRY(quantize_weight(reader, job, values_external, spill, plan));
-            if (values_external) entries.push_back({plan.spill_source, 0, values_length(job), 0, none, job.values});
+            if (values_external) entries.push_back({plan.spill_source, 0, values_length(job), 0, 0, none, job.values});
             if (external && scale_count(job) * (job.type == float16 ? 2 : 4) >= default_threshold)
-                entries.push_back({plan.spill_source, 0, plan.placement(job.scales).length, 0, none, job.scales});
+                entries.push_back({plan.spill_source, 0, plan.placement(job.scales).length, 0, 0, none, job.scales});
             if (job.zero_points != none && external && plan.placement(job.zero_points).length >= default_threshold)
-                entries.push_back({plan.spill_source, 0, plan.placement(job.zero_points).length, 0, none, job.zero_points});
+                entries.push_back({plan.spill_source, 0, plan.placement(job.zero_points).length, 0, 0, none, job.zero_points});
         }
         // Other computed tensors (the axes of upgraded reductions): small, embedded.
         for (const auto t : graph_.tensors.ids()) {
@@ -693,7 +690,12 @@ private:
             ONNXSTREAM_TRY(begin_tensor(t, bytes.size(), false, spill, plan));
             ONNXSTREAM_TRY(spill.append(bytes));
         }
-        lay_out(entries, plan);
+        const auto shards = lay_out(entries, plan);
+        for (std::uint32_t shard = 0; shard < shards; ++shard) {
+            const auto path = folder / data_file_name(data_name_, options_.shard_size, shard, shards);
+            ONNXSTREAM_TRY(check_not_model(path, report_.output));
+            ONNXSTREAM_TRY(check_output(path, inputs, options_.force));
+        }
 
         ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
         sources.push_back(&spill_reader);
@@ -709,9 +711,10 @@ private:
                                                              [&behind](std::uint64_t at) { behind.reached(at); }));
         report_.output_size = planned.size();
 
-        rewrite_outputs outputs;  // the data file and the model: both or neither
-        if (!entries.empty()) {
-            ONNXSTREAM_ASSIGN(auto data_output, write_data_file(data_path, entries, sources));
+        rewrite_outputs outputs;  // the data files and the model: all or none
+        for (std::uint32_t shard = 0; shard < shards; ++shard) {
+            const auto path = folder / data_file_name(data_name_, options_.shard_size, shard, shards);
+            ONNXSTREAM_ASSIGN(auto data_output, write_data_file(path, shard, entries, sources));
             outputs.data.push_back(std::move(data_output));
         }
         ONNXSTREAM_ASSIGN(outputs.model, io::output_file::create(report_.output, planned.size(),
@@ -722,21 +725,32 @@ private:
         return outputs.commit();
     }
 
-    void lay_out(std::vector<data_entry>& entries, graph::storage_plan& plan) const {
-        data_layout layout({});
+    // Places every entry as repack lays tensors out; returns the number of data files.
+    std::uint32_t lay_out(std::vector<data_entry>& entries, graph::storage_plan& plan) const {
+        data_layout layout({default_alignment, aligned_tensor_minimum, options_.shard_size});
         for (auto& e : entries) {
             if (e.tensor != none) e.source_offset = plan.placement(e.tensor).data_offset;
-            e.offset = layout.add(e.length).offset;
-            const graph::external_location where{data_name_, e.offset, e.length};
+            const auto place = layout.add(e.length);
+            e.offset = place.offset;
+            e.shard = place.shard;
+        }
+        const auto shards = layout.shard_count();
+        for (auto& e : entries) {
+            const graph::external_location where{data_file_name(data_name_, options_.shard_size, e.shard, shards), e.offset,
+                                                 e.length};
             if (e.site != none) plan.move_site(e.site, where);
             else plan.placement(e.tensor).external = where;
         }
+        return shards;
     }
 
-    result<io::output_file> write_data_file(const fs::path& path, std::span<const data_entry> entries,
+    result<io::output_file> write_data_file(const fs::path& path, std::uint32_t shard, std::span<const data_entry> entries,
                                             std::span<const io::source_file* const> sources) {
         plan::write_plan data_plan;
+        std::uint64_t tensors = 0;
         for (const auto& e : entries) {
+            if (e.shard != shard) continue;
+            ++tensors;
             if (e.offset > data_plan.size()) data_plan.skip(e.offset - data_plan.size());
             data_plan.copy(e.source, e.source_offset, e.length);
         }
@@ -745,7 +759,7 @@ private:
         ONNXSTREAM_ASSIGN(const auto written, write_planned(output, data_plan, sources, options_,
                                                             "write " + path.filename().string(), report_.warnings));
         report_.writer = written.backend;
-        report_.data_files.push_back({path, data_plan.size(), entries.size()});
+        report_.data_files.push_back({path, data_plan.size(), tensors});
         return output;
     }
 

@@ -345,6 +345,18 @@ def test_llm_external_data_runs_in_ort(onnxstream, ort, tmp_path, weights, floor
     assert cos > floor
 
 
+def test_llm_shards_and_data_name(onnxstream, ort, tmp_path):
+    llm = llm_support.LlmFixture(llm_support.llm_dir())
+    src = llm.copy_to(tmp_path / "llm")
+    out = tmp_path / "out" / "q.onnx"
+    out.parent.mkdir()
+    report = quantize(src, out, "--weights", "int4", "--shard-size", "4M", "--data-name", "w.bin")
+    names = [Path(f["path"]).name for f in report["data_files"]]
+    assert len(names) >= 2 and all(n.startswith("w.bin-0000") for n in names)
+    assert sorted(p.name for p in out.parent.iterdir()) == sorted(names + ["q.onnx"])
+    assert compare_in_ort(src, out, llm.inputs()) > 0.99
+
+
 # ---------------------------------------------------------------- (c) bad input
 
 def refused(args, status=None, message=""):

@@ -21,7 +21,7 @@
 // 21 (RoiAlign below 16, GridSample and DFT below 20, GroupNormalization below 21), is
 // refused by name. Reductions whose `axes` attribute became an input at 18 are rewritten
 // to the new form (the axes in a new int64 initializer). Layout: embedded when the input was,
-// else a fresh data file beside the output as optimize lays it out.
+// else fresh data files beside the output as repack lays them out (aligned, shardable).
 #pragma once
 
 #include <onnxstream/error.hpp>
@@ -50,6 +50,7 @@ struct quantize_options : rewrite_options {
     std::uint64_t min_size = 4096;                   // smaller weights stay float
     std::vector<std::string> exclude;                // initializer names left as they are
     std::string data_name;                           // empty: <output file name>.data
+    std::uint64_t shard_size = 0;                    // 0: one data file
 };
 
 struct quantized_tensor {
