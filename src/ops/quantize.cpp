@@ -8,10 +8,12 @@
 #include <onnxstream/graph/graph_index.hpp>
 #include <onnxstream/graph/model_edits.hpp>
 #include <onnxstream/graph/tensor_reader.hpp>
+#include <onnxstream/io/hashing.hpp>
 #include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
+#include <onnxstream/onnx/external_data.hpp>
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/tensor_encoding.hpp>
 #include <onnxstream/plan/planner.hpp>
@@ -22,6 +24,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 
 namespace onnxstream::ops {
@@ -560,9 +563,17 @@ private:
             if (element == 2) return static_cast<float>(graph::half_to_double(static_cast<std::uint16_t>(bits_le)));
             return std::bit_cast<float>(bits_le);
         };
+        // An external weight's `checksum` key is checked on the way, as every rewrite does.
+        std::optional<io::sha1_digest> expected;
+        {
+            const auto handle = model_.tensor(job.site);
+            expected = onnx::expected_sha1(*handle, report_.warnings);
+        }
+        io::sha1_hasher hasher;
         const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(step_values * element, 64U << 20));
         ONNXSTREAM_TRY(reader.for_each_chunk(job.site, std::max<std::size_t>(chunk, 4096), [&](std::span<const std::byte> piece) {
             if (!failed) return;
+            if (expected) hasher.update(piece);
             std::size_t at = 0;
             if (!carry.empty()) {
                 while (carry.size() < element && at < piece.size()) carry.push_back(piece[at++]);
@@ -581,6 +592,14 @@ private:
             carry.assign(piece.begin() + static_cast<std::ptrdiff_t>(at), piece.end());
         }));
         ONNXSTREAM_TRY(std::move(failed));
+        if (expected) {
+            const auto found = hasher.finish();
+            if (found != *expected) {
+                auto e = onnx::checksum_mismatch(report_.quantized[job.report].name, *expected, found, options_.strict);
+                if (options_.strict) return failure(std::move(e));
+                report_.warnings.push_back(std::move(e));
+            }
+        }
         if (!step.empty()) ONNXSTREAM_TRY(process());
         packer.finish();
         ONNXSTREAM_TRY(flush());

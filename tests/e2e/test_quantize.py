@@ -357,6 +357,36 @@ def test_llm_shards_and_data_name(onnxstream, ort, tmp_path):
     assert compare_in_ort(src, out, llm.inputs()) > 0.99
 
 
+def external_mlp_with_checksum(folder: Path, right: bool) -> Path:
+    """The MLP with its weights in w.data, w1's entry holding a SHA-1 `checksum` key."""
+    folder.mkdir()
+    model = mlp()
+    path = folder / "m.onnx"
+    onnx.save(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True, location="w.data",
+              size_threshold=0)
+    model = onnx.load(str(path), load_external_data=False)
+    w1 = next(t for t in model.graph.initializer if t.name == "w1")
+    entries = {e.key: e.value for e in w1.external_data}
+    with open(folder / "w.data", "rb") as f:
+        f.seek(int(entries.get("offset", 0)))
+        digest = hashlib.sha1(f.read(int(entries["length"]))).hexdigest()
+    w1.external_data.add(key="checksum", value=digest if right else "0" * 40)
+    onnx.save(model, str(path))
+    return path
+
+
+def test_checksum_checked_while_reading(onnxstream, tmp_path):
+    good = external_mlp_with_checksum(tmp_path / "good", True)
+    proc = run_cli(["quantize", good, "--weights", "int8", "-o", tmp_path / "good.onnx"])
+    assert proc.returncode == 0 and "checksum" not in proc.stderr, describe(proc)
+    bad = external_mlp_with_checksum(tmp_path / "bad", False)
+    proc = run_cli(["quantize", bad, "--weights", "int8", "-o", tmp_path / "warned.onnx"])
+    assert proc.returncode == 0 and "w1" in proc.stderr and "SHA-1" in proc.stderr, describe(proc)
+    refused([bad, "--weights", "int8", "-o", tmp_path / "strict.onnx", "--strict"], 1, "w1")
+    assert not (tmp_path / "strict.onnx").exists()
+    assert not (tmp_path / "strict.onnx.data").exists()
+
+
 # ---------------------------------------------------------------- (c) bad input
 
 def refused(args, status=None, message=""):
