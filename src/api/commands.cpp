@@ -486,7 +486,8 @@ constexpr std::array quantize_parameters{
     parameter{.name = "ops",
               .kind = value_kind::text,
               .default_value = "MatMul,Gemm",
-              .help = "comma-separated operators whose weight input (B) is quantized: MatMul, Gemm",
+              .help = "comma-separated operators whose weight is quantized: MatMul and Gemm (input B), Gather (an "
+                      "embedding: its data, blocks along each row)",
               .label = "Operators",
               .placeholder = "LIST"},
     parameter{.name = "min-size",

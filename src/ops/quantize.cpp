@@ -149,9 +149,9 @@ private:
                            "choose a power of two from 32 to 256 (the last block of a weight may be short; it is padded "
                            "as the ONNX spec says)");
         for (const auto& op : options_.ops)
-            if (op != "MatMul" && op != "Gemm")
+            if (op != "MatMul" && op != "Gemm" && op != "Gather")
                 return failure(error_code::invalid_argument, "cannot quantize the weights of '" + op + "'",
-                               "--ops takes MatMul and Gemm (Gather embeddings are not quantized yet)");
+                               "--ops takes MatMul, Gemm and Gather");
         if (nbits() && options_.weights == quantized_type::int8)
             return failure(error_code::invalid_argument, "--format matmulnbits takes 4-bit weights",
                            "use --weights int4 or uint4 with it, or --format qdq for int8");
@@ -266,7 +266,9 @@ private:
                 }
                 const auto& nd = graph_.nodes[use.node];
                 const auto op = nd.op_type.view();
-                if (!nd.domain.empty() || use.slot != 1 || !chosen(op)) {
+                // The weight of MatMul and Gemm is input B; an embedding is Gather's data.
+                const std::uint32_t weight_slot = op == "Gather" ? 0 : 1;
+                if (!nd.domain.empty() || use.slot != weight_slot || !chosen(op)) {
                     other = "node " + graph_.node_label(use.node) + " reads it too";
                     continue;
                 }
@@ -275,16 +277,25 @@ private:
                     other = "a subgraph reads it";
                     continue;
                 }
+                if (op == "Gather") {
+                    const auto gather_axis = graph_.attribute(use.node, "axis");
+                    if (gather_axis && gather_axis->i && *gather_axis->i != 0) {
+                        other = "Gather reads it along axis " + std::to_string(*gather_axis->i) + ", not as an embedding";
+                        continue;
+                    }
+                }
                 if (nbits() && op != "MatMul") {
                     other = "--format matmulnbits replaces MatMul nodes only";
                     continue;
                 }
-                std::int64_t this_axis = 0;
+                // Blocks along the reduction axis; an embedding's rows are looked up whole, so
+                // its blocks run along each row (axis 1).
+                std::int64_t this_axis = op == "Gather" ? 1 : 0;
                 if (op == "Gemm") {
                     const auto trans = graph_.attribute(use.node, "transB");
                     this_axis = trans && trans->i && *trans->i != 0 ? 1 : 0;
                 }
-                if (axis >= 0 && axis != this_axis) other = "Gemm nodes read it with different transB";
+                if (axis >= 0 && axis != this_axis) other = "its readers need blocks along different axes";
                 axis = this_axis;
                 consumers.push_back(use.node);
             }

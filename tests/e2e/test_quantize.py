@@ -345,6 +345,25 @@ def test_llm_external_data_runs_in_ort(onnxstream, ort, tmp_path, weights, floor
     assert cos > floor
 
 
+def test_llm_embeddings_with_gather(onnxstream, ort, tmp_path):
+    llm = llm_support.LlmFixture(llm_support.llm_dir())
+    src = llm.copy_to(tmp_path / "llm")
+    out = tmp_path / "out" / "q.onnx"
+    out.parent.mkdir()
+    plain = quantize(src, tmp_path / "out" / "plain.onnx", "--weights", "int8")
+    report = quantize(src, out, "--weights", "int8", "--ops", "MatMul,Gemm,Gather")
+    embeddings = {q["name"] for q in report["quantized"]} - {q["name"] for q in plain["quantized"]}
+    assert "transformer.wte.weight" in embeddings
+    assert all(q["axis"] == 1 for q in report["quantized"] if q["name"] in embeddings)  # along each row
+    model = onnx.load(str(out), load_external_data=False)
+    gathers = [n for n in model.graph.node if n.op_type == "Gather"]
+    dq_outputs = {n.output[0] for n in model.graph.node if n.op_type == "DequantizeLinear"}
+    assert any(g.input[0] in dq_outputs for g in gathers)
+    cos = compare_in_ort(src, out, llm.inputs())
+    print(f"llm int8 with embeddings: cosine {cos:.6f}")
+    assert cos > 0.999
+
+
 def test_llm_shards_and_data_name(onnxstream, ort, tmp_path):
     llm = llm_support.LlmFixture(llm_support.llm_dir())
     src = llm.copy_to(tmp_path / "llm")

@@ -6,7 +6,8 @@
 // the block size, rounded up: the last block may be short) and, when asymmetric (and
 // always for uint4), a zero point. The node keeps the weight's name as its output, so
 // the MatMul/Gemm reading it is unchanged. Blocks run along the reduction axis: axis 0 of
-// a MatMul B [K, N] and of a Gemm B with transB = 0, axis 1 of a Gemm B with transB = 1.
+// a MatMul B [K, N] and of a Gemm B with transB = 0, axis 1 of a Gemm B with transB = 1
+// and of an embedding [V, D] a Gather reads (with --ops Gather; qdq only).
 //
 // Each weight is read once through a bounded buffer (one block of rows at a time) and its
 // quantized bytes go to a spill file the writer copies from; scales and zero points are
@@ -46,7 +47,7 @@ struct quantize_options : rewrite_options {
     quantized_format format = quantized_format::qdq;
     std::uint64_t block_size = 32;  // 32, 64, 128 or 256
     bool symmetric = true;
-    std::vector<std::string> ops{"MatMul", "Gemm"};  // which consumers' weights
+    std::vector<std::string> ops{"MatMul", "Gemm"};  // which consumers' weights (also "Gather": embeddings)
     std::uint64_t min_size = 4096;                   // smaller weights stay float
     std::vector<std::string> exclude;                // initializer names left as they are
     std::string data_name;                           // empty: <output file name>.data
