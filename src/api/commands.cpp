@@ -1,6 +1,7 @@
 #include <onnxstream/api/commands.hpp>
 #include <onnxstream/ops/inspect.hpp>
 #include <onnxstream/ops/merge.hpp>
+#include <onnxstream/ops/quantize.hpp>
 #include <onnxstream/report/json.hpp>
 #include <onnxstream/report/json_writer.hpp>
 #include <onnxstream/report/text.hpp>
@@ -408,6 +409,90 @@ result<command_outcome> run_convert(const parameter_reader& in, const run_contex
                            written(r), r.warnings, true};
 }
 
+// ---------------------------------------------------------------- quantize
+
+constexpr std::array weights_choices{std::string_view("int8"), std::string_view("int4"), std::string_view("uint4")};
+constexpr std::array quantize_format_choices{std::string_view("qdq"), std::string_view("matmulnbits")};
+
+constexpr std::array quantize_parameters{
+    model_parameter,
+    parameter{.name = "weights",
+              .kind = value_kind::choice,
+              .help = "the quantized type: int8, int4 or uint4 (4-bit values packed two per byte)",
+              .label = "Weight type",
+              .placeholder = "int8|int4|uint4",
+              .choices = weights_choices,
+              .required = true},
+    parameter{.name = "output",
+              .kind = value_kind::path,
+              .help = "the output model (default: <stem>.int8.onnx, .int4.onnx or .uint4.onnx beside the input)",
+              .label = "Output file",
+              .placeholder = "OUT",
+              .short_name = "-o"},
+    parameter{.name = "block-size",
+              .kind = value_kind::count,
+              .default_value = "32",
+              .help = "values per block along the reduction axis, each block with its own scale: 32, 64, 128 or 256",
+              .label = "Block size",
+              .placeholder = "N"},
+    parameter{.name = "symmetric",
+              .kind = value_kind::flag,
+              .help = "scale = max|w| / 127 (int8) or / 7 (4 bits), no zero point (uint4: zero point 8); the default",
+              .label = "Symmetric"},
+    parameter{.name = "asymmetric",
+              .kind = value_kind::flag,
+              .help = "scale and zero point from each block's min and max",
+              .label = "Asymmetric"},
+    parameter{.name = "format",
+              .kind = value_kind::choice,
+              .default_value = "qdq",
+              .help = "qdq: DequantizeLinear (opset 21, block_size) feeding the original MatMul/Gemm; matmulnbits: "
+                      "each MatMul replaced by ONNX Runtime's com.microsoft MatMulNBits (4 bits)",
+              .label = "Format",
+              .placeholder = "qdq|matmulnbits",
+              .choices = quantize_format_choices},
+    parameter{.name = "ops",
+              .kind = value_kind::text,
+              .default_value = "MatMul,Gemm",
+              .help = "comma-separated operators whose weight is quantized: MatMul and Gemm (input B), Gather (an "
+                      "embedding: its data, blocks along each row)",
+              .label = "Operators",
+              .placeholder = "LIST"},
+    parameter{.name = "min-size",
+              .kind = value_kind::size,
+              .default_value = "4K",
+              .help = "smallest weight quantized, in bytes; sizes take K, M, G",
+              .label = "Smallest weight",
+              .placeholder = "BYTES"},
+    parameter{.name = "exclude",
+              .kind = value_kind::text,
+              .help = "comma-separated initializer names left as they are (each must exist)",
+              .label = "Excluded weights",
+              .placeholder = "NAMES"},
+    data_name_parameter,
+    shard_size_parameter,
+    data_parameter,
+    data_dir_parameter,
+    strict_parameter,
+    size_mismatch_parameter,
+    threads_parameter,
+    force_parameter,
+    writer_parameter};
+
+result<fs::path> quantize_output(const parameter_reader& in) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(const auto weights, in.choice("weights"));
+    return output_or(in, ops::default_output(model, weights.empty() ? "int8" : std::string(weights)));
+}
+
+result<command_outcome> run_quantize(const parameter_reader& in, const run_context& context) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(auto options, quantize_options_from(in));
+    hook_writer(options, context);
+    ONNXSTREAM_ASSIGN(const auto r, ops::quantize(model, options));
+    return command_outcome{ops::quantize_report_json(r), ops::quantize_report_text(r), written(r), r.warnings, true};
+}
+
 // ---------------------------------------------------------------- export to Caffe
 
 constexpr std::array dialect_choices{std::string_view("opencv"), std::string_view("bvlc")};
@@ -663,6 +748,19 @@ constexpr std::array command_table{
         .parameters = safetensors_parameters,
         .run = run_export_safetensors,
         .claimed_output = safetensors_claim},
+    command_spec{.name = "quantize",
+                 .title = "Quantize",
+                 .summary = "weight-only int8/int4 quantization of MatMul and Gemm weights, streaming (DequantizeLinear)",
+                 .description =
+                     "Replaces each constant float32 or float16 weight of MatMul and Gemm (input B, 2-D, at least "
+                     "min-size bytes) by a DequantizeLinear (opset 21, block_size) over int8 or packed int4/uint4 "
+                     "values, with one scale per block along the reduction axis (round to nearest even; the last block "
+                     "may be short). Each weight is read a block of rows at a time. The opset is raised to 21 (and "
+                     "ir_version to 10); a model whose operators would change meaning there is refused. The report "
+                     "lists what was quantized, what was skipped and why, the sizes and the largest error.",
+                 .parameters = quantize_parameters,
+                 .run = run_quantize,
+                 .claimed_output = quantize_output},
 };
 
 // ---------------------------------------------------------------- remedies as keyword arguments
@@ -818,6 +916,31 @@ result<ops::convert_options> convert_options_from(const parameter_reader& in) {
     if (in.given("align")) {
         ONNXSTREAM_ASSIGN(options.alignment, in.size("align"));
     }
+    ONNXSTREAM_ASSIGN(options.shard_size, shard_size_from(in));
+    return options;
+}
+
+result<ops::quantize_options> quantize_options_from(const parameter_reader& in) {
+    ops::quantize_options options;
+    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
+    ONNXSTREAM_ASSIGN(options.output, quantize_output(in));
+    ONNXSTREAM_ASSIGN(const auto weights, in.choice("weights"));
+    options.weights = weights == "int4"    ? ops::quantized_type::int4
+                      : weights == "uint4" ? ops::quantized_type::uint4
+                                           : ops::quantized_type::int8;
+    ONNXSTREAM_ASSIGN(const auto block, in.count("block-size"));
+    options.block_size = block;
+    if (in.flag("symmetric") && in.flag("asymmetric"))
+        return failure(error_code::invalid_argument,
+                       in.spelled("symmetric") + " and " + in.spelled("asymmetric") + " exclude each other",
+                       "give one of them (symmetric is the default)");
+    options.symmetric = !in.flag("asymmetric");
+    ONNXSTREAM_ASSIGN(const auto format, in.choice("format"));
+    options.format = format == "matmulnbits" ? ops::quantized_format::matmulnbits : ops::quantized_format::qdq;
+    options.ops = in.list("ops");
+    ONNXSTREAM_ASSIGN(options.min_size, in.size("min-size"));
+    options.exclude = in.list("exclude");
+    options.data_name = std::string(in.text("data-name"));  // ops refuses a path here
     ONNXSTREAM_ASSIGN(options.shard_size, shard_size_from(in));
     return options;
 }
