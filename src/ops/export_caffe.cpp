@@ -16,9 +16,7 @@
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
-#include <onnxstream/passes/batchnorm_folding.hpp>
-#include <onnxstream/passes/dead_code.hpp>
-#include <onnxstream/passes/identity_removal.hpp>
+#include <onnxstream/passes/pass_driver.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
@@ -378,25 +376,21 @@ private:
                 const auto a = graph_.attribute(n, "epsilon");
                 epsilon_of[graph_.node_label(n)] = a && a->f ? *a->f : 1e-5;
             }
-        std::vector<error> warnings;
-        for (int round = 0; round < 100; ++round) {
-            std::uint64_t changes = 0;
-            passes::pass_context context{graph_, reader, report_.pass_findings, warnings};
-            // What export needs folded (shape arithmetic, constant subgraphs, Constant nodes
-            // as initializers) it folds itself, through the registry as optimize does, with
-            // its own limit: a folded tensor becomes a Caffe weight, not a model to write.
-            context.limits.fold_bytes = options_.fold_bytes;
-            for (const auto name : {"shape", "fold-constants"})
-                if (const auto* pass = passes::find_pass(name)) changes += pass->run(context);
-            changes += passes::eliminate_dead_code(context);
-            changes += passes::remove_identities(context);
-            if (options_.fold_batchnorm) {
-                const auto folded = passes::fold_batchnorms(context);
-                report_.folded_batchnorms += folded;
-                changes += folded;
-            }
-            if (changes == 0) break;
+        // What export needs folded (shape arithmetic, constant subgraphs, Constant nodes as
+        // initializers) and cleaned it runs through the registry and the driver, as optimize
+        // does, with its own limit: a folded tensor becomes a Caffe weight, not a model to write.
+        std::vector<const passes::pass_entry*> entries;
+        for (const auto name : {"shape", "fold-constants", "dce", "identity", "fold-bn"}) {
+            if (std::string_view(name) == "fold-bn" && !options_.fold_batchnorm) continue;
+            if (const auto* pass = passes::find_pass(name)) entries.push_back(pass);
         }
+        std::vector<error> warnings;
+        passes::fixed_point_options driver;
+        driver.limits.fold_bytes = options_.fold_bytes;
+        const auto ran = passes::run_to_fixed_point(
+            graph_, reader, entries, [this](std::size_t) { return passes::finding_sink(report_.pass_findings); }, warnings,
+            driver);
+        if (options_.fold_batchnorm) report_.folded_batchnorms += ran.changes.back();
         graph_.compact();
         for (auto& w : warnings) report_.warnings.push_back(std::move(w));
         for (const auto& f : report_.pass_findings) {
