@@ -387,12 +387,12 @@ private:
                       static_cast<std::size_t>(pool_bytes));
         const auto data_type = edits.add_shared(
             edits.varint(number(tensor_field::data_type), static_cast<std::uint64_t>(target_)));
-        // Bodies are read in file order (convert_empty_ and the sites are in site order):
-        // the pages behind go, as they do behind the planner's passes.
-        io::release_behind behind(model_.file.mapping());
+        // Bodies are read in file order (convert_empty_ and the sites are in site order), by
+        // a pass that releases the pages behind it, as the session does behind the planner.
+        onnx::tensor_pass pass(model_);
         auto retype = [&](onnx::site_id t) {
             const auto message = model_.sites[t].message;
-            behind.reached(model_.tree.payload_range(message).offset);
+            pass.reached(t);
             // A body that no longer tokenizes (the file changed under a released page) keeps
             // its type: the writer's check that the sources are unchanged refuses the output.
             const auto read = onnx::message_fields::read(model_.tree, message);
@@ -409,7 +409,7 @@ private:
         for (const auto t : index_of_tensor_.ids()) {
             if (index_of_tensor_[t] == onnx::no_index) continue;
             const auto message = model_.sites[t].message;
-            behind.reached(model_.tree.payload_range(message).offset);
+            pass.reached(t);
             if (index_of_tensor_[t] == converted_in_place) {
                 retype(t);
                 edits.insert_converted(message, onnx::drop_value_fields(model_.tree, message, edits), raw, conversion_);

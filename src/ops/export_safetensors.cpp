@@ -434,6 +434,9 @@ private:
         // safetensors file holds them too). ONNX Runtime refused Silero VAD's linked model
         // for a Squeeze's axes inside an If.
         const auto load_time = onnx::shape_like_values(model_.tree, &model_.file.mapping());
+        // Each tensor is read again for its length, and store_external reads its body: in
+        // site order, through a pass that releases the pages behind it.
+        onnx::tensor_pass pass(model_);
         for (std::uint32_t s = 0; s < shards_.size(); ++s) {
             const auto& shard = shards_[s];
             const auto file = shard_path(s).filename().string();
@@ -442,7 +445,7 @@ private:
             std::uint32_t check = shard.first_check;
             for (auto t = onnx::site_id(shard.first); t.value < shard.end; t = onnx::site_id(t.value + 1)) {
                 if (!exported(t)) continue;
-                const auto length = item_of(t, model_.tensor(t), buffer, check).input.length;
+                const auto length = item_of(t, pass.read(t), buffer, check).input.length;
                 // A Constant's value stays in its node: runtimes read external data for
                 // initializers; the file holds it all the same. What a runtime reads while
                 // loading stays embedded too (as split keeps it).

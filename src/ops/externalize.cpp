@@ -425,15 +425,14 @@ private:
             return onnx::external_entry{data_file_name(p.shard), p.offset, length_of(p), checksum_of(index)};
         });
         edits.reserve(placements_.size(), 0, 0, placements_.size());
-        // store_external reads each moved tensor's body again, in file order: the pages
-        // behind it go (a million tensors would map the whole file), as they do behind the
-        // planner's passes (rewrite_session::plan_model).
-        io::release_behind behind(model_.file.mapping());
+        // store_external reads each moved tensor's body again, in file order: a pass over
+        // them releases the pages behind it (a million tensors would map the whole file),
+        // as the session does behind the planner's passes.
+        onnx::tensor_pass pass(model_);
         for (std::uint32_t index = 0; index < placements_.size(); ++index) {
             const auto& p = placements_[index];
-            const auto message = model_.sites[p.site].message;
-            behind.reached(model_.tree.payload_range(message).offset);
-            onnx::store_external(model_.tree, message, index, edits);
+            pass.reached(p.site);
+            onnx::store_external(model_.tree, model_.sites[p.site].message, index, edits);
             ++report_.tensors_external;
             if (!duplicate(p)) report_.bytes_external += length_of(p);
         }

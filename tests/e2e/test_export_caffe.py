@@ -431,19 +431,9 @@ def test_external_weights_peak_memory(tmp_path):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 7
     onnx.save(m, str(tmp_path / "big.onnx"), save_as_external_data=True, location="big.onnx.data")
-    # A small interpreter forks the export and reads its peak with wait4: forking this
-    # test's own process would count its arrays (Linux keeps the peak across exec).
-    probe = ("import os, sys\n"
-             "pid = os.fork()\n"
-             "if pid == 0:\n"
-             "    os.execv(sys.argv[1], sys.argv[1:])\n"
-             "_, status, usage = os.wait4(pid, 0)\n"
-             "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n")
-    proc = subprocess.run([sys.executable, "-c", probe, str(refcheck.binary_path()), "export", str(tmp_path / "big.onnx"),
-                           "--to", "caffe", "-o", str(tmp_path / "big"), "--quiet"], capture_output=True, text=True, timeout=300)
-    code, maxrss = (int(v) for v in proc.stdout.split())
-    assert code == 0, proc.stderr
-    peak_bytes = maxrss * 1024
+    code, peak_bytes, stderr = refcheck.peak_rss(["export", tmp_path / "big.onnx", "--to", "caffe", "-o", tmp_path / "big",
+                                                  "--quiet"], timeout=300)
+    assert code == 0, stderr
     print(f"peak RSS {peak_bytes / 2**20:.1f} MiB for a {w.nbytes / 2**20:.0f} MiB weight")
     assert peak_bytes < w.nbytes / 2, f"peak RSS {peak_bytes} for {w.nbytes} bytes of weights"
     assert (tmp_path / "big.caffemodel").stat().st_size > w.nbytes
@@ -596,3 +586,4 @@ def test_constant_subgraphs_are_folded_by_the_export_itself(tmp_path):
     net.setInput(data, "x")
     want = np.einsum("oc,nchw->nohw", 2 * w[:, :, 0, 0], data)
     np.testing.assert_allclose(net.forward(), want, rtol=1e-5, atol=1e-5)
+
