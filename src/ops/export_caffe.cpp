@@ -183,6 +183,9 @@ public:
         ONNXSTREAM_TRY(name_outputs());
 
         ONNXSTREAM_TRY(open_session());
+        // The weights are read where they are (copied slices, computed blobs), not through
+        // one checked copy: their checksums are checked first.
+        ONNXSTREAM_TRY(session_.verify_checksums());
         const graph::tensor_reader reader(model_, &bound_.data);
         ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
         ONNXSTREAM_ASSIGN(auto shapes, input_shapes());

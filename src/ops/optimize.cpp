@@ -353,7 +353,9 @@ private:
         plan::write_plan data_plan;
         for (const auto& e : entries) {
             if (e.offset > data_plan.size()) data_plan.skip(e.offset - data_plan.size());
-            data_plan.copy(e.source, e.source_offset, e.length);
+            // A kept tensor's bytes are checked against its `checksum` as they are copied.
+            data_plan.copy(e.source, e.source_offset, e.length,
+                           e.site != none ? session_.checksum_check(data_plan, e.site) : io::no_check);
         }
         ONNXSTREAM_TRY(session_.write(path, data_plan));
         report_.data_files.push_back({path, data_plan.size(), entries.size()});

@@ -2,6 +2,8 @@
 
 #include "data_layout.hpp"
 
+#include <onnxstream/io/chunked_read.hpp>
+#include <onnxstream/io/hashing.hpp>
 #include <onnxstream/onnx/external_data.hpp>
 
 #include <algorithm>
@@ -123,6 +125,37 @@ std::uint64_t rewrite_session::planned_size(const onnx::tree_edits& edits) const
 
 void rewrite_session::release_model_pages() const noexcept {
     bound_.model.file.mapping().release(0, bound_.model.file.size());
+}
+
+std::uint32_t rewrite_session::checksum_check(plan::write_plan& plan, onnx::site_id site) const {
+    const auto tensor = bound_.model.tensor(site);
+    const auto expected = onnx::expected_sha1(*tensor, *warnings_);
+    if (!expected) return io::no_check;
+    return plan.add_check({.tensor = std::string(tensor->name), .expected_sha1 = *expected});
+}
+
+result<void> rewrite_session::verify_checksums() {
+    std::vector<std::byte> buffer;
+    for (const auto& binding : bound_.data.tensors) {
+        if (!binding.usable) continue;
+        const auto tensor = bound_.model.tensor(binding.site);
+        if (!tensor->external || !tensor->external->checksum) continue;
+        const auto expected = onnx::expected_sha1(*tensor, *warnings_);
+        if (!expected) continue;
+        if (options_->cancel != nullptr && options_->cancel->load(std::memory_order_relaxed))
+            return failure(error_code::interrupted, "interrupted; no output was written");
+        if (buffer.empty()) buffer.resize(io::read_chunk_size);
+        io::sha1_hasher hasher;
+        ONNXSTREAM_TRY(io::for_each_chunk(
+            *bound_.data.files[binding.file].file, binding.offset, binding.length,
+            [&hasher](std::span<const std::byte> piece) { hasher.update(piece); }, std::span(buffer)));
+        const auto found = hasher.finish();
+        if (found == *expected) continue;
+        auto e = onnx::checksum_mismatch(tensor->name, *expected, found, options_->strict);
+        if (options_->strict) return failure(std::move(e));
+        warnings_->push_back(std::move(e));
+    }
+    return {};
 }
 
 result<void> rewrite_session::check_sources_unchanged() const {

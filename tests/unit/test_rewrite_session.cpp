@@ -101,3 +101,17 @@ TEST_CASE("claim_output refuses the inputs; repack's in-place rule lets them go 
     const auto data_as_model = session->claim_output(model, {.model_output = model});
     REQUIRE_FALSE(data_as_model);
 }
+
+TEST_CASE("checksum_check adds no check for a tensor without a checksum key") {
+    temp_folder dir;
+    const auto model = test_support::write_reference_model(dir);
+    const auto options = options_for(dir.path() / "out.onnx");
+    std::vector<error> warnings;
+    auto session = ops::rewrite_session::open(model, options, warnings);
+    REQUIRE(session);
+    plan::write_plan plan;
+    CHECK(session->checksum_check(plan, onnx::site_id(0)) == io::no_check);
+    CHECK(plan.checks().empty());
+    CHECK(session->verify_checksums());
+    CHECK(warnings.empty());
+}

@@ -128,6 +128,17 @@ public:
     result<io::write_report> write(const std::filesystem::path& path, const windowed_plan& plan, std::string stage = {});
     result<io::write_report> write(const std::filesystem::path& path, planned_model& planned, const onnx::tree_edits& edits,
                                    std::string stage = {});
+    /// The `checksum` key of tensor `site` (an expected SHA-1) as a check on a copy of its
+    /// bytes in `plan`, or io::no_check when it has none (a key that is no SHA-1 is a
+    /// warning). A command that copies a tensor's stored bytes checks them this way; the
+    /// writer judges the check as `write` says.
+    [[nodiscard]] std::uint32_t checksum_check(plan::write_plan& plan, onnx::site_id site) const;
+    /// For a command that reads the external data without copying it through a plan (an
+    /// export that computes from it): every usable external tensor with a `checksum` key
+    /// is read and compared now. A mismatch is a warning, or with --strict a
+    /// `checksum_mismatch` error.
+    [[nodiscard]] result<void> verify_checksums();
+
     /// A small text output (a report, an index, a prototxt) through the same writer.
     result<void> write_text(const std::filesystem::path& path, std::string_view text);
 
