@@ -218,6 +218,26 @@ void scale_run(std::int32_t type, std::span<std::byte> raw, std::uint64_t begin,
     }
 }
 
+namespace {
+
+// Drops the mapped pages of `read`, part of the model's bytes, once a pass has them: the
+// reader is the one way passes reach a tensor's bytes, so a pass that reads every weight
+// (fold-bn, constant folding, the optimized model's computed tensors) cannot keep the
+// whole model mapped by forgetting to release what it read. Not for a model whose tensors
+// are kept (onnx::tensor_pass's rule): those are small enough to stay.
+void release_read(const onnx::model_file& model, std::span<const std::byte> read) {
+    if (model.reading == onnx::tensor_reading::kept || read.empty()) return;
+    const auto& mapping = model.file.mapping();
+    const auto bytes = mapping.bytes();
+    if (bytes.empty()) return;
+    const auto begin = reinterpret_cast<std::uintptr_t>(bytes.data());
+    const auto at = reinterpret_cast<std::uintptr_t>(read.data());
+    if (at < begin || at - begin >= bytes.size()) return;  // a body read again into memory: nothing mapped
+    mapping.release(at - begin, read.size());
+}
+
+}  // namespace
+
 tensor_reader::tensor_reader(const onnx::model_file& model, const onnx::external_data* data) : model_(model), data_(data) {
     binding_of_.assign(model.sites.size(), none);
     if (data_ != nullptr)
@@ -251,8 +271,11 @@ result<void> tensor_reader::for_each_chunk(onnx::site_id site, std::size_t chunk
                 return failure(error_code::size_mismatch, name + " has " + std::to_string(payload.size()) +
                                                               " bytes of raw_data but its dims need " +
                                                               std::to_string(*info.expected_bytes));
-            for (std::size_t done = 0; done < payload.size(); done += chunk)
-                visit(payload.subspan(done, std::min(chunk, payload.size() - done)));
+            for (std::size_t done = 0; done < payload.size(); done += chunk) {
+                const auto piece = payload.subspan(done, std::min(chunk, payload.size() - done));
+                visit(piece);
+                release_read(model_, piece);
+            }
             return {};
         }
         case onnx::tensor_storage::typed: {
@@ -298,7 +321,9 @@ result<std::vector<std::byte>> tensor_reader::read_range(onnx::site_id site, std
         if (payload.size() != size)
             return failure(error_code::size_mismatch, "tensor '" + std::string(info.name) + "' has the wrong size");
         const auto piece = payload.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
-        return std::vector<std::byte>(piece.begin(), piece.end());
+        std::vector<std::byte> out(piece.begin(), piece.end());
+        release_read(model_, piece);
+        return out;
     }
     if (info.storage == onnx::tensor_storage::external && !info.has_segment) {
         const auto b = binding_of_[site];

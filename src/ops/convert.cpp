@@ -3,7 +3,6 @@
 #include "bound_operation.hpp"
 #include "convert_typing.hpp"
 #include "data_layout.hpp"
-#include "plan_output.hpp"
 
 #include <onnxstream/graph/graph_model.hpp>
 #include <onnxstream/io/chunked_read.hpp>
@@ -71,12 +70,7 @@ public:
         ONNXSTREAM_ASSIGN(data_name_, choose_data_name(report_.output, options_.data_name));
         // No tensor_info table (120 bytes a tensor): each is read again when needed. The
         // tree drops the tensors' bodies too: their edits address fields by position.
-        ONNXSTREAM_ASSIGN(
-            bound_, onnx::bound_model::open(model_path_, options_, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
-        ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
-        report_.warnings = bound_.warnings();
-        inputs_ = bound_.inputs();
-        sources_ = bound_.sources();
+        ONNXSTREAM_TRY(open_session(onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
 
         // Which tensors float16 would saturate: read before the types are planned, since
         // they and the nodes that read them stay float32.
@@ -84,7 +78,7 @@ public:
         ONNXSTREAM_ASSIGN(const auto float_values, plan_types(half));
         // The graph model, gone now, read names all over the file: its pages go, and the
         // passes below map them again only as far as they have reached.
-        model_.file.mapping().release(0, model_.file.size());
+        session_.release_model_pages();
         const auto census = count_tensors();
         if (census.converting == 0 && census.half > 0)
             return failure(error_code::unsupported,
@@ -101,9 +95,7 @@ public:
         onnx::tree_edits edits;
         if (!external) {
             edits = model_edits();
-            io::release_behind behind(model_.file.mapping());
-            const auto size = plan::planned_size(model_.tree, edits, [&behind](std::uint64_t at) { behind.reached(at); });
-            if (size > plan::protobuf_limit) external = true;
+            if (session_.planned_size(edits) > plan::protobuf_limit) external = true;
         }
         if (external) {
             lay_out();
@@ -121,7 +113,8 @@ public:
         expected_sha1_ = decltype(expected_sha1_)();
         convert_empty_ = decltype(convert_empty_)();
         ONNXSTREAM_TRY(write_model(edits));
-        ONNXSTREAM_TRY(outputs_.commit());
+        report_.writer = session_.writer();
+        ONNXSTREAM_TRY(session_.commit());
         return std::move(report_);
     }
 
@@ -191,7 +184,7 @@ private:
                 if (stored->length % 4 != 0) continue;  // collect_bytes refuses it
                 if (buffer.empty()) buffer.resize(io::read_chunk_size);
                 ONNXSTREAM_TRY(io::for_each_chunk(
-                    *sources_[stored->source.value], stored->offset, stored->length,
+                    *session_.sources()[stored->source.value], stored->offset, stored->length,
                     [&found](std::span<const std::byte> piece) { onnx::count_float16_overflow(piece, found); },
                     std::span<std::byte>(buffer)));
             } else if (tensor.storage == tensor_storage::typed && tensor.expected_bytes) {
@@ -394,12 +387,12 @@ private:
                       static_cast<std::size_t>(pool_bytes));
         const auto data_type = edits.add_shared(
             edits.varint(number(tensor_field::data_type), static_cast<std::uint64_t>(target_)));
-        // Bodies are read in file order (convert_empty_ and the sites are in site order):
-        // the pages behind go, as they do behind the planner's passes.
-        io::release_behind behind(model_.file.mapping());
+        // Bodies are read in file order (convert_empty_ and the sites are in site order), by
+        // a pass that releases the pages behind it, as the session does behind the planner.
+        onnx::tensor_pass pass(model_);
         auto retype = [&](onnx::site_id t) {
             const auto message = model_.sites[t].message;
-            behind.reached(model_.tree.payload_range(message).offset);
+            pass.reached(t);
             // A body that no longer tokenizes (the file changed under a released page) keeps
             // its type: the writer's check that the sources are unchanged refuses the output.
             const auto read = onnx::message_fields::read(model_.tree, message);
@@ -416,7 +409,7 @@ private:
         for (const auto t : index_of_tensor_.ids()) {
             if (index_of_tensor_[t] == onnx::no_index) continue;
             const auto message = model_.sites[t].message;
-            behind.reached(model_.tree.payload_range(message).offset);
+            pass.reached(t);
             if (index_of_tensor_[t] == converted_in_place) {
                 retype(t);
                 edits.insert_converted(message, onnx::drop_value_fields(model_.tree, message, edits), raw, conversion_);
@@ -447,12 +440,10 @@ private:
     }
 
     result<void> check_outputs() {
-        ONNXSTREAM_TRY(check_output(report_.output, inputs_, options_.force));
-        for (std::uint32_t s = 0; s < shard_count_; ++s) {
-            const auto path = report_.output.parent_path() / data_file_name(s);
-            ONNXSTREAM_TRY(check_not_model(path, report_.output));
-            ONNXSTREAM_TRY(check_output(path, inputs_, options_.force));
-        }
+        ONNXSTREAM_TRY(session_.claim_output(report_.output));
+        for (std::uint32_t s = 0; s < shard_count_; ++s)
+            ONNXSTREAM_TRY(
+                session_.claim_output(report_.output.parent_path() / data_file_name(s), {.model_output = report_.output}));
         return {};
     }
 
@@ -473,39 +464,25 @@ private:
                 else plan.copy(b.input.source.value, b.input.offset, b.input.length, check);
             }
             const auto path = report_.output.parent_path() / data_file_name(s);
-            ONNXSTREAM_ASSIGN(auto output,
-                              io::output_file::create(path, plan.size(), {.overwrite = options_.force, .preallocate = true}));
-            ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
-                                                          report_.warnings));
-            report_.writer = written.backend;
+            ONNXSTREAM_ASSIGN(auto written, session_.write(path, plan));
             report_.saturated += written.saturated;
             report_.data_files.push_back({path, plan.size(), tensors});
-            outputs_.data.push_back(std::move(output));
         }
         return {};
     }
 
     result<void> write_model(const onnx::tree_edits& edits) {
-        // The planner reads the edited bodies again in file order, once to size them and
-        // once to write them: the pages behind it go.
-        io::release_behind behind(model_.file.mapping());
-        ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit},
-                                                            [&behind](std::uint64_t offset) { behind.reached(offset); }));
-        report_.output_size = stream.size();
-        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, stream.size(),
-                                                                  {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, windows_of(stream, edits), sources_, options_,
-                                                      "convert " + report_.output.filename().string(), report_.warnings));
-        if (report_.writer[0] == '\0') report_.writer = written.backend;
-        report_.saturated += written.saturated + stream.saturated();
+        ONNXSTREAM_ASSIGN(auto planned, session_.plan_model(edits));
+        report_.output_size = planned.size();
+        ONNXSTREAM_ASSIGN(auto written,
+                          session_.write(report_.output, planned, edits, "convert " + report_.output.filename().string()));
+        report_.saturated += written.saturated + planned.saturated();
         return {};
     }
 
     onnx::float_conversion conversion_ = onnx::float_conversion::float32_to_float16;
     std::int32_t target_ = 10;
     std::string data_name_;
-    std::vector<io::file_identity> inputs_;
-    std::vector<const io::source_file*> sources_;
     onnx::tree_edits graph_edits_;
     indexed_vector<onnx::site_id, bool> convert_site_;
     std::vector<tensor_bytes> bytes_;
@@ -515,7 +492,6 @@ private:
     std::vector<std::vector<std::byte>> buffers_;
     std::vector<onnx::site_id> convert_empty_;
     std::uint32_t shard_count_ = 0;
-    rewrite_outputs outputs_;
     std::vector<std::pair<std::string, std::uint64_t>> blocked_op_types_;
 };
 

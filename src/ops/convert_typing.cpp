@@ -258,10 +258,9 @@ private:
         });
         {
             // Each tensor's body is read for its type, in file order: the pages behind go.
-            io::release_behind behind(model_.file().file.mapping());
+            graph::file_walk walk(model_);
             for (const auto t : model_.tensors.ids()) {
-                if (const auto site = model_.tensors[t].site; site != none)
-                    behind.reached(tree_.payload_range(model_.file().sites[site].message).offset);
+                walk.reached(t);
                 declare(model_.tensors[t].name, model_.tensor_type(t));
             }
         }

@@ -2,7 +2,6 @@
 
 #include "bound_operation.hpp"
 #include "export_caffe_report.hpp"
-#include "plan_output.hpp"
 
 #include <onnxstream/caffe/blob_limits.hpp>
 #include <onnxstream/caffe/caffemodel_writer.hpp>
@@ -16,9 +15,7 @@
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/data_type.hpp>
 #include <onnxstream/onnx/fields.hpp>
-#include <onnxstream/passes/batchnorm_folding.hpp>
-#include <onnxstream/passes/dead_code.hpp>
-#include <onnxstream/passes/identity_removal.hpp>
+#include <onnxstream/passes/pass_driver.hpp>
 #include <onnxstream/passes/pass_registry.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
 
@@ -185,9 +182,10 @@ public:
         report_.dialect = options_.dialect == caffe::dialect::opencv ? "opencv" : "bvlc";
         ONNXSTREAM_TRY(name_outputs());
 
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_));
-        ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
-        report_.warnings = bound_.warnings();
+        ONNXSTREAM_TRY(open_session());
+        // The weights are read where they are (copied slices, computed blobs), not through
+        // one checked copy: their checksums are checked first.
+        ONNXSTREAM_TRY(session_.verify_checksums());
         const graph::tensor_reader reader(model_, &bound_.data);
         ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
         ONNXSTREAM_ASSIGN(auto shapes, input_shapes());
@@ -200,10 +198,9 @@ public:
         run_passes(reader);
         ONNXSTREAM_TRY(check_outputs());
 
-        auto sources = bound_.sources();
         const auto folder = report_.caffemodel.parent_path().empty() ? fs::path(".") : report_.caffemodel.parent_path();
         ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
-        blob_placer placer(graph_, bound_, reader, spill, static_cast<std::uint32_t>(sources.size()));
+        blob_placer placer(graph_, bound_, reader, spill, static_cast<std::uint32_t>(session_.sources().size()));
         ONNXSTREAM_ASSIGN(auto mapped, map_network(reader, placer, shapes));
         if (!report_.refusals.empty()) {
             report_.seconds = seconds_since(start);
@@ -211,8 +208,8 @@ public:
         }
         mapped.network.name = model_path_.stem().string();
         ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
-        sources.push_back(&spill_reader);
-        ONNXSTREAM_TRY(write_outputs(reader, shapes, mapped, sources, start));
+        session_.add_source(spill_reader);
+        ONNXSTREAM_TRY(write_outputs(reader, shapes, mapped, start));
         return std::move(report_);
     }
 
@@ -230,13 +227,12 @@ private:
     }
 
     result<void> check_outputs() const {
-        const auto inputs = bound_.inputs();
         std::vector<fs::path> outputs{report_.prototxt, report_.caffemodel};
         if (options_.report) {
             outputs.push_back(report_.report_json);
             outputs.push_back(report_.report_html);
         }
-        for (const auto& o : outputs) ONNXSTREAM_TRY(check_output(o, inputs, options_.force));
+        for (const auto& o : outputs) ONNXSTREAM_TRY(session_.claim_output(o));
         return {};
     }
 
@@ -270,41 +266,31 @@ private:
     // transaction: never one half of an export without the other, and a replaced file
     // comes back when a later rename fails.
     result<void> write_outputs(const graph::tensor_reader& reader, const std::map<std::string, caffe::shape>& shapes,
-                               const caffe::mapping& mapped, std::span<const io::source_file* const> sources,
-                               std::chrono::steady_clock::time_point start) {
+                               const caffe::mapping& mapped, std::chrono::steady_clock::time_point start) {
         const auto text = caffe::write_prototxt(mapped.network);
         ONNXSTREAM_ASSIGN(const auto binary, caffe::plan_caffemodel(mapped.network));
         report_.caffemodel_size = binary.size();
-        ONNXSTREAM_ASSIGN(auto text_output, write_text_file(report_.prototxt, text, sources, options_, report_.warnings));
-        ONNXSTREAM_ASSIGN(auto binary_output, io::output_file::create(report_.caffemodel, binary.size(),
-                                                                      {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_TRY(write_planned(binary_output, binary, sources, options_, "write " + report_.caffemodel.filename().string(),
-                                     report_.warnings));
+        ONNXSTREAM_TRY(session_.write_text(report_.prototxt, text));
+        const auto prototxt = session_.last_readable_path();
+        ONNXSTREAM_TRY(session_.write(report_.caffemodel, binary));
+        const auto caffemodel = session_.last_readable_path();
 
-        if (options_.check)
-            ONNXSTREAM_TRY(check(reader, shapes, mapped, text_output.readable_path(), binary_output.readable_path()));
+        if (options_.check) ONNXSTREAM_TRY(check(reader, shapes, mapped, prototxt, caffemodel));
 
         ONNXSTREAM_TRY(digest(model_path_, "model"));
         for (const auto& f : bound_.data.files)
             if (f.found) ONNXSTREAM_TRY(digest(f.found->path, "data"));
-        ONNXSTREAM_TRY(digest(text_output.readable_path(), "prototxt", report_.prototxt));
-        ONNXSTREAM_TRY(digest(binary_output.readable_path(), "caffemodel", report_.caffemodel));
+        ONNXSTREAM_TRY(digest(prototxt, "prototxt", report_.prototxt));
+        ONNXSTREAM_TRY(digest(caffemodel, "caffemodel", report_.caffemodel));
         report_.written = true;
         report_.seconds = seconds_since(start);
 
-        std::optional<io::output_file> json_output, html_output;
         if (options_.report) {
-            ONNXSTREAM_ASSIGN(json_output,
-                              write_text_file(report_.report_json, report_json(report_), sources, options_, report_.warnings));
-            ONNXSTREAM_ASSIGN(html_output,
-                              write_text_file(report_.report_html, report_html(report_), sources, options_, report_.warnings));
+            ONNXSTREAM_TRY(session_.write_text(report_.report_json, report_json(report_)));
+            ONNXSTREAM_TRY(session_.write_text(report_.report_html, report_html(report_)));
         }
-        for (const auto* source : sources)
-            if (source != nullptr) ONNXSTREAM_TRY(source->check_unchanged());
-        std::vector<io::output_file*> committed{&text_output, &binary_output};
-        if (json_output) committed.push_back(&*json_output);
-        if (html_output) committed.push_back(&*html_output);
-        return io::commit_outputs(committed);
+        ONNXSTREAM_TRY(session_.check_sources_unchanged());
+        return session_.commit();
     }
 
     result<std::map<std::string, caffe::shape>> input_shapes() {
@@ -378,25 +364,21 @@ private:
                 const auto a = graph_.attribute(n, "epsilon");
                 epsilon_of[graph_.node_label(n)] = a && a->f ? *a->f : 1e-5;
             }
-        std::vector<error> warnings;
-        for (int round = 0; round < 100; ++round) {
-            std::uint64_t changes = 0;
-            passes::pass_context context{graph_, reader, report_.pass_findings, warnings};
-            // What export needs folded (shape arithmetic, constant subgraphs, Constant nodes
-            // as initializers) it folds itself, through the registry as optimize does, with
-            // its own limit: a folded tensor becomes a Caffe weight, not a model to write.
-            context.limits.fold_bytes = options_.fold_bytes;
-            for (const auto name : {"shape", "fold-constants"})
-                if (const auto* pass = passes::find_pass(name)) changes += pass->run(context);
-            changes += passes::eliminate_dead_code(context);
-            changes += passes::remove_identities(context);
-            if (options_.fold_batchnorm) {
-                const auto folded = passes::fold_batchnorms(context);
-                report_.folded_batchnorms += folded;
-                changes += folded;
-            }
-            if (changes == 0) break;
+        // What export needs folded (shape arithmetic, constant subgraphs, Constant nodes as
+        // initializers) and cleaned it runs through the registry and the driver, as optimize
+        // does, with its own limit: a folded tensor becomes a Caffe weight, not a model to write.
+        std::vector<const passes::pass_entry*> entries;
+        for (const auto name : {"shape", "fold-constants", "dce", "identity", "fold-bn"}) {
+            if (std::string_view(name) == "fold-bn" && !options_.fold_batchnorm) continue;
+            if (const auto* pass = passes::find_pass(name)) entries.push_back(pass);
         }
+        std::vector<error> warnings;
+        passes::fixed_point_options driver;
+        driver.limits.fold_bytes = options_.fold_bytes;
+        const auto ran = passes::run_to_fixed_point(
+            graph_, reader, entries, [this](std::size_t) { return passes::finding_sink(report_.pass_findings); }, warnings,
+            driver);
+        if (options_.fold_batchnorm) report_.folded_batchnorms += ran.changes.back();
         graph_.compact();
         for (auto& w : warnings) report_.warnings.push_back(std::move(w));
         for (const auto& f : report_.pass_findings) {

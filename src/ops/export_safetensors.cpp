@@ -1,7 +1,6 @@
 #include <onnxstream/ops/export_safetensors.hpp>
 
 #include "bound_operation.hpp"
-#include "plan_output.hpp"
 
 #include <onnxstream/graph/name_table.hpp>
 #include <onnxstream/io/output_file.hpp>
@@ -109,17 +108,15 @@ public:
         ONNXSTREAM_TRY(check_names_in_json());
         // Tensors are read when needed, not kept; --link edits their bodies, so its tree keeps them.
         const auto reading = options_.link ? onnx::tensor_reading::on_demand_full_tree : onnx::tensor_reading::on_demand;
-        ONNXSTREAM_ASSIGN(bound_, onnx::bound_model::open(model_path_, options_, {}, reading));
-        ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
-        report_.warnings = bound_.warnings();
-        inputs_ = bound_.inputs();
-        sources_ = bound_.sources();
+        ONNXSTREAM_TRY(open_session({}, reading));
         ONNXSTREAM_TRY(collect());
         ONNXSTREAM_TRY(check_outputs());
         ONNXSTREAM_TRY(write_shards());
         if (sharded()) ONNXSTREAM_TRY(write_index());
         if (options_.link) ONNXSTREAM_TRY(write_linked());
-        ONNXSTREAM_TRY(commit_all());
+        // The linked model (written last) is renamed last, so it never points at
+        // safetensors files that are not there.
+        ONNXSTREAM_TRY(session_.commit());
         return std::move(report_);
     }
 
@@ -323,7 +320,7 @@ private:
         for (std::uint32_t s = 0; s < shards_.size(); ++s) all.push_back(shard_path(s));
         if (sharded()) all.push_back(index_path());
         if (options_.link) all.push_back(linked_path());
-        for (const auto& path : all) ONNXSTREAM_TRY(check_output(path, inputs_, options_.force));
+        for (const auto& path : all) ONNXSTREAM_TRY(session_.claim_output(path));
         return {};
     }
 
@@ -393,13 +390,9 @@ private:
                                      return !window.operations().empty();
                                  }};
         const auto path = shard_path(s);
-        ONNXSTREAM_ASSIGN(auto output,
-                          io::output_file::create(path, plan.size, {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_ASSIGN(auto written,
-                          write_planned(output, plan, sources_, options_, "write " + path.filename().string(), report_.warnings));
-        report_.writer = written.backend;
+        ONNXSTREAM_TRY(session_.write(path, plan));
+        report_.writer = session_.writer();
         report_.files.push_back({path, plan.size, shard.tensors});
-        outputs_.push_back(std::move(output));
         return {};
     }
 
@@ -427,9 +420,7 @@ private:
         }
         text += "\n  }\n}\n";
         report_.index = index_path();
-        ONNXSTREAM_ASSIGN(auto output, write_text_file(index_path(), text, sources_, options_, report_.warnings));
-        outputs_.push_back(std::move(output));
-        return {};
+        return session_.write_text(index_path(), text);
     }
 
     // The model with every exported initializer pointing into the safetensors file(s);
@@ -443,6 +434,9 @@ private:
         // safetensors file holds them too). ONNX Runtime refused Silero VAD's linked model
         // for a Squeeze's axes inside an If.
         const auto load_time = onnx::shape_like_values(model_.tree, &model_.file.mapping());
+        // Each tensor is read again for its length, and store_external reads its body: in
+        // site order, through a pass that releases the pages behind it.
+        onnx::tensor_pass pass(model_);
         for (std::uint32_t s = 0; s < shards_.size(); ++s) {
             const auto& shard = shards_[s];
             const auto file = shard_path(s).filename().string();
@@ -451,7 +445,7 @@ private:
             std::uint32_t check = shard.first_check;
             for (auto t = onnx::site_id(shard.first); t.value < shard.end; t = onnx::site_id(t.value + 1)) {
                 if (!exported(t)) continue;
-                const auto length = item_of(t, model_.tensor(t), buffer, check).input.length;
+                const auto length = item_of(t, pass.read(t), buffer, check).input.length;
                 // A Constant's value stays in its node: runtimes read external data for
                 // initializers; the file holds it all the same. What a runtime reads while
                 // loading stays embedded too (as split keeps it).
@@ -473,36 +467,20 @@ private:
         for (const auto& b : bound_.data.tensors)
             if (!linked[b.site]) rest.push_back(b);
         onnx::inline_external(bound_, rest, edits, report_.warnings);
-        ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit}));
+        ONNXSTREAM_ASSIGN(auto planned, session_.plan_model(edits));
         const auto path = linked_path();
-        ONNXSTREAM_ASSIGN(auto output,
-                          io::output_file::create(path, stream.size(), {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_TRY(write_planned(output, windows_of(stream, edits), sources_, options_, "write " + path.filename().string(),
-                                     report_.warnings));
+        ONNXSTREAM_TRY(session_.write(path, planned, edits));
         report_.linked = path;
-        report_.linked_size = stream.size();
-        outputs_.push_back(std::move(output));
+        report_.linked_size = planned.size();
         return {};
     }
 
-    // Everything on disk before the first rename, and the renames one transaction
-    // (io::commit_outputs); the linked model (written last) is renamed last, so it never
-    // points at safetensors files that are not there.
-    result<void> commit_all() {
-        std::vector<io::output_file*> outputs;
-        for (auto& file : outputs_) outputs.push_back(&file);
-        return io::commit_outputs(outputs);
-    }
-
     fs::path output_;
-    std::vector<io::file_identity> inputs_;
-    std::vector<const io::source_file*> sources_;
     std::vector<io::stream_check> checks_;         // the expected `checksum`s, in site order
     std::vector<std::vector<std::byte>> buffers_;  // typed values decoded to raw, in site order
     std::vector<shard_layout> shards_;
     indexed_vector<onnx::site_id, bool> in_file_;  // by site: the weights collect put in the file
     bool constant_weights_ = false;                // no initializer: the Constants' values are the weights
-    std::vector<io::output_file> outputs_;
 };
 
 }  // namespace

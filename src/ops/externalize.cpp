@@ -2,7 +2,6 @@
 
 #include "bound_operation.hpp"
 #include "data_layout.hpp"
-#include "plan_output.hpp"
 
 #include <onnxstream/io/chunked_read.hpp>
 #include <onnxstream/io/mapped_file.hpp>
@@ -72,16 +71,12 @@ public:
         // Each tensor is read again when needed rather than kept, and the tree drops the
         // fields of embedded tensors (the edits address them by position): a table of a
         // million tensor_infos, or their field rows, would outweigh the rest of the run.
-        ONNXSTREAM_ASSIGN(
-            bound_, onnx::bound_model::open(model_path_, options_, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
-        ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
-        report_.warnings = bound_.warnings();
-        inputs_ = bound_.inputs();
-        sources_ = bound_.sources();
+        ONNXSTREAM_TRY(open_session(onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
+        if (options_.allow_in_place) session_.allow_in_place(report_.output);
         ONNXSTREAM_TRY(choose_placements());
         if (converted_) {
             ONNXSTREAM_ASSIGN(converted_source_, converted_->open_source());
-            sources_.push_back(&*converted_source_);
+            session_.add_source(*converted_source_);
         }
         if (options_.dedupe) ONNXSTREAM_TRY(deduplicate());
         lay_out();
@@ -89,7 +84,8 @@ public:
         ONNXSTREAM_TRY(write_data_files());
         ONNXSTREAM_TRY(check_duplicate_checksums());
         ONNXSTREAM_TRY(write_model());
-        ONNXSTREAM_TRY(outputs_.commit());
+        report_.writer = session_.writer();
+        ONNXSTREAM_TRY(session_.commit());
         return std::move(report_);
     }
 
@@ -212,7 +208,7 @@ private:
                 return failure(error_code::interrupted, "interrupted; no output was written");
             io::xxh3_hasher hasher;
             ONNXSTREAM_TRY(io::for_each_chunk(
-                *sources_[bytes_of(p).source.value], bytes_of(p).offset, length,
+                *session_.sources()[bytes_of(p).source.value], bytes_of(p).offset, length,
                 [&](std::span<const std::byte> piece) { hasher.update(piece); }, std::span(buffer)));
             return hasher.digest();
         };
@@ -270,7 +266,7 @@ private:
             auto read = [&](const placement& p, std::vector<std::byte>& into) -> result<std::span<const std::byte>> {
                 const auto view = std::span(into).first(piece);
                 const auto from = bytes_of(p);
-                ONNXSTREAM_TRY(sources_[from.source.value]->read_at(from.offset + done, view));
+                ONNXSTREAM_TRY(session_.sources()[from.source.value]->read_at(from.offset + done, view));
                 return std::span<const std::byte>(view);
             };
             ONNXSTREAM_ASSIGN(const auto x, read(a, left));
@@ -303,45 +299,12 @@ private:
         return ops::data_file_name(data_name_, options_.shard_size, shard, shard_count_);
     }
 
-    // check_output, except that an output may replace an input when in-place rewriting
-    // is allowed and forced (see externalize_options::allow_in_place), and only when the
-    // input model itself is replaced too: a data file replaced under a model that stays
-    // would leave that model reading bytes laid out for another.
-    result<void> check_one_output(const fs::path& path) const {
-        const auto identity = io::identity_of(path);
-        const bool replaces_input = identity && std::find(inputs_.begin(), inputs_.end(), *identity) != inputs_.end();
-        if (!replaces_input || !options_.allow_in_place) return check_output(path, inputs_, options_.force);
-        const auto output_identity = io::identity_of(report_.output);
-        const bool in_place = output_identity && *output_identity == inputs_.front();
-        if (!in_place)
-            return failure(error_code::output_is_input,
-                           "the output " + path.string() + " is a file the input model " + model_path_.string() + " still needs",
-                           "choose another {0}, or repack in place ({1}) so that the model is replaced with its data",
-                           {{remedy::choose_data_name, {}}, {remedy::repack_in_place, model_path_.string()}});
-        if (!options_.force)
-            return failure(error_code::output_is_input, "the output " + path.string() + " is one of the inputs",
-                           "{0} to repack in place (the old files are replaced only once the new ones "
-                           "are complete), or write elsewhere with {1}",
-                           {{remedy::replace_output, {}}, {remedy::choose_output, {}}});
-        std::error_code ec;
-        if (fs::is_directory(path, ec))
-            return failure(error_code::invalid_argument, "the output " + path.string() + " is a directory",
-                           "give a file name with {0}", {{remedy::choose_output, {}}});
-        if (!fs::is_regular_file(fs::symlink_status(path, ec)))
-            return failure(error_code::invalid_argument, "the output " + path.string() + " is not a regular file",
-                           "onnxstream only replaces regular files; write the result elsewhere with {0}",
-                           {{remedy::choose_output, {}}});
-        return {};
-    }
-
     result<void> check_outputs() {
-        ONNXSTREAM_TRY(check_one_output(report_.output));
+        // An output may replace an input only in place (session_.allow_in_place).
+        ONNXSTREAM_TRY(session_.claim_output(report_.output));
         const auto folder = report_.output.parent_path();
-        for (std::uint32_t s = 0; s < shard_count_; ++s) {
-            const auto path = folder / data_file_name(s);
-            ONNXSTREAM_TRY(check_not_model(path, report_.output));
-            ONNXSTREAM_TRY(check_one_output(path));
-        }
+        for (std::uint32_t s = 0; s < shard_count_; ++s)
+            ONNXSTREAM_TRY(session_.claim_output(folder / data_file_name(s), {.model_output = report_.output}));
         return {};
     }
 
@@ -407,17 +370,12 @@ private:
                                          return !window.operations().empty();
                                      }};
             const auto path = folder / data_file_name(s);
-            ONNXSTREAM_ASSIGN(auto output,
-                              io::output_file::create(path, size, {.overwrite = options_.force, .preallocate = true}));
-            ONNXSTREAM_ASSIGN(auto written, write_planned(output, plan, sources_, options_, "write " + path.filename().string(),
-                                                          report_.warnings));
-            report_.writer = written.backend;
+            ONNXSTREAM_ASSIGN(auto written, session_.write(path, plan));
             for (std::size_t c = 0; c < check_owner.size(); ++c) {
                 if (written.checks[c].sha1) sha1_found_.emplace_back(check_owner[c], *written.checks[c].sha1);
                 if (!written.checks[c].sha1_matches) mismatched_[check_owner[c]] = true;
             }
             report_.data_files.push_back({path, size, tensors});
-            outputs_.data.push_back(std::move(output));
         }
         std::sort(sha1_found_.begin(), sha1_found_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
         return {};
@@ -467,26 +425,20 @@ private:
             return onnx::external_entry{data_file_name(p.shard), p.offset, length_of(p), checksum_of(index)};
         });
         edits.reserve(placements_.size(), 0, 0, placements_.size());
-        // store_external, then the planner in each of its two passes, read each moved
-        // tensor's body again, in file order: the pages behind them go (a million tensors
-        // would map the whole file).
-        io::release_behind behind(model_.file.mapping());
+        // store_external reads each moved tensor's body again, in file order: a pass over
+        // them releases the pages behind it (a million tensors would map the whole file),
+        // as the session does behind the planner's passes.
+        onnx::tensor_pass pass(model_);
         for (std::uint32_t index = 0; index < placements_.size(); ++index) {
             const auto& p = placements_[index];
-            const auto message = model_.sites[p.site].message;
-            behind.reached(model_.tree.payload_range(message).offset);
-            onnx::store_external(model_.tree, message, index, edits);
+            pass.reached(p.site);
+            onnx::store_external(model_.tree, model_.sites[p.site].message, index, edits);
             ++report_.tensors_external;
             if (!duplicate(p)) report_.bytes_external += length_of(p);
         }
-        ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit},
-                                                            [&behind](std::uint64_t offset) { behind.reached(offset); }));
-        report_.output_size = stream.size();
-        ONNXSTREAM_ASSIGN(outputs_.model, io::output_file::create(report_.output, stream.size(),
-                                                                  {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_ASSIGN(auto written, write_planned(outputs_.model, windows_of(stream, edits), sources_, options_,
-                                                      "write " + report_.output.filename().string(), report_.warnings));
-        if (report_.writer[0] == '\0') report_.writer = written.backend;
+        ONNXSTREAM_ASSIGN(auto planned, session_.plan_model(edits));
+        report_.output_size = planned.size();
+        ONNXSTREAM_TRY(session_.write(report_.output, planned, edits));
         return {};
     }
 
@@ -497,8 +449,6 @@ private:
     }
 
     std::string data_name_;
-    std::vector<io::file_identity> inputs_;
-    std::vector<const io::source_file*> sources_;
     std::vector<placement> placements_;
     std::optional<io::spill_file> converted_;             // typed tensors' values as raw bytes
     std::optional<io::source_file> converted_source_;     // the same, for the writer
@@ -508,7 +458,6 @@ private:
     std::vector<bool> mismatched_;                                       // the input's checksum did not match the bytes
     std::vector<bool> needs_sha1_;                                       // owners whose duplicates carry a checksum
     std::uint32_t shard_count_ = 0;
-    rewrite_outputs outputs_;
 };
 
 }  // namespace

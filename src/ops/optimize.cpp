@@ -2,7 +2,6 @@
 
 #include "bound_operation.hpp"
 #include "data_layout.hpp"
-#include "plan_output.hpp"
 
 #include <onnxstream/graph/model_edits.hpp>
 #include <onnxstream/io/hashing.hpp>
@@ -115,15 +114,12 @@ public:
 
         // Tensors read when a pass or the writer asks; the tree drops their bodies' fields
         // (the edits address them by position).
-        ONNXSTREAM_ASSIGN(
-            bound_, onnx::bound_model::open(model_path_, options_, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
-        if (!options_.dry_run) ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
-        report_.warnings = bound_.warnings();
+        ONNXSTREAM_TRY(open_session(onnx::nodes_on_demand(), onnx::tensor_reading::on_demand, !options_.dry_run));
         const graph::tensor_reader reader(model_, &bound_.data);
         ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
         report_.before = count(graph_);
         // The counts read every tensor's body: their pages go until a pass needs them.
-        model_.file.mapping().release(0, model_.file.size());
+        session_.release_model_pages();
 
         for (const auto* entry : entries) report_.passes.push_back({std::string(entry->name), 0, {}});
         std::vector<std::vector<std::uint64_t>> counted_keys(entries.size());  // keep_findings false: counting_sink's
@@ -214,54 +210,43 @@ private:
         const auto folder = report_.output.parent_path().empty() ? fs::path(".") : report_.output.parent_path();
         const auto data_path = folder / (report_.output.filename().string() + ".data");
 
-        const auto inputs = bound_.inputs();
-        auto sources = bound_.sources();
-        ONNXSTREAM_TRY(check_output(report_.output, inputs, options_.force));
+        ONNXSTREAM_TRY(session_.claim_output(report_.output));
 
         graph::storage_plan plan;
-        plan.spill_source = static_cast<std::uint32_t>(sources.size());
+        plan.spill_source = static_cast<std::uint32_t>(session_.sources().size());
 
         std::vector<data_entry> entries;
         if (external) ONNXSTREAM_TRY(keep_surviving_external(folder, plan, entries));
         const auto computed = computed_tensors();
         const auto computed_external = choose_computed_external(computed, plan.spill_source, entries);
-        if (!entries.empty()) {
-            ONNXSTREAM_TRY(check_not_model(data_path, report_.output, remedy::choose_output));
-            ONNXSTREAM_TRY(check_output(data_path, inputs, options_.force));
-        }
+        if (!entries.empty())
+            ONNXSTREAM_TRY(session_.claim_output(data_path, {.model_output = report_.output, .rename_data = remedy::choose_output}));
         ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
         ONNXSTREAM_TRY(spill_computed(reader, computed, computed_external, spill, plan));
         lay_out(data_path.filename().string(), entries, plan);
 
         // The model's edits; the spill file is readable while they stream into it.
         ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
-        sources.push_back(&spill_reader);
-        ONNXSTREAM_ASSIGN(const auto edits, graph::build_edits(graph_, plan, spill, sources));
+        const auto spill_index = session_.add_source(spill_reader);
+        ONNXSTREAM_ASSIGN(const auto edits, graph::build_edits(graph_, plan, spill, session_.sources()));
         // The edits hold what they need (copies of the names and places they write): the graph
         // model and the plan (a tensor and a name each, a million of them in a model of tiny
         // initializers) go before the planner and the writer take their share.
         graph_ = graph::graph_model{};
         plan = graph::storage_plan{};
         ONNXSTREAM_ASSIGN(auto spill_source, spill.open_source());
-        sources.back() = &spill_source;
+        session_.replace_source(spill_index, spill_source);
         // The passes and the edits read names and bodies all over the file; the planner
-        // reads the edited bodies again in file order, and the pages behind it go.
-        model_.file.mapping().release(0, model_.file.size());
-        io::release_behind behind(model_.file.mapping());
-        ONNXSTREAM_ASSIGN(auto planned, plan_model(edits, external, [&behind](std::uint64_t at) { behind.reached(at); }));
+        // reads the edited bodies again in file order (releasing the pages behind it).
+        session_.release_model_pages();
+        ONNXSTREAM_ASSIGN(auto planned, plan_model(edits, external));
         report_.output_size = planned.size();
 
-        rewrite_outputs outputs;  // the data file and the model: both or neither
-        if (!entries.empty()) {
-            ONNXSTREAM_ASSIGN(auto data_output, write_data_file(data_path, entries, sources));
-            outputs.data.push_back(std::move(data_output));
-        }
-        ONNXSTREAM_ASSIGN(outputs.model, io::output_file::create(report_.output, planned.size(),
-                                                                 {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_ASSIGN(const auto written, write_planned(outputs.model, windows_of(planned, edits), sources, options_,
-                                                            "write " + report_.output.filename().string(), report_.warnings));
-        report_.writer = written.backend;
-        return outputs.commit();
+        // The data file and the model: both or neither.
+        if (!entries.empty()) ONNXSTREAM_TRY(write_data_file(data_path, entries));
+        ONNXSTREAM_TRY(session_.write(report_.output, planned, edits));
+        report_.writer = session_.writer();
+        return session_.commit();
     }
 
     std::string storage_name() const {
@@ -351,8 +336,8 @@ private:
     }
 
     // The model's plan, a window at a time (a plan of a million operations is not held).
-    result<plan::rewrite_stream> plan_model(const onnx::tree_edits& edits, bool external, plan::reading_function reading) const {
-        auto planned = plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit}, std::move(reading));
+    result<planned_model> plan_model(const onnx::tree_edits& edits, bool external) const {
+        auto planned = session_.plan_model(edits);
         if (!planned && planned.error().code == error_code::too_large && !external) {
             auto e = std::move(planned).error();
             e = with_remedies(std::move(e),
@@ -364,20 +349,17 @@ private:
         return planned;
     }
 
-    result<io::output_file> write_data_file(const fs::path& path, std::span<const data_entry> entries,
-                                            std::span<const io::source_file* const> sources) {
+    result<void> write_data_file(const fs::path& path, std::span<const data_entry> entries) {
         plan::write_plan data_plan;
         for (const auto& e : entries) {
             if (e.offset > data_plan.size()) data_plan.skip(e.offset - data_plan.size());
-            data_plan.copy(e.source, e.source_offset, e.length);
+            // A kept tensor's bytes are checked against its `checksum` as they are copied.
+            data_plan.copy(e.source, e.source_offset, e.length,
+                           e.site != none ? session_.checksum_check(data_plan, e.site) : io::no_check);
         }
-        ONNXSTREAM_ASSIGN(auto output,
-                          io::output_file::create(path, data_plan.size(), {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_ASSIGN(const auto written, write_planned(output, data_plan, sources, options_,
-                                                            "write " + path.filename().string(), report_.warnings));
-        report_.writer = written.backend;
+        ONNXSTREAM_TRY(session_.write(path, data_plan));
         report_.data_files.push_back({path, data_plan.size(), entries.size()});
-        return output;
+        return {};
     }
 
     // --reuse-data: the output points at the original data file, by a path from its folder.

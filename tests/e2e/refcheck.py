@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path, PureWindowsPath
 from typing import Iterator, Mapping, Sequence, Union
@@ -413,6 +414,22 @@ def binary_path() -> Path:
     """ONNXSTREAM_BIN (relative to the current folder), else build/onnxstream in the repo."""
     env = os.environ.get("ONNXSTREAM_BIN")
     return Path(env).resolve() if env else REPO_ROOT / "build" / "onnxstream"
+
+
+def peak_rss(args: Sequence[Union[str, os.PathLike]], timeout: float = 600) -> tuple[int, int, str]:
+    """(exit status, peak RSS in bytes, stderr) of the binary run with `args`. A small
+    interpreter forks it and reads its peak with wait4: forking the test's own process
+    would count the test's arrays (Linux keeps the peak across exec)."""
+    probe = ("import os, sys\n"
+             "pid = os.fork()\n"
+             "if pid == 0:\n"
+             "    os.execv(sys.argv[1], sys.argv[1:])\n"
+             "_, status, usage = os.wait4(pid, 0)\n"
+             "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n")
+    proc = subprocess.run([sys.executable, "-c", probe, str(binary_path()), *(str(a) for a in args)], capture_output=True,
+                          text=True, timeout=timeout)
+    code, maxrss = (int(v) for v in proc.stdout.split())
+    return code, maxrss * 1024, proc.stderr
 
 
 def command_prefix() -> list[str]:

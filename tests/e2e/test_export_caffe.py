@@ -431,19 +431,9 @@ def test_external_weights_peak_memory(tmp_path):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 7
     onnx.save(m, str(tmp_path / "big.onnx"), save_as_external_data=True, location="big.onnx.data")
-    # A small interpreter forks the export and reads its peak with wait4: forking this
-    # test's own process would count its arrays (Linux keeps the peak across exec).
-    probe = ("import os, sys\n"
-             "pid = os.fork()\n"
-             "if pid == 0:\n"
-             "    os.execv(sys.argv[1], sys.argv[1:])\n"
-             "_, status, usage = os.wait4(pid, 0)\n"
-             "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n")
-    proc = subprocess.run([sys.executable, "-c", probe, str(refcheck.binary_path()), "export", str(tmp_path / "big.onnx"),
-                           "--to", "caffe", "-o", str(tmp_path / "big"), "--quiet"], capture_output=True, text=True, timeout=300)
-    code, maxrss = (int(v) for v in proc.stdout.split())
-    assert code == 0, proc.stderr
-    peak_bytes = maxrss * 1024
+    code, peak_bytes, stderr = refcheck.peak_rss(["export", tmp_path / "big.onnx", "--to", "caffe", "-o", tmp_path / "big",
+                                                  "--quiet"], timeout=300)
+    assert code == 0, stderr
     print(f"peak RSS {peak_bytes / 2**20:.1f} MiB for a {w.nbytes / 2**20:.0f} MiB weight")
     assert peak_bytes < w.nbytes / 2, f"peak RSS {peak_bytes} for {w.nbytes} bytes of weights"
     assert (tmp_path / "big.caffemodel").stat().st_size > w.nbytes
@@ -596,3 +586,41 @@ def test_constant_subgraphs_are_folded_by_the_export_itself(tmp_path):
     net.setInput(data, "x")
     want = np.einsum("oc,nchw->nohw", 2 * w[:, :, 0, 0], data)
     np.testing.assert_allclose(net.forward(), want, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# The Caffe export read its weights without checking their `checksum` (no warning, and
+# --strict ignored), where every other command that reads data checks it: the rewrite
+# session checks them for a command that reads weights outside a checked copy.
+
+def test_a_wrong_checksum_is_a_warning_and_an_error_with_strict(tmp_path):
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((8, 16)).astype(np.float32)
+    weight = numpy_helper.from_array(w, "w")
+    graph = helper.make_graph([helper.make_node("Gemm", ["x", "w"], ["y"], transB=1)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "w.bin").write_bytes(w.tobytes())
+    weight = model.graph.initializer[0]
+    onnx.external_data_helper.set_external_data(weight, location="w.bin", offset=0, length=w.nbytes,
+                                                checksum=hashlib.sha1(b"other bytes").hexdigest())
+    weight.ClearField("raw_data")
+    onnx.save(model, str(folder / "model.onnx"))
+    before = cases.snapshot(folder)
+
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = export(folder / "model.onnx", out / "strict", "--strict")
+    assert proc.returncode == 1, proc.stderr
+    assert "onnxstream: error:" in proc.stderr and "SHA-1" in proc.stderr and "'w'" in proc.stderr, proc.stderr
+    assert list(out.iterdir()) == []
+
+    proc = export(folder / "model.onnx", out / "warned")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" in proc.stderr and "SHA-1" in proc.stderr, proc.stderr
+    assert (out / "warned.caffemodel").is_file()
+    cases.assert_unchanged(before, cases.snapshot(folder), "export --to caffe")

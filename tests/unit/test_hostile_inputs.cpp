@@ -8,7 +8,7 @@
 #include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/onnx/tensor_info.hpp>
 
-#include "ops/plan_output.hpp"
+#include <onnxstream/ops/rewrite_session.hpp>
 #include "proto_builder.hpp"
 #include "temp_folder.hpp"
 

@@ -92,11 +92,15 @@ public:
 
     /// The tensor at `site` (model_file::tensor), the pass being there now.
     [[nodiscard]] tensor_handle read(site_id site) {
-        if (releases_) {
-            const auto range = model_->tree.payload_range(model_->sites[site].message);
-            behind_.reached(range.offset, range.offset + range.length);
-        }
+        reached(site);
         return model_->tensor(site);
+    }
+    /// The pass is at `site` now, for a caller that reads its body another way (an edit
+    /// of its fields).
+    void reached(site_id site) noexcept {
+        if (!releases_) return;
+        const auto range = model_->tree.payload_range(model_->sites[site].message);
+        behind_.reached(range.offset, range.offset + range.length);
     }
 
 private:
