@@ -2,7 +2,6 @@
 
 #include "bound_operation.hpp"
 #include "data_layout.hpp"
-#include "plan_output.hpp"
 #include "quantize_blocks.hpp"
 
 #include <onnxstream/graph/graph_index.hpp>
@@ -107,10 +106,7 @@ public:
         report_.format = nbits() ? "matmulnbits" : "qdq";
         report_.output = options_.output.empty() ? default_output(model_path_, report_.weights) : options_.output;
         ONNXSTREAM_ASSIGN(data_name_, choose_data_name(report_.output, options_.data_name));
-        ONNXSTREAM_ASSIGN(
-            bound_, onnx::bound_model::open(model_path_, options_, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
-        ONNXSTREAM_TRY(bound_.usable(options_.allow_size_mismatch));
-        report_.warnings = bound_.warnings();
+        ONNXSTREAM_TRY(open_session(onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
         const graph::tensor_reader reader(model_, &bound_.data);
         ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
         if (nbits()) {
@@ -130,7 +126,7 @@ public:
                            "check --ops, --min-size and --exclude; nothing was written");
         }
         edit_graph();
-        model_.file.mapping().release(0, model_.file.size());
+        session_.release_model_pages();
         ONNXSTREAM_TRY(bound_.data.check_unchanged());
         ONNXSTREAM_TRY(write(reader));
         for (const auto& q : report_.quantized) {
@@ -677,12 +673,10 @@ private:
     result<void> write(const graph::tensor_reader& reader) {
         const bool external = !bound_.data.files.empty();
         const auto folder = report_.output.parent_path().empty() ? fs::path(".") : report_.output.parent_path();
-        const auto inputs = bound_.inputs();
-        auto sources = bound_.sources();
-        ONNXSTREAM_TRY(check_output(report_.output, inputs, options_.force));
+        ONNXSTREAM_TRY(session_.claim_output(report_.output));
 
         graph::storage_plan plan;
-        plan.spill_source = static_cast<std::uint32_t>(sources.size());
+        plan.spill_source = static_cast<std::uint32_t>(session_.sources().size());
         std::vector<data_entry> entries;
         if (external) {
             const auto survive = graph::surviving_sites(graph_);
@@ -723,36 +717,28 @@ private:
         const auto shards = lay_out(entries, plan);
         for (std::uint32_t shard = 0; shard < shards; ++shard) {
             const auto path = folder / data_file_name(data_name_, options_.shard_size, shard, shards);
-            ONNXSTREAM_TRY(check_not_model(path, report_.output));
-            ONNXSTREAM_TRY(check_output(path, inputs, options_.force));
+            ONNXSTREAM_TRY(session_.claim_output(path, {.model_output = report_.output, .rename_data = remedy::choose_data_name}));
         }
 
+        // The model's edits; the spill file is readable while they stream into it.
         ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
-        sources.push_back(&spill_reader);
-        ONNXSTREAM_ASSIGN(auto edits, graph::build_edits(graph_, plan, spill, sources));
+        const auto spill_index = session_.add_source(spill_reader);
+        ONNXSTREAM_ASSIGN(auto edits, graph::build_edits(graph_, plan, spill, session_.sources()));
         raise_versions(edits);
         graph_ = graph::graph_model{};
         plan = graph::storage_plan{};
         ONNXSTREAM_ASSIGN(auto spill_source, spill.open_source());
-        sources.back() = &spill_source;
-        model_.file.mapping().release(0, model_.file.size());
-        io::release_behind behind(model_.file.mapping());
-        ONNXSTREAM_ASSIGN(auto planned, plan::stream_rewrite(model_.tree, edits, {0, plan::protobuf_limit},
-                                                             [&behind](std::uint64_t at) { behind.reached(at); }));
+        session_.replace_source(spill_index, spill_source);
+        session_.release_model_pages();
+        ONNXSTREAM_ASSIGN(auto planned, session_.plan_model(edits));
         report_.output_size = planned.size();
 
-        rewrite_outputs outputs;  // the data files and the model: all or none
-        for (std::uint32_t shard = 0; shard < shards; ++shard) {
-            const auto path = folder / data_file_name(data_name_, options_.shard_size, shard, shards);
-            ONNXSTREAM_ASSIGN(auto data_output, write_data_file(path, shard, entries, sources));
-            outputs.data.push_back(std::move(data_output));
-        }
-        ONNXSTREAM_ASSIGN(outputs.model, io::output_file::create(report_.output, planned.size(),
-                                                                 {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_ASSIGN(const auto written, write_planned(outputs.model, windows_of(planned, edits), sources, options_,
-                                                            "write " + report_.output.filename().string(), report_.warnings));
-        report_.writer = written.backend;
-        return outputs.commit();
+        // The data files and the model: all or none (the session commits them as one).
+        for (std::uint32_t shard = 0; shard < shards; ++shard)
+            ONNXSTREAM_TRY(write_data_file(folder / data_file_name(data_name_, options_.shard_size, shard, shards), shard, entries));
+        ONNXSTREAM_TRY(session_.write(report_.output, planned, edits));
+        report_.writer = session_.writer();
+        return session_.commit();
     }
 
     // Places every entry as repack lays tensors out; returns the number of data files.
@@ -774,23 +760,19 @@ private:
         return shards;
     }
 
-    result<io::output_file> write_data_file(const fs::path& path, std::uint32_t shard, std::span<const data_entry> entries,
-                                            std::span<const io::source_file* const> sources) {
+    result<void> write_data_file(const fs::path& path, std::uint32_t shard, std::span<const data_entry> entries) {
         plan::write_plan data_plan;
         std::uint64_t tensors = 0;
         for (const auto& e : entries) {
             if (e.shard != shard) continue;
             ++tensors;
             if (e.offset > data_plan.size()) data_plan.skip(e.offset - data_plan.size());
-            data_plan.copy(e.source, e.source_offset, e.length);
+            data_plan.copy(e.source, e.source_offset, e.length,
+                           e.site != none ? session_.checksum_check(data_plan, e.site) : io::no_check);
         }
-        ONNXSTREAM_ASSIGN(auto output,
-                          io::output_file::create(path, data_plan.size(), {.overwrite = options_.force, .preallocate = true}));
-        ONNXSTREAM_ASSIGN(const auto written, write_planned(output, data_plan, sources, options_,
-                                                            "write " + path.filename().string(), report_.warnings));
-        report_.writer = written.backend;
+        ONNXSTREAM_TRY(session_.write(path, data_plan));
         report_.data_files.push_back({path, data_plan.size(), tensors});
-        return output;
+        return {};
     }
 
     // The default-domain opset_import's version to 21 and ir_version to 10, where lower.
