@@ -84,6 +84,8 @@ CALLS = [
      lambda m, out: ["export", m, "--to", "safetensors", "-o", out / "w.safetensors", "--link"]),
     ("export_caffe", lambda m, out: onnxstream.export_caffe(m, output=out / "net", input_shape=["input=1,3,64,64"]),
      lambda m, out: ["export", m, "--to", "caffe", "-o", out / "net", "--input-shape", "input=1,3,64,64"]),
+    ("quantize", lambda m, out: onnxstream.quantize(m, weights="int4", block_size=32, output=out / "q.onnx"),
+     lambda m, out: ["quantize", m, "--weights", "int4", "--block-size", "32", "-o", out / "q.onnx"]),
 ]
 
 
@@ -324,7 +326,7 @@ def test_functions_follow_the_command_table():
     table = onnxstream.commands()
     names = {c["name"].replace("-", "_") for c in table}
     assert names == {"inspect", "merge", "split", "repack", "analyze", "optimize", "verify", "diff", "convert",
-                     "export_caffe", "export_safetensors"}
+                     "export_caffe", "export_safetensors", "quantize"}
     for command in table:
         function = getattr(onnxstream, command["name"].replace("-", "_"))
         assert function.__name__ in onnxstream.__all__
