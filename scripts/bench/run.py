@@ -289,7 +289,23 @@ def llm_convert_cases(args, repack: case, out: Path, binary: str) -> list[case]:
     e.tool("onnxstream", [binary, "export", str(model), "--to", "safetensors", "-o", str(weights), "--quiet"], [weights])
     e.tool("cp", ["cp", "-r", str(folder), str(out / "llm-copy")], [out / "llm-copy"])
     e.tool("cp+sync", ["sh", "-c", f'cp -r "$0" "$1" && sync -f "$1"', str(folder), str(out / "llm-copy")], [out / "llm-copy"])
-    return [c, e]
+    cases = [c, e]
+    # quantize --weights int8 / int4 against the numpy reference of the same rule (python
+    # onnx load, numpy blocks, save: py_quantize.py; its model is not made runnable, it
+    # measures the rule's cost) and cp of the same bytes.
+    for weights in ("int8", "int4"):
+        quantized = out / f"model.{weights}.onnx"
+        q = case(f"quantize {label} LLM to {weights}", f"quantize --weights {weights} (blocks of 32) of the LLM export",
+                 [folder], repack.input_bytes)
+        q.tool("onnxstream", [binary, "quantize", str(model), "--weights", weights, "-o", str(quantized), "--quiet"],
+               [quantized, out / f"model.{weights}.onnx.data"])
+        q.tool("cp+sync", ["sh", "-c", f'cp -r "$0" "$1" && sync -f "$1"', str(folder), str(out / "llm-copy")],
+               [out / "llm-copy"])
+        if not args.no_python_llm:
+            q.tool("python-onnx", [PYTHON, str(HERE / "py_quantize.py"), str(model), str(quantized), weights],
+                   [quantized, out / f"model.{weights}.onnx.data"])
+        cases.append(q)
+    return cases
 
 
 # ------------------------------------------------------------------ micro benchmarks
