@@ -1,10 +1,12 @@
 #include <onnxstream/api/commands.hpp>
+
 #include <onnxstream/ops/inspect.hpp>
 #include <onnxstream/ops/merge.hpp>
 #include <onnxstream/ops/quantize.hpp>
 #include <onnxstream/report/json.hpp>
 #include <onnxstream/report/json_writer.hpp>
 #include <onnxstream/report/text.hpp>
+#include "command_options.hpp"
 
 #include <array>
 #include <charconv>
@@ -16,6 +18,10 @@
 namespace onnxstream::api {
 
 namespace fs = std::filesystem;
+using detail::caffe_prefix;
+using detail::convert_output;
+using detail::output_or;
+using detail::quantize_output;
 
 namespace {
 
@@ -118,14 +124,6 @@ constexpr parameter described(parameter row, std::string_view help) {
 
 // ---------------------------------------------------------------- reading values into options
 
-result<io::writer_backend> writer_from(const parameter_reader& in) {
-    ONNXSTREAM_ASSIGN(const auto w, in.choice("writer"));
-    if (w == "portable") return io::writer_backend::portable;
-    if (w == "io_uring" || w == "uring") return io::writer_backend::io_uring;
-    if (w == "overlapped") return io::writer_backend::overlapped;
-    return io::writer_backend::automatic;
-}
-
 template <class Report>
 std::vector<fs::path> written(const Report& r) {
     std::vector<fs::path> files{r.output};
@@ -147,13 +145,6 @@ template <class Options>
 void hook_writer(Options& options, const run_context& context) {
     hook(options, context);
     if (context.writer != io::writer_backend::automatic) options.backend = context.writer;
-}
-
-// The default output <stem>.<suffix>.onnx beside the model, or the output given.
-result<fs::path> output_or(const parameter_reader& in, const fs::path& fallback) {
-    ONNXSTREAM_ASSIGN(auto output, in.path("output"));
-    if (output.empty()) output = fallback;
-    return output;
 }
 
 // ---------------------------------------------------------------- inspect
@@ -393,12 +384,6 @@ constexpr std::array convert_parameters{
     shard_size_parameter, data_parameter, data_dir_parameter, strict_parameter, size_mismatch_parameter, threads_parameter,
     force_parameter, writer_parameter};
 
-result<fs::path> convert_output(const parameter_reader& in) {
-    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
-    ONNXSTREAM_ASSIGN(const auto dtype, in.choice("dtype"));
-    return output_or(in, ops::default_output(model, dtype.empty() ? "fp16" : std::string(dtype)));
-}
-
 result<command_outcome> run_convert(const parameter_reader& in, const run_context& context) {
     ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
     ONNXSTREAM_ASSIGN(auto options, convert_options_from(in));
@@ -479,12 +464,6 @@ constexpr std::array quantize_parameters{
     force_parameter,
     writer_parameter};
 
-result<fs::path> quantize_output(const parameter_reader& in) {
-    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
-    ONNXSTREAM_ASSIGN(const auto weights, in.choice("weights"));
-    return output_or(in, ops::default_output(model, weights.empty() ? "int8" : std::string(weights)));
-}
-
 result<command_outcome> run_quantize(const parameter_reader& in, const run_context& context) {
     ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
     ONNXSTREAM_ASSIGN(auto options, quantize_options_from(in));
@@ -547,11 +526,6 @@ constexpr std::array caffe_parameters{
               .hidden = true,
               .surfaces = surface::cli},
     data_parameter, data_dir_parameter, strict_parameter, size_mismatch_parameter, force_parameter, writer_parameter};
-
-result<fs::path> caffe_prefix(const parameter_reader& in) {
-    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
-    return output_or(in, model.parent_path() / model.stem());
-}
 
 result<fs::path> caffe_claim(const parameter_reader& in) {
     ONNXSTREAM_ASSIGN(auto prefix, caffe_prefix(in));
@@ -748,19 +722,19 @@ constexpr std::array command_table{
         .parameters = safetensors_parameters,
         .run = run_export_safetensors,
         .claimed_output = safetensors_claim},
-    command_spec{.name = "quantize",
-                 .title = "Quantize",
-                 .summary = "weight-only int8/int4 quantization of MatMul and Gemm weights, streaming (DequantizeLinear)",
-                 .description =
-                     "Replaces each constant float32 or float16 weight of MatMul and Gemm (input B, 2-D, at least "
-                     "min-size bytes) by a DequantizeLinear (opset 21, block_size) over int8 or packed int4/uint4 "
-                     "values, with one scale per block along the reduction axis (round to nearest even; the last block "
-                     "may be short). Each weight is read a block of rows at a time. The opset is raised to 21 (and "
-                     "ir_version to 10); a model whose operators would change meaning there is refused. The report "
-                     "lists what was quantized, what was skipped and why, the sizes and the largest error.",
-                 .parameters = quantize_parameters,
-                 .run = run_quantize,
-                 .claimed_output = quantize_output},
+    command_spec{
+        .name = "quantize",
+        .title = "Quantize",
+        .summary = "weight-only int8/int4 quantization of MatMul and Gemm weights, streaming (DequantizeLinear)",
+        .description = "Replaces each constant float32 or float16 weight of MatMul and Gemm (input B, 2-D, at least "
+                       "min-size bytes) by a DequantizeLinear (opset 21, block_size) over int8 or packed int4/uint4 "
+                       "values, with one scale per block along the reduction axis (round to nearest even; the last block "
+                       "may be short). Each weight is read a block of rows at a time. The opset is raised to 21 (and "
+                       "ir_version to 10); a model whose operators would change meaning there is refused. The report "
+                       "lists what was quantized, what was skipped and why, the sizes and the largest error.",
+        .parameters = quantize_parameters,
+        .run = run_quantize,
+        .claimed_output = quantize_output},
 };
 
 // ---------------------------------------------------------------- remedies as keyword arguments
@@ -818,191 +792,6 @@ void write_surfaces(report::json_writer& json, std::uint8_t surfaces) {
 }
 
 }  // namespace
-
-// ---------------------------------------------------------------- options from values
-
-result<onnx::open_options> open_options_from(const parameter_reader& in) {
-    onnx::open_options options;
-    ONNXSTREAM_ASSIGN(options.data.data_files, in.paths("data"));
-    ONNXSTREAM_ASSIGN(options.data.data_dirs, in.paths("data-dir"));
-    options.strict = in.flag("strict");
-    options.allow_size_mismatch = in.flag("allow-size-mismatch");
-    return options;
-}
-
-result<void> fill_rewrite_options(const parameter_reader& in, ops::rewrite_options& options) {
-    ONNXSTREAM_ASSIGN(static_cast<onnx::open_options&>(options), open_options_from(in));
-    if (in.has("force")) options.force = in.flag("force");
-    if (in.has("threads")) {
-        ONNXSTREAM_ASSIGN(options.threads, in.count("threads"));
-    }
-    if (in.has("writer")) {
-        ONNXSTREAM_ASSIGN(options.backend, writer_from(in));
-    }
-    if (in.has("output")) {
-        ONNXSTREAM_ASSIGN(options.output, in.path("output"));
-    }
-    return {};
-}
-
-namespace {
-
-result<std::uint64_t> shard_size_from(const parameter_reader& in) {
-    ONNXSTREAM_ASSIGN(const auto size, in.size("shard-size"));
-    if (in.given("shard-size") && size == 0)
-        return failure(error_code::invalid_argument, in.spelled("shard-size") + " must be more than 0");
-    return size;
-}
-
-}  // namespace
-
-result<ops::externalize_options> externalize_options_from(const parameter_reader& in, ops::externalize_kind kind) {
-    auto options = ops::externalize_defaults(kind);
-    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
-    options.data_name = std::string(in.text("data-name"));  // ops refuses a path here
-    ONNXSTREAM_ASSIGN(options.threshold, in.size("threshold"));
-    ONNXSTREAM_ASSIGN(options.alignment, in.size("align"));
-    ONNXSTREAM_ASSIGN(options.align_threshold, in.size("align-threshold"));
-    if (in.has("shard-size")) {
-        ONNXSTREAM_ASSIGN(options.shard_size, shard_size_from(in));
-    }
-    if (in.has("dedupe")) options.dedupe = in.flag("dedupe");
-    if (in.has("write-checksums")) options.write_checksums = in.flag("write-checksums");
-    return options;
-}
-
-result<ops::optimize_options> optimize_options_from(const parameter_reader& in) {
-    ops::optimize_options options;
-    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
-    if (in.given("passes")) {
-        ONNXSTREAM_ASSIGN(options.passes, ops::parse_pass_list(in.text("passes")));
-    }
-    ONNXSTREAM_ASSIGN(options.fold_limit, in.size("fold-limit"));
-    options.dry_run = in.flag("dry-run");
-    options.reuse_data = in.flag("reuse-data");
-    return options;
-}
-
-result<ops::verify_options> verify_options_from(const parameter_reader& in) {
-    ops::verify_options options;
-    ONNXSTREAM_ASSIGN(static_cast<onnx::open_options&>(options), open_options_from(in));
-    ONNXSTREAM_ASSIGN(options.threads, in.count("threads"));
-    return options;
-}
-
-result<ops::analyze_options> analyze_options_from(const parameter_reader& in) {
-    ops::analyze_options options;
-    ONNXSTREAM_ASSIGN(static_cast<onnx::open_options&>(options), open_options_from(in));
-    return options;
-}
-
-result<ops::diff_options> diff_options_from(const parameter_reader& in) {
-    ops::diff_options options;
-    ONNXSTREAM_ASSIGN(static_cast<onnx::open_options&>(options), open_options_from(in));
-    ONNXSTREAM_ASSIGN(options.threads, in.count("threads"));
-    return options;
-}
-
-result<ops::convert_options> convert_options_from(const parameter_reader& in) {
-    ops::convert_options options;
-    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
-    ONNXSTREAM_ASSIGN(const auto dtype, in.choice("dtype"));
-    options.target = dtype == "bf16" ? ops::half_type::bfloat16 : ops::half_type::float16;
-    ONNXSTREAM_ASSIGN(options.output, convert_output(in));
-    options.keep_io_types = in.flag("keep-io-types");
-    options.allow_saturation = in.flag("allow-saturation");
-    if (in.given("block-ops") || !in.texts("block-ops").empty()) options.block_ops = in.list("block-ops");
-    options.data_name = std::string(in.text("data-name"));  // ops refuses a path here
-    if (in.given("align")) {
-        ONNXSTREAM_ASSIGN(options.alignment, in.size("align"));
-    }
-    ONNXSTREAM_ASSIGN(options.shard_size, shard_size_from(in));
-    return options;
-}
-
-result<ops::quantize_options> quantize_options_from(const parameter_reader& in) {
-    ops::quantize_options options;
-    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
-    ONNXSTREAM_ASSIGN(options.output, quantize_output(in));
-    ONNXSTREAM_ASSIGN(const auto weights, in.choice("weights"));
-    options.weights = weights == "int4"    ? ops::quantized_type::int4
-                      : weights == "uint4" ? ops::quantized_type::uint4
-                                           : ops::quantized_type::int8;
-    ONNXSTREAM_ASSIGN(const auto block, in.count("block-size"));
-    options.block_size = block;
-    if (in.flag("symmetric") && in.flag("asymmetric"))
-        return failure(error_code::invalid_argument,
-                       in.spelled("symmetric") + " and " + in.spelled("asymmetric") + " exclude each other",
-                       "give one of them (symmetric is the default)");
-    options.symmetric = !in.flag("asymmetric");
-    ONNXSTREAM_ASSIGN(const auto format, in.choice("format"));
-    options.format = format == "matmulnbits" ? ops::quantized_format::matmulnbits : ops::quantized_format::qdq;
-    options.ops = in.list("ops");
-    ONNXSTREAM_ASSIGN(options.min_size, in.size("min-size"));
-    options.exclude = in.list("exclude");
-    options.data_name = std::string(in.text("data-name"));  // ops refuses a path here
-    ONNXSTREAM_ASSIGN(options.shard_size, shard_size_from(in));
-    return options;
-}
-
-namespace {
-
-result<std::pair<std::string, caffe::shape>> parse_input_shape(const parameter_reader& in, const std::string& text) {
-    const auto eq = text.rfind('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-        return failure(error_code::invalid_argument,
-                       in.spelled("input-shape") + " takes NAME=DIMS, e.g. input=1,3,224,224 (got '" + text + "')");
-    caffe::shape dims;
-    std::string_view rest(text.data() + eq + 1, text.size() - eq - 1);
-    while (!rest.empty()) {
-        const auto comma = rest.find(',');
-        const auto word = rest.substr(0, comma);
-        std::int64_t v = 0;
-        const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
-        if (ec != std::errc{} || end != word.data() + word.size() || v < 1 || v > (1LL << 31))
-            return failure(error_code::invalid_argument,
-                           in.spelled("input-shape") + " dimensions are positive whole numbers (got '" + text + "')");
-        dims.push_back(v);
-        if (comma == std::string_view::npos) break;
-        rest.remove_prefix(comma + 1);
-    }
-    return std::pair{text.substr(0, eq), dims};
-}
-
-}  // namespace
-
-result<ops::export_caffe_options> export_caffe_options_from(const parameter_reader& in) {
-    ops::export_caffe_options options;
-    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
-    ONNXSTREAM_ASSIGN(options.output, caffe_prefix(in));
-    if (in.given("output")) ONNXSTREAM_TRY(ops::check_caffe_prefix(options.output));
-    ONNXSTREAM_ASSIGN(const auto dialect, in.choice("dialect"));
-    options.dialect = dialect == "bvlc" ? caffe::dialect::bvlc : caffe::dialect::opencv;
-    for (const auto& s : in.texts("input-shape")) {
-        ONNXSTREAM_ASSIGN(auto parsed, parse_input_shape(in, s));
-        if (options.input_shapes.contains(parsed.first))
-            return failure(error_code::invalid_argument, in.spelled("input-shape") + " gives '" + parsed.first + "' twice");
-        options.input_shapes.insert(std::move(parsed));
-    }
-    options.fold_batchnorm = !in.flag("no-fold-bn");
-    options.check = in.flag("check");
-    if (in.given("tolerance") && !options.check)
-        return failure(error_code::invalid_argument, in.spelled("tolerance") + " needs " + in.spelled("check"));
-    ONNXSTREAM_ASSIGN(options.tolerance, in.number("tolerance"));
-    options.report = in.flag("report");
-    ONNXSTREAM_ASSIGN(options.check_dump, in.path("check-dump"));
-    return options;
-}
-
-result<ops::safetensors_options> safetensors_options_from(const parameter_reader& in) {
-    ops::safetensors_options options;
-    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
-    ONNXSTREAM_ASSIGN(options.shard_size, shard_size_from(in));
-    options.link = in.flag("link");
-    return options;
-}
-
-std::string_view dtype_name(ops::half_type type) noexcept { return type == ops::half_type::float16 ? "fp16" : "bf16"; }
 
 // ---------------------------------------------------------------- the table's face
 
