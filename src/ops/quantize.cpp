@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <set>
@@ -484,7 +485,8 @@ private:
         scales.reserve(static_cast<std::size_t>(scale_count(job)));
         std::vector<float> step;  // the values of the rows in hand
         step.reserve(static_cast<std::size_t>(std::min(step_values, rows * columns)));
-        std::vector<std::byte> carry;  // an element split between two pieces
+        std::vector<std::byte> carry;                                // an element split between two pieces
+        std::vector<float> column_low, column_high, column_largest;  // axis 0: each column's block statistics
         std::vector<std::byte> out;
         detail::value_packer packer(bits, out);
         double largest_error = 0;
@@ -529,14 +531,49 @@ private:
         const auto process = [&]() -> result<void> {
             const auto in_step = static_cast<std::uint64_t>(step.size()) / columns;
             if (job.axis == 0) {
+                // Each column's block statistics, gathered row by row: a row is contiguous, a
+                // column strides by a whole row.
+                column_low.assign(static_cast<std::size_t>(columns), 0.0F);
+                column_high.assign(static_cast<std::size_t>(columns), 0.0F);
+                column_largest.assign(static_cast<std::size_t>(columns), 0.0F);
+                for (std::uint64_t r = 0; r < in_step; ++r) {
+                    const float* row = step.data() + r * columns;
+                    for (std::uint64_t c = 0; c < columns; ++c) {
+                        const float w = row[c];
+                        if (!std::isfinite(w)) continue;
+                        column_low[c] = std::min(column_low[c], w);
+                        column_high[c] = std::max(column_high[c], w);
+                        column_largest[c] = std::max(column_largest[c], std::fabs(w));
+                    }
+                }
                 std::vector<detail::block_parameters> params(static_cast<std::size_t>(columns));
                 for (std::uint64_t c = 0; c < columns; ++c) {
-                    params[c] = block_of([&](std::uint64_t r) { return step[r * columns + c]; }, in_step);
+                    params[c] = detail::parameters_of(column_low[c], column_high[c], column_largest[c], qtype, options_.symmetric,
+                                                      round);
                     scales.push_back(params[c].scale);
                     zeros.push_back(params[c].zero_point);
                 }
-                for (std::uint64_t r = 0; r < in_step; ++r)
-                    for (std::uint64_t c = 0; c < columns; ++c) quantize_one(step[r * columns + c], params[c], first_row + r, c);
+                if (nbits()) {
+                    for (std::uint64_t r = 0; r < in_step; ++r)
+                        for (std::uint64_t c = 0; c < columns; ++c)
+                            quantize_one(step[r * columns + c], params[c], first_row + r, c);
+                } else {
+                    // quantize_one written out for the common case: a call per element cost
+                    // more than its arithmetic.
+                    for (std::uint64_t c = 0; c < columns; ++c) largest_weight = std::max(largest_weight, column_largest[c]);
+                    for (std::uint64_t r = 0; r < in_step; ++r) {
+                        const float* row = step.data() + r * columns;
+                        for (std::uint64_t c = 0; c < columns; ++c) {
+                            const float w = row[c];
+                            const auto p = params[c];
+                            const int q = detail::quantize_value(w, p, range);
+                            packer.add(q);
+                            const double back = static_cast<double>(q - p.zero_point) * static_cast<double>(p.scale);
+                            const double error = std::fabs(static_cast<double>(w) - back);
+                            if (error > largest_error && std::isfinite(w)) largest_error = error;
+                        }
+                    }
+                }
                 // MatMulNBits pads the last block: the padding dequantizes to 0.
                 if (nbits())
                     for (std::uint64_t r = in_step; r < block && in_step < block; ++r)
@@ -589,8 +626,18 @@ private:
                 carry.clear();
                 if (step.size() == step_values) failed = process();
             }
-            for (; at + element <= piece.size(); at += element) {
-                step.push_back(decode(piece.data() + at));
+            while (at + element <= piece.size()) {
+                // As many whole elements as the piece holds and the step has room for.
+                const auto count = std::min<std::uint64_t>((piece.size() - at) / element, step_values - step.size());
+                const auto* from = piece.data() + at;
+                if (element == 4 && std::endian::native == std::endian::little) {
+                    const auto old_size = step.size();
+                    step.resize(old_size + static_cast<std::size_t>(count));
+                    std::memcpy(step.data() + old_size, from, static_cast<std::size_t>(count * 4));
+                } else {
+                    for (std::uint64_t i = 0; i < count; ++i) step.push_back(decode(from + i * element));
+                }
+                at += static_cast<std::size_t>(count * element);
                 if (step.size() == step_values) {
                     failed = process();
                     if (!failed) return;
@@ -717,7 +764,8 @@ private:
         const auto shards = lay_out(entries, plan);
         for (std::uint32_t shard = 0; shard < shards; ++shard) {
             const auto path = folder / data_file_name(data_name_, options_.shard_size, shard, shards);
-            ONNXSTREAM_TRY(session_.claim_output(path, {.model_output = report_.output, .rename_data = remedy::choose_data_name}));
+            ONNXSTREAM_TRY(
+                session_.claim_output(path, {.model_output = report_.output, .rename_data = remedy::choose_data_name}));
         }
 
         // The model's edits; the spill file is readable while they stream into it.
@@ -735,7 +783,8 @@ private:
 
         // The data files and the model: all or none (the session commits them as one).
         for (std::uint32_t shard = 0; shard < shards; ++shard)
-            ONNXSTREAM_TRY(write_data_file(folder / data_file_name(data_name_, options_.shard_size, shard, shards), shard, entries));
+            ONNXSTREAM_TRY(
+                write_data_file(folder / data_file_name(data_name_, options_.shard_size, shard, shards), shard, entries));
         ONNXSTREAM_TRY(session_.write(report_.output, planned, edits));
         report_.writer = session_.writer();
         return session_.commit();

@@ -54,32 +54,6 @@ block_parameters parameters_of(float low, float high, float largest, quantized_t
     return p;
 }
 
-int quantize_value(float w, block_parameters p, quantized_range range) noexcept {
-    if (std::isnan(w)) return p.zero_point;
-    if (std::isinf(w)) return w > 0 ? range.high : range.low;
-    const float ratio = w / p.scale;
-    // Clamp before the conversion to int: a huge ratio would not fit.
-    const float rounded = std::nearbyint(ratio);
-    const float shifted = std::clamp(rounded + static_cast<float>(p.zero_point), static_cast<float>(range.low),
-                                     static_cast<float>(range.high));
-    return static_cast<int>(shifted);
-}
-
-void value_packer::add(int q) {
-    if (bits_ == 8) {
-        out_->push_back(static_cast<std::byte>(static_cast<std::uint8_t>(static_cast<std::int8_t>(q))));
-        return;
-    }
-    const auto nibble = static_cast<unsigned>(q) & 0x0FU;
-    if (!pending_) {
-        low_ = nibble;
-        pending_ = true;
-        return;
-    }
-    out_->push_back(static_cast<std::byte>(low_ | (nibble << 4U)));
-    pending_ = false;
-}
-
 void value_packer::finish() {
     if (!pending_) return;
     out_->push_back(static_cast<std::byte>(low_));

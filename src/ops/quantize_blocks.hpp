@@ -6,12 +6,19 @@
 
 #include <onnxstream/ops/quantize.hpp>
 
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 namespace onnxstream::ops::detail {
+
+// quantize_value rounds by adding and subtracting 1.5 * 2^23: float arithmetic must be done
+// in float, not in a wider register.
+static_assert(FLT_EVAL_METHOD == 0);
 
 struct quantized_range {
     int low = 0;
@@ -43,14 +50,40 @@ struct block_parameters {
                                              scale_rounding round) noexcept;
 
 /// clamp(round_half_even(w / scale) + zero_point); infinities go to the ends, NaN to the zero point.
-[[nodiscard]] int quantize_value(float w, block_parameters p, quantized_range range) noexcept;
+/// Inline: it runs once per weight element.
+[[nodiscard]] inline int quantize_value(float w, block_parameters p, quantized_range range) noexcept {
+    if (std::isnan(w)) return p.zero_point;
+    // Clamped first, well outside every range (so a huge ratio or an infinity fits), then
+    // rounded to nearest even by the float addition itself: for |x| < 2^22, x + 1.5 * 2^23
+    // has no bits below the units, and the default rounding mode rounds ties to even. A
+    // libm call (nearbyint without SSE4.1) cost a third of quantize's time.
+    const float ratio = std::clamp(w / p.scale, -512.0F, 512.0F);
+    constexpr float shift = 12582912.0F;  // 1.5 * 2^23
+    const float rounded = (ratio + shift) - shift;
+    const float shifted = std::clamp(rounded + static_cast<float>(p.zero_point), static_cast<float>(range.low),
+                                     static_cast<float>(range.high));
+    return static_cast<int>(shifted);
+}
 
 /// Appends quantized values to `out`: a byte each for 8 bits, two to a byte for 4 (the
 /// first in the low nibble). `finish` writes a last half-filled byte.
 class value_packer {
 public:
     value_packer(unsigned bits, std::vector<std::byte>& out) : bits_(bits), out_(&out) {}
-    void add(int q);
+    void add(int q) {
+        if (bits_ == 8) {
+            out_->push_back(static_cast<std::byte>(static_cast<std::uint8_t>(static_cast<std::int8_t>(q))));
+            return;
+        }
+        const auto nibble = static_cast<unsigned>(q) & 0x0FU;
+        if (!pending_) {
+            low_ = nibble;
+            pending_ = true;
+            return;
+        }
+        out_->push_back(static_cast<std::byte>(low_ | (nibble << 4U)));
+        pending_ = false;
+    }
     void finish();
 
 private:
