@@ -469,7 +469,7 @@ result<command_outcome> run_quantize(const parameter_reader& in, const run_conte
     ONNXSTREAM_ASSIGN(auto options, quantize_options_from(in));
     hook_writer(options, context);
     ONNXSTREAM_ASSIGN(const auto r, ops::quantize(model, options));
-    return command_outcome{ops::quantize_report_json(r), ops::quantize_report_text(r), written(r), r.warnings, true};
+    return command_outcome{report::to_json(r), report::to_text(r), written(r), r.warnings, true};
 }
 
 // ---------------------------------------------------------------- export to Caffe

@@ -1,6 +1,8 @@
 #include "cli_common.hpp"
 
 #include <onnxstream/ops/quantize.hpp>
+#include <onnxstream/report/json.hpp>
+#include <onnxstream/report/text.hpp>
 
 namespace onnxstream::cli {
 
@@ -15,8 +17,7 @@ int run_quantize(std::span<const std::string> argv, const command_context& conte
     const auto report = run_with_progress(*options, context, p.flags,
                                           [&] { return ops::quantize(std::string(in.text("model")), *options); });
     return show(
-        report, p.flags, [](const auto& r) { return ops::quantize_report_json(r); },
-        [](const auto& r) { return ops::quantize_report_text(r); });
+        report, p.flags, [](const auto& r) { return report::to_json(r); }, [](const auto& r) { return report::to_text(r); });
 }
 
 }  // namespace onnxstream::cli

@@ -97,8 +97,4 @@ struct quantize_report {
 /// raised to 21). Nothing is written on error.
 [[nodiscard]] result<quantize_report> quantize(const std::filesystem::path& model, const quantize_options& options);
 
-/// The report as JSON and for people (what the command line and the page print).
-[[nodiscard]] std::string quantize_report_json(const quantize_report& report);
-[[nodiscard]] std::string quantize_report_text(const quantize_report& report);
-
 }  // namespace onnxstream::ops

@@ -15,6 +15,7 @@
 #include <onnxstream/ops/inspect.hpp>
 #include <onnxstream/ops/merge.hpp>
 #include <onnxstream/ops/optimize.hpp>
+#include <onnxstream/ops/quantize.hpp>
 #include <onnxstream/ops/verify.hpp>
 #include <onnxstream/report/hint_text.hpp>
 #include <onnxstream/report/json_writer.hpp>
@@ -61,6 +62,7 @@ void write_json(json_writer& json, const ops::optimize_report& r);
 /// `dtype`: "fp16" or "bf16", as the command line spells the target.
 [[nodiscard]] std::string to_json(const ops::convert_report& r, std::string_view dtype);
 [[nodiscard]] std::string to_json(const ops::safetensors_report& r);
+[[nodiscard]] std::string to_json(const ops::quantize_report& r);
 /// `tolerance`: the --check tolerance the comparison used.
 [[nodiscard]] std::string to_json(const ops::export_caffe_report& r, double tolerance);
 

@@ -16,6 +16,7 @@
 #include <onnxstream/ops/inspect.hpp>
 #include <onnxstream/ops/merge.hpp>
 #include <onnxstream/ops/optimize.hpp>
+#include <onnxstream/ops/quantize.hpp>
 #include <onnxstream/ops/verify.hpp>
 #include <onnxstream/report/byte_size.hpp>
 #include <onnxstream/report/hint_text.hpp>
@@ -42,6 +43,7 @@ enum class text_detail : std::uint8_t { full, findings };
 /// `dtype`: "float16" or "bfloat16".
 [[nodiscard]] std::string to_text(const ops::convert_report& r, std::string_view dtype);
 [[nodiscard]] std::string to_text(const ops::safetensors_report& r);
+[[nodiscard]] std::string to_text(const ops::quantize_report& r);
 /// What was written (the refusals, when there are some, are `refusals_text`).
 [[nodiscard]] std::string to_text(const ops::export_caffe_report& r);
 /// One merged model, as merge prints it for each MODEL (`wording` says how each data file was found).

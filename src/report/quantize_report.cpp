@@ -1,16 +1,19 @@
-// The quantize report as JSON and as text. Tensor names come from the model: the text
-// form passes them through terminal_safe.
+// The quantize report as JSON and as text (json.hpp, text.hpp), in its own file as the
+// Caffe export's is. Tensor names come from the model: the text form passes them through
+// terminal_safe.
 #include <onnxstream/ops/quantize.hpp>
 #include <onnxstream/report/byte_size.hpp>
+#include <onnxstream/report/json.hpp>
 #include <onnxstream/report/json_writer.hpp>
 #include <onnxstream/report/safe_text.hpp>
+#include <onnxstream/report/text.hpp>
 
 #include <cstdio>
 
-namespace onnxstream::ops {
+namespace onnxstream::report {
 
-std::string quantize_report_json(const quantize_report& r) {
-    report::json_writer json;
+std::string to_json(const ops::quantize_report& r) {
+    json_writer json;
     json.begin_object();
     json.field("input", r.input.generic_string()).field("output", r.output.generic_string());
     json.field("output_size", r.output_size).field("weights", r.weights).field("block_size", r.block_size);
@@ -40,12 +43,12 @@ std::string quantize_report_json(const quantize_report& r) {
     return json.text();
 }
 
-std::string quantize_report_text(const quantize_report& r) {
+std::string to_text(const ops::quantize_report& r) {
     std::string out;
     char line[160];
     out += "quantized " + std::to_string(r.quantized.size()) + " weight(s) to " + r.weights + " (block " +
            std::to_string(r.block_size) + ", " + (r.symmetric ? "symmetric" : "asymmetric") +
-           "): " + report::human_bytes(r.bytes_before) + " -> " + report::human_bytes(r.bytes_after) + "\n";
+           "): " + human_bytes(r.bytes_before) + " -> " + human_bytes(r.bytes_after) + "\n";
     std::snprintf(line, sizeof line, "largest error: %.3g of a tensor's largest magnitude\n", r.max_relative_error);
     out += line;
     if (r.opset_after != r.opset_before)
@@ -54,12 +57,10 @@ std::string quantize_report_text(const quantize_report& r) {
         out += "ir_version " + std::to_string(r.ir_version_before) + " -> " + std::to_string(r.ir_version_after) + "\n";
     if (r.nodes_upgraded > 0)
         out += std::to_string(r.nodes_upgraded) + " reduction(s) given their axes as an input (the opset 18 form)\n";
-    for (const auto& s : r.skipped)
-        out += "skipped " + report::terminal_safe(s.name) + ": " + report::terminal_safe(s.reason) + "\n";
-    out += "wrote " + report::terminal_safe(r.output.string()) + " (" + report::human_bytes(r.output_size) + ")\n";
-    for (const auto& f : r.data_files)
-        out += "wrote " + report::terminal_safe(f.path.string()) + " (" + report::human_bytes(f.size) + ")\n";
+    for (const auto& s : r.skipped) out += "skipped " + terminal_safe(s.name) + ": " + terminal_safe(s.reason) + "\n";
+    out += "wrote " + terminal_safe(r.output.string()) + " (" + human_bytes(r.output_size) + ")\n";
+    for (const auto& f : r.data_files) out += "wrote " + terminal_safe(f.path.string()) + " (" + human_bytes(f.size) + ")\n";
     return out;
 }
 
-}  // namespace onnxstream::ops
+}  // namespace onnxstream::report
