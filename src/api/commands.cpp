@@ -496,7 +496,7 @@ constexpr std::array edit_parameters{
               .repeatable = true},
     parameter{.name = "batch",
               .kind = value_kind::count,
-              .help = "set dim 0 of every graph input and output whose dim 0 is symbolic or unknown",
+              .help = "set dim 0 of every graph input whose dim 0 is symbolic or unknown (outputs sharing its symbol follow)",
               .label = "Batch size",
               .placeholder = "N"},
     parameter{.name = "rename",

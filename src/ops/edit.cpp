@@ -417,9 +417,10 @@ private:
                 fixed[v.message] = std::move(type);
                 return {};
             };
+            // Outputs follow through their symbols and inference: an output's unknown dim 0
+            // is not always the batch (Silero's stateN is [2, batch, 128]).
             for (const auto& [name, v] : inputs_)
                 if (!initializers_.contains(name)) ONNXSTREAM_TRY(batch_one(name, v));
-            for (const auto& [name, v] : outputs_) ONNXSTREAM_TRY(batch_one(name, v));
         }
         if (fixed.empty() && symbols_.empty()) return {};
 

@@ -7,9 +7,11 @@
 // Dims follow onnx.tools.update_model_dims and onnxruntime's make_dynamic_shape_fixed: a
 // symbolic dim fixed on an input (N -> 1) is fixed wherever that symbol appears (inputs,
 // outputs, value_info, subgraphs), since ONNX gives one symbol one value across a model;
-// a declared static dim cannot change. --batch sets dim 0 of every graph input and output
-// whose dim 0 is symbolic or unknown. Graph outputs whose dims are still unknown take
-// those shape inference (graph::infer_shapes) knows.
+// a declared static dim cannot change. --batch sets dim 0 of every graph input whose dim 0
+// is symbolic or unknown; outputs follow through the symbols they share with the inputs
+// (an output's unknown dim 0 is not always the batch: Silero's stateN is [2, batch, 128]).
+// Graph outputs whose dims are still unknown take those shape inference
+// (graph::infer_shapes) knows.
 //
 // Names given (--input-shape, --add-output, --remove-output, --rename's OLD) are the
 // input model's names, before any rename.
