@@ -275,7 +275,8 @@ private:
             dropped_.insert(v->message);
             report_.changes.push_back({"remove_output", name, "no longer a graph output"});
         }
-        if (outputs_.size() - options_.remove_outputs.size() + options_.add_outputs.size() == 0)
+        if (!options_.remove_outputs.empty() &&
+            outputs_.size() - options_.remove_outputs.size() + options_.add_outputs.size() == 0)
             return failure(error_code::invalid_argument, "removing every graph output leaves a model that computes nothing",
                            "keep at least one output, or add another with --add-output");
         return {};
