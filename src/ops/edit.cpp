@@ -263,6 +263,15 @@ private:
         return nullptr;
     }
 
+    // The hint for a name the model does not have: the old name when it is a rename's new one.
+    std::string names_hint(std::string_view name) const {
+        for (const auto& [from, to] : options_.renames)
+            if (to == name)
+                return "the other options name tensors as the input model does: give " + in_quotes(from) +
+                       " (--rename applies to the output); nothing was written";
+        return inspect_hint;
+    }
+
     // ---------------------------------------------------------------- outputs
 
     result<void> remove_outputs() {
@@ -270,7 +279,7 @@ private:
             const auto* v = find_value(outputs_, name);
             if (v == nullptr)
                 return failure(error_code::invalid_argument, "--remove-output names " + in_quotes(name) + ", which is no graph output",
-                               inspect_hint);
+                               names_hint(name));
             edits_.drop(tree(), main_, v->position);
             dropped_.insert(v->message);
             report_.changes.push_back({"remove_output", name, "no longer a graph output"});
@@ -290,7 +299,8 @@ private:
                                "leave it out; it is an output already");
             if (!main_defined_.contains(name))
                 return failure(error_code::invalid_argument,
-                               "--add-output names " + in_quotes(name) + ", which nothing in the main graph defines", inspect_hint);
+                               "--add-output names " + in_quotes(name) + ", which nothing in the main graph defines",
+                               names_hint(name));
             if (type_of_value(name).empty()) unknown.push_back(name);
         }
         if (!unknown.empty()) {
@@ -376,7 +386,7 @@ private:
                 return failure(error_code::invalid_argument,
                                what + ": the model has no graph input of that name" +
                                    (v != nullptr ? " (it is an initializer, a constant)" : ""),
-                               inspect_hint);
+                               names_hint(spec.name));
             ONNXSTREAM_ASSIGN(auto type, decoded(v->message));
             if (!type.is_tensor) return failure(error_code::invalid_argument, what + ": the input is not a tensor", inspect_hint);
             if (type.has_shape && type.dims.size() != spec.dims.size())

@@ -309,6 +309,7 @@ BAD = [
     (["--input-shape", "X=1,,2"], "empty dim"),
     (["--input-shape", "X=-1,2"], "whole numbers"),
     (["--input-shape", "flag_init=1"], "no graph input"),
+    (["--rename", "X=features", "--input-shape", "features=2,4"], "give 'X'"),  # names are the input's
     (["--add-output", "nothing"], "nothing in the main graph defines"),
     (["--add-output", "Y"], "already a graph output"),
     (["--add-output", "out1"], "its type is not known"),  # an If's output: inference does not reach it yet
