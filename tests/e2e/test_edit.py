@@ -370,3 +370,26 @@ def test_output_outside_the_data_folder_is_refused(tmp_path):
     proc = run_cli(["edit", case / "model.onnx", "-o", other / "out.onnx", "--batch", "1"])
     assert proc.returncode == 2 and "not inside the output's folder" in proc.stderr, describe(proc)
     assert list(other.iterdir()) == []
+
+
+# ---------------------------------------------------------------- the corrupt catalogue
+
+def test_corrupt_catalogue_never_crashes_edit(tmp_path):
+    """Every model of the corrupt catalogue (tests/data/corrupt): edit exits 0 or 1, never by a
+    signal; on an error it says so on stderr and writes nothing, and the inputs stay as they were."""
+    import hostile_support as hs
+    for index, entry in enumerate(e for e in hs.manifest()["entries"] if "cuts" not in e):
+        root = tmp_path / str(index)
+        root.mkdir()
+        folder = hs.copy_entry(entry, hs.CATALOGUE, root)
+        if hs.apply_setup(folder, entry["setup"]):
+            continue
+        before = hs.snapshot(root)
+        out = root / "edited-out.onnx"
+        proc = run_cli(["edit", folder / entry["model"], "-o", out, "--producer", "x", "--strip-doc"], timeout=60)
+        assert proc.returncode in (0, 1), entry["name"] + describe(proc)
+        if proc.returncode != 0:
+            assert hs.error_lines(proc.stderr), entry["name"] + describe(proc)
+            assert not out.exists(), entry["name"]
+        out.unlink(missing_ok=True)
+        hs.assert_unchanged(before, hs.snapshot(root), f"edit of {entry['name']}")
