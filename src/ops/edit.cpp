@@ -10,6 +10,7 @@
 #include <onnxstream/onnx/data_resolver.hpp>
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/proto/encoded_message.hpp>
+#include <onnxstream/proto/tokenizer.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -570,7 +571,70 @@ private:
             if (fields[p].number() == field_number) rename_text(message, p, fields[p], names);
     }
 
+    // A TensorAnnotation (the tree keeps it opaque) names tensors in tensor_name and in
+    // the values of quant_parameter_tensor_names: encoded again when one is renamed.
+    void rename_annotation(std::uint32_t g, std::uint32_t position, const onnx::field_entry& f, const rename_map& names) {
+        const auto bytes = tree().payload(f);
+        std::vector<proto::field_token> fields;
+        if (!proto::tokenize(bytes, 0, bytes.size(), fields)) return;
+        const auto text = [&](std::span<const std::byte> b, const proto::field_token& t) {
+            return std::string_view(reinterpret_cast<const char*>(b.data() + t.payload_offset), t.payload_length);
+        };
+        bool changed = false;
+        proto::encoded_message out;
+        for (const auto& t : fields) {
+            const auto whole = bytes.subspan(t.header_offset, t.total_length());
+            if (t.type != proto::wire_type::length_delimited) {
+                out.append_bytes(whole);
+                continue;
+            }
+            if (t.number == 1) {  // tensor_name
+                const auto it = names.find(text(bytes, t));
+                if (it != names.end()) {
+                    out.text_field(1, it->second);
+                    ++rename_counts_[it->first];
+                    changed = true;
+                    continue;
+                }
+            } else if (t.number == 2) {  // quant_parameter_tensor_names: StringStringEntryProto
+                const auto entry = bytes.subspan(t.payload_offset, t.payload_length);
+                std::vector<proto::field_token> parts;
+                if (proto::tokenize(entry, 0, entry.size(), parts)) {
+                    proto::encoded_message rebuilt;
+                    bool entry_changed = false;
+                    for (const auto& p : parts) {
+                        const auto it = p.number == number(onnx::string_entry_field::value) &&
+                                                p.type == proto::wire_type::length_delimited
+                                            ? names.find(text(entry, p))
+                                            : names.end();
+                        if (it != names.end()) {
+                            rebuilt.text_field(p.number, it->second);
+                            ++rename_counts_[it->first];
+                            entry_changed = true;
+                        } else {
+                            rebuilt.append_bytes(entry.subspan(p.header_offset, p.total_length()));
+                        }
+                    }
+                    if (entry_changed) {
+                        out.bytes_field(2, rebuilt.pool());
+                        changed = true;
+                        continue;
+                    }
+                }
+            }
+            out.append_bytes(whole);
+        }
+        if (!changed) return;
+        edits_.drop(tree(), g, position);
+        edits_.insert(g, position, edits_.bytes(number(onnx::graph_field::quantization_annotation), out.pool()));
+    }
+
     void rename_in(std::uint32_t g, const rename_map& names) {
+        const auto graph_fields = tree().fields(g);
+        for (std::uint32_t p = 0; p < graph_fields.size(); ++p)
+            if (graph_fields[p].number() == number(onnx::graph_field::quantization_annotation) &&
+                graph_fields[p].type() == proto::wire_type::length_delimited)
+                rename_annotation(g, p, graph_fields[p], names);
         for (const auto& f : tree().fields(g)) {
             if (f.child == no_index || dropped_.contains(f.child)) continue;
             switch (static_cast<onnx::graph_field>(f.number())) {

@@ -201,6 +201,27 @@ def test_rename_stops_where_a_body_defines_the_name(tmp_path):
     np.testing.assert_array_equal(got["y"], [8, 16])
 
 
+def test_rename_reaches_quantization_annotations(tmp_path):
+    """GraphProto.quantization_annotation names tensors too (tensor_name, and the values of
+    quant_parameter_tensor_names)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    graph = helper.make_graph([helper.make_node("Mul", ["x", "x_scale"], ["y"])], "g", [x], [y],
+                              [helper.make_tensor("x_scale", TensorProto.FLOAT, [], [2.0])])
+    annotation = graph.quantization_annotation.add()
+    annotation.tensor_name = "x"
+    annotation.quant_parameter_tensor_names.add(key="SCALE_TENSOR", value="x_scale")
+    source = tmp_path / "q.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(source))
+    out = tmp_path / "out.onnx"
+    edit(source, out, "--rename", "x=input", "--rename", "x_scale=scale")
+    edited = check_valid(out)
+    annotation = edited.graph.quantization_annotation[0]
+    assert annotation.tensor_name == "input"
+    assert [(e.key, e.value) for e in annotation.quant_parameter_tensor_names] == [("SCALE_TENSOR", "scale")]
+    np.testing.assert_array_equal(ort_run(out, {"input": np.array([1, 2], np.float32)})["y"], [2, 4])
+
+
 # ---------------------------------------------------------------- external data
 
 def test_external_data_stays_where_it_is(tmp_path):
