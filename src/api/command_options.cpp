@@ -248,8 +248,7 @@ result<std::pair<std::string, std::string>> key_value(const parameter_reader& in
                                                       const std::string& text, const char* example) {
     const auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0)
-        return failure(error_code::invalid_argument,
-                       in.spelled(parameter) + " takes " + example + " (got '" + text + "')",
+        return failure(error_code::invalid_argument, in.spelled(parameter) + " takes " + example + " (got '" + text + "')",
                        std::string("give e.g. ") + in.spelled(parameter) + " " + example);
     return std::pair{text.substr(0, eq), text.substr(eq + 1)};
 }
@@ -267,7 +266,8 @@ result<ops::edit_options> edit_options_from(const parameter_reader& in) {
     }
     if (in.given("batch")) {
         ONNXSTREAM_ASSIGN(const auto n, in.count("batch"));
-        if (n == 0) return failure(error_code::invalid_argument, in.spelled("batch") + " must be at least 1", "give e.g. --batch 1");
+        if (n == 0)
+            return failure(error_code::invalid_argument, in.spelled("batch") + " must be at least 1", "give e.g. --batch 1");
         options.batch = n;
     }
     for (const auto& s : in.texts("rename")) {
@@ -289,7 +289,8 @@ result<ops::edit_options> edit_options_from(const parameter_reader& in) {
         const std::string producer(in.text("producer"));
         const auto colon = producer.find(':');
         if (producer.empty() || colon == 0)
-            return failure(error_code::invalid_argument, in.spelled("producer") + " takes NAME[:VERSION] (got '" + producer + "')",
+            return failure(error_code::invalid_argument,
+                           in.spelled("producer") + " takes NAME[:VERSION] (got '" + producer + "')",
                            "give e.g. --producer mytool:1.2");
         options.producer_name = producer.substr(0, colon);
         if (colon != std::string::npos) options.producer_version = producer.substr(colon + 1);

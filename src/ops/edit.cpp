@@ -71,7 +71,7 @@ const char* const inspect_hint = "check the names with `onnxstream inspect`; not
 // The shapes of main-graph values by name, as far as shape inference knows them; only
 // those asked for. Kept in this one function so that a fuller inference can take its place.
 std::unordered_map<std::string, graph::value_shape> inferred_shapes(const onnx::bound_model& bound,
-                                                                   std::span<const std::string> names) {
+                                                                    std::span<const std::string> names) {
     std::unordered_map<std::string, graph::value_shape> out;
     auto model = graph::graph_model::build(bound.model);
     if (!model) return out;
@@ -172,8 +172,7 @@ private:
         std::set<std::string, std::less<>> keys;
         for (const auto& [key, value] : o.metadata)
             if (!keys.insert(key).second)
-                return failure(error_code::invalid_argument, "--metadata sets " + in_quotes(key) + " twice",
-                               "set each key once");
+                return failure(error_code::invalid_argument, "--metadata sets " + in_quotes(key) + " twice", "set each key once");
         for (const auto& key : o.remove_metadata)
             if (keys.contains(key) || !keys.insert(key).second)
                 return failure(error_code::invalid_argument,
@@ -252,7 +251,8 @@ private:
             if (field == onnx::graph_field::input) inputs_.push_back({std::string(vi_name()), {f.child, p}});
             if (field == onnx::graph_field::output) outputs_.push_back({std::string(vi_name()), {f.child, p}});
             if (field == onnx::graph_field::value_info) value_infos_.emplace(vi_name(), f.child);
-            if (field == onnx::graph_field::initializer) initializers_.emplace(name_of(f.child, number(onnx::tensor_field::name)));
+            if (field == onnx::graph_field::initializer)
+                initializers_.emplace(name_of(f.child, number(onnx::tensor_field::name)));
             if (field == onnx::graph_field::output) last_output_position_ = p;
         }
         main_defined_ = defined_in(main_);
@@ -279,8 +279,8 @@ private:
         for (const auto& name : options_.remove_outputs) {
             const auto* v = find_value(outputs_, name);
             if (v == nullptr)
-                return failure(error_code::invalid_argument, "--remove-output names " + in_quotes(name) + ", which is no graph output",
-                               names_hint(name));
+                return failure(error_code::invalid_argument,
+                               "--remove-output names " + in_quotes(name) + ", which is no graph output", names_hint(name));
             edits_.drop(tree(), main_, v->position);
             dropped_.insert(v->message);
             report_.changes.push_back({"remove_output", name, "no longer a graph output"});
@@ -313,8 +313,9 @@ private:
                 const auto it = inferred_.find(name);
                 if (it == inferred_.end() || it->second.data_type == 0)
                     return failure(error_code::invalid_argument,
-                                   "--add-output " + in_quotes(name) + ": its type is not known (no value_info, and inference "
-                                                                    "cannot tell)",
+                                   "--add-output " + in_quotes(name) +
+                                       ": its type is not known (no value_info, and inference "
+                                       "cannot tell)",
                                    "run the model through shape inference first (e.g. onnx.shape_inference) and edit that");
                 decoded_type t;
                 t.is_tensor = true;
@@ -411,7 +412,8 @@ private:
                 result_type.dims[i] = want;
             }
             if (result_type != type)
-                report_.changes.push_back({"shape", spec.name, detail::dims_text(type) + " -> " + detail::dims_text(result_type)});
+                report_.changes.push_back(
+                    {"shape", spec.name, detail::dims_text(type) + " -> " + detail::dims_text(result_type)});
             fixed[v->message] = std::move(result_type);
         }
         if (options_.batch) {
@@ -463,12 +465,13 @@ private:
             const auto* field = tree().find(message, number(onnx::value_info_field::type));
             const auto original = field != nullptr ? tree().payload(*field) : std::span<const std::byte>{};
             auto bytes = detail::encode_type(original, type);
-            replace_field(message, number(onnx::value_info_field::type), edits_.bytes(number(onnx::value_info_field::type), bytes));
+            replace_field(message, number(onnx::value_info_field::type),
+                          edits_.bytes(number(onnx::value_info_field::type), bytes));
             new_types_[message] = std::move(bytes);
         }
         if (followed > 0)
-            report_.changes.push_back({"value_info", "", std::to_string(followed) +
-                                                             " other value type(s) follow the fixed symbolic dims"});
+            report_.changes.push_back(
+                {"value_info", "", std::to_string(followed) + " other value type(s) follow the fixed symbolic dims"});
         return {};
     }
 
@@ -482,8 +485,8 @@ private:
             auto type = after.contains(v.message) ? result<decoded_type>(after[v.message]) : decoded(v.message);
             if (!type || !type->is_tensor) continue;
             const bool unknown = !type->has_shape || std::any_of(type->dims.begin(), type->dims.end(), [](const dimension& d) {
-                                     return d.what == dimension::kind::unknown;
-                                 });
+                return d.what == dimension::kind::unknown;
+            });
             if (!unknown) continue;
             wanted.push_back(name);
             open.emplace_back(name, *type);
@@ -501,7 +504,8 @@ private:
                 now.dims.assign(dims.size(), dimension{});
             }
             for (std::size_t i = 0; i < dims.size(); ++i)
-                if (now.dims[i].what == dimension::kind::unknown && dims[i] >= 0) now.dims[i] = {dimension::kind::value, dims[i], {}};
+                if (now.dims[i].what == dimension::kind::unknown && dims[i] >= 0)
+                    now.dims[i] = {dimension::kind::value, dims[i], {}};
             if (now == type) continue;
             report_.changes.push_back({"shape", name, detail::dims_text(type) + " -> " + detail::dims_text(now) + " (inferred)"});
             after[find_value(outputs_, name)->message] = std::move(now);
@@ -544,12 +548,14 @@ private:
         }
         for (const auto& [from, to] : options_.renames) {
             if (!main_defined_.contains(from))
-                return failure(error_code::invalid_argument,
-                               "--rename " + in_quotes(from) + ": no input, initializer or node output of the main graph has that name",
-                               inspect_hint);
+                return failure(
+                    error_code::invalid_argument,
+                    "--rename " + in_quotes(from) + ": no input, initializer or node output of the main graph has that name",
+                    inspect_hint);
             if (in_use.contains(to))
-                return failure(error_code::invalid_argument, "--rename " + in_quotes(from) + "=" + in_quotes(to) + ": " + in_quotes(to) +
-                                                                 " is already a name in the model",
+                return failure(error_code::invalid_argument,
+                               "--rename " + in_quotes(from) + "=" + in_quotes(to) + ": " + in_quotes(to) +
+                                   " is already a name in the model",
                                "choose a name the model does not use");
             renames_.emplace(from, to);
         }
@@ -672,7 +678,8 @@ private:
         if (renames_.empty()) return;
         rename_in(main_, renames_);
         for (const auto& [from, to] : options_.renames)
-            report_.changes.push_back({"rename", from, "-> " + to + " (" + std::to_string(rename_counts_[from]) + " reference(s))"});
+            report_.changes.push_back(
+                {"rename", from, "-> " + to + " (" + std::to_string(rename_counts_[from]) + " reference(s))"});
     }
 
     // ---------------------------------------------------------------- metadata, producer, doc strings
@@ -719,7 +726,8 @@ private:
         for (const auto& key : options_.remove_metadata) {
             const auto p = metadata_position(key);
             if (p == no_index)
-                return failure(error_code::invalid_argument, "--remove-metadata " + in_quotes(key) + ": the model has no such key",
+                return failure(error_code::invalid_argument,
+                               "--remove-metadata " + in_quotes(key) + ": the model has no such key",
                                "check the keys with `onnxstream inspect`; nothing was written");
             edits_.drop(tree(), 0, p);
             report_.changes.push_back({"remove_metadata", key, "removed"});
@@ -777,8 +785,8 @@ private:
         if (moved.empty()) return {};
         const auto messages = tree().messages();
         for (std::uint32_t m = 0; m < messages.size(); ++m) {
-            if (messages[m].kind != message_kind::string_entry || messages[m].parent == no_index ||
-                messages[m].parent == 0 || tree().at(messages[m].parent).kind != message_kind::tensor)
+            if (messages[m].kind != message_kind::string_entry || messages[m].parent == no_index || messages[m].parent == 0 ||
+                tree().at(messages[m].parent).kind != message_kind::tensor)
                 continue;
             if (name_of(m, number(onnx::string_entry_field::key)) != "location") continue;
             const auto it = moved.find(name_of(m, number(onnx::string_entry_field::value)));
@@ -799,9 +807,9 @@ private:
     std::set<std::string, std::less<>> initializers_;
     std::unordered_set<std::string_view> main_defined_;
     std::uint32_t last_output_position_ = no_index;
-    std::set<std::uint32_t> dropped_;                              // messages whose field is dropped
-    std::map<std::string, dimension, std::less<>> symbols_;        // fixed symbolic dims
-    std::map<std::uint32_t, std::vector<std::byte>> new_types_;    // value_info -> its new TypeProto
+    std::set<std::uint32_t> dropped_;                            // messages whose field is dropped
+    std::map<std::string, dimension, std::less<>> symbols_;      // fixed symbolic dims
+    std::map<std::uint32_t, std::vector<std::byte>> new_types_;  // value_info -> its new TypeProto
     std::unordered_map<std::string, graph::value_shape> inferred_;
     rename_map renames_;
     std::map<std::string, std::uint64_t, std::less<>> rename_counts_;

@@ -37,8 +37,7 @@ std::vector<std::byte> encode_dimension(std::span<const std::byte> original, con
     proto::encoded_message out;
     if (d.what == dimension::kind::value)
         out.varint_field(number(onnx::dimension_field::dim_value), static_cast<std::uint64_t>(d.value));
-    else if (d.what == dimension::kind::symbol)
-        out.text_field(number(onnx::dimension_field::dim_param), d.symbol);
+    else if (d.what == dimension::kind::symbol) out.text_field(number(onnx::dimension_field::dim_param), d.symbol);
     if (auto fields = fields_of(original)) {
         for (const auto& f : *fields)
             if (f.number != number(onnx::dimension_field::dim_value) && f.number != number(onnx::dimension_field::dim_param))
@@ -89,8 +88,7 @@ std::vector<std::byte> encode_tensor_type(std::span<const std::byte> original, c
     if (!wrote_elem && type.elem_type != 0)
         whole.varint_field(number(onnx::tensor_type_field::elem_type), static_cast<std::uint64_t>(type.elem_type));
     whole.append_bytes(out.pool());
-    if (!wrote_shape && type.has_shape)
-        whole.bytes_field(number(onnx::tensor_type_field::shape), encode_shape({}, type.dims));
+    if (!wrote_shape && type.has_shape) whole.bytes_field(number(onnx::tensor_type_field::shape), encode_shape({}, type.dims));
     return pool_of(whole);
 }
 

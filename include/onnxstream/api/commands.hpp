@@ -10,12 +10,12 @@
 #include <onnxstream/ops/analyze.hpp>
 #include <onnxstream/ops/convert.hpp>
 #include <onnxstream/ops/diff.hpp>
+#include <onnxstream/ops/edit.hpp>
 #include <onnxstream/ops/export_caffe.hpp>
 #include <onnxstream/ops/export_safetensors.hpp>
 #include <onnxstream/ops/externalize.hpp>
 #include <onnxstream/ops/optimize.hpp>
 #include <onnxstream/ops/progress_event.hpp>
-#include <onnxstream/ops/edit.hpp>
 #include <onnxstream/ops/quantize.hpp>
 #include <onnxstream/ops/verify.hpp>
 #include <onnxstream/report/hint_text.hpp>
