@@ -239,6 +239,65 @@ result<ops::safetensors_options> safetensors_options_from(const parameter_reader
     return options;
 }
 
+// ---------------------------------------------------------------- edit
+
+namespace {
+
+// KEY=VALUE (the first '=' splits: a value may hold more), or OLD=NEW.
+result<std::pair<std::string, std::string>> key_value(const parameter_reader& in, std::string_view parameter,
+                                                      const std::string& text, const char* example) {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0)
+        return failure(error_code::invalid_argument, in.spelled(parameter) + " takes " + example + " (got '" + text + "')",
+                       std::string("give e.g. ") + in.spelled(parameter) + " " + example);
+    return std::pair{text.substr(0, eq), text.substr(eq + 1)};
+}
+
+}  // namespace
+
+result<ops::edit_options> edit_options_from(const parameter_reader& in) {
+    ops::edit_options options;
+    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(options.output, detail::output_or(in, ops::default_output(model, "edited")));
+    for (const auto& s : in.texts("input-shape")) {
+        ONNXSTREAM_ASSIGN(auto spec, ops::parse_input_shape_spec(s, in.spelled("input-shape")));
+        options.input_shapes.push_back(std::move(spec));
+    }
+    if (in.given("batch")) {
+        ONNXSTREAM_ASSIGN(const auto n, in.count("batch"));
+        if (n == 0)
+            return failure(error_code::invalid_argument, in.spelled("batch") + " must be at least 1", "give e.g. --batch 1");
+        options.batch = n;
+    }
+    for (const auto& s : in.texts("rename")) {
+        ONNXSTREAM_ASSIGN(auto pair, key_value(in, "rename", s, "OLD=NEW"));
+        if (pair.second.empty())
+            return failure(error_code::invalid_argument, in.spelled("rename") + " needs a new name (got '" + s + "')",
+                           "give e.g. --rename input.1=image");
+        options.renames.push_back(std::move(pair));
+    }
+    options.add_outputs = in.texts("add-output");
+    options.remove_outputs = in.texts("remove-output");
+    options.strip_doc = in.flag("strip-doc");
+    for (const auto& s : in.texts("metadata")) {
+        ONNXSTREAM_ASSIGN(auto pair, key_value(in, "metadata", s, "KEY=VALUE"));
+        options.metadata.push_back(std::move(pair));
+    }
+    options.remove_metadata = in.texts("remove-metadata");
+    if (in.given("producer")) {
+        const std::string producer(in.text("producer"));
+        const auto colon = producer.find(':');
+        if (producer.empty() || colon == 0)
+            return failure(error_code::invalid_argument,
+                           in.spelled("producer") + " takes NAME[:VERSION] (got '" + producer + "')",
+                           "give e.g. --producer mytool:1.2");
+        options.producer_name = producer.substr(0, colon);
+        if (colon != std::string::npos) options.producer_version = producer.substr(colon + 1);
+    }
+    return options;
+}
+
 std::string_view dtype_name(ops::half_type type) noexcept { return type == ops::half_type::float16 ? "fp16" : "bf16"; }
 
 }  // namespace onnxstream::api

@@ -472,6 +472,88 @@ result<command_outcome> run_quantize(const parameter_reader& in, const run_conte
     return command_outcome{report::to_json(r), report::to_text(r), written(r), r.warnings, true};
 }
 
+// ---------------------------------------------------------------- edit
+
+result<fs::path> edit_output(const parameter_reader& in) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    return output_or(in, ops::default_output(model, "edited"));
+}
+
+constexpr std::array edit_parameters{
+    model_parameter,
+    parameter{.name = "output",
+              .kind = value_kind::path,
+              .help = "the output model (default: <stem>.edited.onnx beside the input); it points at the input's data files",
+              .label = "Output file",
+              .placeholder = "OUT",
+              .short_name = "-o"},
+    parameter{.name = "input-shape",
+              .kind = value_kind::text,
+              .help = "fix an input's dims: NAME=1,3,224,224 or NAME=N,3,H,W (a symbol fixed on an input is fixed "
+                      "everywhere it appears; a declared static dim cannot change)",
+              .label = "Input shape",
+              .placeholder = "NAME=DIMS",
+              .repeatable = true},
+    parameter{.name = "batch",
+              .kind = value_kind::count,
+              .help = "set dim 0 of every graph input whose dim 0 is symbolic or unknown (outputs sharing its symbol follow)",
+              .label = "Batch size",
+              .placeholder = "N"},
+    parameter{.name = "rename",
+              .kind = value_kind::text,
+              .help = "rename a tensor everywhere it is named (nodes, inputs, outputs, value_info, initializers, "
+                      "subgraphs that read it); NEW must not be in use",
+              .label = "Rename",
+              .placeholder = "OLD=NEW",
+              .repeatable = true},
+    parameter{.name = "add-output",
+              .kind = value_kind::text,
+              .help = "expose an intermediate tensor as a graph output (its type from value_info or inference)",
+              .label = "Add output",
+              .placeholder = "NAME",
+              .repeatable = true},
+    parameter{.name = "remove-output",
+              .kind = value_kind::text,
+              .help = "stop exposing a graph output (the last one cannot go)",
+              .label = "Remove output",
+              .placeholder = "NAME",
+              .repeatable = true},
+    parameter{.name = "strip-doc",
+              .kind = value_kind::flag,
+              .help = "remove every doc_string (model, graphs, nodes, attributes, values, tensors, functions)",
+              .label = "Strip doc strings"},
+    parameter{.name = "metadata",
+              .kind = value_kind::text,
+              .help = "set a metadata_props entry (replacing one of that key)",
+              .label = "Metadata",
+              .placeholder = "KEY=VALUE",
+              .repeatable = true},
+    parameter{.name = "remove-metadata",
+              .kind = value_kind::text,
+              .help = "remove the metadata_props entry of that key (it must exist)",
+              .label = "Remove metadata",
+              .placeholder = "KEY",
+              .repeatable = true},
+    parameter{.name = "producer",
+              .kind = value_kind::text,
+              .help = "set producer_name, and producer_version after a colon",
+              .label = "Producer",
+              .placeholder = "NAME[:VERSION]"},
+    data_parameter,
+    data_dir_parameter,
+    strict_parameter,
+    size_mismatch_parameter,
+    force_parameter,
+    writer_parameter};
+
+result<command_outcome> run_edit(const parameter_reader& in, const run_context& context) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(auto options, edit_options_from(in));
+    hook_writer(options, context);
+    ONNXSTREAM_ASSIGN(const auto r, ops::edit(model, options));
+    return command_outcome{ops::edit_report_json(r), ops::edit_report_text(r), written(r), r.warnings, true};
+}
+
 // ---------------------------------------------------------------- export to Caffe
 
 constexpr std::array dialect_choices{std::string_view("opencv"), std::string_view("bvlc")};
@@ -735,6 +817,19 @@ constexpr std::array command_table{
         .parameters = quantize_parameters,
         .run = run_quantize,
         .claimed_output = quantize_output},
+    command_spec{
+        .name = "edit",
+        .title = "Edit",
+        .summary = "fix input dims, rename tensors, add/remove outputs, metadata and doc strings; weights untouched",
+        .description = "Edits the graph's metadata as tree edits over the model's bytes, never reading a weight: fixes "
+                       "input dims (a symbolic dim fixed on an input is fixed wherever it appears, as onnxruntime's "
+                       "make_dynamic_shape_fixed does), renames tensors everywhere they are named, adds and removes graph "
+                       "outputs, strips doc strings, sets metadata and the producer. Embedded weights are copied; the "
+                       "output points at the input's external data files, which stay as they are. The report lists each "
+                       "change.",
+        .parameters = edit_parameters,
+        .run = run_edit,
+        .claimed_output = edit_output},
 };
 
 // ---------------------------------------------------------------- remedies as keyword arguments

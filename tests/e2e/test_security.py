@@ -442,6 +442,7 @@ MODEL_COMMANDS = {
     "convert": (["--dtype", "fp16", "-o", "{out}.onnx"], 1),
     "export-caffe": (["--to", "caffe", "-o", "{out}"], 1),
     "export-safetensors": (["--to", "safetensors", "-o", "{out}.safetensors"], 1),
+    "edit": (["--producer", "edited", "-o", "{out}.onnx"], 1),
 }
 
 

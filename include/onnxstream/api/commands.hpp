@@ -10,6 +10,7 @@
 #include <onnxstream/ops/analyze.hpp>
 #include <onnxstream/ops/convert.hpp>
 #include <onnxstream/ops/diff.hpp>
+#include <onnxstream/ops/edit.hpp>
 #include <onnxstream/ops/export_caffe.hpp>
 #include <onnxstream/ops/export_safetensors.hpp>
 #include <onnxstream/ops/externalize.hpp>
@@ -107,6 +108,7 @@ struct command_spec {
 [[nodiscard]] result<ops::diff_options> diff_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::convert_options> convert_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::quantize_options> quantize_options_from(const parameter_reader& values);
+[[nodiscard]] result<ops::edit_options> edit_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::export_caffe_options> export_caffe_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::safetensors_options> safetensors_options_from(const parameter_reader& values);
 
