@@ -64,6 +64,7 @@ protected:
     std::vector<bool> checks_seen_;
     slice_converter converter_{1U << 20};
     mapped_release released_{0};
+    read_ahead_window small_reads_;  // small copies from sources that are not mapped
 
 private:
     [[nodiscard]] result<void> execute(const write_operation& op) {
@@ -85,8 +86,7 @@ private:
             released_.copied(source, op.source, op.input_offset, op.length);
             return {};
         }
-        std::vector<std::byte> piece(op.length);
-        ONNXSTREAM_TRY(source.read_at(op.input_offset, piece));
+        ONNXSTREAM_ASSIGN(const auto piece, small_reads_.read(source, op.source, op.input_offset, op.length));
         return stage(piece, op.output_offset);
     }
 };

@@ -49,6 +49,18 @@ result<void> source_file::read_at(std::uint64_t offset, std::span<std::byte> out
     return {};
 }
 
+result<std::size_t> source_file::read_ahead(std::uint64_t offset, std::span<std::byte> out, std::size_t at_least) const {
+    std::size_t done = 0;
+    while (done < out.size()) {
+        const auto got = source_detail::read_some(fd_, offset + done, out.subspan(done));
+        if (got.os) return failure(os_failure("cannot read " + path_.string(), got.os));
+        if (got.bytes == 0) break;
+        done += got.bytes;
+    }
+    if (done < at_least) return failure(source_detail::ended_while_reading(path_, offset + done));
+    return done;
+}
+
 // The moves and destructors are the same on every platform: the mapping goes before the
 // file it maps.
 source_file::source_file(source_file&& other) noexcept

@@ -396,9 +396,11 @@ private:
         if (!source.bytes().empty()) {
             std::memcpy(room.data(), source.bytes().data() + current_.input_offset, room.size());
             released_.copied(source, current_.source, current_.input_offset, room.size());
-        } else if (auto read = source.read_at(current_.input_offset, room); !read) {
+        } else if (auto read = small_reads_.read(source, current_.source, current_.input_offset, room.size()); !read) {
             stop(std::move(read).error());
             return false;
+        } else {
+            std::memcpy(room.data(), read->data(), room.size());
         }
         advance_staged(s, room.size());
         return true;
@@ -738,6 +740,7 @@ private:
     // its window, since the next is asked for only when current_ is done.
     detail::operation_cursor cursor_{job_};
     detail::mapped_release released_{job_.sources.size()};
+    detail::read_ahead_window small_reads_;  // small copies from sources that are not mapped
     bool plan_done_ = false;
     piece current_;
     std::deque<piece> requeued_;

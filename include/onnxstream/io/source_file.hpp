@@ -44,6 +44,10 @@ public:
 
     /// Reads exactly `out.size()` bytes at `offset` (handles short reads and EINTR).
     [[nodiscard]] result<void> read_at(std::uint64_t offset, std::span<std::byte> out) const;
+    /// Reads at least `at_least` bytes at `offset` (failing as read_at does when the file
+    /// ends first) and as many more as fit in `out` before the end of the file; returns how
+    /// many. For reading ahead of many small reads.
+    [[nodiscard]] result<std::size_t> read_ahead(std::uint64_t offset, std::span<std::byte> out, std::size_t at_least) const;
 
     /// Fails with `truncated_data` when the file no longer has the size it was opened
     /// with, or when a read through the mapping found it shorter (see mapped_file.hpp):
