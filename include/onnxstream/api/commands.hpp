@@ -13,6 +13,7 @@
 #include <onnxstream/ops/export_caffe.hpp>
 #include <onnxstream/ops/export_safetensors.hpp>
 #include <onnxstream/ops/externalize.hpp>
+#include <onnxstream/ops/extract.hpp>
 #include <onnxstream/ops/optimize.hpp>
 #include <onnxstream/ops/progress_event.hpp>
 #include <onnxstream/ops/quantize.hpp>
@@ -107,6 +108,7 @@ struct command_spec {
 [[nodiscard]] result<ops::diff_options> diff_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::convert_options> convert_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::quantize_options> quantize_options_from(const parameter_reader& values);
+[[nodiscard]] result<ops::extract_options> extract_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::export_caffe_options> export_caffe_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::safetensors_options> safetensors_options_from(const parameter_reader& values);
 

@@ -1,0 +1,490 @@
+// extract (ops/extract.hpp): a walk back from the outputs over a graph_index, the rest of
+// the main graph removed in the graph model, and the main graph's input and output fields
+// replaced by tree edits of their own (build_edits leaves the main graph's interface as it
+// was read). Nothing but the interface's types is read: no weight, unless shape inference
+// needs a small constant (a Reshape's shape) for a new input or output.
+#include <onnxstream/ops/extract.hpp>
+
+#include "bound_operation.hpp"
+#include "data_layout.hpp"
+
+#include <onnxstream/graph/graph_index.hpp>
+#include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/graph/model_edits.hpp>
+#include <onnxstream/graph/tensor_reader.hpp>
+#include <onnxstream/graph/value_shapes.hpp>
+#include <onnxstream/io/spill_file.hpp>
+#include <onnxstream/onnx/data_resolver.hpp>
+#include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/passes/dead_code.hpp>
+#include <onnxstream/proto/encoded_message.hpp>
+
+#include <optional>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+
+namespace onnxstream::ops {
+
+namespace fs = std::filesystem;
+using graph::none;
+
+const char* to_string(io_type_source source) noexcept {
+    switch (source) {
+        case io_type_source::graph_input: return "graph input";
+        case io_type_source::graph_output: return "graph output";
+        case io_type_source::value_info: return "value_info";
+        case io_type_source::initializer: return "initializer";
+        case io_type_source::inferred: return "inferred";
+        case io_type_source::element_type_only: return "element type only";
+    }
+    return "inferred";
+}
+
+namespace {
+
+// A kept external tensor's place in the new data file.
+struct data_entry {
+    std::uint32_t source = 0;
+    std::uint64_t source_offset = 0;
+    std::uint64_t length = 0;
+    std::uint64_t offset = 0;  // in the data file
+    onnx::site_id site = none;
+};
+
+// A new graph input or output: its ValueInfoProto, encoded.
+struct interface_value {
+    extracted_value reported;
+    std::vector<std::byte> encoded;
+};
+
+// The ValueInfoProto of a tensor of `data_type` and `dims` (nullopt: rank unknown; -1: a
+// dim not known, written as a Dimension with neither value nor name, as ONNX does).
+std::vector<std::byte> encode_value_info(std::string_view name, std::int32_t data_type,
+                                         const std::optional<std::vector<std::int64_t>>& dims) {
+    using onnx::number;
+    proto::encoded_message tensor_type;
+    tensor_type.varint_field(number(onnx::tensor_type_field::elem_type), static_cast<std::uint64_t>(data_type));
+    if (dims) {
+        proto::encoded_message shape;
+        for (const auto d : *dims) {
+            proto::encoded_message dim;
+            if (d >= 0) dim.varint_field(number(onnx::dimension_field::dim_value), static_cast<std::uint64_t>(d));
+            shape.message_field(number(onnx::shape_field::dim), dim);
+        }
+        tensor_type.message_field(number(onnx::tensor_type_field::shape), shape);
+    }
+    proto::encoded_message type;
+    type.message_field(number(onnx::type_field::tensor_type), tensor_type);
+    proto::encoded_message out;
+    out.text_field(number(onnx::value_info_field::name), name);
+    out.message_field(number(onnx::value_info_field::type), type);
+    const auto pool = out.pool();
+    return {pool.begin(), pool.end()};
+}
+
+class extractor : detail::bound_operation<extract_options, extract_report> {
+public:
+    using bound_operation::bound_operation;
+
+    result<extract_report> run() {
+        report_.input = model_path_;
+        report_.output = options_.output.empty() ? default_output(model_path_, "extract") : options_.output;
+        if (options_.outputs.empty())
+            return failure(error_code::invalid_argument, "no output to extract",
+                           "name the values the extracted model computes with --outputs NAME[,NAME...]");
+        ONNXSTREAM_TRY(check_unique(options_.outputs, "--outputs"));
+        ONNXSTREAM_TRY(check_unique(options_.inputs, "--inputs"));
+        // Tensors read only if shape inference asks; the tree drops their bodies' fields.
+        ONNXSTREAM_TRY(open_session(onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
+        ONNXSTREAM_TRY(session_.claim_output(report_.output));
+        ONNXSTREAM_ASSIGN(graph_, graph::graph_model::build(model_));
+        ONNXSTREAM_TRY(choose());
+        session_.release_model_pages();
+        if (options_.cancel != nullptr && options_.cancel->load()) return failure(error_code::interrupted, "interrupted");
+        ONNXSTREAM_TRY(write());
+        return std::move(report_);
+    }
+
+private:
+    static result<void> check_unique(const std::vector<std::string>& names, std::string_view flag) {
+        std::set<std::string_view> seen;
+        for (const auto& name : names) {
+            if (name.empty())
+                return failure(error_code::invalid_argument, std::string(flag) + " holds an empty name",
+                               "separate the names with single commas");
+            if (!seen.insert(name).second)
+                return failure(error_code::invalid_argument, std::string(flag) + " names '" + name + "' twice",
+                               "name each value once");
+        }
+        return {};
+    }
+
+    // The main graph's value called `name`, or none.
+    graph::value_id lookup(const graph::graph_index& index, std::string_view name) const {
+        const auto id = graph_.names.find(name);
+        if (!id) return none;
+        const auto v = index.resolve(graph::main_scope, *id);
+        if (v == none || index.at(v).kind == graph::value_kind::undefined) return none;
+        return v;
+    }
+
+    // The kept set, then the graph model edited to it, and the new interface encoded.
+    result<void> choose() {
+        const graph::graph_index index(graph_);
+        const auto& main = graph_.scopes[graph::main_scope];
+
+        std::vector<std::string> input_names = options_.inputs;
+        if (input_names.empty()) {
+            for (const auto name : main.inputs) {
+                const auto v = index.resolve(graph::main_scope, name);
+                if (v != none && index.at(v).kind == graph::value_kind::initializer) continue;  // a default, not an input
+                input_names.emplace_back(graph_.text(name));
+            }
+        }
+        indexed_vector<graph::value_id, bool> stop(index.size(), false);
+        std::vector<graph::value_id> input_values;
+        for (const auto& name : input_names) {
+            const auto v = lookup(index, name);
+            if (v == none)
+                return failure(error_code::invalid_argument, "the input '" + name + "' is no value of the main graph",
+                               "--inputs takes graph inputs, initializers and node outputs of the main graph; check the "
+                               "name (names are case-sensitive)");
+            stop[v] = true;
+            input_values.push_back(v);
+        }
+        std::vector<graph::value_id> output_values;
+        for (const auto& name : options_.outputs) {
+            const auto v = lookup(index, name);
+            if (v == none)
+                return failure(error_code::invalid_argument, "nothing computes the output '" + name + "'",
+                               "--outputs takes node outputs, graph inputs and initializers of the main graph; check the "
+                               "name (names are case-sensitive)");
+            output_values.push_back(v);
+        }
+
+        walk(index, output_values, stop);
+        if (!unreached_.empty()) {
+            std::string list;
+            for (const auto& name : unreached_) list += (list.empty() ? "'" : ", '") + name + "'";
+            return failure(error_code::invalid_argument,
+                           "the inputs do not cut the graph: computing the outputs reads the graph input(s) " + list +
+                               ", which --inputs does not give",
+                           "add them to --inputs, or name as inputs the values between them and the outputs");
+        }
+
+        // The interface first, while the tree's value_info and the index still say everything.
+        ONNXSTREAM_ASSIGN(new_inputs_, interface_of(index, input_names, input_values));
+        ONNXSTREAM_ASSIGN(new_outputs_, interface_of(index, options_.outputs, output_values));
+        if (!graph::can_add_initializers(graph_)) keep_initializer_inputs(index);
+
+        for (const auto n : main.nodes) {
+            if (!graph_.node_live(n)) continue;
+            if (kept_node_[n]) {
+                ++report_.nodes_kept;
+                continue;
+            }
+            graph_.remove_node(n);
+            ++report_.nodes_dropped;
+        }
+        for (const auto f : graph_.functions.ids()) {
+            if (graph_.functions[f].removed) continue;
+            if (kept_function_[f]) {
+                ++report_.functions_kept;
+                continue;
+            }
+            graph_.remove_function(f);
+            ++report_.functions_dropped;
+        }
+        for (const auto t : main.initializers) {
+            if (!graph_.tensor_live(t)) continue;
+            if (kept_tensor_[t]) {
+                ++report_.initializers_kept;
+                report_.initializer_bytes_kept += graph_.tensor_bytes(t);
+                continue;
+            }
+            graph_.remove_tensor(t);
+            ++report_.initializers_dropped;
+        }
+        graph_.compact();
+        (void)passes::drop_stale_value_info(graph_);
+        // A value that became a graph input is no intermediate value any more.
+        std::set<std::string_view> input_set;
+        for (const auto& v : new_inputs_) input_set.insert(v.reported.name);
+        for (const auto vi : graph_.scopes[graph::main_scope].value_infos)
+            if (!graph_.value_infos[vi].removed && input_set.contains(graph_.text(graph_.value_infos[vi].name)))
+                graph_.remove_value_info(vi);
+        graph_.compact();
+        return {};
+    }
+
+    // Marks what computing `outputs` from the values `stop` needs: main-graph nodes walked
+    // back to, subgraphs of kept nodes whole (and the outer values they read), the
+    // functions kept nodes call, the initializers kept nodes read.
+    void walk(const graph::graph_index& index, std::span<const graph::value_id> outputs,
+              const indexed_vector<graph::value_id, bool>& stop) {
+        kept_node_.assign(graph_.nodes.size(), false);
+        kept_function_.assign(graph_.functions.size(), false);
+        kept_tensor_.assign(graph_.tensors.size(), false);
+        indexed_vector<graph::value_id, bool> seen(index.size(), false);
+        std::vector<graph::value_id> pending;
+        const auto need = [&](graph::value_id v) {
+            if (v != none && !seen[v]) {
+                seen[v] = true;
+                pending.push_back(v);
+            }
+        };
+        // A node and everything it holds; a stack rather than recursion (subgraphs nest).
+        std::vector<graph::node_id> nodes;
+        const auto keep = [&](graph::node_id first) {
+            nodes.push_back(first);
+            while (!nodes.empty()) {
+                const auto n = nodes.back();
+                nodes.pop_back();
+                if (n == none || kept_node_[n] || !graph_.node_live(n)) continue;
+                kept_node_[n] = true;
+                const auto& nd = graph_.nodes[n];
+                for (std::size_t k = 0; k < nd.inputs.size(); ++k) need(index.input(n, k));
+                std::vector<graph::scope_id> bodies(nd.subgraphs().begin(), nd.subgraphs().end());
+                for (const auto f : graph_.functions.ids()) {
+                    const auto& fn = graph_.functions[f];
+                    if (kept_function_[f] || fn.removed || fn.name != nd.op_type || fn.domain != nd.domain ||
+                        fn.overload != nd.overload)
+                        continue;
+                    kept_function_[f] = true;
+                    bodies.push_back(fn.scope);
+                }
+                for (const auto s : bodies) {
+                    for (std::size_t k = 0; k < graph_.scopes[s].outputs.size(); ++k) need(index.graph_output(s, k));
+                    for (const auto inner : graph_.scopes[s].nodes) nodes.push_back(inner);
+                }
+            }
+        };
+        for (const auto v : outputs) need(v);
+        while (!pending.empty()) {
+            const auto v = pending.back();
+            pending.pop_back();
+            const auto value = index.at(v);
+            if (value.kind == graph::value_kind::initializer) kept_tensor_[value.tensor] = true;  // also when an input
+            if (stop[v]) continue;
+            if (value.kind == graph::value_kind::node_output) keep(value.node);
+            else if (value.kind == graph::value_kind::graph_input && value.scope == graph::main_scope)
+                unreached_.emplace_back(graph_.text(value.name));
+        }
+    }
+
+    // The ValueInfoProto of each name: the model's own (graph input, graph output,
+    // value_info, in that order), an initializer's type, or the inferred one.
+    result<std::vector<interface_value>> interface_of(const graph::graph_index& index, std::span<const std::string> names,
+                                                      std::span<const graph::value_id> values) {
+        const auto& tree = model_.tree;
+        if (declared_.empty()) {
+            const auto graph_message = graph_.scopes[graph::main_scope].message;
+            for (const auto& f : tree.fields(graph_message)) {
+                const auto k = f.number();
+                const auto source = k == onnx::number(onnx::graph_field::input)    ? io_type_source::graph_input
+                                    : k == onnx::number(onnx::graph_field::output) ? io_type_source::graph_output
+                                    : k == onnx::number(onnx::graph_field::value_info) ? io_type_source::value_info
+                                                                                       : io_type_source::inferred;
+                if (source == io_type_source::inferred || f.child == none) continue;
+                const auto name = tree.find_text(f.child, onnx::number(onnx::value_info_field::name));
+                const auto at = declared_.find(name);
+                if (at == declared_.end() || source < at->second.first) declared_[name] = {source, tree.index_of(f)};
+            }
+        }
+        std::vector<interface_value> out;
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            interface_value iv;
+            iv.reported.name = names[i];
+            const auto value = index.at(values[i]);
+            if (const auto at = declared_.find(names[i]); at != declared_.end()) {
+                iv.reported.type = at->second.first;
+                const auto payload = tree.payload(tree.field(at->second.second));
+                iv.encoded.assign(payload.begin(), payload.end());
+            } else if (value.kind == graph::value_kind::initializer) {
+                iv.reported.type = io_type_source::initializer;
+                iv.encoded = encode_value_info(names[i], graph_.tensor_type(value.tensor), graph_.tensor_dims(value.tensor));
+            } else {
+                if (!shapes_) {
+                    const graph::tensor_reader reader(model_, &bound_.data);
+                    shapes_.emplace(graph::infer_shapes(graph_, index, reader));
+                }
+                const auto& shape = (*shapes_)[values[i]];
+                if (shape.data_type == 0)
+                    return failure(error_code::invalid_argument,
+                                   "the type of '" + names[i] + "' is not known: the model has no value_info for it and it "
+                                                                "cannot be inferred",
+                                   "add value_info for it (e.g. with onnx.shape_inference), or extract at another value");
+                iv.reported.type = shape.dims ? io_type_source::inferred : io_type_source::element_type_only;
+                iv.encoded = encode_value_info(names[i], shape.data_type, shape.dims);
+            }
+            out.push_back(std::move(iv));
+        }
+        return out;
+    }
+
+    // IR version 3 wants every initializer among the graph inputs: the kept ones that were
+    // stay there, after the inputs asked for.
+    void keep_initializer_inputs(const graph::graph_index& index) {
+        std::set<std::string_view> listed;
+        for (const auto& v : new_inputs_) listed.insert(v.reported.name);
+        for (const auto name : graph_.scopes[graph::main_scope].inputs) {
+            const auto v = index.resolve(graph::main_scope, name);
+            if (v == none) continue;
+            const auto value = index.at(v);
+            if (value.kind != graph::value_kind::initializer || !kept_tensor_[value.tensor] || listed.contains(graph_.text(name)))
+                continue;
+            const auto at = declared_.find(graph_.text(name));
+            if (at == declared_.end()) continue;
+            interface_value iv;
+            iv.reported = {std::string(graph_.text(name)), at->second.first};
+            const auto payload = model_.tree.payload(model_.tree.field(at->second.second));
+            iv.encoded.assign(payload.begin(), payload.end());
+            new_inputs_.push_back(std::move(iv));
+        }
+    }
+
+    // The main graph's input and output fields replaced by the new ones, where the first
+    // of each was (or at the end of the graph when it had none).
+    void edit_interface(onnx::tree_edits& edits) const {
+        const auto& tree = model_.tree;
+        const auto graph_message = graph_.scopes[graph::main_scope].message;
+        const auto fields = tree.fields(graph_message);
+        const auto first = tree.at(graph_message).first_field;
+        const auto count = static_cast<std::uint32_t>(fields.size());
+        std::optional<std::uint32_t> input_at;
+        std::optional<std::uint32_t> output_at;
+        std::optional<std::uint32_t> value_info_at;
+        for (std::uint32_t i = 0; i < count; ++i) {
+            const auto k = fields[i].number();
+            if (k == onnx::number(onnx::graph_field::input)) {
+                if (!input_at) input_at = i;
+                edits.drop(first + i);
+            } else if (k == onnx::number(onnx::graph_field::output)) {
+                if (!output_at) output_at = i;
+                edits.drop(first + i);
+            } else if (k == onnx::number(onnx::graph_field::value_info) && !value_info_at) {
+                value_info_at = i;
+            }
+        }
+        const auto outputs_position = output_at.value_or(value_info_at.value_or(count));
+        const auto inputs_position = input_at.value_or(outputs_position);
+        for (const auto& v : new_inputs_)
+            edits.insert(graph_message, inputs_position, edits.bytes(onnx::number(onnx::graph_field::input), v.encoded));
+        for (const auto& v : new_outputs_)
+            edits.insert(graph_message, outputs_position, edits.bytes(onnx::number(onnx::graph_field::output), v.encoded));
+    }
+
+    result<void> write() {
+        const bool external = !bound_.data.files.empty();
+        report_.storage = !external ? "embedded" : options_.reuse_data ? "reuse-data" : "external";
+        for (const auto& v : new_inputs_) report_.inputs.push_back(v.reported);
+        for (const auto& v : new_outputs_) report_.outputs.push_back(v.reported);
+        const auto folder = report_.output.parent_path().empty() ? fs::path(".") : report_.output.parent_path();
+        const auto data_path = folder / (report_.output.filename().string() + ".data");
+
+        graph::storage_plan plan;
+        plan.spill_source = static_cast<std::uint32_t>(session_.sources().size());
+        std::vector<data_entry> entries;
+        if (external) ONNXSTREAM_TRY(keep_external(folder, plan, entries));
+        if (!entries.empty())
+            ONNXSTREAM_TRY(session_.claim_output(data_path, {.model_output = report_.output, .rename_data = remedy::choose_output}));
+        lay_out(data_path.filename().string(), entries, plan);
+
+        ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
+        ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
+        const auto spill_index = session_.add_source(spill_reader);
+        ONNXSTREAM_ASSIGN(auto edits, graph::build_edits(graph_, plan, spill, session_.sources()));
+        edit_interface(edits);
+        graph_ = graph::graph_model{};
+        ONNXSTREAM_ASSIGN(auto spill_source, spill.open_source());
+        session_.replace_source(spill_index, spill_source);
+        session_.release_model_pages();
+        ONNXSTREAM_TRY(bound_.data.check_unchanged());  // what shape inference read from it
+        ONNXSTREAM_ASSIGN(auto planned, session_.plan_model(edits));
+        report_.output_size = planned.size();
+
+        // The data file and the model: both or neither.
+        if (!entries.empty()) ONNXSTREAM_TRY(write_data_file(data_path, entries));
+        ONNXSTREAM_TRY(session_.write(report_.output, planned, edits));
+        report_.writer = session_.writer();
+        return session_.commit();
+    }
+
+    // The kept external tensors: copied to the new data file, or with --reuse-data pointed
+    // at where they are.
+    result<void> keep_external(const fs::path& folder, graph::storage_plan& plan, std::vector<data_entry>& entries) {
+        const auto survive = graph::surviving_sites(graph_);
+        for (const auto site : model_.sites.ids()) {
+            const auto b = bound_.binding_of(site);
+            if (!survive[site] || b == none) continue;
+            const auto& binding = bound_.data.tensors[b];
+            if (options_.reuse_data) {
+                ONNXSTREAM_TRY(reuse_location(site, binding, folder, plan));
+                continue;
+            }
+            entries.push_back({onnx::bound_model::source_of_file(binding.file).value, binding.offset, binding.length, 0, site});
+            report_.bytes_copied += binding.length;
+        }
+        return {};
+    }
+
+    // As split lays out one file.
+    static void lay_out(const std::string& data_name, std::vector<data_entry>& entries, graph::storage_plan& plan) {
+        data_layout layout({});
+        for (auto& e : entries) {
+            e.offset = layout.add(e.length).offset;
+            plan.move_site(e.site, graph::external_location{data_name, e.offset, e.length});
+        }
+    }
+
+    result<void> write_data_file(const fs::path& path, std::span<const data_entry> entries) {
+        plan::write_plan data_plan;
+        for (const auto& e : entries) {
+            if (e.offset > data_plan.size()) data_plan.skip(e.offset - data_plan.size());
+            data_plan.copy(e.source, e.source_offset, e.length, session_.checksum_check(data_plan, e.site));
+        }
+        ONNXSTREAM_TRY(session_.write(path, data_plan));
+        report_.data_files.push_back({path, data_plan.size(), entries.size()});
+        return {};
+    }
+
+    // --reuse-data: the output points at the original data file, by a path from its folder.
+    result<void> reuse_location(onnx::site_id site, const onnx::external_tensor& binding, const fs::path& folder,
+                                graph::storage_plan& plan) {
+        const auto& file = bound_.data.files[binding.file];
+        std::error_code data_error;
+        std::error_code folder_error;
+        const auto data_real = fs::canonical(file.found->path, data_error);
+        const auto folder_real = fs::canonical(folder, folder_error);
+        if (data_error || folder_error || data_real == folder_real || !onnx::is_inside(data_real, folder_real))
+            return failure(error_code::invalid_argument,
+                           "reusing the input's data needs the data file " + file.found->path.string() +
+                               " inside the output's folder " + folder.string(),
+                           "write the output beside the input model, or leave out {0} to write a new data file",
+                           {{remedy::reuse_data, {}}});
+        const auto location = data_real.lexically_relative(folder_real).generic_string();
+        if (location == file.location) return {};
+        plan.move_site(site, graph::external_location{location, binding.offset, binding.length});
+        return {};
+    }
+
+    graph::graph_model graph_;
+    indexed_vector<graph::node_id, bool> kept_node_;
+    indexed_vector<graph::function_id, bool> kept_function_;
+    indexed_vector<graph::tensor_id, bool> kept_tensor_;
+    std::vector<std::string> unreached_;  // graph inputs the kept part reads that are not inputs
+    // The main graph's ValueInfoProtos by name: where the first one of the most telling kind is.
+    std::unordered_map<std::string_view, std::pair<io_type_source, std::uint32_t>> declared_;
+    std::optional<graph::shape_table> shapes_;
+    std::vector<interface_value> new_inputs_;
+    std::vector<interface_value> new_outputs_;
+};
+
+}  // namespace
+
+result<extract_report> extract(const fs::path& model, const extract_options& options) {
+    return extractor(model, options).run();
+}
+
+}  // namespace onnxstream::ops
