@@ -18,7 +18,10 @@
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/proto/encoded_message.hpp>
+#include <onnxstream/proto/tokenizer.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -44,7 +47,7 @@ const char* to_string(io_type_source source) noexcept {
 namespace {
 
 // A kept external tensor's place in the new data file.
-struct data_entry {
+struct kept_external_entry {
     std::uint32_t source = 0;
     std::uint64_t source_offset = 0;
     std::uint64_t length = 0;
@@ -81,6 +84,60 @@ std::vector<std::byte> encode_value_info(std::string_view name, std::int32_t dat
     out.message_field(number(onnx::value_info_field::type), type);
     const auto pool = out.pool();
     return {pool.begin(), pool.end()};
+}
+
+// What an operator's output `slot` has for element type: a fixed one, the type of one of its
+// inputs, or not known here. Only the common operators: this serves when shape inference
+// does not reach a value, for its element type alone.
+struct type_rule {
+    std::int32_t fixed = 0;                // a TensorProto.DataType, or 0
+    std::optional<std::size_t> same_as;    // the input whose type it has
+};
+
+type_rule element_type_rule(std::string_view op, std::size_t slot) {
+    constexpr std::int32_t int64 = 7;
+    constexpr std::int32_t boolean = 9;
+    static constexpr std::string_view int64_ops[] = {"Shape", "Size", "ArgMax", "ArgMin", "NonZero", "NonMaxSuppression"};
+    static constexpr std::string_view bool_ops[] = {"Equal", "Less",  "Greater", "LessOrEqual", "GreaterOrEqual",
+                                                    "Not",   "And",   "Or",      "Xor",         "IsNaN",
+                                                    "IsInf"};
+    static constexpr std::string_view first_input_ops[] = {
+        "Abs", "Add", "AveragePool", "BatchNormalization", "Ceil", "Celu", "Clip", "Concat", "Conv", "ConvTranspose",
+        "Cos", "CumSum", "DepthToSpace", "Div", "Dropout", "Einsum", "Elu", "Erf", "Exp", "Expand", "Flatten", "Floor",
+        "Gather", "GatherElements", "GatherND", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "GroupNormalization",
+        "HardSigmoid", "HardSwish", "Identity", "InstanceNormalization", "LayerNormalization", "LeakyRelu", "Log",
+        "LogSoftmax", "LpNormalization", "LRN", "MatMul", "Max", "MaxPool", "Mean", "Min", "Mish", "Mod", "Mul", "Neg",
+        "Pad", "Pow", "PRelu", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+        "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "Round",
+        "ScatterElements", "ScatterND", "Selu", "Sigmoid", "Sign", "Sin", "Slice", "Softmax", "Softplus", "Softsign",
+        "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Tile", "TopK", "Transpose", "Trilu",
+        "Unsqueeze", "Upsample"};
+    const auto in = [op](const auto& list) { return std::find(std::begin(list), std::end(list), op) != std::end(list); };
+    if (in(int64_ops)) return {int64, {}};
+    if (in(bool_ops)) return {boolean, {}};
+    if (op == "Dropout" && slot == 1) return {boolean, {}};
+    if ((op == "MaxPool" || op == "TopK") && slot == 1) return {int64, {}};
+    if (op == "Where") return {0, 1};
+    if (in(first_input_ops)) return {0, 0};
+    return {};
+}
+
+// The elem_type a ValueInfoProto declares for its tensor, or 0.
+std::int32_t declared_element_type(const onnx::message_tree& tree, std::uint32_t value_info) {
+    const auto* type = tree.find(value_info, onnx::number(onnx::value_info_field::type));
+    if (type == nullptr || type->type() != proto::wire_type::length_delimited) return 0;
+    std::vector<proto::field_token> fields;
+    if (!proto::tokenize(tree.bytes(), type->payload_offset(), type->end_offset(), fields)) return 0;
+    for (const auto& f : fields) {
+        if (f.number != onnx::number(onnx::type_field::tensor_type) || f.type != proto::wire_type::length_delimited) continue;
+        std::vector<proto::field_token> inner;
+        if (!proto::tokenize(tree.bytes(), f.payload_offset, f.end_offset(), inner)) return 0;
+        for (const auto& g : inner)
+            if (g.number == onnx::number(onnx::tensor_type_field::elem_type) && g.type == proto::wire_type::varint &&
+                g.value > 0 && g.value <= 0x7fffffff)
+                return static_cast<std::int32_t>(g.value);
+    }
+    return 0;
 }
 
 class extractor : detail::bound_operation<extract_options, extract_report> {
@@ -309,7 +366,11 @@ private:
                     const graph::tensor_reader reader(model_, &bound_.data);
                     shapes_.emplace(graph::infer_shapes(graph_, index, reader));
                 }
-                const auto& shape = (*shapes_)[values[i]];
+                auto shape = (*shapes_)[values[i]];
+                if (shape.data_type == 0) {
+                    shape.data_type = element_type(index, values[i]);
+                    shape.dims.reset();
+                }
                 if (shape.data_type == 0)
                     return failure(error_code::invalid_argument,
                                    "the type of '" + names[i] + "' is not known: the model has no value_info for it and it "
@@ -321,6 +382,43 @@ private:
             out.push_back(std::move(iv));
         }
         return out;
+    }
+
+    // The element type of value `v` when inference does not reach it: followed back
+    // through operators whose output has the type of one of their inputs (element_type_rule)
+    // to a value whose type is declared, inferred or fixed by its operator; 0 if none.
+    std::int32_t element_type(const graph::graph_index& index, graph::value_id v) const {
+        const auto& tree = model_.tree;
+        for (std::size_t steps = 0; v != none && steps < graph_.nodes.size() + 1; ++steps) {
+            if (const auto t = (*shapes_)[v].data_type; t != 0) return t;
+            const auto value = index.at(v);
+            if (value.kind == graph::value_kind::initializer) return graph_.tensor_type(value.tensor);
+            if (const auto at = declared_.find(graph_.text(value.name)); at != declared_.end())
+                if (const auto t = declared_element_type(tree, tree.field(at->second.second).child); t != 0) return t;
+            if (value.kind != graph::value_kind::node_output) return 0;
+            const auto& nd = graph_.nodes[value.node];
+            if (!nd.domain.empty() && nd.domain != "ai.onnx") return 0;
+            if (nd.op_type == "Cast") {
+                const auto to = graph_.attribute(value.node, "to");
+                return to && to->i ? static_cast<std::int32_t>(*to->i) : 0;
+            }
+            if (nd.op_type == "If" || nd.op_type == "Loop") {
+                // The branch's or body's output (a Loop's outputs follow its body's condition).
+                const auto slot = nd.op_type == "If" ? value.slot : value.slot + 1;
+                const auto bodies = nd.subgraphs();
+                if (bodies.empty() || slot >= graph_.scopes[bodies.front()].outputs.size()) return 0;
+                const auto& body = graph_.scopes[bodies.front()];
+                if (slot < body.output_messages.size() && body.output_messages[slot] != none)
+                    if (const auto t = declared_element_type(tree, body.output_messages[slot]); t != 0) return t;
+                v = index.graph_output(bodies.front(), slot);
+                continue;
+            }
+            const auto rule = element_type_rule(nd.op_type, value.slot);
+            if (rule.fixed != 0) return rule.fixed;
+            if (!rule.same_as || *rule.same_as >= nd.inputs.size()) return 0;
+            v = index.input(value.node, *rule.same_as);
+        }
+        return 0;
     }
 
     // IR version 3 wants every initializer among the graph inputs: the kept ones that were
@@ -385,7 +483,7 @@ private:
 
         graph::storage_plan plan;
         plan.spill_source = static_cast<std::uint32_t>(session_.sources().size());
-        std::vector<data_entry> entries;
+        std::vector<kept_external_entry> entries;
         if (external) ONNXSTREAM_TRY(keep_external(folder, plan, entries));
         if (!entries.empty())
             ONNXSTREAM_TRY(session_.claim_output(data_path, {.model_output = report_.output, .rename_data = remedy::choose_output}));
@@ -413,7 +511,7 @@ private:
 
     // The kept external tensors: copied to the new data file, or with --reuse-data pointed
     // at where they are.
-    result<void> keep_external(const fs::path& folder, graph::storage_plan& plan, std::vector<data_entry>& entries) {
+    result<void> keep_external(const fs::path& folder, graph::storage_plan& plan, std::vector<kept_external_entry>& entries) {
         const auto survive = graph::surviving_sites(graph_);
         for (const auto site : model_.sites.ids()) {
             const auto b = bound_.binding_of(site);
@@ -430,7 +528,7 @@ private:
     }
 
     // As split lays out one file.
-    static void lay_out(const std::string& data_name, std::vector<data_entry>& entries, graph::storage_plan& plan) {
+    static void lay_out(const std::string& data_name, std::vector<kept_external_entry>& entries, graph::storage_plan& plan) {
         data_layout layout({});
         for (auto& e : entries) {
             e.offset = layout.add(e.length).offset;
@@ -438,7 +536,7 @@ private:
         }
     }
 
-    result<void> write_data_file(const fs::path& path, std::span<const data_entry> entries) {
+    result<void> write_data_file(const fs::path& path, std::span<const kept_external_entry> entries) {
         plan::write_plan data_plan;
         for (const auto& e : entries) {
             if (e.offset > data_plan.size()) data_plan.skip(e.offset - data_plan.size());

@@ -258,3 +258,46 @@ def test_not_a_cut_names_the_graph_input_reached(tmp_path, onnxstream):
     assert proc.returncode == 2, describe(proc)  # a usage error: the names given do not fit the model
     assert "'input'" in proc.stderr, proc.stderr
     assert not (tmp_path / "x.onnx").exists()
+
+
+# ---------------------------------------------------------------- outer-scope reads
+
+def outer_scope_feeds(flag: bool) -> dict:
+    x = np.random.default_rng(11).standard_normal((2, 4)).astype(np.float32)
+    return {"X": x, "flag": np.array(flag)}
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_subgraph_outer_reads_keep_their_producers(tmp_path, onnxstream, flag):
+    """The If's branches read `a` (Relu) and `b` (Sigmoid), the Loop's body `c` (Tanh), none
+    of them as a node input of the main graph: their producers are kept (python-onnx 1.12
+    drops them and writes a model ONNX Runtime refuses), Exp and the final Add go, and
+    if_out + loop_out is the original model's Y."""
+    model = passes_dir() / "outer_scope" / "model.onnx"
+    out = tmp_path / "parts.onnx"
+    r = extract(model, out, "--outputs", "if_out,loop_out")
+    kept = [n.op_type for n in onnx.load(str(out)).graph.node]
+    assert kept == ["Relu", "Sigmoid", "Tanh", "If", "Constant", "Constant", "Loop"], kept
+    assert (r["nodes_kept"], r["nodes_dropped"]) == (7, 2)
+    got = ort_run(out, outer_scope_feeds(flag))
+    expected = ort_run(model, outer_scope_feeds(flag))
+    assert np.array_equal(got["if_out"] + got["loop_out"], expected["Y"])
+
+
+def test_an_outer_read_given_as_input_stops_the_walk(tmp_path, onnxstream):
+    """`b`, which only the else branch reads, given as an input: Sigmoid goes, `b` becomes a
+    graph input typed by inference ([2, 4] float, from X through Sigmoid), and feeding it
+    sigmoid(X) gives the original's if_out."""
+    model = passes_dir() / "outer_scope" / "model.onnx"
+    out = tmp_path / "if.onnx"
+    r = extract(model, out, "--inputs", "X,flag,b", "--outputs", "if_out")
+    assert [n.op_type for n in onnx.load(str(out)).graph.node] == ["Relu", "If"]
+    assert r["inputs"][2] == {"name": "b", "type_from": "inferred"}
+    b = onnx.load(str(out)).graph.input[2].type.tensor_type
+    assert b.elem_type == onnx.TensorProto.FLOAT and [d.dim_value for d in b.shape.dim] == [2, 4]
+    assert r["outputs"][0]["type_from"] == "element type only"  # If's outputs are beyond our inference
+    feeds = outer_scope_feeds(False)
+    feeds["b"] = (1 / (1 + np.exp(-feeds["X"].astype(np.float64)))).astype(np.float32)
+    got = ort_run(out, feeds)["if_out"]
+    expected = feeds["b"] * feeds["X"]
+    assert np.allclose(got, expected, rtol=1e-6, atol=1e-7)
