@@ -149,9 +149,9 @@ public:
         report_.output = options_.output.empty() ? default_output(model_path_, "extract") : options_.output;
         if (options_.outputs.empty())
             return failure(error_code::invalid_argument, "no output to extract",
-                           "name the values the extracted model computes with --outputs NAME[,NAME...]");
-        ONNXSTREAM_TRY(check_unique(options_.outputs, "--outputs"));
-        ONNXSTREAM_TRY(check_unique(options_.inputs, "--inputs"));
+                           "name at least one value for the extracted model to compute");
+        ONNXSTREAM_TRY(check_unique(options_.outputs, "the outputs"));
+        ONNXSTREAM_TRY(check_unique(options_.inputs, "the inputs"));
         // Tensors read only if shape inference asks; the tree drops their bodies' fields.
         ONNXSTREAM_TRY(open_session(onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
         ONNXSTREAM_TRY(session_.claim_output(report_.output));
@@ -164,14 +164,14 @@ public:
     }
 
 private:
-    static result<void> check_unique(const std::vector<std::string>& names, std::string_view flag) {
+    static result<void> check_unique(const std::vector<std::string>& names, std::string_view which) {
         std::set<std::string_view> seen;
         for (const auto& name : names) {
             if (name.empty())
-                return failure(error_code::invalid_argument, std::string(flag) + " holds an empty name",
+                return failure(error_code::invalid_argument, std::string(which) + " hold an empty name",
                                "separate the names with single commas");
             if (!seen.insert(name).second)
-                return failure(error_code::invalid_argument, std::string(flag) + " names '" + name + "' twice",
+                return failure(error_code::invalid_argument, std::string(which) + " name '" + name + "' twice",
                                "name each value once");
         }
         return {};
@@ -205,7 +205,7 @@ private:
             const auto v = lookup(index, name);
             if (v == none)
                 return failure(error_code::invalid_argument, "the input '" + name + "' is no value of the main graph",
-                               "--inputs takes graph inputs, initializers and node outputs of the main graph; check the "
+                               "an input is a graph input, an initializer or a node output of the main graph; check the "
                                "name (names are case-sensitive)");
             stop[v] = true;
             input_values.push_back(v);
@@ -215,7 +215,7 @@ private:
             const auto v = lookup(index, name);
             if (v == none)
                 return failure(error_code::invalid_argument, "nothing computes the output '" + name + "'",
-                               "--outputs takes node outputs, graph inputs and initializers of the main graph; check the "
+                               "an output is a node output, a graph input or an initializer of the main graph; check the "
                                "name (names are case-sensitive)");
             output_values.push_back(v);
         }
@@ -226,8 +226,8 @@ private:
             for (const auto& name : unreached_) list += (list.empty() ? "'" : ", '") + name + "'";
             return failure(error_code::invalid_argument,
                            "the inputs do not cut the graph: computing the outputs reads the graph input(s) " + list +
-                               ", which --inputs does not give",
-                           "add them to --inputs, or name as inputs the values between them and the outputs");
+                               ", which the inputs do not give",
+                           "add them to the inputs, or name as inputs the values between them and the outputs");
         }
 
         // The interface first, while the tree's value_info and the index still say everything.
