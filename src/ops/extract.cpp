@@ -6,7 +6,7 @@
 #include <onnxstream/ops/extract.hpp>
 
 #include "bound_operation.hpp"
-#include "data_layout.hpp"
+#include "kept_data.hpp"
 
 #include <onnxstream/graph/graph_index.hpp>
 #include <onnxstream/graph/graph_model.hpp>
@@ -14,7 +14,6 @@
 #include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/graph/value_shapes.hpp>
 #include <onnxstream/io/spill_file.hpp>
-#include <onnxstream/onnx/data_resolver.hpp>
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/passes/dead_code.hpp>
 #include <onnxstream/proto/encoded_message.hpp>
@@ -45,15 +44,6 @@ const char* to_string(io_type_source source) noexcept {
 }
 
 namespace {
-
-// A kept external tensor's place in the new data file.
-struct kept_external_entry {
-    std::uint32_t source = 0;
-    std::uint64_t source_offset = 0;
-    std::uint64_t length = 0;
-    std::uint64_t offset = 0;  // in the data file
-    onnx::site_id site = none;
-};
 
 // A new graph input or output: its ValueInfoProto, encoded.
 struct interface_value {
@@ -483,11 +473,14 @@ private:
 
         graph::storage_plan plan;
         plan.spill_source = static_cast<std::uint32_t>(session_.sources().size());
-        std::vector<kept_external_entry> entries;
-        if (external) ONNXSTREAM_TRY(keep_external(folder, plan, entries));
+        std::vector<detail::data_entry> entries;
+        if (external) {
+            ONNXSTREAM_ASSIGN(report_.bytes_copied,
+                              detail::keep_surviving_external(bound_, graph_, options_.reuse_data, folder, plan, entries));
+        }
         if (!entries.empty())
             ONNXSTREAM_TRY(session_.claim_output(data_path, {.model_output = report_.output, .rename_data = remedy::choose_output}));
-        lay_out(data_path.filename().string(), entries, plan);
+        detail::lay_out(data_path.filename().string(), entries, plan);
 
         ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
         ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
@@ -503,68 +496,13 @@ private:
         report_.output_size = planned.size();
 
         // The data file and the model: both or neither.
-        if (!entries.empty()) ONNXSTREAM_TRY(write_data_file(data_path, entries));
+        if (!entries.empty()) {
+            ONNXSTREAM_ASSIGN(auto written, detail::write_data_file(session_, data_path, entries));
+            report_.data_files.push_back(std::move(written));
+        }
         ONNXSTREAM_TRY(session_.write(report_.output, planned, edits));
         report_.writer = session_.writer();
         return session_.commit();
-    }
-
-    // The kept external tensors: copied to the new data file, or with --reuse-data pointed
-    // at where they are.
-    result<void> keep_external(const fs::path& folder, graph::storage_plan& plan, std::vector<kept_external_entry>& entries) {
-        const auto survive = graph::surviving_sites(graph_);
-        for (const auto site : model_.sites.ids()) {
-            const auto b = bound_.binding_of(site);
-            if (!survive[site] || b == none) continue;
-            const auto& binding = bound_.data.tensors[b];
-            if (options_.reuse_data) {
-                ONNXSTREAM_TRY(reuse_location(site, binding, folder, plan));
-                continue;
-            }
-            entries.push_back({onnx::bound_model::source_of_file(binding.file).value, binding.offset, binding.length, 0, site});
-            report_.bytes_copied += binding.length;
-        }
-        return {};
-    }
-
-    // As split lays out one file.
-    static void lay_out(const std::string& data_name, std::vector<kept_external_entry>& entries, graph::storage_plan& plan) {
-        data_layout layout({});
-        for (auto& e : entries) {
-            e.offset = layout.add(e.length).offset;
-            plan.move_site(e.site, graph::external_location{data_name, e.offset, e.length});
-        }
-    }
-
-    result<void> write_data_file(const fs::path& path, std::span<const kept_external_entry> entries) {
-        plan::write_plan data_plan;
-        for (const auto& e : entries) {
-            if (e.offset > data_plan.size()) data_plan.skip(e.offset - data_plan.size());
-            data_plan.copy(e.source, e.source_offset, e.length, session_.checksum_check(data_plan, e.site));
-        }
-        ONNXSTREAM_TRY(session_.write(path, data_plan));
-        report_.data_files.push_back({path, data_plan.size(), entries.size()});
-        return {};
-    }
-
-    // --reuse-data: the output points at the original data file, by a path from its folder.
-    result<void> reuse_location(onnx::site_id site, const onnx::external_tensor& binding, const fs::path& folder,
-                                graph::storage_plan& plan) {
-        const auto& file = bound_.data.files[binding.file];
-        std::error_code data_error;
-        std::error_code folder_error;
-        const auto data_real = fs::canonical(file.found->path, data_error);
-        const auto folder_real = fs::canonical(folder, folder_error);
-        if (data_error || folder_error || data_real == folder_real || !onnx::is_inside(data_real, folder_real))
-            return failure(error_code::invalid_argument,
-                           "reusing the input's data needs the data file " + file.found->path.string() +
-                               " inside the output's folder " + folder.string(),
-                           "write the output beside the input model, or leave out {0} to write a new data file",
-                           {{remedy::reuse_data, {}}});
-        const auto location = data_real.lexically_relative(folder_real).generic_string();
-        if (location == file.location) return {};
-        plan.move_site(site, graph::external_location{location, binding.offset, binding.length});
-        return {};
     }
 
     graph::graph_model graph_;
