@@ -301,3 +301,42 @@ def test_an_outer_read_given_as_input_stops_the_walk(tmp_path, onnxstream):
     got = ort_run(out, feeds)["if_out"]
     expected = feeds["b"] * feeds["X"]
     assert np.allclose(got, expected, rtol=1e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------------- functions, IR version 3
+
+def test_local_functions_kept_as_called_matches_onnx(tmp_path, onnxstream):
+    """A function the kept nodes call stays, one nothing calls any more goes."""
+    model = passes_dir() / "local_functions" / "model.onnx"
+    out = tmp_path / "f.onnx"
+    r = extract(model, out, "--outputs", "Y")
+    m = onnx.load(str(model))
+    assert r["functions_kept"] >= 1 and r["functions_kept"] + r["functions_dropped"] == len(m.functions)
+    feeds = {"X": np.random.default_rng(2).standard_normal(
+        [d.dim_value or 1 for d in m.graph.input[0].type.tensor_type.shape.dim]).astype(np.float32)}
+    compare_with_onnx(model, out, tmp_path, ["X"], ["Y"], feeds)
+
+
+def test_ir3_keeps_the_kept_initializers_among_the_inputs(tmp_path, onnxstream):
+    """IR version 3 wants every initializer among the graph inputs: the kept one stays
+    there, the dropped one goes from both lists; python-onnx's checker accepts the result."""
+    from onnx import TensorProto, helper
+    w = numpy_helper.from_array(np.ones(4, np.float32), "W")
+    v = numpy_helper.from_array(np.full(4, 2, np.float32), "V")
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="r"), helper.make_node("Add", ["y", "W"], ["z"], name="a"),
+         helper.make_node("Mul", ["x", "V"], ["u"], name="m")], "g",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [4]) for n in ("x", "W", "V")],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [4]) for n in ("z", "u")], [w, v])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    m.ir_version = 3
+    model = tmp_path / "ir3.onnx"
+    onnx.save(m, str(model))
+    out = tmp_path / "z.onnx"
+    r = extract(model, out, "--outputs", "z")
+    got = onnx.load(str(out))
+    onnx.checker.check_model(got)
+    assert [i.name for i in got.graph.input] == ["x", "W"] and [t.name for t in got.graph.initializer] == ["W"]
+    assert [i["name"] for i in r["inputs"]] == ["x", "W"]
+    x = np.array([-1, 0, 1, 2], np.float32)
+    assert np.array_equal(ort_run(out, {"x": x})["z"], np.maximum(x, 0) + 1)
