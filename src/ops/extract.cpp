@@ -281,6 +281,14 @@ private:
                 pending.push_back(v);
             }
         };
+        // The local functions by domain and name (a node's op type): looked up per kept node.
+        const auto function_key = [](std::string_view domain, std::string_view name) {
+            return std::string(domain) + '\0' + std::string(name);
+        };
+        std::unordered_map<std::string, std::vector<graph::function_id>> functions;
+        for (const auto f : graph_.functions.ids())
+            if (!graph_.functions[f].removed)
+                functions[function_key(graph_.functions[f].domain, graph_.functions[f].name)].push_back(f);
         // A node and everything it holds; a stack rather than recursion (subgraphs nest).
         std::vector<graph::node_id> nodes;
         const auto keep = [&](graph::node_id first) {
@@ -293,13 +301,13 @@ private:
                 const auto& nd = graph_.nodes[n];
                 for (std::size_t k = 0; k < nd.inputs.size(); ++k) need(index.input(n, k));
                 std::vector<graph::scope_id> bodies(nd.subgraphs().begin(), nd.subgraphs().end());
-                for (const auto f : graph_.functions.ids()) {
-                    const auto& fn = graph_.functions[f];
-                    if (kept_function_[f] || fn.removed || fn.name != nd.op_type || fn.domain != nd.domain ||
-                        fn.overload != nd.overload)
-                        continue;
-                    kept_function_[f] = true;
-                    bodies.push_back(fn.scope);
+                if (const auto called = functions.find(function_key(nd.domain, nd.op_type)); called != functions.end()) {
+                    for (const auto f : called->second) {
+                        const auto& fn = graph_.functions[f];
+                        if (kept_function_[f] || fn.overload != nd.overload) continue;
+                        kept_function_[f] = true;
+                        bodies.push_back(fn.scope);
+                    }
                 }
                 for (const auto s : bodies) {
                     for (std::size_t k = 0; k < graph_.scopes[s].outputs.size(); ++k) need(index.graph_output(s, k));
