@@ -295,7 +295,8 @@ def test_an_outer_read_given_as_input_stops_the_walk(tmp_path, onnxstream):
     assert r["inputs"][2] == {"name": "b", "type_from": "inferred"}
     b = onnx.load(str(out)).graph.input[2].type.tensor_type
     assert b.elem_type == onnx.TensorProto.FLOAT and [d.dim_value for d in b.shape.dim] == [2, 4]
-    assert r["outputs"][0]["type_from"] == "element type only"  # If's outputs are beyond our inference
+    # If's outputs: typed from the branch's output (the shape too once inference reaches If).
+    assert r["outputs"][0]["type_from"] in ("inferred", "element type only")
     feeds = outer_scope_feeds(False)
     feeds["b"] = (1 / (1 + np.exp(-feeds["X"].astype(np.float64)))).astype(np.float32)
     got = ort_run(out, feeds)["if_out"]
