@@ -271,7 +271,7 @@ def outer_scope_feeds(flag: bool) -> dict:
 def test_subgraph_outer_reads_keep_their_producers(tmp_path, onnxstream, flag):
     """The If's branches read `a` (Relu) and `b` (Sigmoid), the Loop's body `c` (Tanh), none
     of them as a node input of the main graph: their producers are kept (python-onnx 1.12
-    drops them and writes a model ONNX Runtime refuses), Exp and the final Add go, and
+    drops them: its model reads values nothing defines), Exp and the final Add go, and
     if_out + loop_out is the original model's Y."""
     model = passes_dir() / "outer_scope" / "model.onnx"
     out = tmp_path / "parts.onnx"
