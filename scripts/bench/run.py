@@ -145,6 +145,23 @@ PY_INSPECT = (
     "print(len(m.graph.node), len(m.graph.initializer))"
 )
 
+# onnx.utils.extract_model from the model's graph inputs to argv[3]: it loads the whole
+# model (and refuses one over 2 GB).
+PY_EXTRACT = (
+    "import onnx, onnx.utils, sys; m = onnx.load(sys.argv[1], load_external_data=False); "
+    "inits = {t.name for t in m.graph.initializer}; "
+    "onnx.utils.extract_model(sys.argv[1], sys.argv[2], [i.name for i in m.graph.input if i.name not in inits], "
+    "[sys.argv[3]], check_model=False)"
+)
+
+
+def middle_matmul_output(model: Path) -> str | None:
+    """The output of the model's middle MatMul: where extract cuts the network in half."""
+    import onnx
+    graph = onnx.load(str(model), load_external_data=False).graph
+    matmuls = [n for n in graph.node if n.op_type == "MatMul"]
+    return matmuls[len(matmuls) // 2].output[0] if matmuls else None
+
 
 class case:
     """One piece of work and the commands that do it; `outputs` are removed after each run."""
@@ -305,6 +322,20 @@ def llm_convert_cases(args, repack: case, out: Path, binary: str) -> list[case]:
             q.tool("python-onnx", [PYTHON, str(HERE / "py_quantize.py"), str(model), str(quantized), weights],
                    [quantized, out / f"model.{weights}.onnx.data"])
         cases.append(q)
+    # extract of the first half of the network (up to the middle MatMul's output): only the
+    # weights it reads are copied; python onnx's extract_model loads everything (under 2 GB).
+    cut = middle_matmul_output(model)
+    if cut is not None:
+        extracted = out / "model.extract.onnx"
+        x = case(f"extract {label} LLM first half", "extract of the LLM export up to its middle MatMul", [folder],
+                 repack.input_bytes)
+        x.tool("onnxstream", [binary, "extract", str(model), "--outputs", cut, "-o", str(extracted), "--quiet"],
+               [extracted, out / "model.extract.onnx.data"])
+        x.tool("cp+sync", ["sh", "-c", f'cp -r "$0" "$1" && sync -f "$1"', str(folder), str(out / "llm-copy")],
+               [out / "llm-copy"])
+        if not args.no_python_llm and repack.input_bytes < 2 * GiB:
+            x.tool("python-onnx", [PYTHON, "-c", PY_EXTRACT, str(model), str(extracted), cut], [extracted])
+        cases.append(x)
     return cases
 
 

@@ -4,6 +4,7 @@
 #include "command_options.hpp"
 
 #include <onnxstream/api/commands.hpp>
+#include <onnxstream/ops/extract.hpp>
 #include <onnxstream/ops/quantize.hpp>
 
 #include <charconv>
@@ -179,6 +180,34 @@ result<ops::quantize_options> quantize_options_from(const parameter_reader& in) 
     options.exclude = in.list("exclude");
     options.data_name = std::string(in.text("data-name"));  // ops refuses a path here
     ONNXSTREAM_ASSIGN(options.shard_size, shard_size_from(in));
+    return options;
+}
+
+namespace {
+
+// Names given as comma-separated lists, each flag possibly given again.
+std::vector<std::string> name_lists(const parameter_reader& in, std::string_view name) {
+    std::vector<std::string> names;
+    for (const auto& text : in.texts(name)) {
+        std::string_view rest = text;
+        while (!rest.empty()) {
+            const auto comma = rest.find(',');
+            if (const auto item = rest.substr(0, comma); !item.empty()) names.emplace_back(item);
+            if (comma == std::string_view::npos) break;
+            rest.remove_prefix(comma + 1);
+        }
+    }
+    return names;
+}
+
+}  // namespace
+
+result<ops::extract_options> extract_options_from(const parameter_reader& in) {
+    ops::extract_options options;
+    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
+    options.outputs = name_lists(in, "outputs");
+    options.inputs = name_lists(in, "inputs");
+    options.reuse_data = in.flag("reuse-data");
     return options;
 }
 

@@ -1,5 +1,6 @@
 #include <onnxstream/api/commands.hpp>
 
+#include <onnxstream/ops/extract.hpp>
 #include <onnxstream/ops/inspect.hpp>
 #include <onnxstream/ops/merge.hpp>
 #include <onnxstream/ops/quantize.hpp>
@@ -554,6 +555,46 @@ result<command_outcome> run_edit(const parameter_reader& in, const run_context& 
     return command_outcome{ops::edit_report_json(r), ops::edit_report_text(r), written(r), r.warnings, true};
 }
 
+// ---------------------------------------------------------------- extract
+
+constexpr std::array extract_parameters{
+    model_parameter,
+    parameter{.name = "outputs",
+              .kind = value_kind::text,
+              .help = "comma-separated values the extracted model computes, in order: node outputs, graph inputs or "
+                      "initializers of the main graph",
+              .label = "Outputs",
+              .placeholder = "NAMES",
+              .repeatable = true,
+              .required = true},
+    parameter{.name = "inputs",
+              .kind = value_kind::text,
+              .help = "comma-separated values it starts from, in order (default: the model's graph inputs); an "
+                      "intermediate value becomes a graph input with its type and shape",
+              .label = "Inputs",
+              .placeholder = "NAMES",
+              .repeatable = true},
+    described(output_parameter, "the output model (default: <stem>.extract.onnx beside the input)"),
+    parameter{.name = "reuse-data",
+              .kind = value_kind::flag,
+              .help = "point at the input's data files instead of copying the kept tensors (they must be inside the "
+                      "output's folder)",
+              .label = "Reuse the data files"},
+    data_parameter,
+    data_dir_parameter,
+    strict_parameter,
+    size_mismatch_parameter,
+    force_parameter,
+    writer_parameter};
+
+result<command_outcome> run_extract(const parameter_reader& in, const run_context& context) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(auto options, extract_options_from(in));
+    hook_writer(options, context);
+    ONNXSTREAM_ASSIGN(const auto r, ops::extract(model, options));
+    return command_outcome{ops::extract_report_json(r), ops::extract_report_text(r), written(r), r.warnings, true};
+}
+
 // ---------------------------------------------------------------- export to Caffe
 
 constexpr std::array dialect_choices{std::string_view("opencv"), std::string_view("bvlc")};
@@ -830,6 +871,20 @@ constexpr std::array command_table{
         .parameters = edit_parameters,
         .run = run_edit,
         .claimed_output = edit_output},
+    command_spec{
+        .name = "extract",
+        .title = "Extract",
+        .summary = "the part of a model that computes some values from others (onnx.utils.extract_model), weights unread",
+        .description = "Keeps the nodes of the main graph that the outputs need, walking back from them and stopping at "
+                       "the inputs (default: the model's graph inputs), as onnx.utils.extract_model does, with the "
+                       "subgraphs, local functions and initializers they use; an intermediate value named as an input or "
+                       "output gets its type and shape from the model's value_info, or inferred. Weights are never read: "
+                       "embedded ones stay embedded, external ones go to a new data file <output file name>.data "
+                       "(reuse-data: the original data files stay referenced). Default output <stem>.extract.onnx beside "
+                       "the input. An output nothing computes, or inputs that do not cut the graph, are refused by name.",
+        .parameters = extract_parameters,
+        .output_suffix = "extract",
+        .run = run_extract},
 };
 
 // ---------------------------------------------------------------- remedies as keyword arguments

@@ -17,6 +17,7 @@ constexpr std::array command_table{
     command{"convert", "float32 weights and computation to fp16 or bf16, streaming (Casts around unsafe ops)", run_convert},
     command{"quantize", "weight-only int8/int4 quantization of MatMul and Gemm weights, streaming", run_quantize},
     command{"edit", "fix input dims, rename tensors, add/remove outputs, metadata and doc strings; weights untouched", run_edit},
+    command{"extract", "the part of a model that computes some values from others, weights unread", run_extract},
     command{"export", "write the model in another format: --to caffe, --to safetensors", run_export},
     command{"gui", "a local web page for the models in a folder: inspect, merge, split ... with progress", run_gui},
 };

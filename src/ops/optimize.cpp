@@ -1,7 +1,7 @@
 #include <onnxstream/ops/optimize.hpp>
 
 #include "bound_operation.hpp"
-#include "data_layout.hpp"
+#include "kept_data.hpp"
 
 #include <onnxstream/graph/model_edits.hpp>
 #include <onnxstream/io/hashing.hpp>
@@ -26,6 +26,7 @@
 namespace onnxstream::ops {
 
 namespace fs = std::filesystem;
+using detail::data_entry;
 using graph::none;
 
 result<std::vector<std::string>> parse_pass_list(std::string_view list) {
@@ -79,16 +80,6 @@ struct counting_sink {
         list.count(f);
         if (!f.names.empty()) done.push_back(scoped_name_key(f.scope, f.names.front()));
     }
-};
-
-// A tensor's place in the new data file.
-struct data_entry {
-    std::uint32_t source = 0;
-    std::uint64_t source_offset = 0;
-    std::uint64_t length = 0;
-    std::uint64_t offset = 0;        // in the data file
-    onnx::site_id site = none;       // the tensor it keeps, or none for a computed tensor
-    graph::tensor_id tensor = none;  // the computed graph_model tensor, or none
 };
 
 class optimizer : detail::bound_operation<optimize_options, optimize_report> {
@@ -216,14 +207,14 @@ private:
         plan.spill_source = static_cast<std::uint32_t>(session_.sources().size());
 
         std::vector<data_entry> entries;
-        if (external) ONNXSTREAM_TRY(keep_surviving_external(folder, plan, entries));
+        if (external) ONNXSTREAM_TRY(detail::keep_surviving_external(bound_, graph_, options_.reuse_data, folder, plan, entries));
         const auto computed = computed_tensors();
         const auto computed_external = choose_computed_external(computed, plan.spill_source, entries);
         if (!entries.empty())
             ONNXSTREAM_TRY(session_.claim_output(data_path, {.model_output = report_.output, .rename_data = remedy::choose_output}));
         ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
         ONNXSTREAM_TRY(spill_computed(reader, computed, computed_external, spill, plan));
-        lay_out(data_path.filename().string(), entries, plan);
+        detail::lay_out(data_path.filename().string(), entries, plan);
 
         // The model's edits; the spill file is readable while they stream into it.
         ONNXSTREAM_ASSIGN(auto spill_reader, spill.open_source());
@@ -243,7 +234,10 @@ private:
         report_.output_size = planned.size();
 
         // The data file and the model: both or neither.
-        if (!entries.empty()) ONNXSTREAM_TRY(write_data_file(data_path, entries));
+        if (!entries.empty()) {
+            ONNXSTREAM_ASSIGN(auto written, detail::write_data_file(session_, data_path, entries));
+            report_.data_files.push_back(std::move(written));
+        }
         ONNXSTREAM_TRY(session_.write(report_.output, planned, edits));
         report_.writer = session_.writer();
         return session_.commit();
@@ -251,24 +245,6 @@ private:
 
     std::string storage_name() const {
         return bound_.data.files.empty() ? "embedded" : options_.reuse_data ? "reuse-data" : "external";
-    }
-
-    // The external tensors that survive the passes: copied to the new data file, or with
-    // --reuse-data pointed at where they are.
-    result<void> keep_surviving_external(const fs::path& folder, graph::storage_plan& plan, std::vector<data_entry>& entries) {
-        const auto survive = graph::surviving_sites(graph_);
-        for (const auto site : model_.sites.ids()) {
-            const auto b = bound_.binding_of(site);
-            if (!survive[site] || b == none) continue;
-            const auto& binding = bound_.data.tensors[b];
-            if (options_.reuse_data) {
-                ONNXSTREAM_TRY(reuse_location(site, binding, folder, plan));
-                continue;
-            }
-            entries.push_back(
-                {onnx::bound_model::source_of_file(binding.file).value, binding.offset, binding.length, 0, site, none});
-        }
-        return {};
     }
 
     std::vector<graph::tensor_id> computed_tensors() const {
@@ -303,13 +279,16 @@ private:
                                 graph::storage_plan& plan) const {
         for (const auto t : computed) {
             const auto& x = graph_.tensors[t];
-            const auto& c = *graph_.computed(t);  // every tensor without a site is add_tensor's
-            ONNXSTREAM_ASSIGN(const auto bytes, reader.compute(c.data_type, c.dims, c.values));
+            // Every tensor without a site is add_tensor's (computed_tensors): the check only
+            // spares GCC's null-dereference warning the proof.
+            const auto* c = graph_.computed(t);
+            if (c == nullptr) continue;
+            ONNXSTREAM_ASSIGN(const auto bytes, reader.compute(c->data_type, c->dims, c->values));
             auto& placed = plan.placement(t);
             placed.length = bytes.size();
             if (!computed_external[t]) {
                 proto::encoded_message header;
-                onnx::encode_tensor_header(header, c.dims, c.data_type, graph_.text(x.name));
+                onnx::encode_tensor_header(header, c->dims, c->data_type, graph_.text(x.name));
                 const auto tag = proto::encode_varint(
                     proto::make_tag(onnx::number(onnx::tensor_field::raw_data), proto::wire_type::length_delimited));
                 const auto length = proto::encode_varint(bytes.size());
@@ -321,18 +300,6 @@ private:
             ONNXSTREAM_ASSIGN(placed.data_offset, spill.append(bytes));
         }
         return {};
-    }
-
-    // The data file's layout, as split lays out one file.
-    static void lay_out(const std::string& data_name, std::vector<data_entry>& entries, graph::storage_plan& plan) {
-        data_layout layout({});
-        for (auto& e : entries) {
-            if (e.tensor != none) e.source_offset = plan.placement(e.tensor).data_offset;
-            e.offset = layout.add(e.length).offset;
-            const passes::external_location where{data_name, e.offset, e.length};
-            if (e.site != none) plan.move_site(e.site, where);
-            else plan.placement(e.tensor).external = where;
-        }
     }
 
     // The model's plan, a window at a time (a plan of a million operations is not held).
@@ -347,39 +314,6 @@ private:
             return failure(std::move(e));
         }
         return planned;
-    }
-
-    result<void> write_data_file(const fs::path& path, std::span<const data_entry> entries) {
-        plan::write_plan data_plan;
-        for (const auto& e : entries) {
-            if (e.offset > data_plan.size()) data_plan.skip(e.offset - data_plan.size());
-            // A kept tensor's bytes are checked against its `checksum` as they are copied.
-            data_plan.copy(e.source, e.source_offset, e.length,
-                           e.site != none ? session_.checksum_check(data_plan, e.site) : io::no_check);
-        }
-        ONNXSTREAM_TRY(session_.write(path, data_plan));
-        report_.data_files.push_back({path, data_plan.size(), entries.size()});
-        return {};
-    }
-
-    // --reuse-data: the output points at the original data file, by a path from its folder.
-    result<void> reuse_location(onnx::site_id site, const onnx::external_tensor& binding, const fs::path& folder,
-                                graph::storage_plan& plan) {
-        const auto& file = bound_.data.files[binding.file];
-        std::error_code data_error;
-        std::error_code folder_error;
-        const auto data_real = fs::canonical(file.found->path, data_error);
-        const auto folder_real = fs::canonical(folder, folder_error);
-        if (data_error || folder_error || data_real == folder_real || !onnx::is_inside(data_real, folder_real))
-            return failure(error_code::invalid_argument,
-                           "reusing the input's data needs the data file " + file.found->path.string() +
-                               " inside the output's folder " + folder.string(),
-                           "write the output beside the input model, or leave out {0} to write a new data file",
-                           {{remedy::reuse_data, {}}});
-        const auto location = data_real.lexically_relative(folder_real).generic_string();
-        if (location == file.location) return {};
-        plan.move_site(site, graph::external_location{location, binding.offset, binding.length});
-        return {};
     }
 
     graph::graph_model graph_;

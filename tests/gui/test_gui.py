@@ -660,6 +660,23 @@ def test_a_refusal_names_the_page_field_not_the_flag(served):
     assert not (served["root"] / "resnet18" / "sub").exists()
 
 
+def test_extract_from_the_api_keeps_what_the_output_needs(served):
+    """The page's Extract action is the library's command: the output it names, the weights
+    copied to a new data file beside the model; a name that is no value is refused by name,
+    worded without flags, and writes nothing."""
+    folder = served["root"] / "resnet18"
+    last = run_job(served, {"action": "extract", "path": "resnet18/model.onnx", "outputs": "logits", "force": "1"})
+    assert last["state"] == "done", last
+    assert {"resnet18/model.extract.onnx", "resnet18/model.extract.onnx.data"} <= set(last["paths"]), last["paths"]
+    extracted = onnx.load(str(folder / "model.extract.onnx"), load_external_data=False)
+    assert [o.name for o in extracted.graph.output] == ["logits"]
+    before = sorted(p.name for p in folder.iterdir())
+    last = run_job(served, {"action": "extract", "path": "resnet18/model.onnx", "outputs": "no_such", "output": "x.onnx"})
+    assert last["state"] == "failed", last
+    assert "'no_such'" in last["error"]["message"] and "--" not in last["error"]["hint"], last["error"]
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
 def test_convert_and_exports_from_the_api_write_what_the_references_read(served, ort, tmp_path):
     """The page's Convert and Export actions run the library's commands: ONNX Runtime runs
     the fp16 model close to the original, OpenCV runs the Caffe export within 1e-4, and the

@@ -64,6 +64,11 @@ def cli_json(args: list) -> dict:
     return json.loads(proc.stdout)
 
 
+def first_output(model) -> str:
+    """The name of the model's first graph output (read without the onnx package)."""
+    return json.loads(run_cli(["inspect", model, "--json"]).stdout)["outputs"][0]["name"]
+
+
 # (name, the Python call, the same call on the command line); `out` is a fresh folder.
 CALLS = [
     ("inspect", lambda m, out: onnxstream.inspect(m), lambda m, out: ["inspect", m]),
@@ -86,6 +91,8 @@ CALLS = [
      lambda m, out: ["export", m, "--to", "caffe", "-o", out / "net", "--input-shape", "input=1,3,64,64"]),
     ("quantize", lambda m, out: onnxstream.quantize(m, weights="int4", block_size=32, output=out / "q.onnx"),
      lambda m, out: ["quantize", m, "--weights", "int4", "--block-size", "32", "-o", out / "q.onnx"]),
+    ("extract", lambda m, out: onnxstream.extract(m, outputs=first_output(m), output=out / "x.onnx"),
+     lambda m, out: ["extract", m, "--outputs", first_output(m), "-o", out / "x.onnx"]),
 ]
 
 
@@ -326,7 +333,7 @@ def test_functions_follow_the_command_table():
     table = onnxstream.commands()
     names = {c["name"].replace("-", "_") for c in table}
     assert names == {"inspect", "merge", "split", "repack", "analyze", "optimize", "verify", "diff", "convert",
-                     "export_caffe", "export_safetensors", "quantize"}
+                     "export_caffe", "export_safetensors", "quantize", "extract"}
     for command in table:
         function = getattr(onnxstream, command["name"].replace("-", "_"))
         assert function.__name__ in onnxstream.__all__

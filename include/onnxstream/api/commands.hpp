@@ -14,6 +14,7 @@
 #include <onnxstream/ops/export_caffe.hpp>
 #include <onnxstream/ops/export_safetensors.hpp>
 #include <onnxstream/ops/externalize.hpp>
+#include <onnxstream/ops/extract.hpp>
 #include <onnxstream/ops/optimize.hpp>
 #include <onnxstream/ops/progress_event.hpp>
 #include <onnxstream/ops/quantize.hpp>
@@ -109,6 +110,7 @@ struct command_spec {
 [[nodiscard]] result<ops::convert_options> convert_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::quantize_options> quantize_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::edit_options> edit_options_from(const parameter_reader& values);
+[[nodiscard]] result<ops::extract_options> extract_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::export_caffe_options> export_caffe_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::safetensors_options> safetensors_options_from(const parameter_reader& values);
 
