@@ -16,6 +16,7 @@ constexpr std::array command_table{
     command{"diff", "compare two models' graphs and tensor values, ignoring storage", run_diff},
     command{"convert", "float32 weights and computation to fp16 or bf16, streaming (Casts around unsafe ops)", run_convert},
     command{"quantize", "weight-only int8/int4 quantization of MatMul and Gemm weights, streaming", run_quantize},
+    command{"infer-shapes", "write value_info: the type and shape of every intermediate value it can infer", run_infer_shapes},
     command{"export", "write the model in another format: --to caffe, --to safetensors", run_export},
     command{"gui", "a local web page for the models in a folder: inspect, merge, split ... with progress", run_gui},
 };
