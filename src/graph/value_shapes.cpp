@@ -261,7 +261,7 @@ std::vector<value_shape> inference::infer(node_id n) const {
     if (op == "Concat") return {concat(n, x)};
     if (op == "Gather") return {gather(n, x)};
     if (op == "GatherElements") return {{x.data_type, of(n, 1).dims}};
-    if (op == "Slice" && opset() >= 10) return {slice(n, x)};
+    if (op == "Slice") return {slice(n, x)};
     if (op == "Expand") return {expand(n, x)};
     if (op == "MatMul") return {matmul(n, x)};
     if (is_reduction(op)) return {reduce(n, x)};
@@ -474,16 +474,19 @@ value_shape inference::gather(node_id n, const value_shape& x) const {
     return out;
 }
 
-// Slice (opset 10+, starts/ends/axes/steps as inputs). A sliced dim that is not a number
-// becomes unknown.
+// Slice: starts/ends/axes/steps as inputs (opset 10+) or attributes (before). A sliced dim
+// that is not a number becomes unknown.
 value_shape inference::slice(node_id n, const value_shape& x) const {
     value_shape out{x.data_type, std::nullopt};
     if (!x.dims) return out;
     auto dims = *x.dims;
-    const auto starts = ints(n, 1), ends = ints(n, 2);
-    auto axes = ints(n, 3), steps = ints(n, 4);
-    const bool has_axes = has_input(n, 3);
-    const bool has_steps = has_input(n, 4);
+    const bool inputs = opset() >= 10;
+    const auto starts = inputs ? ints(n, 1) : attr_ints(n, "starts");
+    const auto ends = inputs ? ints(n, 2) : attr_ints(n, "ends");
+    auto axes = inputs ? ints(n, 3) : attr_ints(n, "axes");
+    auto steps = inputs ? ints(n, 4) : std::nullopt;
+    const bool has_axes = inputs ? has_input(n, 3) : axes.has_value();
+    const bool has_steps = inputs && has_input(n, 4);
     if ((has_axes && !axes) || (has_steps && !steps) || !starts || !ends || starts->size() != ends->size()) {
         if (!has_axes || !axes) std::fill(dims.begin(), dims.end(), unknown_dim);
         else
