@@ -311,16 +311,17 @@ std::vector<value_shape> inference::top_k(node_id n, const value_shape& x) const
 }
 
 // RNN, GRU, LSTM: Y [seq, directions, batch, hidden] and Y_h/Y_c [directions, batch,
-// hidden] (batch first with layout 1).
+// hidden] (batch first with layout 1); seq and batch unknown when X's shape is.
 std::vector<value_shape> inference::recurrent(node_id n, const value_shape& x) const {
     std::vector<value_shape> out(model.nodes[n].outputs.size(), value_shape{x.data_type, std::nullopt});
-    if (!x.dims || x.dims->size() != 3) return out;
+    if (x.dims && x.dims->size() != 3) return out;
     const auto d = model.attribute(n, "direction");
     const std::int64_t directions = d && d->s && *d->s == "bidirectional" ? 2 : 1;
     const auto hidden_size = attr_i(n, "hidden_size", unknown_dim);
     const auto hidden = hidden_size >= 0 ? hidden_size : unknown_dim;
     const bool batch_first = attr_i(n, "layout", 0) != 0;
-    const auto seq = (*x.dims)[batch_first ? 1 : 0], batch = (*x.dims)[batch_first ? 0 : 1];
+    const auto seq = x.dims ? (*x.dims)[batch_first ? 1 : 0] : unknown_dim;
+    const auto batch = x.dims ? (*x.dims)[batch_first ? 0 : 1] : unknown_dim;
     for (std::size_t k = 0; k < out.size(); ++k) {
         if (k == 0) out[k].dims = batch_first ? dim_list{batch, seq, directions, hidden} : dim_list{seq, directions, batch, hidden};
         else out[k].dims = batch_first ? dim_list{batch, directions, hidden} : dim_list{directions, batch, hidden};

@@ -300,10 +300,9 @@ value_shape inference::elementwise(node_id n, const value_shape& x) const {
     return out;
 }
 
-// Shape: a 1-D int64 of the rank between start and end.
+// Shape: a 1-D int64 of the rank between start and end (of unknown length when the rank is).
 value_shape inference::shape_of(node_id n, const value_shape& x) const {
-    value_shape out;
-    out.data_type = int64_type;
+    value_shape out{int64_type, dim_list{unknown_dim}};
     if (x.dims) {
         const auto rank = static_cast<std::int64_t>(x.dims->size());
         auto start = attr_i(n, "start", 0), end = attr_i(n, "end", rank);
