@@ -333,3 +333,32 @@ def test_second_graph_field_refused(tmp_path, onnxstream):
     twice = tmp_path / "twice.onnx"
     twice.write_bytes(data)
     assert_refused([twice], tmp_path / "o.onnx")
+
+
+# ---------------------------------------------------------------- optimize's shape pass
+
+def test_optimize_folds_shape_chains_behind_conv_and_resize(tmp_path, onnxstream):
+    """optimize's `shape` pass reads the same inference: the spatial dims of a Conv and a
+    Resize output are known even with a symbolic batch, so Shape -> Gather chains on them
+    fold (issue 32: ISNet kept 39 such chains). The result runs as the original does."""
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 3, 3], np.linspace(-1, 1, 108, dtype=np.float32).tolist())
+    scales = helper.make_tensor("scales", TensorProto.FLOAT, [4], [1.0, 1.0, 2.0, 2.0])
+    two = helper.make_tensor("two", TensorProto.INT64, [], [2])
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Resize", ["c", "", "scales"], ["r"], mode="nearest"),
+             helper.make_node("Shape", ["r"], ["s"]),
+             helper.make_node("Gather", ["s", "two"], ["h"], axis=0),
+             helper.make_node("Cast", ["h"], ["hf"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["r", "hf"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w, scales, two])
+    source = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(source))
+    out = tmp_path / "o.onnx"
+    proc = run_cli(["optimize", source, "-o", out, "--json"])
+    assert proc.returncode == 0, describe(proc)
+    ops = [n.op_type for n in onnx.load(str(out)).graph.node]
+    assert "Shape" not in ops and "Gather" not in ops, ops
+    inputs = {"x": np.random.default_rng(4).standard_normal((2, 3, 16, 16)).astype(np.float32)}
+    if refcheck.ort_problem() is None:
+        assert_close_outputs(refcheck.run_ort(source, inputs), refcheck.run_ort(out, inputs))
