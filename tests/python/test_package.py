@@ -86,6 +86,8 @@ CALLS = [
      lambda m, out: ["export", m, "--to", "caffe", "-o", out / "net", "--input-shape", "input=1,3,64,64"]),
     ("quantize", lambda m, out: onnxstream.quantize(m, weights="int4", block_size=32, output=out / "q.onnx"),
      lambda m, out: ["quantize", m, "--weights", "int4", "--block-size", "32", "-o", out / "q.onnx"]),
+    ("infer_shapes", lambda m, out: onnxstream.infer_shapes(m, output=out / "i.onnx"),
+     lambda m, out: ["infer-shapes", m, "-o", out / "i.onnx"]),
 ]
 
 
@@ -94,6 +96,8 @@ CALLS = [
 def test_report_equals_cli(fixtures_root, cli, tmp_path, case_name, name, in_python, on_cli):
     if name == "export_caffe" and case_name != REAL_MODEL:
         pytest.skip("one_file's input is not an image (export_caffe runs on the torchvision model)")
+    if name == "infer_shapes" and case_name == REAL_MODEL:
+        pytest.skip("infer-shapes keeps the data file's location: its output stays beside an external-data model")
     model = model_of(case_name)
     py_out, cli_out = tmp_path / "py", tmp_path / "cli"
     py_out.mkdir()
@@ -326,7 +330,7 @@ def test_functions_follow_the_command_table():
     table = onnxstream.commands()
     names = {c["name"].replace("-", "_") for c in table}
     assert names == {"inspect", "merge", "split", "repack", "analyze", "optimize", "verify", "diff", "convert",
-                     "export_caffe", "export_safetensors", "quantize"}
+                     "export_caffe", "export_safetensors", "quantize", "infer_shapes"}
     for command in table:
         function = getattr(onnxstream, command["name"].replace("-", "_"))
         assert function.__name__ in onnxstream.__all__
