@@ -57,6 +57,25 @@ void shape_table::set(value_id v, value_shape shape) {
     slot = it->second;
 }
 
+proto::encoded_message encode_type(const value_shape& shape, const shape_table& table) {
+    using onnx::number;
+    proto::encoded_message tensor_type;
+    tensor_type.varint_field(number(onnx::tensor_type_field::elem_type), static_cast<std::uint64_t>(shape.data_type));
+    if (shape.dims) {
+        proto::encoded_message dims;
+        for (const auto d : *shape.dims) {
+            proto::encoded_message dim;
+            if (d >= 0) dim.varint_field(number(onnx::dimension_field::dim_value), static_cast<std::uint64_t>(d));
+            else if (is_symbol(d)) dim.text_field(number(onnx::dimension_field::dim_param), table.symbol_name(d));
+            dims.message_field(number(onnx::shape_field::dim), dim);
+        }
+        tensor_type.message_field(number(onnx::tensor_type_field::shape), dims);
+    }
+    proto::encoded_message type;
+    type.message_field(number(onnx::type_field::tensor_type), tensor_type);
+    return type;
+}
+
 std::optional<std::vector<std::int64_t>> constant_integers(const graph_model& model, const graph_index& index,
                                                            const tensor_reader& reader, value_id v, std::uint64_t max_elements) {
     const auto c = find_constant(model, index, v);

@@ -19,27 +19,6 @@ using graph::none;
 
 namespace {
 
-// TypeProto{tensor_type{elem_type, shape{dim{dim_value | dim_param}...}}}: an unknown dim
-// is a Dimension with neither (what onnx writes for one it does not know).
-proto::encoded_message encode_type(const graph::value_shape& shape, const graph::shape_table& table) {
-    using onnx::number;
-    proto::encoded_message tensor_type;
-    tensor_type.varint_field(number(onnx::tensor_type_field::elem_type), static_cast<std::uint64_t>(shape.data_type));
-    if (shape.dims) {
-        proto::encoded_message dims;
-        for (const auto d : *shape.dims) {
-            proto::encoded_message dim;
-            if (d >= 0) dim.varint_field(number(onnx::dimension_field::dim_value), static_cast<std::uint64_t>(d));
-            else if (graph::is_symbol(d)) dim.text_field(number(onnx::dimension_field::dim_param), table.symbol_name(d));
-            dims.message_field(number(onnx::shape_field::dim), dim);
-        }
-        tensor_type.message_field(number(onnx::tensor_type_field::shape), dims);
-    }
-    proto::encoded_message type;
-    type.message_field(number(onnx::type_field::tensor_type), tensor_type);
-    return type;
-}
-
 bool fully_named(const graph::value_shape& s) {
     return s.data_type != 0 && s.dims && std::all_of(s.dims->begin(), s.dims->end(), [](std::int64_t d) { return d != graph::unknown_dim; });
 }
@@ -126,7 +105,7 @@ private:
                 }
                 proto::encoded_message entry;
                 entry.text_field(onnx::number(onnx::value_info_field::name), name);
-                entry.message_field(onnx::number(onnx::value_info_field::type), encode_type(shape, shapes));
+                entry.message_field(onnx::number(onnx::value_info_field::type), graph::encode_type(shape, shapes));
                 entries.push_back(std::move(entry));
             }
         }
@@ -164,7 +143,7 @@ private:
             if (!named || !id) continue;
             const auto v = index.resolve(graph::main_scope, *id);
             if (v == none) continue;
-            const auto type = encode_type(shapes[v], shapes);
+            const auto type = graph::encode_type(shapes[v], shapes);
             std::uint32_t position = 0, at = none;
             const auto inner = tree.fields(f.child);
             for (const auto& g : inner) {

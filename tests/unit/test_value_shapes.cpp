@@ -284,3 +284,27 @@ TEST_CASE("a node reading a later node's output: an error for infer-shapes, what
     const auto lenient = infer_shapes(h.model(), index, h.reader());
     CHECK(lenient.size() == index.size());
 }
+
+TEST_CASE("encode_type: numbers as dim_value, symbols as dim_param, unknown dims empty, no rank no shape") {
+    shape_table table(1);
+    const auto n = table.symbol("N");
+    const auto bytes = [](const onnxstream::proto::encoded_message& m) {
+        return std::vector<std::byte>(m.pool().begin(), m.pool().end());
+    };
+    proto_builder d0, d1, d2;
+    d0.string_field(2, "N");
+    d1.varint_field(1, 3);
+    proto_builder shape;
+    shape.message_field(1, d0).message_field(1, d1).message_field(1, d2);
+    proto_builder tensor_type;
+    tensor_type.varint_field(1, 1).message_field(2, shape);
+    proto_builder type;
+    type.message_field(1, tensor_type);
+    const auto expected = std::vector<std::byte>(type.bytes().begin(), type.bytes().end());
+    CHECK(bytes(encode_type({1, std::vector<std::int64_t>{n, 3, unknown_dim}}, table)) == expected);
+    proto_builder rankless_tensor;
+    rankless_tensor.varint_field(1, 7);
+    proto_builder rankless;
+    rankless.message_field(1, rankless_tensor);
+    CHECK(bytes(encode_type({7, std::nullopt}, table)) == std::vector<std::byte>(rankless.bytes().begin(), rankless.bytes().end()));
+}

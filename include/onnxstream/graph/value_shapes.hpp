@@ -12,6 +12,7 @@
 #include <onnxstream/graph/graph_index.hpp>
 #include <onnxstream/graph/graph_model.hpp>
 #include <onnxstream/graph/tensor_reader.hpp>
+#include <onnxstream/proto/encoded_message.hpp>
 #include <onnxstream/result.hpp>
 
 #include <cstdint>
@@ -112,6 +113,12 @@ struct input_shape_override {
 /// makes (a cycle, or nodes out of topological order).
 [[nodiscard]] result<shape_table> infer_shapes(const graph_model& model, const graph_index& index, const tensor_reader& reader,
                                                std::span<const input_shape_override> overrides);
+
+/// `shape` as a TypeProto (tensor_type{elem_type, shape{dim...}}): a symbol becomes its
+/// dim_param (named by `table`), an unknown dim a Dimension with neither field (as onnx
+/// writes one), an unknown rank no shape field. What infer-shapes writes into value_info
+/// and into an input given new dims.
+[[nodiscard]] proto::encoded_message encode_type(const value_shape& shape, const shape_table& table);
 
 /// The INT32/INT64 elements of constant value `v` (at most `max_elements`), or empty.
 [[nodiscard]] std::optional<std::vector<std::int64_t>> constant_integers(const graph_model& model, const graph_index& index,
