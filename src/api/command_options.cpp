@@ -34,6 +34,11 @@ result<fs::path> quantize_output(const parameter_reader& in) {
     return output_or(in, ops::default_output(model, weights.empty() ? "int8" : std::string(weights)));
 }
 
+result<fs::path> infer_shapes_output(const parameter_reader& in) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    return output_or(in, ops::default_output(model, "shapes"));
+}
+
 result<fs::path> caffe_prefix(const parameter_reader& in) {
     ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
     return output_or(in, model.parent_path() / model.stem());
@@ -180,6 +185,20 @@ result<ops::quantize_options> quantize_options_from(const parameter_reader& in) 
     options.exclude = in.list("exclude");
     options.data_name = std::string(in.text("data-name"));  // ops refuses a path here
     ONNXSTREAM_ASSIGN(options.shard_size, shard_size_from(in));
+    return options;
+}
+
+result<ops::infer_shapes_options> infer_shapes_options_from(const parameter_reader& in) {
+    ops::infer_shapes_options options;
+    ONNXSTREAM_TRY(fill_rewrite_options(in, options));
+    ONNXSTREAM_ASSIGN(options.output, detail::infer_shapes_output(in));
+    for (const auto& s : in.texts("input-shape")) {
+        ONNXSTREAM_ASSIGN(auto parsed, graph::parse_input_shape(s));
+        for (const auto& given : options.input_shapes)
+            if (given.name == parsed.name)
+                return failure(error_code::invalid_argument, in.spelled("input-shape") + " gives '" + parsed.name + "' twice");
+        options.input_shapes.push_back(std::move(parsed));
+    }
     return options;
 }
 

@@ -15,6 +15,8 @@ namespace onnxstream::api::detail {
 [[nodiscard]] result<std::filesystem::path> convert_output(const parameter_reader& in);
 /// quantize's model: <stem>.int8.onnx (.int4, .uint4) unless given.
 [[nodiscard]] result<std::filesystem::path> quantize_output(const parameter_reader& in);
+/// infer-shapes' model: <stem>.shapes.onnx unless given.
+[[nodiscard]] result<std::filesystem::path> infer_shapes_output(const parameter_reader& in);
 /// export --to caffe's PREFIX: the model's folder and stem unless given.
 [[nodiscard]] result<std::filesystem::path> caffe_prefix(const parameter_reader& in);
 

@@ -1,6 +1,7 @@
 #include <onnxstream/api/commands.hpp>
 
 #include <onnxstream/ops/extract.hpp>
+#include <onnxstream/ops/infer_shapes.hpp>
 #include <onnxstream/ops/inspect.hpp>
 #include <onnxstream/ops/merge.hpp>
 #include <onnxstream/ops/quantize.hpp>
@@ -595,6 +596,39 @@ result<command_outcome> run_extract(const parameter_reader& in, const run_contex
     return command_outcome{ops::extract_report_json(r), ops::extract_report_text(r), written(r), r.warnings, true};
 }
 
+// ---------------------------------------------------------------- infer-shapes
+
+constexpr std::array infer_shapes_parameters{
+    model_parameter,
+    parameter{.name = "output",
+              .kind = value_kind::path,
+              .help = "the output model (default: <stem>.shapes.onnx beside the input)",
+              .label = "Output file",
+              .placeholder = "OUT",
+              .short_name = "-o"},
+    parameter{.name = "input-shape",
+              .kind = value_kind::text,
+              .help = "dims for an input before inference, NAME=DIMS (e.g. input=1,3,224,224 or input=N,3,H,W; ? keeps "
+                      "a dim unknown); a dim the model fixes cannot change",
+              .label = "Input shape",
+              .placeholder = "NAME=DIMS",
+              .repeatable = true},
+    data_parameter,
+    data_dir_parameter,
+    strict_parameter,
+    size_mismatch_parameter,
+    force_parameter,
+    writer_parameter};
+
+result<command_outcome> run_infer_shapes(const parameter_reader& in, const run_context& context) {
+    ONNXSTREAM_ASSIGN(const auto model, in.path("model"));
+    ONNXSTREAM_ASSIGN(auto options, infer_shapes_options_from(in));
+    hook_writer(options, context);
+    ONNXSTREAM_ASSIGN(const auto r, ops::infer_shapes(model, options));
+    return command_outcome{ops::infer_shapes_report_json(r), ops::infer_shapes_report_text(r), std::vector<fs::path>{r.output},
+                           r.warnings, true};
+}
+
 // ---------------------------------------------------------------- export to Caffe
 
 constexpr std::array dialect_choices{std::string_view("opencv"), std::string_view("bvlc")};
@@ -885,6 +919,18 @@ constexpr std::array command_table{
         .parameters = extract_parameters,
         .output_suffix = "extract",
         .run = run_extract},
+    command_spec{
+        .name = "infer-shapes",
+        .title = "Infer shapes",
+        .summary = "write value_info with the type and shape of every intermediate value it can infer",
+        .description = "Infers the type and shape of every node output from the inputs' declared shapes (or those given "
+                       "with input-shape), the initializers' and the standard operators' rules, as onnx.shape_inference "
+                       "does, symbolic dims included, and writes them as value_info (entries for the same names replaced). "
+                       "Weights are never read: the output points at the same data files, or embeds the weights when the "
+                       "input did. Default output <stem>.shapes.onnx beside the model.",
+        .parameters = infer_shapes_parameters,
+        .run = run_infer_shapes,
+        .claimed_output = detail::infer_shapes_output},
 };
 
 // ---------------------------------------------------------------- remedies as keyword arguments

@@ -18,6 +18,7 @@ constexpr std::array command_table{
     command{"quantize", "weight-only int8/int4 quantization of MatMul and Gemm weights, streaming", run_quantize},
     command{"edit", "fix input dims, rename tensors, add/remove outputs, metadata and doc strings; weights untouched", run_edit},
     command{"extract", "the part of a model that computes some values from others, weights unread", run_extract},
+    command{"infer-shapes", "write value_info: the type and shape of every intermediate value it can infer", run_infer_shapes},
     command{"export", "write the model in another format: --to caffe, --to safetensors", run_export},
     command{"gui", "a local web page for the models in a folder: inspect, merge, split ... with progress", run_gui},
 };

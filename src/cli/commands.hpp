@@ -36,6 +36,7 @@ int run_convert(std::span<const std::string> args, const command_context& contex
 int run_quantize(std::span<const std::string> args, const command_context& context);
 int run_edit(std::span<const std::string> args, const command_context& context);
 int run_extract(std::span<const std::string> args, const command_context& context);
+int run_infer_shapes(std::span<const std::string> args, const command_context& context);
 /// `export`: dispatches on --to to a format's command (command_export.cpp).
 int run_export(std::span<const std::string> args, const command_context& context);
 /// `export --to safetensors`; args are all the words after `export`, --to included.

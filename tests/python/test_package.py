@@ -93,6 +93,8 @@ CALLS = [
      lambda m, out: ["quantize", m, "--weights", "int4", "--block-size", "32", "-o", out / "q.onnx"]),
     ("extract", lambda m, out: onnxstream.extract(m, outputs=first_output(m), output=out / "x.onnx"),
      lambda m, out: ["extract", m, "--outputs", first_output(m), "-o", out / "x.onnx"]),
+    ("infer_shapes", lambda m, out: onnxstream.infer_shapes(m, output=out / "i.onnx"),
+     lambda m, out: ["infer-shapes", m, "-o", out / "i.onnx"]),
 ]
 
 
@@ -101,6 +103,8 @@ CALLS = [
 def test_report_equals_cli(fixtures_root, cli, tmp_path, case_name, name, in_python, on_cli):
     if name == "export_caffe" and case_name != REAL_MODEL:
         pytest.skip("one_file's input is not an image (export_caffe runs on the torchvision model)")
+    if name == "infer_shapes" and case_name == REAL_MODEL:
+        pytest.skip("infer-shapes keeps the data file's location: its output stays beside an external-data model")
     model = model_of(case_name)
     py_out, cli_out = tmp_path / "py", tmp_path / "cli"
     py_out.mkdir()
@@ -333,7 +337,7 @@ def test_functions_follow_the_command_table():
     table = onnxstream.commands()
     names = {c["name"].replace("-", "_") for c in table}
     assert names == {"inspect", "merge", "split", "repack", "analyze", "optimize", "verify", "diff", "convert",
-                     "export_caffe", "export_safetensors", "quantize", "extract"}
+                     "export_caffe", "export_safetensors", "quantize", "extract", "infer_shapes", "edit"}
     for command in table:
         function = getattr(onnxstream, command["name"].replace("-", "_"))
         assert function.__name__ in onnxstream.__all__

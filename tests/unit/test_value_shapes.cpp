@@ -6,6 +6,7 @@
 #include <onnxstream/graph/value_shapes.hpp>
 
 #include "test_passes_builder.hpp"
+#include "graph/shape_inference.hpp"
 
 using namespace onnxstream::graph;
 using namespace onnxstream::passes;
@@ -73,7 +74,7 @@ std::vector<std::byte> shapes_model() {
 
 }  // namespace
 
-TEST_CASE("types and dims agree with onnx.shape_inference; a symbolic dim stays unknown") {
+TEST_CASE("types and dims agree with onnx.shape_inference; a symbolic dim keeps its name") {
     harness h(shapes_model());
     const graph_index index(h.model());
     const auto shapes = infer_shapes(h.model(), index, h.reader());
@@ -92,7 +93,7 @@ TEST_CASE("types and dims agree with onnx.shape_inference; a symbolic dim stays 
     // From onnx.shape_inference (FLOAT = 1, INT64 = 7, FLOAT16 = 10; 'N' here is -1).
     const expected reference[] = {
         {"T", 1, {4, 2, 3}}, {"S", 7, {3}},        {"R", 1, {4, 6}}, {"U", 1, {1, 4, 6}}, {"Q", 1, {4, 6}},  {"C", 1, {2, 6, 4}},
-        {"A", 1, {2, 6, 4}}, {"K", 10, {2, 6, 4}}, {"F", 1, {6, 4}}, {"G", 7, {}},        {"D", 1, {-1, 3}}, {"Z", 1, {2, 3, 4}},
+        {"A", 1, {2, 6, 4}}, {"K", 10, {2, 6, 4}}, {"F", 1, {6, 4}}, {"G", 7, {}},        {"D", 1, {symbol_dim(0), 3}}, {"Z", 1, {2, 3, 4}},
     };
     for (const auto& r : reference) {
         CAPTURE(r.name);
@@ -102,6 +103,7 @@ TEST_CASE("types and dims agree with onnx.shape_inference; a symbolic dim stays 
         CHECK(*s.dims == r.dims);
         CHECK(s.fully_known() == (r.name != std::string_view("D")));
     }
+    CHECK(shapes.symbol_name(symbol_dim(0)) == "N");
     const auto mystery = shape_of("M");  // an op onnxstream does not know: nothing guessed
     CHECK(mystery.data_type == 0);
     CHECK_FALSE(mystery.dims);
@@ -190,4 +192,119 @@ TEST_CASE("shape_table: a slot per value, each distinct shape once, references s
     CHECK(table[value_id{2}].dims == std::vector<std::int64_t>{2, 3});
     const auto moved = std::move(table);  // references survive a move
     CHECK(&moved[value_id{2}] == &kept);
+}
+
+namespace {
+
+// x [N, 3, H, W] -> Conv(8, 3x3, pads 1, strides 2) -> Relu -> MaxPool 2x2 (ceil_mode) -> GlobalAveragePool.
+std::vector<std::byte> conv_model(const std::vector<std::int64_t>& x_dims) {
+    proto_builder g;
+    g.message_field(1, onnx_node("Conv", {"x", "w"}, {"c"}, "conv", {attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2})}));
+    g.message_field(1, onnx_node("Relu", {"c"}, {"r"}, "relu"));
+    g.message_field(1, onnx_node("MaxPool", {"r"}, {"p"}, "pool",
+                                 {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2}), attr_int("ceil_mode", 1)}));
+    g.message_field(1, onnx_node("GlobalAveragePool", {"p"}, {"y"}, "gap"));
+    g.string_field(2, "conv");
+    g.message_field(5, float_tensor("w", {8, 3, 3, 3}, std::vector<float>(8 * 27, 0.0F)));
+    g.message_field(11, typed_input("x", 1, x_dims));
+    g.message_field(12, vinfo("y"));
+    return model(g);
+}
+
+}  // namespace
+
+TEST_CASE("a symbol passes through Conv, Relu and pools; spatial dims follow onnx's arithmetic") {
+    harness h(conv_model({-1, 3, 17, 32}));
+    const graph_index index(h.model());
+    const auto shapes = infer_shapes(h.model(), index, h.reader());
+    const auto dims = [&](std::string_view name) { return *shapes[index.resolve(main_scope, *h.model().names.find(name))].dims; };
+    const auto n = symbol_dim(0);
+    CHECK(shapes.symbol_name(n) == "N");
+    CHECK(dims("c") == std::vector<std::int64_t>{n, 8, 9, 16});  // (17 + 2 - 3) / 2 + 1, (32 + 2 - 3) / 2 + 1
+    CHECK(dims("r") == dims("c"));
+    CHECK(dims("p") == std::vector<std::int64_t>{n, 8, 5, 8});  // ceil((9 - 2) / 2) + 1, ceil((16 - 2) / 2) + 1
+    CHECK(dims("y") == std::vector<std::int64_t>{n, 8, 1, 1});
+}
+
+TEST_CASE("broadcasting: a number other than 1 wins, one shared symbol stays, two symbols are unknown") {
+    shape_table table(1);
+    const auto n = table.symbol("N"), m = table.symbol("M");
+    CHECK(n != m);
+    CHECK(table.symbol("N") == n);
+    CHECK(table.symbol("") == unknown_dim);
+    const value_shape a{1, std::vector<std::int64_t>{n, 1, 4}}, b{1, std::vector<std::int64_t>{n, 5, 1}},
+        c{1, std::vector<std::int64_t>{m, 1, 1}}, d{1, std::vector<std::int64_t>{7, 1}};
+    CHECK(detail::broadcast({&a, &b}) == std::vector<std::int64_t>{n, 5, 4});
+    CHECK(detail::broadcast({&a, &c}) == std::vector<std::int64_t>{unknown_dim, 1, 4});
+    CHECK(detail::broadcast({&a, &d}) == std::vector<std::int64_t>{n, 7, 4});
+    const value_shape e{1, std::vector<std::int64_t>{2, 1}};
+    CHECK_FALSE(detail::broadcast({&b, &e}));  // 5 against 2
+}
+
+TEST_CASE("input shape overrides: numbers and symbols set, a fixed dim kept, names and ranks checked") {
+    harness h(conv_model({-1, 3, 17, 32}));
+    const graph_index index(h.model());
+    const auto given = [](std::string_view text) {
+        auto parsed = parse_input_shape(text);
+        REQUIRE(parsed);
+        return std::vector<input_shape_override>{*parsed};
+    };
+    const auto fixed = infer_shapes(h.model(), index, h.reader(), given("x=2,3,17,32"));
+    REQUIRE(fixed);
+    CHECK(*(*fixed)[index.resolve(main_scope, *h.model().names.find("c"))].dims == std::vector<std::int64_t>{2, 8, 9, 16});
+    const auto renamed = infer_shapes(h.model(), index, h.reader(), given("x=B,3,?,32"));
+    REQUIRE(renamed);
+    const auto& c = *(*renamed)[index.resolve(main_scope, *h.model().names.find("c"))].dims;
+    CHECK(renamed->symbol_name(c[0]) == "B");
+    CHECK(c[2] == 9);  // `?` keeps the declared 17
+    CHECK_FALSE(infer_shapes(h.model(), index, h.reader(), given("x=1,4,17,32")));  // 3 is fixed
+    CHECK_FALSE(infer_shapes(h.model(), index, h.reader(), given("x=1,C,17,32")));  // a symbol for a fixed dim
+    CHECK_FALSE(infer_shapes(h.model(), index, h.reader(), given("x=1,3,17")));     // rank
+    CHECK_FALSE(infer_shapes(h.model(), index, h.reader(), given("w=8,3,3,3")));    // an initializer
+    CHECK_FALSE(infer_shapes(h.model(), index, h.reader(), given("nope=1")));
+    CHECK_FALSE(parse_input_shape("=1,2"));
+    CHECK_FALSE(parse_input_shape("x"));
+    CHECK_FALSE(parse_input_shape("x=1,,2"));
+    CHECK_FALSE(parse_input_shape("x=1,-2"));
+    CHECK_FALSE(parse_input_shape("x=1x"));
+}
+
+TEST_CASE("a node reading a later node's output: an error for infer-shapes, what is known for the passes") {
+    proto_builder g;
+    g.message_field(1, onnx_node("Add", {"x", "b"}, {"a"}, "add"));
+    g.message_field(1, onnx_node("Relu", {"a"}, {"b"}, "relu"));
+    g.string_field(2, "cycle");
+    g.message_field(11, typed_input("x", 1, {2}));
+    g.message_field(12, vinfo("b"));
+    harness h(model(g));
+    const graph_index index(h.model());
+    const auto refused = infer_shapes(h.model(), index, h.reader(), {});
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message.find("cycle") != std::string::npos);
+    const auto lenient = infer_shapes(h.model(), index, h.reader());
+    CHECK(lenient.size() == index.size());
+}
+
+TEST_CASE("encode_type: numbers as dim_value, symbols as dim_param, unknown dims empty, no rank no shape") {
+    shape_table table(1);
+    const auto n = table.symbol("N");
+    const auto bytes = [](const onnxstream::proto::encoded_message& m) {
+        return std::vector<std::byte>(m.pool().begin(), m.pool().end());
+    };
+    proto_builder d0, d1, d2;
+    d0.string_field(2, "N");
+    d1.varint_field(1, 3);
+    proto_builder shape;
+    shape.message_field(1, d0).message_field(1, d1).message_field(1, d2);
+    proto_builder tensor_type;
+    tensor_type.varint_field(1, 1).message_field(2, shape);
+    proto_builder type;
+    type.message_field(1, tensor_type);
+    const auto expected = std::vector<std::byte>(type.bytes().begin(), type.bytes().end());
+    CHECK(bytes(encode_type({1, std::vector<std::int64_t>{n, 3, unknown_dim}}, table)) == expected);
+    proto_builder rankless_tensor;
+    rankless_tensor.varint_field(1, 7);
+    proto_builder rankless;
+    rankless.message_field(1, rankless_tensor);
+    CHECK(bytes(encode_type({7, std::nullopt}, table)) == std::vector<std::byte>(rankless.bytes().begin(), rankless.bytes().end()));
 }

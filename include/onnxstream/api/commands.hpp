@@ -17,6 +17,7 @@
 #include <onnxstream/ops/extract.hpp>
 #include <onnxstream/ops/optimize.hpp>
 #include <onnxstream/ops/progress_event.hpp>
+#include <onnxstream/ops/infer_shapes.hpp>
 #include <onnxstream/ops/quantize.hpp>
 #include <onnxstream/ops/verify.hpp>
 #include <onnxstream/report/hint_text.hpp>
@@ -111,6 +112,7 @@ struct command_spec {
 [[nodiscard]] result<ops::quantize_options> quantize_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::edit_options> edit_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::extract_options> extract_options_from(const parameter_reader& values);
+[[nodiscard]] result<ops::infer_shapes_options> infer_shapes_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::export_caffe_options> export_caffe_options_from(const parameter_reader& values);
 [[nodiscard]] result<ops::safetensors_options> safetensors_options_from(const parameter_reader& values);
 
