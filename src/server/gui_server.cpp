@@ -9,6 +9,7 @@
 #include "served_folder.hpp"
 
 #include <onnxstream/io/output_file.hpp>
+#include <onnxstream/ops/graph_view.hpp>
 #include <onnxstream/ops/inspect.hpp>
 #include <onnxstream/report/json.hpp>
 
@@ -178,6 +179,7 @@ private:
         server_.Get("/api/actions", [](const httplib::Request&, httplib::Response& res) { send_json(res, actions_json()); });
         server_.Get("/api/list", [this](const httplib::Request& req, httplib::Response& res) { list(req, res); });
         server_.Get("/api/inspect", [this](const httplib::Request& req, httplib::Response& res) { inspect(req, res); });
+        server_.Get("/api/graph", [this](const httplib::Request& req, httplib::Response& res) { graph(req, res); });
         server_.Get("/api/find", [this](const httplib::Request& req, httplib::Response& res) { find(req, res); });
         server_.Get("/api/server", [this](const httplib::Request&, httplib::Response& res) {
             send_json(res, std::string("{\"ok\":true,\"network\":") + (policy_.network ? "true" : "false") + "}");
@@ -300,6 +302,28 @@ private:
             if (f.path) f.path = shown_relative(*f.path, *model);
         r->path = relative_to(model->shown, root_);
         send_json(res, show_pinned(report::to_json(*r, page_wording()), pins, true));
+    }
+
+    // The main graph as the page draws it (ops::graph_view_json): built whole before the
+    // first byte goes (a graph too large to show is an error, never half a document), then
+    // sent in pieces.
+    void graph(const httplib::Request& req, httplib::Response& res) const {
+        auto model = model_param(req);
+        if (!model) return send_error(res, 400, model.error());
+        const pinned_path* pins[] = {&*model};
+        auto r = ops::graph_view_json(model->path, {});
+        if (!r) {
+            auto e = std::move(r).error();
+            e.message = show_pinned(e.message, pins, false);
+            e.hint = show_pinned(e.hint, pins, false);
+            return send_error(res, 422, e);
+        }
+        // The document holds no path of ours: data file locations are as the model writes them.
+        auto body = std::make_shared<std::string>(std::move(*r));
+        res.set_content_provider(body->size(), "application/json",
+                                 [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                                     return sink.write(body->data() + offset, std::min(length, body->size() - offset));
+                                 });
     }
 
     // Files dropped on the page arrive as a name and a size: find them under the folder.
