@@ -47,11 +47,14 @@ async function openGraph(rel) {
 }
 
 async function find(query) {
-  await page.$eval('.graph-search input', (i) => { i.value = ''; });
-  await page.type('.graph-search input', query);
+  // The query is set at once (typing it key by key would time the browser's protocol).
+  await page.$eval('.graph-search input', (i, q) => { i.value = q; }, query);
+  const before = await page.evaluate(() => document.querySelector('.graph-canvas').dataset.searchMs || '');
   await page.click('.graph-search button');
-  await page.waitForFunction(() => document.querySelector('.graph-details h4'));
+  await page.waitForFunction((b) => (document.querySelector('.graph-canvas').dataset.searchMs || '') !== b &&
+    document.querySelector('.graph-details h4'), {}, before);
   return page.evaluate(() => ({
+    search_ms: Number(document.querySelector('.graph-canvas').dataset.searchMs),
     selected: Array.from(document.querySelectorAll('.item.selected')).map((n) => Number(n.dataset.node)),
     title: document.querySelector('.graph-details h4').textContent,
     name: (document.querySelector('.graph-details .node-name') || {}).textContent,
@@ -98,6 +101,14 @@ try {
   results.huge_find.ms = Date.now() - t;
   results.huge_after = await page.$eval('.graph-canvas', (c) => ({ shown_nodes: Number(c.dataset.shownNodes), draw_ms: Number(c.dataset.drawMs) }));
   await shot('graph-search');
+
+  // Names from a model are text in the drawing, the details and the table, never markup.
+  await openGraph('hostile/model.onnx');
+  results.hostile_find = await find('<img');
+  await page.click('.tabs [data-tab="tensors"]');
+  results.hostile = { pwned: await page.evaluate(() => window.pwned ?? null),
+    injected: await page.evaluate(() => document.querySelectorAll('#model img, #model script, #model b').length),
+    labels: await page.$$eval('.graph-canvas text', (t) => t.map((n) => n.textContent)) };
 } catch (e) {
   results.failure = String(e.stack || e);
   await shot('graph-failure').catch(() => {});

@@ -731,6 +731,7 @@ function select(G, i) {
 function searchGraph(G, query) {
   const status = G.panel.querySelector('.graph-status');
   if (!query) return;
+  const started = performance.now();
   if (!G.search || G.search.query !== query) {
     const q = query.toLowerCase();
     const exact = [];
@@ -753,6 +754,7 @@ function searchGraph(G, query) {
   if (!s.matches.length) { status.textContent = 'nothing named ' + query; return; }
   s.at = (s.at + 1) % s.matches.length;
   select(G, s.matches[s.at]);
+  G.panel.querySelector('.graph-canvas').dataset.searchMs = String(Math.round(performance.now() - started));
   status.textContent = 'match ' + (s.at + 1) + ' of ' + s.matches.length + ' for ' + query + ' (Find again for the next)';
 }
 
