@@ -10,8 +10,11 @@
 #include <onnxstream/onnx/tensor_type.hpp>
 #include <onnxstream/report/json_writer.hpp>
 
+#include <iterator>
+#include <functional>
 #include <map>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -130,6 +133,30 @@ private:
     std::vector<std::string> texts_;
 };
 
+// A document kept as the writer hands it over, in pieces of about 64 KiB, joined once at
+// the end: a string grown piece by piece would copy a 20 MB document over and over, on
+// fresh pages each time. It stops keeping them past the limit.
+class piece_list {
+public:
+    explicit piece_list(std::uint64_t limit) : limit_(limit) {}
+    [[nodiscard]] std::function<void(std::string_view)> sink() {
+        return [this](std::string_view piece) {
+            size_ += piece.size();
+            if (size_ <= limit_) pieces_.emplace_back(piece);
+        };
+    }
+    [[nodiscard]] bool over() const noexcept { return size_ > limit_; }
+    [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+    void append_to(std::string& out) const {
+        for (const auto& p : pieces_) out += p;
+    }
+
+private:
+    std::uint64_t limit_;
+    std::uint64_t size_ = 0;
+    std::vector<std::string> pieces_;
+};
+
 }  // namespace
 
 result<std::string> graph_view_json(const std::filesystem::path& path, const graph_view_options& options) {
@@ -167,12 +194,8 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
     }
     for (std::size_t k = 0; k < main.outputs.size(); ++k) outputs.push_back(number_of(index.graph_output(graph::main_scope, k)));
 
-    std::string document;
-    bool over = false;
-    report::json_writer json([&](std::string_view piece) {
-        if (document.size() + piece.size() > options.max_bytes) over = true;
-        if (!over) document.append(piece);
-    });
+    piece_list head(options.max_bytes);
+    report::json_writer json(head.sink());
     const auto too_large = [&] {
         return failure(error_code::too_large,
                        "the graph of " + path.filename().string() + " is too large to show: its description passes " +
@@ -186,16 +209,13 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
     text_table domains;
     text_table files;
     // Nodes first (they fill the tables), written into a writer of their own.
-    std::string node_text;
-    report::json_writer node_json([&](std::string_view piece) {
-        if (node_text.size() + piece.size() > options.max_bytes) over = true;
-        if (!over) node_text.append(piece);
-    });
+    piece_list node_text(options.max_bytes);
+    report::json_writer node_json(node_text.sink());
     node_json.begin_array();
     std::size_t at = 0;
     graph::file_walk walk(model);
     for (const auto n : nodes) {
-        if (over) return too_large();
+        if (node_text.over()) return too_large();
         walk.reached(n);
         const auto& node = model.nodes[n];
         node_json.begin_array().value(model.node_name(n)).value(ops.of(node.op_type)).value(domains.of(node.domain));
@@ -210,7 +230,7 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
     }
     node_json.end_array();
     node_json.flush();
-    if (over) return too_large();
+    if (node_text.over()) return too_large();
 
     // Initializers of every graph: where each one's bytes are.
     std::vector<std::uint32_t> value_of_tensor(model.tensors.size(), absent);
@@ -218,15 +238,12 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
         const auto v = index.at(shown[i]);
         if (v.kind == graph::value_kind::initializer) value_of_tensor[v.tensor.value] = i;
     }
-    std::string tensor_text;
-    report::json_writer tensor_json([&](std::string_view piece) {
-        if (tensor_text.size() + piece.size() > options.max_bytes) over = true;
-        if (!over) tensor_text.append(piece);
-    });
+    piece_list tensor_text(options.max_bytes);
+    report::json_writer tensor_json(tensor_text.sink());
     tensor_json.begin_array();
     std::vector<std::string> scope_paths(model.scopes.size());
     for (const auto t : model.tensors.ids()) {
-        if (over) return too_large();
+        if (tensor_text.over()) return too_large();
         if (!model.tensor_live(t)) continue;
         walk.reached(t);
         const auto& tensor = model.tensors[t];
@@ -257,7 +274,7 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
     }
     tensor_json.end_array();
     tensor_json.flush();
-    if (over) return too_large();
+    if (tensor_text.over()) return too_large();
 
     json.key("ops");
     ops.write(json);
@@ -267,7 +284,7 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
     files.write(json);
     json.key("values").begin_array();
     for (const auto v : shown) {
-        if (over) return too_large();
+        if (head.over()) return too_large();
         const auto value = index.at(v);
         const auto name = model.text(value.name);
         json.begin_array().value(name).value(kind_name(value.kind));
@@ -298,13 +315,19 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
     for (const auto v : outputs) json.value(v);
     json.end_array();
     json.flush();
-    if (over || document.size() + node_text.size() + tensor_text.size() + 64 > options.max_bytes) return too_large();
+    constexpr std::string_view nodes_key = ",\"nodes\":";
+    constexpr std::string_view initializers_key = ",\"initializers\":";
+    const auto total = head.size() + node_text.size() + tensor_text.size() + nodes_key.size() + initializers_key.size() + 1;
+    if (total > options.max_bytes) return too_large();
     // The nodes and initializers go in after the tables they index.
-    document += ",\"nodes\":";
-    document += node_text;
-    document += ",\"initializers\":";
-    document += tensor_text;
-    document += "}";
+    std::string document;
+    document.reserve(total);
+    head.append_to(document);
+    document += nodes_key;
+    node_text.append_to(document);
+    document += initializers_key;
+    tensor_text.append_to(document);
+    document += '}';
     ONNXSTREAM_TRY(bound.check_unchanged());
     return document;
 }
