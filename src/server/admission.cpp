@@ -26,7 +26,7 @@ bool host_allowed(const admission_policy& policy, std::string_view host) {
 // The page and what it loads carry no token (a navigation cannot send a header, and the
 // token arrives in the URL's fragment, which the browser never sends); they hold no data.
 bool is_static_page(std::string_view method, std::string_view path) {
-    return (method == "GET" || method == "HEAD") && (path == "/" || path == "/app.js" || path == "/app.css");
+    return (method == "GET" || method == "HEAD") && (path == "/" || path == "/app.js" || path == "/graph.js" || path == "/app.css");
 }
 
 refusal refuse(int status, std::string message, std::string hint = {}) {

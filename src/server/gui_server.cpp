@@ -173,6 +173,9 @@ private:
         server_.Get("/app.js", [](const httplib::Request&, httplib::Response& res) {
             res.set_content(std::string(page_js()), "text/javascript; charset=utf-8");
         });
+        server_.Get("/graph.js", [](const httplib::Request&, httplib::Response& res) {
+            res.set_content(std::string(page_graph_js()), "text/javascript; charset=utf-8");
+        });
         server_.Get("/app.css", [](const httplib::Request&, httplib::Response& res) {
             res.set_content(std::string(page_css()), "text/css; charset=utf-8");
         });

@@ -837,3 +837,27 @@ def test_model_text_in_the_graph_is_shown_as_text_never_as_markup(graph_run):
     assert hostile["pwned"] is None and hostile["injected"] == 0, hostile
     assert HOSTILE_NAME in hostile["labels"], hostile["labels"]
     assert graph_run["hostile_find"]["inputs"][0][0] == HOSTILE_NAME
+
+
+def test_the_page_scripts_load_without_the_token_and_the_graph_api_needs_it(served):
+    """A <script src> cannot send the token's header: the page's scripts are static; the
+    graph of a model is data, behind the token like every other API."""
+    for script in ("/app.js", "/graph.js"):
+        status, body, r = request(served, "GET", script, token=False)
+        assert status == 200 and r.getheader("Content-Type").startswith("text/javascript"), script
+        assert b".innerHTML" not in body and b"insertAdjacentHTML" not in body, script
+    status, _, _ = request(served, "GET", "/api/graph", {"path": "resnet18/model.onnx"}, token=False)
+    assert status == 403
+    status, body, _ = request(served, "GET", "/api/graph", {"path": "../outside/secret.txt"})
+    assert status in (400, 403) and b"not for the page" not in body
+    status, body, _ = request(served, "GET", "/api/graph", {"path": "resnet18/model.onnx"})
+    assert status == 200
+    doc = json.loads(body)
+    model = onnx.load(str(served["root"] / "resnet18" / "model.onnx"), load_external_data=False)
+    assert len(doc["nodes"]) == len(model.graph.node)
+    # Each weight says where its bytes are: this model keeps them in model.onnx.data.
+    stored = {t[0]: (t[5], doc["files"][t[6]] if t[6] >= 0 else None, t[7]) for t in doc["initializers"]}
+    for t in model.graph.initializer:
+        if t.data_location == TensorProto.EXTERNAL:
+            entry = {e.key: e.value for e in t.external_data}
+            assert stored[t.name] == ("external", entry["location"], int(entry.get("offset", "0"))), t.name
