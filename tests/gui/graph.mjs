@@ -99,8 +99,14 @@ try {
   const t = Date.now();
   results.huge_find = await find('/model/block.1234/Relu_57');
   results.huge_find.ms = Date.now() - t;
-  results.huge_after = await page.$eval('.graph-canvas', (c) => ({ shown_nodes: Number(c.dataset.shownNodes), draw_ms: Number(c.dataset.drawMs) }));
   await shot('graph-search');
+  // Keyboard: a closed group is a button; Enter opens it.
+  await page.$eval('.item.group[data-group]', (g) => g.focus());
+  const opened = await page.$eval('.item.group[data-group]', (g) => g.querySelector('.label').textContent);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((n) => document.querySelectorAll('.item.group').length < n, {}, results.huge_find.groups);
+  results.huge_keyboard = { opened, groups: await page.$$eval('.item.group', (g) => g.length) };
+  results.huge_after = await page.$eval('.graph-canvas', (c) => ({ shown_nodes: Number(c.dataset.shownNodes), draw_ms: Number(c.dataset.drawMs) }));
 
   // Names from a model are text in the drawing, the details and the table, never markup.
   await openGraph('hostile/model.onnx');

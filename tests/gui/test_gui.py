@@ -826,7 +826,9 @@ def test_a_200k_node_model_opens_grouped_and_search_opens_the_group_of_a_match(g
     assert found["selected"] == [1234 * HUGE_PER_SCOPE + 57]
     assert found["groups"] == HUGE_SCOPES - 1  # its group opened, the others still closed
     assert ["/model/block.1234/t56", "FLOAT[1, 16]", "output"] in found["inputs"], found
-    assert graph_run["huge_after"]["shown_nodes"] == HUGE_PER_SCOPE
+    # Enter on a closed group opens it, as a click does.
+    assert graph_run["huge_keyboard"]["groups"] == HUGE_SCOPES - 2, graph_run["huge_keyboard"]
+    assert graph_run["huge_after"]["shown_nodes"] == 2 * HUGE_PER_SCOPE
     for name in ("graph-small", "graph-200k", "graph-search", "tensors"):
         shot = ARTIFACTS / f"{name}.png"
         assert shot.is_file() and shot.stat().st_size > 5000, name

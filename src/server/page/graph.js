@@ -317,6 +317,15 @@ function drawGraph(G) {
       }
       if (it.weights.length > 3) g.append(svg('text', { x: x + 2, y: NODE_H + 6, class: 'sub' }, '+' + (it.weights.length - 3)));
     }
+    if (it.kind === 'node' || it.kind === 'group') {
+      // Reachable by Tab, opened or selected by Enter as by a click.
+      g.setAttribute('tabindex', '0');
+      g.setAttribute('role', 'button');
+      g.setAttribute('aria-label', (it.kind === 'group' ? 'open group ' : 'node ') + it.label + ' ' + it.sub);
+      g.addEventListener('keydown', (event) => {
+        if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); g.dispatchEvent(new MouseEvent('click')); }
+      });
+    }
     g.addEventListener('click', (event) => {
       event.stopPropagation();
       if (it.kind === 'group') {
