@@ -10,8 +10,8 @@
 #include <onnxstream/onnx/tensor_type.hpp>
 #include <onnxstream/report/json_writer.hpp>
 
-#include <iterator>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <string_view>
 #include <type_traits>
@@ -30,9 +30,9 @@ constexpr std::uint32_t absent = ~std::uint32_t{0};
 
 // AttributeProto.AttributeType, as the page names it.
 const char* attribute_type_name(std::int32_t type) {
-    static constexpr const char* names[] = {"UNDEFINED", "FLOAT", "INT",  "STRING", "TENSOR", "GRAPH",         "FLOATS",
-                                            "INTS",      "STRINGS", "TENSORS", "GRAPHS", "SPARSE_TENSOR", "SPARSE_TENSORS",
-                                            "TYPE_PROTO", "TYPE_PROTOS"};
+    static constexpr const char* names[] = {"UNDEFINED",      "FLOAT",      "INT",        "STRING",  "TENSOR", "GRAPH",
+                                            "FLOATS",         "INTS",       "STRINGS",    "TENSORS", "GRAPHS", "SPARSE_TENSOR",
+                                            "SPARSE_TENSORS", "TYPE_PROTO", "TYPE_PROTOS"};
     return type >= 0 && type < static_cast<std::int32_t>(std::size(names)) ? names[type] : "UNKNOWN";
 }
 
@@ -88,9 +88,8 @@ std::unordered_map<std::string_view, declared_type> declared_types(const onnx::m
     std::unordered_map<std::string_view, declared_type> declared;
     for (const auto& g : tree.fields(graph)) {
         const auto n = g.number();
-        if (g.child == onnx::no_index ||
-            (n != number(onnx::graph_field::input) && n != number(onnx::graph_field::output) &&
-             n != number(onnx::graph_field::value_info)))
+        if (g.child == onnx::no_index || (n != number(onnx::graph_field::input) && n != number(onnx::graph_field::output) &&
+                                          n != number(onnx::graph_field::value_info)))
             continue;
         const auto name = tree.find_text(g.child, number(onnx::value_info_field::name));
         const auto* type = tree.find(g.child, number(onnx::value_info_field::type));
@@ -225,7 +224,11 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
         for (std::size_t k = 0; k < node.outputs.size(); ++k) node_json.value(slots[at++]);
         node_json.end_array().value(static_cast<std::uint64_t>(node.subgraphs().size())).begin_array();
         for (const auto& a : model.attributes(n))
-            node_json.begin_array().value(a.name).value(attribute_type_name(a.type)).value(attribute_text(a, options.max_attribute_text)).end_array();
+            node_json.begin_array()
+                .value(a.name)
+                .value(attribute_type_name(a.type))
+                .value(attribute_text(a, options.max_attribute_text))
+                .end_array();
         node_json.end_array().end_array();
     }
     node_json.end_array();

@@ -140,9 +140,7 @@ private:
     static void send_json(httplib::Response& res, const std::string& body) { res.set_content(body, "application/json"); }
 
     // A path the page names, as given: every use opens it beneath the folder (served_folder).
-    static std::string path_param(const httplib::Request& req, const char* name = "path") {
-        return req.get_param_value(name);
-    }
+    static std::string path_param(const httplib::Request& req, const char* name = "path") { return req.get_param_value(name); }
 
     // A relative path as the page shows it: '/'-separated, no "." parts, "" for the folder.
     static std::string normal_relative(const std::string& relative) {
@@ -219,7 +217,8 @@ private:
             std::lock_guard lock(tickets_mutex_);
             std::erase_if(tickets_, [&](const auto& t) { return t.second.expires <= now; });
             if (tickets_.size() >= max_tickets)
-                return send_error(res, 503, error{error_code::io, "too many downloads are waiting to start", "try again in a minute"});
+                return send_error(res, 503,
+                                  error{error_code::io, "too many downloads are waiting to start", "try again in a minute"});
             tickets_.emplace(ticket, ticket_entry{req.get_param_value("path"), now + ticket_lifetime});
         }
         send_json(res, "{\"ok\":true,\"ticket\":\"" + ticket + "\"}");
@@ -425,7 +424,8 @@ private:
                 }
                 std::array<char, 1 << 16> buffer{};
                 const auto wanted = std::min<std::uint64_t>(range.length - offset, buffer.size());
-                const auto n = ::pread(*fd, buffer.data(), static_cast<std::size_t>(wanted), static_cast<off_t>(range.first + offset));
+                const auto n = ::pread(*fd, buffer.data(), static_cast<std::size_t>(wanted),
+                                       static_cast<off_t>(range.first + offset));
                 if (n <= 0) return false;
                 return sink.write(buffer.data(), static_cast<std::size_t>(n));
             },
@@ -450,8 +450,9 @@ private:
         }
         const auto shown = relative_to(target->shown, root_);
         const auto exists = [&] {
-            return send_error(res, 409,
-                              error{error_code::output_exists, shown + " already exists", "it was not replaced; pick it in the list"});
+            return send_error(
+                res, 409,
+                error{error_code::output_exists, shown + " already exists", "it was not replaced; pick it in the list"});
         };
         auto created = io::output_file::create(target->path, 0, {.overwrite = false, .preallocate = false});
         if (!created) {

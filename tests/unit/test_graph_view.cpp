@@ -43,11 +43,12 @@ TEST_CASE("the graph of python-onnx's model: values by index, each weight's stor
     const auto model = test_support::write_reference_model(dir);
     const auto json = ops::graph_view_json(model);
     REQUIRE(json);
-    CHECK(*json ==
-          R"({"ok":true,"graph":"g","nodes_total":1,"ops":["Add"],"domains":[""],"files":["w.bin"],)"
-          R"("values":[["W","initializer","FLOAT",["4","4"]],["B","initializer","FLOAT",["4"]],["Y","output","FLOAT",["4","4"]]],)"
-          R"("inputs":[],"outputs":[2],"nodes":[["add",0,0,[0,1],[2],0,[]]],)"
-          R"("initializers":[["W",0,"FLOAT",[4,4],64,"external",0,0,""],["B",1,"FLOAT",[4],16,"raw",-1,0,""]]})");
+    CHECK(
+        *json ==
+        R"({"ok":true,"graph":"g","nodes_total":1,"ops":["Add"],"domains":[""],"files":["w.bin"],)"
+        R"("values":[["W","initializer","FLOAT",["4","4"]],["B","initializer","FLOAT",["4"]],["Y","output","FLOAT",["4","4"]]],)"
+        R"("inputs":[],"outputs":[2],"nodes":[["add",0,0,[0,1],[2],0,[]]],)"
+        R"("initializers":[["W",0,"FLOAT",[4,4],64,"external",0,0,""],["B",1,"FLOAT",[4],16,"raw",-1,0,""]]})");
 }
 
 TEST_CASE("declared shapes keep their symbolic dims, inferred ones fill the rest, attributes are summarised") {
