@@ -1,8 +1,8 @@
 # Turns the page's files into a C++ source of byte arrays (run with cmake -P at build
-# time, so editing a page file rebuilds the binary). Inputs: -DOUTPUT=... -DHTML=... -DCSS=... -DJS=...
+# time, so editing a page file rebuilds the binary). Inputs: -DOUTPUT=... -DHTML=... -DCSS=... -DJS=... -DGRAPH_JS=...
 set(body "// Generated from src/server/page by cmake/embed_page.cmake; do not edit.\n")
 string(APPEND body "#include \"page.hpp\"\n\nnamespace onnxstream::server {\nnamespace {\n\n")
-foreach(kind HTML CSS JS)
+foreach(kind HTML CSS JS GRAPH_JS)
   file(READ "${${kind}}" hex HEX)
   string(LENGTH "${hex}" hex_length)
   math(EXPR size "${hex_length} / 2")
@@ -14,7 +14,8 @@ endforeach()
 string(APPEND body "}  // namespace\n\n")
 string(APPEND body "std::string_view page_html() { return {html_bytes, html_size}; }\n")
 string(APPEND body "std::string_view page_css() { return {css_bytes, css_size}; }\n")
-string(APPEND body "std::string_view page_js() { return {js_bytes, js_size}; }\n\n")
+string(APPEND body "std::string_view page_js() { return {js_bytes, js_size}; }\n")
+string(APPEND body "std::string_view page_graph_js() { return {graph_js_bytes, graph_js_size}; }\n\n")
 string(APPEND body "}  // namespace onnxstream::server\n")
 file(WRITE "${OUTPUT}.tmp" "${body}")
 file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)

@@ -11,6 +11,7 @@
 
 #ifdef ONNXSTREAM_GUI_MODULE_BUILT
 #include <onnxstream/io/loadable_module.hpp>
+#include <onnxstream/ops/graph_view.hpp>
 #else
 #include <job_worker.hpp>
 #endif
@@ -46,6 +47,10 @@ constexpr std::array gui_options{opt_help, opt_quiet, value_option("--port"), va
 
 #ifdef ONNXSTREAM_HAVE_GUI
 #ifdef ONNXSTREAM_GUI_MODULE_BUILT
+// What of the library only the module calls: referenced here (and kept by `used`), so
+// that the linker takes it from the static library into the binary the module binds to.
+[[gnu::used]] constexpr auto* graph_view_for_module = &ops::graph_view_json;
+
 // The server, from the gui module (gui_module.hpp says why it is one), or why it is not there.
 result<const server::gui_module_api*> gui_server() {
     constexpr const char* module_name = "onnxstream-gui.so";

@@ -26,7 +26,8 @@ bool host_allowed(const admission_policy& policy, std::string_view host) {
 // The page and what it loads carry no token (a navigation cannot send a header, and the
 // token arrives in the URL's fragment, which the browser never sends); they hold no data.
 bool is_static_page(std::string_view method, std::string_view path) {
-    return (method == "GET" || method == "HEAD") && (path == "/" || path == "/app.js" || path == "/app.css");
+    return (method == "GET" || method == "HEAD") &&
+           (path == "/" || path == "/app.js" || path == "/graph.js" || path == "/app.css");
 }
 
 refusal refuse(int status, std::string message, std::string hint = {}) {
@@ -39,8 +40,7 @@ std::optional<std::string_view> query_value(std::string_view query, std::string_
     while (!query.empty()) {
         const auto end = query.find('&');
         const auto part = query.substr(0, end);
-        if (part.size() > key.size() && part.starts_with(key) && part[key.size()] == '=')
-            return part.substr(key.size() + 1);
+        if (part.size() > key.size() && part.starts_with(key) && part[key.size()] == '=') return part.substr(key.size() + 1);
         if (end == std::string_view::npos) break;
         query.remove_prefix(end + 1);
     }
@@ -72,7 +72,8 @@ std::optional<refusal> admission(const admission_policy& policy, const request_h
         if (head.has_transfer_encoding || !head.has_content_length)
             return refuse(411, "a request with a body must give its Content-Length");
         std::uint64_t length = 0;
-        if (head.content_length.empty() || head.content_length.size() > 19) return refuse(400, "the Content-Length is not a number");
+        if (head.content_length.empty() || head.content_length.size() > 19)
+            return refuse(400, "the Content-Length is not a number");
         for (const char c : head.content_length) {
             if (c < '0' || c > '9') return refuse(400, "the Content-Length is not a number");
             length = length * 10 + static_cast<std::uint64_t>(c - '0');

@@ -9,6 +9,7 @@
 #include "served_folder.hpp"
 
 #include <onnxstream/io/output_file.hpp>
+#include <onnxstream/ops/graph_view.hpp>
 #include <onnxstream/ops/inspect.hpp>
 #include <onnxstream/report/json.hpp>
 
@@ -139,9 +140,7 @@ private:
     static void send_json(httplib::Response& res, const std::string& body) { res.set_content(body, "application/json"); }
 
     // A path the page names, as given: every use opens it beneath the folder (served_folder).
-    static std::string path_param(const httplib::Request& req, const char* name = "path") {
-        return req.get_param_value(name);
-    }
+    static std::string path_param(const httplib::Request& req, const char* name = "path") { return req.get_param_value(name); }
 
     // A relative path as the page shows it: '/'-separated, no "." parts, "" for the folder.
     static std::string normal_relative(const std::string& relative) {
@@ -172,12 +171,16 @@ private:
         server_.Get("/app.js", [](const httplib::Request&, httplib::Response& res) {
             res.set_content(std::string(page_js()), "text/javascript; charset=utf-8");
         });
+        server_.Get("/graph.js", [](const httplib::Request&, httplib::Response& res) {
+            res.set_content(std::string(page_graph_js()), "text/javascript; charset=utf-8");
+        });
         server_.Get("/app.css", [](const httplib::Request&, httplib::Response& res) {
             res.set_content(std::string(page_css()), "text/css; charset=utf-8");
         });
         server_.Get("/api/actions", [](const httplib::Request&, httplib::Response& res) { send_json(res, actions_json()); });
         server_.Get("/api/list", [this](const httplib::Request& req, httplib::Response& res) { list(req, res); });
         server_.Get("/api/inspect", [this](const httplib::Request& req, httplib::Response& res) { inspect(req, res); });
+        server_.Get("/api/graph", [this](const httplib::Request& req, httplib::Response& res) { graph(req, res); });
         server_.Get("/api/find", [this](const httplib::Request& req, httplib::Response& res) { find(req, res); });
         server_.Get("/api/server", [this](const httplib::Request&, httplib::Response& res) {
             send_json(res, std::string("{\"ok\":true,\"network\":") + (policy_.network ? "true" : "false") + "}");
@@ -214,7 +217,8 @@ private:
             std::lock_guard lock(tickets_mutex_);
             std::erase_if(tickets_, [&](const auto& t) { return t.second.expires <= now; });
             if (tickets_.size() >= max_tickets)
-                return send_error(res, 503, error{error_code::io, "too many downloads are waiting to start", "try again in a minute"});
+                return send_error(res, 503,
+                                  error{error_code::io, "too many downloads are waiting to start", "try again in a minute"});
             tickets_.emplace(ticket, ticket_entry{req.get_param_value("path"), now + ticket_lifetime});
         }
         send_json(res, "{\"ok\":true,\"ticket\":\"" + ticket + "\"}");
@@ -300,6 +304,28 @@ private:
             if (f.path) f.path = shown_relative(*f.path, *model);
         r->path = relative_to(model->shown, root_);
         send_json(res, show_pinned(report::to_json(*r, page_wording()), pins, true));
+    }
+
+    // The main graph as the page draws it (ops::graph_view_json): built whole before the
+    // first byte goes (a graph too large to show is an error, never half a document), then
+    // sent in pieces.
+    void graph(const httplib::Request& req, httplib::Response& res) const {
+        auto model = model_param(req);
+        if (!model) return send_error(res, 400, model.error());
+        const pinned_path* pins[] = {&*model};
+        auto r = ops::graph_view_json(model->path, {});
+        if (!r) {
+            auto e = std::move(r).error();
+            e.message = show_pinned(e.message, pins, false);
+            e.hint = show_pinned(e.hint, pins, false);
+            return send_error(res, 422, e);
+        }
+        // The document holds no path of ours: data file locations are as the model writes them.
+        auto body = std::make_shared<std::string>(std::move(*r));
+        res.set_content_provider(body->size(), "application/json",
+                                 [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                                     return sink.write(body->data() + offset, std::min(length, body->size() - offset));
+                                 });
     }
 
     // Files dropped on the page arrive as a name and a size: find them under the folder.
@@ -398,7 +424,8 @@ private:
                 }
                 std::array<char, 1 << 16> buffer{};
                 const auto wanted = std::min<std::uint64_t>(range.length - offset, buffer.size());
-                const auto n = ::pread(*fd, buffer.data(), static_cast<std::size_t>(wanted), static_cast<off_t>(range.first + offset));
+                const auto n = ::pread(*fd, buffer.data(), static_cast<std::size_t>(wanted),
+                                       static_cast<off_t>(range.first + offset));
                 if (n <= 0) return false;
                 return sink.write(buffer.data(), static_cast<std::size_t>(n));
             },
@@ -423,8 +450,9 @@ private:
         }
         const auto shown = relative_to(target->shown, root_);
         const auto exists = [&] {
-            return send_error(res, 409,
-                              error{error_code::output_exists, shown + " already exists", "it was not replaced; pick it in the list"});
+            return send_error(
+                res, 409,
+                error{error_code::output_exists, shown + " already exists", "it was not replaced; pick it in the list"});
         };
         auto created = io::output_file::create(target->path, 0, {.overwrite = false, .preallocate = false});
         if (!created) {

@@ -727,3 +727,156 @@ def test_convert_and_exports_from_the_api_write_what_the_references_read(served,
         assert np.array_equal(got, want), init.name
     for name in ("model.fp16.onnx", "model.fp16.onnx.data", "model.prototxt", "model.caffemodel", "model.safetensors"):
         (folder / name).unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------- the model's graph and tensors
+
+SILERO = REPO / "tests" / "models" / "node_modules" / "@ricky0123" / "vad-web" / "dist" / "silero_vad_v5.onnx"
+HUGE_SCOPES, HUGE_PER_SCOPE = 2000, 100
+
+
+def make_huge_model(path: Path) -> None:
+    """200 000 nodes in 2000 name scopes of 100 (/model/block.S/Relu_K), no weights."""
+    nodes = []
+    previous = "x"
+    for s in range(HUGE_SCOPES):
+        for k in range(HUGE_PER_SCOPE):
+            op = "Relu" if k % 2 else "Sigmoid"
+            out = f"/model/block.{s}/t{k}"
+            nodes.append(helper.make_node(op, [previous], [out], name=f"/model/block.{s}/{op}_{k}"))
+            previous = out
+    graph = helper.make_graph(nodes, "huge", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+                              [helper.make_tensor_value_info(previous, TensorProto.FLOAT, [1, 16])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+
+
+@pytest.fixture(scope="module")
+def graph_run(served):
+    """Runs graph.mjs once over a torchvision ResNet-18, Silero VAD v5 and a 200k-node model."""
+    if not Path("/usr/bin/chromium").exists():
+        pytest.fail("chromium is missing: run scripts/install_deps.sh")
+    if not SILERO.is_file():
+        pytest.fail(f"{SILERO} is missing: run scripts/setup_models.sh")
+    resnet = FIXTURES / "passes" / "resnet18" / "model.onnx"
+    if not resnet.is_file():
+        pytest.fail(f"{resnet} is missing: run scripts/make_pass_fixtures.py build/fixtures/passes")
+    folder = served["root"] / "graphs"
+    (folder / "resnet18").mkdir(parents=True)
+    (folder / "huge").mkdir()
+    shutil.copy(resnet, folder / "resnet18" / "model.onnx")
+    shutil.copy(SILERO, folder / "silero_vad_v5.onnx")
+    make_huge_model(folder / "huge" / "model.onnx")
+    result_file = served["base"] / "graph.json"
+    proc = subprocess.run(["node", str(HERE / "graph.mjs"), f"http://127.0.0.1:{served['port']}", served["token"],
+                           str(ARTIFACTS), str(result_file)], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(result_file.read_text())
+    shutil.rmtree(folder)
+    assert "failure" not in results, results["failure"]
+    # The first draw of each model, for the test log (and beside the screenshots).
+    timings = {k: {m: results[k][m] for m in ("fetch_ms", "draw_ms", "wall_ms")} for k in ("small", "silero", "huge")}
+    timings["huge_search_ms"] = results["huge_find"]["search_ms"]
+    (ARTIFACTS / "graph-timings.json").write_text(json.dumps(timings, indent=2))
+    print("first draw (ms):", json.dumps(timings), file=sys.stderr)
+    return results
+
+
+def test_the_graph_views_run_without_script_errors(graph_run):
+    assert graph_run["console_errors"] == []
+
+
+def test_a_small_model_draws_every_node_with_shapes_and_weight_badges(graph_run):
+    model = onnx.load(str(FIXTURES / "passes" / "resnet18" / "model.onnx"))
+    small = graph_run["small"]
+    assert small["nodes"] == small["shown_nodes"] == small["node_boxes"] == len(model.graph.node), small
+    assert small["group_boxes"] == 0
+    # A badge per weight a node reads (at most three drawn a node, the rest as "+k").
+    assert small["badges"] > 0
+    assert "[1, 3, 64, 64]" in small["edge_labels"], small["edge_labels"]
+
+
+def test_search_selects_a_node_and_the_details_show_its_shapes_and_weights(graph_run):
+    model = onnx.load(str(FIXTURES / "passes" / "resnet18" / "model.onnx"))
+    names = [n.name for n in model.graph.node]
+    found = graph_run["small_find"]
+    assert found["title"] == "Conv" and found["name"] == "/layer1/layer1.0/conv1/Conv"
+    assert found["selected"] == [names.index("/layer1/layer1.0/conv1/Conv")]
+    weight = next(t for t in model.graph.initializer if t.name == "layer1.0.conv1.weight")
+    row = next(r for r in found["inputs"] if r[0] == weight.name)
+    assert row[1] == "FLOAT[" + ", ".join(map(str, weight.dims)) + "]", row
+    assert "144.0 KiB" in row[2] and "embedded" in row[2], row
+    assert "kernel_shape" in found["attributes"] and "INTS[3, 3]" in found["attributes"]
+    # A tensor's name finds the node that reads it.
+    by_weight = graph_run["small_find_weight"]
+    assert by_weight["name"] == "/fc/Gemm" and ["logits", "FLOAT[1, 1000]", "output"] in by_weight["outputs"]
+
+
+def test_the_tensor_table_sorts_filters_and_says_where_the_bytes_are(graph_run):
+    model = onnx.load(str(FIXTURES / "passes" / "resnet18" / "model.onnx"))
+    sizes = sorted((numpy_helper.to_array(t).nbytes for t in model.graph.initializer), reverse=True)
+    assert graph_run["tensors_default"] == sizes
+    assert graph_run["tensors_by_name"] == sorted(t.name for t in model.graph.initializer)
+    assert graph_run["tensors_by_bytes"] == sizes
+    assert graph_run["tensors_by_bytes_up"] == sizes[::-1]
+    assert graph_run["tensors_filtered"] and all("layer4" in n for n in graph_run["tensors_filtered"])
+    # layer4 holds 8.4 M of ResNet-18's 11.7 M parameters: the bars say so in percent.
+    layer4 = sum(numpy_helper.to_array(t).nbytes for t in model.graph.initializer if t.name.startswith("layer4."))
+    share = f"{100 * layer4 / sum(sizes):.1f} %"
+    assert any(b.startswith("layer4") and share in b for b in graph_run["bars"]), (share, graph_run["bars"])
+
+
+def test_silero_draws_its_main_graph_and_an_if_with_its_bodies(graph_run):
+    model = onnx.load(str(SILERO))
+    silero = graph_run["silero"]
+    assert silero["nodes"] == silero["node_boxes"] == len(model.graph.node), silero
+    found = graph_run["silero_find"]
+    assert found["title"] == "If" and "2 subgraphs" in found["attributes"], found
+    assert [r[1] for r in found["inputs"]] == ["BOOL[]"], found  # its condition, a scalar
+
+
+def test_a_200k_node_model_opens_grouped_and_search_opens_the_group_of_a_match(graph_run):
+    huge = graph_run["huge"]
+    assert huge["nodes"] == HUGE_SCOPES * HUGE_PER_SCOPE
+    assert huge["group_boxes"] == HUGE_SCOPES and huge["node_boxes"] == 0, huge
+    found = graph_run["huge_find"]
+    assert found["name"] == "/model/block.1234/Relu_57"
+    assert found["selected"] == [1234 * HUGE_PER_SCOPE + 57]
+    assert found["groups"] == HUGE_SCOPES - 1  # its group opened, the others still closed
+    assert ["/model/block.1234/t56", "FLOAT[1, 16]", "output"] in found["inputs"], found
+    # Enter on a closed group opens it, as a click does.
+    assert graph_run["huge_keyboard"]["groups"] == HUGE_SCOPES - 2, graph_run["huge_keyboard"]
+    assert graph_run["huge_after"]["shown_nodes"] == 2 * HUGE_PER_SCOPE
+    for name in ("graph-small", "graph-200k", "graph-search", "tensors"):
+        shot = ARTIFACTS / f"{name}.png"
+        assert shot.is_file() and shot.stat().st_size > 5000, name
+
+
+def test_model_text_in_the_graph_is_shown_as_text_never_as_markup(graph_run):
+    hostile = graph_run["hostile"]
+    assert hostile["pwned"] is None and hostile["injected"] == 0, hostile
+    assert HOSTILE_NAME in hostile["labels"], hostile["labels"]
+    assert graph_run["hostile_find"]["inputs"][0][0] == HOSTILE_NAME
+
+
+def test_the_page_scripts_load_without_the_token_and_the_graph_api_needs_it(served):
+    """A <script src> cannot send the token's header: the page's scripts are static; the
+    graph of a model is data, behind the token like every other API."""
+    for script in ("/app.js", "/graph.js"):
+        status, body, r = request(served, "GET", script, token=False)
+        assert status == 200 and r.getheader("Content-Type").startswith("text/javascript"), script
+        assert b".innerHTML" not in body and b"insertAdjacentHTML" not in body, script
+    status, _, _ = request(served, "GET", "/api/graph", {"path": "resnet18/model.onnx"}, token=False)
+    assert status == 403
+    status, body, _ = request(served, "GET", "/api/graph", {"path": "../outside/secret.txt"})
+    assert status in (400, 403) and b"not for the page" not in body
+    status, body, _ = request(served, "GET", "/api/graph", {"path": "resnet18/model.onnx"})
+    assert status == 200
+    doc = json.loads(body)
+    model = onnx.load(str(served["root"] / "resnet18" / "model.onnx"), load_external_data=False)
+    assert len(doc["nodes"]) == len(model.graph.node)
+    # Each weight says where its bytes are: this model keeps them in model.onnx.data.
+    stored = {t[0]: (t[5], doc["files"][t[6]] if t[6] >= 0 else None, t[7]) for t in doc["initializers"]}
+    for t in model.graph.initializer:
+        if t.data_location == TensorProto.EXTERNAL:
+            entry = {e.key: e.value for e in t.external_data}
+            assert stored[t.name] == ("external", entry["location"], int(entry.get("offset", "0"))), t.name

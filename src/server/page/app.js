@@ -237,6 +237,7 @@ async function openModel(path) {
   }
   const analyzeBox = q('.analyze');
   section.append(view);
+  setupTabs(section, path);
   showAnalyze(path, analyzeBox);
 }
 

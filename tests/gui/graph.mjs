@@ -1,0 +1,126 @@
+// Drives the page's Graph and Tensors views in Debian's chromium (headless) for
+// test_gui.py: a small model drawn whole, a real one (Silero), a 200k-node model opened
+// grouped, search into a collapsed group, the details of a node, the tensor table sorted.
+// Usage: node graph.mjs BASE_URL TOKEN ARTIFACT_DIR RESULT_JSON
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import puppeteer from 'puppeteer-core';
+
+const [base, token, artifacts, resultFile] = process.argv.slice(2);
+fs.mkdirSync(artifacts, { recursive: true });
+const results = {};
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'onnxstream-chromium-'));
+const browser = await puppeteer.launch({
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  userDataDir: profile,
+  protocolTimeout: 600000,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+});
+const page = await browser.newPage();
+page.setDefaultTimeout(240000);
+const consoleErrors = [];
+page.on('pageerror', (e) => consoleErrors.push(String(e)));
+page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+await page.setViewport({ width: 1280, height: 800 });
+
+const url = (query) => base + '/' + (query ? '?' + new URLSearchParams(query).toString() : '') + '#token=' + token;
+const shot = (name) => page.screenshot({ path: path.join(artifacts, name + '.png') });
+
+// Opens a model's Graph tab; returns what the drawing says of itself and the wall time.
+async function openGraph(rel) {
+  await page.goto(url({ path: rel }), { waitUntil: 'networkidle0' });
+  await page.waitForSelector('.tabs [data-tab="graph"]');
+  const started = Date.now();
+  await page.click('.tabs [data-tab="graph"]');
+  await page.waitForSelector('.graph-canvas svg .item');
+  const wall = Date.now() - started;
+  return page.$eval('.graph-canvas', (c) => ({
+    nodes: Number(c.dataset.nodes), shown_nodes: Number(c.dataset.shownNodes), groups: Number(c.dataset.groups),
+    draw_ms: Number(c.dataset.drawMs), fetch_ms: Number(c.dataset.fetchMs),
+    node_boxes: c.querySelectorAll('.item.node').length, group_boxes: c.querySelectorAll('.item.group').length,
+    badges: c.querySelectorAll('.badge').length, edge_labels: Array.from(c.querySelectorAll('.edge-label')).map((t) => t.textContent),
+    status: document.querySelector('.graph-status').textContent,
+  })).then((r) => Object.assign(r, { wall_ms: wall }));
+}
+
+async function find(query) {
+  // The query is set at once (typing it key by key would time the browser's protocol).
+  await page.$eval('.graph-search input', (i, q) => { i.value = q; }, query);
+  const before = await page.evaluate(() => document.querySelector('.graph-canvas').dataset.searchMs || '');
+  await page.click('.graph-search button');
+  await page.waitForFunction((b) => (document.querySelector('.graph-canvas').dataset.searchMs || '') !== b &&
+    document.querySelector('.graph-details h4'), {}, before);
+  return page.evaluate(() => ({
+    search_ms: Number(document.querySelector('.graph-canvas').dataset.searchMs),
+    selected: Array.from(document.querySelectorAll('.item.selected')).map((n) => Number(n.dataset.node)),
+    title: document.querySelector('.graph-details h4').textContent,
+    name: (document.querySelector('.graph-details .node-name') || {}).textContent,
+    inputs: Array.from(document.querySelectorAll('.graph-details tr.input')).map((r) => Array.from(r.cells).map((c) => c.textContent)),
+    outputs: Array.from(document.querySelectorAll('.graph-details tr.output')).map((r) => Array.from(r.cells).map((c) => c.textContent)),
+    attributes: document.querySelector('.graph-details').textContent,
+    status: document.querySelector('.graph-status').textContent,
+    groups: document.querySelectorAll('.item.group').length,
+  }));
+}
+
+const tensorBytes = () => page.$$eval('.tensor-table tbody tr', (rows) => rows.map((r) => Number(r.cells[3].title.split(' ')[0])));
+const tensorNames = () => page.$$eval('.tensor-table tbody tr', (rows) => rows.map((r) => r.cells[0].textContent));
+
+try {
+  // A small model (torchvision ResNet-18): every node drawn, shapes on the edges, weights as badges.
+  results.small = await openGraph('graphs/resnet18/model.onnx');
+  await shot('graph-small');
+  results.small_find = await find('/layer1/layer1.0/conv1/Conv');
+  results.small_find_weight = await find('fc.weight');
+  await page.click('.tabs [data-tab="tensors"]');
+  await page.waitForSelector('.tensor-table tbody tr');
+  results.tensors_default = await tensorBytes();
+  results.bars = await page.$$eval('.bar-row', (rows) => rows.map((r) => r.textContent));
+  await page.click('.tensor-table th[data-key="name"]');
+  results.tensors_by_name = await tensorNames();
+  await page.click('.tensor-table th[data-key="bytes"]');
+  results.tensors_by_bytes = await tensorBytes();
+  await page.click('.tensor-table th[data-key="bytes"]');
+  results.tensors_by_bytes_up = await tensorBytes();
+  await page.type('.tensor-filter', 'layer4');
+  results.tensors_filtered = await tensorNames();
+  await shot('tensors');
+
+  // A real model from the web (Silero VAD v5): its main graph, an If with two bodies.
+  results.silero = await openGraph('graphs/silero_vad_v5.onnx');
+  results.silero_find = await find('If');
+
+  // 200 000 nodes in 2000 scopes: drawn grouped at once, search opens the group of the match.
+  results.huge = await openGraph('graphs/huge/model.onnx');
+  await shot('graph-200k');
+  const t = Date.now();
+  results.huge_find = await find('/model/block.1234/Relu_57');
+  results.huge_find.ms = Date.now() - t;
+  await shot('graph-search');
+  // Keyboard: a closed group is a button; Enter opens it.
+  await page.$eval('.item.group[data-group]', (g) => g.focus());
+  const opened = await page.$eval('.item.group[data-group]', (g) => g.querySelector('.label').textContent);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((n) => document.querySelectorAll('.item.group').length < n, {}, results.huge_find.groups);
+  results.huge_keyboard = { opened, groups: await page.$$eval('.item.group', (g) => g.length) };
+  results.huge_after = await page.$eval('.graph-canvas', (c) => ({ shown_nodes: Number(c.dataset.shownNodes), draw_ms: Number(c.dataset.drawMs) }));
+
+  // Names from a model are text in the drawing, the details and the table, never markup.
+  await openGraph('hostile/model.onnx');
+  results.hostile_find = await find('<img');
+  await page.click('.tabs [data-tab="tensors"]');
+  results.hostile = { pwned: await page.evaluate(() => window.pwned ?? null),
+    injected: await page.evaluate(() => document.querySelectorAll('#model img, #model script, #model b').length),
+    labels: await page.$$eval('.graph-canvas text', (t) => t.map((n) => n.textContent)) };
+} catch (e) {
+  results.failure = String(e.stack || e);
+  await shot('graph-failure').catch(() => {});
+} finally {
+  results.console_errors = consoleErrors;
+  fs.writeFileSync(resultFile, JSON.stringify(results, null, 2));
+  await browser.close();
+  fs.rmSync(profile, { recursive: true, force: true });
+}
