@@ -10,6 +10,10 @@
 #include <bit>
 #include <cstring>
 
+#if ONNXSTREAM_X86_SIMD
+#include <cpuid.h>
+#endif
+
 namespace onnxstream::onnx {
 namespace {
 
@@ -69,9 +73,13 @@ detected_paths detect() noexcept {
     detected_paths d;
     d.paths[d.count++] = conversion_path::portable;
 #if ONNXSTREAM_X86_SIMD
-    // libgcc's checks include the OS's: AVX state saved by XSAVE (XCR0), not only CPUID.
+    // The compiler runtime's checks include the OS's: AVX state saved by XSAVE (XCR0),
+    // not only CPUID. F16C is read from CPUID directly (clang's builtin does not know it);
+    // the AVX2 check already covers the OS side of its registers.
     __builtin_cpu_init();
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("popcnt");
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+    const bool avx2 = f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
     if (avx2) d.paths[d.count++] = conversion_path::avx2;
     if (avx2 && __builtin_cpu_supports("avx512f")) d.paths[d.count++] = conversion_path::avx512;
 #endif

@@ -139,7 +139,9 @@ __attribute__((target("avx2,popcnt"))) void overflow_avx2(const std::byte* in, s
 // -Wuninitialized then reports at every use (GCC bug 105593, fixed in GCC 13).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 __attribute__((target("avx512f,avx2,f16c,popcnt"))) std::uint64_t float16_avx512(const std::byte* in, std::byte* out,
                                                                                    std::size_t count) noexcept {
