@@ -126,8 +126,8 @@ __attribute__((target("avx2,popcnt"))) void overflow_avx2(const std::byte* in, s
         values += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(too_large)))));
         largest = _mm256_max_epu32(largest, _mm256_and_si256(magnitude, too_large));
     }
-    alignas(32) std::uint32_t lanes[8];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), largest);
+    std::uint32_t lanes[8];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes), largest);  // unaligned: Windows stacks are 16-byte aligned
     found.values += values;
     found.largest = std::max(found.largest, std::bit_cast<float>(*std::max_element(lanes, lanes + 8)));
     overflow_tail(in, i, count, found);
