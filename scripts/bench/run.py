@@ -37,7 +37,7 @@ GiB = 1 << 30
 
 def measure(command: list[str], cwd: Path, stdout=subprocess.DEVNULL) -> dict:
     """Runs `command` under /usr/bin/time; returns wall seconds (measured here, finer than
-    time's), CPU seconds (user + system) and peak RSS bytes as time reports them. (rusage
+    time's), CPU seconds (user + system, and user alone) and peak RSS bytes as time reports them. (rusage
     taken here directly would be wrong: a child started with vfork inherits this Python
     process's high-water mark across exec.)"""
     with tempfile.NamedTemporaryFile(mode="r") as report, tempfile.TemporaryFile() as errors:
@@ -50,7 +50,8 @@ def measure(command: list[str], cwd: Path, stdout=subprocess.DEVNULL) -> dict:
             message = errors.read().decode(errors="replace")[-4000:]
             raise SystemExit(f"bench: {' '.join(command)} failed ({process.returncode}):\n{message}")
         user, system, rss_kib = report.read().split()[-3:]
-    return {"wall_s": wall, "cpu_s": float(user) + float(system), "peak_rss_bytes": int(rss_kib) * 1024}
+    return {"wall_s": wall, "cpu_s": float(user) + float(system), "user_s": float(user),
+            "peak_rss_bytes": int(rss_kib) * 1024}
 
 
 def sync() -> None:
@@ -296,17 +297,29 @@ def llm_convert_cases(args, repack: case, out: Path, binary: str) -> list[case]:
              repack.input_bytes)
     c.tool("onnxstream", [binary, "convert", str(model), "--dtype", "fp16", "-o", str(half), "--quiet"],
            [half, out / "model.fp16.onnx.data"])
+    # The same without the SIMD conversion paths (onnx/conversion_path.hpp): user_s shows
+    # what they save; the bf16 row below is the cost fp16 should not exceed.
+    c.tool("no-simd", ["env", "ONNXSTREAM_SIMD=off", binary, "convert", str(model), "--dtype", "fp16", "-o", str(half),
+                       "--quiet"], [half, out / "model.fp16.onnx.data"])
     c.tool("cp", ["cp", "-r", str(folder), str(out / "llm-copy")], [out / "llm-copy"])
     c.tool("cp+sync", ["sh", "-c", f'cp -r "$0" "$1" && sync -f "$1"', str(folder), str(out / "llm-copy")], [out / "llm-copy"])
     if not args.no_python_llm:
         c.tool("python-onnx", [PYTHON, "-c", PY_CONVERT, str(model), str(half)], [half, out / "model.fp16.onnx.data"])
+    brain = out / "model.bf16.onnx"
+    b = case(f"convert {label} LLM to bf16", "convert --dtype bf16 of the per-tensor LLM export", [folder],
+             repack.input_bytes)
+    for tool, prefix in (("onnxstream", []), ("no-simd", ["env", "ONNXSTREAM_SIMD=off"])):
+        b.tool(tool, [*prefix, binary, "convert", str(model), "--dtype", "bf16", "-o", str(brain), "--quiet"],
+               [brain, out / "model.bf16.onnx.data"])
+    b.tool("cp", ["cp", "-r", str(folder), str(out / "llm-copy")], [out / "llm-copy"])
+    b.tool("cp+sync", ["sh", "-c", f'cp -r "$0" "$1" && sync -f "$1"', str(folder), str(out / "llm-copy")], [out / "llm-copy"])
     weights = out / "model.safetensors"
     e = case(f"export {label} LLM to safetensors", "export --to safetensors of the per-tensor LLM export", [folder],
              repack.input_bytes)
     e.tool("onnxstream", [binary, "export", str(model), "--to", "safetensors", "-o", str(weights), "--quiet"], [weights])
     e.tool("cp", ["cp", "-r", str(folder), str(out / "llm-copy")], [out / "llm-copy"])
     e.tool("cp+sync", ["sh", "-c", f'cp -r "$0" "$1" && sync -f "$1"', str(folder), str(out / "llm-copy")], [out / "llm-copy"])
-    cases = [c, e]
+    cases = [c, b, e]
     # quantize --weights int8 / int4 against the numpy reference of the same rule (python
     # onnx load, numpy blocks, save: py_quantize.py; its model is not made runnable, it
     # measures the rule's cost) and cp of the same bytes.
@@ -355,6 +368,8 @@ def micro(args, work: Path, nodes_model: Path | None) -> list[dict]:
         return []
     records = []
     for b in json.loads(out.stdout)["benchmarks"]:
+        if b.get("error_occurred"):  # e.g. a conversion path this CPU does not have
+            continue
         record = {"name": b["name"], "real_time": b["real_time"], "cpu_time": b["cpu_time"], "time_unit": b["time_unit"]}
         for key in ("bytes_per_second", "items_per_second", "peak_rss_MiB", "fields", "tokens", "operations", "model_MB"):
             if key in b:
@@ -394,6 +409,7 @@ def run_case(c: case, runs: int, python_runs: int) -> list[dict]:
             "wall_s": round(wall, 4),
             "wall_runs_s": [round(s["wall_s"], 4) for s in runs_of_tool],
             "cpu_s": round(statistics.median(s["cpu_s"] for s in runs_of_tool), 4),
+            "user_s": round(statistics.median(s["user_s"] for s in runs_of_tool), 4),
             "peak_rss_bytes": max(s["peak_rss_bytes"] for s in runs_of_tool),
             "ratio_to_cp": round(wall / cp_wall, 3) if cp_wall else None,
             "ratio_to_cp_sync": round(wall / cp_sync_wall, 3) if cp_sync_wall else None,
@@ -409,12 +425,12 @@ def human_bytes(n: float) -> str:
 
 
 def table(records: list[dict]) -> str:
-    lines = [f"{'case':<28} {'tool':<12} {'wall s':>8} {'CPU s':>8} {'peak RSS':>11} {'x cp':>7} {'x cp+sync':>10}"]
+    lines = [f"{'case':<28} {'tool':<12} {'wall s':>8} {'CPU s':>8} {'user s':>8} {'peak RSS':>11} {'x cp':>7} {'x cp+sync':>10}"]
     lines.append("-" * len(lines[0]))
     for r in records:
         ratio = f"{r['ratio_to_cp']:.2f}" if r.get("ratio_to_cp") is not None else "-"
         ratio_sync = f"{r['ratio_to_cp_sync']:.2f}" if r.get("ratio_to_cp_sync") is not None else "-"
-        lines.append(f"{r['case']:<28} {r['tool']:<12} {r['wall_s']:>8.3f} {r['cpu_s']:>8.3f} "
+        lines.append(f"{r['case']:<28} {r['tool']:<12} {r['wall_s']:>8.3f} {r['cpu_s']:>8.3f} {r.get('user_s', 0):>8.3f} "
                      f"{human_bytes(r['peak_rss_bytes']):>11} {ratio:>7} {ratio_sync:>10}")
     return "\n".join(lines)
 

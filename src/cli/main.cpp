@@ -16,14 +16,17 @@
 
 #include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/io/output_file.hpp>
+#include <onnxstream/onnx/conversion_path.hpp>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #ifndef ONNXSTREAM_VERSION
@@ -97,6 +100,19 @@ int run(const std::vector<std::string>& argv) {
     return exit_usage;
 }
 
+// ONNXSTREAM_SIMD=off (or portable) runs float conversion on the portable loops only,
+// avx2 caps it there (onnx/conversion_path.hpp): for comparing the paths and as a way out
+// should a CPU misreport its features. Anything else keeps the fastest path.
+void limit_simd_from_environment() {
+    const char* value = std::getenv("ONNXSTREAM_SIMD");
+    if (value == nullptr) return;
+    const std::string_view chosen(value);
+    if (chosen == "off" || chosen == "portable" || chosen == "0")
+        onnxstream::onnx::limit_conversion_path(onnxstream::onnx::conversion_path::portable);
+    else if (chosen == "avx2")
+        onnxstream::onnx::limit_conversion_path(onnxstream::onnx::conversion_path::avx2);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,6 +120,7 @@ int main(int argc, char** argv) {
     onnxstream::cli::platform::install_signal_handlers(cancel_requested);
     onnxstream::cli::platform::raise_open_file_limit();
     onnxstream::cli::platform::map_large_allocations();
+    limit_simd_from_environment();
     try {
         return check_stdout(run(onnxstream::cli::platform::command_line(argc, argv)));
     } catch (const std::bad_alloc&) {

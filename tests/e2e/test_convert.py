@@ -348,6 +348,58 @@ def test_bfloat16_bits_match_torch(onnxstream, tmp_path):
     assert np.isnan(widened).all()
 
 
+def two_tensor_model() -> onnx.ModelProto:
+    """W: the special values (some saturate in float16); V: weight-like values with
+    subnormals, float16 ties and NaN payloads, none past float16's range."""
+    rng = np.random.default_rng(5)
+    ties = np.arange(0x38800000, 0x477FE000, 1 << 12, dtype=np.uint32).view(np.float32)  # every tie's float32
+    v = np.concatenate([rng.normal(0, 0.05, 200_003).astype(np.float32), ties,
+                        np.array([1e-6, -3e-8, 6e-8, 0.0, -0.0], np.float32),
+                        np.array([0x7F800001, 0xFFA00003, 0x7FC12345], np.uint32).view(np.float32)])
+    w = special_values()
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["X", "W"], ["T"]), helper.make_node("Concat", ["T", "V"], ["Y"], axis=0)], "bits",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [w.size])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [w.size + v.size])],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(v, "V")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+
+
+# The SIMD conversion paths (onnx/conversion_path.hpp) must give the portable path's bytes:
+# ONNXSTREAM_SIMD=off runs the portable one. fp16 without --allow-saturation also runs the
+# overflow scan that keeps W float32; with it, W saturates and the counts must agree.
+@pytest.mark.parametrize("dtype,extra", [("fp16", []), ("fp16", ["--allow-saturation"]), ("bf16", []),
+                                         ("fp16", ["--shard-size", "1M", "--writer", "portable"])],
+                         ids=["fp16", "fp16_saturating", "bf16", "fp16_sharded_portable_writer"])
+def test_simd_and_portable_paths_write_the_same_bytes(onnxstream, tmp_path, monkeypatch, dtype, extra):
+    src = tmp_path / "bits.onnx"
+    onnx.save(two_tensor_model(), str(src))
+    outputs = {}
+    for simd in ["off", "on"]:
+        monkeypatch.setenv("ONNXSTREAM_SIMD", simd)
+        folder = tmp_path / simd
+        folder.mkdir()
+        report = convert(src, folder / "out.onnx", "--dtype", dtype, *extra)
+        files = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+        outputs[simd] = (files, report["saturated"], report["tensors_converted"])
+    assert outputs["on"] == outputs["off"]
+    assert outputs["on"][2] >= 1
+    if "--allow-saturation" in extra:
+        assert outputs["on"][1] > 0
+
+
+def test_simd_and_portable_paths_write_the_same_bytes_on_a_fixture(onnxstream, tmp_path, monkeypatch):
+    src = cases.fixtures_dir() / "resnet18" / "model.onnx"
+    outputs = {}
+    for simd in ["off", "on"]:
+        monkeypatch.setenv("ONNXSTREAM_SIMD", simd)
+        folder = tmp_path / simd
+        folder.mkdir()
+        convert(src, folder / "r.onnx", "--dtype", "fp16", "--shard-size", "8M")
+        outputs[simd] = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    assert len(outputs["on"]) >= 2 and outputs["on"] == outputs["off"]
+
+
 def test_typed_float_data_converts(onnxstream, tmp_path):
     values = np.linspace(-3, 3, 300, dtype=np.float32)
     model = identity_add_model(values)

@@ -108,50 +108,13 @@ struct float16_overflow {
     std::uint64_t values = 0;
     float largest = 0;
 };
-inline void count_float16_overflow(std::span<const std::byte> in, float16_overflow& found) noexcept {
-    const std::size_t count = in.size() / 4;
-    for (std::size_t i = 0; i < count; ++i) {
-        std::uint32_t bits = 0;
-        std::memcpy(&bits, in.data() + 4 * i, 4);
-        if constexpr (std::endian::native == std::endian::big)
-            bits = (bits >> 24) | ((bits >> 8) & 0xFF00U) | ((bits << 8) & 0xFF0000U) | (bits << 24);
-        const std::uint32_t magnitude = bits & 0x7FFFFFFFU;
-        if (magnitude < 0x477FF000U || magnitude >= 0x7F800000U) continue;  // in range, or inf/NaN (kept as they are)
-        ++found.values;
-        found.largest = std::max(found.largest, std::bit_cast<float>(magnitude));
-    }
-}
+/// Runs on the fastest path the CPU has (conversion_path.hpp); every path counts the same.
+void count_float16_overflow(std::span<const std::byte> in, float16_overflow& found) noexcept;
 
 /// Converts little-endian float32 bytes to little-endian 16-bit values: `out` holds
 /// `in.size() / 2` bytes; `in.size()` must be a multiple of 4. Returns how many values
 /// saturated (float16 only).
-inline std::uint64_t convert_float32_bytes(float_conversion kind, std::span<const std::byte> in,
-                                           std::span<std::byte> out) noexcept {
-    const std::size_t count = in.size() / 4;
-    std::uint64_t saturated = 0;
-    constexpr std::size_t block = 1024;  // values per pass: small enough to stay in L1
-    std::uint32_t wide[block];
-    std::uint16_t narrow[block];
-    for (std::size_t start = 0; start < count; start += block) {
-        const std::size_t n = std::min(block, count - start);
-        std::memcpy(wide, in.data() + 4 * start, 4 * n);
-        if constexpr (std::endian::native == std::endian::big) {
-            for (std::size_t i = 0; i < n; ++i)
-                wide[i] = (wide[i] >> 24) | ((wide[i] >> 8) & 0xFF00U) | ((wide[i] << 8) & 0xFF0000U) | (wide[i] << 24);
-        }
-        std::uint32_t clamped = 0;
-        if (kind == float_conversion::float32_to_float16) {
-            for (std::size_t i = 0; i < n; ++i) narrow[i] = float32_to_float16_fast(wide[i], clamped);
-        } else {
-            for (std::size_t i = 0; i < n; ++i) narrow[i] = float32_to_bfloat16_bits(wide[i]);
-        }
-        saturated += clamped;
-        if constexpr (std::endian::native == std::endian::big) {
-            for (std::size_t i = 0; i < n; ++i) narrow[i] = static_cast<std::uint16_t>((narrow[i] >> 8) | (narrow[i] << 8));
-        }
-        std::memcpy(out.data() + 2 * start, narrow, 2 * n);
-    }
-    return saturated;
-}
+/// Runs on the fastest path the CPU has (conversion_path.hpp); every path gives the same bytes.
+std::uint64_t convert_float32_bytes(float_conversion kind, std::span<const std::byte> in, std::span<std::byte> out) noexcept;
 
 }  // namespace onnxstream::onnx
