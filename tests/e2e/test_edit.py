@@ -333,7 +333,6 @@ BAD = [
     (["--rename", "X=features", "--input-shape", "features=2,4"], "give 'X'"),  # names are the input's
     (["--add-output", "nothing"], "nothing in the main graph defines"),
     (["--add-output", "Y"], "already a graph output"),
-    (["--add-output", "out1"], "its type is not known"),  # an If's output: inference does not reach it yet
     (["--remove-output", "X"], "no graph output"),
     (["--remove-output", "Y"], "every graph output"),
     (["--metadata", "novalue"], "KEY=VALUE"),
@@ -355,6 +354,21 @@ def test_bad_input_is_refused(tmp_path, args, message):
     assert len(proc.stderr.strip().splitlines()) >= 2, describe(proc)  # a hint line
     assert not out.exists() and sha1(model) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx"]
+
+
+def test_an_if_output_is_added_with_its_inferred_type(tmp_path):
+    """An If's output has no value_info: its type comes from the inference of both branches,
+    the one onnx.shape_inference gives."""
+    model = tmp_path / "model.onnx"
+    shutil.copy(passes_dir() / "if_expressions" / "model.onnx", model)
+    out = tmp_path / "out.onnx"
+    proc = run_cli(["edit", model, "-o", out, "--add-output", "out1"])
+    assert proc.returncode == 0, describe(proc)
+    added = {o.name: o for o in onnx.load(str(out)).graph.output}["out1"]
+    inferred = {v.name: v for v in onnx.shape_inference.infer_shapes(onnx.load(str(model))).graph.value_info}
+    assert added.type.tensor_type.elem_type != 0
+    if "out1" in inferred:
+        assert added.type.tensor_type.elem_type == inferred["out1"].type.tensor_type.elem_type
 
 
 def test_static_dim_cannot_change(tmp_path):
