@@ -25,8 +25,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 int main() {
     namespace onnx = onnxstream::onnx;
     constexpr std::size_t chunk = std::size_t{1} << 24;  // patterns per pass: 64 MiB of float32
-    std::vector<std::byte> in(chunk * 4), expected_half(chunk * 2), expected_bf16(chunk * 2), half(chunk * 2),
-        bf16(chunk * 2);
+    std::vector<std::byte> in(chunk * 4), expected_half(chunk * 2), expected_bf16(chunk * 2), half(chunk * 2), bf16(chunk * 2);
     const auto paths = onnx::available_conversion_paths();
     std::vector<double> time(3, 0.0);
     std::uint64_t saturated = 0;
@@ -64,7 +63,7 @@ int main() {
     std::printf("all 2^32 float32 patterns: every path equals portable; %llu saturate in float16\n",
                 static_cast<unsigned long long>(saturated));
     for (const auto path : paths)
-        std::printf("  %-8s %.1f s (fp16 + bf16 + overflow scan, 3 x 16 GiB of float32)\n", onnx::conversion_path_name(path).data(),
-                    time[static_cast<std::size_t>(path)]);
+        std::printf("  %-8s %.1f s (fp16 + bf16 + overflow scan, 3 x 16 GiB of float32)\n",
+                    onnx::conversion_path_name(path).data(), time[static_cast<std::size_t>(path)]);
     return 0;
 }

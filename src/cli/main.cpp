@@ -109,8 +109,7 @@ void limit_simd_from_environment() {
     const std::string_view chosen(value);
     if (chosen == "off" || chosen == "portable" || chosen == "0")
         onnxstream::onnx::limit_conversion_path(onnxstream::onnx::conversion_path::portable);
-    else if (chosen == "avx2")
-        onnxstream::onnx::limit_conversion_path(onnxstream::onnx::conversion_path::avx2);
+    else if (chosen == "avx2") onnxstream::onnx::limit_conversion_path(onnxstream::onnx::conversion_path::avx2);
 }
 
 }  // namespace

@@ -28,8 +28,8 @@ struct inference {
     const graph_index& index;
     const tensor_reader& reader;
     shape_table shapes;
-    std::vector<bool> done{};               // by node: inferred already
-    node_id read_too_early = none;          // the first node reading a value no node before it made
+    std::vector<bool> done{};       // by node: inferred already
+    node_id read_too_early = none;  // the first node reading a value no node before it made
     std::size_t read_too_early_slot = 0;
 
     [[nodiscard]] const value_shape& of(node_id n, std::size_t slot) const;

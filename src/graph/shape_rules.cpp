@@ -98,7 +98,8 @@ value_shape inference::conv_transpose(node_id n, const value_shape& x) const {
     }
     if (kernel->size() != rank) return out;
     const auto group = attr_i(n, "group", 1);
-    dim_list dims{(*x.dims)[0], w_known && (*w.dims)[1] >= 0 && group > 0 && group < (1 << 20) ? (*w.dims)[1] * group : unknown_dim};
+    dim_list dims{(*x.dims)[0],
+                  w_known && (*w.dims)[1] >= 0 && group > 0 && group < (1 << 20) ? (*w.dims)[1] * group : unknown_dim};
     for (std::size_t i = 0; i < rank; ++i) dims.push_back(unknown_dim);
     if (const auto output_shape = attr_ints(n, "output_shape")) {
         if (output_shape->size() != rank || !all_non_negative(*output_shape)) return out;
@@ -240,7 +241,8 @@ std::vector<value_shape> inference::split(node_id n, const value_shape& x) const
         dims[*axis] = sizes && sizes->size() == outputs && (*sizes)[k] >= 0 ? (*sizes)[k] : unknown_dim;
         out[k].dims = dims;
     }
-    if (sizes && (sizes->size() != outputs || !all_non_negative(*sizes))) return std::vector<value_shape>(outputs, {x.data_type, {}});
+    if (sizes && (sizes->size() != outputs || !all_non_negative(*sizes)))
+        return std::vector<value_shape>(outputs, {x.data_type, {}});
     return out;
 }
 
@@ -323,7 +325,8 @@ std::vector<value_shape> inference::recurrent(node_id n, const value_shape& x) c
     const auto seq = x.dims ? (*x.dims)[batch_first ? 1 : 0] : unknown_dim;
     const auto batch = x.dims ? (*x.dims)[batch_first ? 0 : 1] : unknown_dim;
     for (std::size_t k = 0; k < out.size(); ++k) {
-        if (k == 0) out[k].dims = batch_first ? dim_list{batch, seq, directions, hidden} : dim_list{seq, directions, batch, hidden};
+        if (k == 0)
+            out[k].dims = batch_first ? dim_list{batch, seq, directions, hidden} : dim_list{seq, directions, batch, hidden};
         else out[k].dims = batch_first ? dim_list{batch, directions, hidden} : dim_list{directions, batch, hidden};
     }
     return out;
@@ -347,7 +350,8 @@ std::vector<value_shape> inference::if_branches(node_id n) const {
         out[k].data_type = a.data_type;
         if (!a.dims || !b.dims || a.dims->size() != b.dims->size()) continue;
         dim_list dims;
-        for (std::size_t i = 0; i < a.dims->size(); ++i) dims.push_back((*a.dims)[i] == (*b.dims)[i] ? (*a.dims)[i] : unknown_dim);
+        for (std::size_t i = 0; i < a.dims->size(); ++i)
+            dims.push_back((*a.dims)[i] == (*b.dims)[i] ? (*a.dims)[i] : unknown_dim);
         out[k].dims = dims;
     }
     return out;
@@ -365,8 +369,9 @@ value_shape inference::space_depth(node_id n, const value_shape& x) const {
         if (up) return d > (std::int64_t{1} << 40) ? unknown_dim : d * b;
         return d % b == 0 ? d / b : unknown_dim;
     };
-    const auto channels = in[1] < 0 ? unknown_dim : to_space ? (in[1] % (b * b) == 0 ? in[1] / (b * b) : unknown_dim)
-                                                              : scale(scale(in[1], true), true);
+    const auto channels = in[1] < 0  ? unknown_dim
+                          : to_space ? (in[1] % (b * b) == 0 ? in[1] / (b * b) : unknown_dim)
+                                     : scale(scale(in[1], true), true);
     out.dims = dim_list{in[0], channels, scale(in[2], to_space), scale(in[3], to_space)};
     return out;
 }

@@ -15,8 +15,8 @@
 
 namespace onnxstream::graph {
 
-using onnx::data_type;
 using detail::dim_list;
+using onnx::data_type;
 
 bool value_shape::fully_known() const {
     return data_type != 0 && dims && std::all_of(dims->begin(), dims->end(), [](std::int64_t d) { return d >= 0; });
@@ -150,23 +150,70 @@ value_shape declared_shape(const onnx::message_tree& tree, std::uint32_t value_i
 }
 
 bool is_passthrough(std::string_view op) {
-    static constexpr std::string_view ops[] = {
-        "Relu",      "Sigmoid",   "Tanh",        "Exp",           "Log",         "Neg",          "Abs",
-        "Sqrt",      "Erf",       "Identity",    "Softmax",       "LogSoftmax",  "LeakyRelu",    "Clip",
-        "HardSigmoid", "Reciprocal", "Floor",    "Ceil",          "Sin",         "Cos",          "Tan",
-        "Asin",      "Acos",      "Atan",        "Sinh",          "Cosh",        "Asinh",        "Acosh",
-        "Atanh",     "Elu",       "Selu",        "Celu",          "Softplus",    "Softsign",     "HardSwish",
-        "Mish",      "Gelu",      "ThresholdedRelu", "Shrink",    "Round",       "Sign",         "LayerNormalization",
-        "BatchNormalization", "Dropout", "InstanceNormalization", "PRelu", "LRN", "Hardmax", "LpNormalization",
-        "MeanVarianceNormalization", "CumSum", "Trilu", "ScatterND", "ScatterElements", "Scatter", "ReverseSequence"};
+    static constexpr std::string_view ops[] = {"Relu",
+                                               "Sigmoid",
+                                               "Tanh",
+                                               "Exp",
+                                               "Log",
+                                               "Neg",
+                                               "Abs",
+                                               "Sqrt",
+                                               "Erf",
+                                               "Identity",
+                                               "Softmax",
+                                               "LogSoftmax",
+                                               "LeakyRelu",
+                                               "Clip",
+                                               "HardSigmoid",
+                                               "Reciprocal",
+                                               "Floor",
+                                               "Ceil",
+                                               "Sin",
+                                               "Cos",
+                                               "Tan",
+                                               "Asin",
+                                               "Acos",
+                                               "Atan",
+                                               "Sinh",
+                                               "Cosh",
+                                               "Asinh",
+                                               "Acosh",
+                                               "Atanh",
+                                               "Elu",
+                                               "Selu",
+                                               "Celu",
+                                               "Softplus",
+                                               "Softsign",
+                                               "HardSwish",
+                                               "Mish",
+                                               "Gelu",
+                                               "ThresholdedRelu",
+                                               "Shrink",
+                                               "Round",
+                                               "Sign",
+                                               "LayerNormalization",
+                                               "BatchNormalization",
+                                               "Dropout",
+                                               "InstanceNormalization",
+                                               "PRelu",
+                                               "LRN",
+                                               "Hardmax",
+                                               "LpNormalization",
+                                               "MeanVarianceNormalization",
+                                               "CumSum",
+                                               "Trilu",
+                                               "ScatterND",
+                                               "ScatterElements",
+                                               "Scatter",
+                                               "ReverseSequence"};
     return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 
 bool is_broadcasting(std::string_view op) {
-    static constexpr std::string_view ops[] = {"Add",   "Sub",  "Mul",     "Div",         "Pow",           "Max",
-                                               "Min",   "Mod",  "And",     "Or",          "Xor",           "Equal",
-                                               "Less",  "Greater", "LessOrEqual", "GreaterOrEqual", "Sum", "Mean",
-                                               "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"};
+    static constexpr std::string_view ops[] = {
+        "Add", "Sub",  "Mul",      "Div",        "Pow",       "Max",       "Min",         "Mod",
+        "And", "Or",   "Xor",      "Equal",      "Less",      "Greater",   "LessOrEqual", "GreaterOrEqual",
+        "Sum", "Mean", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"};
     return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 
@@ -176,9 +223,8 @@ bool is_boolean_result(std::string_view op) {
 }
 
 bool is_reduction(std::string_view op) {
-    static constexpr std::string_view ops[] = {"ReduceMean", "ReduceSum",    "ReduceMax",       "ReduceMin",
-                                               "ReduceProd", "ReduceL1",     "ReduceL2",        "ReduceLogSum",
-                                               "ReduceLogSumExp", "ReduceSumSquare"};
+    static constexpr std::string_view ops[] = {"ReduceMean", "ReduceSum", "ReduceMax",    "ReduceMin",       "ReduceProd",
+                                               "ReduceL1",   "ReduceL2",  "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
     return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 
@@ -263,8 +309,7 @@ std::optional<dim_list> inference::attr_ints(node_id n, std::string_view name) c
 std::vector<value_shape> inference::infer(node_id n) const {
     const auto& op = model.nodes[n].op_type;
     const auto& x = of(n, 0);
-    if (op == "Dropout" && model.nodes[n].outputs.size() > 1)
-        return {x, {static_cast<std::int32_t>(data_type::boolean), x.dims}};
+    if (op == "Dropout" && model.nodes[n].outputs.size() > 1) return {x, {static_cast<std::int32_t>(data_type::boolean), x.dims}};
     if (is_passthrough(op)) return {x};
     if (op == "Not" || op == "IsNaN" || op == "IsInf") return {{static_cast<std::int32_t>(data_type::boolean), x.dims}};
     if (op == "Cast") return {{static_cast<std::int32_t>(attr_i(n, "to", 0)), x.dims}};
@@ -285,8 +330,9 @@ std::vector<value_shape> inference::infer(node_id n) const {
     if (op == "MatMul") return {matmul(n, x)};
     if (is_reduction(op)) return {reduce(n, x)};
     if (op == "ConstantOfShape") return {constant_of_shape(n)};
-    if (op == "NonZero") return {{int64_type, x.dims ? std::optional(dim_list{static_cast<std::int64_t>(x.dims->size()), unknown_dim})
-                                                     : std::nullopt}};
+    if (op == "NonZero")
+        return {{int64_type,
+                 x.dims ? std::optional(dim_list{static_cast<std::int64_t>(x.dims->size()), unknown_dim}) : std::nullopt}};
     if (op == "Conv") return {conv(n, x)};
     if (op == "ConvTranspose") return {conv_transpose(n, x)};
     if (op == "MaxPool") return {pool(n, x), {int64_type, pool(n, x).dims}};
@@ -469,7 +515,8 @@ value_shape inference::concat(node_id n, const value_shape& x) const {
         if (!s.dims || s.dims->size() != dims.size()) return out;
         for (std::size_t i = 0; i < dims.size(); ++i) {
             const auto d = (*s.dims)[i];
-            if (i == *axis) dims[i] = dims[i] < 0 || d < 0 || __builtin_add_overflow(dims[i], d, &dims[i]) ? unknown_dim : dims[i];
+            if (i == *axis)
+                dims[i] = dims[i] < 0 || d < 0 || __builtin_add_overflow(dims[i], d, &dims[i]) ? unknown_dim : dims[i];
             else if (d >= 0 && dims[i] >= 0 && d != dims[i]) return out;
             else if (d >= 0 || dims[i] == unknown_dim) dims[i] = d;
         }
@@ -772,7 +819,8 @@ result<shape_table> run_inference(const graph_model& model, const graph_index& i
     }
     for (std::size_t k = 0; k < overrides.size(); ++k)
         if (!used[k])
-            return failure(error_code::invalid_argument, "--input-shape names '" + overrides[k].name + "', which is no input of the model",
+            return failure(error_code::invalid_argument,
+                           "--input-shape names '" + overrides[k].name + "', which is no input of the model",
                            "name one of the main graph's inputs (onnxstream inspect lists them)");
     for (const auto v : index.value_ids()) {
         const auto& val = index.at(v);
@@ -788,8 +836,8 @@ result<shape_table> run_inference(const graph_model& model, const graph_index& i
     if (refuse_out_of_order && i.read_too_early != none) {
         const auto& nd = model.nodes[i.read_too_early];
         return failure(error_code::not_onnx,
-                       "node '" + std::string(model.node_name(i.read_too_early)) + "' (" + std::string(nd.op_type.view()) + ") reads '" +
-                           std::string(model.text(nd.inputs[i.read_too_early_slot])) +
+                       "node '" + std::string(model.node_name(i.read_too_early)) + "' (" + std::string(nd.op_type.view()) +
+                           ") reads '" + std::string(model.text(nd.inputs[i.read_too_early_slot])) +
                            "' before any node makes it: the graph has a cycle or is not in topological order",
                        "fix the exporter's output (onnx.checker.check_model names the node too)");
     }

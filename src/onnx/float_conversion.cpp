@@ -133,11 +133,10 @@ std::uint64_t convert_float32_bytes_on(conversion_path path, float_conversion ki
     if (path != conversion_path::portable && available(path)) {
         const bool wide = path == conversion_path::avx512;
         if (kind == float_conversion::float32_to_float16)
-            return wide ? detail::float16_avx512(in.data(), out.data(), count) : detail::float16_avx2(in.data(), out.data(), count);
-        if (wide)
-            detail::bfloat16_avx512(in.data(), out.data(), count);
-        else
-            detail::bfloat16_avx2(in.data(), out.data(), count);
+            return wide ? detail::float16_avx512(in.data(), out.data(), count)
+                        : detail::float16_avx2(in.data(), out.data(), count);
+        if (wide) detail::bfloat16_avx512(in.data(), out.data(), count);
+        else detail::bfloat16_avx2(in.data(), out.data(), count);
         return 0;
     }
 #else
@@ -149,10 +148,8 @@ std::uint64_t convert_float32_bytes_on(conversion_path path, float_conversion ki
 void count_float16_overflow_on(conversion_path path, std::span<const std::byte> in, float16_overflow& found) noexcept {
 #if ONNXSTREAM_X86_SIMD
     if (path != conversion_path::portable && available(path)) {
-        if (path == conversion_path::avx512)
-            detail::overflow_avx512(in.data(), in.size() / 4, found);
-        else
-            detail::overflow_avx2(in.data(), in.size() / 4, found);
+        if (path == conversion_path::avx512) detail::overflow_avx512(in.data(), in.size() / 4, found);
+        else detail::overflow_avx2(in.data(), in.size() / 4, found);
         return;
     }
 #else

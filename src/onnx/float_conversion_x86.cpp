@@ -61,7 +61,7 @@ void overflow_tail(const std::byte* in, std::size_t from, std::size_t count, flo
 // ------------------------------------------------------------------------------ AVX2
 
 __attribute__((target("avx2,f16c,popcnt"))) std::uint64_t float16_avx2(const std::byte* in, std::byte* out,
-                                                                         std::size_t count) noexcept {
+                                                                       std::size_t count) noexcept {
     const __m256i magnitude_mask = _mm256_set1_epi32(magnitude_bits);
     const __m256i threshold = _mm256_set1_epi32(below_saturation);
     const __m256i infinity = _mm256_set1_epi32(infinity_bits);
@@ -70,13 +70,15 @@ __attribute__((target("avx2,f16c,popcnt"))) std::uint64_t float16_avx2(const std
     for (; i + 8 <= count; i += 8) {
         const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 4 * i));
         const __m256i magnitude = _mm256_and_si256(bits, magnitude_mask);
-        const __m256i too_large =
-            _mm256_and_si256(_mm256_cmpgt_epi32(magnitude, threshold), _mm256_cmpgt_epi32(infinity, magnitude));
+        const __m256i too_large = _mm256_and_si256(_mm256_cmpgt_epi32(magnitude, threshold),
+                                                   _mm256_cmpgt_epi32(infinity, magnitude));
         __m128i half = _mm256_cvtps_ph(_mm256_castsi256_ps(bits), _MM_FROUND_TO_NEAREST_INT);
         if (_mm256_testz_si256(too_large, too_large) == 0) {  // rare: a branch beats fixing every vector
-            saturated += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(too_large)))));
+            saturated += static_cast<std::uint64_t>(
+                std::popcount(static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(too_large)))));
             // Those lanes hold +-infinity (0x7C00 / 0xFC00); adding -1 makes them +-65504.
-            half = _mm_add_epi16(half, _mm_packs_epi32(_mm256_castsi256_si128(too_large), _mm256_extracti128_si256(too_large, 1)));
+            half = _mm_add_epi16(half,
+                                 _mm_packs_epi32(_mm256_castsi256_si128(too_large), _mm256_extracti128_si256(too_large, 1)));
         }
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * i), half);
     }
@@ -111,7 +113,7 @@ __attribute__((target("avx2"))) void bfloat16_avx2(const std::byte* in, std::byt
 }
 
 __attribute__((target("avx2,popcnt"))) void overflow_avx2(const std::byte* in, std::size_t count,
-                                                           float16_overflow& found) noexcept {
+                                                          float16_overflow& found) noexcept {
     const __m256i magnitude_mask = _mm256_set1_epi32(magnitude_bits);
     const __m256i threshold = _mm256_set1_epi32(below_saturation);
     const __m256i infinity = _mm256_set1_epi32(infinity_bits);
@@ -119,11 +121,13 @@ __attribute__((target("avx2,popcnt"))) void overflow_avx2(const std::byte* in, s
     std::uint64_t values = 0;
     std::size_t i = 0;
     for (; i + 8 <= count; i += 8) {
-        const __m256i magnitude = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 4 * i)), magnitude_mask);
-        const __m256i too_large =
-            _mm256_and_si256(_mm256_cmpgt_epi32(magnitude, threshold), _mm256_cmpgt_epi32(infinity, magnitude));
+        const __m256i magnitude = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 4 * i)),
+                                                   magnitude_mask);
+        const __m256i too_large = _mm256_and_si256(_mm256_cmpgt_epi32(magnitude, threshold),
+                                                   _mm256_cmpgt_epi32(infinity, magnitude));
         if (_mm256_testz_si256(too_large, too_large) != 0) continue;
-        values += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(too_large)))));
+        values += static_cast<std::uint64_t>(
+            std::popcount(static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(too_large)))));
         largest = _mm256_max_epu32(largest, _mm256_and_si256(magnitude, too_large));
     }
     std::uint32_t lanes[8];
@@ -144,7 +148,7 @@ __attribute__((target("avx2,popcnt"))) void overflow_avx2(const std::byte* in, s
 #endif
 
 __attribute__((target("avx512f,avx2,f16c,popcnt"))) std::uint64_t float16_avx512(const std::byte* in, std::byte* out,
-                                                                                   std::size_t count) noexcept {
+                                                                                 std::size_t count) noexcept {
     const __m512i magnitude_mask = _mm512_set1_epi32(magnitude_bits);
     const __m512i threshold = _mm512_set1_epi32(below_saturation);
     const __m512i infinity = _mm512_set1_epi32(infinity_bits);
@@ -154,12 +158,12 @@ __attribute__((target("avx512f,avx2,f16c,popcnt"))) std::uint64_t float16_avx512
     for (; i + 16 <= count; i += 16) {
         __m512i bits = _mm512_loadu_si512(in + 4 * i);
         const __m512i magnitude = _mm512_and_si512(bits, magnitude_mask);
-        const __mmask16 too_large =
-            _mm512_cmpgt_epi32_mask(magnitude, threshold) & _mm512_cmpgt_epi32_mask(infinity, magnitude);
+        const __mmask16 too_large = _mm512_cmpgt_epi32_mask(magnitude, threshold) & _mm512_cmpgt_epi32_mask(infinity, magnitude);
         if (too_large != 0) {
             saturated += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(too_large)));
             // Those lanes become +-65504 before the conversion, keeping their sign.
-            bits = _mm512_mask_mov_epi32(bits, too_large, _mm512_or_si512(_mm512_andnot_si512(magnitude_mask, bits), largest_half));
+            bits = _mm512_mask_mov_epi32(bits, too_large,
+                                         _mm512_or_si512(_mm512_andnot_si512(magnitude_mask, bits), largest_half));
         }
         const __m256i half = _mm512_cvtps_ph(_mm512_castsi512_ps(bits), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2 * i), half);
@@ -186,7 +190,7 @@ __attribute__((target("avx512f"))) void bfloat16_avx512(const std::byte* in, std
 }
 
 __attribute__((target("avx512f,popcnt"))) void overflow_avx512(const std::byte* in, std::size_t count,
-                                                                float16_overflow& found) noexcept {
+                                                               float16_overflow& found) noexcept {
     const __m512i magnitude_mask = _mm512_set1_epi32(magnitude_bits);
     const __m512i threshold = _mm512_set1_epi32(below_saturation);
     const __m512i infinity = _mm512_set1_epi32(infinity_bits);
@@ -195,8 +199,7 @@ __attribute__((target("avx512f,popcnt"))) void overflow_avx512(const std::byte* 
     std::size_t i = 0;
     for (; i + 16 <= count; i += 16) {
         const __m512i magnitude = _mm512_and_si512(_mm512_loadu_si512(in + 4 * i), magnitude_mask);
-        const __mmask16 too_large =
-            _mm512_cmpgt_epi32_mask(magnitude, threshold) & _mm512_cmpgt_epi32_mask(infinity, magnitude);
+        const __mmask16 too_large = _mm512_cmpgt_epi32_mask(magnitude, threshold) & _mm512_cmpgt_epi32_mask(infinity, magnitude);
         if (too_large == 0) continue;
         values += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(too_large)));
         largest = _mm512_mask_max_epu32(largest, too_large, largest, magnitude);

@@ -80,28 +80,105 @@ std::vector<std::byte> encode_value_info(std::string_view name, std::int32_t dat
 // inputs, or not known here. Only the common operators: this serves when shape inference
 // does not reach a value, for its element type alone.
 struct type_rule {
-    std::int32_t fixed = 0;                // a TensorProto.DataType, or 0
-    std::optional<std::size_t> same_as;    // the input whose type it has
+    std::int32_t fixed = 0;              // a TensorProto.DataType, or 0
+    std::optional<std::size_t> same_as;  // the input whose type it has
 };
 
 type_rule element_type_rule(std::string_view op, std::size_t slot) {
     constexpr std::int32_t int64 = 7;
     constexpr std::int32_t boolean = 9;
     static constexpr std::string_view int64_ops[] = {"Shape", "Size", "ArgMax", "ArgMin", "NonZero", "NonMaxSuppression"};
-    static constexpr std::string_view bool_ops[] = {"Equal", "Less",  "Greater", "LessOrEqual", "GreaterOrEqual",
-                                                    "Not",   "And",   "Or",      "Xor",         "IsNaN",
-                                                    "IsInf"};
-    static constexpr std::string_view first_input_ops[] = {
-        "Abs", "Add", "AveragePool", "BatchNormalization", "Ceil", "Celu", "Clip", "Concat", "Conv", "ConvTranspose",
-        "Cos", "CumSum", "DepthToSpace", "Div", "Dropout", "Einsum", "Elu", "Erf", "Exp", "Expand", "Flatten", "Floor",
-        "Gather", "GatherElements", "GatherND", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "GroupNormalization",
-        "HardSigmoid", "HardSwish", "Identity", "InstanceNormalization", "LayerNormalization", "LeakyRelu", "Log",
-        "LogSoftmax", "LpNormalization", "LRN", "MatMul", "Max", "MaxPool", "Mean", "Min", "Mish", "Mod", "Mul", "Neg",
-        "Pad", "Pow", "PRelu", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
-        "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "Round",
-        "ScatterElements", "ScatterND", "Selu", "Sigmoid", "Sign", "Sin", "Slice", "Softmax", "Softplus", "Softsign",
-        "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Tile", "TopK", "Transpose", "Trilu",
-        "Unsqueeze", "Upsample"};
+    static constexpr std::string_view bool_ops[] = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not",
+                                                    "And",   "Or",   "Xor",     "IsNaN",       "IsInf"};
+    static constexpr std::string_view first_input_ops[] = {"Abs",
+                                                           "Add",
+                                                           "AveragePool",
+                                                           "BatchNormalization",
+                                                           "Ceil",
+                                                           "Celu",
+                                                           "Clip",
+                                                           "Concat",
+                                                           "Conv",
+                                                           "ConvTranspose",
+                                                           "Cos",
+                                                           "CumSum",
+                                                           "DepthToSpace",
+                                                           "Div",
+                                                           "Dropout",
+                                                           "Einsum",
+                                                           "Elu",
+                                                           "Erf",
+                                                           "Exp",
+                                                           "Expand",
+                                                           "Flatten",
+                                                           "Floor",
+                                                           "Gather",
+                                                           "GatherElements",
+                                                           "GatherND",
+                                                           "Gelu",
+                                                           "Gemm",
+                                                           "GlobalAveragePool",
+                                                           "GlobalMaxPool",
+                                                           "GroupNormalization",
+                                                           "HardSigmoid",
+                                                           "HardSwish",
+                                                           "Identity",
+                                                           "InstanceNormalization",
+                                                           "LayerNormalization",
+                                                           "LeakyRelu",
+                                                           "Log",
+                                                           "LogSoftmax",
+                                                           "LpNormalization",
+                                                           "LRN",
+                                                           "MatMul",
+                                                           "Max",
+                                                           "MaxPool",
+                                                           "Mean",
+                                                           "Min",
+                                                           "Mish",
+                                                           "Mod",
+                                                           "Mul",
+                                                           "Neg",
+                                                           "Pad",
+                                                           "Pow",
+                                                           "PRelu",
+                                                           "Reciprocal",
+                                                           "ReduceL1",
+                                                           "ReduceL2",
+                                                           "ReduceLogSumExp",
+                                                           "ReduceMax",
+                                                           "ReduceMean",
+                                                           "ReduceMin",
+                                                           "ReduceProd",
+                                                           "ReduceSum",
+                                                           "ReduceSumSquare",
+                                                           "Relu",
+                                                           "Reshape",
+                                                           "Resize",
+                                                           "Round",
+                                                           "ScatterElements",
+                                                           "ScatterND",
+                                                           "Selu",
+                                                           "Sigmoid",
+                                                           "Sign",
+                                                           "Sin",
+                                                           "Slice",
+                                                           "Softmax",
+                                                           "Softplus",
+                                                           "Softsign",
+                                                           "SpaceToDepth",
+                                                           "Split",
+                                                           "Sqrt",
+                                                           "Squeeze",
+                                                           "Sub",
+                                                           "Sum",
+                                                           "Tanh",
+                                                           "Tile",
+                                                           "TopK",
+                                                           "Transpose",
+                                                           "Trilu",
+                                                           "Unsqueeze",
+                                                           "Upsample"};
     const auto in = [op](const auto& list) { return std::find(std::begin(list), std::end(list), op) != std::end(list); };
     if (in(int64_ops)) return {int64, {}};
     if (in(bool_ops)) return {boolean, {}};
@@ -337,8 +414,8 @@ private:
             const auto graph_message = graph_.scopes[graph::main_scope].message;
             for (const auto& f : tree.fields(graph_message)) {
                 const auto k = f.number();
-                const auto source = k == onnx::number(onnx::graph_field::input)    ? io_type_source::graph_input
-                                    : k == onnx::number(onnx::graph_field::output) ? io_type_source::graph_output
+                const auto source = k == onnx::number(onnx::graph_field::input)        ? io_type_source::graph_input
+                                    : k == onnx::number(onnx::graph_field::output)     ? io_type_source::graph_output
                                     : k == onnx::number(onnx::graph_field::value_info) ? io_type_source::value_info
                                                                                        : io_type_source::inferred;
                 if (source == io_type_source::inferred || f.child == none) continue;
@@ -371,8 +448,9 @@ private:
                 }
                 if (shape.data_type == 0)
                     return failure(error_code::invalid_argument,
-                                   "the type of '" + names[i] + "' is not known: the model has no value_info for it and it "
-                                                                "cannot be inferred",
+                                   "the type of '" + names[i] +
+                                       "' is not known: the model has no value_info for it and it "
+                                       "cannot be inferred",
                                    "add value_info for it (e.g. with onnx.shape_inference), or extract at another value");
                 iv.reported.type = shape.dims ? io_type_source::inferred : io_type_source::element_type_only;
                 iv.encoded = encode_value_info(names[i], shape.data_type, shape.dims);
@@ -487,7 +565,8 @@ private:
                               detail::keep_surviving_external(bound_, graph_, options_.reuse_data, folder, plan, entries));
         }
         if (!entries.empty())
-            ONNXSTREAM_TRY(session_.claim_output(data_path, {.model_output = report_.output, .rename_data = remedy::choose_output}));
+            ONNXSTREAM_TRY(
+                session_.claim_output(data_path, {.model_output = report_.output, .rename_data = remedy::choose_output}));
         detail::lay_out(data_path.filename().string(), entries, plan);
 
         ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
@@ -527,8 +606,6 @@ private:
 
 }  // namespace
 
-result<extract_report> extract(const fs::path& model, const extract_options& options) {
-    return extractor(model, options).run();
-}
+result<extract_report> extract(const fs::path& model, const extract_options& options) { return extractor(model, options).run(); }
 
 }  // namespace onnxstream::ops

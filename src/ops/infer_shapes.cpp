@@ -20,7 +20,8 @@ using graph::none;
 namespace {
 
 bool fully_named(const graph::value_shape& s) {
-    return s.data_type != 0 && s.dims && std::all_of(s.dims->begin(), s.dims->end(), [](std::int64_t d) { return d != graph::unknown_dim; });
+    return s.data_type != 0 && s.dims &&
+           std::all_of(s.dims->begin(), s.dims->end(), [](std::int64_t d) { return d != graph::unknown_dim; });
 }
 
 class shape_writer : detail::bound_operation<infer_shapes_options, infer_shapes_report> {
@@ -97,7 +98,9 @@ private:
                 if (fully_named(shape)) ++report_.inferred;
                 else {
                     ++(shape.data_type == 0 ? report_.unknown : report_.partial);
-                    ++report_.unknown_by_op[nd.domain.empty() ? std::string(nd.op_type.view()) : std::string(nd.domain.view()) + "." + std::string(nd.op_type.view())];
+                    ++report_.unknown_by_op[nd.domain.empty()
+                                                ? std::string(nd.op_type.view())
+                                                : std::string(nd.domain.view()) + "." + std::string(nd.op_type.view())];
                 }
                 if (shape.data_type == 0) {
                     written.erase(name);

@@ -33,8 +33,8 @@ result<void> reuse_location(const onnx::bound_model& bound, onnx::site_id site, 
 
 }  // namespace
 
-result<std::uint64_t> keep_surviving_external(const onnx::bound_model& bound, const graph::graph_model& graph,
-                                              bool reuse_data, const fs::path& folder, graph::storage_plan& plan,
+result<std::uint64_t> keep_surviving_external(const onnx::bound_model& bound, const graph::graph_model& graph, bool reuse_data,
+                                              const fs::path& folder, graph::storage_plan& plan,
                                               std::vector<data_entry>& entries) {
     std::uint64_t copied = 0;
     const auto survive = graph::surviving_sites(graph);

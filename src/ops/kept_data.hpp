@@ -24,8 +24,8 @@ struct data_entry {
     std::uint32_t source = 0;  // the writer's source its bytes are read from
     std::uint64_t source_offset = 0;
     std::uint64_t length = 0;
-    std::uint64_t offset = 0;             // in the data file (lay_out)
-    onnx::site_id site = onnxstream::none;  // the tensor it keeps, or none for a computed tensor
+    std::uint64_t offset = 0;                    // in the data file (lay_out)
+    onnx::site_id site = onnxstream::none;       // the tensor it keeps, or none for a computed tensor
     graph::tensor_id tensor = onnxstream::none;  // the computed graph_model tensor, or none
 };
 

@@ -211,7 +211,8 @@ private:
         const auto computed = computed_tensors();
         const auto computed_external = choose_computed_external(computed, plan.spill_source, entries);
         if (!entries.empty())
-            ONNXSTREAM_TRY(session_.claim_output(data_path, {.model_output = report_.output, .rename_data = remedy::choose_output}));
+            ONNXSTREAM_TRY(
+                session_.claim_output(data_path, {.model_output = report_.output, .rename_data = remedy::choose_output}));
         ONNXSTREAM_ASSIGN(auto spill, io::spill_file::create(folder));
         ONNXSTREAM_TRY(spill_computed(reader, computed, computed_external, spill, plan));
         detail::lay_out(data_path.filename().string(), entries, plan);

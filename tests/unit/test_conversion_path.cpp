@@ -25,8 +25,8 @@ namespace {
 std::vector<std::uint32_t> sample_patterns() {
     std::vector<std::uint32_t> bits;
     for (std::uint64_t b = 0; b < (1ULL << 32); b += 256) bits.push_back(static_cast<std::uint32_t>(b + (b >> 8) % 256));
-    for (const std::uint32_t edge : {0x00000000U, 0x33000000U, 0x33800000U, 0x387FE000U, 0x38800000U, 0x477FE000U,
-                                     0x477FF000U, 0x7F7FFFFFU, 0x7F800000U, 0x7FC00000U, 0x7FFFFFFFU})
+    for (const std::uint32_t edge : {0x00000000U, 0x33000000U, 0x33800000U, 0x387FE000U, 0x38800000U, 0x477FE000U, 0x477FF000U,
+                                     0x7F7FFFFFU, 0x7F800000U, 0x7FC00000U, 0x7FFFFFFFU})
         for (std::uint32_t d = 0; d < 4096; ++d) {
             bits.push_back(edge + d);
             bits.push_back(edge - d);
@@ -41,8 +41,8 @@ std::vector<std::uint32_t> sample_patterns() {
     for (std::uint32_t h = 0; h < 0x7BFF; ++h) {
         const auto a = onnx::float16_to_float32_bits(static_cast<std::uint16_t>(h));
         const auto b = onnx::float16_to_float32_bits(static_cast<std::uint16_t>(h + 1));
-        const auto mid = std::bit_cast<std::uint32_t>(
-            static_cast<float>((static_cast<double>(std::bit_cast<float>(a)) + static_cast<double>(std::bit_cast<float>(b))) / 2));
+        const auto mid = std::bit_cast<std::uint32_t>(static_cast<float>(
+            (static_cast<double>(std::bit_cast<float>(a)) + static_cast<double>(std::bit_cast<float>(b))) / 2));
         for (const std::uint32_t m : {mid - 1, mid, mid + 1}) bits.push_back(m);
     }
     const std::size_t positive = bits.size();
@@ -89,7 +89,8 @@ TEST_CASE("the portable bulk conversion equals the per-value functions on the sa
     const auto bits = sample_patterns();
     const auto in = little_endian(bits);
     std::vector<std::byte> half(bits.size() * 2), bf16(bits.size() * 2);
-    const auto saturated = onnx::convert_float32_bytes_on(conversion_path::portable, float_conversion::float32_to_float16, in, half);
+    const auto saturated = onnx::convert_float32_bytes_on(conversion_path::portable, float_conversion::float32_to_float16, in,
+                                                          half);
     CHECK(onnx::convert_float32_bytes_on(conversion_path::portable, float_conversion::float32_to_bfloat16, in, bf16) == 0);
     std::uint64_t expected_saturated = 0;
     for (std::size_t i = 0; i < bits.size(); ++i) {
@@ -111,8 +112,8 @@ TEST_CASE("every SIMD path gives the portable path's bytes and counts") {
     const auto bits = sample_patterns();
     const auto in = little_endian(bits);
     std::vector<std::byte> expected_half(bits.size() * 2), expected_bf16(bits.size() * 2);
-    const auto expected_saturated =
-        onnx::convert_float32_bytes_on(conversion_path::portable, float_conversion::float32_to_float16, in, expected_half);
+    const auto expected_saturated = onnx::convert_float32_bytes_on(conversion_path::portable,
+                                                                   float_conversion::float32_to_float16, in, expected_half);
     onnx::convert_float32_bytes_on(conversion_path::portable, float_conversion::float32_to_bfloat16, in, expected_bf16);
     onnx::float16_overflow expected_overflow;
     onnx::count_float16_overflow_on(conversion_path::portable, in, expected_overflow);

@@ -7,7 +7,6 @@
 #include "temp_folder.hpp"
 #include "test_passes_builder.hpp"
 
-
 using namespace onnxstream;
 using namespace test_passes;
 using test_support::temp_folder;

@@ -5,8 +5,8 @@
 #include <onnxstream/graph/graph_index.hpp>
 #include <onnxstream/graph/value_shapes.hpp>
 
-#include "test_passes_builder.hpp"
 #include "graph/shape_inference.hpp"
+#include "test_passes_builder.hpp"
 
 using namespace onnxstream::graph;
 using namespace onnxstream::passes;
@@ -92,8 +92,9 @@ TEST_CASE("types and dims agree with onnx.shape_inference; a symbolic dim keeps 
     };
     // From onnx.shape_inference (FLOAT = 1, INT64 = 7, FLOAT16 = 10; 'N' here is -1).
     const expected reference[] = {
-        {"T", 1, {4, 2, 3}}, {"S", 7, {3}},        {"R", 1, {4, 6}}, {"U", 1, {1, 4, 6}}, {"Q", 1, {4, 6}},  {"C", 1, {2, 6, 4}},
-        {"A", 1, {2, 6, 4}}, {"K", 10, {2, 6, 4}}, {"F", 1, {6, 4}}, {"G", 7, {}},        {"D", 1, {symbol_dim(0), 3}}, {"Z", 1, {2, 3, 4}},
+        {"T", 1, {4, 2, 3}},          {"S", 7, {3}},       {"R", 1, {4, 6}},     {"U", 1, {1, 4, 6}}, {"Q", 1, {4, 6}},
+        {"C", 1, {2, 6, 4}},          {"A", 1, {2, 6, 4}}, {"K", 10, {2, 6, 4}}, {"F", 1, {6, 4}},    {"G", 7, {}},
+        {"D", 1, {symbol_dim(0), 3}}, {"Z", 1, {2, 3, 4}},
     };
     for (const auto& r : reference) {
         CAPTURE(r.name);
@@ -199,7 +200,8 @@ namespace {
 // x [N, 3, H, W] -> Conv(8, 3x3, pads 1, strides 2) -> Relu -> MaxPool 2x2 (ceil_mode) -> GlobalAveragePool.
 std::vector<std::byte> conv_model(const std::vector<std::int64_t>& x_dims) {
     proto_builder g;
-    g.message_field(1, onnx_node("Conv", {"x", "w"}, {"c"}, "conv", {attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2})}));
+    g.message_field(
+        1, onnx_node("Conv", {"x", "w"}, {"c"}, "conv", {attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2})}));
     g.message_field(1, onnx_node("Relu", {"c"}, {"r"}, "relu"));
     g.message_field(1, onnx_node("MaxPool", {"r"}, {"p"}, "pool",
                                  {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2}), attr_int("ceil_mode", 1)}));
@@ -256,7 +258,7 @@ TEST_CASE("input shape overrides: numbers and symbols set, a fixed dim kept, nam
     REQUIRE(renamed);
     const auto& c = *(*renamed)[index.resolve(main_scope, *h.model().names.find("c"))].dims;
     CHECK(renamed->symbol_name(c[0]) == "B");
-    CHECK(c[2] == 9);  // `?` keeps the declared 17
+    CHECK(c[2] == 9);                                                               // `?` keeps the declared 17
     CHECK_FALSE(infer_shapes(h.model(), index, h.reader(), given("x=1,4,17,32")));  // 3 is fixed
     CHECK_FALSE(infer_shapes(h.model(), index, h.reader(), given("x=1,C,17,32")));  // a symbol for a fixed dim
     CHECK_FALSE(infer_shapes(h.model(), index, h.reader(), given("x=1,3,17")));     // rank
@@ -306,5 +308,6 @@ TEST_CASE("encode_type: numbers as dim_value, symbols as dim_param, unknown dims
     rankless_tensor.varint_field(1, 7);
     proto_builder rankless;
     rankless.message_field(1, rankless_tensor);
-    CHECK(bytes(encode_type({7, std::nullopt}, table)) == std::vector<std::byte>(rankless.bytes().begin(), rankless.bytes().end()));
+    CHECK(bytes(encode_type({7, std::nullopt}, table)) ==
+          std::vector<std::byte>(rankless.bytes().begin(), rankless.bytes().end()));
 }

@@ -15,9 +15,9 @@
 #include <onnxstream/ops/export_safetensors.hpp>
 #include <onnxstream/ops/externalize.hpp>
 #include <onnxstream/ops/extract.hpp>
+#include <onnxstream/ops/infer_shapes.hpp>
 #include <onnxstream/ops/optimize.hpp>
 #include <onnxstream/ops/progress_event.hpp>
-#include <onnxstream/ops/infer_shapes.hpp>
 #include <onnxstream/ops/quantize.hpp>
 #include <onnxstream/ops/verify.hpp>
 #include <onnxstream/report/hint_text.hpp>

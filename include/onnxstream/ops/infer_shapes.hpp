@@ -29,10 +29,10 @@ struct infer_shapes_report {
     std::filesystem::path input;
     std::filesystem::path output;
     std::uint64_t output_size = 0;
-    std::uint64_t values = 0;          // node outputs that are not graph outputs
-    std::uint64_t inferred = 0;        // type and every dim (a number or a symbol)
-    std::uint64_t partial = 0;         // type, rank or dims in part
-    std::uint64_t unknown = 0;         // not even the type
+    std::uint64_t values = 0;                            // node outputs that are not graph outputs
+    std::uint64_t inferred = 0;                          // type and every dim (a number or a symbol)
+    std::uint64_t partial = 0;                           // type, rank or dims in part
+    std::uint64_t unknown = 0;                           // not even the type
     std::map<std::string, std::uint64_t> unknown_by_op;  // partial and unknown values, by the op making them
     std::uint64_t value_info_written = 0;
     std::uint64_t value_info_replaced = 0;  // existing entries for the same names
