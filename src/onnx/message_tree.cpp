@@ -263,33 +263,47 @@ struct message_tree::builder {
         if (children == 0) return {};  // a node's or a tensor's fields, mostly
         const auto depth = tree.messages_[index].depth;
         // Children per field number, so that path() needs no scan of the siblings (a graph
-        // may hold millions of them). Only numbers below 32 hold messages.
-        std::array<std::uint32_t, detail::schema_rows::numbers> per_number{};
+        // may hold millions of them). Only numbers below 32 hold messages. A count is set
+        // when its number is first seen (`seen`): zeroing all 32 for each of a million
+        // tensors (their external_data entries) cost more than counting.
+        std::array<std::uint32_t, detail::schema_rows::numbers> per_number;  // NOLINT: set when first seen
+        std::uint32_t seen = 0;
+        static_assert(detail::schema_rows::numbers <= 32);
         for (std::size_t i = 0; i < count; ++i) {
             const auto field_index = static_cast<std::uint32_t>(first + i);
-            const auto token = tree.fields_[field_index];
-            const auto* row = schema.child(kind, token.number());
+            // Read by reference, before build() below grows the field array: copying the
+            // 20-byte entry to read its number stalled on the copy.
+            const auto& entry = tree.fields_[field_index];
+            const auto n = entry.number();
+            const auto* row = schema.child(kind, n);
             if (row == nullptr) continue;
             const auto sub = row->child;
-            if (token.type() != proto::wire_type::length_delimited)
+            const auto header_offset = entry.header_offset();
+            const auto end_offset = entry.end_offset();
+            if (entry.type() != proto::wire_type::length_delimited)
                 return fail(error_code::not_onnx,
-                            std::string(to_string(kind)) + " field '" + field_name(kind, token.number()) +
-                                "' should hold a message but has wire type " + std::to_string(static_cast<int>(token.type())),
-                            token.header_offset(), index);
+                            std::string(to_string(kind)) + " field '" + field_name(kind, n) + "' should hold a message but has wire type " +
+                                std::to_string(static_cast<int>(entry.type())),
+                            header_offset, index);
             if (depth + 1U > options.max_depth)
                 return fail(error_code::limit_exceeded,
-                            "messages are nested deeper than " + std::to_string(options.max_depth) + " levels",
-                            token.header_offset(), index);
+                            "messages are nested deeper than " + std::to_string(options.max_depth) + " levels", header_offset,
+                            index);
             if (tree.messages_.size() + dropped_messages >= options.max_messages)
                 return fail(error_code::limit_exceeded,
-                            "the model has more than " + std::to_string(options.max_messages) + " messages",
-                            token.header_offset(), index);
+                            "the model has more than " + std::to_string(options.max_messages) + " messages", header_offset,
+                            index);
+            const auto bit = 1U << n;  // n < numbers: schema.child answered
+            if ((seen & bit) == 0) {
+                seen |= bit;
+                per_number[n] = 0;
+            }
             message child;
             child.kind = sub;
             child.depth = static_cast<std::uint16_t>(depth + 1);
             child.parent = index;
             child.parent_field = field_index;
-            child.ordinal = per_number[token.number()]++;
+            child.ordinal = per_number[n]++;
             const auto child_index = static_cast<std::uint32_t>(tree.messages_.size());
             tree.messages_.push_back(child);
             tree.fields_[field_index].child = child_index;
@@ -298,7 +312,7 @@ struct message_tree::builder {
             // A node without attributes: nothing inside it was registered after it.
             if (sub == message_kind::node && options.nodes == node_fields::on_demand && tree.messages_.size() == child_index + 1U)
                 drop_fields(child_index);
-            if (reports) options.behind(token.end_offset());
+            if (reports) options.behind(end_offset);
         }
         for (std::size_t i = 0; i < count; ++i) {
             const auto& f = tree.fields_[first + i];

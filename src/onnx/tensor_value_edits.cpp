@@ -47,9 +47,19 @@ void store_external(const message_tree& tree, std::uint32_t message, std::uint32
 
 void inline_external(const bound_model& model, std::span<const external_tensor> bindings, tree_edits& edits,
                      std::vector<error>& warnings) {
-    const auto usable = static_cast<std::size_t>(
-        std::count_if(bindings.begin(), bindings.end(), [](const external_tensor& b) { return b.usable; }));
-    edits.reserve(usable, usable, usable);
+    std::size_t usable = 0;
+    std::size_t in_bodies = 0;  // of those, the tensors whose fields the tree dropped
+    for (const auto& b : bindings) {
+        if (!b.usable) continue;
+        ++usable;
+        if (!model.model.tree.stores_fields(model.model.sites[b.site].message)) ++in_bodies;
+    }
+    // A tensor whose fields the tree dropped has its value fields dropped in its body: its
+    // external_data entries (location, offset, length) and data_location, four for most.
+    // Reserved up front, the table of a million tensors' drops does not grow by doubling
+    // (holding its old and new copy at once, then up to twice what it needs).
+    constexpr std::size_t usual_drops = 4;
+    edits.reserve(usable, usable, usable, in_bodies * usual_drops);
     // Bindings come in site (file) order: read on demand, the pages behind go (a million
     // bodies read again would otherwise map the whole file).
     tensor_pass pass(model.model);

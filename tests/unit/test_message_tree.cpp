@@ -118,6 +118,50 @@ TEST_CASE("a message's payload range is its holder's payload; repeated and ordin
     CHECK(tree->fields(4).front().header_offset() == tree->payload_range(4).offset);
 }
 
+TEST_CASE("ordinals and repeated restart in every message, whichever numbers its children use") {
+    // The counts per field number are set when a number is first seen in a message: a
+    // count left from a sibling or from the parent must not leak into another message.
+    proto_builder two_nodes;
+    two_nodes.message_field(1, node("Relu", "a", "b")).message_field(1, node("Relu", "b", "c"));
+    proto_builder one_node;
+    one_node.message_field(11, proto_builder{}).message_field(1, node("Relu", "a", "b"));
+    proto_builder first_attribute;
+    first_attribute.string_field(1, "then_branch").message_field(6, two_nodes).varint_field(20, 5);
+    proto_builder second_attribute;
+    second_attribute.string_field(1, "else_branch").message_field(6, one_node).varint_field(20, 5);
+    proto_builder if_node = node("If", "cond", "y");
+    if_node.message_field(5, first_attribute).message_field(5, second_attribute);
+    proto_builder graph;
+    graph.message_field(5, tensor("w", {1})).message_field(1, if_node).message_field(13, proto_builder{});
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto tree = message_tree::parse(model.bytes());
+    REQUIRE(tree);
+    std::vector<std::string> paths;
+    std::vector<bool> repeated;
+    for (std::uint32_t m = 0; m < tree->messages().size(); ++m) {
+        paths.push_back(tree->path(m));
+        repeated.push_back(tree->at(m).repeated);
+    }
+    const std::vector<std::string> expected{"model",
+                                            "graph",
+                                            "graph.initializer[0]",
+                                            "graph.node[0]",
+                                            "graph.node[0].attribute[0]",
+                                            "graph.node[0].attribute[0].g",
+                                            "graph.node[0].attribute[0].g.node[0]",
+                                            "graph.node[0].attribute[0].g.node[1]",
+                                            "graph.node[0].attribute[1]",
+                                            "graph.node[0].attribute[1].g",
+                                            "graph.node[0].attribute[1].g.input",
+                                            "graph.node[0].attribute[1].g.node[0]",
+                                            "graph.value_info"};
+    CHECK(paths == expected);
+    const std::vector<bool> expected_repeated{false, false, false, false, true,  false, true,
+                                              true,  true,  false, false, false, false};
+    CHECK(repeated == expected_repeated);
+}
+
 TEST_CASE("every field number the schema knows is below 32 (the parser's lookup tables)") {
     for (const auto& row : schema()) CHECK(row.number < 32);
 }
