@@ -720,7 +720,7 @@ def main() -> None:
     runs = args.runs or (1 if args.tiny else 5 if args.large else 3)
     python_runs = args.python_runs or (1 if args.tiny else 3 if args.large else 2)
     if args.before:
-        args.before = str(Path(args.before).resolve())
+        args.before = os.path.abspath(args.before)  # a symlink stays one: it may be swapped during the run
     args.work.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
     binary = str(Path(args.binary).resolve())
