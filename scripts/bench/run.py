@@ -282,7 +282,7 @@ def build_cases(args, work: Path, binary: str) -> list[case]:
     cases.extend(small_tensor_cases(args, work, out, binary))
     cases.extend(compact_graph_cases(args, work, out, binary))
     cases.extend(sparse_7b_cases(args, work, binary))
-    cases.append(caffe_case(args, work, out, binary))
+    cases.extend(caffe_case(args, work, out, binary))
 
     if args.tiny:
         # No torch fixture in the smoke run: the LLM cases' commands on the Gemm model.
@@ -377,10 +377,12 @@ def sparse_7b_cases(args, work: Path, binary: str) -> list[case]:
     return cases
 
 
-def caffe_case(args, work: Path, out: Path, binary: str) -> case:
+def caffe_case(args, work: Path, out: Path, binary: str) -> list[case]:
     """export --to caffe of one Gemm whose weight is in external data, against cp + sync of
-    that data file (the .caffemodel holds the same float32 bytes)."""
-    total = MiB if args.tiny else 64 * MiB if not args.large else GiB
+    that data file (the .caffemodel holds the same float32 bytes); and convert of the same
+    model to fp16 and bf16 with and without the SIMD paths (normal values, one 256 MiB
+    tensor: user CPU is what the SIMD paths save, the LLM fixture is too small to show it)."""
+    total = MiB if args.tiny else 256 * MiB if not args.large else GiB
     folder = work / f"gemm-external-{total}"
     generate("gemm-external", folder, total)
     model, data = folder / "model.onnx", folder / "model.onnx.data"
@@ -391,7 +393,20 @@ def caffe_case(args, work: Path, out: Path, binary: str) -> case:
              [model, data], data.stat().st_size)
     c.tool("onnxstream", [binary, "export", str(model), "--to", "caffe", "-o", str(prefix), "--quiet"], outputs)
     c.tool("cp+sync", ["sh", "-c", 'cp "$0" "$1" && sync "$1"', str(data), str(out / "copy.data")], [out / "copy.data"])
-    return c
+    cases = [c]
+    if args.tiny:
+        return cases  # the smoke run converts the same model in llm_convert_cases
+    for dtype in ("fp16", "bf16"):
+        converted = out / f"gemm.{dtype}.onnx"
+        v = case(f"convert {label} Gemm to {dtype}", f"convert --dtype {dtype} of one {label} float32 weight",
+                 [model, data], data.stat().st_size)
+        for tool, prefix in (("onnxstream", []), ("no-simd", ["env", "ONNXSTREAM_SIMD=off"])):
+            v.tool(tool, [*prefix, binary, "convert", str(model), "--dtype", dtype, "-o", str(converted), "--quiet"],
+                   [converted, out / f"gemm.{dtype}.onnx.data"])
+        v.tool("cp+sync", ["sh", "-c", 'cp "$0" "$1" && sync "$1"', str(data), str(out / "copy.data")],
+               [out / "copy.data"])
+        cases.append(v)
+    return cases
 
 
 def llm_case(args, work: Path, out: Path, binary: str):
@@ -682,10 +697,13 @@ def targets(records: list[dict], quick: bool) -> list[dict]:
             # what each further tensor costs: the top of the curve against its bottom
             per = (top["peak_rss_bytes"] - curve[0][1]["peak_rss_bytes"]) / (count - curve[0][0])
             add(f"{top['case']}: peak RSS per further tensor", round(per), 229, per <= 229, " B")
-    half, brain = find(records, "convert", "onnxstream"), None
-    for r in records:
-        if r["case"].startswith("convert") and r["case"].endswith("to bf16") and r["tool"] == "onnxstream":
-            brain = r
+    half = brain = None
+    for r in records:  # the last convert pair: the Gemm model's where present (one large tensor)
+        if r["case"].startswith("convert") and r["tool"] == "onnxstream":
+            if r["case"].endswith("to fp16"):
+                half = r
+            elif r["case"].endswith("to bf16"):
+                brain = r
     if half and brain and brain["user_s"] > 0:
         ratio = half["user_s"] / brain["user_s"]
         add("convert: fp16 user CPU / bf16 user CPU", round(ratio, 2), 1.0, ratio <= 1.0, "x")
@@ -713,6 +731,7 @@ def main() -> None:
     parser.add_argument("--no-llm", action="store_true", help="leave out the LLM repack case")
     parser.add_argument("--no-python-llm", action="store_true", help="no python onnx run on the LLM case")
     parser.add_argument("--keep", action="store_true", help="keep the generated models in --work")
+    parser.add_argument("--only", help="only the cases whose name contains this text (their inputs are still all made)")
     args = parser.parse_args()
 
     if args.tiny:
@@ -743,6 +762,8 @@ def main() -> None:
 
     print("== generating inputs", flush=True)
     cases = build_cases(args, args.work, binary)
+    if args.only:
+        cases = [c for c in cases if args.only in c.name]
     records: list[dict] = []
     try:
         for c in cases:
