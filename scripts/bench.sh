@@ -66,10 +66,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 if [ -z "${ONNXSTREAM_BIN:-}" ]; then
   echo "== build (build-bench, Release)"
-  log=$(mktemp)
-  trap 'rm -f "$log"' EXIT
   { cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DONNXSTREAM_BUILD_BENCH=ON \
           -DONNXSTREAM_BUILD_TESTS=OFF -DONNXSTREAM_BUILD_FUZZ=OFF &&
     cmake --build build-bench -j"$(nproc 2>/dev/null || echo 2)" --target onnxstream_cli onnxstream_bench; } > "$log" 2>&1 \
@@ -81,11 +81,12 @@ fi
 if [ -n "$before" ] && [ -z "${ONNXSTREAM_BEFORE_BIN:-}" ]; then
   rev=$(git rev-parse --short=10 "$before^{commit}") || { echo "bench.sh: no commit $before" >&2; exit 2; }
   echo "== build $rev (build-bench-before, Release)"
-  log=$(mktemp)
-  trap 'rm -f "$log"' EXIT
-  rm -rf build-bench-before/src && mkdir -p build-bench-before/src
-  { git archive "$rev" | tar -x -C build-bench-before/src &&
-    cmake -S build-bench-before/src -B build-bench-before/build -DCMAKE_BUILD_TYPE=Release \
+  if [ "$(cat build-bench-before/rev 2>/dev/null)" != "$rev" ]; then  # same REV: an incremental build
+    rm -rf build-bench-before && mkdir -p build-bench-before/src
+    git archive "$rev" | tar -x -C build-bench-before/src
+    echo "$rev" > build-bench-before/rev
+  fi
+  { cmake -S build-bench-before/src -B build-bench-before/build -DCMAKE_BUILD_TYPE=Release \
           -DONNXSTREAM_BUILD_TESTS=OFF -DONNXSTREAM_BUILD_FUZZ=OFF &&
     cmake --build build-bench-before/build -j"$(nproc 2>/dev/null || echo 2)" --target onnxstream_cli; } > "$log" 2>&1 \
     || { tail -50 "$log" >&2; exit 1; }
