@@ -8,8 +8,9 @@ each run so that no run pays for another's dirty pages. Figures per tool: the me
 time, the median CPU time (user + system) and the largest peak RSS of the runs (CPU and
 RSS from /usr/bin/time, as -v prints them). Outputs are deleted after each run.
 
-Writes OUT/results.json and OUT/dashboard.html (scripts/bench/dashboard.py) and, with
---history, copies results.json into HISTORY as <date>-<commit>.json.
+Writes OUT/results.json and OUT/dashboard.html (scripts/bench/dashboard.py), appends the
+run to OUT/history.jsonl (the dashboard's per-row history) and, with --history, copies
+results.json into HISTORY as <date>-<commit>.json.
 """
 from __future__ import annotations
 
