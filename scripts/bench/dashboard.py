@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """Writes the benchmark dashboard: one self-contained HTML page (inline SVG, no script,
 no network) from a results.json of scripts/bench/run.py, and with --history FOLDER the
-trend of every run kept there (one <date>-<commit>.json per run).
+trend of every run kept there (one <date>-<commit>.json per run); with --history-file
+HISTORY.jsonl (one run per line, run.py appends to it) each row of the results table shows
+its own earlier figures.
 
-    dashboard.py RESULTS.json OUT.html [--history FOLDER]
+    dashboard.py RESULTS.json OUT.html [--history FOLDER] [--history-file HISTORY.jsonl]
 """
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import math
 from pathlib import Path
 
 MiB = 1 << 20
-COLORS = {"onnxstream": "#1f77b4", "cp": "#7f7f7f", "cp+sync": "#bcbd22", "python-onnx": "#d62728"}
+COLORS = {"onnxstream": "#1f77b4", "cp": "#7f7f7f", "cp+sync": "#bcbd22", "python-onnx": "#d62728", "before": "#ff7f0e",
+          "no-simd": "#9467bd"}
 SERIES_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 
 
@@ -140,17 +143,66 @@ svg.chart line.limit { stroke: #cf222e; stroke-dasharray: 5 4; } svg.chart text.
 """
 
 
-def results_table(records: list[dict]) -> str:
-    rows = ["<table><tr><th>case</th><th>tool</th><th>wall s (median)</th><th>CPU s</th><th>peak RSS</th>"
-            "<th>× cp</th><th>× cp+sync</th><th>runs (wall s)</th></tr>"]
+def read_history(path: Path | None) -> list[dict]:
+    """The runs of a history.jsonl, oldest first; lines that do not parse are skipped."""
+    documents = []
+    if path is None or not path.exists():
+        return documents
+    for line in path.read_text().splitlines():
+        try:
+            documents.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    documents.sort(key=lambda d: d.get("meta", {}).get("date", ""))
+    return documents
+
+
+def sparkline(values: list[float], width: int = 90, height: int = 18) -> str:
+    """A small line of a row's wall time over the runs (the last point is this run)."""
+    if len(values) < 2:
+        return ""
+    top, bottom = max(values), min(values)
+    span = top - bottom or 1.0
+    step = width / (len(values) - 1)
+    points = " ".join(f"{i * step:.1f},{height - 2 - (v - bottom) / span * (height - 4):.1f}" for i, v in enumerate(values))
+    return (f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}"><polyline points="{points}" '
+            f'fill="none" stroke="#1f77b4" stroke-width="1.5"/></svg>')
+
+
+def row_history(history: list[dict], r: dict) -> str:
+    """The row's wall time in every run of the history with the same case and tool: a
+    sparkline and the previous figure with its date and commit."""
+    earlier = []
+    for d in history:
+        for h in d.get("records", []):
+            if h.get("case") == r["case"] and h.get("tool") == r["tool"]:
+                earlier.append((d["meta"].get("date", "")[:10], d["meta"].get("commit", ""), h["wall_s"],
+                                h.get("peak_rss_bytes", 0)))
+    if len(earlier) < 2:
+        return ""
+    date, commit, wall, rss = earlier[-2]
+    title = "; ".join(f"{d} {c}: {w:.3f} s, {p / MiB:,.1f} MiB" for d, c, w, p in earlier)
+    return (f'<span title="{esc(title)}">{sparkline([e[2] for e in earlier])} '
+            f'{len(earlier)} runs; before: {wall:.3f} s, {rss / MiB:,.1f} MiB ({esc(date)} {esc(commit)})</span>')
+
+
+def results_table(records: list[dict], history: list[dict] | None = None) -> str:
+    rows = ["<table><tr><th>case</th><th>tool</th><th>wall s (median)</th><th>CPU s</th><th>user s</th><th>peak RSS</th>"
+            "<th>budget</th><th>× cp</th><th>× cp+sync</th><th>runs (wall s)</th><th>history (wall s)</th></tr>"]
     for r in records:
         rss = r["peak_rss_bytes"] / MiB
+        budget = ""
+        if r.get("budget_bytes"):
+            over = r["peak_rss_bytes"] > r["budget_bytes"]
+            budget = f'<span class="{"bad" if over else "ok"}">{r["budget_bytes"] / MiB:,.0f} MiB</span>'
         rows.append(
             f"<tr><td>{esc(r['case'])}</td><td class=text>{esc(r['tool'])}</td><td>{r['wall_s']:.3f}</td>"
-            f"<td>{r['cpu_s']:.3f}</td><td>{rss:,.1f} MiB</td>"
+            f"<td>{r['cpu_s']:.3f}</td><td>{r.get('user_s', 0):.3f}</td><td>{rss:,.1f} MiB</td><td>{budget}</td>"
             f"<td>{'' if r.get('ratio_to_cp') is None else format(r['ratio_to_cp'], '.2f')}</td>"
             f"<td>{'' if r.get('ratio_to_cp_sync') is None else format(r['ratio_to_cp_sync'], '.2f')}</td>"
-            f"<td class=text>{esc(', '.join(format(w, '.3f') for w in r.get('wall_runs_s', [])))}</td></tr>")
+            f"<td class=text>{esc(', '.join(format(w, '.3f') for w in r.get('wall_runs_s', [])))}"
+            f"{'<br><span class=meta>' + esc(r['note']) + '</span>' if r.get('note') else ''}</td>"
+            f"<td class=text>{row_history(history or [], r)}</td></tr>")
     rows.append("</table>")
     return "".join(rows)
 
@@ -240,7 +292,9 @@ def main() -> None:
     parser.add_argument("results", type=Path)
     parser.add_argument("output", type=Path)
     parser.add_argument("--history", type=Path)
+    parser.add_argument("--history-file", type=Path)
     args = parser.parse_args()
+    history = read_history(args.history_file)
     document = json.loads(args.results.read_text())
     meta = document["meta"]
     m = meta["machine"]
@@ -250,15 +304,19 @@ def main() -> None:
         "<h1>onnxstream benchmarks</h1>",
         f"<p class=meta>commit <b>{esc(meta['commit'])}</b> · {esc(meta['date'])} · {esc(m['hostname'])}: "
         f"{esc(m['cpu'])}, {esc(m['cores'])} cores, {m['memory_bytes'] / (1 << 30):.1f} GiB, Linux {esc(m['kernel'])}, "
-        f"{esc(meta.get('file_system', ''))} · load average before {esc(m.get('load_average'))}, "
+        f"{esc(meta.get('file_system', ''))} on {esc(meta.get('disk', 'unknown disk'))} · load average before {esc(m.get('load_average'))}, "
         f"after {esc(m.get('load_average_after'))} · {esc(meta['runs'])} runs per tool (python onnx: "
-        f"{esc(meta['python_runs'])}), medians · {'--quick (small inputs)' if meta.get('quick') else 'full size'}</p>",
+        f"{esc(meta['python_runs'])}), medians · {esc(meta.get('size', 'default' if meta.get('quick') else 'large'))} size"
+        f"{' · before: ' + esc(meta['before']['label']) if meta.get('before') else ''}</p>",
         "<h2>Targets</h2>", targets_table(document.get("targets", [])),
-        "<h2>Results</h2>", results_table(document["records"]),
+        "<h2>Results</h2>", results_table(document["records"], history),
         "<p class=meta>cp: GNU cp of the same bytes (the data file; the model for split; the folder for repack). "
         "cp+sync: the same followed by sync of the copy, since onnxstream fsyncs its outputs before renaming them. "
         "python-onnx: Debian python3-onnx, onnx.save(onnx.load(m), out) (split and repack: save_as_external_data; "
-        "inspect: onnx.load(m, load_external_data=False)). Peak RSS: ru_maxrss of the process.</p>",
+        "inspect: onnx.load(m, load_external_data=False); verify: onnx.checker.check_model on the path; edit: load, "
+        "rename, save; infer-shapes: onnx.shape_inference.infer_shapes_path). before: an older onnxstream binary "
+        "(bench.sh --before REV). no-simd: ONNXSTREAM_SIMD=off, the portable conversion. Budget: the memory "
+        "issue's 2 × .onnx + 32 MiB for metadata-heavy files. Peak RSS: ru_maxrss of the process (GNU time).</p>",
         case_charts(document["records"]),
         "<h2>Micro benchmarks</h2>", micro_table(document.get("micro", [])),
     ]

@@ -11,6 +11,11 @@
     models.py dims FILE BYTES                        initializers holding BYTES of dims (all 1)
     models.py unknown FILE BYTES                     a tiny model with an unknown ModelProto field
                                                      of BYTES (sparse zeros: no disk used)
+    models.py sparse-external DIR BYTES [--tensor-size N]  the external model's layout with its
+                                                     data file a hole (a 27 GB 7B-class model on no disk)
+    models.py compact-graph FILE NODES               a chain of NODES nodes with short names
+                                                     (about 25 bytes each: the compact 1M-node case)
+    models.py gemm-external DIR BYTES                one Gemm whose float32 weight (BYTES) is external
 
 The weight models are a chain y = x + w0 + w1 + ... over float32 vectors, one initializer
 per tensor-size bytes (default 16 MiB), filled with seeded random bytes. The external one
@@ -87,7 +92,9 @@ def random_chunks(rng: np.random.Generator, length: int, chunk: int = 16 << 20):
         done += piece
 
 
-def write_external(folder: Path, total: int, tensor_size: int) -> None:
+def write_external(folder: Path, total: int, tensor_size: int, sparse: bool = False) -> None:
+    """With `sparse`, the data file is one hole of the same length: commands that only read
+    the metadata and check the data's extent (inspect, verify) see a model of `total` bytes."""
     folder.mkdir(parents=True, exist_ok=True)
     sizes = tensor_sizes(total, tensor_size)
     graph = chain_graph(sizes, "external_chain")
@@ -100,8 +107,11 @@ def write_external(folder: Path, total: int, tensor_size: int) -> None:
             if pad:
                 data.write(b"\0" * pad)
                 offset += pad
-            for piece in random_chunks(rng, size):
-                data.write(piece)
+            if sparse:
+                data.seek(size, os.SEEK_CUR)
+            else:
+                for piece in random_chunks(rng, size):
+                    data.write(piece)
             tensor = TensorProto(name=f"w{i}", data_type=TensorProto.FLOAT, dims=[size // 4])
             tensor.data_location = TensorProto.EXTERNAL
             for key, value in (("location", data_name), ("offset", str(offset)), ("length", str(size))):
@@ -109,6 +119,7 @@ def write_external(folder: Path, total: int, tensor_size: int) -> None:
                 entry.key, entry.value = key, value
             graph.initializer.append(tensor)
             offset += size
+        data.truncate(offset)
     model = model_of(graph)
     (folder / "model.onnx").write_bytes(model.SerializeToString())
     onnx.checker.check_model(str(folder / "model.onnx"))  # by path: it finds the data file
@@ -226,6 +237,47 @@ def write_tiny_external(folder: Path, count: int) -> None:
     write_graph_fields(folder / "model.onnx", identity_graph("tiny_external_initializers"), fields)
 
 
+def write_compact_graph(path: Path, nodes: int) -> None:
+    """A chain of `nodes` Relu nodes named by their index in hex, without node names: about
+    25 bytes of .onnx per node, the per-node cost with as little text as a graph can have.
+    The nodes are encoded here (NodeProto: input = 1, output = 2, op_type = 4), not through
+    onnx's objects, so a million take seconds to write."""
+    skeleton = onnx.GraphProto(name="compact_chain")
+    skeleton.input.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64]))
+    skeleton.output.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64]))
+    fields = []
+    previous = b"x"
+    for i in range(nodes):
+        output = b"y" if i == nodes - 1 else f"{i:x}".encode()
+        node = length_field(1, len(previous)) + previous + length_field(2, len(output)) + output + b"\x22\x04Relu"
+        fields.append(length_field(1, len(node)) + node)  # GraphProto.node = 1
+        previous = output
+    write_graph_fields(path, skeleton, fields)
+
+
+def write_gemm_external(folder: Path, total: int) -> None:
+    """y = Gemm(x, W, b) with W float32 [N, 1024] (about `total` bytes, seeded normal values)
+    in DIR/model.onnx.data: a model Caffe's InnerProduct expresses, its weight streamed."""
+    k = 1024
+    n = max(1, total // (4 * k))
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(SEED)
+    with open(folder / "model.onnx.data", "wb") as data:
+        for start in range(0, n, 4096):
+            data.write(rng.standard_normal((min(4096, n - start), k), dtype=np.float32).tobytes())
+    weight = TensorProto(name="W", data_type=TensorProto.FLOAT, dims=[n, k])
+    weight.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", "model.onnx.data"), ("offset", "0"), ("length", str(4 * n * k))):
+        entry = weight.external_data.add()
+        entry.key, entry.value = key, value
+    bias = helper.make_tensor("b", TensorProto.FLOAT, [n], np.zeros(n, dtype=np.float32).tolist())
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, k])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])
+    graph = helper.make_graph([helper.make_node("Gemm", ["x", "W", "b"], ["y"], name="fc", transB=1)], "gemm_external",
+                              [x], [y], [weight, bias])
+    (folder / "model.onnx").write_bytes(model_of(graph).SerializeToString())
+
+
 def write_int64(path: Path, payload_bytes: int) -> None:
     """One INT64 initializer whose values sit in a packed int64_data field of about
     `payload_bytes`: every value in [2^28, 2^35), so each takes 5 varint bytes and 8 bytes
@@ -269,7 +321,7 @@ def write_unknown(path: Path, payload_bytes: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("kind", choices=("external", "embedded", "graph", "tiny", "tiny-external", "int64", "dims",
-                                                      "unknown"))
+                                                      "unknown", "sparse-external", "compact-graph", "gemm-external"))
     parser.add_argument("path", type=Path)
     parser.add_argument("amount", type=int, help="bytes of weights, nodes for 'graph', tensors for 'tiny'")
     parser.add_argument("--tensor-size", type=int, default=16 << 20)
@@ -278,8 +330,14 @@ def main() -> None:
         write_external(args.path, args.amount, args.tensor_size)
     elif args.kind == "embedded":
         write_embedded(args.path, args.amount, args.tensor_size)
+    elif args.kind == "sparse-external":
+        write_external(args.path, args.amount, args.tensor_size, sparse=True)
     elif args.kind == "graph":
         write_graph(args.path, args.amount)
+    elif args.kind == "compact-graph":
+        write_compact_graph(args.path, args.amount)
+    elif args.kind == "gemm-external":
+        write_gemm_external(args.path, args.amount)
     else:
         {"tiny": write_tiny, "tiny-external": write_tiny_external, "int64": write_int64, "dims": write_dims, "unknown": write_unknown}[args.kind](args.path, args.amount)
 
