@@ -47,7 +47,7 @@ TEST_CASE("the graph of python-onnx's model: values by index, each weight's stor
         *json ==
         R"({"ok":true,"graph":"g","nodes_total":1,"ops":["Add"],"domains":[""],"files":["w.bin"],)"
         R"("values":[["W","initializer","FLOAT",["4","4"]],["B","initializer","FLOAT",["4"]],["Y","output","FLOAT",["4","4"]]],)"
-        R"("inputs":[],"outputs":[2],"nodes":[["add",0,0,[0,1],[2],0,[]]],)"
+        R"("inputs":[],"outputs":[2],"nodes":[["add",0,0,[0,1],[2],[],[]]],"subgraphs":[],)"
         R"("initializers":[["W",0,"FLOAT",[4,4],64,"external",0,0,""],["B",1,"FLOAT",[4],16,"raw",-1,0,""]]})");
 }
 
@@ -64,8 +64,8 @@ TEST_CASE("declared shapes keep their symbolic dims, inferred ones fill the rest
     REQUIRE(json);
     CHECK(json->find(R"("values":[["X","input","FLOAT",["N","3","5"]],["T","output","FLOAT",["5","?","3"]],)"
                      R"(["Y","output","FLOAT",["5","?","3"]]])") != std::string::npos);
-    CHECK(json->find(R"("nodes":[["/block/transpose",0,0,[0],[1],0,[["perm","INTS","[2, 0, 1]"]]],)"
-                     R"(["/block/relu",1,0,[1,-1],[2],0,[]]])") != std::string::npos);
+    CHECK(json->find(R"("nodes":[["/block/transpose",0,0,[0],[1],[],[["perm","INTS","[2, 0, 1]"]]],)"
+                     R"(["/block/relu",1,0,[1,-1],[2],[],[]]])") != std::string::npos);
     CHECK(json->find(R"("ops":["Transpose","Relu"])") != std::string::npos);
 }
 
