@@ -181,6 +181,7 @@ private:
         server_.Get("/api/list", [this](const httplib::Request& req, httplib::Response& res) { list(req, res); });
         server_.Get("/api/inspect", [this](const httplib::Request& req, httplib::Response& res) { inspect(req, res); });
         server_.Get("/api/graph", [this](const httplib::Request& req, httplib::Response& res) { graph(req, res); });
+        server_.Get("/api/output", [this](const httplib::Request& req, httplib::Response& res) { default_output(req, res); });
         server_.Get("/api/find", [this](const httplib::Request& req, httplib::Response& res) { find(req, res); });
         server_.Get("/api/server", [this](const httplib::Request&, httplib::Response& res) {
             send_json(res, std::string("{\"ok\":true,\"network\":") + (policy_.network ? "true" : "false") + "}");
@@ -326,6 +327,22 @@ private:
                                  [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
                                      return sink.write(body->data() + offset, std::min(length, body->size() - offset));
                                  });
+    }
+
+    // The output an action writes when its output field is left empty (actions.cpp
+    // default_output_name), for the form to show: {"ok": true, "output": "m.merged.onnx"}.
+    void default_output(const httplib::Request& req, httplib::Response& res) const {
+        auto model = model_param(req);
+        if (!model) return send_error(res, 400, model.error());
+        const auto* a = find_action(req.get_param_value("action"));
+        if (a == nullptr) return send_error(res, 400, error{error_code::invalid_argument, "no such action", ""});
+        std::map<std::string, std::string, std::less<>> fields;
+        for (const auto& [name, value] : req.params)
+            if (name != "path" && name != "action") fields.insert_or_assign(name, value);
+        report::json_writer json;
+        json.begin_object().field("ok", true);
+        json.field("output", default_output_name(*a, relative_to(model->shown, root_), fields)).end_object();
+        send_json(res, json.text());
     }
 
     // Files dropped on the page arrive as a name and a size: find them under the folder.

@@ -597,6 +597,41 @@ def test_the_forms_come_from_the_parameter_table(page_run, served):
     assert any(t.data_type == onnx.TensorProto.BFLOAT16 for t in model.graph.initializer)
 
 
+def test_a_form_shows_the_default_output_offers_the_folders_files_and_says_why_it_cannot_run(page_run, served):
+    """Issue 34: the output field shows the name the command line gives the output (the
+    server's rule, following the choices made), file fields offer the model's folder
+    (models only for a model), and the run button is disabled with the reason beside it
+    while a field the action needs is empty."""
+    fp16, bf16 = page_run["convert_output_fp16"], page_run["convert_output_bf16"]
+    assert fp16["placeholder"] == "resnet18/model.fp16.onnx" and fp16["value"] == "", fp16
+    assert bf16["placeholder"] == "resnet18/model.bf16.onnx" and "model.bf16.onnx" in bf16["note"], bf16
+    # ... which is the file the job wrote with the field left empty.
+    assert page_run["convert_bf16"]["state"] == "done" and (served["root"] / bf16["placeholder"]).is_file()
+    empty, filled = page_run["diff_empty"], page_run["diff_filled"]
+    assert empty["disabled"] and empty["why"].startswith("fill in ") and empty["why"].endswith(" first"), empty
+    assert empty["described"] == "why-diff", empty
+    # The folder holds the model, its data and what earlier jobs wrote.
+    listed = sorted(f"resnet18/{p.name}" for p in (served["root"] / "resnet18").iterdir() if not p.name.startswith("."))
+    assert "resnet18/model.onnx" in empty["lists"]["other"], empty["lists"]
+    assert empty["lists"]["other"] == [p for p in listed if p.endswith(".onnx")], empty["lists"]
+    assert "resnet18/model.onnx.data" in empty["lists"]["data"] and set(empty["lists"]["data"]) <= set(listed)
+    assert not filled["disabled"] and filled["why"] == "" and filled["described"] is None, filled
+
+
+def test_the_default_output_api_names_what_the_command_line_writes(served):
+    status, body, _ = request(served, "GET", "/api/output", {"path": "resnet18/model.onnx", "action": "merge"})
+    assert status == 200 and json.loads(body) == {"ok": True, "output": "resnet18/model.merged.onnx"}, body
+    status, body, _ = request(served, "GET", "/api/output", {"path": "resnet18/model.onnx", "action": "convert",
+                                                              "dtype": "bf16"})
+    assert json.loads(body)["output"] == "resnet18/model.bf16.onnx", body
+    status, body, _ = request(served, "GET", "/api/output", {"path": "resnet18/model.onnx", "action": "verify"})
+    assert status == 200 and json.loads(body)["output"] == "", body  # it writes no model
+    status, _, _ = request(served, "GET", "/api/output", {"path": "../outside/secret.txt", "action": "merge"})
+    assert status in (400, 403)
+    status, _, _ = request(served, "GET", "/api/output", {"path": "resnet18/model.onnx", "action": "merge"}, token=False)
+    assert status == 403
+
+
 def test_an_existing_output_is_an_error_worded_for_the_page(page_run):
     job = page_run["merge_again"]
     assert job["state"] == "failed"
