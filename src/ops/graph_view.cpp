@@ -148,8 +148,9 @@ public:
     }
     [[nodiscard]] bool over() const noexcept { return size_ > limit_; }
     [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
-    void append_to(std::string& out) const {
-        for (const auto& p : pieces_) out += p;
+    void move_to(std::vector<std::string>& out) {
+        for (auto& p : pieces_) out.push_back(std::move(p));
+        pieces_.clear();
     }
 
 private:
@@ -160,7 +161,7 @@ private:
 
 }  // namespace
 
-result<std::string> graph_view_json(const std::filesystem::path& path, const graph_view_options& options) {
+result<std::vector<std::string>> graph_view_pieces(const std::filesystem::path& path, const graph_view_options& options) {
     ONNXSTREAM_ASSIGN(const auto bound,
                       onnx::bound_model::open(path, options, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
     ONNXSTREAM_ASSIGN(const auto model, graph::graph_model::build(bound.model));
@@ -431,17 +432,26 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
                        subgraphs_key.size() + initializers_key.size() + 1;
     if (total > options.max_bytes) return too_large();
     // The nodes and initializers go in after the tables they index.
+    std::vector<std::string> document;
+    head.move_to(document);
+    document.emplace_back(nodes_key);
+    node_text.move_to(document);
+    document.emplace_back(subgraphs_key);
+    sub_text.move_to(document);
+    document.emplace_back(initializers_key);
+    tensor_text.move_to(document);
+    document.emplace_back("}");
+    ONNXSTREAM_TRY(bound.check_unchanged());
+    return document;
+}
+
+result<std::string> graph_view_json(const std::filesystem::path& path, const graph_view_options& options) {
+    ONNXSTREAM_ASSIGN(const auto pieces, graph_view_pieces(path, options));
+    std::size_t total = 0;
+    for (const auto& p : pieces) total += p.size();
     std::string document;
     document.reserve(total);
-    head.append_to(document);
-    document += nodes_key;
-    node_text.append_to(document);
-    document += subgraphs_key;
-    sub_text.append_to(document);
-    document += initializers_key;
-    tensor_text.append_to(document);
-    document += '}';
-    ONNXSTREAM_TRY(bound.check_unchanged());
+    for (const auto& p : pieces) document += p;
     return document;
 }
 

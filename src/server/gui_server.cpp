@@ -307,14 +307,14 @@ private:
         send_json(res, show_pinned(report::to_json(*r, page_wording()), pins, true));
     }
 
-    // The main graph as the page draws it (ops::graph_view_json): built whole before the
+    // The graphs as the page draws them (ops::graph_view_pieces): built whole before the
     // first byte goes (a graph too large to show is an error, never half a document), then
-    // sent in pieces.
+    // sent piece by piece, each freed once sent: never joined into one string.
     void graph(const httplib::Request& req, httplib::Response& res) const {
         auto model = model_param(req);
         if (!model) return send_error(res, 400, model.error());
         const pinned_path* pins[] = {&*model};
-        auto r = ops::graph_view_json(model->path, {});
+        auto r = ops::graph_view_pieces(model->path, {});
         if (!r) {
             auto e = std::move(r).error();
             e.message = show_pinned(e.message, pins, false);
@@ -322,10 +322,20 @@ private:
             return send_error(res, 422, e);
         }
         // The document holds no path of ours: data file locations are as the model writes them.
-        auto body = std::make_shared<std::string>(std::move(*r));
-        res.set_content_provider(body->size(), "application/json",
-                                 [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-                                     return sink.write(body->data() + offset, std::min(length, body->size() - offset));
+        auto pieces = std::make_shared<std::vector<std::string>>(std::move(*r));
+        std::size_t total = 0;
+        for (const auto& p : *pieces) total += p.size();
+        res.set_content_provider(total, "application/json",
+                                 [pieces, next = std::size_t{0}, at = std::size_t{0}](std::size_t offset, std::size_t,
+                                                                                      httplib::DataSink& sink) mutable {
+                                     // Pieces go once, in order: a request for a range is not served.
+                                     if (offset != at) return false;
+                                     if (next == pieces->size()) return true;
+                                     auto& piece = (*pieces)[next++];
+                                     at += piece.size();
+                                     const bool sent = sink.write(piece.data(), piece.size());
+                                     std::string().swap(piece);
+                                     return sent;
                                  });
     }
 

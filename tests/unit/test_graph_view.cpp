@@ -83,3 +83,21 @@ TEST_CASE("a file that is not a model is an error") {
     temp_folder dir;
     CHECK_FALSE(ops::graph_view_json(dir.write("x.onnx", "not a model\n")));
 }
+
+TEST_CASE("the document in pieces is the document, each piece small, for a server to send without joining them") {
+    temp_folder dir;
+    const auto model = test_support::write_reference_model(dir);
+    const auto json = ops::graph_view_json(model);
+    const auto pieces = ops::graph_view_pieces(model);
+    REQUIRE(json);
+    REQUIRE(pieces);
+    std::string joined;
+    for (const auto& p : *pieces) {
+        CHECK(p.size() <= 128 * 1024);
+        joined += p;
+    }
+    CHECK(joined == *json);
+    ops::graph_view_options options;
+    options.max_bytes = 100;
+    CHECK(ops::graph_view_pieces(model, options).error().code == error_code::too_large);
+}

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace onnxstream::ops {
 
@@ -43,5 +44,9 @@ struct graph_view_options : onnx::open_options {
 
 /// Errors: the model cannot be read; `too_large` when the document passes options.max_bytes.
 [[nodiscard]] result<std::string> graph_view_json(const std::filesystem::path& model, const graph_view_options& options = {});
+/// The same document in pieces of about 64 KiB, in order, for a server to send one by one
+/// (and free as it goes) instead of joining them, which would hold the document twice.
+[[nodiscard]] result<std::vector<std::string>> graph_view_pieces(const std::filesystem::path& model,
+                                                                 const graph_view_options& options = {});
 
 }  // namespace onnxstream::ops
