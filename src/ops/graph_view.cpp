@@ -13,7 +13,9 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -146,8 +148,9 @@ public:
     }
     [[nodiscard]] bool over() const noexcept { return size_ > limit_; }
     [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
-    void append_to(std::string& out) const {
-        for (const auto& p : pieces_) out += p;
+    void move_to(std::vector<std::string>& out) {
+        for (auto& p : pieces_) out.push_back(std::move(p));
+        pieces_.clear();
     }
 
 private:
@@ -158,7 +161,7 @@ private:
 
 }  // namespace
 
-result<std::string> graph_view_json(const std::filesystem::path& path, const graph_view_options& options) {
+result<std::vector<std::string>> graph_view_pieces(const std::filesystem::path& path, const graph_view_options& options) {
     ONNXSTREAM_ASSIGN(const auto bound,
                       onnx::bound_model::open(path, options, onnx::nodes_on_demand(), onnx::tensor_reading::on_demand));
     ONNXSTREAM_ASSIGN(const auto model, graph::graph_model::build(bound.model));
@@ -166,9 +169,49 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
     const graph::tensor_reader reader(bound.model, &bound.data);
     const auto shapes = graph::infer_shapes(model, index, reader);
     const auto& main = model.scopes[graph::main_scope];
-    const auto declared = declared_types(model.tree(), main.message);
+    // The types each graph declares, read when one of its values is first shown (a
+    // function declares none that this reads).
+    std::vector<std::optional<std::unordered_map<std::string_view, declared_type>>> declared(model.scopes.size());
+    const auto declared_in = [&](graph::scope_id s) -> const std::unordered_map<std::string_view, declared_type>& {
+        static const std::unordered_map<std::string_view, declared_type> nothing;
+        if (s == graph::none) return nothing;
+        auto& d = declared[s.value];
+        if (!d) {
+            d.emplace();
+            if (model.scopes[s].kind != graph::scope_kind::function) *d = declared_types(model.tree(), model.scopes[s].message);
+        }
+        return *d;
+    };
 
-    // The values the main graph names, numbered in the order first met.
+    // The graphs shown: the main one, then every If / Loop / Scan body (at any depth) and
+    // local function, in scope order (a body after the graph holding it).
+    std::vector<std::int64_t> graph_of_scope(model.scopes.size(), -1);
+    std::vector<graph::scope_id> sub_scopes;
+    for (const auto s : model.scopes.ids()) {
+        if (s == graph::main_scope || model.scopes[s].removed) continue;
+        graph_of_scope[s.value] = static_cast<std::int64_t>(sub_scopes.size());
+        sub_scopes.push_back(s);
+    }
+    // Each graph's live nodes in order; a node's place in its graph's list.
+    std::vector<std::vector<node_id>> nodes_of(model.scopes.size());
+    std::vector<std::uint32_t> place(model.nodes.size(), absent);
+    for (const auto s : model.scopes.ids()) {
+        if (model.scopes[s].removed) continue;
+        for (const auto n : model.scopes[s].nodes) {
+            if (!model.node_live(n) || model.nodes[n].scope != s) continue;
+            place[n.value] = static_cast<std::uint32_t>(nodes_of[s.value].size());
+            nodes_of[s.value].push_back(n);
+        }
+    }
+    // A call of a local function opens the function's graph as a body opens its own.
+    std::map<std::tuple<std::string_view, std::string_view, std::string_view>, std::int64_t> function_graph;
+    for (const auto& f : model.functions)
+        if (!f.removed && f.scope != graph::none && graph_of_scope[f.scope.value] >= 0)
+            function_graph.emplace(std::tuple<std::string_view, std::string_view, std::string_view>(f.domain, f.name, f.overload),
+                                   graph_of_scope[f.scope.value]);
+
+    // The values the graphs name, numbered in the order first met (one table for all: a
+    // body reading an outer value names the same entry as the graph around it).
     std::vector<std::uint32_t> compact(index.size(), absent);
     std::vector<value_id> shown;
     const auto number_of = [&](value_id v) -> std::int64_t {
@@ -183,15 +226,6 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
     std::vector<std::int64_t> inputs;
     std::vector<std::int64_t> outputs;
     for (const auto name : main.inputs) inputs.push_back(number_of(index.resolve(graph::main_scope, name)));
-    std::vector<node_id> nodes;
-    for (const auto n : main.nodes)
-        if (model.node_live(n) && model.nodes[n].scope == graph::main_scope) nodes.push_back(n);
-    std::vector<std::int64_t> slots;  // per node: its inputs then its outputs, numbered
-    for (const auto n : nodes) {
-        for (std::size_t k = 0; k < model.nodes[n].inputs.size(); ++k) slots.push_back(number_of(index.input(n, k)));
-        for (std::size_t k = 0; k < model.nodes[n].outputs.size(); ++k) slots.push_back(number_of(index.output(n, k)));
-    }
-    for (std::size_t k = 0; k < main.outputs.size(); ++k) outputs.push_back(number_of(index.graph_output(graph::main_scope, k)));
 
     piece_list head(options.max_bytes);
     report::json_writer json(head.sink());
@@ -207,33 +241,105 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
     text_table ops;
     text_table domains;
     text_table files;
-    // Nodes first (they fill the tables), written into a writer of their own.
+    graph::file_walk walk(model);
+    // A graph's nodes (they fill the tables), into a writer of their own.
+    const auto write_nodes = [&](report::json_writer& out, const piece_list& text, const std::vector<node_id>& list) {
+        out.begin_array();
+        for (const auto n : list) {
+            if (text.over()) return false;
+            walk.reached(n);
+            const auto& node = model.nodes[n];
+            out.begin_array().value(model.node_name(n)).value(ops.of(node.op_type)).value(domains.of(node.domain));
+            out.begin_array();
+            for (std::size_t k = 0; k < node.inputs.size(); ++k) out.value(number_of(index.input(n, k)));
+            out.end_array().begin_array();
+            for (std::size_t k = 0; k < node.outputs.size(); ++k) out.value(number_of(index.output(n, k)));
+            // The graphs it opens: its bodies, or the local function it calls.
+            out.end_array().begin_array();
+            for (const auto s : node.subgraphs()) out.value(graph_of_scope[s.value]);
+            if (!function_graph.empty()) {
+                const auto f = function_graph.find({node.domain, node.op_type, node.overload});
+                if (f != function_graph.end()) out.value(f->second);
+            }
+            out.end_array().begin_array();
+            for (const auto& a : model.attributes(n))
+                out.begin_array()
+                    .value(a.name)
+                    .value(attribute_type_name(a.type))
+                    .value(attribute_text(a, options.max_attribute_text))
+                    .end_array();
+            out.end_array().end_array();
+        }
+        out.end_array();
+        return true;
+    };
     piece_list node_text(options.max_bytes);
     report::json_writer node_json(node_text.sink());
-    node_json.begin_array();
-    std::size_t at = 0;
-    graph::file_walk walk(model);
-    for (const auto n : nodes) {
-        if (node_text.over()) return too_large();
-        walk.reached(n);
-        const auto& node = model.nodes[n];
-        node_json.begin_array().value(model.node_name(n)).value(ops.of(node.op_type)).value(domains.of(node.domain));
-        node_json.begin_array();
-        for (std::size_t k = 0; k < node.inputs.size(); ++k) node_json.value(slots[at++]);
-        node_json.end_array().begin_array();
-        for (std::size_t k = 0; k < node.outputs.size(); ++k) node_json.value(slots[at++]);
-        node_json.end_array().value(static_cast<std::uint64_t>(node.subgraphs().size())).begin_array();
-        for (const auto& a : model.attributes(n))
-            node_json.begin_array()
-                .value(a.name)
-                .value(attribute_type_name(a.type))
-                .value(attribute_text(a, options.max_attribute_text))
-                .end_array();
-        node_json.end_array().end_array();
-    }
-    node_json.end_array();
+    if (!write_nodes(node_json, node_text, nodes_of[graph::main_scope.value])) return too_large();
     node_json.flush();
     if (node_text.over()) return too_large();
+    for (std::size_t k = 0; k < main.outputs.size(); ++k) outputs.push_back(number_of(index.graph_output(graph::main_scope, k)));
+
+    // The other graphs, each with the values it reads from the graphs around it (its
+    // nodes' inputs, those of the bodies inside it, its outputs) as its outer inputs.
+    piece_list sub_text(options.max_bytes);
+    report::json_writer sub_json(sub_text.sink());
+    sub_json.begin_array();
+    for (const auto s : sub_scopes) {
+        if (sub_text.over()) return too_large();
+        const auto& sc = model.scopes[s];
+        sub_json.begin_object();
+        if (sc.kind == graph::scope_kind::function) {
+            const graph::function* fn = nullptr;
+            for (const auto& f : model.functions)
+                if (f.scope == s) fn = &f;
+            sub_json.field("kind", "function");
+            sub_json.field("name", fn != nullptr ? fn->name : std::string());
+            sub_json.field("domain", fn != nullptr ? fn->domain : std::string());
+            sub_json.field("parent", std::int64_t{-1}).field("node", std::int64_t{-1}).field("attribute", "");
+        } else {
+            const auto parent = model.nodes[sc.owner].scope;
+            sub_json.field("kind", "body");
+            sub_json.field("name", model.tree().find_text(sc.message, number(onnx::graph_field::name)));
+            sub_json.field("parent", graph_of_scope[parent.value]);
+            sub_json.field("node", static_cast<std::int64_t>(place[sc.owner.value]));
+            sub_json.field("attribute", sc.attribute);
+        }
+        sub_json.key("nodes");
+        if (!write_nodes(sub_json, sub_text, nodes_of[s.value])) return too_large();
+        sub_json.key("inputs").begin_array();
+        for (const auto name : sc.inputs) sub_json.value(number_of(index.resolve(s, name)));
+        sub_json.end_array().key("outputs").begin_array();
+        std::vector<value_id> read;
+        for (std::size_t k = 0; k < sc.outputs.size(); ++k) {
+            const auto v = index.graph_output(s, k);
+            sub_json.value(number_of(v));
+            read.push_back(v);
+        }
+        sub_json.end_array().key("outer").begin_array();
+        std::vector<graph::scope_id> pending{s};
+        while (!pending.empty()) {
+            const auto at = pending.back();
+            pending.pop_back();
+            for (const auto n : nodes_of[at.value]) {
+                for (std::size_t k = 0; k < model.nodes[n].inputs.size(); ++k) read.push_back(index.input(n, k));
+                for (const auto inner : model.nodes[n].subgraphs()) pending.push_back(inner);
+            }
+        }
+        std::vector<bool> listed;
+        for (const auto v : read) {
+            if (v == graph::none || index.within(index.at(v).scope, s)) continue;
+            const auto k = static_cast<std::size_t>(number_of(v));
+            if (k >= listed.size()) listed.resize(k + 1, false);
+            if (listed[k]) continue;
+            listed[k] = true;
+            sub_json.value(static_cast<std::int64_t>(k));
+        }
+        sub_json.end_array().end_object();
+    }
+    sub_json.end_array();
+    sub_json.flush();
+    if (sub_text.over()) return too_large();
 
     // Initializers of every graph: where each one's bytes are.
     std::vector<std::uint32_t> value_of_tensor(model.tensors.size(), absent);
@@ -291,8 +397,9 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
         const auto value = index.at(v);
         const auto name = model.text(value.name);
         json.begin_array().value(name).value(kind_name(value.kind));
-        const auto d = declared.find(name);
-        const declared_type* given = d != declared.end() ? &d->second : nullptr;
+        const auto& in = declared_in(value.scope);
+        const auto d = in.find(name);
+        const declared_type* given = d != in.end() ? &d->second : nullptr;
         const graph::value_shape* inferred = shapes.contains(v) ? &shapes[v] : nullptr;
         std::string type = given != nullptr ? given->type : std::string();
         if (type.empty() && inferred != nullptr && inferred->data_type != 0) type = onnx::data_type_name(inferred->data_type);
@@ -319,19 +426,32 @@ result<std::string> graph_view_json(const std::filesystem::path& path, const gra
     json.end_array();
     json.flush();
     constexpr std::string_view nodes_key = ",\"nodes\":";
+    constexpr std::string_view subgraphs_key = ",\"subgraphs\":";
     constexpr std::string_view initializers_key = ",\"initializers\":";
-    const auto total = head.size() + node_text.size() + tensor_text.size() + nodes_key.size() + initializers_key.size() + 1;
+    const auto total = head.size() + node_text.size() + sub_text.size() + tensor_text.size() + nodes_key.size() +
+                       subgraphs_key.size() + initializers_key.size() + 1;
     if (total > options.max_bytes) return too_large();
     // The nodes and initializers go in after the tables they index.
+    std::vector<std::string> document;
+    head.move_to(document);
+    document.emplace_back(nodes_key);
+    node_text.move_to(document);
+    document.emplace_back(subgraphs_key);
+    sub_text.move_to(document);
+    document.emplace_back(initializers_key);
+    tensor_text.move_to(document);
+    document.emplace_back("}");
+    ONNXSTREAM_TRY(bound.check_unchanged());
+    return document;
+}
+
+result<std::string> graph_view_json(const std::filesystem::path& path, const graph_view_options& options) {
+    ONNXSTREAM_ASSIGN(const auto pieces, graph_view_pieces(path, options));
+    std::size_t total = 0;
+    for (const auto& p : pieces) total += p.size();
     std::string document;
     document.reserve(total);
-    head.append_to(document);
-    document += nodes_key;
-    node_text.append_to(document);
-    document += initializers_key;
-    tensor_text.append_to(document);
-    document += '}';
-    ONNXSTREAM_TRY(bound.check_unchanged());
+    for (const auto& p : pieces) document += p;
     return document;
 }
 

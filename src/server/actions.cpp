@@ -144,6 +144,18 @@ result<fs::path> planned_output(const action& a, const action_input& input) {
     return api::planned_output(*a.command, reader);
 }
 
+std::string default_output_name(const action& a, const fs::path& model,
+                                const std::map<std::string, std::string, std::less<>>& fields) {
+    if (!a.command->writes()) return {};
+    action_input input;
+    input.model = model;
+    input.fields = fields;
+    input.fields.erase("output");  // what it is when left empty
+    // No locate: a name that depends on another path field is not guessed.
+    const auto output = planned_output(a, input);
+    return output ? output->generic_string() : std::string();
+}
+
 std::string actions_json() {
     report::json_writer json;
     json.begin_array();

@@ -60,6 +60,14 @@ struct action {
 /// The model file an action will write (claimed so two jobs never write one output).
 [[nodiscard]] result<std::filesystem::path> planned_output(const action& a, const action_input& input);
 
+/// The output an action writes when its output field is left empty, named as the command
+/// line names it (<stem>.<suffix>.onnx beside `model`, or as the other `fields` choose:
+/// convert's dtype, quantize's weights), with `model` relative to the served folder; ""
+/// for an action that writes no model, or whose output depends on another path field.
+/// Only names are computed: nothing is opened.
+[[nodiscard]] std::string default_output_name(const action& a, const std::filesystem::path& model,
+                                              const std::map<std::string, std::string, std::less<>>& fields);
+
 /// The page's actions as JSON: the library's table (api::commands_json) reduced to what the
 /// page shows: [{"name","title","summary","description","writes","fields":[{"name","kind",
 /// "default","help","label","choices","repeatable","required"}]}].

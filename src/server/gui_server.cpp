@@ -181,6 +181,7 @@ private:
         server_.Get("/api/list", [this](const httplib::Request& req, httplib::Response& res) { list(req, res); });
         server_.Get("/api/inspect", [this](const httplib::Request& req, httplib::Response& res) { inspect(req, res); });
         server_.Get("/api/graph", [this](const httplib::Request& req, httplib::Response& res) { graph(req, res); });
+        server_.Get("/api/output", [this](const httplib::Request& req, httplib::Response& res) { default_output(req, res); });
         server_.Get("/api/find", [this](const httplib::Request& req, httplib::Response& res) { find(req, res); });
         server_.Get("/api/server", [this](const httplib::Request&, httplib::Response& res) {
             send_json(res, std::string("{\"ok\":true,\"network\":") + (policy_.network ? "true" : "false") + "}");
@@ -306,14 +307,14 @@ private:
         send_json(res, show_pinned(report::to_json(*r, page_wording()), pins, true));
     }
 
-    // The main graph as the page draws it (ops::graph_view_json): built whole before the
+    // The graphs as the page draws them (ops::graph_view_pieces): built whole before the
     // first byte goes (a graph too large to show is an error, never half a document), then
-    // sent in pieces.
+    // sent piece by piece, each freed once sent: never joined into one string.
     void graph(const httplib::Request& req, httplib::Response& res) const {
         auto model = model_param(req);
         if (!model) return send_error(res, 400, model.error());
         const pinned_path* pins[] = {&*model};
-        auto r = ops::graph_view_json(model->path, {});
+        auto r = ops::graph_view_pieces(model->path, {});
         if (!r) {
             auto e = std::move(r).error();
             e.message = show_pinned(e.message, pins, false);
@@ -321,11 +322,37 @@ private:
             return send_error(res, 422, e);
         }
         // The document holds no path of ours: data file locations are as the model writes them.
-        auto body = std::make_shared<std::string>(std::move(*r));
-        res.set_content_provider(body->size(), "application/json",
-                                 [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-                                     return sink.write(body->data() + offset, std::min(length, body->size() - offset));
+        auto pieces = std::make_shared<std::vector<std::string>>(std::move(*r));
+        std::size_t total = 0;
+        for (const auto& p : *pieces) total += p.size();
+        res.set_content_provider(total, "application/json",
+                                 [pieces, next = std::size_t{0}, at = std::size_t{0}](std::size_t offset, std::size_t,
+                                                                                      httplib::DataSink& sink) mutable {
+                                     // Pieces go once, in order: a request for a range is not served.
+                                     if (offset != at) return false;
+                                     if (next == pieces->size()) return true;
+                                     auto& piece = (*pieces)[next++];
+                                     at += piece.size();
+                                     const bool sent = sink.write(piece.data(), piece.size());
+                                     std::string().swap(piece);
+                                     return sent;
                                  });
+    }
+
+    // The output an action writes when its output field is left empty (actions.cpp
+    // default_output_name), for the form to show: {"ok": true, "output": "m.merged.onnx"}.
+    void default_output(const httplib::Request& req, httplib::Response& res) const {
+        auto model = model_param(req);
+        if (!model) return send_error(res, 400, model.error());
+        const auto* a = find_action(req.get_param_value("action"));
+        if (a == nullptr) return send_error(res, 400, error{error_code::invalid_argument, "no such action", ""});
+        std::map<std::string, std::string, std::less<>> fields;
+        for (const auto& [name, value] : req.params)
+            if (name != "path" && name != "action") fields.insert_or_assign(name, value);
+        report::json_writer json;
+        json.begin_object().field("ok", true);
+        json.field("output", default_output_name(*a, relative_to(model->shown, root_), fields)).end_object();
+        send_json(res, json.text());
     }
 
     // Files dropped on the page arrive as a name and a size: find them under the folder.

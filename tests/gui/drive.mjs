@@ -109,7 +109,30 @@ try {
     align: f.querySelector('input[name="align"]').value,
     help: Array.from(f.querySelectorAll('.help')).map((h) => h.textContent),
   }));
+  // The output field shows the name the output gets when left empty, as the server gives
+  // it for the choices made (the command line's rule), and follows a change of choice.
+  const defaultOutput = () => page.$eval('.action-form [name="output"]', (i) => ({
+    placeholder: i.placeholder, value: i.value, note: i.parentNode.querySelector('.default-output')?.textContent ?? null }));
+  await page.waitForFunction(() => document.querySelector('.action-form [name="output"]').dataset.defaultOutput);
+  results.convert_output_fp16 = await defaultOutput();
+  await page.select('.action-form select[name="dtype"]', 'bf16');
+  await page.waitForFunction(() => document.querySelector('.action-form [name="output"]').dataset.defaultOutput.includes('bf16'));
+  results.convert_output_bf16 = await defaultOutput();
   results.convert_bf16 = await runAction('Convert', { dtype: 'bf16' });
+  // A field for another model offers the folder's models; the run button says why it is
+  // disabled until a field the action needs is filled.
+  await page.click('.actions button[data-action="diff"]');
+  await page.waitForSelector('.action-form [name="other"]');
+  await page.waitForFunction(() => document.querySelectorAll('.action-form datalist option').length > 0);
+  const diffForm = () => page.$eval('.action-form', (f) => ({
+    disabled: f.querySelector('button[type="submit"]').disabled, why: f.querySelector('.why-disabled').textContent,
+    described: f.querySelector('button[type="submit"]').getAttribute('aria-describedby'),
+    lists: Object.fromEntries(Array.from(f.querySelectorAll('input[list]')).map((i) =>
+      [i.name, Array.from(document.getElementById(i.getAttribute('list')).options).map((o) => o.value)])),
+  }));
+  results.diff_empty = await diffForm();
+  await page.type('.action-form [name="other"]', 'resnet18/model.onnx');
+  results.diff_filled = await diffForm();
   await page.click('.actions button[data-action="split"]');
   await page.waitForSelector('.action-form:not([hidden])');
   results.split_form = await page.$eval('.action-form', (f) => ({

@@ -49,10 +49,11 @@ async function openGraph(rel) {
 async function find(query) {
   // The query is set at once (typing it key by key would time the browser's protocol).
   await page.$eval('.graph-search input', (i, q) => { i.value = q; }, query);
-  const before = await page.evaluate(() => document.querySelector('.graph-canvas').dataset.searchMs || '');
+  // Cleared first: two searches may take the same number of milliseconds.
+  await page.evaluate(() => { delete document.querySelector('.graph-canvas').dataset.searchMs; });
   await page.click('.graph-search button');
-  await page.waitForFunction((b) => (document.querySelector('.graph-canvas').dataset.searchMs || '') !== b &&
-    document.querySelector('.graph-details h4'), {}, before);
+  await page.waitForFunction(() => document.querySelector('.graph-canvas').dataset.searchMs !== undefined &&
+    document.querySelector('.graph-details h4'));
   return page.evaluate(() => ({
     search_ms: Number(document.querySelector('.graph-canvas').dataset.searchMs),
     selected: Array.from(document.querySelectorAll('.item.selected')).map((n) => Number(n.dataset.node)),
@@ -64,6 +65,33 @@ async function find(query) {
     status: document.querySelector('.graph-status').textContent,
     groups: document.querySelectorAll('.item.group').length,
   }));
+}
+
+// What the view shown says of itself: its depth, trail, nodes and input items.
+const viewState = () => page.evaluate(() => {
+  const c = document.querySelector('.graph-canvas');
+  return {
+    depth: Number(c.dataset.depth), nodes: Number(c.dataset.nodes), shown_nodes: Number(c.dataset.shownNodes),
+    node_boxes: c.querySelectorAll('.item.node').length, groups: c.querySelectorAll('.item.group').length,
+    crumbs: Array.from(document.querySelectorAll('.graph-crumbs > *')).map((n) => n.textContent),
+    crumbs_hidden: document.querySelector('.graph-crumbs').hidden,
+    inputs: Array.from(c.querySelectorAll('.item.input')).map((n) => ({ label: n.querySelector('.label').textContent,
+      sub: n.querySelector('.sub').textContent, outer: n.classList.contains('outer') })),
+    outputs: Array.from(c.querySelectorAll('.item.output .label')).map((n) => n.textContent),
+    labels: Array.from(c.querySelectorAll('text')).map((n) => n.textContent),
+    status: document.querySelector('.graph-status').textContent,
+  };
+});
+
+// Opens the body or function the selected node's details offer whose button names `what`.
+async function openBody(what) {
+  const depth = await page.$eval('.graph-canvas', (c) => Number(c.dataset.depth));
+  const buttons = await page.$$eval('.graph-details .open-graph', (b) => b.map((n) => n.textContent));
+  const k = buttons.findIndex((t) => t.includes(what));
+  if (k < 0) throw new Error('no button for ' + what + ' in ' + JSON.stringify(buttons));
+  await page.evaluate((i) => document.querySelectorAll('.graph-details .open-graph')[i].click(), k);
+  await page.waitForFunction((d) => Number(document.querySelector('.graph-canvas').dataset.depth) === d + 1, {}, depth);
+  return Object.assign(await viewState(), { button: buttons[k] });
 }
 
 const tensorBytes = () => page.$$eval('.tensor-table tbody tr', (rows) => rows.map((r) => Number(r.cells[3].title.split(' ')[0])));
@@ -93,6 +121,18 @@ try {
   results.silero = await openGraph('graphs/silero_vad_v5.onnx');
   results.silero_find = await find('If');
 
+  // Its bodies open as views of their own, each with a trail back (Silero's If_0 holds
+  // 113 nodes in either branch, and Ifs of its own).
+  results.silero_then = await openBody('then_branch');
+  results.silero_find_inner = await find('If_0_then_branch__Inline_0__/decoder/If_1');
+  results.silero_inner = await openBody('else_branch');
+  // Its LSTM reads the weights of the graph around it: selected, it is brought into view.
+  results.silero_lstm = await find('LSTM');
+  await shot('graph-nested');
+  await page.click('.graph-crumbs button[data-depth="0"]');
+  await page.waitForFunction(() => document.querySelector('.graph-canvas').dataset.depth === '0');
+  results.silero_back = await viewState();
+
   // 200 000 nodes in 2000 scopes: drawn grouped at once, search opens the group of the match.
   results.huge = await openGraph('graphs/huge/model.onnx');
   await shot('graph-200k');
@@ -107,6 +147,25 @@ try {
   await page.waitForFunction((n) => document.querySelectorAll('.item.group').length < n, {}, results.huge_find.groups);
   results.huge_keyboard = { opened, groups: await page.$$eval('.item.group', (g) => g.length) };
   results.huge_after = await page.$eval('.graph-canvas', (c) => ({ shown_nodes: Number(c.dataset.shownNodes), draw_ms: Number(c.dataset.drawMs) }));
+
+  // A made model: an If reading outer values, a body with a hostile name in it, calls of a
+  // local function (from a body and from the main graph).
+  results.nested = await openGraph('nested/model.onnx');
+  results.nested_find = await find('branch');
+  results.nested_then = await openBody('then_branch');
+  results.nested_then_hostile = { pwned: await page.evaluate(() => window.pwned ?? null),
+    injected: await page.evaluate(() => document.querySelectorAll('#model img, #model script, #model b').length) };
+  results.nested_then_find = await find('then_neg');
+  await page.click('.graph-crumbs button[data-depth="0"]');
+  await page.waitForFunction(() => document.querySelector('.graph-canvas').dataset.depth === '0');
+  results.nested_find_again = await find('branch');
+  results.nested_else = await openBody('else_branch');
+  results.nested_call = await find('else_call');
+  results.nested_function = await openBody('function');
+  await page.click('.graph-crumbs button[data-depth="0"]');
+  await page.waitForFunction(() => document.querySelector('.graph-canvas').dataset.depth === '0');
+  results.nested_main_call = await find('main_call');
+  results.nested_main_function = await openBody('function');
 
   // Names from a model are text in the drawing, the details and the table, never markup.
   await openGraph('hostile/model.onnx');

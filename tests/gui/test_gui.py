@@ -597,6 +597,41 @@ def test_the_forms_come_from_the_parameter_table(page_run, served):
     assert any(t.data_type == onnx.TensorProto.BFLOAT16 for t in model.graph.initializer)
 
 
+def test_a_form_shows_the_default_output_offers_the_folders_files_and_says_why_it_cannot_run(page_run, served):
+    """Issue 34: the output field shows the name the command line gives the output (the
+    server's rule, following the choices made), file fields offer the model's folder
+    (models only for a model), and the run button is disabled with the reason beside it
+    while a field the action needs is empty."""
+    fp16, bf16 = page_run["convert_output_fp16"], page_run["convert_output_bf16"]
+    assert fp16["placeholder"] == "resnet18/model.fp16.onnx" and fp16["value"] == "", fp16
+    assert bf16["placeholder"] == "resnet18/model.bf16.onnx" and "model.bf16.onnx" in bf16["note"], bf16
+    # ... which is the file the job wrote with the field left empty.
+    assert page_run["convert_bf16"]["state"] == "done" and (served["root"] / bf16["placeholder"]).is_file()
+    empty, filled = page_run["diff_empty"], page_run["diff_filled"]
+    assert empty["disabled"] and empty["why"].startswith("fill in ") and empty["why"].endswith(" first"), empty
+    assert empty["described"] == "why-diff", empty
+    # The folder holds the model, its data and what earlier jobs wrote.
+    listed = sorted(f"resnet18/{p.name}" for p in (served["root"] / "resnet18").iterdir() if not p.name.startswith("."))
+    assert "resnet18/model.onnx" in empty["lists"]["other"], empty["lists"]
+    assert empty["lists"]["other"] == [p for p in listed if p.endswith(".onnx")], empty["lists"]
+    assert "resnet18/model.onnx.data" in empty["lists"]["data"] and set(empty["lists"]["data"]) <= set(listed)
+    assert not filled["disabled"] and filled["why"] == "" and filled["described"] is None, filled
+
+
+def test_the_default_output_api_names_what_the_command_line_writes(served):
+    status, body, _ = request(served, "GET", "/api/output", {"path": "resnet18/model.onnx", "action": "merge"})
+    assert status == 200 and json.loads(body) == {"ok": True, "output": "resnet18/model.merged.onnx"}, body
+    status, body, _ = request(served, "GET", "/api/output", {"path": "resnet18/model.onnx", "action": "convert",
+                                                              "dtype": "bf16"})
+    assert json.loads(body)["output"] == "resnet18/model.bf16.onnx", body
+    status, body, _ = request(served, "GET", "/api/output", {"path": "resnet18/model.onnx", "action": "verify"})
+    assert status == 200 and json.loads(body)["output"] == "", body  # it writes no model
+    status, _, _ = request(served, "GET", "/api/output", {"path": "../outside/secret.txt", "action": "merge"})
+    assert status in (400, 403)
+    status, _, _ = request(served, "GET", "/api/output", {"path": "resnet18/model.onnx", "action": "merge"}, token=False)
+    assert status == 403
+
+
 def test_an_existing_output_is_an_error_worded_for_the_page(page_run):
     job = page_run["merge_again"]
     assert job["state"] == "failed"
@@ -766,6 +801,8 @@ def graph_run(served):
     shutil.copy(resnet, folder / "resnet18" / "model.onnx")
     shutil.copy(SILERO, folder / "silero_vad_v5.onnx")
     make_huge_model(folder / "huge" / "model.onnx")
+    (served["root"] / "nested").mkdir()
+    make_nested_model(served["root"] / "nested" / "model.onnx")
     result_file = served["base"] / "graph.json"
     proc = subprocess.run(["node", str(HERE / "graph.mjs"), f"http://127.0.0.1:{served['port']}", served["token"],
                            str(ARTIFACTS), str(result_file)], capture_output=True, text=True, timeout=900)
@@ -846,7 +883,7 @@ def test_a_200k_node_model_opens_grouped_and_search_opens_the_group_of_a_match(g
     # Enter on a closed group opens it, as a click does.
     assert graph_run["huge_keyboard"]["groups"] == HUGE_SCOPES - 2, graph_run["huge_keyboard"]
     assert graph_run["huge_after"]["shown_nodes"] == 2 * HUGE_PER_SCOPE
-    for name in ("graph-small", "graph-200k", "graph-search", "tensors"):
+    for name in ("graph-small", "graph-200k", "graph-search", "tensors", "graph-nested"):
         shot = ARTIFACTS / f"{name}.png"
         assert shot.is_file() and shot.stat().st_size > 5000, name
 
@@ -880,3 +917,170 @@ def test_the_page_scripts_load_without_the_token_and_the_graph_api_needs_it(serv
         if t.data_location == TensorProto.EXTERNAL:
             entry = {e.key: e.value for e in t.external_data}
             assert stored[t.name] == ("external", entry["location"], int(entry.get("offset", "0"))), t.name
+
+
+# ---------------------------------------------------------------- bodies and local functions as views
+
+NESTED_GRAPH_NAME = "<b>then</b>"
+
+
+def make_nested_model(path: Path) -> None:
+    """An If whose then_branch reads two outer values (one a node's output, one an input) and
+    has a node with a hostile name; its else_branch calls a local function (Add, Relu), as
+    the main graph does too. Checked against python-onnx by the tests."""
+    f = TensorProto.FLOAT
+    then_branch = helper.make_graph(
+        [helper.make_node("Mul", ["a", "x"], [HOSTILE_NAME], name=HOSTILE_NAME),
+         helper.make_node("Neg", [HOSTILE_NAME], ["then_out"], name="then_neg")],
+        NESTED_GRAPH_NAME, [], [helper.make_tensor_value_info("then_out", f, [2])])
+    else_branch = helper.make_graph(
+        [helper.make_node("AddRelu", ["a", "a"], ["else_out"], name="else_call", domain="local")],
+        "else", [], [helper.make_tensor_value_info("else_out", f, [2])])
+    function = helper.make_function("local", "AddRelu", ["p", "q"], ["r"],
+                                    [helper.make_node("Add", ["p", "q"], ["s"], name="fn_add"),
+                                     helper.make_node("Relu", ["s"], ["r"], name="fn_relu")],
+                                    [helper.make_opsetid("", 13)])
+    nodes = [helper.make_node("Add", ["x", "x"], ["a"], name="outer_add"),
+             helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_branch, else_branch=else_branch),
+             helper.make_node("AddRelu", ["y", "a"], ["z"], name="main_call", domain="local")]
+    graph = helper.make_graph(nodes, "nested", [helper.make_tensor_value_info("x", f, [2]),
+                                                helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("z", f, [2])])
+    model = helper.make_model(graph, functions=[function], ir_version=8,
+                              opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("local", 1)])
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+
+
+def onnx_graphs(model: onnx.ModelProto) -> dict:
+    """Every body (by the path of (node name, attribute) from the main graph) and local
+    function (by domain.name) of a model: its node count and the outer names it reads."""
+    found = {}
+
+    def defined(g) -> set:
+        names = {i.name for i in g.input} | {t.name for t in g.initializer}
+        for n in g.node:
+            names |= set(n.output)
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    names |= defined(a.g)
+        return names
+
+    def read(g) -> set:
+        names = {o.name for o in g.output}
+        for n in g.node:
+            names |= {i for i in n.input if i}
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    names |= read(a.g)
+        return names
+
+    def walk(g, path):
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    key = path + ((n.name, a.name),)
+                    found[key] = (len(a.g.node), read(a.g) - defined(a.g))
+                    walk(a.g, key)
+
+    walk(model.graph, ())
+    for fn in model.functions:
+        found[f"{fn.domain}.{fn.name}"] = (len(fn.node), set())
+    return found
+
+
+def doc_graphs(doc: dict) -> dict:
+    """The same from /api/graph's document."""
+    found = {}
+
+    def path(k):
+        sub = doc["subgraphs"][k]
+        nodes = doc["nodes"] if sub["parent"] < 0 else doc["subgraphs"][sub["parent"]]["nodes"]
+        here = ((nodes[sub["node"]][0], sub["attribute"]),)
+        return here if sub["parent"] < 0 else path(sub["parent"]) + here
+
+    for k, sub in enumerate(doc["subgraphs"]):
+        key = f"{sub['domain']}.{sub['name']}" if sub["kind"] == "function" else path(k)
+        found[key] = (len(sub["nodes"]), {doc["values"][v][0] for v in sub["outer"]})
+    return found
+
+
+@pytest.mark.parametrize("which", ["silero", "nested"])
+def test_the_graph_api_has_every_body_and_local_function_as_python_onnx_reads_them(served, which, tmp_path):
+    folder = served["root"] / f"api_{which}"
+    folder.mkdir()
+    if which == "silero":
+        shutil.copy(SILERO, folder / "model.onnx")
+    else:
+        make_nested_model(folder / "model.onnx")
+    try:
+        status, body, _ = request(served, "GET", "/api/graph", {"path": f"api_{which}/model.onnx"})
+        assert status == 200, body
+        doc = json.loads(body)
+        model = onnx.load(str(folder / "model.onnx"))
+        assert doc_graphs(doc) == onnx_graphs(model)
+        # A node names what it opens: an If its two bodies, a call its function.
+        for n, proto in zip(doc["nodes"], model.graph.node):
+            opened = [doc["subgraphs"][k] for k in n[5]]
+            graphs = [a.name for a in proto.attribute if a.type == onnx.AttributeProto.GRAPH]
+            if graphs:
+                assert [s["attribute"] for s in opened] == graphs
+            elif proto.domain == "local":
+                assert [(s["kind"], s["name"]) for s in opened] == [("function", proto.op_type)]
+            else:
+                assert opened == []
+        assert doc["nodes_total"] == sum(c for c, _ in onnx_graphs(model).values()) + len(model.graph.node)
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_an_if_opens_its_bodies_as_views_with_a_trail_back_on_silero(graph_run):
+    model = onnx.load(str(SILERO))
+    if0 = next(n for n in model.graph.node if n.name == "If_0")
+    bodies = {a.name: a.g for a in if0.attribute}
+    then = graph_run["silero_then"]
+    assert then["depth"] == 1 and then["nodes"] == len(bodies["then_branch"].node), then
+    assert then["shown_nodes"] + then["groups"] > 0 and not then["crumbs_hidden"]
+    assert then["crumbs"] == ["main graph", "If 'If_0' › then_branch"], then["crumbs"]
+    # What the body reads from the main graph is drawn as its inputs.
+    outer = {i["label"] for i in then["inputs"] if i["outer"]}
+    main_names = {i.name for i in model.graph.input} | {o for n in model.graph.node for o in n.output}
+    body_reads = {i for n in bodies["then_branch"].node for i in n.input} - {o for n in bodies["then_branch"].node for o in n.output}
+    assert outer and outer <= main_names and outer <= body_reads | {o.name for o in bodies["then_branch"].output}, outer
+    # A search inside the body finds its If, whose own bodies open one level deeper.
+    inner = next(n for n in bodies["then_branch"].node if n.name == "If_0_then_branch__Inline_0__/decoder/If_1")
+    inner_else = next(a.g for a in inner.attribute if a.name == "else_branch")
+    assert graph_run["silero_find_inner"]["title"] == "If"
+    deeper = graph_run["silero_inner"]
+    assert deeper["depth"] == 2 and deeper["nodes"] == len(inner_else.node), deeper
+    assert deeper["crumbs"][-1].endswith("› else_branch") and len(deeper["crumbs"]) == 3, deeper["crumbs"]
+    # The button counts the nodes of the bodies inside it too.
+    def every_node(g):
+        return len(g.node) + sum(every_node(a.g) for n in g.node for a in n.attribute if a.type == onnx.AttributeProto.GRAPH)
+    assert f"{every_node(inner_else)} nodes" in deeper["button"], deeper["button"]
+    back = graph_run["silero_back"]
+    assert back["depth"] == 0 and back["nodes"] == len(model.graph.node) and back["crumbs_hidden"], back
+    shot = ARTIFACTS / "graph-nested.png"
+    assert shot.is_file() and shot.stat().st_size > 5000
+
+
+def test_a_body_shows_its_outer_values_and_a_call_opens_its_local_function(graph_run):
+    then = graph_run["nested_then"]
+    assert then["depth"] == 1 and then["nodes"] == then["node_boxes"] == 2, then
+    assert sorted((i["label"], i["outer"]) for i in then["inputs"]) == [("a", True), ("x", True)], then["inputs"]
+    assert any(i["sub"] == "outer · FLOAT[2]" for i in then["inputs"]), then["inputs"]
+    assert then["outputs"] == ["then_out"]
+    # The hostile node name inside the body is text, never markup.
+    assert HOSTILE_NAME in then["labels"] and NESTED_GRAPH_NAME not in then["labels"]
+    assert graph_run["nested_then_hostile"] == {"pwned": None, "injected": 0}
+    found = graph_run["nested_then_find"]
+    assert found["name"] == "then_neg" and found["inputs"][0][0] == HOSTILE_NAME, found
+    assert "2 subgraphs" in graph_run["nested_find"]["attributes"]
+    assert graph_run["nested_else"]["nodes"] == 1
+    assert "open function local.AddRelu, 2 nodes" in graph_run["nested_call"]["attributes"]
+    for key in ("nested_function", "nested_main_function"):
+        fn = graph_run[key]
+        assert fn["nodes"] == fn["node_boxes"] == 2 and fn["crumbs"][-1] == "function local.AddRelu", fn
+        assert sorted(i["label"] for i in fn["inputs"]) == ["p", "q"] and fn["outputs"] == ["r"], fn
+    assert graph_run["nested_function"]["crumbs"][:2] == ["main graph", "If 'branch' › else_branch"]
+    assert graph_run["nested_main_function"]["crumbs"] == ["main graph", "function local.AddRelu"]

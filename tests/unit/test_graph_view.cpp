@@ -47,7 +47,7 @@ TEST_CASE("the graph of python-onnx's model: values by index, each weight's stor
         *json ==
         R"({"ok":true,"graph":"g","nodes_total":1,"ops":["Add"],"domains":[""],"files":["w.bin"],)"
         R"("values":[["W","initializer","FLOAT",["4","4"]],["B","initializer","FLOAT",["4"]],["Y","output","FLOAT",["4","4"]]],)"
-        R"("inputs":[],"outputs":[2],"nodes":[["add",0,0,[0,1],[2],0,[]]],)"
+        R"("inputs":[],"outputs":[2],"nodes":[["add",0,0,[0,1],[2],[],[]]],"subgraphs":[],)"
         R"("initializers":[["W",0,"FLOAT",[4,4],64,"external",0,0,""],["B",1,"FLOAT",[4],16,"raw",-1,0,""]]})");
 }
 
@@ -64,8 +64,8 @@ TEST_CASE("declared shapes keep their symbolic dims, inferred ones fill the rest
     REQUIRE(json);
     CHECK(json->find(R"("values":[["X","input","FLOAT",["N","3","5"]],["T","output","FLOAT",["5","?","3"]],)"
                      R"(["Y","output","FLOAT",["5","?","3"]]])") != std::string::npos);
-    CHECK(json->find(R"("nodes":[["/block/transpose",0,0,[0],[1],0,[["perm","INTS","[2, 0, 1]"]]],)"
-                     R"(["/block/relu",1,0,[1,-1],[2],0,[]]])") != std::string::npos);
+    CHECK(json->find(R"("nodes":[["/block/transpose",0,0,[0],[1],[],[["perm","INTS","[2, 0, 1]"]]],)"
+                     R"(["/block/relu",1,0,[1,-1],[2],[],[]]])") != std::string::npos);
     CHECK(json->find(R"("ops":["Transpose","Relu"])") != std::string::npos);
 }
 
@@ -82,4 +82,22 @@ TEST_CASE("a document past the limit is refused as too large, not cut") {
 TEST_CASE("a file that is not a model is an error") {
     temp_folder dir;
     CHECK_FALSE(ops::graph_view_json(dir.write("x.onnx", "not a model\n")));
+}
+
+TEST_CASE("the document in pieces is the document, each piece small, for a server to send without joining them") {
+    temp_folder dir;
+    const auto model = test_support::write_reference_model(dir);
+    const auto json = ops::graph_view_json(model);
+    const auto pieces = ops::graph_view_pieces(model);
+    REQUIRE(json);
+    REQUIRE(pieces);
+    std::string joined;
+    for (const auto& p : *pieces) {
+        CHECK(p.size() <= 128 * 1024);
+        joined += p;
+    }
+    CHECK(joined == *json);
+    ops::graph_view_options options;
+    options.max_bytes = 100;
+    CHECK(ops::graph_view_pieces(model, options).error().code == error_code::too_large);
 }

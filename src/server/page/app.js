@@ -301,9 +301,27 @@ function showAnalyzeReport(r, box) {
 
 // ------------------------------------------------------------------ actions and jobs
 
+// The files of the model's folder, offered in a form's file fields (models only for a
+// field that takes a model); fetched once per form.
+async function fillFileLists(path, lists) {
+  if (!lists.length) return;
+  const folder = parentOf(path);
+  const body = await api('/api/list', { path: folder });
+  if (!body.ok) return;
+  for (const [list, f] of lists) {
+    for (const e of body.entries) {
+      if (e.folder || e.outside || (f.kind === 'model' && !e.name.endsWith('.onnx'))) continue;
+      list.append(el('option', { value: folder ? folder + '/' + e.name : e.name }));
+    }
+  }
+}
+
 function showForm(form, a, path, jobs) {
   form.hidden = false;
   form.replaceChildren(el('p', { class: 'summary' }, a.title + ': ' + a.summary));
+  const lists = [];
+  let output = null;
+  let outputNote = null;
   // Every field comes from the library's parameter table: its label in words, the flag it
   // is on the command line in small print, a select for a choice, the default shown.
   for (const f of a.fields) {
@@ -321,12 +339,48 @@ function showForm(form, a, path, jobs) {
       const input = el('input', { type: 'text', id, name: f.name, autocomplete: 'off', spellcheck: 'false' });
       input.value = f.default;
       if (f.kind === 'path' || f.kind === 'model') input.placeholder = 'a path inside the served folder';
+      if (f.name === 'output') output = input;
+      else if (f.kind === 'path' || f.kind === 'model') {
+        const list = el('datalist', { id: id + '-files', class: 'file-list' });
+        input.setAttribute('list', list.id);
+        lists.push([list, f]);
+        form.append(list);
+      }
       form.append(label, input);
     }
-    form.append(el('span', { class: 'help' }, f.help + (f.default && f.kind !== 'flag' ? ' (default ' + f.default + ')' : '')));
+    const help = el('span', { class: 'help' }, f.help + (f.default && f.kind !== 'flag' ? ' (default ' + f.default + ')' : ''));
+    if (f.name === 'output') { outputNote = el('span', { class: 'default-output' }); help.append(' ', outputNote); }
+    form.append(help);
   }
+  fillFileLists(path, lists);
+  // The name the output gets when its field is left empty, as the server (the command
+  // line's rule) gives it for the choices made.
+  const showOutput = async () => {
+    if (!output) return;
+    const query = { path, action: a.name };
+    for (const f of a.fields) if (f.kind === 'choice') query[f.name] = form.elements[f.name].value;
+    const r = await api('/api/output', query);
+    if (!r.ok || !r.output) return;
+    output.placeholder = r.output;
+    output.dataset.defaultOutput = r.output;
+    outputNote.textContent = '(left empty: ' + r.output + ')';
+  };
+  for (const select of form.querySelectorAll('select')) select.addEventListener('change', showOutput);
+  showOutput();
   const run = el('button', { type: 'submit', class: 'primary' }, a.title);
-  form.append(el('div', { class: 'buttons' }, run));
+  const why = el('span', { class: 'why-disabled', id: 'why-' + a.name, role: 'status' });
+  form.append(el('div', { class: 'buttons' }, run, ' ', why));
+  // Disabled, with the reason beside it, while a field the action needs is empty.
+  const needed = a.fields.filter((f) => f.required && f.kind !== 'flag');
+  const checkNeeded = () => {
+    const missing = needed.filter((f) => !form.elements[f.name].value.trim());
+    run.disabled = missing.length > 0;
+    if (missing.length) run.setAttribute('aria-describedby', why.id);
+    else run.removeAttribute('aria-describedby');
+    why.textContent = missing.length ? 'fill in ' + missing.map((f) => f.label || f.name).join(', ') + ' first' : '';
+  };
+  form.oninput = checkNeeded;  // the form is reused: one handler, this action's
+  checkNeeded();
   form.onsubmit = async (event) => {
     event.preventDefault();
     const body = new URLSearchParams({ action: a.name, path });

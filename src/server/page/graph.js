@@ -1,6 +1,7 @@
 // The onnxstream page's views of a model's graph: the Graph tab (a layered drawing, name
 // scopes as groups, search, details) and the Tensors tab (the initializer table, bytes by
-// scope and dtype), over /api/graph (ops/graph_view.hpp says what it holds). Loaded before
+// scope and dtype), over /api/graph (ops/graph_view.hpp says what it holds). If / Loop /
+// Scan bodies and local functions open as views of their own, with a trail back. Loaded before
 // app.js, whose helpers (el, api, bytes, errorBox) and currentModel it uses. Every string
 // from a model goes through textContent, never innerHTML.
 'use strict';
@@ -50,7 +51,9 @@ function scopeParts(name) {
 
 function shapeText(shape) { return shape === null ? '' : '[' + shape.join(', ') + ']'; }
 
-function prepareGraph(doc) {
+// The view of one graph of the document: the main graph (doc itself), or a body or local
+// function, whose view reads the document's tables with its own nodes, inputs and outputs.
+function prepareGraph(doc, weightOf) {
   const nodes = doc.nodes;
   const values = doc.values;
   const producer = new Int32Array(values.length).fill(-1);
@@ -59,8 +62,10 @@ function prepareGraph(doc) {
     for (const v of n[4]) if (v >= 0) producer[v] = i;
     for (const v of n[3]) if (v >= 0 && firstUse[v] < 0) firstUse[v] = i;
   });
-  const weightOf = new Map();  // value -> initializer row
-  for (const t of doc.initializers) if (t[1] >= 0) weightOf.set(t[1], t);
+  if (!weightOf) {
+    weightOf = new Map();  // value -> initializer row
+    for (const t of doc.initializers) if (t[1] >= 0) weightOf.set(t[1], t);
+  }
   const root = { id: 0, name: '', path: '', parent: null, children: new Map(), kids: [], nodes: [], count: 0, first: -1 };
   const groups = [root];
   const groupOf = new Int32Array(nodes.length);
@@ -93,8 +98,55 @@ function prepareGraph(doc) {
     visible += more;
     queue.push(...g.kids);
   }
-  return { doc, nodes, values, producer, firstUse, weightOf, groups, groupOf, expanded, selected: null, view: null, search: null };
+  return { doc, nodes, values, producer, firstUse, weightOf, groups, groupOf, expanded, selected: null, view: null, search: null,
+    outer: null, title: 'main graph', depth: 0 };
 }
+
+// What a body or function view is called in the trail: "If 'name' › then_branch".
+function graphTitle(doc, k) {
+  const sub = doc.subgraphs[k];
+  if (sub.kind === 'function') return 'function ' + (sub.domain ? sub.domain + '.' : '') + sub.name;
+  const nodes = sub.parent < 0 ? doc.nodes : doc.subgraphs[sub.parent].nodes;
+  const n = nodes[sub.node];
+  return doc.ops[n[1]] + (n[0] ? " '" + n[0] + "'" : '') + ' › ' + sub.attribute;
+}
+
+// Nodes of graph k and of the bodies inside it.
+function graphNodeCount(doc, k) {
+  const sub = doc.subgraphs[k];
+  let count = sub.nodes.length;
+  for (const n of sub.nodes) for (const b of n[5]) if (doc.subgraphs[b].kind === 'body') count += graphNodeCount(doc, b);
+  return count;
+}
+
+// Opens graph k of the document as the view above `from`; outer values it reads are
+// drawn as its inputs (the weights among them as badges, as weights are everywhere).
+function openGraphView(from, k) {
+  const M = from.main;
+  const sub = M.doc.subgraphs[k];
+  const outer = sub.outer.filter((v) => !M.weightOf.has(v));
+  const doc = Object.assign({}, M.doc, { nodes: sub.nodes, inputs: sub.inputs.concat(outer), outputs: sub.outputs,
+    nodes_total: graphNodeCount(M.doc, k) });
+  const V = prepareGraph(doc, M.weightOf);
+  Object.assign(V, { main: M, panel: M.panel, outer: new Set(outer), title: graphTitle(M.doc, k), graph: k, depth: from.depth + 1,
+    view: { scale: 1, tx: 0, ty: 0 } });
+  M.stack.length = from.depth + 1;
+  M.stack.push(V);
+  drawGraph(V);
+  fitView(V);
+  M.panel.querySelector('.graph-details').replaceChildren(el('p', { class: 'detail' }, 'Click a node or a group.'));
+}
+
+// Back to view `depth` of the trail (0: the main graph), as it was left.
+function backToView(M, depth) {
+  M.stack.length = depth + 1;
+  const V = M.stack[depth];
+  drawGraph(V);
+  if (V.selected && V.selected.node !== undefined) showNodeDetails(V, V.selected.node);
+  else M.panel.querySelector('.graph-details').replaceChildren(el('p', { class: 'detail' }, 'Click a node or a group.'));
+}
+
+function currentView(M) { return M.stack[M.stack.length - 1]; }
 
 // ---- layout: layers top to bottom (longest path over the items in file order), order
 // within a layer by barycentres, x pulled toward the items above. Built in: no library.
@@ -123,9 +175,11 @@ function layoutGraph(G) {
   const itemOfNode = new Int32Array(nodes.length);
   const inputItem = new Map();
   for (const v of G.doc.inputs) {
-    if (v < 0 || G.values[v][1] !== 'input') continue;
+    const outer = G.outer !== null && G.outer.has(v);
+    if (v < 0 || (G.values[v][1] !== 'input' && !outer) || inputItem.has(v)) continue;
     inputItem.set(v, items.length);
-    items.push({ kind: 'input', value: v, first: -1, label: G.values[v][0], sub: G.values[v][2] + shapeText(G.values[v][3]) });
+    items.push({ kind: 'input', outer, value: v, first: -1, label: G.values[v][0],
+      sub: (outer ? 'outer · ' : '') + G.values[v][2] + shapeText(G.values[v][3]) });
   }
   nodes.forEach((n, i) => {
     const gi = itemOfGroup[groupOf[i]];
@@ -173,6 +227,13 @@ function layoutGraph(G) {
   }
   const layer = new Int32Array(items.length);
   for (const k of order) for (const p of incoming[k]) layer[k] = Math.max(layer[k], layer[p] + 1);
+  // A node that reads nothing drawn (a Constant; in a body, a node that reads only weights)
+  // goes just above its first reader, not into the top row, which it would widen.
+  for (let r = order.length - 1; r >= 0; r--) {
+    const k = order[r];
+    if (incoming[k].length || !outgoing[k].length || (items[k].kind !== 'node' && items[k].kind !== 'group')) continue;
+    layer[k] = Math.max(0, Math.min(...outgoing[k].map((o) => layer[o])) - 1);
+  }
   // Outputs go to the last layer.
   let depth = 0;
   for (const k of order) depth = Math.max(depth, layer[k]);
@@ -248,13 +309,16 @@ function svg(tag, attrs, text) {
 
 function cut(text, n) { return text.length > n ? text.slice(0, n - 1) + '…' : text; }
 
-function showGraph(panel, G) {
-  if (G.error) { panel.replaceChildren(errorBox(G.error)); return; }
-  if (!G.bound) {
-    G.bound = true;
-    G.panel = panel;
-    panel.querySelector('.graph-fit').addEventListener('click', () => fitView(G));
+function showGraph(panel, M) {
+  if (M.error) { panel.replaceChildren(errorBox(M.error)); return; }
+  if (!M.bound) {
+    M.bound = true;
+    M.panel = panel;
+    M.main = M;
+    M.stack = [M];
+    panel.querySelector('.graph-fit').addEventListener('click', () => fitView(currentView(M)));
     panel.querySelector('.graph-collapse').addEventListener('click', () => {
+      const G = currentView(M);
       G.expanded = new Set([0]);
       if (G.groups.length === 1 || G.groups[0].kids.length + G.groups[0].nodes.length === 1)
         for (const k of G.groups[0].kids) G.expanded.add(k.id);
@@ -263,12 +327,27 @@ function showGraph(panel, G) {
     });
     panel.querySelector('.graph-search').addEventListener('submit', (event) => {
       event.preventDefault();
-      searchGraph(G, event.target.elements.q.value.trim());
+      searchGraph(currentView(M), event.target.elements.q.value.trim());
     });
-    setupPanZoom(G, panel.querySelector('.graph-canvas'));
-    drawGraph(G);
-    fitView(G);
+    setupPanZoom(M, panel.querySelector('.graph-canvas'));
+    drawGraph(M);
+    fitView(M);
   }
+}
+
+// The trail from the main graph to the view shown; each step but the last goes back.
+function drawCrumbs(G) {
+  const nav = G.panel.querySelector('.graph-crumbs');
+  if (!nav) return;
+  const stack = G.main ? G.main.stack : [G];
+  nav.hidden = stack.length < 2;
+  const parts = [];
+  stack.forEach((V, depth) => {
+    if (depth > 0) parts.push(' / ');
+    if (depth === stack.length - 1) parts.push(el('span', { class: 'here', 'aria-current': 'location' }, V.title));
+    else parts.push(el('button', { type: 'button', class: 'link', 'data-depth': String(depth) , onclick: () => backToView(G.main, depth) }, V.title));
+  });
+  nav.replaceChildren(...parts);
 }
 
 function drawGraph(G) {
@@ -298,7 +377,7 @@ function drawGraph(G) {
     }
   }
   L.items.forEach((it, k) => {
-    const g = svg('g', { class: 'item ' + it.kind, transform: `translate(${it.x - it.w / 2},${it.y - it.h / 2})`, 'data-item': k });
+    const g = svg('g', { class: 'item ' + it.kind + (it.outer ? ' outer' : ''), transform: `translate(${it.x - it.w / 2},${it.y - it.h / 2})`, 'data-item': k });
     if (it.kind === 'node') g.setAttribute('data-node', it.node);
     if (it.kind === 'group') g.setAttribute('data-group', it.group.id);
     g.append(svg('rect', { width: it.w, height: it.h, rx: it.kind === 'group' ? 3 : 6 }));
@@ -352,16 +431,19 @@ function drawGraph(G) {
   canvas.dataset.shownNodes = String(shownNodes);
   canvas.dataset.groups = String(shownGroups);
   canvas.dataset.drawMs = String(ms);
-  canvas.dataset.fetchMs = String(G.fetchMs);
-  G.panel.querySelector('.graph-status').textContent = G.nodes.length + ' nodes (' + G.doc.nodes_total + ' with subgraphs); showing ' +
-    shownNodes + ' nodes and ' + shownGroups + ' collapsed groups; drawn in ' + ms + ' ms';
+  canvas.dataset.fetchMs = String((G.main || G).fetchMs);
+  canvas.dataset.depth = String(G.depth);
+  drawCrumbs(G);
+  G.panel.querySelector('.graph-status').textContent = (G.depth ? G.title + ': ' : '') + G.nodes.length + ' nodes (' + G.doc.nodes_total +
+    ' with subgraphs); showing ' + shownNodes + ' nodes and ' + shownGroups + ' collapsed groups; drawn in ' + ms + ' ms';
   if (G.selected && G.selected.group !== undefined) showGroupDetails(G, G.groups[G.selected.group]);
 }
 
-function setupPanZoom(G, canvas) {
-  G.view = { scale: 1, tx: 0, ty: 0 };
+function setupPanZoom(M, canvas) {
+  M.view = { scale: 1, tx: 0, ty: 0 };
   let drag = null;
   canvas.addEventListener('wheel', (event) => {
+    const G = currentView(M);
     event.preventDefault();
     const r = canvas.getBoundingClientRect();
     const px = event.clientX - r.left;
@@ -376,16 +458,19 @@ function setupPanZoom(G, canvas) {
   }, { passive: false });
   canvas.addEventListener('pointerdown', (event) => {
     if (event.button !== 0) return;
+    const G = currentView(M);
     drag = { x: event.clientX, y: event.clientY, tx: G.view.tx, ty: G.view.ty };
   });
   window.addEventListener('pointermove', (event) => {
     if (!drag) return;
+    const G = currentView(M);
     G.view.tx = drag.tx + event.clientX - drag.x;
     G.view.ty = drag.ty + event.clientY - drag.y;
     applyView(G);
   });
   window.addEventListener('pointerup', () => { drag = null; });
   canvas.addEventListener('keydown', (event) => {
+    const G = currentView(M);
     const step = 60;
     const moves = { ArrowLeft: [step, 0], ArrowRight: [-step, 0], ArrowUp: [0, step], ArrowDown: [0, -step] };
     if (moves[event.key]) { G.view.tx += moves[event.key][0]; G.view.ty += moves[event.key][1]; applyView(G); event.preventDefault(); }
@@ -503,7 +588,14 @@ function showNodeDetails(G, i) {
   if (n[6].length) parts.push(el('h5', {}, 'Attributes'), table(n[6].map((a) => el('tr', {}, el('td', { class: 'mono' }, a[0]), el('td', {}, a[1]), el('td', { class: 'mono' }, a[2])))));
   parts.push(el('h5', {}, 'Inputs'), table(n[3].map((v) => el('tr', { class: 'input' }, ...valueCells(G, v)))));
   parts.push(el('h5', {}, 'Outputs'), table(n[4].map((v) => el('tr', { class: 'output' }, ...valueCells(G, v)))));
-  if (n[5]) parts.push(el('p', {}, n[5] + ' subgraph' + (n[5] > 1 ? 's' : '') + ' (If / Loop / Scan bodies)'));
+  const bodies = n[5].filter((k) => G.doc.subgraphs[k].kind === 'body');
+  if (bodies.length) parts.push(el('p', {}, bodies.length + ' subgraph' + (bodies.length > 1 ? 's' : '') + ' (If / Loop / Scan bodies)'));
+  for (const k of n[5]) {
+    const sub = G.doc.subgraphs[k];
+    const what = sub.kind === 'function' ? 'open function ' + (sub.domain ? sub.domain + '.' : '') + sub.name : 'open body (' + sub.attribute + ')';
+    parts.push(el('button', { type: 'button', class: 'open-graph', 'data-graph': String(k), onclick: () => openGraphView(G, k) },
+      what + ', ' + graphNodeCount(G.doc, k) + ' nodes'));
+  }
   box.replaceChildren(...parts);
 }
 
