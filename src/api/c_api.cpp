@@ -13,6 +13,10 @@
 #include <optional>
 #include <string>
 #include <vector>
+#ifdef ONNXSTREAM_C_TEST_HOOKS
+#include <stdexcept>
+#include <string_view>
+#endif
 
 #ifndef ONNXSTREAM_VERSION
 #define ONNXSTREAM_VERSION "unknown"
@@ -147,6 +151,16 @@ private:
 
 void run(onnxstream_result& r, const char* command, const char* const* keys, const char* const* values, std::size_t count,
          onnxstream_progress_fn progress, void* user, onnxstream_cancel* cancel) {
+#ifdef ONNXSTREAM_C_TEST_HOOKS
+    // Only in tests/capi's onnxstream_capi_internal_test: what a bug below the table would
+    // throw, from where a command runs, so that the catch in onnxstream_run is tested.
+    if (command != nullptr) {
+        const std::string_view name(command);
+        if (name == "test-throw") throw std::runtime_error("thrown by the test hook");
+        if (name == "test-throw-bad-alloc") throw std::bad_alloc();
+        if (name == "test-throw-unknown") throw 42;
+    }
+#endif
     const auto spec = command_named(command);
     if (!spec) return fail(r, spec.error());
     if (count > 0 && (keys == nullptr || values == nullptr))
