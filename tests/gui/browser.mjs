@@ -6,8 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
 
-// `launch`: puppeteer launch options beside the shared ones (e.g. protocolTimeout).
-export async function openBrowser(launch = {}) {
+// `launch`: puppeteer launch options beside the shared ones (e.g. protocolTimeout);
+// `defaultTimeout`: the page's, in ms, set before anything else is done with it.
+export async function openBrowser(launch = {}, defaultTimeout = undefined) {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'onnxstream-chromium-'));
   const browser = await puppeteer.launch({
     executablePath: '/usr/bin/chromium',
@@ -18,6 +19,7 @@ export async function openBrowser(launch = {}) {
       '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
   });
   const page = await browser.newPage();
+  if (defaultTimeout !== undefined) page.setDefaultTimeout(defaultTimeout);
   const consoleErrors = [];
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
   page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });

@@ -9,8 +9,7 @@ import { openBrowser } from './browser.mjs';
 const [base, token, artifacts, resultFile] = process.argv.slice(2);
 fs.mkdirSync(artifacts, { recursive: true });
 const results = {};
-const { page, finish } = await openBrowser({ protocolTimeout: 600000 });
-page.setDefaultTimeout(240000);
+const { page, finish } = await openBrowser({ protocolTimeout: 600000 }, 240000);
 
 const url = (query) => base + '/' + (query ? '?' + new URLSearchParams(query).toString() : '') + '#token=' + token;
 const shot = (name) => page.screenshot({ path: path.join(artifacts, name + '.png') });
