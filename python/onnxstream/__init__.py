@@ -4,8 +4,7 @@
     report = onnxstream.merge("model.onnx", output="merged.onnx", data=["weights.bin"])
     onnxstream.inspect("model.onnx")["external_data"]
 
-One function per command of the onnxstream command line: inspect, merge, split, repack,
-analyze, optimize, verify, diff, convert, export_caffe and export_safetensors. Each takes
+One function per command of the onnxstream command line (listed below). Each takes
 the model as its first argument and the command's options as keyword arguments
 (data_dir=..., force=True, threshold="1M"), returns the report as a dict, and raises
 onnxstream.Error on failure. help(onnxstream.merge) lists a command's keywords.
@@ -23,6 +22,11 @@ from ._errors import Error
 __version__ = _native.version()
 
 globals().update(_commands.functions())
+
+# The list of commands is made from the same table, so that it names every function the
+# package has (python -OO drops the docstring).
+if __doc__ is not None:
+    __doc__ += "\nCommands:\n\n" + _commands.command_list()
 
 
 def commands() -> List[Dict[str, Any]]:

@@ -202,5 +202,10 @@ def table() -> List[Dict[str, Any]]:
     return [c for c in json.loads(_native.commands_json()) if "python" in c["surfaces"]]
 
 
+def command_list() -> str:
+    """One line per command the package offers: its function's name and the command's summary."""
+    return "".join(f"    {python_name(c['name'])}: {c['summary']}\n" for c in table())
+
+
 def functions() -> Dict[str, Callable[..., Dict[str, Any]]]:
     return {python_name(c["name"]): make(c) for c in table()}

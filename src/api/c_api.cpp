@@ -13,6 +13,10 @@
 #include <optional>
 #include <string>
 #include <vector>
+#ifdef ONNXSTREAM_C_TEST_HOOKS
+#include <stdexcept>
+#include <string_view>
+#endif
 
 #ifndef ONNXSTREAM_VERSION
 #define ONNXSTREAM_VERSION "unknown"
@@ -62,12 +66,23 @@ int number_of(error_code code) noexcept {
     return ONNXSTREAM_ERROR_INTERNAL;
 }
 
-constexpr error_code every_code[] = {
-    error_code::io,           error_code::no_space,         error_code::malformed,         error_code::limit_exceeded,
-    error_code::not_onnx,     error_code::missing_data,     error_code::truncated_data,    error_code::unsafe_location,
-    error_code::invalid_tensor, error_code::size_mismatch,  error_code::checksum_mismatch, error_code::too_large,
-    error_code::output_exists, error_code::output_is_input, error_code::interrupted,       error_code::unsupported,
-    error_code::invalid_argument};
+constexpr error_code every_code[] = {error_code::io,
+                                     error_code::no_space,
+                                     error_code::malformed,
+                                     error_code::limit_exceeded,
+                                     error_code::not_onnx,
+                                     error_code::missing_data,
+                                     error_code::truncated_data,
+                                     error_code::unsafe_location,
+                                     error_code::invalid_tensor,
+                                     error_code::size_mismatch,
+                                     error_code::checksum_mismatch,
+                                     error_code::too_large,
+                                     error_code::output_exists,
+                                     error_code::output_is_input,
+                                     error_code::interrupted,
+                                     error_code::unsupported,
+                                     error_code::invalid_argument};
 
 void fail(onnxstream_result& r, const error& e) {
     r.code = number_of(e.code);
@@ -147,6 +162,16 @@ private:
 
 void run(onnxstream_result& r, const char* command, const char* const* keys, const char* const* values, std::size_t count,
          onnxstream_progress_fn progress, void* user, onnxstream_cancel* cancel) {
+#ifdef ONNXSTREAM_C_TEST_HOOKS
+    // Only in tests/capi's onnxstream_capi_internal_test: what a bug below the table would
+    // throw, from where a command runs, so that the catch in onnxstream_run is tested.
+    if (command != nullptr) {
+        const std::string_view name(command);
+        if (name == "test-throw") throw std::runtime_error("thrown by the test hook");
+        if (name == "test-throw-bad-alloc") throw std::bad_alloc();
+        if (name == "test-throw-unknown") throw 42;
+    }
+#endif
     const auto spec = command_named(command);
     if (!spec) return fail(r, spec.error());
     if (count > 0 && (keys == nullptr || values == nullptr))
@@ -154,8 +179,7 @@ void run(onnxstream_result& r, const char* command, const char* const* keys, con
     api::parameter_values given;
     for (std::size_t i = 0; i < count; ++i) {
         if (keys[i] == nullptr || values[i] == nullptr)
-            return fail(r, error{error_code::invalid_argument,
-                                 "parameter " + std::to_string(i) + " has a NULL key or value"});
+            return fail(r, error{error_code::invalid_argument, "parameter " + std::to_string(i) + " has a NULL key or value"});
         given.add(parameter_name(keys[i]), values[i]);
     }
     onnxstream_cancel own_flag;
@@ -214,9 +238,7 @@ void onnxstream_cancel_set(onnxstream_cancel* cancel) {
     if (cancel != nullptr) cancel->requested.store(true);
 }
 
-int onnxstream_cancel_is_set(const onnxstream_cancel* cancel) {
-    return cancel != nullptr && cancel->requested.load() ? 1 : 0;
-}
+int onnxstream_cancel_is_set(const onnxstream_cancel* cancel) { return cancel != nullptr && cancel->requested.load() ? 1 : 0; }
 
 void onnxstream_cancel_free(onnxstream_cancel* cancel) { delete cancel; }
 
@@ -235,10 +257,8 @@ int onnxstream_run(const char* command, const char* const* keys, const char* con
         fail_internal(*r, "an unknown exception");
     }
     const int code = r->code;
-    if (out != nullptr)
-        *out = r;
-    else
-        delete r;
+    if (out != nullptr) *out = r;
+    else delete r;
     return code;
 }
 

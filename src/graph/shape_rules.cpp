@@ -26,6 +26,29 @@ std::optional<dim_list> sized(const std::optional<dim_list>& given, std::size_t 
     return given;
 }
 
+// How a window (Conv, the pools, ConvTranspose) pads its spatial axes, from auto_pad and pads.
+struct window_pads {
+    enum class kind { explicit_pads, same, unknown };  // same: SAME_UPPER or SAME_LOWER
+    kind how = kind::explicit_pads;
+    dim_list pads;  // the begins, then the ends; zeros for VALID
+
+    [[nodiscard]] std::int64_t begin(std::size_t axis) const { return pads[axis]; }
+    [[nodiscard]] std::int64_t end(std::size_t axis) const { return pads[axis + pads.size() / 2]; }
+};
+
+// Empty when pads has not two ints per spatial axis; an auto_pad onnx does not know is
+// `unknown`, which refuses an axis only once it is reached (as the rules did before).
+std::optional<window_pads> pads_of(const inference& rules, node_id n, std::size_t rank) {
+    auto pads = sized(rules.attr_ints(n, "pads"), 2 * rank, 0);
+    if (!pads) return std::nullopt;
+    const auto a = rules.model.attribute(n, "auto_pad");
+    const std::string_view auto_pad = a && a->s ? *a->s : std::string_view("NOTSET");
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return window_pads{window_pads::kind::same, {}};
+    if (auto_pad == "VALID") return window_pads{window_pads::kind::explicit_pads, dim_list(2 * rank, 0)};
+    if (auto_pad != "NOTSET") return window_pads{window_pads::kind::unknown, {}};
+    return window_pads{window_pads::kind::explicit_pads, std::move(*pads)};
+}
+
 }  // namespace
 
 // Conv: [N, M, spatial...] with M from the weight's first dim.
@@ -48,10 +71,8 @@ value_shape inference::conv(node_id n, const value_shape& x) const {
     }
     const auto strides = sized(attr_ints(n, "strides"), rank, 1);
     const auto dilations = sized(attr_ints(n, "dilations"), rank, 1);
-    auto pads = sized(attr_ints(n, "pads"), 2 * rank, 0);
+    const auto pads = pads_of(*this, n, rank);
     if (!strides || !dilations || !pads) return out;
-    const auto a = model.attribute(n, "auto_pad");
-    const std::string_view auto_pad = a && a->s ? *a->s : std::string_view("NOTSET");
     const bool ceil_mode = attr_i(n, "ceil_mode", 0) != 0;
     for (std::size_t i = 0; i < rank; ++i) {
         const auto in = (*x.dims)[2 + i];
@@ -60,18 +81,13 @@ value_shape inference::conv(node_id n, const value_shape& x) const {
             d > (std::int64_t{1} << 20))
             continue;
         const auto effective_kernel = (k - 1) * d + 1;
-        if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        if (pads->how == window_pads::kind::same) {
             if (ceil_mode) continue;  // onnx and the runtimes part ways here
             dims[2 + i] = (in + s - 1) / s;
             continue;
         }
-        std::int64_t begin = 0, end = 0;
-        if (auto_pad == "NOTSET") {
-            begin = (*pads)[i];
-            end = (*pads)[i + rank];
-        } else if (auto_pad != "VALID") {
-            return out;
-        }
+        if (pads->how == window_pads::kind::unknown) return out;
+        const auto begin = pads->begin(i), end = pads->end(i);
         if (begin < 0 || end < 0 || begin > (std::int64_t{1} << 40) || end > (std::int64_t{1} << 40)) continue;
         const auto span = in + begin + end - effective_kernel;
         if (span < 0) return out;
@@ -109,27 +125,20 @@ value_shape inference::conv_transpose(node_id n, const value_shape& x) const {
     }
     const auto strides = sized(attr_ints(n, "strides"), rank, 1);
     const auto dilations = sized(attr_ints(n, "dilations"), rank, 1);
-    const auto pads = sized(attr_ints(n, "pads"), 2 * rank, 0);
+    const auto pads = pads_of(*this, n, rank);
     const auto output_padding = sized(attr_ints(n, "output_padding"), rank, 0);
     if (!strides || !dilations || !pads || !output_padding) return out;
-    const auto a = model.attribute(n, "auto_pad");
-    const std::string_view auto_pad = a && a->s ? *a->s : std::string_view("NOTSET");
     constexpr std::int64_t big = std::int64_t{1} << 30;
     for (std::size_t i = 0; i < rank; ++i) {
         const auto in = (*x.dims)[2 + i];
         const auto s = (*strides)[i], d = (*dilations)[i], k = (*kernel)[i];
         if (in < 0 || s <= 0 || d <= 0 || k <= 0 || in > big || s > big || d > big || k > big) continue;
-        if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        if (pads->how == window_pads::kind::same) {
             dims[2 + i] = in * s;
             continue;
         }
-        std::int64_t begin = 0, end = 0;
-        if (auto_pad == "NOTSET") {
-            begin = (*pads)[i];
-            end = (*pads)[i + rank];
-        } else if (auto_pad != "VALID") {
-            return out;
-        }
+        if (pads->how == window_pads::kind::unknown) return out;
+        const auto begin = pads->begin(i), end = pads->end(i);
         const auto extra = (*output_padding)[i];
         if (begin < 0 || end < 0 || extra < 0 || begin > big || end > big || extra > big) continue;
         const auto size = s * (in - 1) + extra + (k - 1) * d + 1 - begin - end;

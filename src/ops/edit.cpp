@@ -116,10 +116,7 @@ public:
         ONNXSTREAM_TRY(point_at_data());
 
         ONNXSTREAM_ASSIGN(auto planned, session_.plan_model(edits_));
-        report_.output_size = planned.size();
-        ONNXSTREAM_TRY(session_.write(report_.output, planned, edits_));
-        report_.writer = session_.writer();
-        ONNXSTREAM_TRY(session_.commit());
+        ONNXSTREAM_TRY(finish_rewrite(planned, edits_));
         return std::move(report_);
     }
 

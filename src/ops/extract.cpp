@@ -580,16 +580,7 @@ private:
         session_.release_model_pages();
         ONNXSTREAM_TRY(bound_.data.check_unchanged());  // what shape inference read from it
         ONNXSTREAM_ASSIGN(auto planned, session_.plan_model(edits));
-        report_.output_size = planned.size();
-
-        // The data file and the model: both or neither.
-        if (!entries.empty()) {
-            ONNXSTREAM_ASSIGN(auto written, detail::write_data_file(session_, data_path, entries));
-            report_.data_files.push_back(std::move(written));
-        }
-        ONNXSTREAM_TRY(session_.write(report_.output, planned, edits));
-        report_.writer = session_.writer();
-        return session_.commit();
+        return finish_rewrite(planned, edits, data_path, entries);
     }
 
     graph::graph_model graph_;

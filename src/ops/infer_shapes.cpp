@@ -51,10 +51,7 @@ public:
         fix_inputs(model, index, shapes, edits);
         ONNXSTREAM_TRY(bound_.data.check_unchanged());
         ONNXSTREAM_ASSIGN(auto planned, session_.plan_model(edits));
-        report_.output_size = planned.size();
-        ONNXSTREAM_TRY(session_.write(report_.output, planned, edits));
-        report_.writer = session_.writer();
-        ONNXSTREAM_TRY(session_.commit());
+        ONNXSTREAM_TRY(finish_rewrite(planned, edits));
         report_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         return std::move(report_);
     }

@@ -232,16 +232,7 @@ private:
         // reads the edited bodies again in file order (releasing the pages behind it).
         session_.release_model_pages();
         ONNXSTREAM_ASSIGN(auto planned, plan_model(edits, external));
-        report_.output_size = planned.size();
-
-        // The data file and the model: both or neither.
-        if (!entries.empty()) {
-            ONNXSTREAM_ASSIGN(auto written, detail::write_data_file(session_, data_path, entries));
-            report_.data_files.push_back(std::move(written));
-        }
-        ONNXSTREAM_TRY(session_.write(report_.output, planned, edits));
-        report_.writer = session_.writer();
-        return session_.commit();
+        return finish_rewrite(planned, edits, data_path, entries);
     }
 
     std::string storage_name() const {

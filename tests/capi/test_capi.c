@@ -9,22 +9,14 @@
 
 #include <onnxstream.h>
 
+#include "check.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int failures = 0;
-
-#define CHECK(condition)                                                         \
-    do {                                                                         \
-        if (!(condition)) {                                                      \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #condition); \
-            ++failures;                                                          \
-        }                                                                        \
-    } while (0)
 
 static char fixtures[4096];
 static char scratch[4096];

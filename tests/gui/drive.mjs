@@ -5,24 +5,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import puppeteer from 'puppeteer-core';
+import { openBrowser } from './browser.mjs';
 
 const [base, token, artifacts, resultFile] = process.argv.slice(2);
 fs.mkdirSync(artifacts, { recursive: true });
 const results = {};
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'onnxstream-chromium-'));
-const browser = await puppeteer.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  userDataDir: profile,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
-});
-const page = await browser.newPage();
-const consoleErrors = [];
-page.on('pageerror', (e) => consoleErrors.push(String(e)));
-page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-await page.setViewport({ width: 1280, height: 800 });
+const { browser, page, finish } = await openBrowser();
 
 // As `onnxstream gui` prints it: the token in the fragment (never sent to a server).
 const url = (query) => base + '/' + (query ? '?' + new URLSearchParams(query).toString() : '') + '#token=' + token;
@@ -225,8 +213,5 @@ try {
   results.failure = String(e.stack || e);
   await shot('failure').catch(() => {});
 } finally {
-  results.console_errors = consoleErrors;
-  fs.writeFileSync(resultFile, JSON.stringify(results, null, 2));
-  await browser.close();
-  fs.rmSync(profile, { recursive: true, force: true });
+  await finish(results, resultFile);
 }

@@ -3,28 +3,13 @@
 // grouped, search into a collapsed group, the details of a node, the tensor table sorted.
 // Usage: node graph.mjs BASE_URL TOKEN ARTIFACT_DIR RESULT_JSON
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import puppeteer from 'puppeteer-core';
+import { openBrowser } from './browser.mjs';
 
 const [base, token, artifacts, resultFile] = process.argv.slice(2);
 fs.mkdirSync(artifacts, { recursive: true });
 const results = {};
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'onnxstream-chromium-'));
-const browser = await puppeteer.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  userDataDir: profile,
-  protocolTimeout: 600000,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
-});
-const page = await browser.newPage();
-page.setDefaultTimeout(240000);
-const consoleErrors = [];
-page.on('pageerror', (e) => consoleErrors.push(String(e)));
-page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-await page.setViewport({ width: 1280, height: 800 });
+const { page, finish } = await openBrowser({ protocolTimeout: 600000 }, 240000);
 
 const url = (query) => base + '/' + (query ? '?' + new URLSearchParams(query).toString() : '') + '#token=' + token;
 const shot = (name) => page.screenshot({ path: path.join(artifacts, name + '.png') });
@@ -178,8 +163,5 @@ try {
   results.failure = String(e.stack || e);
   await shot('graph-failure').catch(() => {});
 } finally {
-  results.console_errors = consoleErrors;
-  fs.writeFileSync(resultFile, JSON.stringify(results, null, 2));
-  await browser.close();
-  fs.rmSync(profile, { recursive: true, force: true });
+  await finish(results, resultFile);
 }

@@ -369,6 +369,17 @@ def test_functions_follow_the_command_table():
     assert "Move large tensors out" in onnxstream.split.__doc__
 
 
+def test_package_help_lists_every_command():
+    """The package's docstring (help(onnxstream)) and docs/python.md name every function
+    the table makes (they once stopped at export_safetensors)."""
+    listed = onnxstream.__doc__.split("Commands:", 1)[1]
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text(encoding="utf-8")
+    for command in onnxstream.commands():
+        name = command["name"].replace("-", "_")
+        assert f"\n    {name}: {command['summary']}\n" in listed
+        assert f"`{name}`" in docs, f"docs/python.md does not list {name}"
+
+
 def test_installed_package_imports_no_onnx_or_numpy(fixtures_root):
     code = ("import sys, onnxstream; onnxstream.inspect(sys.argv[1]); "
             "print(sorted(m for m in ('onnx', 'numpy') if m in sys.modules)); print(onnxstream.__file__)")

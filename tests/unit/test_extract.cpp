@@ -5,6 +5,7 @@
 #include <onnxstream/ops/extract.hpp>
 #include <onnxstream/ops/inspect.hpp>
 
+#include "rewrite_fixtures.hpp"
 #include "small_models.hpp"
 #include "temp_folder.hpp"
 
@@ -16,23 +17,6 @@ using namespace small_models;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A float tensor's ValueInfoProto of `dims`.
-proto_builder float_value(std::string_view name, std::vector<std::uint64_t> dims) {
-    proto_builder shape;
-    for (const auto d : dims) {
-        proto_builder dim;
-        dim.varint_field(1, d);
-        shape.message_field(1, dim);
-    }
-    proto_builder tensor_type;
-    tensor_type.varint_field(1, 1).message_field(2, shape);
-    proto_builder type;
-    type.message_field(1, tensor_type);
-    proto_builder value;
-    value.string_field(1, name).message_field(2, type);
-    return value;
-}
 
 // x [4] -> Relu -> y; z = y + W; u = x * V; w = Neg(x), which nothing reads.
 // Graph outputs z and u.
@@ -48,9 +32,9 @@ fs::path two_paths(const temp_folder& dir) {
     graph.string_field(graph_name, "g");
     graph.message_field(graph_initializer, raw_tensor("W", {4}, w));
     graph.message_field(graph_initializer, raw_tensor("V", {4}, v));
-    graph.message_field(graph_input, float_value("x", {4}));
-    graph.message_field(graph_output, float_value("z", {4}));
-    graph.message_field(graph_output, float_value("u", {4}));
+    graph.message_field(graph_input, float_value_info("x", {4}));
+    graph.message_field(graph_output, float_value_info("z", {4}));
+    graph.message_field(graph_output, float_value_info("u", {4}));
     proto_builder opset;
     opset.string_field(1, "").varint_field(2, 13);
     proto_builder m;
@@ -59,12 +43,7 @@ fs::path two_paths(const temp_folder& dir) {
     return write_bytes(dir.path() / "m.onnx", m.take());
 }
 
-ops::extract_options options_for(const temp_folder& dir) {
-    ops::extract_options options;
-    options.output = dir.path() / "x.onnx";
-    options.backend = io::writer_backend::portable;
-    return options;
-}
+ops::extract_options options_for(const temp_folder& dir) { return portable_options<ops::extract_options>(dir.path() / "x.onnx"); }
 
 std::vector<std::string> names(const std::vector<ops::value_summary>& values) {
     std::vector<std::string> out;

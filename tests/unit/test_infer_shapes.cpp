@@ -4,6 +4,7 @@
 // python-onnx and ONNX Runtime.
 #include <onnxstream/ops/infer_shapes.hpp>
 
+#include "rewrite_fixtures.hpp"
 #include "temp_folder.hpp"
 #include "test_passes_builder.hpp"
 
@@ -13,23 +14,6 @@ using test_support::temp_folder;
 namespace fs = std::filesystem;
 
 namespace {
-
-proto_builder input_of(std::string_view name, const std::vector<std::string>& dims) {
-    proto_builder shape;
-    for (const auto& d : dims) {
-        proto_builder dim;
-        if (d[0] >= '0' && d[0] <= '9') dim.varint_field(1, std::stoull(d));
-        else dim.string_field(2, d);
-        shape.message_field(1, dim);
-    }
-    proto_builder tensor_type;
-    tensor_type.varint_field(1, 1).message_field(2, shape);
-    proto_builder type;
-    type.message_field(1, tensor_type);
-    proto_builder v;
-    v.string_field(1, name).message_field(2, type);
-    return v;
-}
 
 std::string read(const fs::path& path) { return test_support::read_file(path); }
 
@@ -41,7 +25,7 @@ fs::path small_model(const temp_folder& dir) {
     g.message_field(1, onnx_node("Softmax", {"r"}, {"y"}, "softmax"));
     g.string_field(2, "small");
     g.message_field(5, float_tensor("w", {4, 5}, std::vector<float>(20, 1.0F)));
-    g.message_field(11, input_of("x", {"N", "4"}));
+    g.message_field(11, test_support::float_value_info("x", {"N", 4}));
     g.message_field(12, vinfo("y"));
     g.message_field(12, vinfo("q"));
     const auto bytes = model(g);
@@ -49,10 +33,7 @@ fs::path small_model(const temp_folder& dir) {
 }
 
 ops::infer_shapes_options options_to(const fs::path& output) {
-    ops::infer_shapes_options options;
-    options.output = output;
-    options.backend = io::writer_backend::portable;
-    return options;
+    return test_support::portable_options<ops::infer_shapes_options>(output);
 }
 
 }  // namespace

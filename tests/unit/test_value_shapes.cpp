@@ -228,6 +228,66 @@ TEST_CASE("a symbol passes through Conv, Relu and pools; spatial dims follow onn
     CHECK(dims("y") == std::vector<std::int64_t>{n, 8, 1, 1});
 }
 
+namespace {
+
+// A STRING attribute (type 3).
+proto_builder attr_string(std::string_view name, std::string_view value) {
+    proto_builder a;
+    a.string_field(1, name).varint_field(20, 3).string_field(4, value);
+    return a;
+}
+
+// x [1, 3, 17, 32] into Convs (weight [8, 3, 3, 3]) and ConvTransposes (weight [3, 4, 3, 3])
+// padded every way auto_pad and pads can say it. The dims known are onnx.shape_inference's (onnx 1.12).
+std::vector<std::byte> padding_model() {
+    const auto conv = [](std::string_view op, std::string_view out, std::string_view weight, std::vector<proto_builder> a) {
+        return onnx_node(op, {"x", std::string(weight)}, {std::string(out)}, out, std::move(a));
+    };
+    const std::vector<proto_builder> nodes = {
+        conv("Conv", "same", "w", {attr_string("auto_pad", "SAME_UPPER"), attr_ints("strides", {2, 2})}),
+        conv("Conv", "valid", "w", {attr_string("auto_pad", "VALID"), attr_ints("strides", {2, 2})}),
+        conv("Conv", "pads", "w", {attr_ints("pads", {1, 0, 1, 2})}),
+        conv("Conv", "notset", "w", {attr_string("auto_pad", "NOTSET"), attr_ints("pads", {1, 0, 1, 2})}),
+        conv("Conv", "bogus", "w", {attr_string("auto_pad", "BOGUS")}),
+        conv("Conv", "short_pads", "w", {attr_string("auto_pad", "SAME_UPPER"), attr_ints("pads", {1, 1})}),
+        conv("ConvTranspose", "t_same", "wt", {attr_string("auto_pad", "SAME_LOWER"), attr_ints("strides", {2, 2})}),
+        conv("ConvTranspose", "t_pads", "wt", {attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2})}),
+        conv("ConvTranspose", "t_valid", "wt", {attr_string("auto_pad", "VALID")}),
+        conv("ConvTranspose", "t_bogus", "wt", {attr_string("auto_pad", "BOGUS")}),
+    };
+    proto_builder g;
+    for (const auto& n : nodes) g.message_field(1, n);
+    g.string_field(2, "padding");
+    g.message_field(5, float_tensor("w", {8, 3, 3, 3}, std::vector<float>(8 * 27, 0.0F)));
+    g.message_field(5, float_tensor("wt", {3, 4, 3, 3}, std::vector<float>(4 * 27, 0.0F)));
+    g.message_field(11, typed_input("x", 1, {1, 3, 17, 32}));
+    for (const auto* out : {"same", "valid", "pads", "notset", "bogus", "short_pads", "t_same", "t_pads", "t_valid", "t_bogus"})
+        g.message_field(12, vinfo(out));
+    return model(g);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "Conv and ConvTranspose padding: SAME, VALID, explicit pads; an unknown auto_pad or a pads of the wrong count leave "
+    "the dims unknown") {
+    harness h(padding_model());
+    const graph_index index(h.model());
+    const auto shapes = infer_shapes(h.model(), index, h.reader());
+    const auto dims = [&](std::string_view name) { return shapes[index.resolve(main_scope, *h.model().names.find(name))].dims; };
+    using dim_list = std::vector<std::int64_t>;
+    CHECK(dims("same") == dim_list{1, 8, 9, 16});   // ceil(17 / 2), ceil(32 / 2)
+    CHECK(dims("valid") == dim_list{1, 8, 8, 15});  // (17 - 3) / 2 + 1, (32 - 3) / 2 + 1
+    CHECK(dims("pads") == dim_list{1, 8, 17, 32});  // 17 + 1 + 1 - 3 + 1, 32 + 0 + 2 - 3 + 1
+    CHECK(dims("notset") == dims("pads"));
+    CHECK(!dims("bogus").has_value());
+    CHECK(!dims("short_pads").has_value());
+    CHECK(dims("t_same") == dim_list{1, 4, 34, 64});   // in x stride
+    CHECK(dims("t_pads") == dim_list{1, 4, 33, 63});   // 2 x (17 - 1) + 3 - 2, 2 x (32 - 1) + 3 - 2
+    CHECK(dims("t_valid") == dim_list{1, 4, 19, 34});  // 17 - 1 + 3, 32 - 1 + 3
+    CHECK(!dims("t_bogus").has_value());
+}
+
 TEST_CASE("broadcasting: a number other than 1 wins, one shared symbol stays, two symbols are unknown") {
     shape_table table(1);
     const auto n = table.symbol("N"), m = table.symbol("M");
