@@ -60,10 +60,10 @@ if [ "$sanitizers" = 1 ]; then
   # allocator_may_return_null: the out-of-memory tests expect a clean error, not an abort.
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONNXSTREAM_WERROR=ON -DONNXSTREAM_SANITIZE=ON \
     -DONNXSTREAM_E2E=ON -DONNXSTREAM_FIXTURES="$PWD/build/fixtures"
-  # Only what the stage runs: the shared libraries, the server module and the OpenCV module
-  # are large -O0 instrumented links that nothing below loads.
+  # Only what the stage runs: the shared library is a large -O0 instrumented link that
+  # nothing below loads.
   cmake --build build-asan -j"$jobs" --target onnxstream_cli onnxstream_unit_tests \
-    onnxstream_capi_test fuzz_tokenizer fuzz_rewrite fuzz_external_data fuzz_model_ops
+    onnxstream_capi_test onnxstream_capi_internal_test fuzz_tokenizer fuzz_rewrite fuzz_external_data fuzz_model_ops
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j"$jobs" \
