@@ -1,9 +1,10 @@
 // The server's side of a job's worker on Windows (job_worker.hpp): CreateProcessW of this
 // very executable with two pipes, in a job object that kills it when the server's handle
 // to the job closes, so that a server that ends in any way takes its workers with it.
-// The worker inherits its pipes and stderr only (PROC_THREAD_ATTRIBUTE_HANDLE_LIST), and
-// shares the server's console: a Ctrl-C reaches it too, and it leaves as any command does
-// (every temporary removed).
+// The worker inherits its pipes and stderr only (PROC_THREAD_ATTRIBUTE_HANDLE_LIST). It is
+// in a process group of its own, which the console's Ctrl-C does not reach: the server
+// hears it and cancels its jobs (job_table::stop_all), each worker then removing its
+// temporaries and saying nothing.
 #include "job_worker.hpp"
 
 #include <windows.h>
@@ -112,7 +113,9 @@ result<worker_process> worker_process::spawn(const fs::path& root, const job_req
     }
     PROCESS_INFORMATION started{};
     if (!::CreateProcessW(executable.c_str(), command_line.data(), nullptr, nullptr, TRUE,
-                          CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT | EXTENDED_STARTUPINFO_PRESENT, nullptr, nullptr,
+                          CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP | CREATE_UNICODE_ENVIRONMENT |
+                              EXTENDED_STARTUPINFO_PRESENT,
+                          nullptr, nullptr,
                           &startup.StartupInfo, &started))
         return failure(start_failure(::GetLastError()));
     worker.process_ = started.hProcess;

@@ -13,6 +13,7 @@ Needs: ONNXSTREAM_BIN (the .exe), ONNXSTREAM_WRAPPER=wine, the fixtures
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shutil
@@ -20,7 +21,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.parse
 from pathlib import Path
 
@@ -114,7 +114,12 @@ def test_the_page_the_api_a_merge_and_ctrl_c_under_wine(tmp_path):
         status, body, _ = gui.request(served, "POST", "/api/jobs", body=urllib.parse.urlencode(
             {"action": "repack", "path": "sparse/m.onnx", "write-checksums": "1", "threads": "1"}))
         assert status == 200, body
-        time.sleep(3)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        conn.request("GET", f"/api/jobs/{json.loads(body)['id']}/events",
+                     headers={"Host": f"127.0.0.1:{port}", "X-Onnxstream-Token": served["token"]})
+        first = conn.getresponse().read1(65536)
+        conn.close()
+        assert b'"state":"running"' in first, first
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=90)
     finally:
