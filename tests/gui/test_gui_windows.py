@@ -21,6 +21,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -114,12 +115,16 @@ def test_the_page_the_api_a_merge_and_ctrl_c_under_wine(tmp_path):
         status, body, _ = gui.request(served, "POST", "/api/jobs", body=urllib.parse.urlencode(
             {"action": "repack", "path": "sparse/m.onnx", "write-checksums": "1", "threads": "1"}))
         assert status == 200, body
+        # Ctrl-C once it writes: its temporary is there for the stop to remove.
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         conn.request("GET", f"/api/jobs/{json.loads(body)['id']}/events",
                      headers={"Host": f"127.0.0.1:{port}", "X-Onnxstream-Token": served["token"]})
-        first = conn.getresponse().read1(65536)
+        events = conn.getresponse()
+        deadline = time.monotonic() + 60
+        while not any(p.name.startswith(".onnxstream-") for p in (root / "sparse").iterdir()):
+            chunk = events.read1(65536)
+            assert b'"state":"running"' in chunk and time.monotonic() < deadline, chunk
         conn.close()
-        assert b'"state":"running"' in first, first
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=90)
     finally:
@@ -128,7 +133,12 @@ def test_the_page_the_api_a_merge_and_ctrl_c_under_wine(tmp_path):
             proc.communicate()
     assert proc.returncode == 130, err
     assert "error" not in err and "interrupted" not in err, err
-    # The port is free again, and nothing is left but the merged model.
+    # The port is free again (nothing listens; a server may bind it, as httplib does with
+    # SO_REUSEADDR past the closed connections' TIME_WAIT), and nothing is left but the merged model.
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=10).close()
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", port))
+        s.listen()
     assert files_under(root) == before | {"one_file/model.merged.onnx"}, sorted(files_under(root) - before)
