@@ -90,7 +90,13 @@ int run_gui(std::span<const std::string> argv, const command_context& context) {
     if (!p.args) return p.status;
     const auto& args = *p.args;
     if (args.positionals.size() > 1) return usage_error("gui", "gui takes at most one DIR");
-#if !defined(ONNXSTREAM_HAVE_GUI)
+#if !defined(ONNXSTREAM_HAVE_GUI) && defined(_WIN32)
+    (void)context;
+    return fail(error{error_code::unsupported, "this Windows build of onnxstream was built without the gui",
+                      "run the commands themselves ('onnxstream --help' lists them); a build with "
+                      "cpp-httplib's header has it (docs/windows.md)"},
+                false);
+#elif !defined(ONNXSTREAM_HAVE_GUI)
     (void)context;
     return fail(error{error_code::unsupported, "this onnxstream was built without the gui (cpp-httplib was not found)",
                       "install it (apt-get install libcpp-httplib-dev, or scripts/install_deps.sh) and build again"},
