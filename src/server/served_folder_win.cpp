@@ -106,11 +106,12 @@ error open_failure(std::string_view relative, DWORD code) {
 }
 
 // Opens one component as itself (a link or junction is opened, not followed). Folders on
-// the way are shared for reading and writing but not deletion: while held, none can be
-// renamed or replaced.
-HANDLE open_component(const std::wstring& path, bool folder) {
+// the way, and a file that `held` (a pinned one, which the library opens by its name), are
+// shared for reading and writing but not deletion: while held, none can be renamed or
+// replaced. A file only read here (a download) leaves its owner free to rename it.
+HANDLE open_component(const std::wstring& path, bool folder, bool held = true) {
     const DWORD access = folder ? FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES | SYNCHRONIZE : GENERIC_READ;
-    const DWORD share = folder ? FILE_SHARE_READ | FILE_SHARE_WRITE : FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+    const DWORD share = folder || held ? FILE_SHARE_READ | FILE_SHARE_WRITE : FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
     return ::CreateFileW(path.c_str(), access, share, nullptr, OPEN_EXISTING,
                          FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
 }
@@ -122,7 +123,8 @@ struct walked {
 
 // `parts` opened one by one beneath `root` (the last as a folder when `folder`), each
 // checked on its handle: never a reparse point, folders where a folder is needed.
-result<walked> walk(const fs::path& root, const std::vector<std::string>& parts, std::string_view shown, bool folder) {
+result<walked> walk(const fs::path& root, const std::vector<std::string>& parts, std::string_view shown, bool folder,
+                    bool held) {
     walked out;
     out.path = root;
     if (parts.empty()) {
@@ -135,7 +137,7 @@ result<walked> walk(const fs::path& root, const std::vector<std::string>& parts,
         const bool last = i + 1 == parts.size();
         const bool want_folder = !last || folder;
         out.path /= wide(parts[i]);
-        const HANDLE h = open_component(long_form(out.path), want_folder);
+        const HANDLE h = open_component(long_form(out.path), want_folder, !last || held);
         if (h == INVALID_HANDLE_VALUE) {
             const DWORD code = ::GetLastError();
             return failure(open_failure(shown, code == ERROR_FILE_NOT_FOUND && !last ? ERROR_PATH_NOT_FOUND : code));
@@ -154,7 +156,7 @@ result<walked> walk(const fs::path& root, const std::vector<std::string>& parts,
 result<walked> walk_beneath(const fs::path& root, std::string_view relative, std::string_view shown, bool folder) {
     std::vector<std::string> parts;
     if (const auto why = split(relative, parts); !why.empty()) return failure(refused(shown, why));
-    return walk(root, parts, shown, folder);
+    return walk(root, parts, shown, folder, false);
 }
 
 std::int64_t unix_seconds(LARGE_INTEGER filetime) {
@@ -204,7 +206,7 @@ result<pinned_path> served_folder::pin(std::string_view relative, pin_kind kind)
     if (const auto why = split(relative, parts); !why.empty()) return failure(refused(relative, why));
     pinned.shown = (path_ / fs::path(wide(relative))).lexically_normal();
     if (kind == pin_kind::folder || kind == pin_kind::file) {
-        ONNXSTREAM_ASSIGN(auto found, walk(path_, parts, relative, kind == pin_kind::folder));
+        ONNXSTREAM_ASSIGN(auto found, walk(path_, parts, relative, kind == pin_kind::folder, true));
         if (kind == pin_kind::file && !regular_file_size(found.chain.back().get()))
             return failure(error_code::invalid_argument, quoted(relative) + " is not a file", "pick a file in the list");
         pinned.folder = std::move(found.chain.back());
@@ -217,7 +219,7 @@ result<pinned_path> served_folder::pin(std::string_view relative, pin_kind kind)
         return failure(error_code::invalid_argument, quoted(relative) + " names a folder, not a file", "pick a file");
     const std::string leaf = parts.back();
     parts.pop_back();
-    ONNXSTREAM_ASSIGN(auto found, walk(path_, parts, relative, true));
+    ONNXSTREAM_ASSIGN(auto found, walk(path_, parts, relative, true, true));
     const auto path = found.path / wide(leaf);
     // For messages only, as on POSIX: the leaf is opened by the library by name.
     const HANDLE h = ::CreateFileW(long_form(path).c_str(), FILE_READ_ATTRIBUTES,
