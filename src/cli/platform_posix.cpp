@@ -12,11 +12,11 @@
 #include <onnxstream/io/output_file.hpp>
 
 #include <malloc.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <poll.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
 #include <csignal>

@@ -28,8 +28,7 @@ BOOL WINAPI on_console_event(DWORD event) {
     if (cancel_requested != nullptr) cancel_requested->store(true);
     // The gui stops itself on Ctrl-C: its jobs' workers must be asked to stop and waited
     // for (killed with the process, they would leave their named temporaries).
-    if (quiet_stop.load() && cancel_requested != nullptr && (event == CTRL_C_EVENT || event == CTRL_BREAK_EVENT))
-        return TRUE;
+    if (quiet_stop.load() && cancel_requested != nullptr && (event == CTRL_C_EVENT || event == CTRL_BREAK_EVENT)) return TRUE;
     onnxstream::io::abandon_all_outputs();
     if (quiet_stop.load()) ::ExitProcess(130);
     const char* name = event == CTRL_C_EVENT ? "Ctrl-C" : event == CTRL_BREAK_EVENT ? "Ctrl-Break" : "the console closing";

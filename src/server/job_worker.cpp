@@ -162,8 +162,7 @@ std::string relative_to(const fs::path& path, const fs::path& root) {
 
 // Runs the job; returns its state and the finished job's JSON members.
 std::pair<job_state, std::string> run_job(const served_folder& folder, const action& a, const std::string& model,
-                                          std::map<std::string, std::string, std::less<>> fields,
-                                          io::writer_backend writer) {
+                                          std::map<std::string, std::string, std::less<>> fields, io::writer_backend writer) {
     // Every name the library gets is pinned beneath the served folder by descriptor: a
     // folder swapped for a link during the job cannot redirect a read or a write. The
     // pins live until the job is done (deque: stable addresses for show_pinned).
@@ -228,10 +227,10 @@ std::pair<job_state, std::string> run_job(const served_folder& folder, const act
             .end_object();
     }
     files.end_array();
-    return {job_state::done, shown("\"passed\":" + std::string(outcome->passed ? "true" : "false") + ",\"outputs\":" +
-                                       files.text() + ",\"text\":" + report::json_quote(outcome->report_text) +
-                                       ",\"result\":" + outcome->report_json,
-                                   true)};
+    return {job_state::done,
+            shown("\"passed\":" + std::string(outcome->passed ? "true" : "false") + ",\"outputs\":" + files.text() +
+                      ",\"text\":" + report::json_quote(outcome->report_text) + ",\"result\":" + outcome->report_json,
+                  true)};
 }
 
 }  // namespace

@@ -47,8 +47,8 @@ result<worker_process> worker_process::spawn(const fs::path& root, const job_req
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
     const char* argv[] = {"onnxstream", "gui-worker", nullptr};
     worker_process worker;
-    const int spawned =
-        ::posix_spawn(&worker.pid_, "/proc/self/exe", &actions, &attributes, const_cast<char* const*>(argv), environ);
+    const int spawned = ::posix_spawn(&worker.pid_, "/proc/self/exe", &actions, &attributes, const_cast<char* const*>(argv),
+                                      environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
     if (spawned != 0) {
@@ -115,6 +115,5 @@ void prepare_worker_side() {
     // removes every temporary). Our stdin closing says the same to a worker in a long read.
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
 }
-
 
 }  // namespace onnxstream::server

@@ -82,8 +82,7 @@ result<worker_process> worker_process::spawn(const fs::path& root, const job_req
     (void)::InitializeProcThreadAttributeList(nullptr, 1, 0, &attributes_size);
     std::vector<std::byte> attributes_storage(attributes_size);
     auto* attributes = reinterpret_cast<LPPROC_THREAD_ATTRIBUTE_LIST>(attributes_storage.data());
-    if (!::InitializeProcThreadAttributeList(attributes, 1, 0, &attributes_size))
-        return failure(start_failure(::GetLastError()));
+    if (!::InitializeProcThreadAttributeList(attributes, 1, 0, &attributes_size)) return failure(start_failure(::GetLastError()));
     struct list_guard {
         LPPROC_THREAD_ATTRIBUTE_LIST list;
         ~list_guard() { ::DeleteProcThreadAttributeList(list); }
@@ -113,10 +112,8 @@ result<worker_process> worker_process::spawn(const fs::path& root, const job_req
     }
     PROCESS_INFORMATION started{};
     if (!::CreateProcessW(executable.c_str(), command_line.data(), nullptr, nullptr, TRUE,
-                          CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP | CREATE_UNICODE_ENVIRONMENT |
-                              EXTENDED_STARTUPINFO_PRESENT,
-                          nullptr, nullptr,
-                          &startup.StartupInfo, &started))
+                          CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP | CREATE_UNICODE_ENVIRONMENT | EXTENDED_STARTUPINFO_PRESENT,
+                          nullptr, nullptr, &startup.StartupInfo, &started))
         return failure(start_failure(::GetLastError()));
     worker.process_ = started.hProcess;
     // In the job before it runs a single instruction. A system that refuses (an older one

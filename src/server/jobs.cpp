@@ -215,9 +215,9 @@ void job_table::run(const std::shared_ptr<job>& j, const job_request& request, c
                           "this is a bug in onnxstream: please report it with the model; nothing was written"};
             } else {
                 e = error{error_code::io,
-                          malformed ? std::string("the job's worker sent a malformed message")
-                                    : "the job's worker ended without a result (exit status " +
-                                          std::to_string(end.exit_status) + ")",
+                          malformed
+                              ? std::string("the job's worker sent a malformed message")
+                              : "the job's worker ended without a result (exit status " + std::to_string(end.exit_status) + ")",
                           "this is a bug in onnxstream: please report it; the server goes on"};
             }
             j->finish(cancelled_at ? job_state::cancelled : job_state::failed, error_members(e));

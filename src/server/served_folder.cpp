@@ -133,8 +133,8 @@ result<served_folder> served_folder::open(const fs::path& root) {
     served_folder folder;
     folder.descriptor_ = unique_fd(::open(real.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (folder.descriptor_.get() < 0)
-        return failure(os_failure("cannot open the folder " + root.string(), {errno, std::generic_category()},
-                                  "give the folder to serve"));
+        return failure(
+            os_failure("cannot open the folder " + root.string(), {errno, std::generic_category()}, "give the folder to serve"));
     folder.path_ = std::move(real);
     return folder;
 }
@@ -148,8 +148,8 @@ result<pinned_path> served_folder::pin(std::string_view relative, pin_kind kind)
     const auto shown = (path_ / fs::path(std::string(relative))).lexically_normal();
     if (kind == pin_kind::folder || kind == pin_kind::file) {
         // O_NONBLOCK: a FIFO put there must not hang the open.
-        ONNXSTREAM_ASSIGN(pinned.folder, open_beneath(relative, kind == pin_kind::folder ? O_PATH | O_DIRECTORY
-                                                                                          : O_RDONLY | O_NONBLOCK));
+        ONNXSTREAM_ASSIGN(pinned.folder,
+                          open_beneath(relative, kind == pin_kind::folder ? O_PATH | O_DIRECTORY : O_RDONLY | O_NONBLOCK));
         struct stat st {};
         if (kind == pin_kind::file && (::fstat(pinned.folder.get(), &st) != 0 || !S_ISREG(st.st_mode)))
             return failure(error_code::invalid_argument, quoted(relative) + " is not a file", "pick a file in the list");

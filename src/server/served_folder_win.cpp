@@ -95,13 +95,13 @@ std::wstring long_form(const fs::path& path) {
 error open_failure(std::string_view relative, DWORD code) {
     switch (code) {
         case ERROR_FILE_NOT_FOUND:
-        case ERROR_PATH_NOT_FOUND: return error{error_code::missing_data, "nothing at " + quoted(relative), "pick a file in the list"};
-        case ERROR_DIRECTORY: return error{error_code::invalid_argument, "a part of " + quoted(relative) + " is not a folder", ""};
+        case ERROR_PATH_NOT_FOUND:
+            return error{error_code::missing_data, "nothing at " + quoted(relative), "pick a file in the list"};
+        case ERROR_DIRECTORY:
+            return error{error_code::invalid_argument, "a part of " + quoted(relative) + " is not a folder", ""};
         case ERROR_FILE_EXISTS:
         case ERROR_ALREADY_EXISTS: return error{error_code::output_exists, quoted(relative) + " already exists", ""};
-        default:
-            return os_failure("cannot open " + quoted(relative),
-                              {static_cast<int>(code), std::system_category()});
+        default: return os_failure("cannot open " + quoted(relative), {static_cast<int>(code), std::system_category()});
     }
 }
 
@@ -111,7 +111,8 @@ error open_failure(std::string_view relative, DWORD code) {
 // replaced. A file only read here (a download) leaves its owner free to rename it.
 HANDLE open_component(const std::wstring& path, bool folder, bool held = true) {
     const DWORD access = folder ? FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES | SYNCHRONIZE : GENERIC_READ;
-    const DWORD share = folder || held ? FILE_SHARE_READ | FILE_SHARE_WRITE : FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+    const DWORD share = folder || held ? FILE_SHARE_READ | FILE_SHARE_WRITE
+                                       : FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
     return ::CreateFileW(path.c_str(), access, share, nullptr, OPEN_EXISTING,
                          FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
 }
@@ -123,8 +124,7 @@ struct walked {
 
 // `parts` opened one by one beneath `root` (the last as a folder when `folder`), each
 // checked on its handle: never a reparse point, folders where a folder is needed.
-result<walked> walk(const fs::path& root, const std::vector<std::string>& parts, std::string_view shown, bool folder,
-                    bool held) {
+result<walked> walk(const fs::path& root, const std::vector<std::string>& parts, std::string_view shown, bool folder, bool held) {
     walked out;
     out.path = root;
     if (parts.empty()) {
@@ -249,8 +249,7 @@ result<std::vector<folder_entry>> list_folder(unique_fd folder) {
     alignas(8) std::array<std::byte, 64 * 1024> buffer{};
     FILE_INFO_BY_HANDLE_CLASS request = FileIdBothDirectoryRestartInfo;
     for (;;) {
-        if (!::GetFileInformationByHandleEx(to_handle(folder.get()), request, buffer.data(),
-                                            static_cast<DWORD>(buffer.size()))) {
+        if (!::GetFileInformationByHandleEx(to_handle(folder.get()), request, buffer.data(), static_cast<DWORD>(buffer.size()))) {
             const DWORD code = ::GetLastError();
             if (code == ERROR_NO_MORE_FILES) break;
             return failure(os_failure("cannot list a folder", {static_cast<int>(code), std::system_category()}));
