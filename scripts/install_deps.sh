@@ -20,7 +20,8 @@ packages=(
 )
 # The Windows build (cmake/mingw-w64-x86_64.cmake) and its tests under wine: optional,
 # test.sh skips that stage with a clear line when they cannot be installed.
-windows_packages=(g++-mingw-w64-x86-64-posix wine wine64)
+# dpkg-dev and the keyring: scripts/fetch_httplib_source.sh (cpp-httplib's single header, for the gui).
+windows_packages=(g++-mingw-w64-x86-64-posix wine wine64 dpkg-dev debian-archive-keyring)
 # Node.js may come from elsewhere (its npm then comes with it): install Debian's only if absent.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

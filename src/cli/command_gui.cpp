@@ -4,7 +4,6 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
 #ifdef ONNXSTREAM_HAVE_GUI
 #include <gui_module.hpp>
@@ -15,11 +14,6 @@
 #else
 #include <job_worker.hpp>
 #endif
-
-#include <spawn.h>
-#include <sys/wait.h>
-
-extern char** environ;
 #endif
 
 namespace onnxstream::cli {
@@ -87,25 +81,6 @@ result<const server::gui_module_api*> gui_server() {
 }
 #endif
 
-// Starts xdg-open; false when it cannot run. Its exit status is watched on the side (a
-// browser may keep it waiting): a failure then says how to open the URL.
-bool open_browser(const std::string& url) {
-    const char* argv[] = {"xdg-open", url.c_str(), nullptr};
-    pid_t pid = 0;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", 0, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", 0, 0);
-    const int spawned = posix_spawnp(&pid, "xdg-open", &actions, nullptr, const_cast<char* const*>(argv), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0) return false;
-    std::thread([pid] {
-        int status = 0;
-        if (::waitpid(pid, &status, 0) == pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-            std::fprintf(stderr, "onnxstream: no browser could be started; open the URL above in one\n");
-    }).detach();
-    return true;
-}
 #endif
 
 }  // namespace
@@ -117,8 +92,9 @@ int run_gui(std::span<const std::string> argv, const command_context& context) {
     if (args.positionals.size() > 1) return usage_error("gui", "gui takes at most one DIR");
 #if !defined(ONNXSTREAM_HAVE_GUI) && defined(_WIN32)
     (void)context;
-    return fail(error{error_code::unsupported, "the Windows build of onnxstream has no gui yet",
-                      "run the commands themselves ('onnxstream --help' lists them), or the gui of a Linux build"},
+    return fail(error{error_code::unsupported, "this Windows build of onnxstream was built without the gui",
+                      "run the commands themselves ('onnxstream --help' lists them); a build with "
+                      "cpp-httplib's header has it (docs/windows.md)"},
                 false);
 #elif !defined(ONNXSTREAM_HAVE_GUI)
     (void)context;
@@ -161,13 +137,16 @@ int run_gui(std::span<const std::string> argv, const command_context& context) {
         std::printf("%s\n", url.c_str());
         std::fflush(stdout);
         if (!quiet) std::fprintf(stderr, "onnxstream: serving %s; stop with Ctrl-C\n", options.root.string().c_str());
-        if (browser && !open_browser(url))
+        if (browser && !platform::open_browser(url))
             std::fprintf(stderr, "onnxstream: no browser could be started; open the URL above in one\n");
     };
     // Ctrl-C is how the gui is meant to stop: no "interrupted" error then.
     platform::interrupt_is_the_normal_stop();
     auto served = gui.serve(options);
     if (!served) return fail(served.error(), false);
+    // Windows: Ctrl-C stopped the server through `cancel` (platform.hpp); POSIX exits in
+    // its signal thread and never gets here on one.
+    if (context.cancel != nullptr && context.cancel->load()) return exit_interrupted;
     return exit_ok;
 #endif
 }

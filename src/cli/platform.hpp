@@ -16,7 +16,14 @@ void install_signal_handlers(std::atomic<bool>& cancel);
 
 /// For a command whose normal end is Ctrl-C (gui): from now on a terminating signal or
 /// console event still ends the process as above (130 for Ctrl-C), but says nothing.
+/// On Windows, Ctrl-C and Ctrl-Break then only set `cancel`: the command watches it, stops
+/// its jobs (whose workers remove their temporaries) and returns exit_interrupted itself.
 void interrupt_is_the_normal_stop();
+
+/// Opens `url` with the system's default handler for it (xdg-open; Windows: the shell's
+/// association), without waiting for the browser. False when that could not even start;
+/// a handler that fails later says so on stderr.
+bool open_browser(const std::string& url);
 
 /// Takes the open-file limit the hard limit allows (POSIX; nothing to do on Windows).
 void raise_open_file_limit();

@@ -14,7 +14,9 @@
 #include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
 #include <csignal>
@@ -22,6 +24,8 @@
 #include <cstring>
 #include <system_error>
 #include <thread>
+
+extern char** environ;
 
 namespace onnxstream::cli::platform {
 namespace {
@@ -111,5 +115,25 @@ void map_large_allocations() {
 }
 
 std::vector<std::string> command_line(int argc, char** argv) { return {argv, argv + argc}; }
+
+// Starts xdg-open; false when it cannot run. Its exit status is watched on the side (a
+// browser may keep it waiting): a failure then says how to open the URL.
+bool open_browser(const std::string& url) {
+    const char* argv[] = {"xdg-open", url.c_str(), nullptr};
+    pid_t pid = 0;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", 0, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", 0, 0);
+    const int spawned = posix_spawnp(&pid, "xdg-open", &actions, nullptr, const_cast<char* const*>(argv), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) return false;
+    std::thread([pid] {
+        int status = 0;
+        if (::waitpid(pid, &status, 0) == pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+            std::fprintf(stderr, "onnxstream: no browser could be started; open the URL above in one\n");
+    }).detach();
+    return true;
+}
 
 }  // namespace onnxstream::cli::platform

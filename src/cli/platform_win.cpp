@@ -26,6 +26,9 @@ std::atomic<bool> quiet_stop{false};
 
 BOOL WINAPI on_console_event(DWORD event) {
     if (cancel_requested != nullptr) cancel_requested->store(true);
+    // The gui stops itself on Ctrl-C: its jobs' workers must be asked to stop and waited
+    // for (killed with the process, they would leave their named temporaries).
+    if (quiet_stop.load() && cancel_requested != nullptr && (event == CTRL_C_EVENT || event == CTRL_BREAK_EVENT)) return TRUE;
     onnxstream::io::abandon_all_outputs();
     if (quiet_stop.load()) ::ExitProcess(130);
     const char* name = event == CTRL_C_EVENT ? "Ctrl-C" : event == CTRL_BREAK_EVENT ? "Ctrl-Break" : "the console closing";
@@ -78,6 +81,17 @@ std::vector<std::string> command_line(int argc, char** argv) {
     }
     ::LocalFree(wide);
     return arguments;
+}
+
+bool open_browser(const std::string& url) {
+    const int size = ::MultiByteToWideChar(CP_UTF8, 0, url.c_str(), -1, nullptr, 0);
+    if (size <= 0) return false;
+    std::wstring wide(static_cast<std::size_t>(size), L'\0');
+    ::MultiByteToWideChar(CP_UTF8, 0, url.c_str(), -1, wide.data(), size);
+    // The shell's handler for http: (the default browser). Above 32 means it started.
+    const auto started = reinterpret_cast<std::intptr_t>(
+        ::ShellExecuteW(nullptr, L"open", wide.c_str(), nullptr, nullptr, SW_SHOWNORMAL));
+    return started > 32;
 }
 
 }  // namespace onnxstream::cli::platform

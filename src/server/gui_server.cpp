@@ -3,7 +3,9 @@
 #include "actions.hpp"
 #include "admission.hpp"
 #include "byte_ranges.hpp"
+#ifndef _WIN32
 #include "connection_gate.hpp"
+#endif
 #include "jobs.hpp"
 #include "page.hpp"
 #include "served_folder.hpp"
@@ -14,11 +16,6 @@
 #include <onnxstream/report/json.hpp>
 
 #include <httplib.h>
-
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -56,11 +53,15 @@ public:
         : options_(options), folder_(std::move(folder)), root_(folder_.path()), jobs_(folder_) {}
 
     result<void> run() {
+#ifndef _WIN32
         // Every connection passes the gate before httplib reads from it (connection_gate.hpp
-        // says why), and carries one request, so that every request does.
+        // says why), and carries one request, so that every request does. Windows has no
+        // gate (it finds sockets in /proc): httplib's own pool serves, admission() is applied
+        // to each parsed request, and the read timeout bounds a stalled head.
         server_.new_task_queue = [this] {
             return new connection_gate(policy_, [](const error& e) { return report::error_json(e, page_wording()); });
         };
+#endif
         server_.set_keep_alive_max_count(1);
         // A body (an upload) that stops for this long is abandoned; the head has its own deadline.
         server_.set_read_timeout(10);
@@ -244,9 +245,8 @@ private:
                 return send_error(res, 404, error{error_code::invalid_argument, "not a folder: " + relative, ""});
             return send_error(res, status_of(e), e);
         }
-        DIR* listing = ::fdopendir(opened->get());
-        if (listing == nullptr) return send_error(res, 500, error{error_code::io, "cannot list " + relative, ""});
-        (void)opened->release();  // the listing owns it now
+        auto listed = list_folder(std::move(*opened));
+        if (!listed) return send_error(res, 500, error{error_code::io, "cannot list " + relative, ""});
         struct entry {
             std::string name;
             bool folder;
@@ -254,17 +254,9 @@ private:
             bool outside;  // a link: listed, never followed (it may lead out of the folder)
         };
         std::vector<entry> entries;
-        while (const dirent* d = ::readdir(listing)) {
-            const std::string name = d->d_name;
-            if (name.starts_with(".")) continue;
-            struct stat st {};
-            if (::fstatat(::dirfd(listing), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-            const bool link = S_ISLNK(st.st_mode);
-            const bool is_folder = S_ISDIR(st.st_mode);
-            const auto size = S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0;
-            entries.push_back({name, is_folder, size, link});
-        }
-        ::closedir(listing);
+        for (const auto& e : *listed)
+            if (!e.name.starts_with("."))
+                entries.push_back({e.name, e.kind == entry_kind::folder, e.size, e.kind == entry_kind::link});
         std::sort(entries.begin(), entries.end(),
                   [](const entry& a, const entry& b) { return a.folder != b.folder ? a.folder : a.name < b.name; });
         report::json_writer json;
@@ -366,38 +358,28 @@ private:
         }
         report::json_writer json;
         json.begin_object().field("ok", true).key("matches").begin_array();
-        // A walk by descriptor: each folder is opened from its parent without following a
-        // link, so a folder swapped for a link while walking is skipped, never entered.
-        struct pending {
-            unique_fd folder;
-            std::string relative;
-        };
-        std::vector<pending> stack;
-        if (auto top = folder_.open_beneath("", O_RDONLY | O_DIRECTORY)) stack.push_back({std::move(*top), ""});
+        // A walk beneath the folder: each folder is opened from the served one without
+        // following a link, so a folder swapped for a link while walking is skipped, never entered.
+        std::vector<std::string> stack{""};
         std::size_t walked = 0;
         std::size_t found = 0;
         while (!stack.empty() && walked < max_walked && found < max_found) {
-            auto current = std::move(stack.back());
+            const auto current = std::move(stack.back());
             stack.pop_back();
-            DIR* listing = ::fdopendir(current.folder.get());
-            if (listing == nullptr) continue;
-            (void)current.folder.release();
-            while (const dirent* d = ::readdir(listing)) {
+            auto opened = folder_.open_beneath(current, O_RDONLY | O_DIRECTORY);
+            if (!opened) continue;
+            auto listed = list_folder(std::move(*opened));
+            if (!listed) continue;
+            for (const auto& e : *listed) {
                 if (++walked > max_walked || found >= max_found) break;
-                const std::string entry = d->d_name;
-                if (entry == "." || entry == "..") continue;
-                const auto relative = current.relative.empty() ? entry : current.relative + "/" + entry;
-                struct stat st {};
-                if (::fstatat(::dirfd(listing), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-                if (S_ISDIR(st.st_mode)) {
-                    unique_fd sub(::openat(::dirfd(listing), d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-                    if (sub.get() >= 0) stack.push_back({std::move(sub), relative});
-                } else if (S_ISREG(st.st_mode) && entry == name && static_cast<std::uint64_t>(st.st_size) == size) {
+                const auto relative = current.empty() ? e.name : current + "/" + e.name;
+                if (e.kind == entry_kind::folder) {
+                    stack.push_back(relative);
+                } else if (e.kind == entry_kind::file && e.name == name && e.size == size) {
                     json.value(relative);
                     ++found;
                 }
             }
-            ::closedir(listing);
         }
         json.end_array().end_object();
         send_json(res, json.text());
@@ -413,11 +395,10 @@ private:
             if (e.code == error_code::unsafe_location) return send_error(res, 403, e);
             return send_error(res, 404, error{error_code::invalid_argument, "no file at '" + relative + "'", ""});
         }
-        struct stat st {};
-        if (::fstat(opened->get(), &st) != 0 || !S_ISREG(st.st_mode))
-            return send_error(res, 404, error{error_code::invalid_argument, "no file at '" + relative + "'", ""});
-        const auto size = static_cast<std::uint64_t>(st.st_size);
-        auto shared = std::make_shared<int>(opened->release());
+        const auto file_size = regular_file_size(opened->get());
+        if (!file_size) return send_error(res, 404, error{error_code::invalid_argument, "no file at '" + relative + "'", ""});
+        const auto size = *file_size;
+        auto shared = std::make_shared<unique_fd>(std::move(*opened));
         std::string name = fs::path(relative).filename().string();
         for (auto& c : name)
             if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
@@ -428,11 +409,11 @@ private:
     // The whole file, the one range asked for, or 416 (byte_ranges.hpp). The length is sent
     // as a header and the provider has none, so that httplib applies no Range of its own.
     static void send_file_bytes(const httplib::Request& req, httplib::Response& res, std::uint64_t size,
-                                std::shared_ptr<int> fd) {
+                                std::shared_ptr<unique_fd> fd) {
         const auto range = resolve_byte_range(req.get_header_value("Range"), size);
         res.set_header("Accept-Ranges", "bytes");
         if (range.answer == range_answer::unsatisfiable) {
-            ::close(*fd);
+            *fd = unique_fd();
             res.status = 416;
             res.set_header("Content-Range", "bytes */" + std::to_string(size));
             return;
@@ -451,12 +432,11 @@ private:
                 }
                 std::array<char, 1 << 16> buffer{};
                 const auto wanted = std::min<std::uint64_t>(range.length - offset, buffer.size());
-                const auto n = ::pread(*fd, buffer.data(), static_cast<std::size_t>(wanted),
-                                       static_cast<off_t>(range.first + offset));
+                const auto n = read_at(fd->get(), buffer.data(), static_cast<std::size_t>(wanted), range.first + offset);
                 if (n <= 0) return false;
                 return sink.write(buffer.data(), static_cast<std::size_t>(n));
             },
-            [fd](bool) { ::close(*fd); });
+            [fd](bool) { *fd = unique_fd(); });
     }
 
     // The only upload: a file dropped on the page that is not under the folder yet. It is
@@ -489,8 +469,7 @@ private:
         std::uint64_t offset = 0;
         const bool received = reader([&](const char* data, std::size_t length) {
             while (length > 0) {
-                const auto n = ::pwrite(created->descriptor(), data, length, static_cast<off_t>(offset));
-                if (n < 0 && errno == EINTR) continue;
+                const auto n = write_at(created->descriptor(), data, length, offset);
                 if (n <= 0) return false;
                 data += n;
                 offset += static_cast<std::uint64_t>(n);

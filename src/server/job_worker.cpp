@@ -3,12 +3,9 @@
 #include <onnxstream/io/output_file.hpp>
 #include <onnxstream/report/json.hpp>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <unistd.h>  // mingw-w64 has one too: read, write, STDIN_FILENO
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -17,8 +14,6 @@
 #include <deque>
 #include <mutex>
 #include <thread>
-
-extern char** environ;
 
 namespace onnxstream::server {
 
@@ -29,15 +24,20 @@ namespace {
 constexpr std::size_t max_item = std::size_t{1} << 30;  // a report of a huge model, with room
 constexpr std::size_t max_length_digits = 10;
 
+}  // namespace
+
 bool write_all(int fd, std::string_view bytes) {
     while (!bytes.empty()) {
-        const auto n = ::write(fd, bytes.data(), bytes.size());
+        // At most 1 GiB a call: Windows' C runtime takes an unsigned int.
+        const auto n = ::write(fd, bytes.data(), static_cast<unsigned>(std::min<std::size_t>(bytes.size(), 1U << 30)));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return false;
         bytes.remove_prefix(static_cast<std::size_t>(n));
     }
     return true;
 }
+
+namespace {
 
 // The next frame from `fd`; nothing at the end of the stream or on a malformed one.
 std::optional<frame> read_frame(int fd, frame_reader& reader) {
@@ -95,78 +95,6 @@ result<std::optional<frame>> frame_reader::next() {
     }
 }
 
-// ---------------------------------------------------------------- the server's side
-
-result<worker_process> worker_process::spawn(const fs::path& root, const job_request& request) {
-    int to_child[2];
-    int from_child[2];
-    if (::pipe2(to_child, O_CLOEXEC) != 0)
-        return failure(os_failure("cannot start a job's worker", {errno, std::generic_category()}, "try again"));
-    unique_fd child_input(to_child[0]);
-    unique_fd input(to_child[1]);
-    if (::pipe2(from_child, O_CLOEXEC) != 0)
-        return failure(os_failure("cannot start a job's worker", {errno, std::generic_category()}, "try again"));
-    unique_fd output(from_child[0]);
-    unique_fd child_output(from_child[1]);
-
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, child_input.get(), STDIN_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, child_output.get(), STDOUT_FILENO);
-    // Nothing else of the server's crosses over (its sockets, other jobs' pipes).
-    posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attributes, &none);  // the server blocks the signals its sigwait thread takes
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
-    const char* argv[] = {"onnxstream", "gui-worker", nullptr};
-    worker_process worker;
-    const int spawned =
-        ::posix_spawn(&worker.pid_, "/proc/self/exe", &actions, &attributes, const_cast<char* const*>(argv), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    if (spawned != 0) {
-        worker.pid_ = -1;
-        return failure(os_failure("cannot start a job's worker", {spawned, std::generic_category()}, "try again"));
-    }
-    worker.input_ = std::move(input);
-    worker.output_ = std::move(output);
-
-    std::string bytes = encode_frame({"job", root.string(), std::string(request.operation->name), request.model,
-                                      std::to_string(static_cast<int>(request.writer))});
-    for (const auto& [name, value] : request.fields) bytes += encode_frame({"field", name, value});
-    bytes += encode_frame({"go"});
-    // A worker that died before reading shows as its end of the stream and its status.
-    (void)write_all(worker.input_.get(), bytes);
-    return worker;
-}
-
-worker_process::worker_process(worker_process&& other) noexcept
-    : pid_(std::exchange(other.pid_, -1)), input_(std::move(other.input_)), output_(std::move(other.output_)) {}
-
-worker_process::~worker_process() {
-    if (pid_ > 0) {
-        kill();
-        (void)wait();
-    }
-}
-
-void worker_process::cancel() noexcept { input_ = unique_fd(); }
-
-void worker_process::kill() noexcept {
-    if (pid_ > 0) ::kill(pid_, SIGKILL);
-}
-
-int worker_process::wait() noexcept {
-    int status = 0;
-    while (pid_ > 0 && ::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    pid_ = -1;
-    return status;
-}
-
 // ---------------------------------------------------------------- the worker's side
 
 namespace {
@@ -203,7 +131,7 @@ std::string crash_point(std::string_view action) {
 [[noreturn]] void crash() {
     std::signal(SIGSEGV, SIG_DFL);  // not a sanitizer's report: the signal itself
     std::raise(SIGSEGV);
-    std::abort();
+    std::abort();  // Windows' C runtime ends the process on raise(SIGSEGV) without a crash
 }
 
 }  // namespace
@@ -234,8 +162,7 @@ std::string relative_to(const fs::path& path, const fs::path& root) {
 
 // Runs the job; returns its state and the finished job's JSON members.
 std::pair<job_state, std::string> run_job(const served_folder& folder, const action& a, const std::string& model,
-                                          std::map<std::string, std::string, std::less<>> fields,
-                                          io::writer_backend writer) {
+                                          std::map<std::string, std::string, std::less<>> fields, io::writer_backend writer) {
     // Every name the library gets is pinned beneath the served folder by descriptor: a
     // folder swapped for a link during the job cannot redirect a read or a write. The
     // pins live until the job is done (deque: stable addresses for show_pinned).
@@ -300,18 +227,16 @@ std::pair<job_state, std::string> run_job(const served_folder& folder, const act
             .end_object();
     }
     files.end_array();
-    return {job_state::done, shown("\"passed\":" + std::string(outcome->passed ? "true" : "false") + ",\"outputs\":" +
-                                       files.text() + ",\"text\":" + report::json_quote(outcome->report_text) +
-                                       ",\"result\":" + outcome->report_json,
-                                   true)};
+    return {job_state::done,
+            shown("\"passed\":" + std::string(outcome->passed ? "true" : "false") + ",\"outputs\":" + files.text() +
+                      ",\"text\":" + report::json_quote(outcome->report_text) + ",\"result\":" + outcome->report_json,
+                  true)};
 }
 
 }  // namespace
 
 int run_job_worker() {
-    // The server gone, even by SIGKILL: leave as on Ctrl-C (the CLI's signal thread
-    // removes every temporary). Our stdin closing says the same to a worker in a long read.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    prepare_worker_side();
     frame_reader reader;
     const auto head = read_frame(STDIN_FILENO, reader);
     if (!head || head->size() != 5 || (*head)[0] != "job") return 2;

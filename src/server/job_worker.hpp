@@ -1,6 +1,9 @@
 // A job's worker: the action runs in a process of its own (`onnxstream gui-worker`,
 // spawned from /proc/self/exe; the multithreaded server never forks), so that a job that
-// crashes fails alone and the server goes on serving.
+// crashes fails alone and the server goes on serving. On Windows (job_worker_win.cpp) the
+// same executable is started with CreateProcessW, inside a job object that ends it when
+// the server's handle closes (the server ending in any way), and it inherits nothing but
+// its two pipes and stderr.
 //
 // The two talk over the worker's stdin and stdout in frames: a frame is a list of
 // strings, each sent as a netstring (`<length>:<bytes>,`), and ends with ';'. Lengths
@@ -15,6 +18,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <optional>
@@ -41,7 +45,15 @@ private:
     std::size_t parsed_ = 0;  // bytes of buffer_ already taken
 };
 
-/// The server's handle on a running worker.
+/// How a worker ended: crashed (a signal; on Windows an exception status or a kill), or
+/// its exit status.
+struct worker_end {
+    bool crashed = false;
+    int exit_status = -1;
+    std::string cause;  // a crash's, for the page: "signal 11, SIGSEGV", "exception 0xc0000005"
+};
+
+/// The server's handle on a running worker (job_worker_posix.cpp, job_worker_win.cpp).
 class worker_process {
 public:
     /// Starts a worker and sends it the request. Errors: `io` (it could not start).
@@ -54,22 +66,36 @@ public:
     /// Kills and reaps a worker still running.
     ~worker_process();
 
-    /// The worker's stdout, to read frames from.
-    [[nodiscard]] int output() const noexcept { return output_.get(); }
-    [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+    static constexpr long long nothing_yet = -2;
+    /// Reads what the worker wrote on its stdout, waiting up to `wait`: the bytes read,
+    /// 0 at its end, `nothing_yet`, or -1 on an error.
+    [[nodiscard]] long long read_output(char* buffer, std::size_t size, std::chrono::milliseconds wait);
     /// Asks it to stop (closes its stdin); it answers with an interrupted result.
     void cancel() noexcept;
-    /// SIGKILL, for a worker that did not stop when asked.
+    /// SIGKILL (Windows: TerminateProcess), for a worker that did not stop when asked.
     void kill() noexcept;
-    /// Waits for it to end; returns its wait status.
-    [[nodiscard]] int wait() noexcept;
+    /// Waits for it to end.
+    [[nodiscard]] worker_end wait();
 
 private:
     worker_process() = default;
+#ifdef _WIN32
+    void* process_ = nullptr;  // HANDLEs
+    void* job_ = nullptr;      // its job object, closed: the worker ends
+    bool killed_ = false;
+#else
     pid_t pid_ = -1;
+#endif
     unique_fd input_;
     unique_fd output_;
 };
+
+/// Writes every byte to a C runtime descriptor (POSIX: any descriptor); false on a failure.
+[[nodiscard]] bool write_all(int fd, std::string_view bytes);
+
+/// What the worker's side sets up first (job_worker_posix.cpp: the server's death ends
+/// it; job_worker_win.cpp: binary stdin and stdout).
+void prepare_worker_side();
 
 /// How a path field is pinned: data-dir names a folder, output a destination, data a
 /// file held open; other (a second model) a file in its pinned folder.

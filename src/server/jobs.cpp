@@ -4,13 +4,6 @@
 
 #include <onnxstream/report/json.hpp>
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <system_error>
 
@@ -140,14 +133,9 @@ result<std::shared_ptr<job>> job_table::start(job_request request) {
 std::string job_table::result_key(const action& a, const pinned_path& model, const job_request& request) {
     // The file's identity: a file replaced, rewritten or touched gets a new key. Empty
     // (nothing cached) when it cannot be read.
-    struct stat st {};
-    if (::fstatat(model.folder.get(), model.path.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
-        return {};
-    std::string key(a.name);
-    for (const auto number :
-         {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
-          static_cast<std::uint64_t>(st.st_mtim.tv_sec), static_cast<std::uint64_t>(st.st_mtim.tv_nsec)})
-        key += '\0' + std::to_string(number);
+    const auto identity = file_identity(model);
+    if (identity.empty()) return {};
+    std::string key = std::string(a.name) + identity;
     for (const auto& [name, value] : request.fields) key += '\0' + name + '=' + value;
     return key;
 }
@@ -184,12 +172,9 @@ void job_table::run(const std::shared_ptr<job>& j, const job_request& request, c
                 cancelled_at = std::chrono::steady_clock::now();
             }
             if (cancelled_at && std::chrono::steady_clock::now() - *cancelled_at > grace) worker->kill();
-            pollfd readable{worker->output(), POLLIN, 0};
-            const int ready = ::poll(&readable, 1, 100);
-            if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
             char buffer[1 << 16];
-            const auto n = ready < 0 ? -1 : ::read(worker->output(), buffer, sizeof buffer);
-            if (n < 0 && errno == EINTR) continue;
+            const auto n = worker->read_output(buffer, sizeof buffer, std::chrono::milliseconds(100));
+            if (n == worker_process::nothing_yet) continue;
             if (n <= 0) break;
             reader.feed({buffer, static_cast<std::size_t>(n)});
             for (;;) {
@@ -218,25 +203,21 @@ void job_table::run(const std::shared_ptr<job>& j, const job_request& request, c
                 break;
             }
         }
-        const int status = worker->wait();
-        const bool signalled = WIFSIGNALED(status);
+        const auto end = worker->wait();
+        const bool signalled = end.crashed;
         if (signalled) remove_stray_temporaries(*j);
         if (!finished) {
             error e;
             if (cancelled_at) {
                 e = error{error_code::interrupted, "the job was cancelled", "run it again to finish it"};
             } else if (signalled) {
-                const int signal_number = WTERMSIG(status);
-                const char* name = sigabbrev_np(signal_number);
-                e = error{error_code::io,
-                          "the job crashed (signal " + std::to_string(signal_number) +
-                              (name != nullptr ? std::string(", SIG") + name : std::string()) + "); the server goes on",
+                e = error{error_code::io, "the job crashed (" + end.cause + "); the server goes on",
                           "this is a bug in onnxstream: please report it with the model; nothing was written"};
             } else {
                 e = error{error_code::io,
-                          malformed ? std::string("the job's worker sent a malformed message")
-                                    : "the job's worker ended without a result (exit status " +
-                                          std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")",
+                          malformed
+                              ? std::string("the job's worker sent a malformed message")
+                              : "the job's worker ended without a result (exit status " + std::to_string(end.exit_status) + ")",
                           "this is a bug in onnxstream: please report it; the server goes on"};
             }
             j->finish(cancelled_at ? job_state::cancelled : job_state::failed, error_members(e));
@@ -282,18 +263,15 @@ void job_table::remove_stray_temporaries(const job& j) {
     if (relative == ".") relative.clear();
     auto opened = folder_.open_beneath(relative, O_RDONLY | O_DIRECTORY);
     if (!opened) return;
-    DIR* listing = ::fdopendir(opened->get());
-    if (listing == nullptr) return;
-    (void)opened->release();
+    auto listing = folder_.open_beneath(relative, O_RDONLY | O_DIRECTORY);
+    if (!listing) return;
+    auto entries = list_folder(std::move(*listing));
+    if (!entries) return;
     const auto since = std::chrono::system_clock::to_time_t(j.started_at()) - 1;
-    while (const dirent* d = ::readdir(listing)) {
-        if (!writer_temporary(d->d_name)) continue;
-        struct stat st {};
-        if (::fstatat(::dirfd(listing), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
-        if (st.st_ctime < since) continue;
-        ::unlinkat(::dirfd(listing), d->d_name, 0);
+    for (const auto& entry : *entries) {
+        if (!writer_temporary(entry.name) || entry.kind != entry_kind::file || entry.changed < since) continue;
+        remove_in(opened->get(), entry.name);
     }
-    ::closedir(listing);
 }
 
 std::shared_ptr<job> job_table::find(const std::string& id) const {

@@ -1,5 +1,6 @@
 #include "served_folder.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -132,8 +133,8 @@ result<served_folder> served_folder::open(const fs::path& root) {
     served_folder folder;
     folder.descriptor_ = unique_fd(::open(real.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (folder.descriptor_.get() < 0)
-        return failure(os_failure("cannot open the folder " + root.string(), {errno, std::generic_category()},
-                                  "give the folder to serve"));
+        return failure(
+            os_failure("cannot open the folder " + root.string(), {errno, std::generic_category()}, "give the folder to serve"));
     folder.path_ = std::move(real);
     return folder;
 }
@@ -147,8 +148,8 @@ result<pinned_path> served_folder::pin(std::string_view relative, pin_kind kind)
     const auto shown = (path_ / fs::path(std::string(relative))).lexically_normal();
     if (kind == pin_kind::folder || kind == pin_kind::file) {
         // O_NONBLOCK: a FIFO put there must not hang the open.
-        ONNXSTREAM_ASSIGN(pinned.folder, open_beneath(relative, kind == pin_kind::folder ? O_PATH | O_DIRECTORY
-                                                                                          : O_RDONLY | O_NONBLOCK));
+        ONNXSTREAM_ASSIGN(pinned.folder,
+                          open_beneath(relative, kind == pin_kind::folder ? O_PATH | O_DIRECTORY : O_RDONLY | O_NONBLOCK));
         struct stat st {};
         if (kind == pin_kind::file && (::fstat(pinned.folder.get(), &st) != 0 || !S_ISREG(st.st_mode)))
             return failure(error_code::invalid_argument, quoted(relative) + " is not a file", "pick a file in the list");
@@ -206,6 +207,66 @@ std::string json_escaped(std::string_view text) {
 }
 
 }  // namespace
+
+result<std::vector<folder_entry>> list_folder(unique_fd folder) {
+    DIR* listing = ::fdopendir(folder.get());
+    if (listing == nullptr) return failure(os_failure("cannot list a folder", {errno, std::generic_category()}));
+    (void)folder.release();  // the listing owns it now
+    std::vector<folder_entry> entries;
+    while (const dirent* d = ::readdir(listing)) {
+        const std::string_view name = d->d_name;
+        if (name == "." || name == "..") continue;
+        struct stat st {};
+        if (::fstatat(::dirfd(listing), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        folder_entry entry;
+        entry.name = name;
+        entry.kind = S_ISLNK(st.st_mode)   ? entry_kind::link
+                     : S_ISDIR(st.st_mode) ? entry_kind::folder
+                     : S_ISREG(st.st_mode) ? entry_kind::file
+                                           : entry_kind::other;
+        entry.size = S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0;
+        entry.changed = static_cast<std::int64_t>(st.st_ctime);
+        entries.push_back(std::move(entry));
+    }
+    ::closedir(listing);
+    return entries;
+}
+
+std::optional<std::uint64_t> regular_file_size(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    return static_cast<std::uint64_t>(st.st_size);
+}
+
+long long read_at(int fd, char* buffer, std::size_t size, std::uint64_t offset) {
+    for (;;) {
+        const auto n = ::pread(fd, buffer, size, static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) continue;
+        return n;
+    }
+}
+
+long long write_at(int fd, const char* buffer, std::size_t size, std::uint64_t offset) {
+    for (;;) {
+        const auto n = ::pwrite(fd, buffer, size, static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) continue;
+        return n;
+    }
+}
+
+void remove_in(int folder, const std::string& name) { (void)::unlinkat(folder, name.c_str(), 0); }
+
+std::string file_identity(const pinned_path& file) {
+    struct stat st {};
+    if (::fstatat(file.folder.get(), file.path.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+        return {};
+    std::string key;
+    for (const auto number :
+         {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
+          static_cast<std::uint64_t>(st.st_mtim.tv_sec), static_cast<std::uint64_t>(st.st_mtim.tv_nsec)})
+        key += '\0' + std::to_string(number);
+    return key;
+}
 
 std::string show_pinned(std::string text, std::span<const pinned_path* const> pins, bool json) {
     for (const auto* pin : pins) {

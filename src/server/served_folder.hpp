@@ -10,19 +10,44 @@
 // `pin` opens the folder a file lives in and names the file through that descriptor
 // (/proc/self/fd/N/file): the kernel resolves that name from the open folder, whatever
 // happens to the path it was reached by. The pin must outlive the library's use of the
-// name. Linux only (the server is not built for Windows).
+// name.
+//
+// Windows (served_folder_win.cpp) has no openat for a program to call, nor /proc/self/fd:
+// each component is opened by its full path as itself (FILE_FLAG_OPEN_REPARSE_POINT: a
+// symbolic link or junction is opened, seen and refused, never followed), one at a time,
+// each held open without FILE_SHARE_DELETE while the next is opened, so none of them can
+// be renamed or replaced during the walk. A pin holds its folder (or file) open the same
+// way and names it by its real path, which then cannot change under the library. The
+// descriptors are HANDLEs, as in the io layer (src/io/handle_win.hpp).
 #pragma once
 
 #include <onnxstream/result.hpp>
 
+#include <fcntl.h>  // open_beneath's flags
 #include <sys/types.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
+
+#ifdef _WIN32
+// open_beneath's flags keep their POSIX names; Windows looks at O_DIRECTORY (open a
+// folder) and at whether the open creates nothing (the others are accepted and ignored).
+#ifndef O_DIRECTORY
+#define O_DIRECTORY 0x200000
+#endif
+#ifndef O_PATH
+#define O_PATH 0x400000
+#endif
+#ifndef O_NONBLOCK
+#define O_NONBLOCK 0x800000
+#endif
+#endif
 
 namespace onnxstream::server {
 
@@ -52,6 +77,9 @@ struct pinned_path {
     unique_fd folder;
     std::filesystem::path path;
     std::filesystem::path shown;
+#ifdef _WIN32
+    std::vector<unique_fd> chain;  // the folders above `folder`, held so that none is renamed or replaced
+#endif
 };
 
 enum class pin_kind : std::uint8_t {
@@ -83,6 +111,36 @@ private:
     unique_fd descriptor_;
     std::filesystem::path path_;
 };
+
+enum class entry_kind : std::uint8_t { file, folder, link, other };
+
+/// One entry of a listed folder. `changed`: its last status change (POSIX ctime; Windows:
+/// its last write), in seconds since 1970. A link (Windows: any reparse point) is listed as
+/// such, never followed.
+struct folder_entry {
+    std::string name;
+    entry_kind kind = entry_kind::other;
+    std::uint64_t size = 0;  // a file's
+    std::int64_t changed = 0;
+};
+
+/// The entries of an open folder (from open_beneath with O_DIRECTORY), without `.` and
+/// `..`. Errors: `io`.
+[[nodiscard]] result<std::vector<folder_entry>> list_folder(unique_fd folder);
+
+/// The size of the open file, nothing when it is not a regular file.
+[[nodiscard]] std::optional<std::uint64_t> regular_file_size(int fd);
+
+/// Positioned reads and writes: the bytes moved, 0 at the end of the file, -1 on an error.
+[[nodiscard]] long long read_at(int fd, char* buffer, std::size_t size, std::uint64_t offset);
+[[nodiscard]] long long write_at(int fd, const char* buffer, std::size_t size, std::uint64_t offset);
+
+/// Removes the file `name` of the open folder `folder` (a plain name, never a path).
+void remove_in(int folder, const std::string& name);
+
+/// The identity of a pinned existing file (device, file number, size, modification
+/// time), empty when it cannot be read: a file replaced, rewritten or touched gets another.
+[[nodiscard]] std::string file_identity(const pinned_path& file);
 
 /// Replaces every /proc/self/fd/N that `pins` hold in `text` by the place it shows. With
 /// `json`, the replacement is escaped as inside a JSON string.

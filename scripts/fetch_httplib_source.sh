@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The single-header cpp-httplib the Windows build compiles the gui server with. Debian's
+# libcpp-httplib-dev ships a split header and a Linux .so, which mingw cannot use; Debian's
+# source package of the same version has the whole header. It is fetched by apt (verified
+# with Debian's archive keyring) into DEST without touching this machine's apt setup, and
+# unpacked with dpkg-source (Debian's patches applied). Never committed: cached in DEST.
+#
+#   scripts/fetch_httplib_source.sh DEST     prints DEST/include (which holds httplib.h)
+set -euo pipefail
+dest=$(realpath -m "${1:?usage: fetch_httplib_source.sh DEST}")
+version=$(dpkg-query -W -f='${Version}' libcpp-httplib-dev 2>/dev/null || true)
+if [ -z "$version" ]; then
+  echo "fetch_httplib_source.sh: libcpp-httplib-dev is not installed (apt-get install libcpp-httplib-dev)" >&2
+  exit 1
+fi
+include="$dest/include"
+stamp="$include/.version"
+if [ -f "$include/httplib.h" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$version" ]; then
+  echo "$include"; exit 0
+fi
+command -v dpkg-source >/dev/null || { echo "fetch_httplib_source.sh: dpkg-source is missing (apt-get install dpkg-dev)" >&2; exit 1; }
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+[ -f "$keyring" ] || { echo "fetch_httplib_source.sh: $keyring is missing (apt-get install debian-archive-keyring)" >&2; exit 1; }
+work="$dest/apt"
+rm -rf "$work" "$include"
+mkdir -p "$work/lists/partial" "$work/none" "$work/archives/partial" "$work/src"
+# The suite of the installed binary package (bookworm's stable security fix 0.11.4+ds-1+deb12u1
+# is in bookworm proper and bookworm-security).
+cat > "$work/src.sources" <<SOURCES
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: $keyring
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: $keyring
+SOURCES
+apt_options=(-o "Dir::Etc::SourceParts=$work/none" -o "Dir::Etc::sourcelist=$work/src.sources"
+             -o "Dir::State::Lists=$work/lists" -o "Dir::Cache::archives=$work/archives" -o Debug::NoLocking=1)
+apt-get -q "${apt_options[@]}" update >&2
+(cd "$work/src" && apt-get -q "${apt_options[@]}" source --download-only "cpp-httplib=$version" >&2)
+dsc=$(ls "$work"/src/*.dsc)
+(cd "$work/src" && dpkg-source -x "$(basename "$dsc")" unpacked >&2)
+mkdir -p "$include"
+cp "$work/src/unpacked/httplib.h" "$include/httplib.h"
+echo "$version" > "$stamp"
+rm -rf "$work"
+echo "$include"
