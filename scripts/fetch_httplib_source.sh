@@ -24,18 +24,20 @@ keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 work="$dest/apt"
 rm -rf "$work" "$include"
 mkdir -p "$work/lists/partial" "$work/none" "$work/archives/partial" "$work/src"
-# The suite of the installed binary package (bookworm's stable security fix 0.11.4+ds-1+deb12u1
-# is in bookworm proper and bookworm-security).
+# The suites of this machine's release (bookworm's security fix 0.11.4+ds-1+deb12u1 is in
+# bookworm proper and bookworm-security).
+codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+codename=${codename:-bookworm}
 cat > "$work/src.sources" <<SOURCES
 Types: deb-src
 URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
+Suites: $codename $codename-updates
 Components: main
 Signed-By: $keyring
 
 Types: deb-src
 URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
+Suites: $codename-security
 Components: main
 Signed-By: $keyring
 SOURCES
