@@ -282,8 +282,8 @@ struct message_tree::builder {
             const auto end_offset = entry.end_offset();
             if (entry.type() != proto::wire_type::length_delimited)
                 return fail(error_code::not_onnx,
-                            std::string(to_string(kind)) + " field '" + field_name(kind, n) + "' should hold a message but has wire type " +
-                                std::to_string(static_cast<int>(entry.type())),
+                            std::string(to_string(kind)) + " field '" + field_name(kind, n) +
+                                "' should hold a message but has wire type " + std::to_string(static_cast<int>(entry.type())),
                             header_offset, index);
             if (depth + 1U > options.max_depth)
                 return fail(error_code::limit_exceeded,
