@@ -212,11 +212,11 @@ def sse_until_finished(served, job_id, timeout=120):
     return events
 
 
-def test_one_job_per_output_and_a_cancel_leaves_nothing(served):
-    """Over plain HTTP: a second job for a busy output is refused; Cancel stops the first."""
-    folder = served["root"] / "sparse"
+def make_sparse_model(folder: Path) -> None:
+    """folder/m.onnx over a sparse GiB of weights (w.data): instant to make, seconds to hash
+    (and long to repack under wine)."""
     folder.mkdir()
-    size = 1 << 30  # a sparse GiB: instant to make, seconds to hash
+    size = 1 << 30
     with open(folder / "w.data", "wb") as f:
         f.truncate(size)
     t = TensorProto(name="w", data_type=TensorProto.UINT8, dims=[size])
@@ -226,6 +226,12 @@ def test_one_job_per_output_and_a_cancel_leaves_nothing(served):
     graph = helper.make_graph([helper.make_node("Identity", ["w"], ["y"])], "sparse", [],
                               [helper.make_tensor_value_info("y", TensorProto.UINT8, [size])], initializer=[t])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(folder / "m.onnx"))
+
+
+def test_one_job_per_output_and_a_cancel_leaves_nothing(served):
+    """Over plain HTTP: a second job for a busy output is refused; Cancel stops the first."""
+    folder = served["root"] / "sparse"
+    make_sparse_model(folder)
     before = sorted(p.name for p in folder.iterdir())
     job = {"action": "repack", "path": "sparse/m.onnx", "write-checksums": "1", "threads": "1"}
     status, body, _ = request(served, "POST", "/api/jobs", body=urllib.parse.urlencode(job))

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -43,26 +43,11 @@ def files_under(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*")}
 
 
-def make_sparse_model(folder: Path) -> None:
-    """A model over a sparse GiB of weights: instant to make, long to repack under wine."""
-    folder.mkdir()
-    size = 1 << 30
-    with open(folder / "w.data", "wb") as f:
-        f.truncate(size)
-    t = TensorProto(name="w", data_type=TensorProto.UINT8, dims=[size])
-    t.data_location = TensorProto.EXTERNAL
-    for key, value in (("location", "w.data"), ("offset", "0"), ("length", str(size))):
-        t.external_data.add(key=key, value=value)
-    graph = helper.make_graph([helper.make_node("Identity", ["w"], ["y"])], "sparse", [],
-                              [helper.make_tensor_value_info("y", TensorProto.UINT8, [size])], initializer=[t])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(folder / "m.onnx"))
-
-
 def test_the_page_the_api_a_merge_and_ctrl_c_under_wine(tmp_path):
     root = tmp_path / "served"
     root.mkdir()
     shutil.copytree(gui.FIXTURES / "one_file", root / "one_file")
-    make_sparse_model(root / "sparse")
+    gui.make_sparse_model(root / "sparse")
     outside = tmp_path / "outside.txt"
     outside.write_text("not for the page\n")
     before = files_under(root)
