@@ -7,6 +7,8 @@
 // temporaries and saying nothing.
 #include "job_worker.hpp"
 
+#include "../io/handle_win.hpp"
+
 #include <windows.h>
 
 #include <fcntl.h>
@@ -22,11 +24,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-HANDLE to_handle(int fd) noexcept { return reinterpret_cast<HANDLE>(static_cast<std::intptr_t>(fd)); }
-
-int to_fd(HANDLE handle) noexcept {
-    return handle == INVALID_HANDLE_VALUE || handle == nullptr ? -1 : static_cast<int>(reinterpret_cast<std::intptr_t>(handle));
-}
+// Descriptors are HANDLEs, as in the io layer.
+using io::win::to_descriptor;
+using io::win::to_handle;
 
 error start_failure(DWORD code) {
     return os_failure("cannot start a job's worker", {static_cast<int>(code), std::system_category()}, "try again");
@@ -60,13 +60,13 @@ result<worker_process> worker_process::spawn(const fs::path& root, const job_req
     HANDLE child_input = nullptr;
     HANDLE input = nullptr;
     if (!make_pipe(child_input, input, true)) return failure(start_failure(::GetLastError()));
-    const unique_fd child_input_held(to_fd(child_input));
-    unique_fd input_held(to_fd(input));
+    const unique_fd child_input_held(to_descriptor(child_input));
+    unique_fd input_held(to_descriptor(input));
     HANDLE output = nullptr;
     HANDLE child_output = nullptr;
     if (!make_pipe(output, child_output, false)) return failure(start_failure(::GetLastError()));
-    unique_fd output_held(to_fd(output));
-    const unique_fd child_output_held(to_fd(child_output));
+    unique_fd output_held(to_descriptor(output));
+    const unique_fd child_output_held(to_descriptor(child_output));
     // stderr, when the server has one: an inheritable copy for the worker's messages.
     HANDLE child_error = nullptr;
     const HANDLE own_error = ::GetStdHandle(STD_ERROR_HANDLE);
@@ -74,7 +74,7 @@ result<worker_process> worker_process::spawn(const fs::path& root, const job_req
         if (!::DuplicateHandle(::GetCurrentProcess(), own_error, ::GetCurrentProcess(), &child_error, 0, TRUE,
                                DUPLICATE_SAME_ACCESS))
             child_error = nullptr;
-    const unique_fd child_error_held(to_fd(child_error));
+    const unique_fd child_error_held(to_descriptor(child_error));
 
     HANDLE inherited[3] = {child_input, child_output, child_error};
     const DWORD inherited_count = child_error != nullptr ? 3 : 2;

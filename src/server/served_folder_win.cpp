@@ -3,6 +3,8 @@
 // within 32 bits, and INVALID_HANDLE_VALUE becomes -1.
 #include "served_folder.hpp"
 
+#include "../io/handle_win.hpp"
+
 #include <windows.h>
 
 #include <algorithm>
@@ -18,11 +20,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-HANDLE to_handle(int fd) noexcept { return reinterpret_cast<HANDLE>(static_cast<std::intptr_t>(fd)); }
-
-int to_fd(HANDLE handle) noexcept {
-    return handle == INVALID_HANDLE_VALUE || handle == nullptr ? -1 : static_cast<int>(reinterpret_cast<std::intptr_t>(handle));
-}
+// Descriptors are HANDLEs, as in the io layer.
+using io::win::to_descriptor;
+using io::win::to_handle;
 
 std::wstring wide(std::string_view utf8) {
     if (utf8.empty()) return {};
@@ -130,7 +130,7 @@ result<walked> walk(const fs::path& root, const std::vector<std::string>& parts,
     if (parts.empty()) {
         const HANDLE h = open_component(long_form(root), true);
         if (h == INVALID_HANDLE_VALUE) return failure(open_failure(shown, ::GetLastError()));
-        out.chain.emplace_back(to_fd(h));
+        out.chain.emplace_back(to_descriptor(h));
         return out;
     }
     for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -142,7 +142,7 @@ result<walked> walk(const fs::path& root, const std::vector<std::string>& parts,
             const DWORD code = ::GetLastError();
             return failure(open_failure(shown, code == ERROR_FILE_NOT_FOUND && !last ? ERROR_PATH_NOT_FOUND : code));
         }
-        out.chain.emplace_back(to_fd(h));
+        out.chain.emplace_back(to_descriptor(h));
         BY_HANDLE_FILE_INFORMATION info{};
         if (!::GetFileInformationByHandle(h, &info)) return failure(open_failure(shown, ::GetLastError()));
         if ((info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0)
@@ -188,7 +188,7 @@ result<served_folder> served_folder::open(const fs::path& root) {
     if (h == INVALID_HANDLE_VALUE)
         return failure(os_failure("cannot open the folder " + root.string(),
                                   {static_cast<int>(::GetLastError()), std::system_category()}, "give the folder to serve"));
-    folder.descriptor_ = unique_fd(to_fd(h));
+    folder.descriptor_ = unique_fd(to_descriptor(h));
     folder.path_ = std::move(real);
     return folder;
 }
@@ -227,7 +227,7 @@ result<pinned_path> served_folder::pin(std::string_view relative, pin_kind kind)
                                    FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
     const DWORD status_error = h == INVALID_HANDLE_VALUE ? ::GetLastError() : 0;
     if (h != INVALID_HANDLE_VALUE) {
-        const unique_fd leaf_handle(to_fd(h));
+        const unique_fd leaf_handle(to_descriptor(h));
         BY_HANDLE_FILE_INFORMATION info{};
         if (!::GetFileInformationByHandle(h, &info)) return failure(open_failure(relative, ::GetLastError()));
         if ((info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0)
@@ -326,7 +326,7 @@ std::string file_identity(const pinned_path& file) {
                                    FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING,
                                    FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
     if (h == INVALID_HANDLE_VALUE) return {};
-    const unique_fd held(to_fd(h));
+    const unique_fd held(to_descriptor(h));
     BY_HANDLE_FILE_INFORMATION info{};
     if (!::GetFileInformationByHandle(h, &info) ||
         (info.dwFileAttributes & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT)) != 0)
