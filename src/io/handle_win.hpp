@@ -1,9 +1,9 @@
-// What the Windows io files and the server's Windows files share (private to src/). The public headers hand files
-// around as `int` descriptors; on Windows that int is the file's HANDLE itself: Windows
-// keeps handle values within 32 bits so that they may be truncated and sign-extended
-// (documented for 32/64-bit interoperability), and INVALID_HANDLE_VALUE becomes -1, the
-// POSIX "no descriptor". No C runtime descriptor table is involved, so no CRT limit on
-// open files either.
+// What the Windows io files and the server's Windows files share (private to src/). The
+// public headers hand files around as `int` descriptors; on Windows that int is the file's
+// HANDLE itself: Windows keeps handle values within 32 bits so that they may be truncated
+// and sign-extended (documented for 32/64-bit interoperability), and INVALID_HANDLE_VALUE
+// becomes -1, the POSIX "no descriptor". No C runtime descriptor table is involved, so no
+// CRT limit on open files either.
 #pragma once
 
 #include <onnxstream/error.hpp>
