@@ -103,27 +103,9 @@ fi
 echo "   end-to-end tests against onnxstream.exe under wine ($([ "$full" = 1 ] && echo "full suites" || echo "subset; --full for all"))"
 # Tests of Linux-only behaviour (signals, strace, /proc, modes, symbolic links) skip
 # themselves for the Windows binary (refcheck.windows_binary()).
-# Two shards at once (conftest's ONNXSTREAM_SHARD), one per core: most of a case's time is
-# wine starting a process, which one core leaves waiting. Each shard has its own temporary
-# folder; both are waited for and either failing fails the stage.
-run_shard() {
-  (cd tests/e2e && ONNXSTREAM_BIN="$PWD/../../build-windows/onnxstream.exe" ONNXSTREAM_WRAPPER=wine \
-    ONNXSTREAM_FIXTURES="${ONNXSTREAM_FIXTURES:-$PWD/../../build/fixtures}" ONNXSTREAM_LINUX_BIN="$PWD/../../build/onnxstream" \
-    ONNXSTREAM_SHARD="$1/2" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider \
-    --basetemp="$PWD/../../build-windows/pytest-shard-$1" "${deselect[@]}" "${selection[@]}")
-}
-run_shard 1 > build-windows/e2e-shard-1.log 2>&1 &
-shard1=$!
-run_shard 2 > build-windows/e2e-shard-2.log 2>&1 &
-shard2=$!
-status=0
-wait "$shard1" || status=1
-wait "$shard2" || status=1
-for shard in 1 2; do
-  echo "   shard $shard/2:"
-  sed 's/^/     /' "build-windows/e2e-shard-$shard.log"
-done
-[ "$status" = 0 ] || { echo "   end-to-end tests under wine failed (logs above)" >&2; exit 1; }
+(cd tests/e2e && ONNXSTREAM_BIN="$PWD/../../build-windows/onnxstream.exe" ONNXSTREAM_WRAPPER=wine \
+  ONNXSTREAM_FIXTURES="${ONNXSTREAM_FIXTURES:-$PWD/../../build/fixtures}" ONNXSTREAM_LINUX_BIN="$PWD/../../build/onnxstream" \
+  PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider "${deselect[@]}" "${selection[@]}")
 e2e=$SECONDS
 
 # The page under wine: `onnxstream.exe gui` serves a folder, a real HTTP client fetches the
