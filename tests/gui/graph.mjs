@@ -118,6 +118,10 @@ try {
   await page.waitForFunction(() => document.querySelector('.graph-canvas').dataset.depth === '0');
   results.silero_back = await viewState();
 
+  // A Paddle export (PP-OCRv4 det, paddle2onnx): 672 nodes, unscoped names, weights as Constants.
+  results.ppocr = await openGraph('graphs/ch_PP-OCRv4_det_infer.onnx');
+  results.ppocr_find = await find('p2o.Conv.5');
+
   // 200 000 nodes in 2000 scopes: drawn grouped at once, search opens the group of the match.
   results.huge = await openGraph('graphs/huge/model.onnx');
   await shot('graph-200k');

@@ -773,6 +773,7 @@ def test_convert_and_exports_from_the_api_write_what_the_references_read(served,
 # ---------------------------------------------------------------- the model's graph and tensors
 
 SILERO = REPO / "tests" / "models" / "node_modules" / "@ricky0123" / "vad-web" / "dist" / "silero_vad_v5.onnx"
+PPOCR_DET = REPO / "tests" / "models" / "node_modules" / "@gutenye" / "ocr-models" / "assets" / "ch_PP-OCRv4_det_infer.onnx"
 HUGE_SCOPES, HUGE_PER_SCOPE = 2000, 100
 
 
@@ -793,11 +794,12 @@ def make_huge_model(path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def graph_run(served):
-    """Runs graph.mjs once over a torchvision ResNet-18, Silero VAD v5 and a 200k-node model."""
+    """Runs graph.mjs once over a torchvision ResNet-18, Silero VAD v5, PP-OCRv4 det and a 200k-node model."""
     if not Path("/usr/bin/chromium").exists():
         pytest.fail("chromium is missing: run scripts/install_deps.sh")
-    if not SILERO.is_file():
-        pytest.fail(f"{SILERO} is missing: run scripts/setup_models.sh")
+    for real in (SILERO, PPOCR_DET):
+        if not real.is_file():
+            pytest.fail(f"{real} is missing: run scripts/setup_models.sh")
     resnet = FIXTURES / "passes" / "resnet18" / "model.onnx"
     if not resnet.is_file():
         pytest.fail(f"{resnet} is missing: run scripts/make_pass_fixtures.py build/fixtures/passes")
@@ -806,6 +808,7 @@ def graph_run(served):
     (folder / "huge").mkdir()
     shutil.copy(resnet, folder / "resnet18" / "model.onnx")
     shutil.copy(SILERO, folder / "silero_vad_v5.onnx")
+    shutil.copy(PPOCR_DET, folder / PPOCR_DET.name)
     make_huge_model(folder / "huge" / "model.onnx")
     (served["root"] / "nested").mkdir()
     make_nested_model(served["root"] / "nested" / "model.onnx")
@@ -817,7 +820,7 @@ def graph_run(served):
     shutil.rmtree(folder)
     assert "failure" not in results, results["failure"]
     # The first draw of each model, for the test log (and beside the screenshots).
-    timings = {k: {m: results[k][m] for m in ("fetch_ms", "draw_ms", "wall_ms")} for k in ("small", "silero", "huge")}
+    timings = {k: {m: results[k][m] for m in ("fetch_ms", "draw_ms", "wall_ms")} for k in ("small", "silero", "ppocr", "huge")}
     timings["huge_search_ms"] = results["huge_find"]["search_ms"]
     (ARTIFACTS / "graph-timings.json").write_text(json.dumps(timings, indent=2))
     print("first draw (ms):", json.dumps(timings), file=sys.stderr)
@@ -875,6 +878,17 @@ def test_silero_draws_its_main_graph_and_an_if_with_its_bodies(graph_run):
     found = graph_run["silero_find"]
     assert found["title"] == "If" and "2 subgraphs" in found["attributes"], found
     assert [r[1] for r in found["inputs"]] == ["BOOL[]"], found  # its condition, a scalar
+
+
+def test_a_paddle_export_draws_and_search_finds_a_conv_with_its_inputs_as_python_onnx_reads_them(graph_run):
+    model = onnx.load(str(PPOCR_DET))
+    assert graph_run["ppocr"]["nodes"] == len(model.graph.node), graph_run["ppocr"]
+    conv = next(n for n in model.graph.node if n.name == "p2o.Conv.5")
+    found = graph_run["ppocr_find"]
+    assert found["name"] == conv.name and found["title"] == "Conv", found
+    assert len(found["selected"]) == 1, found
+    assert [r[0] for r in found["inputs"]] == list(conv.input), found
+    assert [r[0] for r in found["outputs"]] == list(conv.output), found
 
 
 def test_a_200k_node_model_opens_grouped_and_search_opens_the_group_of_a_match(graph_run):
