@@ -21,12 +21,8 @@ result<fs::path> edit_output(const parameter_reader& in) {
 
 constexpr std::array edit_rows{
     model_parameter,
-    parameter{.name = "output",
-              .kind = value_kind::path,
-              .help = "the output model (default: <stem>.edited.onnx beside the input); it points at the input's data files",
-              .label = "Output file",
-              .placeholder = "OUT",
-              .short_name = "-o"},
+    described(output_parameter,
+              "the output model (default: <stem>.edited.onnx beside the input); it points at the input's data files"),
     parameter{.name = "input-shape",
               .kind = value_kind::text,
               .help = "fix an input's dims: NAME=1,3,224,224 or NAME=N,3,H,W (a symbol fixed on an input is fixed "
@@ -138,12 +134,7 @@ result<command_outcome> run_extract(const parameter_reader& in, const run_contex
 
 constexpr std::array infer_shapes_rows{
     model_parameter,
-    parameter{.name = "output",
-              .kind = value_kind::path,
-              .help = "the output model (default: <stem>.shapes.onnx beside the input)",
-              .label = "Output file",
-              .placeholder = "OUT",
-              .short_name = "-o"},
+    described(output_parameter, "the output model (default: <stem>.shapes.onnx beside the input)"),
     parameter{.name = "input-shape",
               .kind = value_kind::text,
               .help = "dims for an input before inference, NAME=DIMS (e.g. input=1,3,224,224 or input=N,3,H,W; ? keeps "
