@@ -636,6 +636,11 @@ def test_the_default_output_api_names_what_the_command_line_writes(served):
     assert status in (400, 403)
     status, _, _ = request(served, "GET", "/api/output", {"path": "resnet18/model.onnx", "action": "merge"}, token=False)
     assert status == 403
+    status, body, _ = request(served, "GET", "/api/output", {"path": "resnet18/model.onnx", "action": "no-such"})
+    assert status == 400 and "no such action" in json.loads(body)["error"]["message"], body
+    status, body, _ = request(served, "GET", "/api/output", {"path": "resnet18/model.onnx", "action": "convert",
+                                                              "dtype": "../../x"})
+    assert status == 200 and ".." not in json.loads(body)["output"], body  # a bad choice names no file
 
 
 def test_an_existing_output_is_an_error_worded_for_the_page(page_run):
