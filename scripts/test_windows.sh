@@ -46,6 +46,20 @@ cmake -S . -B build-windows -DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake 
 cmake --build build-windows -j"$jobs" --target onnxstream_cli onnxstream_unit_tests
 built=$SECONDS
 
+# One wineserver for the whole stage. Without it each `wine` start brings up a server, the
+# prefix and wine's own services, and the next start waits for them to wind down: about
+# 1 s a process on an idle machine, 4 s on a loaded one, most of this stage's time. With
+# a persistent server and its services already up, a start takes about 0.1 s. Everything
+# that outlives a test (the server, services.exe, winedevice.exe) is started here with
+# /dev/null as its standard streams: started from inside a test, it would hold the test's
+# pipes open and the test would wait for their end until its timeout.
+wine cmd /c exit </dev/null >/dev/null 2>&1   # makes the prefix on the first start
+wineserver -w
+wineserver -p </dev/null >/dev/null 2>&1
+trap 'wineserver -k 2>/dev/null || true' EXIT
+wine cmd /c exit </dev/null >/dev/null 2>&1   # wine's services, started without the tests' pipes
+started=$SECONDS
+
 echo "   unit tests under wine"
 wine build-windows/tests/onnxstream_unit_tests.exe
 unit=$SECONDS
@@ -115,4 +129,4 @@ echo "   the gui under wine"
 (cd tests/gui && ONNXSTREAM_BIN="$PWD/../../build-windows/onnxstream.exe" ONNXSTREAM_WRAPPER=wine \
   ONNXSTREAM_FIXTURES="${ONNXSTREAM_FIXTURES:-$PWD/../../build/fixtures}" ONNXSTREAM_LINUX_BIN="$PWD/../../build/onnxstream" \
   PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider test_gui_windows.py)
-echo "   Windows stage: $((built - start)) s building, $((unit - built)) s unit tests, $((e2e - unit)) s end-to-end, $((SECONDS - e2e)) s gui"
+echo "   Windows stage: $((built - start)) s building, $((started - built)) s starting wine, $((unit - started)) s unit tests, $((e2e - unit)) s end-to-end, $((SECONDS - e2e)) s gui"
