@@ -41,7 +41,8 @@ constexpr std::size_t max_walked = 200000;
 constexpr auto ticket_lifetime = std::chrono::seconds(60);
 constexpr std::size_t max_tickets = 256;
 
-std::string relative_to(const fs::path& path, const fs::path& root) {
+// As the page names a file of the folder: "" for the folder itself.
+std::string path_in_folder(const fs::path& path, const fs::path& root) {
     std::error_code ignored;
     const auto rel = fs::relative(path, root, ignored);
     return rel == "." ? std::string() : rel.generic_string();
@@ -278,7 +279,7 @@ private:
     // Paths the library reports for a pinned model: as the page names them, relative to the folder.
     std::string shown_relative(const fs::path& path, const pinned_path& pin) const {
         const pinned_path* pins[] = {&pin};
-        return relative_to(fs::path(show_pinned(path.string(), pins, false)), root_);
+        return path_in_folder(fs::path(show_pinned(path.string(), pins, false)), root_);
     }
 
     void inspect(const httplib::Request& req, httplib::Response& res) const {
@@ -295,7 +296,7 @@ private:
         // Paths relative to the served folder: the page shows where each file was looked for.
         for (auto& f : r->data_files)
             if (f.path) f.path = shown_relative(*f.path, *model);
-        r->path = relative_to(model->shown, root_);
+        r->path = path_in_folder(model->shown, root_);
         send_json(res, show_pinned(report::to_json(*r, page_wording()), pins, true));
     }
 
@@ -343,7 +344,7 @@ private:
             if (name != "path" && name != "action") fields.insert_or_assign(name, value);
         report::json_writer json;
         json.begin_object().field("ok", true);
-        json.field("output", default_output_name(*a, relative_to(model->shown, root_), fields)).end_object();
+        json.field("output", default_output_name(*a, path_in_folder(model->shown, root_), fields)).end_object();
         send_json(res, json.text());
     }
 
@@ -455,7 +456,7 @@ private:
             auto e = std::move(target).error();
             return send_error(res, e.code == error_code::unsafe_location ? 403 : 400, e);
         }
-        const auto shown = relative_to(target->shown, root_);
+        const auto shown = path_in_folder(target->shown, root_);
         const auto exists = [&] {
             return send_error(
                 res, 409,

@@ -154,12 +154,6 @@ std::string error_members(const error& e) {
 
 namespace {
 
-std::string relative_to(const fs::path& path, const fs::path& root) {
-    std::error_code ignored;
-    const auto rel = fs::relative(path, root, ignored);
-    return rel.empty() ? path.filename().string() : rel.generic_string();
-}
-
 // Runs the job; returns its state and the finished job's JSON members.
 std::pair<job_state, std::string> run_job(const served_folder& folder, const action& a, const std::string& model,
                                           std::map<std::string, std::string, std::less<>> fields, io::writer_backend writer) {

@@ -23,13 +23,13 @@ const char* to_string(job_state state) {
     return "failed";
 }
 
+}  // namespace
+
 std::string relative_to(const fs::path& path, const fs::path& root) {
     std::error_code ignored;
     const auto rel = fs::relative(path, root, ignored);
     return rel.empty() ? path.filename().string() : rel.generic_string();
 }
-
-}  // namespace
 
 job::job(std::string id_, std::string action_, fs::path model_, fs::path output_)
     : id(std::move(id_)), action(std::move(action_)), model(std::move(model_)), output(std::move(output_)) {}

@@ -22,6 +22,10 @@ namespace onnxstream::server {
 
 enum class job_state : std::uint8_t { running, done, failed, cancelled };
 
+/// `path` as a job shows it: relative to the served folder `root`, '/'-separated; its file
+/// name when it has no relative form.
+[[nodiscard]] std::string relative_to(const std::filesystem::path& path, const std::filesystem::path& root);
+
 /// What the page asked for: the action, and the model and fields as it named them
 /// (paths relative to the served folder, not yet opened).
 struct job_request {
