@@ -13,6 +13,7 @@ case "$build_dir" in /*) ;; *) build_dir="$PWD/$build_dir" ;; esac
 exec cmake -S "$repo" -B "$build_dir" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DONNXSTREAM_WERROR=ON \
+  -DCMAKE_UNITY_BUILD=OFF \
   -DONNXSTREAM_SANITIZE=OFF \
   -DONNXSTREAM_BUILD_TESTS=ON \
   -DONNXSTREAM_BUILD_FUZZ=ON \

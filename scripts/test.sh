@@ -58,8 +58,10 @@ if [ "$sanitizers" = 1 ]; then
   # outside onnxstream (LeakSanitizer under strace, a UBSan vptr report in libstdc++'s
   # error_category); docs/ci.md says which.
   # allocator_may_return_null: the out-of-memory tests expect a clean error, not an abort.
+  # A unity build: the library's sources compile in batches, each header parsed once a batch
+  # (the build/ folder above stays one file a unit, so a missing include still fails there).
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONNXSTREAM_WERROR=ON -DONNXSTREAM_SANITIZE=ON \
-    -DONNXSTREAM_E2E=ON -DONNXSTREAM_FIXTURES="$PWD/build/fixtures"
+    -DONNXSTREAM_E2E=ON -DONNXSTREAM_FIXTURES="$PWD/build/fixtures" -DCMAKE_UNITY_BUILD=ON
   # Only what the stage runs: the shared library is a large -O0 instrumented link that
   # nothing below loads.
   cmake --build build-asan -j"$jobs" --target onnxstream_cli onnxstream_unit_tests \
