@@ -64,6 +64,26 @@ TEST_CASE("a small chain exports whole: layers in order, the model's weight byte
         CHECK(report->check.ran);
         CHECK(report->check.passed);
     }
+    CHECK(report->digests.empty());  // digests read every byte again: only the report has them
+}
+
+TEST_CASE("the audit report digests the model and both outputs") {
+    harness h(chain_model());
+    ops::export_caffe_options options;
+    options.output = h.folder().path() / "net";
+    options.input_shapes["X"] = {1, 1, 3, 3};
+    options.backend = io::writer_backend::portable;
+    options.report = true;
+    const auto report = ops::export_caffe(h.path(), options);
+    REQUIRE(report);
+    REQUIRE(report->written);
+    std::vector<std::string> roles;
+    for (const auto& d : report->digests) {
+        roles.push_back(d.role);
+        CHECK(d.sha256.size() == 64);
+    }
+    CHECK(roles == std::vector<std::string>{"model", "prototxt", "caffemodel"});
+    CHECK(std::filesystem::exists(report->report_json));
 }
 
 TEST_CASE("an operator with no Caffe layer is refused and nothing is written") {

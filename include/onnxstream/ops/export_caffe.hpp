@@ -105,7 +105,7 @@ struct export_caffe_report {
     std::uint64_t caffemodel_size = 0;
     std::uint64_t copied_bytes = 0;    // weight bytes copied as slices
     std::uint64_t computed_bytes = 0;  // weight bytes computed
-    std::vector<file_digest> digests;
+    std::vector<file_digest> digests;  // SHA-256 of every input and output; only with --report
     caffe_check_result check;
     std::vector<error> warnings;
     double seconds = 0;
