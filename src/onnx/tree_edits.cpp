@@ -131,17 +131,36 @@ void tree_edits::insert_converted(std::uint32_t message_index, std::uint32_t pos
     push_insertion(message_index, position, static_cast<std::uint32_t>(found - converted_.begin()) | converted_bit);
 }
 
+void tree_edits::insert_inlined(std::uint32_t message_index, std::uint32_t position, std::uint32_t record, std::uint32_t check) {
+    push_insertion(message_index, position, record | inlined_bits);
+    if (check == io::no_check) return;
+    if (!inlined_checks_.empty() && inlined_checks_.back().first > record) inlined_checks_sorted_ = false;
+    inlined_checks_.emplace_back(record, check);
+}
+
+std::uint32_t tree_edits::inlined_check(const insertion& i) const noexcept {
+    if (inlined_checks_.empty()) return io::no_check;
+    if (!inlined_checks_sorted_) {
+        std::sort(inlined_checks_.begin(), inlined_checks_.end());
+        inlined_checks_sorted_ = true;
+    }
+    const auto record = i.what & ~inlined_bits;
+    const auto found = std::lower_bound(inlined_checks_.begin(), inlined_checks_.end(), std::make_pair(record, std::uint32_t{0}));
+    return found != inlined_checks_.end() && found->first == record ? found->second : io::no_check;
+}
+
 std::uint32_t tree_edits::add_external(external_entry entry) {
     externals_.push_back(std::move(entry));
     return static_cast<std::uint32_t>(externals_.size() - 1);
 }
 
 external_entry tree_edits::external(const insertion& i) const {
-    const auto record = i.what & ~external_bit;
+    const auto record = i.what & ~inlined_bits;
     return external_table_ ? external_table_(record) : externals_[record];
 }
 
 std::uint64_t tree_edits::encoded_size(const insertion& i) const {
+    if (is_inlined(i)) return proto::length_delimited_field_size(number(tensor_field::raw_data), inlined(i).length);
     if (!is_external(i)) return field(i).encoded_size();
     const entry_texts texts(external(i));
     std::uint64_t total = proto::tag_size(number(tensor_field::data_location)) + proto::varint_size(external_location);

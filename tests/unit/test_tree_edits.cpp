@@ -147,3 +147,60 @@ TEST_CASE("a converted payload is 2 bytes a whole float32 value") {
     CHECK(onnx::tree_edits::converted_length(16) == 8);
     CHECK(onnx::tree_edits::converted_length(18) == 8);  // a remainder is not written
 }
+
+TEST_CASE("inlined insertions are a record of the caller's table and a check when given, neither external nor converted") {
+    onnx::tree_edits edits;
+    edits.set_inlined_values([](std::uint32_t record) {
+        return onnx::inlined_value{1, 16ULL * record, record == 7 ? 300U : 16U};
+    });
+    const auto check = edits.add_check({.tensor = "b", .expected_sha1 = {}});
+    edits.insert_inlined(9, 2, 7, check);
+    edits.insert_inlined(4, 1, 3);
+    edits.insert_external(5, 0, edits.add_external({"w.data", 0, 4, std::nullopt}));
+    edits.insert_converted(6, 0, 9, onnx::float_conversion::float32_to_float16);
+    edits.insert_inlined(3, 0, (1U << 30) - 1);  // the largest record
+    const auto insertions = edits.insertions();
+    REQUIRE(insertions.size() == 5);
+    CHECK(insertions[0].message == 3);
+    CHECK(insertions[1].message == 4);
+    CHECK(insertions[4].message == 9);
+    for (const std::size_t i : {0U, 1U, 4U}) {
+        CHECK(onnx::tree_edits::is_inlined(insertions[i]));
+        CHECK_FALSE(onnx::tree_edits::is_external(insertions[i]));
+        CHECK_FALSE(onnx::tree_edits::is_converted(insertions[i]));
+    }
+    CHECK_FALSE(onnx::tree_edits::is_inlined(insertions[2]));  // external
+    CHECK(onnx::tree_edits::is_external(insertions[2]));
+    CHECK(edits.external(insertions[2]).location == "w.data");
+    CHECK_FALSE(onnx::tree_edits::is_inlined(insertions[3]));  // converted
+    CHECK(onnx::tree_edits::is_converted(insertions[3]));
+    CHECK(edits.inlined(insertions[0]) == onnx::inlined_value{1, 16ULL * ((1U << 30) - 1), 16});
+    CHECK(edits.inlined(insertions[1]) == onnx::inlined_value{1, 48, 16});
+    CHECK(edits.inlined(insertions[4]) == onnx::inlined_value{1, 112, 300});
+    CHECK(edits.inlined_check(insertions[0]) == io::no_check);
+    CHECK(edits.inlined_check(insertions[1]) == io::no_check);
+    CHECK(edits.inlined_check(insertions[4]) == check);
+    // raw_data (9): tag, a length varint of 1 or 2 bytes, the payload.
+    CHECK(edits.encoded_size(insertions[1]) == 1 + 1 + 16);
+    CHECK(edits.encoded_size(insertions[4]) == 1 + 2 + 300);
+    CHECK(edits.pool().empty());
+    CHECK(edits.labels().empty());
+}
+
+TEST_CASE("checks of inlined insertions added out of record order are found by record") {
+    onnx::tree_edits edits;
+    edits.set_inlined_values([](std::uint32_t) { return onnx::inlined_value{1, 0, 4}; });
+    std::vector<std::uint32_t> checks;
+    for (const std::uint32_t record : {5U, 2U, 9U, 0U}) {
+        checks.push_back(edits.add_check({.tensor = std::to_string(record), .expected_sha1 = {}}));
+        edits.insert_inlined(record, 0, record, checks.back());
+    }
+    edits.insert_inlined(7, 0, 7);
+    const auto insertions = edits.insertions();  // by message: records 0, 2, 5, 7, 9
+    REQUIRE(insertions.size() == 5);
+    CHECK(edits.inlined_check(insertions[0]) == checks[3]);
+    CHECK(edits.inlined_check(insertions[1]) == checks[1]);
+    CHECK(edits.inlined_check(insertions[2]) == checks[0]);
+    CHECK(edits.inlined_check(insertions[3]) == io::no_check);
+    CHECK(edits.inlined_check(insertions[4]) == checks[2]);
+}

@@ -10,7 +10,8 @@
 // The fields that point a tensor at external data (its external_data entries and
 // data_location) are one insertion, a record number the planner turns into bytes only
 // when it writes them: a split of 1M tensors then costs 16 bytes an edit, not five
-// encoded fields a tensor.
+// encoded fields a tensor. The way back (merge) is one insertion too: a record number the
+// caller's table turns into the slice of a data file that holds the tensor's bytes.
 #pragma once
 
 #include <onnxstream/io/write_operation.hpp>
@@ -59,6 +60,18 @@ struct external_entry {
 /// The entry of record `record` (see tree_edits::insert_external).
 using external_entries = std::function<external_entry(std::uint32_t record)>;
 
+/// Where the bytes of an inlined tensor are (tree_edits::insert_inlined): `length` bytes at
+/// `offset` of writer source `source`.
+struct inlined_value {
+    std::uint32_t source = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    friend bool operator==(const inlined_value&, const inlined_value&) = default;
+};
+
+/// The value of record `record` (see tree_edits::insert_inlined).
+using inlined_values = std::function<inlined_value(std::uint32_t record)>;
+
 class tree_edits {
 public:
     /// Drops field `field_index` of the tree (a field the tree stores).
@@ -102,6 +115,16 @@ public:
     /// Entries come from `table` from now on, for every insert_external (a caller that
     /// keeps where each tensor goes need not copy it; `table` must outlive the planning).
     void set_external_entries(external_entries table) { external_table_ = std::move(table); }
+    /// Inserts before `position` of tensor message `message_index` its raw_data, holding the
+    /// bytes `table` (set_inlined_values) says for `record` (< 2^30), copied by the writer
+    /// (a slice: the bytes never pass through the heap) and checked by `check` (add_check)
+    /// unless none; while they are written, progress names the tensor by the message's own
+    /// name field. 16 bytes an insertion (and 8 a check), where a slice new_field and its
+    /// label cost 64: merge of a million tiny tensors.
+    void insert_inlined(std::uint32_t message_index, std::uint32_t position, std::uint32_t record,
+                        std::uint32_t check = io::no_check);
+    /// Values come from `table` for every insert_inlined (`table` must outlive the planning).
+    void set_inlined_values(inlined_values table) { inlined_table_ = std::move(table); }
 
     [[nodiscard]] new_field varint(std::uint32_t number, std::uint64_t value) const;
     [[nodiscard]] new_field bytes(std::uint32_t number, std::span<const std::byte> payload);
@@ -129,7 +152,8 @@ public:
         std::uint32_t what = 0;  // index into the new fields, or with external_bit an external record
     };
     static constexpr std::uint32_t external_bit = 1U << 31;
-    static constexpr std::uint32_t converted_bit = 1U << 30;  // with an index into the converted kinds
+    static constexpr std::uint32_t converted_bit = 1U << 30;                     // with an index into the converted kinds
+    static constexpr std::uint32_t inlined_bits = external_bit | converted_bit;  // with an inlined record
     struct converted_field {
         std::uint32_t number = 0;
         float_conversion conversion = float_conversion::none;
@@ -147,9 +171,15 @@ public:
     [[nodiscard]] std::span<const body_drop> body_drops(std::uint32_t message_index) const;
     /// Insertions sorted by (message, position, call order).
     [[nodiscard]] std::span<const insertion> insertions() const;
-    /// The field an insertion adds; only for one neither external nor converted.
+    /// The field an insertion adds; only for one neither external, converted nor inlined.
     [[nodiscard]] const new_field& field(const insertion& i) const noexcept { return fields_[i.what]; }
-    [[nodiscard]] static bool is_external(const insertion& i) noexcept { return (i.what & external_bit) != 0; }
+    [[nodiscard]] static bool is_external(const insertion& i) noexcept { return (i.what & inlined_bits) == external_bit; }
+    /// Whether an insertion is insert_inlined's (a tensor's raw_data, from a slice).
+    [[nodiscard]] static bool is_inlined(const insertion& i) noexcept { return (i.what & inlined_bits) == inlined_bits; }
+    /// The slice an inlined insertion copies, from the table.
+    [[nodiscard]] inlined_value inlined(const insertion& i) const { return inlined_table_(i.what & ~inlined_bits); }
+    /// The check of an inlined insertion's bytes (index into checks()), or io::no_check.
+    [[nodiscard]] std::uint32_t inlined_check(const insertion& i) const noexcept;
     /// Whether an insertion is insert_converted's (its bytes come from its position's field).
     [[nodiscard]] static bool is_converted(const insertion& i) noexcept {
         return (i.what & (external_bit | converted_bit)) == converted_bit;
@@ -186,6 +216,11 @@ private:
     std::vector<external_entry> externals_;
     std::vector<converted_field> converted_;  // the kinds insert_converted was asked for, each once
     external_entries external_table_;
+    inlined_values inlined_table_;
+    // (record, check) of the inlined insertions that have a check: few (a checksum key is
+    // rare), sorted by record when first read.
+    mutable std::vector<std::pair<std::uint32_t, std::uint32_t>> inlined_checks_;
+    mutable bool inlined_checks_sorted_ = true;
     std::vector<std::byte> pool_;
     std::vector<io::stream_check> checks_;
     std::vector<std::string_view> labels_;
