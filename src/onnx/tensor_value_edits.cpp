@@ -55,11 +55,11 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
         if (!model.model.tree.stores_fields(model.model.sites[b.site].message)) ++in_bodies;
     }
     // A tensor whose fields the tree dropped has its value fields dropped in its body: its
-    // external_data entries (location, offset, length) and data_location, four for most.
-    // Reserved up front, the table of a million tensors' drops does not grow by doubling
-    // (holding its old and new copy at once, then up to twice what it needs).
-    constexpr std::size_t usual_drops = 4;
-    edits.reserve(usable, 0, 0, in_bodies * usual_drops);
+    // external_data entries (location, offset, length) and data_location, one row for most
+    // (tree_edits::body_drop). Reserved up front, the table of a million tensors' drops
+    // does not grow by doubling (holding its old and new copy at once, then up to twice
+    // what it needs).
+    edits.reserve(usable, 0, 0, in_bodies);
     // A record is the binding's index in model.data.tensors (`bindings` may be a copy of
     // some of them, gone before the edits are planned): the bound model outlives them.
     edits.set_inlined_values([&model](std::uint32_t record) {

@@ -47,7 +47,7 @@ struct rewrite_stream::state {
     // One at a time: nothing inside a body is a message the walk enters.
     std::optional<message_tree> body;
     std::uint32_t body_message = no_index;
-    std::span<const tree_edits::body_drop> drops;  // the body's drops, by position
+    std::span<const tree_edits::body_drop> drops;  // the body's drops, by word
     std::size_t next_drop = 0;
 
     // Where the emitter is: a message being written, the next of its fields, the next
@@ -107,8 +107,9 @@ struct rewrite_stream::state {
     // Whether the field at `position` of message m (read in increasing positions) is dropped.
     bool dropped(std::uint32_t m, std::uint32_t position) {
         if (tree->stores_fields(m)) return edits->dropped(tree->at(m).first_field + position);
-        while (next_drop < drops.size() && drops[next_drop].position < position) ++next_drop;
-        return next_drop < drops.size() && drops[next_drop].position == position;
+        const auto word = position / tree_edits::body_drop::positions;
+        while (next_drop < drops.size() && drops[next_drop].word < word) ++next_drop;
+        return next_drop < drops.size() && drops[next_drop].drops(position);
     }
 
     // The field a converted insertion reads: the one at its position, none in a body that

@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 
 using namespace onnxstream;
@@ -421,7 +422,7 @@ TEST_CASE("store_external and drop_value_fields address a dropped body by positi
     edit(lazy, on_lazy);
     CHECK(on_full.body_drops().empty());
     CHECK(on_lazy.dropped_fields().empty());
-    CHECK(on_lazy.body_drops().size() == 4);  // a's raw_data, b's two float_data, c's raw_data
+    CHECK(on_lazy.body_drops().size() == 3);  // a's raw_data, b's two float_data (one row), c's raw_data
     const auto expected = rewritten(full, on_full, bytes);
     CHECK(rewritten(lazy, on_lazy, bytes) == expected);
     const auto reparsed = onnx::message_tree::parse(expected);
@@ -429,6 +430,47 @@ TEST_CASE("store_external and drop_value_fields address a dropped body by positi
     const auto b = reparsed->fields(tensor_messages(*reparsed)[1]);
     CHECK(b.back().number() == 14);  // data_location, after the entries
     for (const auto& f : b) CHECK(f.number() != 4);
+}
+
+TEST_CASE("drops in a body past its 32nd field (rows of several words) rewrite as the full tree does") {
+    // A tensor of 70 unpacked float_data values between its other fields: its value
+    // fields are positions 2..36 and 38..72, three words of drops.
+    proto_builder t;
+    t.varint_field(1, 70).varint_field(2, 1);
+    for (std::uint32_t i = 0; i < 35; ++i) t.fixed32_field(4, i);
+    t.string_field(8, "many");
+    for (std::uint32_t i = 35; i < 70; ++i) t.fixed32_field(4, i);
+    t.string_field(1000, "after");  // an unknown field, kept
+    proto_builder graph;
+    graph.message_field(5, t).message_field(5, t);
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto bytes = model.take();
+    const auto full = parse_tree(bytes, onnx::tensor_fields::stored);
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
+    const auto tensors = tensor_messages(full);
+    REQUIRE(tensors.size() == 2);
+    onnx::tree_edits on_full;
+    onnx::tree_edits on_lazy;
+    for (auto [tree, edits] : {std::pair{&full, &on_full}, std::pair{&lazy, &on_lazy}}) {
+        // The second tensor's drops first: the rows are sorted when read.
+        onnx::store_external(*tree, tensors[1], onnx::external_entry{"w.data", 0, 280, std::nullopt}, *edits);
+        const auto position = onnx::drop_value_fields(*tree, tensors[0], *edits);
+        CHECK(position == 2);
+        edits->insert(tensors[0], position, edits->bytes(9, test_support::float_bytes({6})));
+    }
+    CHECK(on_lazy.body_drops().size() == 6);  // three words each
+    const auto expected = rewritten(full, on_full, bytes);
+    CHECK(rewritten(lazy, on_lazy, bytes) == expected);
+    const auto reparsed = onnx::message_tree::parse(expected);
+    REQUIRE(reparsed);
+    for (const auto m : tensor_messages(*reparsed)) {
+        std::vector<std::uint32_t> numbers;
+        for (const auto& f : reparsed->fields(m)) numbers.push_back(f.number());
+        CHECK(std::count(numbers.begin(), numbers.end(), 4) == 0);
+        CHECK(std::count(numbers.begin(), numbers.end(), 8) == 1);
+        CHECK(std::count(numbers.begin(), numbers.end(), 1000) == 1);
+    }
 }
 
 TEST_CASE("the planner reads dropped bodies in file order in each pass, and says where it is") {

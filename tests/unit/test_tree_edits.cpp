@@ -16,7 +16,20 @@ using test_support::tensor_messages;
 
 namespace {
 
-std::vector<body_drop> listed(std::span<const body_drop> drops) { return {drops.begin(), drops.end()}; }
+// One drop in a body, for comparison: the rows (body_drop) spelled out.
+struct one_drop {
+    std::uint32_t message = 0;
+    std::uint32_t position = 0;
+    friend bool operator==(const one_drop&, const one_drop&) = default;
+};
+
+std::vector<one_drop> listed(std::span<const body_drop> rows) {
+    std::vector<one_drop> out;
+    for (const auto& row : rows)
+        for (std::uint32_t b = 0; b < body_drop::positions; ++b)
+            if (((row.bits >> b) & 1U) != 0) out.push_back({row.message, row.word * body_drop::positions + b});
+    return out;
+}
 
 // A graph of `count` initializers of three fields each (dims, data_type, name).
 std::vector<std::byte> tensors_model(int count) {
@@ -48,9 +61,9 @@ TEST_CASE("drops in bodies come back sorted by message and position, each once, 
     edits.drop(lazy, t[4], 0);
     edits.drop(lazy, t[4], 0);  // twice in a row
     CHECK_FALSE(edits.empty());
-    CHECK(listed(edits.body_drops()) == std::vector<body_drop>{{t[1], 0}, {t[3], 1}, {t[3], 2}, {t[4], 0}});
-    CHECK(listed(edits.body_drops(t[3])) == std::vector<body_drop>{{t[3], 1}, {t[3], 2}});
-    CHECK(listed(edits.body_drops(t[1])) == std::vector<body_drop>{{t[1], 0}});
+    CHECK(listed(edits.body_drops()) == std::vector<one_drop>{{t[1], 0}, {t[3], 1}, {t[3], 2}, {t[4], 0}});
+    CHECK(listed(edits.body_drops(t[3])) == std::vector<one_drop>{{t[3], 1}, {t[3], 2}});
+    CHECK(listed(edits.body_drops(t[1])) == std::vector<one_drop>{{t[1], 0}});
     CHECK(edits.body_drops(t[2]).empty());
     CHECK(edits.body_drops(t[4] + 1).empty());
     // A drop in a body is not a drop of a stored field of the same number.
@@ -58,8 +71,9 @@ TEST_CASE("drops in bodies come back sorted by message and position, each once, 
     CHECK(edits.dropped_fields().empty());
     // Added after a sort: sorted again.
     edits.drop(lazy, t[0], 2);
-    CHECK(listed(edits.body_drops()).front() == body_drop{t[0], 2});
-    CHECK(edits.body_drops().size() == 5);
+    CHECK(listed(edits.body_drops()).front() == one_drop{t[0], 2});
+    CHECK(listed(edits.body_drops()).size() == 5);
+    CHECK(edits.body_drops().size() == 4);  // t[3]'s two in one row
 }
 
 TEST_CASE("drops in bodies added in order stay as added") {
@@ -71,7 +85,33 @@ TEST_CASE("drops in bodies added in order stay as added") {
     edits.drop(lazy, t[0], 0);
     edits.drop(lazy, t[0], 2);
     edits.drop(lazy, t[2], 1);
-    CHECK(listed(edits.body_drops()) == std::vector<body_drop>{{t[0], 0}, {t[0], 2}, {t[2], 1}});
+    CHECK(listed(edits.body_drops()) == std::vector<one_drop>{{t[0], 0}, {t[0], 2}, {t[2], 1}});
+    // One row a message: a tensor's drops cost 12 bytes, not 8 each.
+    CHECK(edits.body_drops().size() == 2);
+    CHECK(edits.body_drops()[0] == body_drop{t[0], 0, 0b101});
+}
+
+TEST_CASE("drops in bodies past position 31 take a row a word of 32 positions, kept in order and joined when apart") {
+    // The positions need not exist: the rows only record them.
+    const auto bytes = tensors_model(3);
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
+    const auto t = tensor_messages(lazy);
+    onnx::tree_edits edits;
+    // Positions of t[1] out of order, across three words, twice some, between drops of
+    // other messages.
+    for (const auto& [message, position] : std::vector<one_drop>{
+             {t[1], 64}, {t[1], 31}, {t[1], 0}, {t[0], 40}, {t[1], 32}, {t[1], 31}, {t[2], 1000000}, {t[1], 95}, {t[0], 40}})
+        edits.drop(lazy, message, position);
+    CHECK(listed(edits.body_drops()) ==
+          std::vector<one_drop>{{t[0], 40}, {t[1], 0}, {t[1], 31}, {t[1], 32}, {t[1], 64}, {t[1], 95}, {t[2], 1000000}});
+    CHECK(listed(edits.body_drops(t[1])) == std::vector<one_drop>{{t[1], 0}, {t[1], 31}, {t[1], 32}, {t[1], 64}, {t[1], 95}});
+    CHECK(edits.body_drops(t[1]).size() == 3);  // words 0, 1 and 2
+    const auto row = edits.body_drops(t[2]);
+    REQUIRE(row.size() == 1);
+    CHECK(row[0].drops(1000000));
+    CHECK_FALSE(row[0].drops(1000001));
+    CHECK_FALSE(row[0].drops(1000000 % 32));  // another word's position
+    CHECK(edits.body_drops(t[2] + 1).empty());
 }
 
 TEST_CASE("a drop by position in a message the tree stores is a drop of that field, never one in a body") {
@@ -95,7 +135,7 @@ TEST_CASE("a drop by position in a message the tree stores is a drop of that fie
     onnx::tree_edits in_body;
     in_body.drop(lazy, t[1], 2);
     in_body.drop(lazy, 1, 0);
-    CHECK(listed(in_body.body_drops()) == std::vector<body_drop>{{t[1], 2}});
+    CHECK(listed(in_body.body_drops()) == std::vector<one_drop>{{t[1], 2}});
     CHECK(in_body.dropped_fields().size() == 1);
     CHECK(in_body.dropped(lazy.at(1).first_field));
 }

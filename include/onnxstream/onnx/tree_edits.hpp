@@ -79,11 +79,14 @@ public:
     /// Drops the field at `position` (0..field count - 1) of message `message_index` of
     /// `tree`, in the form the planner applies: by field index when the tree stores the
     /// message's fields, else as a drop in its body (message::fields_dropped), which the
-    /// planner applies as it reads the body again (message_tree::body): 8 bytes a drop,
-    /// where a tree that stored the body's fields would cost 20 bytes a field of every body.
+    /// planner applies as it reads the body again (message_tree::body): a bit in a 12-byte
+    /// row of the message's drops (body_drops), where a tree that stored the body's fields
+    /// would cost 20 bytes a field of every body (and a row a drop 8 a drop: a merged
+    /// tensor drops four, its external_data entries and data_location).
     void drop(const message_tree& tree, std::uint32_t message_index, std::uint32_t position);
     /// Room for `insertions` more insertions, of which `new_fields` add a new_field (or a
-    /// shared one) and `labels` a label, for `body_drops` more drops in bodies and for
+    /// shared one) and `labels` a label, for `body_drops` more messages with drops in
+    /// their bodies (one row each, for drops at positions under 32) and for
     /// `pool_bytes` more bytes of new payloads: a caller that knows how many it adds (one
     /// per tensor of a model of a million) spares the tables' growth slack, up to half of
     /// their size (and a growing table holds its old and new copy at once).
@@ -159,15 +162,23 @@ public:
         float_conversion conversion = float_conversion::none;
         friend bool operator==(const converted_field&, const converted_field&) = default;
     };
+    /// Drops in the body of message `message`: position 32 * word + b for each bit b set
+    /// in `bits` (bit 0 the lowest).
     struct body_drop {
+        static constexpr std::uint32_t positions = 32;  // a row's
         std::uint32_t message = 0;
-        std::uint32_t position = 0;
+        std::uint32_t word = 0;
+        std::uint32_t bits = 0;
+        /// Whether the row drops `position` (of its message).
+        [[nodiscard]] bool drops(std::uint32_t position) const noexcept {
+            return position / positions == word && ((bits >> (position % positions)) & 1U) != 0;
+        }
         friend bool operator==(const body_drop&, const body_drop&) = default;
     };
     /// The drops in bodies (drop(tree, ...) of a message whose fields the tree dropped),
-    /// sorted by (message, position), each once.
+    /// sorted by (message, word), one row each.
     [[nodiscard]] std::span<const body_drop> body_drops() const;
-    /// Those of message `message_index`, sorted by position.
+    /// Those of message `message_index`, sorted by word.
     [[nodiscard]] std::span<const body_drop> body_drops(std::uint32_t message_index) const;
     /// Insertions sorted by (message, position, call order).
     [[nodiscard]] std::span<const insertion> insertions() const;
