@@ -55,11 +55,17 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
         if (!model.model.tree.stores_fields(model.model.sites[b.site].message)) ++in_bodies;
     }
     // A tensor whose fields the tree dropped has its value fields dropped in its body: its
-    // external_data entries (location, offset, length) and data_location, four for most.
-    // Reserved up front, the table of a million tensors' drops does not grow by doubling
-    // (holding its old and new copy at once, then up to twice what it needs).
-    constexpr std::size_t usual_drops = 4;
-    edits.reserve(usable, usable, usable, in_bodies * usual_drops);
+    // external_data entries (location, offset, length) and data_location, one row for most
+    // (tree_edits::body_drop). Reserved up front, the table of a million tensors' drops
+    // does not grow by doubling (holding its old and new copy at once, then up to twice
+    // what it needs).
+    edits.reserve(usable, 0, 0, in_bodies);
+    // A record is the binding's index in model.data.tensors (`bindings` may be a copy of
+    // some of them, gone before the edits are planned): the bound model outlives them.
+    edits.set_inlined_values([&model](std::uint32_t record) {
+        const auto& b = model.data.tensors[binding_id{record}];
+        return inlined_value{bound_model::source_of_file(b.file).value, b.offset, b.length};
+    });
     // Bindings come in site (file) order: read on demand, the pages behind go (a million
     // bodies read again would otherwise map the whole file).
     tensor_pass pass(model.model);
@@ -71,10 +77,7 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
         const auto expected = expected_sha1(tensor, warnings);
         const auto check = expected ? edits.add_check({.tensor = std::string(tensor.name), .expected_sha1 = expected})
                                     : io::no_check;
-        auto raw_data = edits.slice(number(tensor_field::raw_data), bound_model::source_of_file(binding.file).value,
-                                    binding.offset, binding.length, check);
-        raw_data.label = edits.add_label(tensor.name);
-        edits.insert(tensor.message, position, raw_data);
+        edits.insert_inlined(tensor.message, position, model.binding_of(binding.site).value, check);
     }
 }
 

@@ -59,21 +59,31 @@ void tree_edits::drop(const message_tree& tree, std::uint32_t message_index, std
 }
 
 void tree_edits::drop_in_body(std::uint32_t message_index, std::uint32_t position) {
-    const body_drop drop{message_index, position};
+    const auto word = position / body_drop::positions;
+    const auto bit = std::uint32_t{1} << (position % body_drop::positions);
     if (!body_drops_.empty()) {
-        const auto& last = body_drops_.back();
-        if (last == drop) return;
-        if (std::tie(last.message, last.position) > std::tie(drop.message, drop.position)) body_drops_sorted_ = false;
+        auto& last = body_drops_.back();
+        if (last.message == message_index && last.word == word) {
+            last.bits |= bit;
+            return;
+        }
+        if (std::tie(last.message, last.word) > std::tie(message_index, word)) body_drops_sorted_ = false;
     }
-    body_drops_.push_back(drop);
+    body_drops_.push_back({message_index, word, bit});
 }
 
 std::span<const tree_edits::body_drop> tree_edits::body_drops() const {
     if (!body_drops_sorted_) {
-        const auto key = [](const body_drop& d) { return std::tie(d.message, d.position); };
-        std::sort(body_drops_.begin(), body_drops_.end(),
-                  [&](const body_drop& a, const body_drop& b) { return key(a) < key(b); });
-        body_drops_.erase(std::unique(body_drops_.begin(), body_drops_.end()), body_drops_.end());
+        // Rows of one (message, word) added apart become one, their bits joined.
+        const auto key = [](const body_drop& d) { return std::tie(d.message, d.word); };
+        std::stable_sort(body_drops_.begin(), body_drops_.end(),
+                         [&](const body_drop& a, const body_drop& b) { return key(a) < key(b); });
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < body_drops_.size(); ++i) {
+            if (kept > 0 && key(body_drops_[kept - 1]) == key(body_drops_[i])) body_drops_[kept - 1].bits |= body_drops_[i].bits;
+            else body_drops_[kept++] = body_drops_[i];
+        }
+        body_drops_.resize(kept);
         body_drops_sorted_ = true;
     }
     return body_drops_;
@@ -81,7 +91,7 @@ std::span<const tree_edits::body_drop> tree_edits::body_drops() const {
 
 std::span<const tree_edits::body_drop> tree_edits::body_drops(std::uint32_t message_index) const {
     const auto all = body_drops();
-    const auto [first, last] = std::equal_range(all.begin(), all.end(), body_drop{message_index, 0},
+    const auto [first, last] = std::equal_range(all.begin(), all.end(), body_drop{message_index, 0, 0},
                                                 [](const body_drop& a, const body_drop& b) { return a.message < b.message; });
     return {first, last};
 }
@@ -131,17 +141,36 @@ void tree_edits::insert_converted(std::uint32_t message_index, std::uint32_t pos
     push_insertion(message_index, position, static_cast<std::uint32_t>(found - converted_.begin()) | converted_bit);
 }
 
+void tree_edits::insert_inlined(std::uint32_t message_index, std::uint32_t position, std::uint32_t record, std::uint32_t check) {
+    push_insertion(message_index, position, record | inlined_bits);
+    if (check == io::no_check) return;
+    if (!inlined_checks_.empty() && inlined_checks_.back().first > record) inlined_checks_sorted_ = false;
+    inlined_checks_.emplace_back(record, check);
+}
+
+std::uint32_t tree_edits::inlined_check(const insertion& i) const noexcept {
+    if (inlined_checks_.empty()) return io::no_check;
+    if (!inlined_checks_sorted_) {
+        std::sort(inlined_checks_.begin(), inlined_checks_.end());
+        inlined_checks_sorted_ = true;
+    }
+    const auto record = i.what & ~inlined_bits;
+    const auto found = std::lower_bound(inlined_checks_.begin(), inlined_checks_.end(), std::make_pair(record, std::uint32_t{0}));
+    return found != inlined_checks_.end() && found->first == record ? found->second : io::no_check;
+}
+
 std::uint32_t tree_edits::add_external(external_entry entry) {
     externals_.push_back(std::move(entry));
     return static_cast<std::uint32_t>(externals_.size() - 1);
 }
 
 external_entry tree_edits::external(const insertion& i) const {
-    const auto record = i.what & ~external_bit;
+    const auto record = i.what & ~inlined_bits;
     return external_table_ ? external_table_(record) : externals_[record];
 }
 
 std::uint64_t tree_edits::encoded_size(const insertion& i) const {
+    if (is_inlined(i)) return proto::length_delimited_field_size(number(tensor_field::raw_data), inlined(i).length);
     if (!is_external(i)) return field(i).encoded_size();
     const entry_texts texts(external(i));
     std::uint64_t total = proto::tag_size(number(tensor_field::data_location)) + proto::varint_size(external_location);

@@ -1,5 +1,6 @@
 #include <onnxstream/plan/planner.hpp>
 
+#include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/float_conversion.hpp>
 #include <onnxstream/proto/varint.hpp>
 
@@ -46,7 +47,7 @@ struct rewrite_stream::state {
     // One at a time: nothing inside a body is a message the walk enters.
     std::optional<message_tree> body;
     std::uint32_t body_message = no_index;
-    std::span<const tree_edits::body_drop> drops;  // the body's drops, by position
+    std::span<const tree_edits::body_drop> drops;  // the body's drops, by word
     std::size_t next_drop = 0;
 
     // Where the emitter is: a message being written, the next of its fields, the next
@@ -106,8 +107,9 @@ struct rewrite_stream::state {
     // Whether the field at `position` of message m (read in increasing positions) is dropped.
     bool dropped(std::uint32_t m, std::uint32_t position) {
         if (tree->stores_fields(m)) return edits->dropped(tree->at(m).first_field + position);
-        while (next_drop < drops.size() && drops[next_drop].position < position) ++next_drop;
-        return next_drop < drops.size() && drops[next_drop].position == position;
+        const auto word = position / tree_edits::body_drop::positions;
+        while (next_drop < drops.size() && drops[next_drop].word < word) ++next_drop;
+        return next_drop < drops.size() && drops[next_drop].drops(position);
     }
 
     // The field a converted insertion reads: the one at its position, none in a body that
@@ -195,6 +197,10 @@ struct rewrite_stream::state {
             converted(plan, fields, ins);
             return;
         }
+        if (tree_edits::is_inlined(ins)) {
+            inlined(plan, fields, ins);
+            return;
+        }
         const new_field& f = edits->field(ins);
         if (f.kind == new_field::payload_kind::varint) {
             put_varint(plan, proto::make_tag(f.number, proto::wire_type::varint));
@@ -208,6 +214,21 @@ struct rewrite_stream::state {
         if (f.kind == new_field::payload_kind::bytes) plan.emit(edits->pool().subspan(f.offset, f.length));
         else if (f.conversion != onnx::float_conversion::none) plan.convert(f.source, f.offset, f.length, f.conversion, f.check);
         else plan.copy(f.source, f.offset, f.length, f.check);
+    }
+
+    // A tensor's raw_data from a slice (tree_edits::insert_inlined), labelled with the
+    // tensor's name field (none in a body that did not read).
+    void inlined(write_plan& plan, std::span<const onnx::field_entry> fields, const tree_edits::insertion& ins) {
+        const auto value = edits->inlined(ins);
+        for (auto f = fields.rbegin(); f != fields.rend(); ++f) {
+            if (f->number() != onnx::number(onnx::tensor_field::name) || f->type() != proto::wire_type::length_delimited)
+                continue;
+            plan.label(std::string(tree->text(*f)));
+            break;
+        }
+        put_varint(plan, proto::make_tag(onnx::number(onnx::tensor_field::raw_data), proto::wire_type::length_delimited));
+        put_varint(plan, value.length);
+        plan.copy(value.source, value.offset, value.length, edits->inlined_check(ins));
     }
 
     void converted(write_plan& plan, std::span<const onnx::field_entry> fields, const tree_edits::insertion& ins) {

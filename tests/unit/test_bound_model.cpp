@@ -121,8 +121,13 @@ TEST_CASE("inlining drops the value fields and adds raw_data; the size is what m
     // one raw_data slice of 32 bytes added.
     CHECK(edits.dropped_fields().size() == 5);
     REQUIRE(edits.insertions().size() == 1);
-    CHECK(edits.field(edits.insertions()[0]).source == 1);
-    CHECK(edits.field(edits.insertions()[0]).length == 32);
+    // A record of the bindings, not a new_field: the slice is the binding's.
+    const auto& inserted = edits.insertions()[0];
+    REQUIRE(onnx::tree_edits::is_inlined(inserted));
+    const auto& binding = bound.data.tensors[onnx::binding_id{0}];
+    CHECK(edits.inlined(inserted) == onnx::inlined_value{1, binding.offset, 32});
+    CHECK(edits.inlined_check(inserted) == 0);
+    CHECK(edits.labels().empty());
 }
 
 TEST_CASE("storing a value externally writes the entries after every other field") {

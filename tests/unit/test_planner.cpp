@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 
 using namespace onnxstream;
@@ -215,6 +216,70 @@ TEST_CASE("a labelled slice names the tensor being written for progress, from it
     CHECK(first + 2 + r.other.size() <= p->size());
 }
 
+TEST_CASE("an inlined raw_data plans as the labelled slice it stands for: the same bytes, label and check") {
+    const labelled_rewrite slice;
+    onnx::tree_edits edits;
+    const auto& raw = slice.tree.fields(2)[3];
+    edits.drop(static_cast<std::uint32_t>(&raw - slice.tree.all_fields().data()));
+    const auto check = edits.add_check({.tensor = "w", .expected_sha1 = {}});
+    edits.set_inlined_values([&](std::uint32_t record) {
+        CHECK(record == 42);
+        return onnx::inlined_value{1, 0, slice.other.size()};
+    });
+    edits.insert_inlined(2, 3, 42, check);
+    // The slice with the same check, for the operations to compare.
+    onnx::tree_edits expected;
+    expected.drop(static_cast<std::uint32_t>(&raw - slice.tree.all_fields().data()));
+    auto field = expected.slice(9, 1, 0, slice.other.size(), expected.add_check({.tensor = "w", .expected_sha1 = {}}));
+    field.label = expected.add_label("w");
+    expected.insert(2, 3, field);
+    const auto p = plan::plan_rewrite(slice.tree, edits);
+    const auto e = plan::plan_rewrite(slice.tree, expected);
+    REQUIRE(p);
+    REQUIRE(e);
+    CHECK(p->describe() == e->describe());
+    CHECK(execute(*p, slice.bytes, slice.other) == execute(*e, slice.bytes, slice.other));
+    CHECK(p->size() == plan::planned_size(slice.tree, edits));
+    CHECK(p->label_at(p->size() - 1) == "w");  // the tensor's own name field
+    CHECK(p->label_at(0).empty());
+    std::size_t checked = 0;
+    for (const auto& op : p->operations()) checked += op.check == check ? 1 : 0;
+    CHECK(checked == 1);
+}
+
+TEST_CASE("an inlined raw_data in a body read again is labelled with its name there, after its drops") {
+    // A tensor whose fields the tree dropped (on demand): its drops are in its body.
+    proto_builder t;
+    t.varint_field(1, 4).varint_field(2, 1).string_field(8, "w0").varint_field(14, 1);
+    proto_builder graph;
+    graph.message_field(5, t);
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto bytes = model.take();
+    onnx::tree_options options;
+    options.tensors = onnx::tensor_fields::on_demand;
+    const auto tree = onnx::message_tree::parse(bytes, options);
+    REQUIRE_MESSAGE(tree, (tree ? "" : tree.error().describe()));
+    const auto tensor = tensor_messages(*tree).at(0);
+    REQUIRE_FALSE(tree->stores_fields(tensor));
+    const auto other = test_support::float_bytes({1, 2, 3, 4});
+    onnx::tree_edits edits;
+    edits.drop(*tree, tensor, 3);  // data_location
+    edits.set_inlined_values([&](std::uint32_t) { return onnx::inlined_value{1, 0, other.size()}; });
+    edits.insert_inlined(tensor, 3, 0);
+    const auto p = plan::plan_rewrite(*tree, edits);
+    REQUIRE(p);
+    CHECK(p->size() == plan::planned_size(*tree, edits));
+    CHECK(p->label_at(p->size() - 1) == "w0");
+    const auto out = execute(*p, bytes, other);
+    const auto reparsed = onnx::message_tree::parse(out);
+    REQUIRE(reparsed);
+    const auto fields = reparsed->fields(tensor_messages(*reparsed).at(0));
+    REQUIRE(fields.size() == 4);
+    CHECK(fields[3].number() == 9);
+    CHECK(fields[3].payload_length() == other.size());
+}
+
 TEST_CASE("a plan streamed a window at a time holds the same operations as the whole plan") {
     labelled_rewrite r;
     const auto& tree = r.tree;
@@ -357,7 +422,7 @@ TEST_CASE("store_external and drop_value_fields address a dropped body by positi
     edit(lazy, on_lazy);
     CHECK(on_full.body_drops().empty());
     CHECK(on_lazy.dropped_fields().empty());
-    CHECK(on_lazy.body_drops().size() == 4);  // a's raw_data, b's two float_data, c's raw_data
+    CHECK(on_lazy.body_drops().size() == 3);  // a's raw_data, b's two float_data (one row), c's raw_data
     const auto expected = rewritten(full, on_full, bytes);
     CHECK(rewritten(lazy, on_lazy, bytes) == expected);
     const auto reparsed = onnx::message_tree::parse(expected);
@@ -365,6 +430,47 @@ TEST_CASE("store_external and drop_value_fields address a dropped body by positi
     const auto b = reparsed->fields(tensor_messages(*reparsed)[1]);
     CHECK(b.back().number() == 14);  // data_location, after the entries
     for (const auto& f : b) CHECK(f.number() != 4);
+}
+
+TEST_CASE("drops in a body past its 32nd field (rows of several words) rewrite as the full tree does") {
+    // A tensor of 70 unpacked float_data values between its other fields: its value
+    // fields are positions 2..36 and 38..72, three words of drops.
+    proto_builder t;
+    t.varint_field(1, 70).varint_field(2, 1);
+    for (std::uint32_t i = 0; i < 35; ++i) t.fixed32_field(4, i);
+    t.string_field(8, "many");
+    for (std::uint32_t i = 35; i < 70; ++i) t.fixed32_field(4, i);
+    t.string_field(1000, "after");  // an unknown field, kept
+    proto_builder graph;
+    graph.message_field(5, t).message_field(5, t);
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto bytes = model.take();
+    const auto full = parse_tree(bytes, onnx::tensor_fields::stored);
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
+    const auto tensors = tensor_messages(full);
+    REQUIRE(tensors.size() == 2);
+    onnx::tree_edits on_full;
+    onnx::tree_edits on_lazy;
+    for (auto [tree, edits] : {std::pair{&full, &on_full}, std::pair{&lazy, &on_lazy}}) {
+        // The second tensor's drops first: the rows are sorted when read.
+        onnx::store_external(*tree, tensors[1], onnx::external_entry{"w.data", 0, 280, std::nullopt}, *edits);
+        const auto position = onnx::drop_value_fields(*tree, tensors[0], *edits);
+        CHECK(position == 2);
+        edits->insert(tensors[0], position, edits->bytes(9, test_support::float_bytes({6})));
+    }
+    CHECK(on_lazy.body_drops().size() == 6);  // three words each
+    const auto expected = rewritten(full, on_full, bytes);
+    CHECK(rewritten(lazy, on_lazy, bytes) == expected);
+    const auto reparsed = onnx::message_tree::parse(expected);
+    REQUIRE(reparsed);
+    for (const auto m : tensor_messages(*reparsed)) {
+        std::vector<std::uint32_t> numbers;
+        for (const auto& f : reparsed->fields(m)) numbers.push_back(f.number());
+        CHECK(std::count(numbers.begin(), numbers.end(), 4) == 0);
+        CHECK(std::count(numbers.begin(), numbers.end(), 8) == 1);
+        CHECK(std::count(numbers.begin(), numbers.end(), 1000) == 1);
+    }
 }
 
 TEST_CASE("the planner reads dropped bodies in file order in each pass, and says where it is") {

@@ -16,7 +16,20 @@ using test_support::tensor_messages;
 
 namespace {
 
-std::vector<body_drop> listed(std::span<const body_drop> drops) { return {drops.begin(), drops.end()}; }
+// One drop in a body, for comparison: the rows (body_drop) spelled out.
+struct one_drop {
+    std::uint32_t message = 0;
+    std::uint32_t position = 0;
+    friend bool operator==(const one_drop&, const one_drop&) = default;
+};
+
+std::vector<one_drop> listed(std::span<const body_drop> rows) {
+    std::vector<one_drop> out;
+    for (const auto& row : rows)
+        for (std::uint32_t b = 0; b < body_drop::positions; ++b)
+            if (((row.bits >> b) & 1U) != 0) out.push_back({row.message, row.word * body_drop::positions + b});
+    return out;
+}
 
 // A graph of `count` initializers of three fields each (dims, data_type, name).
 std::vector<std::byte> tensors_model(int count) {
@@ -48,9 +61,9 @@ TEST_CASE("drops in bodies come back sorted by message and position, each once, 
     edits.drop(lazy, t[4], 0);
     edits.drop(lazy, t[4], 0);  // twice in a row
     CHECK_FALSE(edits.empty());
-    CHECK(listed(edits.body_drops()) == std::vector<body_drop>{{t[1], 0}, {t[3], 1}, {t[3], 2}, {t[4], 0}});
-    CHECK(listed(edits.body_drops(t[3])) == std::vector<body_drop>{{t[3], 1}, {t[3], 2}});
-    CHECK(listed(edits.body_drops(t[1])) == std::vector<body_drop>{{t[1], 0}});
+    CHECK(listed(edits.body_drops()) == std::vector<one_drop>{{t[1], 0}, {t[3], 1}, {t[3], 2}, {t[4], 0}});
+    CHECK(listed(edits.body_drops(t[3])) == std::vector<one_drop>{{t[3], 1}, {t[3], 2}});
+    CHECK(listed(edits.body_drops(t[1])) == std::vector<one_drop>{{t[1], 0}});
     CHECK(edits.body_drops(t[2]).empty());
     CHECK(edits.body_drops(t[4] + 1).empty());
     // A drop in a body is not a drop of a stored field of the same number.
@@ -58,8 +71,9 @@ TEST_CASE("drops in bodies come back sorted by message and position, each once, 
     CHECK(edits.dropped_fields().empty());
     // Added after a sort: sorted again.
     edits.drop(lazy, t[0], 2);
-    CHECK(listed(edits.body_drops()).front() == body_drop{t[0], 2});
-    CHECK(edits.body_drops().size() == 5);
+    CHECK(listed(edits.body_drops()).front() == one_drop{t[0], 2});
+    CHECK(listed(edits.body_drops()).size() == 5);
+    CHECK(edits.body_drops().size() == 4);  // t[3]'s two in one row
 }
 
 TEST_CASE("drops in bodies added in order stay as added") {
@@ -71,7 +85,33 @@ TEST_CASE("drops in bodies added in order stay as added") {
     edits.drop(lazy, t[0], 0);
     edits.drop(lazy, t[0], 2);
     edits.drop(lazy, t[2], 1);
-    CHECK(listed(edits.body_drops()) == std::vector<body_drop>{{t[0], 0}, {t[0], 2}, {t[2], 1}});
+    CHECK(listed(edits.body_drops()) == std::vector<one_drop>{{t[0], 0}, {t[0], 2}, {t[2], 1}});
+    // One row a message: a tensor's drops cost 12 bytes, not 8 each.
+    CHECK(edits.body_drops().size() == 2);
+    CHECK(edits.body_drops()[0] == body_drop{t[0], 0, 0b101});
+}
+
+TEST_CASE("drops in bodies past position 31 take a row a word of 32 positions, kept in order and joined when apart") {
+    // The positions need not exist: the rows only record them.
+    const auto bytes = tensors_model(3);
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
+    const auto t = tensor_messages(lazy);
+    onnx::tree_edits edits;
+    // Positions of t[1] out of order, across three words, twice some, between drops of
+    // other messages.
+    for (const auto& [message, position] : std::vector<one_drop>{
+             {t[1], 64}, {t[1], 31}, {t[1], 0}, {t[0], 40}, {t[1], 32}, {t[1], 31}, {t[2], 1000000}, {t[1], 95}, {t[0], 40}})
+        edits.drop(lazy, message, position);
+    CHECK(listed(edits.body_drops()) ==
+          std::vector<one_drop>{{t[0], 40}, {t[1], 0}, {t[1], 31}, {t[1], 32}, {t[1], 64}, {t[1], 95}, {t[2], 1000000}});
+    CHECK(listed(edits.body_drops(t[1])) == std::vector<one_drop>{{t[1], 0}, {t[1], 31}, {t[1], 32}, {t[1], 64}, {t[1], 95}});
+    CHECK(edits.body_drops(t[1]).size() == 3);  // words 0, 1 and 2
+    const auto row = edits.body_drops(t[2]);
+    REQUIRE(row.size() == 1);
+    CHECK(row[0].drops(1000000));
+    CHECK_FALSE(row[0].drops(1000001));
+    CHECK_FALSE(row[0].drops(1000000 % 32));  // another word's position
+    CHECK(edits.body_drops(t[2] + 1).empty());
 }
 
 TEST_CASE("a drop by position in a message the tree stores is a drop of that field, never one in a body") {
@@ -95,7 +135,7 @@ TEST_CASE("a drop by position in a message the tree stores is a drop of that fie
     onnx::tree_edits in_body;
     in_body.drop(lazy, t[1], 2);
     in_body.drop(lazy, 1, 0);
-    CHECK(listed(in_body.body_drops()) == std::vector<body_drop>{{t[1], 2}});
+    CHECK(listed(in_body.body_drops()) == std::vector<one_drop>{{t[1], 2}});
     CHECK(in_body.dropped_fields().size() == 1);
     CHECK(in_body.dropped(lazy.at(1).first_field));
 }
@@ -146,4 +186,61 @@ TEST_CASE("a converted payload is 2 bytes a whole float32 value") {
     CHECK(onnx::tree_edits::converted_length(0) == 0);
     CHECK(onnx::tree_edits::converted_length(16) == 8);
     CHECK(onnx::tree_edits::converted_length(18) == 8);  // a remainder is not written
+}
+
+TEST_CASE("inlined insertions are a record of the caller's table and a check when given, neither external nor converted") {
+    onnx::tree_edits edits;
+    edits.set_inlined_values([](std::uint32_t record) {
+        return onnx::inlined_value{1, 16ULL * record, record == 7 ? 300U : 16U};
+    });
+    const auto check = edits.add_check({.tensor = "b", .expected_sha1 = {}});
+    edits.insert_inlined(9, 2, 7, check);
+    edits.insert_inlined(4, 1, 3);
+    edits.insert_external(5, 0, edits.add_external({"w.data", 0, 4, std::nullopt}));
+    edits.insert_converted(6, 0, 9, onnx::float_conversion::float32_to_float16);
+    edits.insert_inlined(3, 0, (1U << 30) - 1);  // the largest record
+    const auto insertions = edits.insertions();
+    REQUIRE(insertions.size() == 5);
+    CHECK(insertions[0].message == 3);
+    CHECK(insertions[1].message == 4);
+    CHECK(insertions[4].message == 9);
+    for (const std::size_t i : {0U, 1U, 4U}) {
+        CHECK(onnx::tree_edits::is_inlined(insertions[i]));
+        CHECK_FALSE(onnx::tree_edits::is_external(insertions[i]));
+        CHECK_FALSE(onnx::tree_edits::is_converted(insertions[i]));
+    }
+    CHECK_FALSE(onnx::tree_edits::is_inlined(insertions[2]));  // external
+    CHECK(onnx::tree_edits::is_external(insertions[2]));
+    CHECK(edits.external(insertions[2]).location == "w.data");
+    CHECK_FALSE(onnx::tree_edits::is_inlined(insertions[3]));  // converted
+    CHECK(onnx::tree_edits::is_converted(insertions[3]));
+    CHECK(edits.inlined(insertions[0]) == onnx::inlined_value{1, 16ULL * ((1U << 30) - 1), 16});
+    CHECK(edits.inlined(insertions[1]) == onnx::inlined_value{1, 48, 16});
+    CHECK(edits.inlined(insertions[4]) == onnx::inlined_value{1, 112, 300});
+    CHECK(edits.inlined_check(insertions[0]) == io::no_check);
+    CHECK(edits.inlined_check(insertions[1]) == io::no_check);
+    CHECK(edits.inlined_check(insertions[4]) == check);
+    // raw_data (9): tag, a length varint of 1 or 2 bytes, the payload.
+    CHECK(edits.encoded_size(insertions[1]) == 1 + 1 + 16);
+    CHECK(edits.encoded_size(insertions[4]) == 1 + 2 + 300);
+    CHECK(edits.pool().empty());
+    CHECK(edits.labels().empty());
+}
+
+TEST_CASE("checks of inlined insertions added out of record order are found by record") {
+    onnx::tree_edits edits;
+    edits.set_inlined_values([](std::uint32_t) { return onnx::inlined_value{1, 0, 4}; });
+    std::vector<std::uint32_t> checks;
+    for (const std::uint32_t record : {5U, 2U, 9U, 0U}) {
+        checks.push_back(edits.add_check({.tensor = std::to_string(record), .expected_sha1 = {}}));
+        edits.insert_inlined(record, 0, record, checks.back());
+    }
+    edits.insert_inlined(7, 0, 7);
+    const auto insertions = edits.insertions();  // by message: records 0, 2, 5, 7, 9
+    REQUIRE(insertions.size() == 5);
+    CHECK(edits.inlined_check(insertions[0]) == checks[3]);
+    CHECK(edits.inlined_check(insertions[1]) == checks[1]);
+    CHECK(edits.inlined_check(insertions[2]) == checks[0]);
+    CHECK(edits.inlined_check(insertions[3]) == io::no_check);
+    CHECK(edits.inlined_check(insertions[4]) == checks[2]);
 }

@@ -10,7 +10,8 @@
 // The fields that point a tensor at external data (its external_data entries and
 // data_location) are one insertion, a record number the planner turns into bytes only
 // when it writes them: a split of 1M tensors then costs 16 bytes an edit, not five
-// encoded fields a tensor.
+// encoded fields a tensor. The way back (merge) is one insertion too: a record number the
+// caller's table turns into the slice of a data file that holds the tensor's bytes.
 #pragma once
 
 #include <onnxstream/io/write_operation.hpp>
@@ -25,6 +26,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace onnxstream::onnx {
@@ -59,6 +61,18 @@ struct external_entry {
 /// The entry of record `record` (see tree_edits::insert_external).
 using external_entries = std::function<external_entry(std::uint32_t record)>;
 
+/// Where the bytes of an inlined tensor are (tree_edits::insert_inlined): `length` bytes at
+/// `offset` of writer source `source`.
+struct inlined_value {
+    std::uint32_t source = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    friend bool operator==(const inlined_value&, const inlined_value&) = default;
+};
+
+/// The value of record `record` (see tree_edits::insert_inlined).
+using inlined_values = std::function<inlined_value(std::uint32_t record)>;
+
 class tree_edits {
 public:
     /// Drops field `field_index` of the tree (a field the tree stores).
@@ -66,11 +80,14 @@ public:
     /// Drops the field at `position` (0..field count - 1) of message `message_index` of
     /// `tree`, in the form the planner applies: by field index when the tree stores the
     /// message's fields, else as a drop in its body (message::fields_dropped), which the
-    /// planner applies as it reads the body again (message_tree::body): 8 bytes a drop,
-    /// where a tree that stored the body's fields would cost 20 bytes a field of every body.
+    /// planner applies as it reads the body again (message_tree::body): a bit in a 12-byte
+    /// row of the message's drops (body_drops), where a tree that stored the body's fields
+    /// would cost 20 bytes a field of every body (and a row a drop 8 a drop: a merged
+    /// tensor drops four, its external_data entries and data_location).
     void drop(const message_tree& tree, std::uint32_t message_index, std::uint32_t position);
     /// Room for `insertions` more insertions, of which `new_fields` add a new_field (or a
-    /// shared one) and `labels` a label, for `body_drops` more drops in bodies and for
+    /// shared one) and `labels` a label, for `body_drops` more messages with drops in
+    /// their bodies (one row each, for drops at positions under 32) and for
     /// `pool_bytes` more bytes of new payloads: a caller that knows how many it adds (one
     /// per tensor of a model of a million) spares the tables' growth slack, up to half of
     /// their size (and a growing table holds its old and new copy at once).
@@ -102,6 +119,16 @@ public:
     /// Entries come from `table` from now on, for every insert_external (a caller that
     /// keeps where each tensor goes need not copy it; `table` must outlive the planning).
     void set_external_entries(external_entries table) { external_table_ = std::move(table); }
+    /// Inserts before `position` of tensor message `message_index` its raw_data, holding the
+    /// bytes `table` (set_inlined_values) says for `record` (< 2^30), copied by the writer
+    /// (a slice: the bytes never pass through the heap) and checked by `check` (add_check)
+    /// unless none; while they are written, progress names the tensor by the message's own
+    /// name field. 16 bytes an insertion (and 8 a check), where a slice new_field and its
+    /// label cost 64: merge of a million tiny tensors.
+    void insert_inlined(std::uint32_t message_index, std::uint32_t position, std::uint32_t record,
+                        std::uint32_t check = io::no_check);
+    /// Values come from `table` for every insert_inlined (`table` must outlive the planning).
+    void set_inlined_values(inlined_values table) { inlined_table_ = std::move(table); }
 
     [[nodiscard]] new_field varint(std::uint32_t number, std::uint64_t value) const;
     [[nodiscard]] new_field bytes(std::uint32_t number, std::span<const std::byte> payload);
@@ -129,27 +156,42 @@ public:
         std::uint32_t what = 0;  // index into the new fields, or with external_bit an external record
     };
     static constexpr std::uint32_t external_bit = 1U << 31;
-    static constexpr std::uint32_t converted_bit = 1U << 30;  // with an index into the converted kinds
+    static constexpr std::uint32_t converted_bit = 1U << 30;                     // with an index into the converted kinds
+    static constexpr std::uint32_t inlined_bits = external_bit | converted_bit;  // with an inlined record
     struct converted_field {
         std::uint32_t number = 0;
         float_conversion conversion = float_conversion::none;
         friend bool operator==(const converted_field&, const converted_field&) = default;
     };
+    /// Drops in the body of message `message`: position 32 * word + b for each bit b set
+    /// in `bits` (bit 0 the lowest).
     struct body_drop {
+        static constexpr std::uint32_t positions = 32;  // a row's
         std::uint32_t message = 0;
-        std::uint32_t position = 0;
+        std::uint32_t word = 0;
+        std::uint32_t bits = 0;
+        /// Whether the row drops `position` (of its message).
+        [[nodiscard]] bool drops(std::uint32_t position) const noexcept {
+            return position / positions == word && ((bits >> (position % positions)) & 1U) != 0;
+        }
         friend bool operator==(const body_drop&, const body_drop&) = default;
     };
     /// The drops in bodies (drop(tree, ...) of a message whose fields the tree dropped),
-    /// sorted by (message, position), each once.
+    /// sorted by (message, word), one row each.
     [[nodiscard]] std::span<const body_drop> body_drops() const;
-    /// Those of message `message_index`, sorted by position.
+    /// Those of message `message_index`, sorted by word.
     [[nodiscard]] std::span<const body_drop> body_drops(std::uint32_t message_index) const;
     /// Insertions sorted by (message, position, call order).
     [[nodiscard]] std::span<const insertion> insertions() const;
-    /// The field an insertion adds; only for one neither external nor converted.
+    /// The field an insertion adds; only for one neither external, converted nor inlined.
     [[nodiscard]] const new_field& field(const insertion& i) const noexcept { return fields_[i.what]; }
-    [[nodiscard]] static bool is_external(const insertion& i) noexcept { return (i.what & external_bit) != 0; }
+    [[nodiscard]] static bool is_external(const insertion& i) noexcept { return (i.what & inlined_bits) == external_bit; }
+    /// Whether an insertion is insert_inlined's (a tensor's raw_data, from a slice).
+    [[nodiscard]] static bool is_inlined(const insertion& i) noexcept { return (i.what & inlined_bits) == inlined_bits; }
+    /// The slice an inlined insertion copies, from the table.
+    [[nodiscard]] inlined_value inlined(const insertion& i) const { return inlined_table_(i.what & ~inlined_bits); }
+    /// The check of an inlined insertion's bytes (index into checks()), or io::no_check.
+    [[nodiscard]] std::uint32_t inlined_check(const insertion& i) const noexcept;
     /// Whether an insertion is insert_converted's (its bytes come from its position's field).
     [[nodiscard]] static bool is_converted(const insertion& i) noexcept {
         return (i.what & (external_bit | converted_bit)) == converted_bit;
@@ -186,6 +228,11 @@ private:
     std::vector<external_entry> externals_;
     std::vector<converted_field> converted_;  // the kinds insert_converted was asked for, each once
     external_entries external_table_;
+    inlined_values inlined_table_;
+    // (record, check) of the inlined insertions that have a check: few (a checksum key is
+    // rare), sorted by record when first read.
+    mutable std::vector<std::pair<std::uint32_t, std::uint32_t>> inlined_checks_;
+    mutable bool inlined_checks_sorted_ = true;
     std::vector<std::byte> pool_;
     std::vector<io::stream_check> checks_;
     std::vector<std::string_view> labels_;
