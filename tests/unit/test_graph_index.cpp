@@ -279,6 +279,56 @@ TEST_CASE("graph_model: every edit marks what it dirties") {
     CHECK(m.nodes[relu].changed);
 }
 
+TEST_CASE("graph_model: every edit and every name added moves the revision; reads and compact do not") {
+    // analyze reuses a model whose revision did not move instead of building it again: an
+    // edit that did not move it would leak into the next pass's findings.
+    harness h(branchy_model());
+    auto& m = h.model();
+    auto last = m.revision();
+    const auto moved = [&] {
+        const auto now = m.revision();
+        const bool forward = now > last;
+        last = now;
+        return forward;
+    };
+    const graph_index index(m);  // reads change nothing
+    (void)m.attributes(h.node_named("relu"));
+    (void)m.node_label(h.node_named("if"));
+    (void)m.names.find("X");
+    m.compact();
+    CHECK(!moved());
+    const auto fresh = m.names.fresh("renamed");
+    CHECK(moved());
+    const auto relu = h.node_named("relu");
+    const auto w = m.scopes[main_scope].initializers[0];
+    m.set_input(relu, 0, fresh);
+    CHECK(moved());
+    m.set_output(relu, 0, fresh);
+    CHECK(moved());
+    m.set_graph_output(main_scope, 0, fresh);
+    CHECK(moved());
+    m.drop_attribute(relu, "alpha");
+    CHECK(moved());
+    m.set_attribute(relu, {.name = "axis", .i = 1, .ints = {}});
+    CHECK(moved());
+    m.rename_tensor(w, fresh);
+    CHECK(moved());
+    m.rename_value_infos(main_scope, fresh, fresh);
+    CHECK(moved());
+    (void)m.add_node(main_scope, relu, "Neg", {fresh}, {fresh}, "");
+    CHECK(moved());
+    (void)m.add_tensor(main_scope, fresh, 1, {1}, {});
+    CHECK(moved());
+    (void)m.move_contents(scope_id{1}, main_scope, h.node_named("if"));
+    CHECK(moved());
+    m.remove_tensor(w);
+    CHECK(moved());
+    m.remove_node(h.node_named("mul"));
+    CHECK(moved());
+    m.compact();
+    CHECK(!moved());
+}
+
 TEST_CASE("graph_model: moving a branch's contents up places its nodes before the node given") {
     harness h(branchy_model());
     auto& m = h.model();

@@ -350,6 +350,14 @@ public:
     /// Nodes that are live now, over all scopes.
     [[nodiscard]] std::size_t live_node_count() const;
 
+    /// A number every edit moves forward: each edit member function above, and a name
+    /// added to `names` (a pass's fresh name changes what later ones make). The same number
+    /// at two times means the model is as it was then, so a caller may reuse it instead of
+    /// building it again (analyze runs each pass on the model as read, and builds a new one
+    /// only after a pass changed it). Edits made by writing the public arrays directly are
+    /// not seen: passes edit through the member functions.
+    [[nodiscard]] std::uint64_t revision() const noexcept { return edits_ + names.size(); }
+
     name_table names;
     indexed_vector<scope_id, scope> scopes;  // 0 is the main graph; a scope's parent always has a smaller id
     indexed_vector<node_id, node> nodes;
@@ -361,6 +369,7 @@ public:
 private:
     struct builder;
     const onnx::model_file* file_ = nullptr;
+    std::uint64_t edits_ = 0;  // edit member functions called (revision)
     std::vector<site_id> site_of_message_;  // per tree message
     std::vector<std::pair<std::string, std::int64_t>> opsets_;
     name_table kept_;  // text behind the views of nodes passes made (not value names: `names` stays as it was)
