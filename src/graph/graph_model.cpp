@@ -109,7 +109,8 @@ struct graph_model::builder {
             // view of the mapping would fault every node's page back in after the walk.
             else if (k == number(onnx::node_field::op_type)) n.op_type = model.keep(tree.text(f));
             else if (k == number(onnx::node_field::domain)) n.domain = model.keep(tree.text(f));
-            else if (k == number(onnx::node_field::overload)) n.overload = model.keep(tree.text(f));
+            else if (k == number(onnx::node_field::overload) && !tree.text(f).empty())
+                n.extras().overload = model.keep(tree.text(f));
         }
         if (n.domain == "ai.onnx") n.domain = {};
         const auto id = model.nodes.push_back(std::move(n));
@@ -237,8 +238,6 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
     graph_model model;
     model.file_ = &file;
     const auto& tree = file.tree;
-    model.site_of_message_.assign(tree.messages().size(), none);
-    for (const auto site : file.sites.ids()) model.site_of_message_[file.sites[site].message] = site;
 
     std::uint32_t main_graph = none;
     for (const auto& f : tree.fields(0)) {
@@ -382,7 +381,14 @@ void graph_model::set_attribute(node_id n, integer_attribute a) {
 }
 
 site_id graph_model::site_of(std::uint32_t tensor_message) const {
-    return tensor_message < site_of_message_.size() ? site_of_message_[tensor_message] : site_id{none};
+    // Sought in the sites, which are in message order (find_tensors), rather than kept in
+    // a table by message: that took 4 bytes for every message of the tree, a million
+    // nodes' among them, to find the few that are tensors.
+    const auto& sites = file_->sites;
+    const auto at = std::lower_bound(sites.begin(), sites.end(), tensor_message,
+                                     [](const onnx::tensor_site& s, std::uint32_t m) { return s.message < m; });
+    if (at == sites.end() || at->message != tensor_message) return none;
+    return site_id{static_cast<std::uint32_t>(at - sites.begin())};
 }
 
 std::int32_t graph_model::tensor_type(tensor_id t) const {
