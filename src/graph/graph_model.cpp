@@ -109,7 +109,8 @@ struct graph_model::builder {
             // view of the mapping would fault every node's page back in after the walk.
             else if (k == number(onnx::node_field::op_type)) n.op_type = model.keep(tree.text(f));
             else if (k == number(onnx::node_field::domain)) n.domain = model.keep(tree.text(f));
-            else if (k == number(onnx::node_field::overload)) n.overload = model.keep(tree.text(f));
+            else if (k == number(onnx::node_field::overload) && !tree.text(f).empty())
+                n.extras().overload = model.keep(tree.text(f));
         }
         if (n.domain == "ai.onnx") n.domain = {};
         const auto id = model.nodes.push_back(std::move(n));
@@ -237,8 +238,6 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
     graph_model model;
     model.file_ = &file;
     const auto& tree = file.tree;
-    model.site_of_message_.assign(tree.messages().size(), none);
-    for (const auto site : file.sites.ids()) model.site_of_message_[file.sites[site].message] = site;
 
     std::uint32_t main_graph = none;
     for (const auto& f : tree.fields(0)) {
@@ -367,6 +366,7 @@ std::vector<attribute_value> graph_model::attributes(node_id n) const {
 }
 
 void graph_model::set_attribute(node_id n, integer_attribute a) {
+    ++edits_;
     auto& nd = nodes[n];
     if (std::find(nd.dropped_attributes().begin(), nd.dropped_attributes().end(), a.name) == nd.dropped_attributes().end())
         nd.extras().dropped_attributes.push_back(a.name);
@@ -381,7 +381,14 @@ void graph_model::set_attribute(node_id n, integer_attribute a) {
 }
 
 site_id graph_model::site_of(std::uint32_t tensor_message) const {
-    return tensor_message < site_of_message_.size() ? site_of_message_[tensor_message] : site_id{none};
+    // Sought in the sites, which are in message order (find_tensors), rather than kept in
+    // a table by message: that took 4 bytes for every message of the tree, a million
+    // nodes' among them, to find the few that are tensors.
+    const auto& sites = file_->sites;
+    const auto at = std::lower_bound(sites.begin(), sites.end(), tensor_message,
+                                     [](const onnx::tensor_site& s, std::uint32_t m) { return s.message < m; });
+    if (at == sites.end() || at->message != tensor_message) return none;
+    return site_id{static_cast<std::uint32_t>(at - sites.begin())};
 }
 
 std::int32_t graph_model::tensor_type(tensor_id t) const {
@@ -417,6 +424,7 @@ std::uint64_t graph_model::tensor_bytes(tensor_id t) const {
 }
 
 void graph_model::remove_node(node_id n) {
+    ++edits_;
     auto& nd = nodes[n];
     if (nd.removed) return;
     nd.removed = true;
@@ -433,6 +441,7 @@ void graph_model::remove_node(node_id n) {
 }
 
 void graph_model::remove_tensor(tensor_id t) {
+    ++edits_;
     if (tensors[t].removed) return;
     tensors[t].removed = true;
     scopes[tensors[t].scope].changed = true;
@@ -440,6 +449,7 @@ void graph_model::remove_tensor(tensor_id t) {
 
 node_id graph_model::add_node(scope_id s, node_id after, std::string_view op_type, name_list inputs, name_list outputs,
                               std::string_view name) {
+    ++edits_;
     const auto id = nodes.push_back({.scope = s,
                                      .original_scope = s,
                                      .changed = true,
@@ -456,6 +466,7 @@ node_id graph_model::add_node(scope_id s, node_id after, std::string_view op_typ
 
 tensor_id graph_model::add_tensor(scope_id s, name_id name, std::int32_t data_type, std::vector<std::int64_t> dims,
                                   computed_values values) {
+    ++edits_;
     const auto recipe = static_cast<std::uint32_t>(computed_.size());
     computed_.push_back({data_type, std::move(dims), std::move(values)});
     const auto id = tensors.push_back({.scope = s, .name = name, .computed = recipe});
@@ -465,6 +476,7 @@ tensor_id graph_model::add_tensor(scope_id s, name_id name, std::int32_t data_ty
 }
 
 void graph_model::set_input(node_id n, std::size_t slot, name_id name) {
+    ++edits_;
     auto& nd = nodes[n];
     if (slot >= nd.inputs.size()) nd.inputs.resize(slot + 1, empty_name);
     if (nd.inputs[slot] == name) return;
@@ -473,6 +485,7 @@ void graph_model::set_input(node_id n, std::size_t slot, name_id name) {
 }
 
 void graph_model::set_output(node_id n, std::size_t slot, name_id name) {
+    ++edits_;
     auto& nd = nodes[n];
     if (nd.outputs[slot] == name) return;
     nd.outputs[slot] = name;
@@ -480,6 +493,7 @@ void graph_model::set_output(node_id n, std::size_t slot, name_id name) {
 }
 
 void graph_model::set_graph_output(scope_id s, std::size_t slot, name_id name) {
+    ++edits_;
     auto& outputs = scopes[s].outputs;
     if (outputs[slot] == name) return;
     outputs[slot] = name;
@@ -487,17 +501,20 @@ void graph_model::set_graph_output(scope_id s, std::size_t slot, name_id name) {
 }
 
 void graph_model::drop_attribute(node_id n, std::string name) {
+    ++edits_;
     nodes[n].extras().dropped_attributes.push_back(std::move(name));
     nodes[n].changed = true;
 }
 
 void graph_model::rename_tensor(tensor_id t, name_id name) {
+    ++edits_;
     tensors[t].name = name;
     tensors[t].renamed = true;
     scopes[tensors[t].scope].changed = true;
 }
 
 void graph_model::rename_value_infos(scope_id s, name_id from, name_id to) {
+    ++edits_;
     for (auto& vi : value_infos) {
         if (vi.removed || vi.scope != s || vi.name != from) continue;
         vi.name = to;
@@ -506,12 +523,14 @@ void graph_model::rename_value_infos(scope_id s, name_id from, name_id to) {
 }
 
 void graph_model::remove_value_info(value_info_id v) {
+    ++edits_;
     if (value_infos[v].removed) return;
     value_infos[v].removed = true;
     scopes[value_infos[v].scope].changed = true;
 }
 
 void graph_model::remove_function(function_id f) {
+    ++edits_;
     auto& fn = functions[f];
     fn.removed = true;
     scopes[fn.scope].removed = true;
@@ -521,6 +540,7 @@ void graph_model::remove_function(function_id f) {
 }
 
 std::vector<node_id> graph_model::move_contents(scope_id from, scope_id to, node_id before) {
+    ++edits_;
     auto& target = scopes[to];
     auto& moved = scopes[from];
     std::vector<node_id> moving;
@@ -549,6 +569,7 @@ std::vector<node_id> graph_model::move_contents(scope_id from, scope_id to, node
 }
 
 void graph_model::compact() {
+    // Not an edit: it drops only what earlier edits removed.
     for (auto& s : scopes) {
         std::erase_if(s.nodes, [&](node_id n) { return nodes[n].removed; });
         std::erase_if(s.initializers, [&](tensor_id t) { return tensors[t].removed; });

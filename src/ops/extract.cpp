@@ -381,7 +381,7 @@ private:
                 if (const auto called = functions.find(function_key(nd.domain, nd.op_type)); called != functions.end()) {
                     for (const auto f : called->second) {
                         const auto& fn = graph_.functions[f];
-                        if (kept_function_[f] || fn.overload != nd.overload) continue;
+                        if (kept_function_[f] || fn.overload != nd.overload()) continue;
                         kept_function_[f] = true;
                         bodies.push_back(fn.scope);
                     }

@@ -258,7 +258,7 @@ result<std::vector<std::string>> graph_view_pieces(const std::filesystem::path& 
             out.end_array().begin_array();
             for (const auto s : node.subgraphs()) out.value(graph_of_scope[s.value]);
             if (!function_graph.empty()) {
-                const auto f = function_graph.find({node.domain, node.op_type, node.overload});
+                const auto f = function_graph.find({node.domain, node.op_type, node.overload()});
                 if (f != function_graph.end()) out.value(f->second);
             }
             out.end_array().begin_array();

@@ -183,7 +183,7 @@ private:
         const auto& nd = model_.nodes[n];
         auto& key = key_buffer_;
         key.clear();
-        key.append(nd.op_type).append(1, '\0').append(nd.domain).append(1, '\0').append(nd.overload).append(1, '\0');
+        key.append(nd.op_type).append(1, '\0').append(nd.domain).append(1, '\0').append(nd.overload()).append(1, '\0');
         for (std::size_t k = 0; k < nd.inputs.size(); ++k)
             key.append(std::to_string(find(index_.input(n, k)).value)).append(1, ',');
         key += '|';
@@ -202,7 +202,7 @@ private:
     bool same_key(node_id a, node_id b) const {
         const auto& x = model_.nodes[a];
         const auto& y = model_.nodes[b];
-        if (x.op_type != y.op_type || x.domain != y.domain || x.overload != y.overload) return false;
+        if (x.op_type != y.op_type || x.domain != y.domain || x.overload() != y.overload()) return false;
         if (x.inputs.size() != y.inputs.size() || x.outputs.size() != y.outputs.size()) return false;
         for (std::size_t k = 0; k < x.inputs.size(); ++k)
             if (find(index_.input(a, k)) != find(index_.input(b, k))) return false;

@@ -169,6 +169,64 @@ TEST_CASE("graph_model: a node's name comes from its NodeProto, or is kept for a
     }
 }
 
+TEST_CASE("graph_model: site_of finds each tensor's site by its message, none for any other message") {
+    // Initializers in two scopes and a tensor attribute: sites of every role, in file order.
+    graph_spec inner;
+    inner.nodes = {onnx_node("Constant", {}, {"k"}, "konst", {attr_tensor("value", float_tensor("", {1}, {3.0F}))})};
+    inner.initializers = {float_tensor("inner_w", {1}, {1.0F})};
+    inner.outputs = {"k"};
+    graph_spec main;
+    main.nodes = {onnx_node("If", {"c"}, {"Y"}, "if", {attr_graph("then_branch", graph(inner, "then")),
+                                                         attr_graph("else_branch", graph(inner, "else"))})};
+    main.initializers = {float_tensor("W", {1}, {2.0F}), bool_tensor("c", true)};
+    main.outputs = {"Y"};
+    harness h(model(graph(main)));
+    const auto& m = h.model();
+    const auto& sites = m.file().sites;
+    REQUIRE(sites.size() == 6);
+    std::size_t found = 0;
+    for (std::uint32_t message = 0; message < m.tree().messages().size(); ++message) {
+        const auto site = m.site_of(message);
+        if (m.tree().at(message).kind != onnxstream::onnx::message_kind::tensor) {
+            CHECK(site == none);
+            continue;
+        }
+        REQUIRE(site != none);
+        CHECK(sites[site].message == message);
+        ++found;
+    }
+    CHECK(found == sites.size());
+    CHECK(m.site_of(static_cast<std::uint32_t>(m.tree().messages().size())) == none);
+    // Every initializer read has its site (a float W and inner_w twice, a bool c).
+    REQUIRE(m.tensors.size() == 4);
+    for (const auto t : m.tensors.ids()) {
+        REQUIRE(m.tensors[t].site != none);
+        CHECK(m.tensor_type(t) == (m.text(m.tensors[t].name) == "c" ? 9 : 1));
+    }
+}
+
+TEST_CASE("graph_model: a node's overload is read out of line, and only a node with one has its extras made") {
+    graph_spec main;
+    auto with_overload = onnx_node("Relu", {"X"}, {"a"}, "calls_v2");
+    with_overload.string_field(8, "v2");  // NodeProto.overload
+    auto empty_overload = onnx_node("Neg", {"a"}, {"b"}, "empty_field");
+    empty_overload.string_field(8, "");
+    main.nodes = {with_overload, empty_overload, onnx_node("Neg", {"b"}, {"Y"}, "none")};
+    main.inputs = {"X"};
+    main.outputs = {"Y"};
+    harness h(model(graph(main)));
+    const auto& m = h.model();
+    const auto& v2 = m.nodes[h.node_named("calls_v2")];
+    CHECK(v2.overload() == "v2");
+    CHECK(v2.op_type == "Relu");
+    for (const auto* name : {"empty_field", "none"}) {
+        CAPTURE(name);
+        const auto& nd = m.nodes[h.node_named(name)];
+        CHECK(nd.overload().empty());
+        CHECK(nd.lists.get() == nullptr);  // 72 bytes, nothing out of line
+    }
+}
+
 TEST_CASE("graph_model: scopes in pre-order, subgraphs tied to their node") {
     harness h(branchy_model());
     auto& m = h.model();
@@ -277,6 +335,56 @@ TEST_CASE("graph_model: every edit marks what it dirties") {
     CHECK(!m.nodes[relu].changed);
     m.drop_attribute(relu, "alpha");
     CHECK(m.nodes[relu].changed);
+}
+
+TEST_CASE("graph_model: every edit and every name added moves the revision; reads and compact do not") {
+    // analyze reuses a model whose revision did not move instead of building it again: an
+    // edit that did not move it would leak into the next pass's findings.
+    harness h(branchy_model());
+    auto& m = h.model();
+    auto last = m.revision();
+    const auto moved = [&] {
+        const auto now = m.revision();
+        const bool forward = now > last;
+        last = now;
+        return forward;
+    };
+    const graph_index index(m);  // reads change nothing
+    (void)m.attributes(h.node_named("relu"));
+    (void)m.node_label(h.node_named("if"));
+    (void)m.names.find("X");
+    m.compact();
+    CHECK(!moved());
+    const auto fresh = m.names.fresh("renamed");
+    CHECK(moved());
+    const auto relu = h.node_named("relu");
+    const auto w = m.scopes[main_scope].initializers[0];
+    m.set_input(relu, 0, fresh);
+    CHECK(moved());
+    m.set_output(relu, 0, fresh);
+    CHECK(moved());
+    m.set_graph_output(main_scope, 0, fresh);
+    CHECK(moved());
+    m.drop_attribute(relu, "alpha");
+    CHECK(moved());
+    m.set_attribute(relu, {.name = "axis", .i = 1, .ints = {}});
+    CHECK(moved());
+    m.rename_tensor(w, fresh);
+    CHECK(moved());
+    m.rename_value_infos(main_scope, fresh, fresh);
+    CHECK(moved());
+    (void)m.add_node(main_scope, relu, "Neg", {fresh}, {fresh}, "");
+    CHECK(moved());
+    (void)m.add_tensor(main_scope, fresh, 1, {1}, {});
+    CHECK(moved());
+    (void)m.move_contents(scope_id{1}, main_scope, h.node_named("if"));
+    CHECK(moved());
+    m.remove_tensor(w);
+    CHECK(moved());
+    m.remove_node(h.node_named("mul"));
+    CHECK(moved());
+    m.compact();
+    CHECK(!moved());
 }
 
 TEST_CASE("graph_model: moving a branch's contents up places its nodes before the node given") {

@@ -85,14 +85,15 @@ private:
 /// The lists few nodes have, out of line (node::extras).
 struct node_extras {
     std::string_view name;                          // a node a pass added: its name (kept text)
+    kept_text overload{};                           // its NodeProto's overload (onnx 1.16), if not empty
     std::vector<scope_id> subgraphs;                // scopes its attributes hold, in attribute order
     std::vector<std::string> dropped_attributes;    // attribute names a pass removed
     std::vector<integer_attribute> set_attributes;  // attributes a pass set (their names are dropped too)
 };
 
-// One node in 80 bytes (a model may have millions): its op type, domain and overload are
-// kept texts (a few distinct ones), its name lists hold up to three ids in place, and its
-// rarely filled lists are one pointer. Its name is read from its NodeProto when asked
+// One node in 72 bytes (a model may have millions): its op type and domain are kept texts
+// (a few distinct ones), its name lists hold up to three ids in place, and what few nodes
+// have (an overload, subgraphs, a pass's attribute edits) is out of line, one pointer. Its name is read from its NodeProto when asked
 // (graph_model::node_name): only findings and messages name nodes.
 struct node {
     std::uint32_t message = none;    // the NodeProto it was read from; none for a node a pass added
@@ -102,11 +103,14 @@ struct node {
     bool changed = false;  // inputs, outputs or attributes differ from its NodeProto
     kept_text op_type{};
     kept_text domain{};  // "" is ai.onnx
-    kept_text overload{};
     name_list inputs{};
     name_list outputs{};
     lazy_box<node_extras> lists{};
 
+    /// The overload of the function it calls ("" for none).
+    [[nodiscard]] std::string_view overload() const noexcept {
+        return lists.get() != nullptr ? lists.get()->overload.view() : std::string_view{};
+    }
     [[nodiscard]] std::span<const scope_id> subgraphs() const noexcept {
         return lists.get() != nullptr ? std::span<const scope_id>(lists.get()->subgraphs) : std::span<const scope_id>{};
     }
@@ -163,7 +167,7 @@ struct tensor {
     bool renamed = false;  // its name differs from its TensorProto's
 };
 static_assert(sizeof(tensor) <= 20);
-static_assert(sizeof(node) <= 80);
+static_assert(sizeof(node) <= 72);
 
 struct value_info {
     std::uint32_t message = none;  // ValueInfoProto
@@ -350,6 +354,14 @@ public:
     /// Nodes that are live now, over all scopes.
     [[nodiscard]] std::size_t live_node_count() const;
 
+    /// A number every edit moves forward: each edit member function above, and a name
+    /// added to `names` (a pass's fresh name changes what later ones make). The same number
+    /// at two times means the model is as it was then, so a caller may reuse it instead of
+    /// building it again (analyze runs each pass on the model as read, and builds a new one
+    /// only after a pass changed it). Edits made by writing the public arrays directly are
+    /// not seen: passes edit through the member functions.
+    [[nodiscard]] std::uint64_t revision() const noexcept { return edits_ + names.size(); }
+
     name_table names;
     indexed_vector<scope_id, scope> scopes;  // 0 is the main graph; a scope's parent always has a smaller id
     indexed_vector<node_id, node> nodes;
@@ -361,7 +373,7 @@ public:
 private:
     struct builder;
     const onnx::model_file* file_ = nullptr;
-    std::vector<site_id> site_of_message_;  // per tree message
+    std::uint64_t edits_ = 0;  // edit member functions called (revision)
     std::vector<std::pair<std::string, std::int64_t>> opsets_;
     name_table kept_;  // text behind the views of nodes passes made (not value names: `names` stays as it was)
     // By kept_ id, its view: where a kept_text points (a deque: they stay where they are,
