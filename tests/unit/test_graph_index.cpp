@@ -176,8 +176,8 @@ TEST_CASE("graph_model: site_of finds each tensor's site by its message, none fo
     inner.initializers = {float_tensor("inner_w", {1}, {1.0F})};
     inner.outputs = {"k"};
     graph_spec main;
-    main.nodes = {onnx_node("If", {"c"}, {"Y"}, "if", {attr_graph("then_branch", graph(inner, "then")),
-                                                         attr_graph("else_branch", graph(inner, "else"))})};
+    main.nodes = {onnx_node("If", {"c"}, {"Y"}, "if",
+                            {attr_graph("then_branch", graph(inner, "then")), attr_graph("else_branch", graph(inner, "else"))})};
     main.initializers = {float_tensor("W", {1}, {2.0F}), bool_tensor("c", true)};
     main.outputs = {"Y"};
     harness h(model(graph(main)));

@@ -93,8 +93,9 @@ struct node_extras {
 
 // One node in 72 bytes (a model may have millions): its op type and domain are kept texts
 // (a few distinct ones), its name lists hold up to three ids in place, and what few nodes
-// have (an overload, subgraphs, a pass's attribute edits) is out of line, one pointer. Its name is read from its NodeProto when asked
-// (graph_model::node_name): only findings and messages name nodes.
+// have (an overload, subgraphs, a pass's attribute edits) is out of line, one pointer.
+// Its name is read from its NodeProto when asked (graph_model::node_name): only findings
+// and messages name nodes.
 struct node {
     std::uint32_t message = none;    // the NodeProto it was read from; none for a node a pass added
     scope_id scope = none;           // the scope it is in now
