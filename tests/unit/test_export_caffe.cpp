@@ -31,14 +31,20 @@ std::string floats(std::initializer_list<float> values) {
     return out;
 }
 
-}  // namespace
-
-TEST_CASE("a small chain exports whole: layers in order, the model's weight bytes in the .caffemodel") {
-    harness h(chain_model());
+// The chain's export into the harness's folder, through the portable writer.
+ops::export_caffe_options chain_options(const harness& h) {
     ops::export_caffe_options options;
     options.output = h.folder().path() / "net";
     options.input_shapes["X"] = {1, 1, 3, 3};
     options.backend = io::writer_backend::portable;
+    return options;
+}
+
+}  // namespace
+
+TEST_CASE("a small chain exports whole: layers in order, the model's weight bytes in the .caffemodel") {
+    harness h(chain_model());
+    auto options = chain_options(h);
     options.check = ops::caffe_check_available();
     const auto report = ops::export_caffe(h.path(), options);
     REQUIRE(report);
@@ -69,10 +75,7 @@ TEST_CASE("a small chain exports whole: layers in order, the model's weight byte
 
 TEST_CASE("the audit report digests the model and both outputs") {
     harness h(chain_model());
-    ops::export_caffe_options options;
-    options.output = h.folder().path() / "net";
-    options.input_shapes["X"] = {1, 1, 3, 3};
-    options.backend = io::writer_backend::portable;
+    auto options = chain_options(h);
     options.report = true;
     const auto report = ops::export_caffe(h.path(), options);
     REQUIRE(report);
