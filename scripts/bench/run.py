@@ -688,7 +688,9 @@ def targets(records: list[dict], quick: bool) -> list[dict]:
                      and "tiny" not in r["case"]]
     main = find(records, weight_merges[0], "onnxstream") if weight_merges else None
     if main:
-        add("merge: wall / cp", main["ratio_to_cp"], 1.2, main["ratio_to_cp"] <= 1.2, "x")
+        # Against cp + sync: onnxstream fsyncs its output, so the durable copy is the limit.
+        ratio = main["ratio_to_cp_sync"]
+        add("merge: wall / cp+sync", ratio, 1.2, ratio is not None and ratio <= 1.2, "x")
         add("merge: peak RSS", round(main["peak_rss_bytes"] / MiB, 2), 24, main["peak_rss_bytes"] <= 24 * MiB, "MiB")
         python = find(records, main["case"], "python-onnx")
         if python:
@@ -701,7 +703,8 @@ def targets(records: list[dict], quick: bool) -> list[dict]:
         add("optimize: peak RSS", round(optimized["peak_rss_bytes"] / MiB, 2), 32, optimized["peak_rss_bytes"] <= 32 * MiB, "MiB")
     split = find(records, "split", "onnxstream")
     if split:
-        add("split: wall / cp", split["ratio_to_cp"], 1.25, split["ratio_to_cp"] <= 1.25, "x")
+        ratio = split["ratio_to_cp_sync"]
+        add("split: wall / cp+sync", ratio, 1.25, ratio is not None and ratio <= 1.25, "x")
         add("split: peak RSS", round(split["peak_rss_bytes"] / MiB, 2), 24, split["peak_rss_bytes"] <= 24 * MiB, "MiB")
     small = find(records, weight_merges[1], "onnxstream") if len(weight_merges) > 2 else None
     large = find(records, weight_merges[2], "onnxstream") if len(weight_merges) > 2 else None
