@@ -1,5 +1,6 @@
 #include <onnxstream/ops/analyze.hpp>
 
+#include <onnxstream/graph/index_cache.hpp>
 #include <onnxstream/io/mapped_file.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/ops/optimize.hpp>
@@ -141,15 +142,21 @@ public:
 
     [[nodiscard]] result<graph::graph_model*> get() {
         if (graph_ && graph_->revision() == revision_) return &*graph_;
+        indexes_.reset();
         graph_.reset();
         ONNXSTREAM_ASSIGN(auto built, graph::graph_model::build(file_));
         graph_.emplace(std::move(built));
+        indexes_.emplace(*graph_);
         revision_ = graph_->revision();
         return &*graph_;
     }
+    /// The index of the model `get` gave, shared by the passes while it lasts (it goes
+    /// with that model).
+    [[nodiscard]] graph::index_cache* indexes() noexcept { return indexes_ ? &*indexes_ : nullptr; }
     /// The model as read, given away.
     [[nodiscard]] result<graph::graph_model> take() {
         ONNXSTREAM_TRY(get());
+        indexes_.reset();
         auto out = std::move(*graph_);
         graph_.reset();
         return out;
@@ -158,6 +165,7 @@ public:
 private:
     const onnx::model_file& file_;
     std::optional<graph::graph_model> graph_;
+    std::optional<graph::index_cache> indexes_;
     std::uint64_t revision_ = 0;
 };
 
@@ -204,6 +212,7 @@ result<analyze_report> analyze(const std::filesystem::path& path, const analyze_
         step(pass->name);
         ONNXSTREAM_ASSIGN(auto* graph, as_read.get());
         passes::pass_context context{*graph, reader, pass_findings, ignored};
+        context.indexes = as_read.indexes();
         pass->analyze(context);
     }
     // Several passes find the same node (a dead node inside an isolated component, an
@@ -224,6 +233,7 @@ result<analyze_report> analyze(const std::filesystem::path& path, const analyze_
         driver.max_rounds = defaults.max_rounds;
         driver.record = false;
         driver.cancel = options.cancel;
+        driver.indexes = as_read.indexes();
         driver.on_pass = [&](std::uint32_t round, std::size_t p) {
             if (round > 0 && p == 0) progress.total += all.size();
             step(all[p]->name);

@@ -5,6 +5,7 @@
 #include <onnxstream/onnx/data_type.hpp>
 
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -55,7 +56,8 @@ struct channel_terms {
 
 class folder {
 public:
-    explicit folder(pass_context& context) : context_(context), model_(context.model), index_(context.model) {}
+    explicit folder(pass_context& context)
+        : context_(context), model_(context.model), held_index_(context.index()), index_(*held_index_) {}
 
     std::uint64_t run() {
         std::uint64_t folded = 0;
@@ -341,7 +343,9 @@ private:
 
     pass_context& context_;
     graph_model& model_;
-    const graph_index index_;
+    // The run's snapshot of the index (pass_context::index), held while the run edits.
+    const std::shared_ptr<const graph_index> held_index_;
+    const graph_index& index_;
     std::unordered_set<value_id> touched_;
 };
 

@@ -11,6 +11,7 @@
 #include <compare>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -134,7 +135,8 @@ private:
 
 class cse_run {
 public:
-    explicit cse_run(pass_context& context) : context_(context), model_(context.model), index_(context.model) {}
+    explicit cse_run(pass_context& context)
+        : context_(context), model_(context.model), held_index_(context.index()), index_(*held_index_) {}
 
     std::uint64_t run() {
         for (const auto s : model_.scopes.ids()) {
@@ -498,7 +500,9 @@ private:
 
     pass_context& context_;
     graph_model& model_;
-    const graph_index index_;
+    // The run's snapshot of the index (pass_context::index), held while the run edits.
+    const std::shared_ptr<const graph_index> held_index_;
+    const graph_index& index_;
     std::unordered_map<value_id, value_id> replaced_;
     std::unordered_map<value_id, name_id> renamed_;
     std::unordered_set<value_id> touched_;

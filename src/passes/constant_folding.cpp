@@ -16,6 +16,7 @@
 
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <unordered_map>
 
@@ -28,12 +29,13 @@ using onnx::data_type;
 struct folder {
     pass_context& context;
     graph_model& model;
-    const graph_index index;
+    const std::shared_ptr<const graph_index> held_index;  // the run's snapshot (pass_context::index)
+    const graph_index& index;
     std::unordered_map<value_id, host_tensor> folded;  // value -> what this run computed for it
     bool report_only = false;                          // analyze: find, change nothing
     std::uint64_t changes = 0;
 
-    explicit folder(pass_context& c) : context(c), model(c.model), index(c.model) {}
+    explicit folder(pass_context& c) : context(c), model(c.model), held_index(c.index()), index(*held_index) {}
 
     void skip(node_id n, std::string why) {
         finding f;

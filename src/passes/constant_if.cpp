@@ -3,6 +3,7 @@
 
 #include <onnxstream/graph/constant_values.hpp>
 
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -99,7 +100,8 @@ finding describe(const graph_model& model, node_id n, const decision& d) {
 
 class inliner {
 public:
-    explicit inliner(pass_context& context) : context_(context), model_(context.model), index_(context.model) {}
+    explicit inliner(pass_context& context)
+        : context_(context), model_(context.model), held_index_(context.index()), index_(*held_index_) {}
 
     std::uint64_t run() {
         std::uint64_t replaced = 0;
@@ -247,7 +249,9 @@ private:
 
     pass_context& context_;
     graph_model& model_;
-    const graph_index index_;
+    // The run's snapshot of the index (pass_context::index), held while the run edits.
+    const std::shared_ptr<const graph_index> held_index_;
+    const graph_index& index_;
     std::unordered_map<value_id, name_id> current_;  // values renamed by this run
     std::unordered_set<scope_id> busy_;              // scopes moved by this run
 };
@@ -257,7 +261,8 @@ private:
 std::uint64_t inline_constant_branches(pass_context& context) { return inliner(context).run(); }
 
 void find_dead_branches(pass_context& context) {
-    const graph_index index(context.model);
+    const auto held = context.index();
+    const graph_index& index = *held;
     for (const auto n : context.model.nodes.ids()) {
         if (!context.model.node_live(n)) continue;
         if (const auto d = decide(context.model, index, context.reader, n)) {

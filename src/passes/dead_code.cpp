@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -127,15 +128,17 @@ std::uint64_t run_dead_code(pass_context& context, const std::function<bool(tens
     const bool record = context.record;
     std::uint64_t changes = 0;
     {
-        // The index goes before the findings are made: there may be a million.
-        const auto live = [&model] {
-            const graph_index index(model);
-            return compute_liveness(model, index);
+        // The index goes before the findings are made (there may be a million): the first
+        // removal lets go of the shared one, which that removal makes stale anyway.
+        const auto live = [&context, &model] {
+            const auto index = context.index();
+            return compute_liveness(model, *index);
         }();
         // Functions first: the nodes of a function nothing calls go with it, not one by one.
         for (const auto i : model.functions.ids()) {
             const auto& fn = model.functions[i];
             if (fn.removed || live.function[i]) continue;
+            if (changes == 0) context.release_index();
             if (record) {
                 finding f;
                 f.kind = finding_kind::removed_function;
@@ -150,6 +153,7 @@ std::uint64_t run_dead_code(pass_context& context, const std::function<bool(tens
         }
         for (const auto n : model.nodes.ids()) {
             if (!model.node_live(n) || live.node[n]) continue;
+            if (changes == 0) context.release_index();
             if (record) {
                 finding f;
                 f.kind = finding_kind::dead_node;
@@ -169,7 +173,8 @@ std::uint64_t run_dead_code(pass_context& context, const std::function<bool(tens
         // their size first.
         std::vector<tensor_id> unused;
         {
-            const graph_index index(model);
+            const auto held = context.index();
+            const graph_index& index = *held;
             for (const auto t : model.tensors.ids()) {
                 if (!model.tensor_live(t)) continue;
                 const auto v = index.resolve(model.tensors[t].scope, model.tensors[t].name);
@@ -181,6 +186,7 @@ std::uint64_t run_dead_code(pass_context& context, const std::function<bool(tens
                 unused.push_back(t);
             }
         }
+        if (!unused.empty()) context.release_index();
         const auto reported = [&](tensor_id t) { return record && !(quiet && quiet(t)); };
         std::uint64_t count = 0;
         std::uint64_t bytes = 0;
@@ -240,7 +246,8 @@ void analyze_dead_code(pass_context& context) {
     };
     std::vector<std::uint64_t> unused_before;
     {
-        const graph_index index(model);
+        const auto held = context.index();
+        const graph_index& index = *held;
         for (const auto v : index.value_ids()) {
             const auto& val = index.at(v);
             if (val.kind == value_kind::initializer && index.uses(v).empty() && !val.pinned && !val.overridable)
@@ -252,7 +259,7 @@ void analyze_dead_code(pass_context& context) {
         return std::binary_search(unused_before.begin(), unused_before.end(), key(model.tensors[t].scope, model.tensors[t].name));
     };
     std::vector<finding> removed;
-    pass_context inner{context.model, context.reader, removed, context.warnings, context.limits, context.record};
+    pass_context inner{context.model, context.reader, removed, context.warnings, context.limits, context.record, context.indexes};
     (void)run_dead_code(inner, quiet);
     for (auto& f : removed) {
         if (f.kind == finding_kind::unused_initializer) f.detail = "only dead nodes read it";

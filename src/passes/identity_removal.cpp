@@ -3,6 +3,7 @@
 
 #include <onnxstream/graph/constant_values.hpp>
 
+#include <memory>
 #include <vector>
 
 namespace onnxstream::passes {
@@ -23,7 +24,8 @@ bool is_inference_dropout(const graph_model& model, const graph_index& index, co
 
 std::uint64_t remove_identities(pass_context& context) {
     auto& model = context.model;
-    const graph_index index(model);
+    const auto held = context.index();
+    const graph_index& index = *held;
     // Values this run changed, judged again on the next run: `gone` no longer exists under
     // its name; `gained` has consumers the index does not know of. A bit per value: a
     // quarter of a graph's nodes may be Identity, and a hash set would take ~40 bytes

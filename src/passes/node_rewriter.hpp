@@ -9,6 +9,7 @@
 #include <onnxstream/passes/pass_context.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace onnxstream::passes {
@@ -35,13 +36,14 @@ void analyze_rewriter(pass_context& context) {
 struct shape_rewriter {
     pass_context& context;
     graph_model& model;
-    const graph_index index;
+    const std::shared_ptr<const graph_index> held_index;  // the run's snapshot (pass_context::index)
+    const graph_index& index;
     const shape_table shapes;
     bool report_only = false;
     std::uint64_t changes = 0;
 
     explicit shape_rewriter(pass_context& c)
-        : context(c), model(c.model), index(c.model), shapes(infer_shapes(c.model, index, c.reader)) {}
+        : context(c), model(c.model), held_index(c.index()), index(*held_index), shapes(infer_shapes(c.model, index, c.reader)) {}
 };
 
 /// `rewriter.visit(n)` for every live node (graph_model::for_each_live_node), for a pass

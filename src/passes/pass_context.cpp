@@ -24,6 +24,14 @@ const char* to_string(finding_kind kind) noexcept {
     return "finding";
 }
 
+std::shared_ptr<const graph_index> pass_context::index() const {
+    return indexes != nullptr ? indexes->current() : std::make_shared<const graph_index>(model);
+}
+
+void pass_context::release_index() const noexcept {
+    if (indexes != nullptr) indexes->release();
+}
+
 finding node_finding(const graph_model& model, node_id n, finding_kind kind, std::string detail) {
     finding f;
     f.kind = kind;

@@ -9,12 +9,14 @@
 #include <onnxstream/error.hpp>
 #include <onnxstream/graph/graph_index.hpp>
 #include <onnxstream/graph/graph_model.hpp>
+#include <onnxstream/graph/index_cache.hpp>
 #include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/graph/value_replacement.hpp>
 #include <onnxstream/passes/finding.hpp>
 #include <onnxstream/passes/finding_sink.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,16 @@ struct pass_context {
     // false: the caller drops the findings unread (analyze's fixed-point run), so a pass
     // may skip making them. The edits are the same either way.
     bool record = true;
+    // The index the passes of a run share (the driver's and analyze's); none: each request
+    // builds one.
+    index_cache* indexes = nullptr;
+
+    /// The index of the model as it is now, a snapshot that stays as it was while the pass
+    /// edits (ask again after an edit for the new one).
+    [[nodiscard]] std::shared_ptr<const graph_index> index() const;
+    /// Frees the shared index when nothing else holds it: a pass about to make many findings
+    /// calls this first, so the index and the findings are not held together.
+    void release_index() const noexcept;
 };
 
 }  // namespace onnxstream::passes

@@ -20,6 +20,8 @@ struct fixed_point_options {
     std::uint32_t max_rounds = 100;
     bool record = true;  // pass_context::record
     const std::atomic<bool>* cancel = nullptr;
+    /// The index cache of `model` to share with the caller's own passes; none: one of the run's own.
+    index_cache* indexes = nullptr;
     /// Before each pass of each round: (round, pass index). Rounds are not known ahead: a
     /// caller shows passes done within the round.
     std::function<void(std::uint32_t, std::size_t)> on_pass;
