@@ -135,14 +135,14 @@ struct graph_model::builder {
     void read_graph(scope_id s) {
         const auto message = model.scopes[s].message;
         // The scope's lists sized once: a graph may hold a million nodes or initializers.
-        std::size_t nodes = 0;
-        std::size_t initializers = 0;
+        std::size_t node_count = 0;
+        std::size_t initializer_count = 0;
         for (const auto& f : tree.fields(message)) {
-            nodes += f.number() == number(onnx::graph_field::node) ? 1U : 0U;
-            initializers += f.number() == number(onnx::graph_field::initializer) ? 1U : 0U;
+            node_count += f.number() == number(onnx::graph_field::node) ? 1U : 0U;
+            initializer_count += f.number() == number(onnx::graph_field::initializer) ? 1U : 0U;
         }
-        model.scopes[s].nodes.reserve(nodes);
-        model.scopes[s].initializers.reserve(initializers);
+        model.scopes[s].nodes.reserve(node_count);
+        model.scopes[s].initializers.reserve(initializer_count);
         for (const auto& f : tree.fields(message)) {
             const auto k = f.number();
             if (f.child == none) continue;
