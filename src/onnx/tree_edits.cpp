@@ -1,10 +1,12 @@
 #include <onnxstream/onnx/tree_edits.hpp>
 
 #include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/proto/varint.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <stdexcept>
 #include <tuple>
 
 namespace onnxstream::onnx {
@@ -41,6 +43,7 @@ constexpr auto external_location = static_cast<std::uint64_t>(data_location::ext
 
 std::uint64_t new_field::encoded_size() const noexcept {
     if (kind == payload_kind::varint) return proto::tag_size(number) + proto::varint_size(value);
+    if (kind == payload_kind::encoded) return length;
     return proto::length_delimited_field_size(number, length);
 }
 
@@ -226,6 +229,25 @@ new_field tree_edits::bytes(std::uint32_t number, std::span<const std::byte> pay
     f.length = payload.size();
     pool_.insert(pool_.end(), payload.begin(), payload.end());
     return f;
+}
+
+new_field tree_edits::encoded_fields() {
+    new_field f;
+    f.kind = new_field::payload_kind::encoded;
+    f.offset = pool_.size();
+    return f;
+}
+
+void tree_edits::append_encoded(new_field& fields, std::uint32_t number, std::span<const std::byte> payload) {
+    if (fields.kind != new_field::payload_kind::encoded || fields.offset + fields.length != pool_.size())
+        throw std::logic_error("tree_edits::append_encoded: the run of fields does not end the pool");
+    const auto before = pool_.size();
+    const auto tag = proto::encode_varint(proto::make_tag(number, proto::wire_type::length_delimited)).view();
+    const auto length = proto::encode_varint(payload.size()).view();
+    pool_.insert(pool_.end(), tag.begin(), tag.end());
+    pool_.insert(pool_.end(), length.begin(), length.end());
+    pool_.insert(pool_.end(), payload.begin(), payload.end());
+    fields.length += pool_.size() - before;
 }
 
 new_field tree_edits::text(std::uint32_t number, std::string_view payload) {

@@ -202,6 +202,10 @@ struct rewrite_stream::state {
             return;
         }
         const new_field& f = edits->field(ins);
+        if (f.kind == new_field::payload_kind::encoded) {
+            plan.emit(edits->pool().subspan(f.offset, f.length));
+            return;
+        }
         if (f.kind == new_field::payload_kind::varint) {
             put_varint(plan, proto::make_tag(f.number, proto::wire_type::varint));
             put_varint(plan, f.value);

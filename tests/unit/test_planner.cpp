@@ -160,6 +160,34 @@ TEST_CASE("insertions keep their order at one position; appends go last") {
     CHECK(reparsed->text(fields[4]) == "z");
 }
 
+TEST_CASE("a run of encoded fields is written as it is, in one insertion, between the insertions around it") {
+    const auto bytes = sample_model();
+    const auto tree = onnx::message_tree::parse(bytes);
+    REQUIRE(tree);
+    onnx::tree_edits edits;
+    edits.insert(1, 2, edits.text(1000, "before"));
+    auto run = edits.encoded_fields();
+    for (const std::string_view text : {std::string_view("a"), std::string_view("bb"), std::string_view("c\0c", 3)})
+        edits.append_encoded(run, 1001, std::as_bytes(std::span(text.data(), text.size())));
+    CHECK(run.length == 3 * 3 + 1 + 2 + 3);  // a tag and a length a field, then its bytes
+    edits.insert(1, 2, run);
+    edits.insert(1, 2, edits.text(1000, "after"));
+    const auto p = plan::plan_rewrite(*tree, edits);
+    REQUIRE(p);
+    CHECK(p->size() == plan::planned_size(*tree, edits));
+    const auto out = execute(*p, bytes);
+    const auto reparsed = onnx::message_tree::parse(out);
+    REQUIRE(reparsed);
+    const auto fields = reparsed->fields(1);
+    REQUIRE(fields.size() == 7);
+    CHECK(reparsed->text(fields[2]) == "before");
+    CHECK(fields[3].number() == 1001);
+    CHECK(reparsed->text(fields[3]) == "a");
+    CHECK(reparsed->text(fields[4]) == "bb");
+    CHECK(reparsed->text(fields[5]) == std::string_view("c\0c", 3));
+    CHECK(reparsed->text(fields[6]) == "after");
+}
+
 TEST_CASE("an output over the size limit fails before any operation is planned") {
     const auto bytes = sample_model();
     const auto tree = onnx::message_tree::parse(bytes);

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 using namespace onnxstream;
@@ -157,6 +158,29 @@ TEST_CASE("a shared field is held once and inserted wherever it is asked for, in
     CHECK(edits.field(insertions[2]).number == 2);
     CHECK(edits.field(insertions[2]).value == 10);
     CHECK(edits.encoded_size(insertions[2]) == 2);
+}
+
+TEST_CASE("a run of encoded fields holds their tags, lengths and payloads, and must end the pool as it grows") {
+    onnx::tree_edits edits;
+    auto run = edits.encoded_fields();
+    CHECK(run.length == 0);
+    const std::vector<std::byte> long_payload(200, std::byte{7});
+    edits.append_encoded(run, 3, long_payload);                    // tag 0x1a, length 200 in two bytes
+    edits.append_encoded(run, 300, std::span<const std::byte>{});  // a two-byte tag, length 0
+    CHECK(run.length == 1 + 2 + 200 + 2 + 1);
+    CHECK(run.encoded_size() == run.length);
+    const auto pool = edits.pool().subspan(run.offset, run.length);
+    CHECK(pool[0] == std::byte{0x1a});
+    CHECK(pool[1] == std::byte{0xc8});
+    CHECK(pool[2] == std::byte{0x01});
+    CHECK(pool[203] == std::byte{0xe2});  // (300 << 3 | 2) = 2402: 0xe2 0x12
+    CHECK(pool[204] == std::byte{0x12});
+    CHECK(pool[205] == std::byte{0x00});
+    edits.insert(1, 0, run);
+    CHECK(edits.encoded_size(edits.insertions()[0]) == run.length);
+    // Once the pool took something else, the run cannot grow in place.
+    (void)edits.text(8, "x");
+    CHECK_THROWS_AS(edits.append_encoded(run, 3, long_payload), std::logic_error);
 }
 
 TEST_CASE("converted insertions hold one kind per field number and conversion, and neither a new_field nor bytes") {

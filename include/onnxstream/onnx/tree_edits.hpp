@@ -32,7 +32,9 @@
 namespace onnxstream::onnx {
 
 struct new_field {
-    enum class payload_kind : std::uint8_t { varint, bytes, slice };
+    // encoded: `length` bytes at `offset` of the pool that are whole fields already (their
+    // tags and length prefixes included), written as they are (tree_edits::encoded_fields).
+    enum class payload_kind : std::uint8_t { varint, bytes, slice, encoded };
 
     std::uint32_t number = 0;
     payload_kind kind = payload_kind::bytes;
@@ -133,6 +135,14 @@ public:
     [[nodiscard]] new_field varint(std::uint32_t number, std::uint64_t value) const;
     [[nodiscard]] new_field bytes(std::uint32_t number, std::span<const std::byte> payload);
     [[nodiscard]] new_field text(std::uint32_t number, std::string_view payload);
+    /// An empty run of fields encoded here, to insert in one place as one insertion: many
+    /// small fields at one position (infer-shapes' million value_info entries at the end of
+    /// a graph) cost their bytes alone, where a new_field each costs 48 more. Fill it with
+    /// append_encoded before the pool takes anything else (bytes, text, another run).
+    [[nodiscard]] new_field encoded_fields();
+    /// Appends field `number` with `payload` (length-delimited) to the run `fields` (which
+    /// must end the pool: the last thing added to it).
+    void append_encoded(new_field& fields, std::uint32_t number, std::span<const std::byte> payload);
     [[nodiscard]] new_field slice(std::uint32_t number, std::uint32_t source, std::uint64_t offset, std::uint64_t length,
                                   std::uint32_t check = io::no_check) const;
     /// A payload of `length` bytes converted from `2 * length` float32 bytes of `source`.
