@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -362,3 +364,27 @@ def test_optimize_folds_shape_chains_behind_conv_and_resize(tmp_path, onnxstream
     inputs = {"x": np.random.default_rng(4).standard_normal((2, 3, 16, 16)).astype(np.float32)}
     if refcheck.ort_problem() is None:
         assert_close_outputs(refcheck.run_ort(source, inputs), refcheck.run_ort(out, inputs))
+
+
+def test_a_large_compact_graph_costs_little_memory_a_node(tmp_path, onnxstream):
+    """A chain of 200,000 Relu nodes (scripts/bench/models.py compact-graph, 21 bytes of .onnx
+    a node), each output getting a value_info entry. The peak was 590 bytes a node over the
+    floor when every entry was an encoded message in a list, then a new_field (48 bytes) in
+    the edits, with a hash set of the names written and the index held to the end; it is
+    about 280 now (one run of encoded fields a graph, the index let go before the entries
+    are encoded): the budget is 330."""
+    count = 200_000
+    model = tmp_path / "chain.onnx"
+    subprocess.run([sys.executable, str(Path(__file__).resolve().parents[2] / "scripts" / "bench" / "models.py"), "compact-graph", str(model),
+                    str(count)], check=True)
+    out = tmp_path / "chain.shapes.onnx"
+    code, rss, err = refcheck.peak_rss(["infer-shapes", model, "-o", out, "--quiet"])
+    assert code == 0, err
+    floor = 12 << 20  # the process with a graph of a few nodes, and the writer's buffers
+    budget = floor + 330 * count
+    assert rss < budget, f"peak RSS {rss >> 20} MiB for {count} nodes, over {budget >> 20} MiB"
+    written = onnx.load(str(out))
+    assert len(written.graph.value_info) == count - 1  # every node output but the graph's
+    first = written.graph.value_info[0]
+    assert first.name == "0" and first.type.tensor_type.elem_type == TensorProto.FLOAT
+    assert [d.dim_value for d in first.type.tensor_type.shape.dim] == [1, 64]
