@@ -8,13 +8,17 @@ namespace onnxstream::ops::detail {
 namespace {
 
 void scan_portable(const float* values, std::size_t count, value_range& range) noexcept {
+    // In locals: `range` could alias `values` as far as the compiler knows, and would be
+    // stored and loaded again at every value.
+    float low = range.low, high = range.high, largest = range.largest;
     for (std::size_t i = 0; i < count; ++i) {
         const float w = values[i];
         if (!std::isfinite(w)) continue;
-        range.low = std::min(range.low, w);
-        range.high = std::max(range.high, w);
-        range.largest = std::max(range.largest, std::fabs(w));
+        low = std::min(low, w);
+        high = std::max(high, w);
+        largest = std::max(largest, std::fabs(w));
     }
+    range = {low, high, largest};
 }
 
 void scan_columns_portable(const float* row, std::size_t count, float* low, float* high, float* largest) noexcept {
