@@ -16,6 +16,8 @@
     models.py compact-graph FILE NODES               a chain of NODES nodes with short names
                                                      (about 25 bytes each: the compact 1M-node case)
     models.py gemm-external DIR BYTES                one Gemm whose float32 weight (BYTES) is external
+    models.py matmul-external DIR BYTES              one MatMul whose float32 weight [1024, N] (BYTES) is
+                                                     external: quantize's blocks along axis 0
 
 The weight models are a chain y = x + w0 + w1 + ... over float32 vectors, one initializer
 per tensor-size bytes (default 16 MiB), filled with seeded random bytes. The external one
@@ -255,26 +257,45 @@ def write_compact_graph(path: Path, nodes: int) -> None:
     write_graph_fields(path, skeleton, fields)
 
 
+def external_weight(folder: Path, rows: int, columns: int) -> TensorProto:
+    """W float32 [rows, columns] of seeded normal values in DIR/model.onnx.data."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(SEED)
+    with open(folder / "model.onnx.data", "wb") as data:
+        for start in range(0, rows, 4096):
+            data.write(rng.standard_normal((min(4096, rows - start), columns), dtype=np.float32).tobytes())
+    weight = TensorProto(name="W", data_type=TensorProto.FLOAT, dims=[rows, columns])
+    weight.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", "model.onnx.data"), ("offset", "0"), ("length", str(4 * rows * columns))):
+        entry = weight.external_data.add()
+        entry.key, entry.value = key, value
+    return weight
+
+
 def write_gemm_external(folder: Path, total: int) -> None:
     """y = Gemm(x, W, b) with W float32 [N, 1024] (about `total` bytes, seeded normal values)
     in DIR/model.onnx.data: a model Caffe's InnerProduct expresses, its weight streamed."""
     k = 1024
     n = max(1, total // (4 * k))
-    folder.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(SEED)
-    with open(folder / "model.onnx.data", "wb") as data:
-        for start in range(0, n, 4096):
-            data.write(rng.standard_normal((min(4096, n - start), k), dtype=np.float32).tobytes())
-    weight = TensorProto(name="W", data_type=TensorProto.FLOAT, dims=[n, k])
-    weight.data_location = TensorProto.EXTERNAL
-    for key, value in (("location", "model.onnx.data"), ("offset", "0"), ("length", str(4 * n * k))):
-        entry = weight.external_data.add()
-        entry.key, entry.value = key, value
+    weight = external_weight(folder, n, k)
     bias = helper.make_tensor("b", TensorProto.FLOAT, [n], np.zeros(n, dtype=np.float32).tolist())
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, k])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])
     graph = helper.make_graph([helper.make_node("Gemm", ["x", "W", "b"], ["y"], name="fc", transB=1)], "gemm_external",
                               [x], [y], [weight, bias])
+    (folder / "model.onnx").write_bytes(model_of(graph).SerializeToString())
+
+
+def write_matmul_external(folder: Path, total: int) -> None:
+    """y = MatMul(x, W) with W float32 [1024, N] (about `total` bytes) in DIR/model.onnx.data:
+    quantize's blocks run down its columns (axis 0), where gemm-external's run along rows."""
+    k = 1024
+    n = max(1, total // (4 * k))
+    weight = external_weight(folder, k, n)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, k])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"], name="fc")], "matmul_external", [x], [y],
+                              [weight])
     (folder / "model.onnx").write_bytes(model_of(graph).SerializeToString())
 
 
@@ -321,7 +342,8 @@ def write_unknown(path: Path, payload_bytes: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("kind", choices=("external", "embedded", "graph", "tiny", "tiny-external", "int64", "dims",
-                                                      "unknown", "sparse-external", "compact-graph", "gemm-external"))
+                                                      "unknown", "sparse-external", "compact-graph", "gemm-external",
+                                                      "matmul-external"))
     parser.add_argument("path", type=Path)
     parser.add_argument("amount", type=int, help="bytes of weights, nodes for 'graph', tensors for 'tiny'")
     parser.add_argument("--tensor-size", type=int, default=16 << 20)
@@ -338,6 +360,8 @@ def main() -> None:
         write_compact_graph(args.path, args.amount)
     elif args.kind == "gemm-external":
         write_gemm_external(args.path, args.amount)
+    elif args.kind == "matmul-external":
+        write_matmul_external(args.path, args.amount)
     else:
         {"tiny": write_tiny, "tiny-external": write_tiny_external, "int64": write_int64, "dims": write_dims, "unknown": write_unknown}[args.kind](args.path, args.amount)
 

@@ -100,9 +100,9 @@ int run(const std::vector<std::string>& argv) {
     return exit_usage;
 }
 
-// ONNXSTREAM_SIMD=off (or portable) runs float conversion on the portable loops only,
-// avx2 caps it there (onnx/conversion_path.hpp): for comparing the paths and as a way out
-// should a CPU misreport its features. Anything else keeps the fastest path.
+// ONNXSTREAM_SIMD=off (or portable) runs float conversion and quantize's block loops on the
+// portable code only, avx2 caps them there (onnx/conversion_path.hpp): for comparing the
+// paths and as a way out should a CPU misreport its features. Anything else keeps the fastest path.
 void limit_simd_from_environment() {
     const char* value = std::getenv("ONNXSTREAM_SIMD");
     if (value == nullptr) return;

@@ -3,6 +3,7 @@
 #include "bound_operation.hpp"
 #include "data_layout.hpp"
 #include "quantize_blocks.hpp"
+#include "quantize_kernels.hpp"
 
 #include <onnxstream/graph/graph_index.hpp>
 #include <onnxstream/graph/model_edits.hpp>
@@ -487,6 +488,11 @@ private:
         step.reserve(static_cast<std::size_t>(std::min(step_values, rows * columns)));
         std::vector<std::byte> carry;                                // an element split between two pieces
         std::vector<float> column_low, column_high, column_largest;  // axis 0: each column's block statistics
+        std::vector<float> column_scales;                            // axis 0: each column's parameters
+        std::vector<std::int32_t> column_zeros;
+        // The quantized levels of a row (axis 0) or of a block (axis 1), before packing.
+        std::vector<std::int8_t> levels(static_cast<std::size_t>(job.axis == 0 ? columns : block));
+        const auto& kernels = detail::quantize_kernels_on(onnx::active_conversion_path());
         std::vector<std::byte> out;
         detail::value_packer packer(bits, out);
         double largest_error = 0;
@@ -499,33 +505,14 @@ private:
             out.clear();
             return {};
         };
-        const auto quantize_one = [&](float w, detail::block_parameters p, std::uint64_t row, std::uint64_t column) {
-            const int q = detail::quantize_value(w, p, range);
-            if (nbits()) {
-                const auto in_block = row % block;
-                auto& b = columns_out[static_cast<std::size_t>((column * blocks + row / block) * blob + in_block / 2)];
-                b |= static_cast<std::byte>((static_cast<unsigned>(q) & 0x0FU) << (in_block % 2 == 0 ? 0U : 4U));
-            } else {
-                packer.add(q);
+        // matmulnbits: a row's levels go to their columns' blocks, a nibble each.
+        const auto place_nibbles = [&](std::span<const std::int8_t> q, std::uint64_t row, std::uint64_t first_column) {
+            const auto in_block = row % block;
+            const unsigned shift = in_block % 2 == 0 ? 0U : 4U;
+            for (std::uint64_t i = 0; i < q.size(); ++i) {
+                auto& b = columns_out[static_cast<std::size_t>(((first_column + i) * blocks + row / block) * blob + in_block / 2)];
+                b |= static_cast<std::byte>((static_cast<unsigned>(q[i]) & 0x0FU) << shift);
             }
-            if (std::isfinite(w)) {
-                largest_weight = std::max(largest_weight, std::fabs(w));
-                const double back = static_cast<double>(q - p.zero_point) * static_cast<double>(p.scale);
-                largest_error = std::max(largest_error, std::fabs(static_cast<double>(w) - back));
-            }
-        };
-        const auto block_of = [&](auto&& values_of, std::uint64_t count) {
-            float low = 0;
-            float high = 0;
-            float largest = 0;
-            for (std::uint64_t i = 0; i < count; ++i) {
-                const float w = values_of(i);
-                if (!std::isfinite(w)) continue;
-                low = std::min(low, w);
-                high = std::max(high, w);
-                largest = std::max(largest, std::fabs(w));
-            }
-            return detail::parameters_of(low, high, largest, qtype, options_.symmetric, round);
         };
         // The rows in `step` (whole rows; a short last block at the end).
         const auto process = [&]() -> result<void> {
@@ -536,61 +523,50 @@ private:
                 column_low.assign(static_cast<std::size_t>(columns), 0.0F);
                 column_high.assign(static_cast<std::size_t>(columns), 0.0F);
                 column_largest.assign(static_cast<std::size_t>(columns), 0.0F);
-                for (std::uint64_t r = 0; r < in_step; ++r) {
-                    const float* row = step.data() + r * columns;
-                    for (std::uint64_t c = 0; c < columns; ++c) {
-                        const float w = row[c];
-                        if (!std::isfinite(w)) continue;
-                        column_low[c] = std::min(column_low[c], w);
-                        column_high[c] = std::max(column_high[c], w);
-                        column_largest[c] = std::max(column_largest[c], std::fabs(w));
-                    }
-                }
-                std::vector<detail::block_parameters> params(static_cast<std::size_t>(columns));
+                for (std::uint64_t r = 0; r < in_step; ++r)
+                    kernels.scan_columns(step.data() + r * columns, static_cast<std::size_t>(columns), column_low.data(),
+                                         column_high.data(), column_largest.data());
+                column_scales.resize(static_cast<std::size_t>(columns));
+                column_zeros.resize(static_cast<std::size_t>(columns));
                 for (std::uint64_t c = 0; c < columns; ++c) {
-                    params[c] = detail::parameters_of(column_low[c], column_high[c], column_largest[c], qtype, options_.symmetric,
-                                                      round);
-                    scales.push_back(params[c].scale);
-                    zeros.push_back(params[c].zero_point);
+                    const auto p = detail::parameters_of(column_low[c], column_high[c], column_largest[c], qtype,
+                                                         options_.symmetric, round);
+                    column_scales[c] = p.scale;
+                    column_zeros[c] = p.zero_point;
+                    scales.push_back(p.scale);
+                    zeros.push_back(p.zero_point);
+                    largest_weight = std::max(largest_weight, column_largest[c]);
                 }
-                if (nbits()) {
-                    for (std::uint64_t r = 0; r < in_step; ++r)
-                        for (std::uint64_t c = 0; c < columns; ++c)
-                            quantize_one(step[r * columns + c], params[c], first_row + r, c);
-                } else {
-                    // quantize_one written out for the common case: a call per element cost
-                    // more than its arithmetic.
-                    for (std::uint64_t c = 0; c < columns; ++c) largest_weight = std::max(largest_weight, column_largest[c]);
-                    for (std::uint64_t r = 0; r < in_step; ++r) {
-                        const float* row = step.data() + r * columns;
-                        for (std::uint64_t c = 0; c < columns; ++c) {
-                            const float w = row[c];
-                            const auto p = params[c];
-                            const int q = detail::quantize_value(w, p, range);
-                            packer.add(q);
-                            const double back = static_cast<double>(q - p.zero_point) * static_cast<double>(p.scale);
-                            const double error = std::fabs(static_cast<double>(w) - back);
-                            if (error > largest_error && std::isfinite(w)) largest_error = error;
-                        }
-                    }
+                for (std::uint64_t r = 0; r < in_step; ++r) {
+                    largest_error = std::max(
+                        largest_error, kernels.quantize_columns(step.data() + r * columns, levels.size(), column_scales.data(),
+                                                                column_zeros.data(), range, levels.data()));
+                    if (nbits()) place_nibbles(levels, first_row + r, 0);
+                    else packer.add_all(levels);
                 }
                 // MatMulNBits pads the last block: the padding dequantizes to 0.
                 if (nbits())
                     for (std::uint64_t r = in_step; r < block && in_step < block; ++r)
                         for (std::uint64_t c = 0; c < columns; ++c) {
                             auto& b = columns_out[static_cast<std::size_t>((c * blocks + (first_row + r) / block) * blob + r / 2)];
-                            b |= static_cast<std::byte>((static_cast<unsigned>(params[c].zero_point) & 0x0FU)
+                            b |= static_cast<std::byte>((static_cast<unsigned>(column_zeros[c]) & 0x0FU)
                                                         << (r % 2 == 0 ? 0U : 4U));
                         }
             } else {
                 for (std::uint64_t r = 0; r < in_step; ++r) {
                     for (std::uint64_t b = 0; b < columns; b += block) {
-                        const auto count = std::min(block, columns - b);
+                        const auto count = static_cast<std::size_t>(std::min(block, columns - b));
                         const float* first = step.data() + r * columns + b;
-                        const auto p = block_of([&](std::uint64_t i) { return first[i]; }, count);
+                        detail::value_range seen;
+                        kernels.scan(first, count, seen);
+                        const auto p = detail::parameters_of(seen.low, seen.high, seen.largest, qtype, options_.symmetric, round);
                         scales.push_back(p.scale);
                         zeros.push_back(p.zero_point);
-                        for (std::uint64_t i = 0; i < count; ++i) quantize_one(first[i], p, first_row + r, b + i);
+                        largest_weight = std::max(largest_weight, seen.largest);
+                        largest_error = std::max(largest_error, kernels.quantize(first, count, p, range, levels.data()));
+                        const auto q = std::span<const std::int8_t>(levels).first(count);
+                        if (nbits()) place_nibbles(q, first_row + r, b);
+                        else packer.add_all(q);
                     }
                 }
             }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace onnxstream::ops::detail {
 
@@ -52,6 +53,26 @@ block_parameters parameters_of(float low, float high, float largest, quantized_t
         p.zero_point = std::clamp(static_cast<int>(std::nearbyint(zero)), range.low, range.high);
     }
     return p;
+}
+
+void value_packer::add_all(std::span<const std::int8_t> levels) {
+    if (bits_ == 8) {
+        const std::size_t at = out_->size();
+        out_->resize(at + levels.size());
+        if (!levels.empty()) std::memcpy(out_->data() + at, levels.data(), levels.size());  // int8 as its two's complement byte
+        return;
+    }
+    std::size_t i = 0;
+    if (pending_ && !levels.empty()) add(levels[i++]);
+    const std::size_t pairs = (levels.size() - i) / 2;
+    const std::size_t at = out_->size();
+    out_->resize(at + pairs);
+    for (std::size_t k = 0; k < pairs; ++k, i += 2) {
+        const auto low = static_cast<unsigned>(levels[i]) & 0x0FU;
+        const auto high = static_cast<unsigned>(levels[i + 1]) & 0x0FU;
+        (*out_)[at + k] = static_cast<std::byte>(low | (high << 4U));
+    }
+    if (i < levels.size()) add(levels[i]);
 }
 
 void value_packer::finish() {

@@ -84,6 +84,8 @@ public:
         out_->push_back(static_cast<std::byte>(low_ | (nibble << 4U)));
         pending_ = false;
     }
+    /// add() of each level in turn, without a call per value.
+    void add_all(std::span<const std::int8_t> levels);
     void finish();
 
 private:

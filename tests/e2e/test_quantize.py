@@ -424,6 +424,39 @@ def test_llm_shards_and_data_name(onnxstream, ort, tmp_path):
     assert compare_in_ort(src, out, llm.inputs()) > 0.99
 
 
+# The SIMD paths of quantize's loops (ops/quantize_kernels.hpp) must write the portable
+# path's bytes: ONNXSTREAM_SIMD=off runs the portable loops, avx2 caps them there. The GPT
+# fixture has blocks along axis 0 (MatMul, matmulnbits) and along axis 1 (Gather); ResNet-18's
+# fc (Gemm transB=1) along axis 1. tests/unit/test_quantize_kernels.cpp holds the loops to
+# the last bit of the error; here the whole command, the report included.
+@pytest.mark.parametrize("model,weights,extra", [
+    ("llm", "int8", ["--ops", "MatMul,Gemm,Gather"]),
+    ("llm", "int4", ["--asymmetric", "--block-size", "64"]),
+    ("llm", "uint4", ["--format", "matmulnbits", "--asymmetric", "--block-size", "128"]),
+    ("llm", "int4", ["--format", "matmulnbits", "--block-size", "256"]),
+    ("resnet18", "int8", ["--asymmetric"]),
+    ("resnet18", "int4", ["--block-size", "32"]),
+])
+def test_simd_and_portable_paths_write_the_same_bytes(onnxstream, tmp_path, monkeypatch, model, weights, extra):
+    if model == "llm":
+        src = llm_support.LlmFixture(llm_support.llm_dir()).model
+    else:
+        from cases import fixtures_dir
+        src = fixtures_dir() / "resnet18" / "model.onnx"
+    outputs = {}
+    for simd in ["off", "avx2", "on"]:
+        monkeypatch.setenv("ONNXSTREAM_SIMD", simd)
+        folder = tmp_path / simd
+        folder.mkdir()
+        report = quantize(src, folder / "q.onnx", "--weights", weights, *extra)
+        report.pop("output")
+        report.pop("data_files")
+        outputs[simd] = ({p.name: p.read_bytes() for p in sorted(folder.iterdir())}, report)
+    assert len(outputs["on"][1]["quantized"]) >= 1
+    assert outputs["on"] == outputs["off"]
+    assert outputs["avx2"] == outputs["off"]
+
+
 def external_mlp_with_checksum(folder: Path, right: bool) -> Path:
     """The MLP with its weights in w.data, w1's entry holding a SHA-1 `checksum` key."""
     folder.mkdir()

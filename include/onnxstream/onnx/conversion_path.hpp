@@ -30,9 +30,10 @@ enum class conversion_path : std::uint8_t { portable, avx2, avx512 };
 /// The paths this build can run on this CPU, portable first and the fastest last.
 [[nodiscard]] std::span<const conversion_path> available_conversion_paths() noexcept;
 
-/// Caps the path convert_float32_bytes and count_float16_overflow use, for the whole
-/// process, at `limit` (portable: no SIMD at all). The library itself never reads the
-/// environment; the command line sets this from ONNXSTREAM_SIMD (off, avx2). Thread-safe.
+/// Caps the path convert_float32_bytes and count_float16_overflow use, and quantize's
+/// block loops (src/ops/quantize_kernels.hpp) with them, for the whole process, at `limit`
+/// (portable: no SIMD at all). The library itself never reads the environment; the command
+/// line sets this from ONNXSTREAM_SIMD (off, avx2). Thread-safe.
 void limit_conversion_path(conversion_path limit) noexcept;
 
 /// The path the bulk functions use: the fastest available one not above the limit.
