@@ -25,8 +25,10 @@ public:
     void finish(std::span<std::uint8_t> digest);
 
 private:
-    void* context_ = nullptr;    // EVP_MD_CTX* / BCRYPT_HASH_HANDLE
-    void* algorithm_ = nullptr;  // BCRYPT_ALG_HANDLE (Windows only)
+    void* context_ = nullptr;  // EVP_MD_CTX* / BCRYPT_HASH_HANDLE
+#if defined(_WIN32)
+    void* algorithm_ = nullptr;  // BCRYPT_ALG_HANDLE
+#endif
 };
 
 }  // namespace onnxstream::io::digest_detail
