@@ -339,9 +339,9 @@ def small_tensor_cases(args, work: Path, out: Path, binary: str) -> list[case]:
 
 
 def compact_graph_cases(args, work: Path, out: Path, binary: str) -> list[case]:
-    """optimize --dry-run, analyze and inspect of a compact 1M-node graph (25 bytes per node),
-    against python onnx's load of the same file (what any python tool must do first) and the
-    memory issue's budget (2x the .onnx + 32 MiB)."""
+    """optimize --dry-run, analyze, inspect, infer-shapes and convert of a compact 1M-node
+    graph (21 bytes per node), against python onnx's load of the same file (what any python
+    tool must do first) and the memory issue's budget (2x the .onnx + 32 MiB)."""
     nodes = 10_000 if args.tiny else 1_000_000
     graph = work / f"compact-graph-{nodes}.onnx"
     generate("compact-graph", graph, nodes)
@@ -349,7 +349,9 @@ def compact_graph_cases(args, work: Path, out: Path, binary: str) -> list[case]:
     label = count_label(nodes)
     cases = []
     for command, extra in (("optimize", ["-o", str(out / "compact.onnx"), "--dry-run", "--quiet"]),
-                           ("analyze", ["--json"]), ("inspect", ["--json"])):
+                           ("analyze", ["--json"]), ("inspect", ["--json"]),
+                           ("infer-shapes", ["-o", str(out / "compact.onnx"), "--quiet"]),
+                           ("convert", ["--dtype", "fp16", "-o", str(out / "compact.onnx"), "--quiet"])):
         c = case(f"{command} {label}-node compact graph", f"{command} of a {size / 1e6:.0f} MB graph of {nodes:,} nodes",
                  [graph], size, budget_bytes=memory_budget(size))
         c.tool("onnxstream", [binary, command, str(graph), *extra], [out / "compact.onnx"])
@@ -582,10 +584,11 @@ def micro(args, work: Path, nodes_model: Path | None) -> list[dict]:
 def add_before(cases: list[case], binary: str, before: str) -> None:
     """The older binary beside onnxstream on every case (same command, its path swapped),
     so that a change shows as before and after in one run and a row that got worse shows
-    too; not on the compact graph's optimize and analyze (tens of seconds each, two runs
-    would double the run) where the curve's own "before" rows already are."""
+    too; not on the compact graph's optimize and analyze (tens of seconds each before, two
+    runs would double the run)."""
     for c in cases:
-        if "onnxstream" not in c.tools or "before" in c.tools or "compact graph" in c.name and "inspect" not in c.name:
+        slow = "compact graph" in c.name and c.name.startswith(("optimize", "analyze"))
+        if "onnxstream" not in c.tools or "before" in c.tools or slow:
             continue
         command, outputs = c.tools["onnxstream"]
         tools = {}
