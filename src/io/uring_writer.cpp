@@ -474,7 +474,7 @@ private:
         const auto* cancel = options_.cancel;
         ++tasks_;
         workers().post(
-            [this, free_lane, lane_index, in, out, cancel] {
+            [free_lane, in, out, cancel] {
                 const piece& w = free_lane->work;
                 free_lane->outcome = detail::copy_in_kernel(in, w.input_offset, out, w.output_offset, w.length, cancel);
                 // Start writing this chunk to the device at once, from the thread that copied it.
@@ -655,7 +655,7 @@ private:
         const std::span<const std::byte> bytes(s.memory, static_cast<std::size_t>(s.length));
         ++tasks_;
         auto* hashes = &stream.hashes;
-        workers().post([this, hashes, bytes, index] { hashes->update(bytes); }, {worker_done::kind::hashed, index});
+        workers().post([hashes, bytes] { hashes->update(bytes); }, {worker_done::kind::hashed, index});
     }
 
     void collect_workers() {
