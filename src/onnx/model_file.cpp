@@ -18,7 +18,8 @@ result<tensor_info> read_tensor_at(const message_tree& tree, std::uint32_t m) {
 
 }  // namespace
 
-result<model_file> model_file::open(const std::filesystem::path& path, const tree_options& options, tensor_reading reading) {
+result<model_file> model_file::open(const std::filesystem::path& path, const tree_options& options, tensor_reading reading,
+                                    const external_visitor& on_external) {
     model_file model;
     model.path = path;
     auto opened = io::source_file::open(path, true);
@@ -70,7 +71,10 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
             e.message = path.string() + ": " + e.message;
             return failure(std::move(e));
         }
-        if (tensor->storage == tensor_storage::external) model.external_sites.push_back(t);
+        if (tensor->storage == tensor_storage::external) {
+            model.external_sites.push_back(t);
+            if (on_external) on_external(model, t, *tensor);
+        }
         if (reading == tensor_reading::kept) model.tensors.push_back(std::move(tensor).value());
     }
     if (releases) behind.finish(model.file.size());

@@ -18,10 +18,8 @@ struct value_fields {
 // A body the tree dropped is read again and its drops addressed by position. One that no
 // longer tokenizes (the file changed under a released page) is left as it is: every
 // writer checks its sources unchanged before it keeps an output.
-value_fields drop_values(const message_tree& tree, std::uint32_t message, tree_edits& edits) {
-    const auto read = message_fields::read(tree, message);
-    if (!read) return {};
-    const auto fields = read->fields();
+value_fields drop_values(const message_tree& tree, std::uint32_t message, std::span<const field_entry> fields,
+                         tree_edits& edits) {
     value_fields out{static_cast<std::uint32_t>(fields.size()), static_cast<std::uint32_t>(fields.size())};
     for (std::uint32_t i = 0; i < fields.size(); ++i) {
         if (!holds_tensor_value(fields[i].number())) continue;
@@ -31,10 +29,20 @@ value_fields drop_values(const message_tree& tree, std::uint32_t message, tree_e
     return out;
 }
 
+value_fields drop_values(const message_tree& tree, std::uint32_t message, tree_edits& edits) {
+    const auto read = message_fields::read(tree, message);
+    if (!read) return {};
+    return drop_values(tree, message, read->fields(), edits);
+}
+
 }  // namespace
 
 std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message, tree_edits& edits) {
     return drop_values(tree, message, edits).first;
+}
+
+std::uint32_t drop_value_fields(const message_tree& tree, const tensor_handle& tensor, tree_edits& edits) {
+    return drop_values(tree, tensor->message, tensor.fields(), edits).first;
 }
 
 void store_external(const message_tree& tree, std::uint32_t message, const external_entry& where, tree_edits& edits) {
@@ -73,7 +81,8 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
         if (!binding.usable) continue;
         const auto handle = pass.read(binding.site);
         const auto& tensor = *handle;
-        const auto position = drop_value_fields(model.model.tree, tensor.message, edits);
+        // Its fields as the read found them: the body is not tokenized a second time.
+        const auto position = drop_value_fields(model.model.tree, handle, edits);
         const auto expected = expected_sha1(tensor, warnings);
         const auto check = expected ? edits.add_check({.tensor = std::string(tensor.name), .expected_sha1 = expected})
                                     : io::no_check;
