@@ -25,11 +25,12 @@ result<bound_model> bound_model::open(const std::filesystem::path& path, const o
     // tokenized once for both.
     external_gathering gathered;
     bool reserved = false;
-    const auto gather = [&gathered, &reserved](const model_file& model, site_id site, const tensor_info& tensor) {
+    const auto gather = [&gathered, &reserved](const model_file& model, site_id site, const tensor_info& tensor,
+                                               std::span<const field_entry> fields) {
         // Room for every tensor: pages a vector does not fill are never touched.
         if (!reserved) gathered.reserve(model.sites.size());
         reserved = true;
-        gathered.add(site, tensor);
+        gathered.add(site, tensor, fields);
     };
     ONNXSTREAM_ASSIGN(bound.model, model_file::open(path, tree, reading, gather));
     data_resolver resolver(path, options.resolving());

@@ -91,7 +91,8 @@ enum class length_written : std::uint8_t {
 
 // One external tensor's binding, unchecked (its file, offset and written length), and
 // what the file it names needs of it.
-void gather(site_id t, const tensor_info& tensor, file_table& table, external_data& data, std::vector<length_written>& lengths) {
+void gather(site_id t, const tensor_info& tensor, std::span<const field_entry> fields, file_table& table, external_data& data,
+            std::vector<length_written>& lengths) {
     // Open read it as external; it reads otherwise only if the file changed since (a
     // released page read back), which every command checks before it reports.
     if (!tensor.external) return;
@@ -109,6 +110,18 @@ void gather(site_id t, const tensor_info& tensor, file_table& table, external_da
     binding.file = f;
     binding.offset = ref.offset.value_or(0);
     binding.length = ref.length.value_or(0);
+    binding.has_checksum = ref.checksum.has_value();
+    // Where its value fields are (what inline_external drops), from this read of its body.
+    binding.positions_known = !fields.empty();
+    for (std::uint32_t i = 0; i < fields.size(); ++i) {
+        if (!holds_tensor_value(fields[i].number())) continue;
+        if (i >= 32) {
+            binding.positions_known = false;
+            break;
+        }
+        binding.value_positions |= 1U << i;
+    }
+    if (binding.value_positions == 0) binding.positions_known = false;
     data.tensors.push_back(binding);
     if (!ref.length) lengths.push_back(length_written::absent);
     else if (tensor.expected_bytes && *tensor.expected_bytes != *ref.length) lengths.push_back(length_written::mismatch);
@@ -209,15 +222,18 @@ void external_gathering::reserve(std::size_t tensors) {
     state_->lengths.reserve(tensors);
 }
 
-void external_gathering::add(site_id site, const tensor_info& tensor) {
-    gather(site, tensor, state_->table, state_->data, state_->lengths);
+void external_gathering::add(site_id site, const tensor_info& tensor, std::span<const field_entry> fields) {
+    gather(site, tensor, fields, state_->table, state_->data, state_->lengths);
 }
 
 external_data external_data::bind(const model_file& model, data_resolver& resolver) {
     external_gathering gathered;
     gathered.reserve(model.external_sites.size());
     tensor_pass pass(model);  // a million external tensors' bodies would keep the whole file mapped
-    for (const auto t : model.external_sites) gathered.add(t, *pass.read(t));
+    for (const auto t : model.external_sites) {
+        const auto handle = pass.read(t);
+        gathered.add(t, *handle, handle.fields());
+    }
     return bind(model, resolver, std::move(gathered));
 }
 

@@ -5,6 +5,7 @@
 #include <onnxstream/onnx/model_file.hpp>
 
 #include <algorithm>
+#include <bit>
 
 namespace onnxstream::onnx {
 
@@ -79,6 +80,16 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
     tensor_pass pass(model.model);
     for (const auto& binding : bindings) {
         if (!binding.usable) continue;
+        if (binding.positions_known && !binding.has_checksum) {
+            // Its value fields as the read that bound it found them: the body is not read
+            // again (a million tiny tensors' bodies were a pass of their own).
+            const auto message = model.model.sites[binding.site].message;
+            for (auto bits = binding.value_positions; bits != 0; bits &= bits - 1)
+                edits.drop(model.model.tree, message, static_cast<std::uint32_t>(std::countr_zero(bits)));
+            const auto position = static_cast<std::uint32_t>(std::countr_zero(binding.value_positions));
+            edits.insert_inlined(message, position, model.binding_of(binding.site).value, io::no_check);
+            continue;
+        }
         const auto handle = pass.read(binding.site);
         const auto& tensor = *handle;
         // Its fields as the read found them: the body is not tokenized a second time.

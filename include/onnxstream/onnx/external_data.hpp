@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,7 +43,17 @@ struct external_tensor {
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
     bool usable = false;  // found, in bounds (a size mismatch alone keeps it usable)
+    /// Whether value_positions holds the tensor message's value fields (holds_tensor_value),
+    /// as the read that bound it found them: not when one lies at position 32 or beyond.
+    /// inline_external then drops them without tokenizing the body again.
+    bool positions_known = false;
+    /// Whether its external_data entries hold a checksum (read again to check it).
+    bool has_checksum = false;
+    /// Bit i: the field at position i of the tensor message holds or locates its value.
+    std::uint32_t value_positions = 0;
 };
+// Held once per external tensor (a million tiny ones): the positions live in what was padding.
+static_assert(sizeof(external_tensor) <= 32);
 
 struct data_problem {
     site_id site = none;       // the tensor it is about, or none
@@ -65,8 +76,9 @@ public:
 
     /// Room for `tensors` external tensors (the bindings do not grow by doubling).
     void reserve(std::size_t tensors);
-    /// External tensor `site`, as read, in site order.
-    void add(site_id site, const tensor_info& tensor);
+    /// External tensor `site`, as read, in site order, with its message's fields in file
+    /// order (tensor_handle::fields), whose value fields' positions its binding keeps.
+    void add(site_id site, const tensor_info& tensor, std::span<const field_entry> fields);
 
 private:
     friend struct external_data;
