@@ -307,16 +307,16 @@ TEST_CASE("a model with no external tensor has no binding for any site") {
     }
 }
 
-TEST_CASE("a binding keeps its tensor's value fields' positions as a read of its body finds them, and inlining by them "
-          "edits as reading the body again does") {
+TEST_CASE(
+    "a binding keeps its tensor's value fields' positions as a read of its body finds them, and inlining by them "
+    "edits as reading the body again does") {
     temp_folder dir;
     write_bytes(dir.path() / "w.data", std::vector<std::byte>(96));
-    const auto model =
-        write_bytes(dir.path() / "m.onnx", small_models::model({external_tensor("a", {8}, "w.data", "0", "32"),
-                                                                raw_tensor("r", {4}, ramp(4)),
-                                                                external_tensor("b", {8}, "w.data", "64", "32")}));
-    for (const auto reading : {onnx::tensor_reading::kept, onnx::tensor_reading::on_demand,
-                               onnx::tensor_reading::on_demand_full_tree}) {
+    const auto model = write_bytes(
+        dir.path() / "m.onnx", small_models::model({external_tensor("a", {8}, "w.data", "0", "32"), raw_tensor("r", {4}, ramp(4)),
+                                                    external_tensor("b", {8}, "w.data", "64", "32")}));
+    for (const auto reading :
+         {onnx::tensor_reading::kept, onnx::tensor_reading::on_demand, onnx::tensor_reading::on_demand_full_tree}) {
         CAPTURE(static_cast<int>(reading));
         auto opened = onnx::bound_model::open(model, {}, {}, reading);
         REQUIRE(opened);

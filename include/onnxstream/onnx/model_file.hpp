@@ -81,8 +81,8 @@ struct model_file {
     /// order: `model` is the one being opened (its tree and sites complete), `tensor`'s
     /// field indices are those of the read and `fields` its message's fields in file order
     /// (tensor_handle::fields), valid during the call only.
-    using external_visitor = std::function<void(const model_file& model, site_id site, const tensor_info& tensor,
-                                                std::span<const field_entry> fields)>;
+    using external_visitor =
+        std::function<void(const model_file& model, site_id site, const tensor_info& tensor, std::span<const field_entry> fields)>;
 
     /// Opens, maps, tokenizes and reads every tensor (on demand: reads each and drops it,
     /// so that a model open in either way has every tensor checked). Errors name the file.
