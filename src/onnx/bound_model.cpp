@@ -21,9 +21,20 @@ bool guess_refused_by_strict(const data_problem& problem) {
 result<bound_model> bound_model::open(const std::filesystem::path& path, const open_options& options, const tree_options& tree,
                                       tensor_reading reading) {
     bound_model bound;
-    ONNXSTREAM_ASSIGN(bound.model, model_file::open(path, tree, reading));
+    // The external tensors are gathered for binding as open reads them: their bodies are
+    // tokenized once for both.
+    external_gathering gathered;
+    bool reserved = false;
+    const auto gather = [&gathered, &reserved](const model_file& model, site_id site, const tensor_info& tensor,
+                                               std::span<const field_entry> fields) {
+        // Room for every tensor: pages a vector does not fill are never touched.
+        if (!reserved) gathered.reserve(model.sites.size());
+        reserved = true;
+        gathered.add(site, tensor, fields);
+    };
+    ONNXSTREAM_ASSIGN(bound.model, model_file::open(path, tree, reading, gather));
     data_resolver resolver(path, options.resolving());
-    bound.data = external_data::bind(bound.model, resolver);
+    bound.data = external_data::bind(bound.model, resolver, std::move(gathered));
     // --strict refuses a guess whatever the command: one that reports problems (inspect,
     // verify) would otherwise show the file as merely missing and succeed.
     if (options.strict) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -88,39 +89,43 @@ enum class length_written : std::uint8_t {
     mismatch,  // the binding's length is the tensor's, and its dims and type need another
 };
 
-// Every external tensor's binding, unchecked (its file, offset and written length), and
-// the files they name with what each one's tensors need.
-file_table gather_files(const model_file& model, external_data& data, std::vector<length_written>& lengths) {
-    file_table table;
-    data.tensors.reserve(model.external_sites.size());
-    lengths.reserve(model.external_sites.size());
-    tensor_pass pass(model);  // a million external tensors' bodies would keep the whole file mapped
-    for (const auto t : model.external_sites) {
-        const auto handle = pass.read(t);
-        const auto& tensor = *handle;
-        // Open read it as external; it reads otherwise only if the file changed since (a
-        // released page read back), which every command checks before it reports.
-        if (!tensor.external) continue;
-        const auto& ref = *tensor.external;
-        const auto f = table.find_or_add(ref.location, t, data);
-        auto& need = table.needs[f];
-        const auto end = end_of(tensor);
-        need.bytes = std::max(need.bytes, end);
-        data.files[f].bytes_needed = std::max(data.files[f].bytes_needed, end);
-        // A checksum that is not a SHA-1 cannot tell a guess apart: it is reported later.
-        if (const auto digest = expected_sha1(tensor); digest && *digest)
-            need.checksums.push_back({ref.offset.value_or(0), ref.length ? ref.length : tensor.expected_bytes, **digest});
-        external_tensor binding;
-        binding.site = t;
-        binding.file = f;
-        binding.offset = ref.offset.value_or(0);
-        binding.length = ref.length.value_or(0);
-        data.tensors.push_back(binding);
-        if (!ref.length) lengths.push_back(length_written::absent);
-        else if (tensor.expected_bytes && *tensor.expected_bytes != *ref.length) lengths.push_back(length_written::mismatch);
-        else lengths.push_back(length_written::fits);
+// One external tensor's binding, unchecked (its file, offset and written length), and
+// what the file it names needs of it.
+void gather(site_id t, const tensor_info& tensor, std::span<const field_entry> fields, file_table& table, external_data& data,
+            std::vector<length_written>& lengths) {
+    // Open read it as external; it reads otherwise only if the file changed since (a
+    // released page read back), which every command checks before it reports.
+    if (!tensor.external) return;
+    const auto& ref = *tensor.external;
+    const auto f = table.find_or_add(ref.location, t, data);
+    auto& need = table.needs[f];
+    const auto end = end_of(tensor);
+    need.bytes = std::max(need.bytes, end);
+    data.files[f].bytes_needed = std::max(data.files[f].bytes_needed, end);
+    // A checksum that is not a SHA-1 cannot tell a guess apart: it is reported later.
+    if (const auto digest = expected_sha1(tensor); digest && *digest)
+        need.checksums.push_back({ref.offset.value_or(0), ref.length ? ref.length : tensor.expected_bytes, **digest});
+    external_tensor binding;
+    binding.site = t;
+    binding.file = f;
+    binding.offset = ref.offset.value_or(0);
+    binding.length = ref.length.value_or(0);
+    binding.has_checksum = ref.checksum.has_value();
+    // Where its value fields are (what inline_external drops), from this read of its body.
+    binding.positions_known = !fields.empty();
+    for (std::uint32_t i = 0; i < fields.size(); ++i) {
+        if (!holds_tensor_value(fields[i].number())) continue;
+        if (i >= 32) {
+            binding.positions_known = false;
+            break;
+        }
+        binding.value_positions |= 1U << i;
     }
-    return table;
+    if (binding.value_positions == 0) binding.positions_known = false;
+    data.tensors.push_back(binding);
+    if (!ref.length) lengths.push_back(length_written::absent);
+    else if (tensor.expected_bytes && *tensor.expected_bytes != *ref.length) lengths.push_back(length_written::mismatch);
+    else lengths.push_back(length_written::fits);
 }
 
 void open_files(data_resolver& resolver, file_table& table, external_data& data) {
@@ -201,10 +206,42 @@ void bind_tensor(const model_file& model, external_tensor& binding, length_writt
 
 }  // namespace
 
-external_data external_data::bind(const model_file& model, data_resolver& resolver) {
+struct external_gathering::state {
     external_data data;
+    file_table table;
     std::vector<length_written> lengths;
-    auto table = gather_files(model, data, lengths);
+};
+
+external_gathering::external_gathering() : state_(std::make_unique<state>()) {}
+external_gathering::external_gathering(external_gathering&&) noexcept = default;
+external_gathering& external_gathering::operator=(external_gathering&&) noexcept = default;
+external_gathering::~external_gathering() = default;
+
+void external_gathering::reserve(std::size_t tensors) {
+    state_->data.tensors.reserve(tensors);
+    state_->lengths.reserve(tensors);
+}
+
+void external_gathering::add(site_id site, const tensor_info& tensor, std::span<const field_entry> fields) {
+    gather(site, tensor, fields, state_->table, state_->data, state_->lengths);
+}
+
+external_data external_data::bind(const model_file& model, data_resolver& resolver) {
+    external_gathering gathered;
+    gathered.reserve(model.external_sites.size());
+    tensor_pass pass(model);  // a million external tensors' bodies would keep the whole file mapped
+    for (const auto t : model.external_sites) {
+        const auto handle = pass.read(t);
+        gathered.add(t, *handle, handle.fields());
+    }
+    return bind(model, resolver, std::move(gathered));
+}
+
+external_data external_data::bind(const model_file& model, data_resolver& resolver, external_gathering&& gathered) {
+    auto& state = *gathered.state_;
+    auto& data = state.data;
+    auto& table = state.table;
+    const auto& lengths = state.lengths;
     open_files(resolver, table, data);
     for (const auto b : data.tensors.ids()) {
         auto& binding = data.tensors[b];
@@ -213,7 +250,7 @@ external_data external_data::bind(const model_file& model, data_resolver& resolv
         if (file.file) bind_tensor(model, binding, lengths[b.value], data);
         else binding.length = 0;  // nothing to measure it against
     }
-    return data;
+    return std::move(data);
 }
 
 const data_problem* external_data::blocking_problem(bool allow_size_mismatch) const {

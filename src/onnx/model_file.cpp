@@ -8,17 +8,19 @@ namespace onnxstream::onnx {
 namespace {
 
 // Reads the tensor at message `m`; one whose fields the tree dropped from its body read
-// again (the result's field indices are then the body's, which is gone: only what it
-// says of the tensor is of use).
-result<tensor_info> read_tensor_at(const message_tree& tree, std::uint32_t m) {
+// again into `body` (the result's field indices are then the body's).
+result<tensor_info> read_tensor_at(const message_tree& tree, std::uint32_t m, std::optional<message_tree>& body) {
+    body.reset();
     if (tree.stores_fields(m)) return read_tensor(tree, m);
-    ONNXSTREAM_ASSIGN(const auto body, message_tree::body(tree, m));
-    return read_tensor(body, 0);
+    ONNXSTREAM_ASSIGN(auto read, message_tree::body(tree, m));
+    body.emplace(std::move(read));
+    return read_tensor(*body, 0);
 }
 
 }  // namespace
 
-result<model_file> model_file::open(const std::filesystem::path& path, const tree_options& options, tensor_reading reading) {
+result<model_file> model_file::open(const std::filesystem::path& path, const tree_options& options, tensor_reading reading,
+                                    const external_visitor& on_external) {
     model_file model;
     model.path = path;
     auto opened = io::source_file::open(path, true);
@@ -60,17 +62,21 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     model.sites = find_tensors(model.tree);
     model.reading = reading;
     if (reading == tensor_reading::kept) model.tensors.reserve(model.sites.size());
+    std::optional<message_tree> body;  // the tensor's fields, when the tree dropped them
     for (const auto t : model.sites.ids()) {
         const auto m = model.sites[t].message;
         if (releases) behind.reached(model.tree.payload_range(m).offset);
-        auto tensor = read_tensor_at(model.tree, m);
+        auto tensor = read_tensor_at(model.tree, m, body);
         if (!tensor) {
             ONNXSTREAM_TRY(model.file.check_unchanged());
             auto e = std::move(tensor).error();
             e.message = path.string() + ": " + e.message;
             return failure(std::move(e));
         }
-        if (tensor->storage == tensor_storage::external) model.external_sites.push_back(t);
+        if (tensor->storage == tensor_storage::external) {
+            model.external_sites.push_back(t);
+            if (on_external) on_external(model, t, *tensor, body ? body->fields(0) : model.tree.fields(m));
+        }
         if (reading == tensor_reading::kept) model.tensors.push_back(std::move(tensor).value());
     }
     if (releases) behind.finish(model.file.size());

@@ -5,6 +5,7 @@
 #include <onnxstream/onnx/model_file.hpp>
 
 #include <algorithm>
+#include <bit>
 
 namespace onnxstream::onnx {
 
@@ -18,10 +19,8 @@ struct value_fields {
 // A body the tree dropped is read again and its drops addressed by position. One that no
 // longer tokenizes (the file changed under a released page) is left as it is: every
 // writer checks its sources unchanged before it keeps an output.
-value_fields drop_values(const message_tree& tree, std::uint32_t message, tree_edits& edits) {
-    const auto read = message_fields::read(tree, message);
-    if (!read) return {};
-    const auto fields = read->fields();
+value_fields drop_values(const message_tree& tree, std::uint32_t message, std::span<const field_entry> fields,
+                         tree_edits& edits) {
     value_fields out{static_cast<std::uint32_t>(fields.size()), static_cast<std::uint32_t>(fields.size())};
     for (std::uint32_t i = 0; i < fields.size(); ++i) {
         if (!holds_tensor_value(fields[i].number())) continue;
@@ -31,10 +30,20 @@ value_fields drop_values(const message_tree& tree, std::uint32_t message, tree_e
     return out;
 }
 
+value_fields drop_values(const message_tree& tree, std::uint32_t message, tree_edits& edits) {
+    const auto read = message_fields::read(tree, message);
+    if (!read) return {};
+    return drop_values(tree, message, read->fields(), edits);
+}
+
 }  // namespace
 
 std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message, tree_edits& edits) {
     return drop_values(tree, message, edits).first;
+}
+
+std::uint32_t drop_value_fields(const message_tree& tree, const tensor_handle& tensor, tree_edits& edits) {
+    return drop_values(tree, tensor->message, tensor.fields(), edits).first;
 }
 
 void store_external(const message_tree& tree, std::uint32_t message, const external_entry& where, tree_edits& edits) {
@@ -71,9 +80,20 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
     tensor_pass pass(model.model);
     for (const auto& binding : bindings) {
         if (!binding.usable) continue;
+        if (binding.positions_known && !binding.has_checksum) {
+            // Its value fields as the read that bound it found them: the body is not read
+            // again (a million tiny tensors' bodies were a pass of their own).
+            const auto message = model.model.sites[binding.site].message;
+            for (auto bits = binding.value_positions; bits != 0; bits &= bits - 1)
+                edits.drop(model.model.tree, message, static_cast<std::uint32_t>(std::countr_zero(bits)));
+            const auto position = static_cast<std::uint32_t>(std::countr_zero(binding.value_positions));
+            edits.insert_inlined(message, position, model.binding_of(binding.site).value, io::no_check);
+            continue;
+        }
         const auto handle = pass.read(binding.site);
         const auto& tensor = *handle;
-        const auto position = drop_value_fields(model.model.tree, tensor.message, edits);
+        // Its fields as the read found them: the body is not tokenized a second time.
+        const auto position = drop_value_fields(model.model.tree, handle, edits);
         const auto expected = expected_sha1(tensor, warnings);
         const auto check = expected ? edits.add_check({.tensor = std::string(tensor.name), .expected_sha1 = expected})
                                     : io::no_check;

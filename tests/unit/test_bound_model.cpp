@@ -3,6 +3,8 @@
 #include <onnxstream/io/hashing.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/external_data.hpp>
+#include <onnxstream/onnx/fields.hpp>
+#include <onnxstream/onnx/message_fields.hpp>
 #include <onnxstream/onnx/tensor_value_edits.hpp>
 #include <onnxstream/plan/planner.hpp>
 
@@ -11,6 +13,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -302,4 +305,78 @@ TEST_CASE("a model with no external tensor has no binding for any site") {
         REQUIRE(opened->stored_bytes(site));
         CHECK(opened->stored_bytes(site)->source == onnx::bound_model::model_source);
     }
+}
+
+TEST_CASE(
+    "a binding keeps its tensor's value fields' positions as a read of its body finds them, and inlining by them "
+    "edits as reading the body again does") {
+    temp_folder dir;
+    write_bytes(dir.path() / "w.data", std::vector<std::byte>(96));
+    const auto model = write_bytes(
+        dir.path() / "m.onnx", small_models::model({external_tensor("a", {8}, "w.data", "0", "32"), raw_tensor("r", {4}, ramp(4)),
+                                                    external_tensor("b", {8}, "w.data", "64", "32")}));
+    for (const auto reading :
+         {onnx::tensor_reading::kept, onnx::tensor_reading::on_demand, onnx::tensor_reading::on_demand_full_tree}) {
+        CAPTURE(static_cast<int>(reading));
+        auto opened = onnx::bound_model::open(model, {}, {}, reading);
+        REQUIRE(opened);
+        const auto& bound = *opened;
+        REQUIRE(bound.data.tensors.size() == 2);
+        for (const auto& binding : bound.data.tensors) {
+            CHECK(binding.positions_known);
+            CHECK_FALSE(binding.has_checksum);
+            // The positions message_fields finds, tokenizing the body again.
+            const auto fields = onnx::message_fields::read(bound.model.tree, bound.model.sites[binding.site].message);
+            REQUIRE(fields);
+            std::uint32_t expected = 0;
+            for (std::uint32_t i = 0; i < fields->fields().size(); ++i)
+                if (onnx::holds_tensor_value(fields->fields()[i].number())) expected |= 1U << i;
+            CHECK(binding.value_positions == expected);
+        }
+        // Inlined by the kept positions, and by reading each body again (positions unknown).
+        onnx::tree_edits by_positions;
+        onnx::tree_edits by_reading;
+        std::vector<error> warnings;
+        onnx::inline_external(bound, bound.data.tensors, by_positions, warnings);
+        auto unknown = bound.data.tensors;
+        for (auto& binding : unknown) binding.positions_known = false;
+        onnx::inline_external(bound, unknown, by_reading, warnings);
+        CHECK(warnings.empty());
+        CHECK(by_positions.body_drops().size() == by_reading.body_drops().size());
+        CHECK(std::equal(by_positions.body_drops().begin(), by_positions.body_drops().end(), by_reading.body_drops().begin(),
+                         by_reading.body_drops().end()));
+        CHECK(std::ranges::equal(by_positions.dropped_fields(), by_reading.dropped_fields()));
+        REQUIRE(by_positions.insertions().size() == by_reading.insertions().size());
+        for (std::size_t i = 0; i < by_reading.insertions().size(); ++i) {
+            CHECK(by_positions.insertions()[i].message == by_reading.insertions()[i].message);
+            CHECK(by_positions.insertions()[i].position == by_reading.insertions()[i].position);
+            CHECK(by_positions.insertions()[i].what == by_reading.insertions()[i].what);
+        }
+        CHECK(plan::planned_size(bound.model.tree, by_positions) == plan::planned_size(bound.model.tree, by_reading));
+    }
+}
+
+TEST_CASE("a tensor with a value field past position 31 or a checksum is inlined by reading its body again") {
+    temp_folder dir;
+    write_bytes(dir.path() / "w.data", std::vector<std::byte>(32));
+    // 40 unknown fields before the external entries: the positions do not fit the binding.
+    auto far = external_tensor("far", {8}, "w.data", "0", "32");
+    proto_builder padded;
+    for (int i = 0; i < 40; ++i) padded.string_field(100, "d");
+    padded.raw(far.bytes());
+    const auto model = write_bytes(dir.path() / "m.onnx", small_models::model({padded}));
+    auto opened = onnx::bound_model::open(model, {}, {}, onnx::tensor_reading::on_demand);
+    REQUIRE(opened);
+    REQUIRE(opened->data.tensors.size() == 1);
+    CHECK_FALSE(opened->data.tensors[onnx::binding_id{0}].positions_known);
+    onnx::tree_edits edits;
+    std::vector<error> warnings;
+    onnx::inline_external(*opened, opened->data.tensors, edits, warnings);
+    REQUIRE(edits.insertions().size() == 1);
+    CHECK(edits.insertions()[0].position > 31);  // after the 40 and the name, dims and type
+
+    mixed_model with_checksum(io::to_hex(io::sha1_of(ramp(8))));
+    auto checked = onnx::bound_model::open(with_checksum.model, {});
+    REQUIRE(checked);
+    CHECK(checked->data.tensors[onnx::binding_id{0}].has_checksum);
 }

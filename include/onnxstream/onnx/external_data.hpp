@@ -12,7 +12,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,12 +43,47 @@ struct external_tensor {
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
     bool usable = false;  // found, in bounds (a size mismatch alone keeps it usable)
+    /// Whether value_positions holds the tensor message's value fields (holds_tensor_value),
+    /// as the read that bound it found them: not when one lies at position 32 or beyond.
+    /// inline_external then drops them without tokenizing the body again.
+    bool positions_known = false;
+    /// Whether its external_data entries hold a checksum (read again to check it).
+    bool has_checksum = false;
+    /// Bit i: the field at position i of the tensor message holds or locates its value.
+    std::uint32_t value_positions = 0;
 };
+// Held once per external tensor (a million tiny ones): the positions live in what was padding.
+static_assert(sizeof(external_tensor) <= 32);
 
 struct data_problem {
     site_id site = none;       // the tensor it is about, or none
     data_file_id file = none;  // the file it is about, or none
     error what;
+};
+
+/// The first half of external_data::bind, tensor by tensor: every external tensor's
+/// binding (unchecked) and what each file it names needs, gathered from the read that
+/// model_file::open makes of it (a body is then tokenized once for both, not once more
+/// for bind: a second pass over a million small tensors' bodies was a tenth of merge).
+class external_gathering {
+public:
+    external_gathering();
+    external_gathering(const external_gathering&) = delete;
+    external_gathering& operator=(const external_gathering&) = delete;
+    external_gathering(external_gathering&&) noexcept;
+    external_gathering& operator=(external_gathering&&) noexcept;
+    ~external_gathering();
+
+    /// Room for `tensors` external tensors (the bindings do not grow by doubling).
+    void reserve(std::size_t tensors);
+    /// External tensor `site`, as read, in site order, with its message's fields in file
+    /// order (tensor_handle::fields), whose value fields' positions its binding keeps.
+    void add(site_id site, const tensor_info& tensor, std::span<const field_entry> fields);
+
+private:
+    friend struct external_data;
+    struct state;
+    std::unique_ptr<state> state_;
 };
 
 struct external_data {
@@ -63,6 +100,9 @@ struct external_data {
     /// (again only to word a problem about it, or to weigh a tensor that runs to the end of
     /// its file against its dims).
     [[nodiscard]] static external_data bind(const model_file& model, data_resolver& resolver);
+    /// The same with the tensors gathered already, from every external tensor of `model`
+    /// in site order (model_file::open's on_external).
+    [[nodiscard]] static external_data bind(const model_file& model, data_resolver& resolver, external_gathering&& gathered);
 
     /// The first problem that must stop a rewrite (size mismatches only when not allowed).
     [[nodiscard]] const data_problem* blocking_problem(bool allow_size_mismatch) const;

@@ -11,7 +11,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -50,6 +52,14 @@ public:
     [[nodiscard]] const tensor_info* operator->() const noexcept { return info_; }
     /// The tree the tensor's field indices index.
     [[nodiscard]] const message_tree& tree() const noexcept { return *tree_; }
+    /// The tensor message's fields in file order, from the read that made this handle: a
+    /// field's position is the one tree_edits::drop and insert address in the model's tree.
+    /// Empty for a tensor that no longer reads (see model_file::tensor).
+    [[nodiscard]] std::span<const field_entry> fields() const {
+        if (body_) return body_->fields(0);
+        if (tree_->stores_fields(info_->message)) return tree_->fields(info_->message);
+        return {};
+    }
 
 private:
     std::optional<tensor_info> read_;
@@ -67,10 +77,18 @@ struct model_file {
     tensor_reading reading = tensor_reading::kept;
     std::vector<site_id> external_sites;  // the tensors whose data_location is EXTERNAL, in site order
 
+    /// Called with each tensor whose data_location is EXTERNAL as open reads it, in site
+    /// order: `model` is the one being opened (its tree and sites complete), `tensor`'s
+    /// field indices are those of the read and `fields` its message's fields in file order
+    /// (tensor_handle::fields), valid during the call only.
+    using external_visitor =
+        std::function<void(const model_file& model, site_id site, const tensor_info& tensor, std::span<const field_entry> fields)>;
+
     /// Opens, maps, tokenizes and reads every tensor (on demand: reads each and drops it,
     /// so that a model open in either way has every tensor checked). Errors name the file.
     [[nodiscard]] static result<model_file> open(const std::filesystem::path& path, const tree_options& options = {},
-                                                 tensor_reading reading = tensor_reading::kept);
+                                                 tensor_reading reading = tensor_reading::kept,
+                                                 const external_visitor& on_external = {});
 
     /// The tensor at `site`, kept or read again (which cannot fail: open read it once).
     [[nodiscard]] tensor_handle tensor(site_id site) const;

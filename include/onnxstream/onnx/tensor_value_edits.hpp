@@ -7,6 +7,7 @@
 #include <onnxstream/error.hpp>
 #include <onnxstream/onnx/bound_model.hpp>
 #include <onnxstream/onnx/message_tree.hpp>
+#include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/onnx/tree_edits.hpp>
 
 #include <cstdint>
@@ -22,6 +23,9 @@ namespace onnxstream::onnx {
 /// message's fields (message::fields_dropped) its body is read again and the drops are
 /// addressed by position (tree_edits::drop picks the form).
 std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message, tree_edits& edits);
+/// The same for a tensor of `tree` as model_file::tensor read it: its fields are those of
+/// that read (its body is not read a third time).
+std::uint32_t drop_value_fields(const message_tree& tree, const tensor_handle& tensor, tree_edits& edits);
 
 /// Points tensor message `message` at `where`: its value fields dropped, then after every
 /// other field the entries location, offset, length (and checksum) and data_location = EXTERNAL.
