@@ -242,10 +242,11 @@ void tree_edits::append_encoded(new_field& fields, std::uint32_t number, std::sp
     if (fields.kind != new_field::payload_kind::encoded || fields.offset + fields.length != pool_.size())
         throw std::logic_error("tree_edits::append_encoded: the run of fields does not end the pool");
     const auto before = pool_.size();
-    const auto tag = proto::encode_varint(proto::make_tag(number, proto::wire_type::length_delimited)).view();
-    const auto length = proto::encode_varint(payload.size()).view();
-    pool_.insert(pool_.end(), tag.begin(), tag.end());
-    pool_.insert(pool_.end(), length.begin(), length.end());
+    // The encodings are kept whole: a view of a temporary one would outlive it.
+    const auto tag = proto::encode_varint(proto::make_tag(number, proto::wire_type::length_delimited));
+    const auto length = proto::encode_varint(payload.size());
+    pool_.insert(pool_.end(), tag.view().begin(), tag.view().end());
+    pool_.insert(pool_.end(), length.view().begin(), length.view().end());
     pool_.insert(pool_.end(), payload.begin(), payload.end());
     fields.length += pool_.size() - before;
 }
