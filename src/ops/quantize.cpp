@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -34,6 +35,17 @@ namespace fs = std::filesystem;
 using graph::none;
 
 namespace {
+
+// An allocator whose resize leaves new floats unset: quantize's step is refilled by memcpy,
+// and a std::vector<float>'s resize would first zero up to 8 MiB a step.
+template <class T>
+struct uninitialized_allocator : std::allocator<T> {
+    using std::allocator<T>::allocator;
+    template <class U>
+    void construct(U* at) noexcept {
+        ::new (static_cast<void*>(at)) U;
+    }
+};
 
 constexpr std::int64_t quantize_opset = 21;  // DequantizeLinear with block_size, int4/uint4
 constexpr std::int64_t quantize_ir_version = 10;
@@ -484,7 +496,7 @@ private:
         std::vector<float> scales;
         std::vector<int> zeros;
         scales.reserve(static_cast<std::size_t>(scale_count(job)));
-        std::vector<float> step;  // the values of the rows in hand
+        std::vector<float, uninitialized_allocator<float>> step;  // the values of the rows in hand
         step.reserve(static_cast<std::size_t>(std::min(step_values, rows * columns)));
         std::vector<std::byte> carry;                                // an element split between two pieces
         std::vector<float> column_low, column_high, column_largest;  // axis 0: each column's block statistics
