@@ -41,7 +41,11 @@ block_parameters parameters_of(float low, float high, float largest, quantized_t
         // The range always holds 0, so that 0 is exact (padding, ReLU'd weights).
         const float lo = std::min(low, 0.0F);
         const float hi = std::max(high, 0.0F);
-        p.scale = round((hi - lo) / static_cast<float>(range.high - range.low));
+        const auto steps = static_cast<float>(range.high - range.low);
+        // A block spanning more than FLT_MAX (from near -FLT_MAX to near +FLT_MAX) would
+        // overflow hi - lo: each end is divided first there (elsewhere the bytes stay as they were).
+        const float span = hi - lo;
+        p.scale = round(std::isfinite(span) ? span / steps : hi / steps - lo / steps);
     }
     // An all-zero block has no scale to speak of: 1 keeps every value exactly 0, where 0
     // would divide by zero and a runtime would dequantize garbage.
@@ -49,8 +53,11 @@ block_parameters parameters_of(float low, float high, float largest, quantized_t
     if (!symmetric) {
         const float lo = std::min(low, 0.0F);
         const float shifted = lo / p.scale;
-        const float zero = static_cast<float>(range.low) - shifted;
-        p.zero_point = std::clamp(static_cast<int>(std::nearbyint(zero)), range.low, range.high);
+        const float zero = std::nearbyint(static_cast<float>(range.low) - shifted);
+        // Clamped before the conversion: a float past int's range (or NaN) has no int value.
+        if (!(zero > static_cast<float>(range.low))) p.zero_point = range.low;
+        else if (zero >= static_cast<float>(range.high)) p.zero_point = range.high;
+        else p.zero_point = static_cast<int>(zero);
     }
     return p;
 }

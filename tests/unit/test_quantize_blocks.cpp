@@ -64,6 +64,30 @@ TEST_CASE("asymmetric: the range holds zero, and zero is exact") {
     CHECK(s.zero_point == 0);
 }
 
+TEST_CASE("asymmetric: a block spanning more than FLT_MAX keeps a finite scale and a zero point in range") {
+    // hi - lo overflows to infinity here: the scale once fell back to 1 and the zero point,
+    // about 3.4e38, was converted to int (undefined; INT_MIN on x86, then clamped to the
+    // wrong end). clang's UBSan (float-cast-overflow) found it.
+    constexpr float big = std::numeric_limits<float>::max();
+    for (const auto type : {quantized_type::int8, quantized_type::int4, quantized_type::uint4}) {
+        CAPTURE(static_cast<int>(type));
+        const auto r = range_of(type);
+        const auto p = parameters_of(-big, big, big, type, false, keep_float32);
+        REQUIRE(std::isfinite(p.scale));
+        CHECK(p.scale == doctest::Approx(2.0 * static_cast<double>(big) / (r.high - r.low)).epsilon(1e-6));
+        CHECK(p.zero_point >= r.low);
+        CHECK(p.zero_point <= r.high);
+        CHECK(quantize_value(-big, p, r) == r.low);
+        CHECK(quantize_value(big, p, r) == r.high);
+        CHECK(quantize_value(0.0F, p, r) == p.zero_point);
+        // An infinite end (never a scanned weight's, but the function's own contract): the
+        // zero point is still one of the type's values.
+        const auto inf = parameters_of(-std::numeric_limits<float>::infinity(), 1.0F, 1.0F, type, false, keep_float32);
+        CHECK(inf.zero_point >= r.low);
+        CHECK(inf.zero_point <= r.high);
+    }
+}
+
 TEST_CASE("an all-zero block gets scale 1 and dequantizes to zeros") {
     for (const auto type : {quantized_type::int8, quantized_type::int4, quantized_type::uint4})
         for (const bool symmetric : {true, false}) {
