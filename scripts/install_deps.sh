@@ -9,7 +9,8 @@ packages=(
   libxxhash-dev libssl-dev liburing-dev
   libcpp-httplib-dev  # the gui command's web server
   # tests and benchmarks
-  doctest-dev libbenchmark-dev clang
+  doctest-dev libbenchmark-dev
+  clang libclang-rt-dev  # the sanitizer stage's compiler and its ASan/UBSan/libFuzzer runtimes
   strace  # delays system calls in the race tests (test_security.py)
   # independent references
   python3-onnx python3-numpy python3-pytest python3-torch python3-torchvision

@@ -8,7 +8,7 @@ using passes::finding_kind;
 
 namespace {
 
-constexpr std::array categories{
+constexpr std::array finding_categories{
     finding_category{finding_kind::dead_node, "dead_nodes", "dead nodes"},
     finding_category{finding_kind::isolated_component, "isolated_components", "isolated components"},
     finding_category{finding_kind::dead_branch, "dead_branches", "dead branches"},
@@ -122,12 +122,12 @@ void write_counts(json_writer& json, const ops::model_counts& c) {
 
 }  // namespace
 
-std::span<const finding_category> analyze_categories() noexcept { return categories; }
+std::span<const finding_category> analyze_categories() noexcept { return finding_categories; }
 
 ops::finding_list::groups analyze_groups(const ops::analyze_report& r) {
-    return r.findings.grouped(categories.size(), [](finding_kind kind) {
+    return r.findings.grouped(finding_categories.size(), [](finding_kind kind) {
         std::size_t c = 0;
-        while (c < categories.size() && categories[c].kind != kind) ++c;
+        while (c < finding_categories.size() && finding_categories[c].kind != kind) ++c;
         return c;
     });
 }
@@ -216,15 +216,15 @@ void write_json(json_writer& json, const ops::analyze_report& r) {
     for (const auto& scope : r.scopes) {
         json.begin_object().field("scope", scope);
         const auto key = r.findings.key_of_scope(scope);
-        for (std::size_t c = 0; c < categories.size(); ++c) {
-            json.key(categories[c].key).begin_array();
+        for (std::size_t c = 0; c < finding_categories.size(); ++c) {
+            json.key(finding_categories[c].key).begin_array();
             for (const auto position : groups.of(key, c)) write_finding(json, r.findings.at(position));
             json.end_array();
         }
         json.end_object();
     }
     json.end_array().key("summary").begin_object();
-    for (const auto& c : categories) {
+    for (const auto& c : finding_categories) {
         const auto t = r.totals(c.kind);
         json.key(c.key).begin_object().field("count", t.count).field("nodes", t.nodes).field("bytes", t.bytes).end_object();
     }

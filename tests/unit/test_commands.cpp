@@ -59,9 +59,9 @@ TEST_CASE("every default in the table is a value of its kind, and every choice d
 }
 
 TEST_CASE("the table's defaults are the operations' own: options read from no values equal the structs' defaults") {
-    const api::parameter_values none;
+    const api::parameter_values no_values;
     const auto read = [&](std::string_view name) {
-        return api::parameter_reader(command(name).parameters, none, api::front_end::python);
+        return api::parameter_reader(command(name).parameters, no_values, api::front_end::python);
     };
 
     const auto split = api::externalize_options_from(read("split"), ops::externalize_kind::split);
@@ -142,8 +142,8 @@ TEST_CASE("unknown, repeated and missing parameters are refused before anything 
     twice.add("output", "b.onnx");
     CHECK(error_of(merge, twice, api::front_end::python) == "output= is given more than once");
 
-    const api::parameter_values none;
-    CHECK(error_of(merge, none, api::front_end::cli) == "missing MODEL");
+    const api::parameter_values no_values;
+    CHECK(error_of(merge, no_values, api::front_end::cli) == "missing MODEL");
     api::parameter_values no_dtype;
     no_dtype.add("model", "m.onnx");
     CHECK(error_of(command("convert"), no_dtype, api::front_end::cli) == "missing --dtype (fp16 or bf16)");

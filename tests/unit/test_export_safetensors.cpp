@@ -85,7 +85,9 @@ TEST_CASE("safetensors dtypes: the format's names for the ONNX types it can hold
         {1, "F32"},  {2, "U8"},   {3, "I8"},   {4, "U16"},  {5, "I16"},   {6, "I32"},      {7, "I64"},      {9, "BOOL"},
         {10, "F16"}, {11, "F64"}, {12, "U32"}, {13, "U64"}, {16, "BF16"}, {17, "F8_E4M3"}, {19, "F8_E5M2"},
     };
-    for (const auto& [onnx_type, name] : names) {
+    for (const auto& entry : names) {
+        const auto onnx_type = entry.first;  // not a structured binding: CAPTURE's lambda reads it
+        const auto* const name = entry.second;
         CAPTURE(onnx_type);
         REQUIRE(ops::safetensors_dtype(onnx_type) != nullptr);
         CHECK(std::string(ops::safetensors_dtype(onnx_type)) == name);

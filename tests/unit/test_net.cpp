@@ -21,7 +21,7 @@ TEST_CASE("quoted escapes quotes, backslashes and control bytes") {
 TEST_CASE("a real parameter reads back as the very same float") {
     for (const float f : {0.1F, 1e-5F, 0.001F, 1.0F / 3.0F, -2.5F, 123456.789F, std::numeric_limits<float>::max(),
                           std::numeric_limits<float>::min(), std::numeric_limits<float>::denorm_min(), 0.0F}) {
-        const auto p = caffe::param::real("eps", f);
+        const auto p = caffe::param::real("eps", static_cast<double>(f));
         CAPTURE(p.value);
         CHECK(p.key == "eps");
         CHECK(std::bit_cast<std::uint32_t>(std::strtof(p.value.c_str(), nullptr)) == std::bit_cast<std::uint32_t>(f));
