@@ -111,17 +111,22 @@ void gather(site_id t, const tensor_info& tensor, std::span<const field_entry> f
     binding.offset = ref.offset.value_or(0);
     binding.length = ref.length.value_or(0);
     binding.has_checksum = ref.checksum.has_value();
-    // Where its value fields are (what inline_external drops), from this read of its body.
-    binding.positions_known = !fields.empty();
-    for (std::uint32_t i = 0; i < fields.size(); ++i) {
+    // Where its value fields are and what they take (what inline_external drops), from
+    // this read of its body.
+    bool known = !fields.empty();
+    std::uint64_t value_bytes = 0;
+    for (std::uint32_t i = 0; i < fields.size() && known; ++i) {
         if (!holds_tensor_value(fields[i].number())) continue;
-        if (i >= 32) {
-            binding.positions_known = false;
-            break;
-        }
-        binding.value_positions |= 1U << i;
+        binding.value_positions |= i < 32 ? 1U << i : 0U;
+        value_bytes += fields[i].total_length();
+        known = i < 32 && value_bytes <= std::numeric_limits<std::uint16_t>::max();
     }
-    if (binding.value_positions == 0) binding.positions_known = false;
+    if (known && binding.value_positions != 0) {
+        binding.positions_known = true;
+        binding.value_bytes = static_cast<std::uint16_t>(value_bytes);
+    } else {
+        binding.value_positions = 0;
+    }
     data.tensors.push_back(binding);
     if (!ref.length) lengths.push_back(length_written::absent);
     else if (tensor.expected_bytes && *tensor.expected_bytes != *ref.length) lengths.push_back(length_written::mismatch);
@@ -278,17 +283,24 @@ std::uint64_t inlined_size(const model_file& model, const external_data& data) {
                                                           : proto::tag_size(f.number()) + proto::varint_size(payload);
         growth[tree.at(m).parent] += header + payload - f.total_length();
     };
+    // What inline_external drops of a tensor: its value fields, as its binding keeps them,
+    // or as a read of its body finds them.
     tensor_pass pass(model);
-    for (const auto& binding : data.tensors) {
-        if (!binding.usable) continue;
+    const auto value_fields_of = [&](const external_tensor& binding) {
+        if (binding.positions_known) return std::uint64_t{binding.value_bytes};
         const auto handle = pass.read(binding.site);
         const auto& body = handle.tree();
         // The tensor's fields: in the model's tree, or in its body read again (message 0).
-        const auto m = handle->message;
-        const auto own = &body == &tree ? m : 0U;
-        std::uint64_t value_fields = 0;  // what inline_external drops
+        const auto own = &body == &tree ? handle->message : 0U;
+        std::uint64_t bytes = 0;
         for (const auto& f : body.fields(own))
-            if (holds_tensor_value(f.number())) value_fields += f.total_length();
+            if (holds_tensor_value(f.number())) bytes += f.total_length();
+        return bytes;
+    };
+    for (const auto& binding : data.tensors) {
+        if (!binding.usable) continue;
+        const auto m = model.sites[binding.site].message;
+        const auto value_fields = value_fields_of(binding);
         const auto raw_data = proto::length_delimited_field_size(number(tensor_field::raw_data), binding.length);
         resize(m, tree.payload_range(m).length - value_fields + raw_data);
     }

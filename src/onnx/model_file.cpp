@@ -8,13 +8,18 @@ namespace onnxstream::onnx {
 namespace {
 
 // Reads the tensor at message `m`; one whose fields the tree dropped from its body read
-// again into `body` (the result's field indices are then the body's).
-result<tensor_info> read_tensor_at(const message_tree& tree, std::uint32_t m, std::optional<message_tree>& body) {
+// again into `body` (the result's field indices are then the body's). Its external
+// reference is read into `reference` when given (see read_tensor), else a block of its own.
+result<tensor_info> read_tensor_at(const message_tree& tree, std::uint32_t m, std::optional<message_tree>& body,
+                                   external_reference* reference) {
     body.reset();
-    if (tree.stores_fields(m)) return read_tensor(tree, m);
+    const auto read_from = [reference](const message_tree& in, std::uint32_t message) {
+        return reference != nullptr ? read_tensor(in, message, *reference) : read_tensor(in, message);
+    };
+    if (tree.stores_fields(m)) return read_from(tree, m);
     ONNXSTREAM_ASSIGN(auto read, message_tree::body(tree, m));
     body.emplace(std::move(read));
-    return read_tensor(*body, 0);
+    return read_from(*body, 0);
 }
 
 }  // namespace
@@ -63,10 +68,14 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     model.reading = reading;
     if (reading == tensor_reading::kept) model.tensors.reserve(model.sites.size());
     std::optional<message_tree> body;  // the tensor's fields, when the tree dropped them
+    // A tensor not kept is let go before the next is read: its external reference is read
+    // into this one, not a block of its own (one a tensor of a million external ones).
+    external_reference reference;
+    auto* const scratch = reading == tensor_reading::kept ? nullptr : &reference;
     for (const auto t : model.sites.ids()) {
         const auto m = model.sites[t].message;
         if (releases) behind.reached(model.tree.payload_range(m).offset);
-        auto tensor = read_tensor_at(model.tree, m, body);
+        auto tensor = read_tensor_at(model.tree, m, body, scratch);
         if (!tensor) {
             ONNXSTREAM_TRY(model.file.check_unchanged());
             auto e = std::move(tensor).error();

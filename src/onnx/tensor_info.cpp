@@ -111,7 +111,12 @@ tensor_dims dims_view(const message_tree& tree, const dims_fields& dims) {
 // One `external_data` entry (key, value). `location_seen`: an earlier entry was a
 // location (an empty one counts too).
 result<void> read_external_entry(const message_tree& tree, std::uint32_t message_index, const field_entry& f, tensor_info& info,
-                                 bool& location_seen) {
+                                 bool& location_seen, external_reference* reference) {
+    if (!info.external && reference != nullptr) {
+        // The caller's, not owned (the aliasing constructor with no owner allocates nothing).
+        *reference = {};
+        info.external = std::shared_ptr<external_reference>(std::shared_ptr<external_reference>{}, reference);
+    }
     if (!info.external) info.external = std::make_shared<external_reference>();
     const auto key = tree.find_text(f.child, number(string_entry_field::key));
     const auto value = tree.find_text(f.child, number(string_entry_field::value));
@@ -198,9 +203,8 @@ result<void> decide_storage(const message_tree& tree, std::uint32_t message_inde
     return {};
 }
 
-}  // namespace
-
-result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_index) {
+// read_tensor, the external reference read into `reference` when given.
+result<tensor_info> read_tensor_into(const message_tree& tree, std::uint32_t message_index, external_reference* reference) {
     tensor_info info;
     info.message = message_index;
     bool marked_external = false;
@@ -228,13 +232,23 @@ result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_
         } else if (n == number(tensor_field::data_location) && type == proto::wire_type::varint) {
             marked_external = tree.value(f) == static_cast<std::uint64_t>(data_location::external);
         } else if (n == number(tensor_field::external_data) && f.child != no_index) {
-            ONNXSTREAM_TRY(read_external_entry(tree, message_index, f, info, location_seen));
+            ONNXSTREAM_TRY(read_external_entry(tree, message_index, f, info, location_seen, reference));
         }
     }
     info.dims = dims_view(tree, dims);
     ONNXSTREAM_TRY(count_elements(tree, message_index, info));
     ONNXSTREAM_TRY(decide_storage(tree, message_index, marked_external, info));
     return info;
+}
+
+}  // namespace
+
+result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_index) {
+    return read_tensor_into(tree, message_index, nullptr);
+}
+
+result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_index, external_reference& reference) {
+    return read_tensor_into(tree, message_index, &reference);
 }
 
 }  // namespace onnxstream::onnx

@@ -73,7 +73,13 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
     // some of them, gone before the edits are planned): the bound model outlives them.
     edits.set_inlined_values([&model](std::uint32_t record) {
         const auto& b = model.data.tensors[binding_id{record}];
-        return inlined_value{bound_model::source_of_file(b.file).value, b.offset, b.length};
+        inlined_value value{bound_model::source_of_file(b.file).value, b.offset, b.length};
+        // The drops below, by the kept positions or by a read that finds the same ones.
+        if (b.positions_known) {
+            value.dropped_positions = b.value_positions;
+            value.dropped_bytes = b.value_bytes;
+        }
+        return value;
     });
     // Bindings come in site (file) order: read on demand, the pages behind go (a million
     // bodies read again would otherwise map the whole file).

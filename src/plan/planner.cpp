@@ -81,14 +81,39 @@ struct rewrite_stream::state {
 
     // Message m's drops in its body. Each pass reads the bodies in increasing message order:
     // a cursor moves over the sorted drops (a search for each of a million bodies costs more).
+    // Asked twice for one message (sized by its drops, then read), it answers from the last.
     std::span<const tree_edits::body_drop> all_drops;
     std::size_t drop_cursor = 0;
+    std::uint32_t drops_message = no_index;
+    std::span<const tree_edits::body_drop> last_drops;
     std::span<const tree_edits::body_drop> drops_of(std::uint32_t m) {
+        if (m == drops_message) return last_drops;
         if (drop_cursor > 0 && (drop_cursor > all_drops.size() || all_drops[drop_cursor - 1].message >= m)) drop_cursor = 0;
         while (drop_cursor < all_drops.size() && all_drops[drop_cursor].message < m) ++drop_cursor;
         const auto first = drop_cursor;
         while (drop_cursor < all_drops.size() && all_drops[drop_cursor].message == m) ++drop_cursor;
-        return all_drops.subspan(first, drop_cursor - first);
+        drops_message = m;
+        last_drops = all_drops.subspan(first, drop_cursor - first);
+        return last_drops;
+    }
+
+    // The new payload size of body m (the tree dropped its fields) when its only edits are
+    // an inlined value's insertion and the drops that value says it replaces, with their
+    // bytes (tree_edits::inlined_value::dropped_bytes): a merged tensor, sized without
+    // tokenizing its body again. Nothing otherwise (the body is read).
+    std::optional<std::uint64_t> sized_by_drops(std::uint32_t m) {
+        const auto insertions = edits->insertions();
+        const auto i = first_insertion[m];
+        if (i == no_index || !tree_edits::is_inlined(insertions[i])) return std::nullopt;
+        if (i + 1 < insertions.size() && insertions[i + 1].message == m) return std::nullopt;
+        const auto rows = drops_of(m);
+        if (rows.size() != 1 || rows[0].word != 0) return std::nullopt;
+        const auto value = edits->inlined(insertions[i]);
+        const auto payload = tree->payload_range(m).length;
+        if (value.dropped_positions == 0 || rows[0].bits != value.dropped_positions || value.dropped_bytes > payload)
+            return std::nullopt;
+        return payload - value.dropped_bytes +
+               proto::length_delimited_field_size(onnx::number(onnx::tensor_field::raw_data), value.length);
     }
 
     // Message m's fields: the tree's, or those of its body (open_body), empty if unreadable.
@@ -163,8 +188,11 @@ struct rewrite_stream::state {
         for (const auto& drop : all_drops) dirty[drop.message] = true;
         // The bodies read again first, in file order (a walk forward, whose pages the
         // caller may release behind it); none holds a message.
-        for (std::uint32_t m = 0; m < messages.size(); ++m)
-            if (dirty[m] && !tree->stores_fields(m)) size[m] = payload_size(m);
+        for (std::uint32_t m = 0; m < messages.size(); ++m) {
+            if (!dirty[m] || tree->stores_fields(m)) continue;
+            const auto known = sized_by_drops(m);
+            size[m] = known ? *known : payload_size(m);
+        }
         // Children come after their parents: one reverse sweep settles dirtiness and sizes.
         for (std::size_t m = messages.size(); m-- > 0;) {
             if (!dirty[m]) continue;
@@ -174,6 +202,7 @@ struct rewrite_stream::state {
         total = dirty[0] ? size[0] : tree->bytes().size();
         body.reset();
         body_message = no_index;
+        drops_message = no_index;
     }
 
     void push(write_plan& plan, std::uint32_t m) {

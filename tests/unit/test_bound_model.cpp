@@ -128,7 +128,9 @@ TEST_CASE("inlining drops the value fields and adds raw_data; the size is what m
     const auto& inserted = edits.insertions()[0];
     REQUIRE(onnx::tree_edits::is_inlined(inserted));
     const auto& binding = bound.data.tensors[onnx::binding_id{0}];
-    CHECK(edits.inlined(inserted) == onnx::inlined_value{1, binding.offset, 32});
+    // With the drops it replaces and their bytes, as the binding keeps them.
+    REQUIRE(binding.positions_known);
+    CHECK(edits.inlined(inserted) == onnx::inlined_value{1, binding.offset, 32, binding.value_positions, binding.value_bytes});
     CHECK(edits.inlined_check(inserted) == 0);
     CHECK(edits.labels().empty());
 }
@@ -215,7 +217,7 @@ TEST_CASE("a model read on demand keeps no tensor_info and binds, inlines and fi
         if (a) CHECK((a->source == b->source && a->offset == b->offset && a->length == b->length));
     }
     REQUIRE(lazy->data.tensors.size() == 1);
-    CHECK(lazy->data.tensors[onnx::binding_id{0}].usable);
+    CHECK(static_cast<bool>(lazy->data.tensors[onnx::binding_id{0}].usable));
     onnx::tree_edits kept_edits;
     std::vector<error> warnings;
     onnx::inline_external(*kept, kept->data.tensors, kept_edits, warnings);
@@ -329,9 +331,14 @@ TEST_CASE(
             const auto fields = onnx::message_fields::read(bound.model.tree, bound.model.sites[binding.site].message);
             REQUIRE(fields);
             std::uint32_t expected = 0;
-            for (std::uint32_t i = 0; i < fields->fields().size(); ++i)
-                if (onnx::holds_tensor_value(fields->fields()[i].number())) expected |= 1U << i;
+            std::uint64_t expected_bytes = 0;
+            for (std::uint32_t i = 0; i < fields->fields().size(); ++i) {
+                if (!onnx::holds_tensor_value(fields->fields()[i].number())) continue;
+                expected |= 1U << i;
+                expected_bytes += fields->fields()[i].total_length();
+            }
             CHECK(binding.value_positions == expected);
+            CHECK(binding.value_bytes == expected_bytes);
         }
         // Inlined by the kept positions, and by reading each body again (positions unknown).
         onnx::tree_edits by_positions;
@@ -353,6 +360,21 @@ TEST_CASE(
             CHECK(by_positions.insertions()[i].what == by_reading.insertions()[i].what);
         }
         CHECK(plan::planned_size(bound.model.tree, by_positions) == plan::planned_size(bound.model.tree, by_reading));
+        // Sized from the kept bytes, no body is read; as the planner reads them, the size
+        // is the same, and so is what the plan writes.
+        int reads = 0;
+        const auto sized = plan::planned_size(bound.model.tree, by_positions, [&](std::uint64_t) { ++reads; });
+        CHECK(reads == 0);
+        by_reading.set_inlined_values([&bound](std::uint32_t record) {
+            const auto& b = bound.data.tensors[onnx::binding_id{record}];
+            return onnx::inlined_value{onnx::bound_model::source_of_file(b.file).value, b.offset, b.length};
+        });
+        CHECK(plan::planned_size(bound.model.tree, by_reading, [&](std::uint64_t) { ++reads; }) == sized);
+        CHECK(reads == (reading == onnx::tensor_reading::on_demand ? 2 : 0));
+        const auto written = plan::plan_rewrite(bound.model.tree, by_positions);
+        REQUIRE(written);
+        CHECK(written->size() == sized);
+        CHECK(onnx::inlined_size(bound.model, bound.data) == sized);  // from the kept bytes too
     }
 }
 
@@ -368,7 +390,7 @@ TEST_CASE("a tensor with a value field past position 31 or a checksum is inlined
     auto opened = onnx::bound_model::open(model, {}, {}, onnx::tensor_reading::on_demand);
     REQUIRE(opened);
     REQUIRE(opened->data.tensors.size() == 1);
-    CHECK_FALSE(opened->data.tensors[onnx::binding_id{0}].positions_known);
+    CHECK_FALSE(static_cast<bool>(opened->data.tensors[onnx::binding_id{0}].positions_known));
     onnx::tree_edits edits;
     std::vector<error> warnings;
     onnx::inline_external(*opened, opened->data.tensors, edits, warnings);
@@ -378,5 +400,5 @@ TEST_CASE("a tensor with a value field past position 31 or a checksum is inlined
     mixed_model with_checksum(io::to_hex(io::sha1_of(ramp(8))));
     auto checked = onnx::bound_model::open(with_checksum.model, {});
     REQUIRE(checked);
-    CHECK(checked->data.tensors[onnx::binding_id{0}].has_checksum);
+    CHECK(static_cast<bool>(checked->data.tensors[onnx::binding_id{0}].has_checksum));
 }

@@ -308,6 +308,69 @@ TEST_CASE("an inlined raw_data in a body read again is labelled with its name th
     CHECK(fields[3].payload_length() == other.size());
 }
 
+TEST_CASE("a body whose only edits are an inlined raw_data and the drops its value names is sized from their bytes, unread") {
+    // A merged tensor: its fields dropped by the tree, its external entries and
+    // data_location dropped in its body, its raw_data inserted where they were.
+    proto_builder entry;
+    entry.string_field(1, "location").string_field(2, "w.data");
+    proto_builder t;
+    t.varint_field(1, 4).varint_field(2, 1).string_field(8, "w0").message_field(13, entry).varint_field(14, 1);
+    proto_builder graph;
+    graph.message_field(5, t);
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto bytes = model.take();
+    onnx::tree_options options;
+    options.tensors = onnx::tensor_fields::on_demand;
+    const auto tree = onnx::message_tree::parse(bytes, options);
+    REQUIRE_MESSAGE(tree, (tree ? "" : tree.error().describe()));
+    const auto tensor = tensor_messages(*tree).at(0);
+    REQUIRE_FALSE(tree->stores_fields(tensor));
+    const auto body = onnx::message_tree::body(*tree, tensor);
+    REQUIRE(body);
+    const auto fields = body->fields(0);
+    REQUIRE(fields.size() == 5);
+    const auto value_bytes = static_cast<std::uint32_t>(fields[3].total_length() + fields[4].total_length());
+    const auto other = test_support::float_bytes({1, 2, 3, 4});
+    // The edits with `value` as the insertion's value, and the bytes they write.
+    struct planned {
+        std::uint64_t size = 0;
+        std::uint64_t written = 0;
+        int reads = 0;  // bodies the size pass read
+        std::vector<std::byte> out;
+    };
+    const auto plan_with = [&](onnx::inlined_value value) {
+        onnx::tree_edits edits;
+        edits.drop(*tree, tensor, 3);
+        edits.drop(*tree, tensor, 4);
+        edits.set_inlined_values([&](std::uint32_t) { return value; });
+        edits.insert_inlined(tensor, 3, 0);
+        planned r;
+        r.size = plan::planned_size(*tree, edits, [&](std::uint64_t) { ++r.reads; });
+        const auto p = plan::plan_rewrite(*tree, edits);
+        REQUIRE(p);
+        r.written = p->size();
+        r.out = execute(*p, bytes, other);
+        return r;
+    };
+    const auto read = plan_with({1, 0, other.size()});
+    CHECK(read.reads == 1);
+    CHECK(read.size == read.written);
+    const auto unread = plan_with({1, 0, other.size(), (1U << 3) | (1U << 4), value_bytes});
+    CHECK(unread.reads == 0);
+    CHECK(unread.size == read.size);
+    CHECK(unread.written == read.written);
+    CHECK(unread.out == read.out);
+    // The bytes are trusted: one too many makes a size one short of what is written.
+    const auto wrong = plan_with({1, 0, other.size(), (1U << 3) | (1U << 4), value_bytes + 1});
+    CHECK(wrong.reads == 0);
+    CHECK(wrong.size + 1 == wrong.written);
+    // Drops other than those the value names (or more edits) read the body as before.
+    const auto other_drops = plan_with({1, 0, other.size(), 1U << 3, value_bytes});
+    CHECK(other_drops.reads == 1);
+    CHECK(other_drops.size == read.size);
+}
+
 TEST_CASE("a plan streamed a window at a time holds the same operations as the whole plan") {
     labelled_rewrite r;
     const auto& tree = r.tree;

@@ -42,17 +42,22 @@ struct external_tensor {
     data_file_id file = none;  // the file that holds its bytes
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
-    bool usable = false;  // found, in bounds (a size mismatch alone keeps it usable)
-    /// Whether value_positions holds the tensor message's value fields (holds_tensor_value),
-    /// as the read that bound it found them: not when one lies at position 32 or beyond.
-    /// inline_external then drops them without tokenizing the body again.
-    bool positions_known = false;
-    /// Whether its external_data entries hold a checksum (read again to check it).
-    bool has_checksum = false;
     /// Bit i: the field at position i of the tensor message holds or locates its value.
     std::uint32_t value_positions = 0;
+    /// The bytes those fields take in the message (tags and length prefixes included).
+    std::uint16_t value_bytes = 0;
+    bool usable : 1 = false;  // found, in bounds (a size mismatch alone keeps it usable)
+    /// Whether value_positions and value_bytes hold the tensor message's value fields
+    /// (holds_tensor_value), as the read that bound it found them: not when one lies at
+    /// position 32 or beyond, nor when they take 64 KiB or more. inline_external then
+    /// drops them without tokenizing the body again, and the planner sizes the merged
+    /// message from them (tree_edits::inlined_value::dropped_bytes).
+    bool positions_known : 1 = false;
+    /// Whether its external_data entries hold a checksum (read again to check it).
+    bool has_checksum : 1 = false;
 };
-// Held once per external tensor (a million tiny ones): the positions live in what was padding.
+// Held once per external tensor (a million tiny ones): the positions and their bytes live
+// in what was padding.
 static_assert(sizeof(external_tensor) <= 32);
 
 struct data_problem {

@@ -80,7 +80,8 @@ struct model_file {
     /// Called with each tensor whose data_location is EXTERNAL as open reads it, in site
     /// order: `model` is the one being opened (its tree and sites complete), `tensor`'s
     /// field indices are those of the read and `fields` its message's fields in file order
-    /// (tensor_handle::fields), valid during the call only.
+    /// (tensor_handle::fields); both are valid during the call only (`tensor`'s external
+    /// reference is read into the next tensor's).
     using external_visitor =
         std::function<void(const model_file& model, site_id site, const tensor_info& tensor, std::span<const field_entry> fields)>;
 

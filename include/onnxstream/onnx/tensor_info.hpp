@@ -50,13 +50,21 @@ struct tensor_info {
     bool has_segment = false;
     std::vector<std::uint32_t> typed_fields;  // field indices of the typed values, in order
     /// Set when the tensor has external_data entries; shared by copies of the tensor_info
-    /// (read_tensor fills it, nothing edits it afterwards).
+    /// (read_tensor fills it, nothing edits it afterwards). Read into a caller's reference
+    /// (read_tensor's third argument), it points there without owning it.
     std::shared_ptr<external_reference> external;
 };
 static_assert(sizeof(tensor_info) <= 120, "tensor_info is held once per tensor of the model");
 
 /// Reads tensor message `message_index`. Errors: `invalid_tensor` naming the field path.
 [[nodiscard]] result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_index);
+/// The same with the external reference, when the tensor has one, read into `reference`
+/// (overwritten) instead of a block of its own: the result's `external` points to it
+/// without owning it, so neither the result nor a copy of it may be used once `reference`
+/// is read into again or gone. For a pass that reads each tensor and lets it go
+/// (model_file::open of a million external tensors: an allocation each otherwise).
+[[nodiscard]] result<tensor_info> read_tensor(const message_tree& tree, std::uint32_t message_index,
+                                              external_reference& reference);
 
 /// Parses a decimal external_data number ("offset", "length"): digits only, no sign, fits 64 bits.
 [[nodiscard]] std::optional<std::uint64_t> parse_decimal(std::string_view text) noexcept;

@@ -69,6 +69,13 @@ struct inlined_value {
     std::uint32_t source = 0;
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
+    /// When not 0, the fields the caller drops from the tensor's message for this value
+    /// (bit i: the field at position i; a body's drops) and `dropped_bytes`, the bytes they
+    /// take: a body whose only edits are those drops and this insertion is then sized
+    /// without being read again (a million merged tensors' bodies were a pass of their own).
+    /// They must be what a read of the body finds: the planner trusts the bytes.
+    std::uint32_t dropped_positions = 0;
+    std::uint32_t dropped_bytes = 0;
     friend bool operator==(const inlined_value&, const inlined_value&) = default;
 };
 

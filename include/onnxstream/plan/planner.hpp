@@ -11,6 +11,9 @@
 // A TensorProto body whose fields the tree dropped (message::fields_dropped) is read again
 // when an edit touches it, once to size it and once to write it; its drops are addressed
 // by position (tree_edits::drop(tree, message, position)), its insertions as any message's.
+// A merged tensor's body (its only edits an inlined raw_data and the drops it replaces,
+// whose bytes the insertion's value says: tree_edits::inlined_value) is sized without
+// being read, and read once, to write it.
 //
 // A converted insertion (tree_edits::insert_converted) is sized from the field it reads and
 // written from it: up to 4 KiB converted into the plan's bytes, a longer one as a convert
