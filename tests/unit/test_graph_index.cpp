@@ -218,7 +218,7 @@ TEST_CASE("graph_model: a node's overload is read out of line, and only a node w
     const auto& m = h.model();
     const auto& v2 = m.nodes[h.node_named("calls_v2")];
     CHECK(v2.overload() == "v2");
-    CHECK(v2.op_type == "Relu");
+    CHECK(v2.op_type() == "Relu");
     for (const auto* name : {"empty_field", "none"}) {
         CAPTURE(name);
         const auto& nd = m.nodes[h.node_named(name)];
@@ -486,7 +486,7 @@ TEST_CASE("file_walk: what the graph model reads through the mapping is the same
     const auto seen = [&m] {
         std::vector<std::string> texts;
         for (const auto n : m.nodes.ids())
-            texts.push_back(std::string(m.nodes[n].op_type) + " " + std::string(m.node_name(n)) + " " +
+            texts.push_back(std::string(m.nodes[n].op_type()) + " " + std::string(m.node_name(n)) + " " +
                             std::string(m.text(m.nodes[n].outputs[0])));
         for (const auto t : m.tensors.ids())
             texts.push_back(std::string(m.text(m.tensors[t].name)) + " " + std::to_string(m.tensor_type(t)) + " " +
@@ -619,4 +619,28 @@ TEST_CASE("graph_index: a use's scope is the one at build time; graph outputs re
     // An index built now sees it in the main graph.
     const graph_index after(m);
     CHECK(after.uses(after.output(h.node_named("r0"), 0))[1].scope == main_scope);
+}
+
+TEST_CASE("graph_model: a node's operator is kept once for each distinct (domain, op type); ai.onnx is the default domain") {
+    graph_spec main;
+    main.nodes = {onnx_node("Relu", {"X"}, {"a"}, "r1"), onnx_node("Relu", {"a"}, {"b"}, "r2"),
+                  onnx_node("Relu", {"b"}, {"c"}, "r3", {}, "ai.onnx"), onnx_node("Relu", {"c"}, {"Y"}, "custom", {}, "my.domain")};
+    main.inputs = {"X"};
+    main.outputs = {"Y"};
+    harness h(model(graph(main)));
+    auto& m = h.model();
+    const auto& r1 = m.nodes[h.node_named("r1")];
+    CHECK(r1.op_type() == "Relu");
+    CHECK(r1.domain().empty());
+    CHECK(r1.op == m.nodes[h.node_named("r2")].op);
+    CHECK(r1.op == m.nodes[h.node_named("r3")].op);  // "ai.onnx" is ""
+    const auto& custom = m.nodes[h.node_named("custom")];
+    CHECK(custom.op != r1.op);
+    CHECK(custom.domain() == "my.domain");
+    CHECK(custom.op_type() == "Relu");
+    CHECK(m.operator_of("ai.onnx", "Relu") == r1.op);
+    const auto added = m.add_node(main_scope, none, "Relu", {}, {}, {});
+    CHECK(m.nodes[added].op == r1.op);
+    CHECK(node{}.op_type().empty());
+    CHECK(node{}.domain().empty());
 }
