@@ -939,7 +939,8 @@ private:
         const auto transform = opset >= 11 && nd.op_type() == "Resize"
                                    ? attr_text(n, "coordinate_transformation_mode", "half_pixel")
                                    : "asymmetric";
-        const auto nearest = opset >= 11 && nd.op_type() == "Resize" ? attr_text(n, "nearest_mode", "round_prefer_floor") : "floor";
+        const auto nearest = opset >= 11 && nd.op_type() == "Resize" ? attr_text(n, "nearest_mode", "round_prefer_floor")
+                                                                     : "floor";
         dense_tensor y;
         y.shape = x.shape;
         for (std::size_t i = 2; i < 4; ++i) {

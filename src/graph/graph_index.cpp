@@ -1,6 +1,7 @@
 #include <onnxstream/graph/graph_index.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace onnxstream::graph {
@@ -156,7 +157,7 @@ namespace {
 // The input and output counts of the eight nodes of `word` (a byte each, two nibbles), summed.
 std::uint32_t counts_in_word(std::uint64_t word) noexcept {
     constexpr std::uint64_t nibbles = 0x0F0F0F0F0F0F0F0FULL;
-    const auto pairs = (word & nibbles) + (word >> 4U & nibbles);  // each byte at most 28
+    const auto pairs = (word & nibbles) + (word >> 4U & nibbles);               // each byte at most 28
     return static_cast<std::uint32_t>((pairs * 0x0101010101010101ULL) >> 56U);  // at most 224: no carry out
 }
 
@@ -174,7 +175,16 @@ graph_index::node_slots graph_index::slots_of(node_id n) const {
         std::memcpy(&word, counts_.data() + i, sizeof word);
         out.first += counts_in_word(word);
     }
-    for (; i < n.value; ++i) out.first += (counts_[i] & 0xFU) + (counts_[i] >> 4U);
+    if (i < n.value) {  // the last few nodes before n: a word with the bytes past them masked off
+        const auto left = n.value - i;
+        if constexpr (std::endian::native == std::endian::little) {
+            std::uint64_t word = 0;
+            std::memcpy(&word, counts_.data() + i, std::min<std::size_t>(sizeof word, counts_.size() - i));
+            out.first += counts_in_word(word & ((std::uint64_t{1} << (8U * left)) - 1U));
+        } else {
+            for (; i < n.value; ++i) out.first += (counts_[i] & 0xFU) + (counts_[i] >> 4U);
+        }
+    }
     for (auto w = b.first_wide; w < wide_.size() && wide_[w].node.value <= n.value; ++w) {
         if (wide_[w].node == n) {
             out.inputs = wide_[w].inputs;

@@ -78,7 +78,7 @@ struct graph_model::builder {
     // comes back from the page cache when a pass reads it.
     io::release_behind behind;
 
-    std::vector<onnx::field_entry> scratch;  // a node's fields the tree dropped, read again
+    std::vector<onnx::field_entry> scratch;        // a node's fields the tree dropped, read again
     const operator_name* last_operator = nullptr;  // the last node's (read_node)
 
     void reached(std::uint32_t message) {

@@ -383,8 +383,9 @@ private:
     bool graph_scope(scope_id s) const { return model_.scopes[s].kind != graph::scope_kind::function; }
 
     bool is_function_call(const graph::node& nd) const {
-        return std::any_of(model_.functions.begin(), model_.functions.end(),
-                           [&](const graph::function& f) { return !f.removed && f.domain == nd.domain() && f.name == nd.op_type(); });
+        return std::any_of(model_.functions.begin(), model_.functions.end(), [&](const graph::function& f) {
+            return !f.removed && f.domain == nd.domain() && f.name == nd.op_type();
+        });
     }
 
     // Whether node `n` computes in float32 (see the header).

@@ -40,7 +40,8 @@ liveness compute_liveness(const graph_model& model, const graph_index& index) {
         for (const auto s : nd.subgraphs()) need_outputs_of(s);
         for (const auto f : model.functions.ids()) {
             const auto& fn = model.functions[f];
-            if (live.function[f] || fn.removed || fn.name != nd.op_type() || fn.domain != nd.domain() || fn.overload != nd.overload())
+            if (live.function[f] || fn.removed || fn.name != nd.op_type() || fn.domain != nd.domain() ||
+                fn.overload != nd.overload())
                 continue;
             live.function[f] = true;
             need_outputs_of(fn.scope);

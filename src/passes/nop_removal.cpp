@@ -156,7 +156,8 @@ struct nop_remover : shape_rewriter {
     value_id undone_transpose(node_id n) const {
         const auto in = index.input(n, 0);
         const auto before = index.producer(in);
-        if (before == none || model.nodes[before].op_type() != "Transpose" || !shapes[in].dims || touched.contains(in)) return none;
+        if (before == none || model.nodes[before].op_type() != "Transpose" || !shapes[in].dims || touched.contains(in))
+            return none;
         const auto rank = shapes[in].dims->size();
         const auto outer = perm_of(n, rank), inner = perm_of(before, rank);
         if (outer.size() != rank || inner.size() != rank) return none;

@@ -624,7 +624,8 @@ TEST_CASE("graph_index: a use's scope is the one at build time; graph outputs re
 TEST_CASE("graph_model: a node's operator is kept once for each distinct (domain, op type); ai.onnx is the default domain") {
     graph_spec main;
     main.nodes = {onnx_node("Relu", {"X"}, {"a"}, "r1"), onnx_node("Relu", {"a"}, {"b"}, "r2"),
-                  onnx_node("Relu", {"b"}, {"c"}, "r3", {}, "ai.onnx"), onnx_node("Relu", {"c"}, {"Y"}, "custom", {}, "my.domain")};
+                  onnx_node("Relu", {"b"}, {"c"}, "r3", {}, "ai.onnx"),
+                  onnx_node("Relu", {"c"}, {"Y"}, "custom", {}, "my.domain")};
     main.inputs = {"X"};
     main.outputs = {"Y"};
     harness h(model(graph(main)));

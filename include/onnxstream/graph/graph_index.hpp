@@ -200,8 +200,8 @@ private:
         scope_id scope = none;
         std::uint32_t slot = 0;
     };
-    std::vector<output_use> output_uses_;                   // the graph-output uses (use_row::slot)
-    std::vector<std::pair<node_id, scope_id>> moved_;       // by node: live nodes not in their original scope
+    std::vector<output_use> output_uses_;              // the graph-output uses (use_row::slot)
+    std::vector<std::pair<node_id, scope_id>> moved_;  // by node: live nodes not in their original scope
     // Node slots without a start a node (8 bytes a node it was): every live node's input
     // values then output values, node by node, in slots_; by node a byte of counts
     // (inputs in the low nibble, outputs in the high; 0 for a node with 15 or more of

@@ -110,7 +110,7 @@ struct node {
     scope_id scope = none;           // the scope it is in now
     scope_id original_scope = none;  // the scope it was read in
     bool removed = false;
-    bool changed = false;  // inputs, outputs or attributes differ from its NodeProto
+    bool changed = false;                    // inputs, outputs or attributes differ from its NodeProto
     const operator_name* op = &no_operator;  // graph_model::operator_of
     name_list inputs{};
     name_list outputs{};
