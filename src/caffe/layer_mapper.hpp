@@ -146,7 +146,7 @@ private:
     }
     std::string node_base() const {
         const auto name = model_.node_name(current_);
-        return name.empty() ? std::string(model_.nodes[current_].op_type) + "_" + out_name(current_) : std::string(name);
+        return name.empty() ? std::string(model_.nodes[current_].op_type()) + "_" + out_name(current_) : std::string(name);
     }
 
     layer& add_layer(const std::string& type, std::vector<std::string> bottoms, std::vector<std::string> tops,

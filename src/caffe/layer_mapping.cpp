@@ -67,7 +67,7 @@ result<mapping> mapper::run() {
     for (const auto n : main.nodes) {
         if (!model_.node_live(n)) continue;
         const auto& nd = model_.nodes[n];
-        if (nd.op_type == "Constant" && nd.domain.empty()) continue;
+        if (nd.op_type() == "Constant" && nd.domain().empty()) continue;
         current_ = n;
         bool inputs_known = true, after_refusal = false;
         for (std::size_t s = 0; s < nd.inputs.size(); ++s) {
@@ -97,7 +97,7 @@ result<mapping> mapper::run() {
             if (why) drop_layers(first_layer);
         }
         if (!why) continue;
-        out_.refusals.push_back({std::string(nd.op_type), model_.node_label(n), why->why, why->hint});
+        out_.refusals.push_back({std::string(nd.op_type()), model_.node_label(n), why->why, why->hint});
         mark_refused(n);
     }
     for (std::size_t i = 0; i < main.outputs.size(); ++i) {
@@ -168,7 +168,7 @@ std::optional<mapper::outcome> mapper::known_shape(graph::node_id n) {
 mapper::outcome mapper::known_values(graph::node_id n, const std::vector<std::int64_t>& a,
                                      std::vector<std::int64_t>& result_values, bool& scalar) {
     const auto& nd = model_.nodes[n];
-    const auto& op = nd.op_type;
+    const auto& op = nd.op_type();
     if (op == "Cast" || op == "Identity") {
         result_values = a;
         scalar = known_scalar_.contains(in_name(n, 0));
@@ -264,7 +264,7 @@ bool mapper::small_integer_constant(graph::node_id n, std::size_t slot) const {
 
 std::optional<mapper::outcome> mapper::shape_arithmetic(graph::node_id n) {
     const auto& nd = model_.nodes[n];
-    const std::string op(nd.op_type);
+    const std::string op(nd.op_type());
     static const std::set<std::string> ops{"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Mul",
                                            "Div",   "Add",    "Sub",       "Cast",    "Slice",  "Identity"};
     if (!ops.contains(op)) return std::nullopt;
@@ -405,9 +405,9 @@ void mapper::clip(const std::string& in, const std::string& out, std::optional<d
 
 std::optional<refused> mapper::unsupported(graph::node_id n) const {
     const auto& nd = model_.nodes[n];
-    const std::string op(nd.op_type);
-    if (!nd.domain.empty() && nd.domain != "ai.onnx")
-        return refused{"operators of domain '" + std::string(nd.domain) + "' have no Caffe layer",
+    const std::string op(nd.op_type());
+    if (!nd.domain().empty() && nd.domain() != "ai.onnx")
+        return refused{"operators of domain '" + std::string(nd.domain()) + "' have no Caffe layer",
                        "export a model with standard ONNX operators"};
     static const std::set<std::string> quantized{"DynamicQuantizeLinear", "QuantizeLinear", "DequantizeLinear", "ConvInteger",
                                                  "MatMulInteger",         "QLinearConv",    "QLinearMatMul"};
@@ -473,7 +473,7 @@ std::optional<refused> mapper::unsupported(graph::node_id n) const {
 }
 
 std::optional<refused> mapper::attribute_refusal(graph::node_id n) const {
-    const std::string op(model_.nodes[n].op_type);
+    const std::string op(model_.nodes[n].op_type());
     if (op == "ReduceMean") {
         // Whatever the rank, H and W are two axes, and a non-negative one is 2 or 3.
         auto axes = attr_ints(n, "axes");
@@ -498,7 +498,7 @@ std::optional<refused> mapper::attribute_refusal(graph::node_id n) const {
 
 mapper::outcome mapper::map_node(graph::node_id n) {
     const auto& nd = model_.nodes[n];
-    const std::string op(nd.op_type);
+    const std::string op(nd.op_type());
     if (auto own = unsupported(n)) return std::optional<refused>(std::move(*own));
     for (std::size_t s = 0; s < nd.outputs.size(); ++s)
         if (s > 0 && nd.outputs[s] != empty_name && op != "Split" && index_.uses(index_.output(n, s)).size() > 0)
@@ -548,7 +548,7 @@ mapper::outcome mapper::activation(graph::node_id n) {
     if (!computed_input(n, 0))
         return refuse("its input is a constant",
                       "the export folds constants itself and could not fold this one: compute it in the source model");
-    const auto& op = model_.nodes[n].op_type;
+    const auto& op = model_.nodes[n].op_type();
     const auto in = in_name(n, 0);
     const auto out = out_name(n);
     if (op == "Relu") {
@@ -642,7 +642,7 @@ mapper::outcome mapper::hard_sigmoid(graph::node_id n, bool swish) {
 
 mapper::outcome mapper::binary(graph::node_id n) {
     const auto& nd = model_.nodes[n];
-    const auto& op = nd.op_type;
+    const auto& op = nd.op_type();
     const auto out = out_name(n);
     if (op == "Sum" && nd.inputs.size() == 1 && computed_input(n, 0)) {
         power(in_name(n, 0), out, 1.0, 0.0, "");
@@ -659,7 +659,7 @@ mapper::outcome mapper::binary(graph::node_id n) {
 
 mapper::outcome mapper::computed_binary(graph::node_id n) {
     const auto& nd = model_.nodes[n];
-    const auto& op = nd.op_type;
+    const auto& op = nd.op_type();
     const auto out = out_name(n);
     // All inputs computed: Eltwise when shapes agree; SE-style (N,C,1,1) gates for Mul.
     const auto& s0 = in_shape(n, 0);
@@ -703,7 +703,7 @@ mapper::outcome mapper::computed_binary(graph::node_id n) {
 }
 
 mapper::outcome mapper::constant_binary(graph::node_id n, std::size_t xs, std::size_t constant_slot) {
-    const auto& op = model_.nodes[n].op_type;
+    const auto& op = model_.nodes[n].op_type();
     const auto out = out_name(n);
     const auto c = constant_at(n, constant_slot);
     const auto& x = in_shape(n, xs);

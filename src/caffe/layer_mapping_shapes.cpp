@@ -119,7 +119,7 @@ mapper::outcome mapper::reshape(graph::node_id n) {
     if (!computed_input(n, 0))
         return refuse("its input is a constant",
                       "the export folds constants itself and could not fold this one: compute it in the source model");
-    const auto& op = model_.nodes[n].op_type;
+    const auto& op = model_.nodes[n].op_type();
     const auto& in = in_shape(n, 0);
     shape target;
     if (op == "Reshape") {

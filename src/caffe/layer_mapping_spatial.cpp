@@ -254,7 +254,7 @@ mapper::outcome mapper::pool(graph::node_id n) {
     if (!computed_input(n, 0))
         return refuse("its input is a constant",
                       "the export folds constants itself and could not fold this one: compute it in the source model");
-    const bool is_max = model_.nodes[n].op_type == "MaxPool";
+    const bool is_max = model_.nodes[n].op_type() == "MaxPool";
     const auto& in = in_shape(n, 0);
     if (in.size() != 4) return refuse("only 2-D pooling (NCHW input) has a Caffe layer", "reshape to NCHW in the source model");
     const auto kernel = attr_ints(n, "kernel_shape").value_or(std::vector<std::int64_t>{});
@@ -378,16 +378,16 @@ mapper::outcome mapper::resize(graph::node_id n) {
     if (in.size() != 4) return refuse("only NCHW resizing is exported", "reshape to NCHW");
     std::vector<double> scales;
     const auto opset = model_.opset("");
-    if (nd.op_type == "Upsample" && opset < 9) {
+    if (nd.op_type() == "Upsample" && opset < 9) {
         if (const auto a = model_.attribute(n, "scales")) scales = a->floats;
     } else {
-        const std::size_t scales_slot = nd.op_type == "Upsample" || opset < 11 ? 1 : 2;
+        const std::size_t scales_slot = nd.op_type() == "Upsample" || opset < 11 ? 1 : 2;
         if (has_input(n, scales_slot)) {
             const auto c = constant_at(n, scales_slot);
             if (!c) return refuse("its scales are computed", "export with constant scales");
             ONNXSTREAM_ASSIGN(scales, values(*c));
         }
-        if (scales.empty() && nd.op_type == "Resize" && has_input(n, 3)) {
+        if (scales.empty() && nd.op_type() == "Resize" && has_input(n, 3)) {
             const auto c = constant_at(n, 3);
             if (!c) return refuse("its sizes are computed", "export with constant sizes");
             ONNXSTREAM_ASSIGN(const auto sizes, values(*c));
@@ -406,7 +406,7 @@ mapper::outcome mapper::resize(graph::node_id n) {
             return refuse("a scale past 2^31 - 1 has no Caffe form", "check the model");
         factor[i] = static_cast<std::int64_t>(s);
     }
-    if (nd.op_type == "Resize" && opset >= 11) {
+    if (nd.op_type() == "Resize" && opset >= 11) {
         const auto transform = attr_text(n, "coordinate_transformation_mode", "half_pixel");
         const auto nearest = attr_text(n, "nearest_mode", "round_prefer_floor");
         const bool repeats = (transform == "asymmetric" && nearest == "floor") ||

@@ -69,7 +69,7 @@ public:
             // disagree is a model error, reported as such.
             if (out_of_range_)
                 return failure(error_code::invalid_argument,
-                               "the sizes of node " + model_.node_label(n) + " (" + std::string(model_.nodes[n].op_type) +
+                               "the sizes of node " + model_.node_label(n) + " (" + std::string(model_.nodes[n].op_type()) +
                                    ") do not agree: its computation reaches outside a tensor",
                                "check the model with onnx.checker (full_check), or leave out --check");
         }
@@ -245,7 +245,7 @@ private:
     }
 
     result<void> node(graph::node_id n) {
-        const std::string op(model_.nodes[n].op_type);
+        const std::string op(model_.nodes[n].op_type());
         if (op == "Constant") {
             const auto c = graph::find_constant(model_, index_, index_.output(n, 0));
             if (!c) return failure(error_code::unsupported, "a Constant the reference evaluator cannot read");
@@ -921,10 +921,10 @@ private:
         const auto& nd = model_.nodes[n];
         const auto opset = model_.opset("");
         std::vector<double> scales;
-        if (nd.op_type == "Upsample" && opset < 9) {
+        if (nd.op_type() == "Upsample" && opset < 9) {
             if (const auto a = model_.attribute(n, "scales")) scales = a->floats;
         } else {
-            const std::size_t slot = nd.op_type == "Upsample" || opset < 11 ? 1 : 2;
+            const std::size_t slot = nd.op_type() == "Upsample" || opset < 11 ? 1 : 2;
             if (has(n, slot)) {
                 ONNXSTREAM_ASSIGN(const auto t, input(n, slot));
                 scales = t.values;
@@ -936,10 +936,11 @@ private:
         }
         if (attr_text(n, "mode", "nearest") != "nearest" || scales.size() != 4 || x.shape.size() != 4)
             return failure(error_code::unsupported, "the reference evaluator only has nearest 2-D resizing");
-        const auto transform = opset >= 11 && nd.op_type == "Resize"
+        const auto transform = opset >= 11 && nd.op_type() == "Resize"
                                    ? attr_text(n, "coordinate_transformation_mode", "half_pixel")
                                    : "asymmetric";
-        const auto nearest = opset >= 11 && nd.op_type == "Resize" ? attr_text(n, "nearest_mode", "round_prefer_floor") : "floor";
+        const auto nearest = opset >= 11 && nd.op_type() == "Resize" ? attr_text(n, "nearest_mode", "round_prefer_floor")
+                                                                     : "floor";
         dense_tensor y;
         y.shape = x.shape;
         for (std::size_t i = 2; i < 4; ++i) {

@@ -21,7 +21,7 @@ std::optional<constant> find_constant(const graph_model& model, const graph_inde
     const auto n = index.producer(v);
     if (n == none) return std::nullopt;
     const auto& nd = model.nodes[n];
-    if (nd.op_type != "Constant" || !nd.domain.empty() || nd.outputs.size() != 1) return std::nullopt;
+    if (nd.op_type() != "Constant" || !nd.domain().empty() || nd.outputs.size() != 1) return std::nullopt;
     const auto attributes = model.attribute_messages(n);
     if (attributes.size() != 1) return std::nullopt;
     const auto a = read_attribute(model.tree(), attributes[0]);
@@ -116,24 +116,24 @@ std::optional<scalar> evaluate(const graph_model& model, const graph_index& inde
     const auto n = index.producer(v);
     if (n == none) return std::nullopt;
     const auto& nd = model.nodes[n];
-    if (!nd.domain.empty() || nd.outputs.empty() || index.output(n, 0) != v) return std::nullopt;
+    if (!nd.domain().empty() || nd.outputs.empty() || index.output(n, 0) != v) return std::nullopt;
     auto operand = [&](std::size_t slot) -> std::optional<scalar> {
         if (slot >= nd.inputs.size()) return std::nullopt;
         return evaluate(model, index, reader, index.input(n, slot), depth + 1);
     };
-    if (nd.op_type == "Identity") return operand(0);
-    if (nd.op_type == "Not") {
+    if (nd.op_type() == "Identity") return operand(0);
+    if (nd.op_type() == "Not") {
         const auto x = operand(0);
         if (!x || !x->is_bool) return std::nullopt;
         return scalar{.value = x->value != 0 ? 0.0 : 1.0, .is_bool = true};
     }
-    if (nd.op_type == "Equal") {
+    if (nd.op_type() == "Equal") {
         const auto a = operand(0);
         const auto b = operand(1);
         if (!a || !b) return std::nullopt;
         return scalar{.value = a->value == b->value ? 1.0 : 0.0, .is_bool = true};
     }
-    if (nd.op_type == "Cast") {
+    if (nd.op_type() == "Cast") {
         const auto x = operand(0);
         const auto to = model.attribute(n, "to");
         if (!x || !to || !to->i) return std::nullopt;

@@ -78,7 +78,8 @@ struct graph_model::builder {
     // comes back from the page cache when a pass reads it.
     io::release_behind behind;
 
-    std::vector<onnx::field_entry> scratch;  // a node's fields the tree dropped, read again
+    std::vector<onnx::field_entry> scratch;        // a node's fields the tree dropped, read again
+    const operator_name* last_operator = nullptr;  // the last node's (read_node)
 
     void reached(std::uint32_t message) {
         const auto range = tree.payload_range(message);
@@ -97,6 +98,8 @@ struct graph_model::builder {
 
     void read_node(std::uint32_t message, scope_id s) {
         node n;
+        std::string_view op_type;
+        std::string_view domain;
         n.message = message;
         n.scope = s;
         n.original_scope = s;
@@ -107,12 +110,15 @@ struct graph_model::builder {
             else if (k == number(onnx::node_field::output)) n.outputs.push_back(model.names.intern_lasting(tree.text(f)));
             // Kept copies, a few distinct ones: every pass reads each node's op type, and a
             // view of the mapping would fault every node's page back in after the walk.
-            else if (k == number(onnx::node_field::op_type)) n.op_type = model.keep(tree.text(f));
-            else if (k == number(onnx::node_field::domain)) n.domain = model.keep(tree.text(f));
+            else if (k == number(onnx::node_field::op_type)) op_type = tree.text(f);
+            else if (k == number(onnx::node_field::domain)) domain = tree.text(f);
             else if (k == number(onnx::node_field::overload) && !tree.text(f).empty())
                 n.extras().overload = model.keep(tree.text(f));
         }
-        if (n.domain == "ai.onnx") n.domain = {};
+        // Chains of one operator are common: the last one found is asked first.
+        if (last_operator == nullptr || last_operator->op_type != op_type || last_operator->domain != domain)
+            last_operator = model.operator_of(domain, op_type);
+        n.op = last_operator;
         const auto id = model.nodes.push_back(std::move(n));
         model.scopes[s].nodes.push_back(id);
         // Subgraphs after the node is registered: scopes stay in pre-order. (A node whose
@@ -320,6 +326,17 @@ attribute_value decoded(const integer_attribute& a) {
 
 }  // namespace
 
+const operator_name* graph_model::operator_of(std::string_view domain, std::string_view op_type) {
+    if (domain == "ai.onnx") domain = {};
+    const auto d = kept_.intern(domain);
+    const auto o = kept_.intern(op_type);
+    const auto key = std::uint64_t{static_cast<std::uint32_t>(d)} << 32U | static_cast<std::uint32_t>(o);
+    if (const auto it = operator_ids_.find(key); it != operator_ids_.end()) return it->second;
+    const auto& made = operators_.emplace_back(operator_name{.domain = keep(domain).view(), .op_type = keep(op_type).view()});
+    operator_ids_.emplace(key, &made);
+    return &made;
+}
+
 kept_text graph_model::keep(std::string_view text) {
     const auto id = static_cast<std::uint32_t>(kept_.intern(text));
     while (kept_views_.size() <= id) kept_views_.push_back(kept_.text(name_id{static_cast<std::uint32_t>(kept_views_.size())}));
@@ -453,7 +470,7 @@ node_id graph_model::add_node(scope_id s, node_id after, std::string_view op_typ
     const auto id = nodes.push_back({.scope = s,
                                      .original_scope = s,
                                      .changed = true,
-                                     .op_type = keep(op_type),
+                                     .op = operator_of({}, op_type),
                                      .inputs = std::move(inputs),
                                      .outputs = std::move(outputs)});
     if (!name.empty()) nodes[id].extras().name = keep(name);
@@ -586,7 +603,7 @@ std::string graph_model::scope_path(scope_id s) const {
         return "function";
     }
     const auto& owner = nodes[sc.owner];
-    return scope_path(owner.scope) + "/" + std::string(owner.op_type) + " '" + node_label(sc.owner) + "'/" + sc.attribute;
+    return scope_path(owner.scope) + "/" + std::string(owner.op_type()) + " '" + node_label(sc.owner) + "'/" + sc.attribute;
 }
 
 std::string_view graph_model::node_name(node_id n) const {
@@ -603,8 +620,8 @@ std::string graph_model::node_label(node_id n) const {
     const auto& nd = nodes[n];
     if (const auto name = node_name(n); !name.empty()) return std::string(name);
     for (const auto o : nd.outputs)
-        if (o != empty_name) return std::string(nd.op_type) + "->" + std::string(text(o));
-    return std::string(nd.op_type);
+        if (o != empty_name) return std::string(nd.op_type()) + "->" + std::string(text(o));
+    return std::string(nd.op_type());
 }
 
 std::size_t graph_model::live_node_count() const {

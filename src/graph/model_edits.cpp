@@ -263,8 +263,8 @@ private:
             put_names(input_field, nd.inputs);
             put_names(output_field, nd.outputs);
             if (const auto name = model_.node_name(n); !name.empty()) out.text_field(number(onnx::node_field::name), name);
-            out.text_field(number(onnx::node_field::op_type), nd.op_type);
-            if (!nd.domain.empty()) out.text_field(number(onnx::node_field::domain), nd.domain);
+            out.text_field(number(onnx::node_field::op_type), nd.op_type());
+            if (!nd.domain().empty()) out.text_field(number(onnx::node_field::domain), nd.domain());
             for (const auto& a : nd.set_attributes())
                 out.message_field(number(onnx::node_field::attribute), encode_integer_attribute(a));
             return out;

@@ -175,7 +175,7 @@ value_shape inference::resize(node_id n, const value_shape& x) const {
     value_shape out{x.data_type, std::nullopt};
     if (!x.dims) return out;
     const auto rank = x.dims->size();
-    const bool upsample = model.nodes[n].op_type == "Upsample";
+    const bool upsample = model.nodes[n].op_type() == "Upsample";
     if (model.attribute(n, "axes") || (model.attribute(n, "keep_aspect_ratio_policy") && has_input(n, 3))) {
         out.dims = dim_list(rank, unknown_dim);
         return out;
@@ -372,7 +372,7 @@ value_shape inference::space_depth(node_id n, const value_shape& x) const {
     const auto b = attr_i(n, "blocksize", 0);
     if (!x.dims || x.dims->size() != 4 || b <= 0 || b > (1 << 16)) return out;
     const auto& in = *x.dims;
-    const bool to_space = model.nodes[n].op_type == "DepthToSpace";
+    const bool to_space = model.nodes[n].op_type() == "DepthToSpace";
     const auto scale = [&](std::int64_t d, bool up) {
         if (d < 0) return unknown_dim;
         if (up) return d > (std::int64_t{1} << 40) ? unknown_dim : d * b;

@@ -307,7 +307,7 @@ std::optional<dim_list> inference::attr_ints(node_id n, std::string_view name) c
 }
 
 std::vector<value_shape> inference::infer(node_id n) const {
-    const auto& op = model.nodes[n].op_type;
+    const auto& op = model.nodes[n].op_type();
     const auto& x = of(n, 0);
     if (op == "Dropout" && model.nodes[n].outputs.size() > 1) return {x, {static_cast<std::int32_t>(data_type::boolean), x.dims}};
     if (is_passthrough(op)) return {x};
@@ -354,7 +354,7 @@ std::vector<value_shape> inference::infer(node_id n) const {
 // Broadcasting operators and Where: the inputs' shapes broadcast; Where's type is its second input's.
 value_shape inference::elementwise(node_id n, const value_shape& x) const {
     const auto& nd = model.nodes[n];
-    const auto& op = nd.op_type;
+    const auto& op = nd.op_type();
     value_shape out;
     std::vector<const value_shape*> in;
     for (std::size_t k = 0; k < nd.inputs.size(); ++k) in.push_back(&of(n, k));
@@ -400,7 +400,7 @@ value_shape inference::transpose(node_id n, const value_shape& x) const {
 // Squeeze and Unsqueeze, with axes from the attribute (opset < 13) or the second input;
 // Squeeze without axes drops the 1s when every dim is known.
 value_shape inference::squeeze(node_id n, const value_shape& x) const {
-    const auto& op = model.nodes[n].op_type;
+    const auto& op = model.nodes[n].op_type();
     value_shape out{x.data_type, std::nullopt};
     std::optional<dim_list> axes;
     const bool axes_given = opset() >= 13 ? has_input(n, 1) : model.attribute(n, "axes").has_value();
@@ -628,7 +628,7 @@ value_shape inference::matmul(node_id n, const value_shape& x) const {
 // Reductions over constant axes (keepdims keeps them as 1); no axes: all of them, or none
 // with noop_with_empty_axes.
 value_shape inference::reduce(node_id n, const value_shape& x) const {
-    const auto& op = model.nodes[n].op_type;
+    const auto& op = model.nodes[n].op_type();
     value_shape out{x.data_type, std::nullopt};
     if (!x.dims) return out;
     std::optional<dim_list> axes;
@@ -699,9 +699,9 @@ void inference::run_scope(scope_id s) {
             }
         }
         done[n.value] = true;
-        if (!nd.domain.empty() && nd.domain != "ai.onnx") continue;
+        if (!nd.domain().empty() && nd.domain() != "ai.onnx") continue;
         const auto first = nd.outputs.empty() ? none : index.output(n, 0);
-        if (nd.op_type == "Constant") {
+        if (nd.op_type() == "Constant") {
             if (first == none) continue;
             if (const auto c = find_constant(model, index, first)) {
                 value_shape shape{c->data_type, std::nullopt};
@@ -836,7 +836,7 @@ result<shape_table> run_inference(const graph_model& model, const graph_index& i
     if (refuse_out_of_order && i.read_too_early != none) {
         const auto& nd = model.nodes[i.read_too_early];
         return failure(error_code::not_onnx,
-                       "node '" + std::string(model.node_name(i.read_too_early)) + "' (" + std::string(nd.op_type.view()) +
+                       "node '" + std::string(model.node_name(i.read_too_early)) + "' (" + std::string(nd.op_type()) +
                            ") reads '" + std::string(model.text(nd.inputs[i.read_too_early_slot])) +
                            "' before any node makes it: the graph has a cycle or is not in topological order",
                        "fix the exporter's output (onnx.checker.check_model names the node too)");

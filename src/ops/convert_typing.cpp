@@ -210,7 +210,7 @@ public:
             for (const auto& f : failures) {
                 if (blocked(f.node))
                     return failure(error_code::unsupported,
-                                   "node " + model_.node_label(f.node) + " (" + std::string(model_.nodes[f.node].op_type) +
+                                   "node " + model_.node_label(f.node) + " (" + std::string(model_.nodes[f.node].op_type()) +
                                        ") would not type-check after the conversion: " + f.why,
                                    "keep it in float32 with --block-ops, or convert the model with another tool");
                 forced_float32_[f.node] = true;
@@ -321,8 +321,8 @@ private:
     // The type of output `slot` of node `n` by the operator's rule; 0 when unknown.
     std::int32_t rule_type(node_id n, std::size_t slot) const {
         const auto& nd = model_.nodes[n];
-        const std::string_view op = nd.op_type;
-        if (!standard_domain(nd.domain)) return 0;
+        const std::string_view op = nd.op_type();
+        if (!standard_domain(nd.domain())) return 0;
         const auto* schema = find_schema(op, options_.opset);
         // An output of one possible type (DynamicQuantizeLinear's y_scale: float32 in any
         // model; ConvInteger's sums: int32) needs no rule.
@@ -383,33 +383,34 @@ private:
     bool graph_scope(scope_id s) const { return model_.scopes[s].kind != graph::scope_kind::function; }
 
     bool is_function_call(const graph::node& nd) const {
-        return std::any_of(model_.functions.begin(), model_.functions.end(),
-                           [&](const graph::function& f) { return !f.removed && f.domain == nd.domain && f.name == nd.op_type; });
+        return std::any_of(model_.functions.begin(), model_.functions.end(), [&](const graph::function& f) {
+            return !f.removed && f.domain == nd.domain() && f.name == nd.op_type();
+        });
     }
 
     // Whether node `n` computes in float32 (see the header).
     bool blocked(node_id n) const {
         const auto& nd = model_.nodes[n];
         if (forced_float32_[n]) return true;
-        if (!standard_domain(nd.domain)) return !is_function_call(nd);
-        if (nd.op_type == "Constant") {
+        if (!standard_domain(nd.domain())) return !is_function_call(nd);
+        if (nd.op_type() == "Constant") {
             // A Constant holding value_float(s) has no tensor to convert: it stays float32
             // and is cast like a blocked node's output.
             return constant_type(n) == float32 && !model_.attribute(n, "value");
         }
-        if (nd.op_type == "Cast") return wide_cast(n);
-        if (nd.op_type == "ConstantOfShape" && (!model_.attribute(n, "value") || (!nd.outputs.empty() && wide(nd.outputs[0]))))
+        if (nd.op_type() == "Cast") return wide_cast(n);
+        if (nd.op_type() == "ConstantOfShape" && (!model_.attribute(n, "value") || (!nd.outputs.empty() && wide(nd.outputs[0]))))
             return true;
         for (std::size_t i = 0; i < nd.inputs.size(); ++i)
-            if (!takes_any_type(nd.op_type, i) && wide(nd.inputs[i])) return true;
-        if (blocked_ops_.contains(std::string(nd.op_type))) return true;
+            if (!takes_any_type(nd.op_type(), i) && wide(nd.inputs[i])) return true;
+        if (blocked_ops_.contains(std::string(nd.op_type()))) return true;
         // The schema at the model's opset must admit the target type for every float
         // output and for the first input; other inputs that cannot be 16-bit are cast
         // to float32 on their own (schema_float32_slot).
-        const auto* schema = find_schema(nd.op_type, options_.opset);
+        const auto* schema = find_schema(nd.op_type(), options_.opset);
         if (schema == nullptr) return false;
         // (ConstantOfShape's value is converted with the rest.)
-        if (nd.op_type != "ConstantOfShape")
+        if (nd.op_type() != "ConstantOfShape")
             for (std::size_t o = 0; o < nd.outputs.size(); ++o)
                 if (type_of(nd.outputs[o]) == float32 && type_from_attribute(*schema, o)) return true;
         const auto target_in = options_.target == 16 ? schema->in_bfloat16 : schema->in_float16;
@@ -423,7 +424,7 @@ private:
     // (a ConvInteger's sums) would become infinities.
     bool wide_cast(node_id n) const {
         const auto& nd = model_.nodes[n];
-        return options_.target == 10 && nd.op_type == "Cast" && standard_domain(nd.domain) && !nd.inputs.empty() &&
+        return options_.target == 10 && nd.op_type() == "Cast" && standard_domain(nd.domain()) && !nd.inputs.empty() &&
                wider_than_float16(type_of(nd.inputs[0])) && attribute_type(n, "to") == float32;
     }
 
@@ -453,7 +454,7 @@ private:
     want expected(node_id n, std::size_t slot) const {
         const auto& nd = model_.nodes[n];
         if (blocked(n)) return want::single;
-        if (takes_any_type(nd.op_type, slot)) return want::any;
+        if (takes_any_type(nd.op_type(), slot)) return want::any;
         if (schema_float32_slot(n, slot)) return want::single;
         return want::half;
     }
@@ -461,10 +462,10 @@ private:
     bool schema_float32_slot(node_id n, std::size_t slot) const {
         const auto& nd = model_.nodes[n];
         if (std::any_of(std::begin(float32_slots), std::end(float32_slots),
-                        [&](const float32_slot& s) { return nd.op_type == s.op && slot == s.slot; }))
+                        [&](const float32_slot& s) { return nd.op_type() == s.op && slot == s.slot; }))
             return true;
-        if (!standard_domain(nd.domain)) return false;
-        const auto* schema = find_schema(nd.op_type, options_.opset);
+        if (!standard_domain(nd.domain())) return false;
+        const auto* schema = find_schema(nd.op_type(), options_.opset);
         if (schema == nullptr) return false;
         const auto target_in = options_.target == 16 ? schema->in_bfloat16 : schema->in_float16;
         return slot_bit(schema->in_float32, slot, schema->inputs) && !slot_bit(target_in, slot, schema->inputs);
@@ -560,7 +561,7 @@ private:
             // A Constant's or a Cast's output can be either type at no cost: the type its
             // readers want (no Cast is stacked on a Cast, as it was on a model in float16
             // already whose Casts to float32 feed float32-only operators).
-            const auto& op = model_.nodes[n].op_type;
+            const auto& op = model_.nodes[n].op_type();
             if ((op == "Constant" || op == "Cast") && !blocked(n)) {
                 half_[value] = !(consumers_want_float32(v) && !scope_outputs_.contains(v)) && !wide(v);
                 if (keep_io && is_main_output(v)) half_[value] = false;
@@ -620,8 +621,8 @@ private:
     // are not this tool's to judge.
     std::string type_failure_of(node_id n) const {
         const auto& nd = model_.nodes[n];
-        if (!standard_domain(nd.domain)) return {};
-        const auto* schema = find_schema(nd.op_type, options_.opset);
+        if (!standard_domain(nd.domain())) return {};
+        const auto* schema = find_schema(nd.op_type(), options_.opset);
         if (schema == nullptr) return {};
         const auto bar = schema->groups.find('|');
         const auto in_groups = schema->groups.substr(0, bar);
@@ -732,7 +733,7 @@ private:
             if (!graph_scope(s) || model_.scopes[s].removed) continue;
             for (const auto n : model_.scopes[s].nodes) {
                 const auto& nd = model_.nodes[n];
-                if (nd.message == none || !model_.node_live(n) || nd.op_type != "Cast" || !standard_domain(nd.domain) ||
+                if (nd.message == none || !model_.node_live(n) || nd.op_type() != "Cast" || !standard_domain(nd.domain()) ||
                     nd.inputs.empty() || nd.outputs.empty())
                     continue;
                 const auto before = type_of(nd.inputs[0]);
@@ -755,7 +756,7 @@ private:
     void edit_cast_targets() {
         for (const auto n : model_.nodes.ids()) {
             const auto& nd = model_.nodes[n];
-            if (nd.message == none || !model_.node_live(n) || nd.op_type != "Cast" || !standard_domain(nd.domain)) continue;
+            if (nd.message == none || !model_.node_live(n) || nd.op_type() != "Cast" || !standard_domain(nd.domain())) continue;
             if (!no_op_cast_.empty() && no_op_cast_[n]) continue;
             if (nd.outputs.empty()) continue;
             const bool in_function = !graph_scope(nd.scope);
@@ -880,7 +881,7 @@ private:
                 if (float_io && blocked(n) && !blocked_counted[n]) {
                     blocked_counted[n] = true;
                     ++result_.nodes_blocked;
-                    ++blocked_ops[std::string(nd.op_type)];
+                    ++blocked_ops[std::string(nd.op_type())];
                 }
             }
         }

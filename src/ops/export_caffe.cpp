@@ -361,7 +361,7 @@ private:
     void run_passes(const graph::tensor_reader& reader) {
         std::map<std::string, double> epsilon_of;  // BatchNormalization label -> epsilon
         for (const auto n : graph_.nodes.ids())
-            if (graph_.node_live(n) && graph_.nodes[n].op_type == "BatchNormalization") {
+            if (graph_.node_live(n) && graph_.nodes[n].op_type() == "BatchNormalization") {
                 const auto a = graph_.attribute(n, "epsilon");
                 epsilon_of[graph_.node_label(n)] = a && a->f ? *a->f : 1e-5;
             }

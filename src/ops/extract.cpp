@@ -378,7 +378,7 @@ private:
                 const auto& nd = graph_.nodes[n];
                 for (std::size_t k = 0; k < nd.inputs.size(); ++k) need(index.input(n, k));
                 std::vector<graph::scope_id> bodies(nd.subgraphs().begin(), nd.subgraphs().end());
-                if (const auto called = functions.find(function_key(nd.domain, nd.op_type)); called != functions.end()) {
+                if (const auto called = functions.find(function_key(nd.domain(), nd.op_type())); called != functions.end()) {
                     for (const auto f : called->second) {
                         const auto& fn = graph_.functions[f];
                         if (kept_function_[f] || fn.overload != nd.overload()) continue;
@@ -473,14 +473,14 @@ private:
                 if (const auto t = declared_element_type(tree, tree.field(at->second.second).child); t != 0) return t;
             if (value.kind != graph::value_kind::node_output) return 0;
             const auto& nd = graph_.nodes[value.node];
-            if (!nd.domain.empty() && nd.domain != "ai.onnx") return 0;
-            if (nd.op_type == "Cast") {
+            if (!nd.domain().empty() && nd.domain() != "ai.onnx") return 0;
+            if (nd.op_type() == "Cast") {
                 const auto to = graph_.attribute(value.node, "to");
                 return to && to->i ? static_cast<std::int32_t>(*to->i) : 0;
             }
-            if (nd.op_type == "If" || nd.op_type == "Loop") {
+            if (nd.op_type() == "If" || nd.op_type() == "Loop") {
                 // The branch's or body's output (a Loop's outputs follow its body's condition).
-                const auto slot = nd.op_type == "If" ? value.slot : value.slot + 1;
+                const auto slot = nd.op_type() == "If" ? value.slot : value.slot + 1;
                 const auto bodies = nd.subgraphs();
                 if (bodies.empty() || slot >= graph_.scopes[bodies.front()].outputs.size()) return 0;
                 const auto& body = graph_.scopes[bodies.front()];
@@ -489,7 +489,7 @@ private:
                 v = index.graph_output(bodies.front(), slot);
                 continue;
             }
-            const auto rule = element_type_rule(nd.op_type, value.slot);
+            const auto rule = element_type_rule(nd.op_type(), value.slot);
             if (rule.fixed != 0) return rule.fixed;
             if (!rule.same_as || *rule.same_as >= nd.inputs.size()) return 0;
             v = index.input(value.node, *rule.same_as);

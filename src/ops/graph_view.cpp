@@ -249,7 +249,7 @@ result<std::vector<std::string>> graph_view_pieces(const std::filesystem::path& 
             if (text.over()) return false;
             walk.reached(n);
             const auto& node = model.nodes[n];
-            out.begin_array().value(model.node_name(n)).value(ops.of(node.op_type)).value(domains.of(node.domain));
+            out.begin_array().value(model.node_name(n)).value(ops.of(node.op_type())).value(domains.of(node.domain()));
             out.begin_array();
             for (std::size_t k = 0; k < node.inputs.size(); ++k) out.value(number_of(index.input(n, k)));
             out.end_array().begin_array();
@@ -258,7 +258,7 @@ result<std::vector<std::string>> graph_view_pieces(const std::filesystem::path& 
             out.end_array().begin_array();
             for (const auto s : node.subgraphs()) out.value(graph_of_scope[s.value]);
             if (!function_graph.empty()) {
-                const auto f = function_graph.find({node.domain, node.op_type, node.overload()});
+                const auto f = function_graph.find({node.domain(), node.op_type(), node.overload()});
                 if (f != function_graph.end()) out.value(f->second);
             }
             out.end_array().begin_array();

@@ -169,9 +169,8 @@ private:
                 if (fully_named(shape)) ++report_.inferred;
                 else {
                     ++(shape.data_type == 0 ? report_.unknown : report_.partial);
-                    ++report_.unknown_by_op[nd.domain.empty()
-                                                ? std::string(nd.op_type.view())
-                                                : std::string(nd.domain.view()) + "." + std::string(nd.op_type.view())];
+                    ++report_.unknown_by_op[nd.domain().empty() ? std::string(nd.op_type())
+                                                                : std::string(nd.domain()) + "." + std::string(nd.op_type())];
                 }
                 if (shape.data_type == 0) {
                     written[static_cast<std::size_t>(name)] = 0;

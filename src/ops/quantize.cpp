@@ -208,9 +208,9 @@ private:
         std::set<std::string> blocking;
         std::vector<graph::node_id> reductions;
         for (const auto n : graph_.nodes.ids()) {
-            if (!graph_.node_live(n) || !graph_.nodes[n].domain.empty()) continue;
+            if (!graph_.node_live(n) || !graph_.nodes[n].domain().empty()) continue;
             if (graph_.scopes[graph_.nodes[n].scope].kind == graph::scope_kind::function) continue;
-            const auto op = graph_.nodes[n].op_type.view();
+            const auto op = graph_.nodes[n].op_type();
             for (const auto& b : opset_blockers)
                 if (b.op_type == op && opset < b.before) blocking.insert(std::string(op));
             if (opset < 18 &&
@@ -275,10 +275,10 @@ private:
                     continue;
                 }
                 const auto& nd = graph_.nodes[use.node];
-                const auto op = nd.op_type.view();
+                const auto op = nd.op_type();
                 // The weight of MatMul and Gemm is input B; an embedding is Gather's data.
                 const std::uint32_t weight_slot = op == "Gather" ? 0 : 1;
-                if (!nd.domain.empty() || use.slot != weight_slot || !chosen(op)) {
+                if (!nd.domain().empty() || use.slot != weight_slot || !chosen(op)) {
                     other = "node " + graph_.node_label(use.node) + " reads it too";
                     continue;
                 }
@@ -425,7 +425,7 @@ private:
                 const auto label = std::string(graph_.node_name(m).empty() ? name : graph_.node_name(m)) + "_MatMulNBits";
                 const auto added = graph_.add_node(graph_.nodes[m].scope, m, "MatMulNBits", std::move(node_inputs),
                                                    graph_.nodes[m].outputs, label);
-                graph_.nodes[added].domain = graph_.keep(microsoft_domain);
+                graph_.nodes[added].op = graph_.operator_of(microsoft_domain, "MatMulNBits");
                 graph_.set_attribute(added, {"K", job.rows, {}});
                 graph_.set_attribute(added, {"N", job.columns, {}});
                 graph_.set_attribute(added, {"bits", 4, {}});

@@ -64,7 +64,7 @@ public:
         for (const auto n : model_.nodes.ids()) {
             if (!model_.node_live(n)) continue;
             const auto& nd = model_.nodes[n];
-            if (nd.op_type != "BatchNormalization" || !nd.domain.empty()) continue;
+            if (nd.op_type() != "BatchNormalization" || !nd.domain().empty()) continue;
             fold_plan plan;
             if (const auto refused = check(n, plan)) {
                 if (refused->kind == refusal_kind::reported) context_.findings.add(skipped_finding(n, refused->why));
@@ -132,8 +132,8 @@ private:
     verdict check_producer(node_id bn, fold_plan& plan) const {
         const auto x = index_.input(bn, 0);
         const auto p = index_.producer(x);
-        const std::string op = p == none ? std::string() : std::string(model_.nodes[p].op_type);
-        if (p == none || !model_.nodes[p].domain.empty() || (op != "Conv" && op != "ConvTranspose" && op != "Gemm"))
+        const std::string op = p == none ? std::string() : std::string(model_.nodes[p].op_type());
+        if (p == none || !model_.nodes[p].domain().empty() || (op != "Conv" && op != "ConvTranspose" && op != "Gemm"))
             return refuse("its input is not computed by a Conv, ConvTranspose or Gemm" +
                           (op.empty() ? std::string() : " (it comes from " + op + ")"));
         const auto out = index_.output(bn, 0);

@@ -166,11 +166,11 @@ private:
     bool eligible(node_id n) const {
         const auto& nd = model_.nodes[n];
         if (nd.outputs.empty() || !nd.subgraphs().empty()) return false;
-        if (!nd.domain.empty() && nd.domain != "ai.onnx.ml") return false;
-        if (is_nondeterministic(nd.op_type)) return false;
-        if (nd.op_type == "Dropout" && !is_inference_dropout(model_, index_, context_.reader, n)) return false;
+        if (!nd.domain().empty() && nd.domain() != "ai.onnx.ml") return false;
+        if (is_nondeterministic(nd.op_type())) return false;
+        if (nd.op_type() == "Dropout" && !is_inference_dropout(model_, index_, context_.reader, n)) return false;
         for (const auto& fn : model_.functions)
-            if (!fn.removed && fn.name == nd.op_type && fn.domain == nd.domain) return false;
+            if (!fn.removed && fn.name == nd.op_type() && fn.domain == nd.domain()) return false;
         for (std::size_t k = 0; k < nd.outputs.size(); ++k) {
             const auto v = index_.output(n, k);
             if (v != none && (index_.at(v).pinned || touched_.contains(v))) return false;
@@ -185,7 +185,7 @@ private:
         const auto& nd = model_.nodes[n];
         auto& key = key_buffer_;
         key.clear();
-        key.append(nd.op_type).append(1, '\0').append(nd.domain).append(1, '\0').append(nd.overload()).append(1, '\0');
+        key.append(nd.op_type()).append(1, '\0').append(nd.domain()).append(1, '\0').append(nd.overload()).append(1, '\0');
         for (std::size_t k = 0; k < nd.inputs.size(); ++k)
             key.append(std::to_string(find(index_.input(n, k)).value)).append(1, ',');
         key += '|';
@@ -204,7 +204,7 @@ private:
     bool same_key(node_id a, node_id b) const {
         const auto& x = model_.nodes[a];
         const auto& y = model_.nodes[b];
-        if (x.op_type != y.op_type || x.domain != y.domain || x.overload() != y.overload()) return false;
+        if (x.op != y.op || x.overload() != y.overload()) return false;
         if (x.inputs.size() != y.inputs.size() || x.outputs.size() != y.outputs.size()) return false;
         for (std::size_t k = 0; k < x.inputs.size(); ++k)
             if (find(index_.input(a, k)) != find(index_.input(b, k))) return false;
@@ -299,7 +299,7 @@ private:
                 finding f;
                 f.kind = finding_kind::duplicate_node;
                 f.scope = model_.scope_path(s);
-                f.op_type = model_.nodes[n].op_type;
+                f.op_type = model_.nodes[n].op_type();
                 f.names = {model_.node_label(n), model_.node_label(c)};
                 f.nodes = 1;
                 f.detail = "same as " + model_.node_label(c);

@@ -41,7 +41,7 @@ struct folder {
         finding f;
         f.kind = finding_kind::skipped;
         f.scope = model.scope_path(model.nodes[n].scope);
-        f.op_type = model.nodes[n].op_type;
+        f.op_type = model.nodes[n].op_type();
         f.names.push_back(model.node_label(n));
         f.detail = std::move(why);
         context.findings.add(std::move(f));
@@ -110,7 +110,7 @@ struct folder {
             return result<host_tensor>(std::move(t));
         }
         const auto n = index.producer(v);
-        if (n == none || model.nodes[n].op_type != "Constant" || !model.nodes[n].domain.empty()) return std::nullopt;
+        if (n == none || model.nodes[n].op_type() != "Constant" || !model.nodes[n].domain().empty()) return std::nullopt;
         return constant_node_value(n);
     }
 
@@ -130,7 +130,7 @@ struct folder {
         finding f;
         f.kind = kind;
         f.scope = model.scope_path(nd.scope);
-        f.op_type = nd.op_type;
+        f.op_type = nd.op_type();
         f.names.push_back(model.node_label(n));
         f.nodes = 1;
         f.detail = std::move(detail);
@@ -152,9 +152,9 @@ struct folder {
 
     void visit(node_id n) {
         const auto& nd = model.nodes[n];
-        if (!nd.domain.empty() && nd.domain != "ai.onnx") return;
-        const bool is_constant = nd.op_type == "Constant";
-        if (!is_constant && !can_evaluate(nd.op_type)) return;
+        if (!nd.domain().empty() && nd.domain() != "ai.onnx") return;
+        const bool is_constant = nd.op_type() == "Constant";
+        if (!is_constant && !can_evaluate(nd.op_type())) return;
         if (nd.outputs.size() != 1 || nd.outputs[0] == empty_name) return;
 
         if (is_constant) {
@@ -166,10 +166,10 @@ struct folder {
             return replace(n, {std::move(**value)}, finding_kind::folded_constant, "Constant -> initializer");
         }
         // Every input constant (or omitted); Shape and Size need only the dims.
-        const bool dims_only = nd.op_type == "Shape" || nd.op_type == "Size";
+        const bool dims_only = nd.op_type() == "Shape" || nd.op_type() == "Size";
         std::vector<host_tensor> inputs(nd.inputs.size());
         evaluated_node e;
-        e.op_type = nd.op_type;
+        e.op_type = nd.op_type();
         e.opset = model.opset("");
         for (std::size_t k = 0; k < nd.inputs.size(); ++k) {
             if (nd.inputs[k] == empty_name) {

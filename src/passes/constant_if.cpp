@@ -25,8 +25,8 @@ scope_id branch_named(const graph_model& model, node_id n, std::string_view attr
 
 std::optional<decision> decide(const graph_model& model, const graph_index& index, const tensor_reader& reader, node_id n) {
     const auto& nd = model.nodes[n];
-    if (!nd.domain.empty()) return std::nullopt;
-    if (nd.op_type == "If" && !nd.inputs.empty()) {
+    if (!nd.domain().empty()) return std::nullopt;
+    if (nd.op_type() == "If" && !nd.inputs.empty()) {
         const auto condition = constant_condition(model, index, reader, index.input(n, 0));
         if (!condition) return std::nullopt;
         decision d;
@@ -37,7 +37,7 @@ std::optional<decision> decide(const graph_model& model, const graph_index& inde
                    (*condition ? "true: else_branch never runs" : "false: then_branch never runs");
         return d;
     }
-    if (nd.op_type == "Loop") {
+    if (nd.op_type() == "Loop") {
         bool never = false;
         std::string why;
         if (!nd.inputs.empty() && nd.inputs[0] != empty_name) {
@@ -88,7 +88,7 @@ finding describe(const graph_model& model, node_id n, const decision& d) {
     finding f;
     f.kind = finding_kind::dead_branch;
     f.scope = model.scope_path(model.nodes[n].scope);
-    f.op_type = model.nodes[n].op_type;
+    f.op_type = model.nodes[n].op_type();
     f.names.push_back(model.node_label(n));
     f.detail = d.detail;
     if (d.skipped != none) {

@@ -40,7 +40,8 @@ liveness compute_liveness(const graph_model& model, const graph_index& index) {
         for (const auto s : nd.subgraphs()) need_outputs_of(s);
         for (const auto f : model.functions.ids()) {
             const auto& fn = model.functions[f];
-            if (live.function[f] || fn.removed || fn.name != nd.op_type || fn.domain != nd.domain || fn.overload != nd.overload())
+            if (live.function[f] || fn.removed || fn.name != nd.op_type() || fn.domain != nd.domain() ||
+                fn.overload != nd.overload())
                 continue;
             live.function[f] = true;
             need_outputs_of(fn.scope);
@@ -158,7 +159,7 @@ std::uint64_t run_dead_code(pass_context& context, const std::function<bool(tens
                 finding f;
                 f.kind = finding_kind::dead_node;
                 f.scope = model.scope_path(model.nodes[n].scope);
-                f.op_type = model.nodes[n].op_type;
+                f.op_type = model.nodes[n].op_type();
                 f.names.push_back(model.node_label(n));
                 f.nodes = nodes_within(model, n);
                 context.findings.add(std::move(f));

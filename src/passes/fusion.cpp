@@ -38,7 +38,7 @@ struct fuser : shape_rewriter {
         finding f;
         f.kind = kind;
         f.scope = model.scope_path(model.nodes[n].scope);
-        f.op_type = model.nodes[n].op_type;
+        f.op_type = model.nodes[n].op_type();
         f.names.push_back(model.node_label(n));
         f.nodes = kind == finding_kind::fused_node ? 1 : 0;
         f.detail = std::move(detail);
@@ -49,7 +49,7 @@ struct fuser : shape_rewriter {
     node_id sole_producer(node_id add, std::size_t slot, std::string_view op) const {
         const auto v = index.input(add, slot);
         const auto p = index.producer(v);
-        if (p == none || model.nodes[p].op_type != op || !model.nodes[p].domain.empty() || used.contains(p)) return none;
+        if (p == none || model.nodes[p].op_type() != op || !model.nodes[p].domain().empty() || used.contains(p)) return none;
         if (model.nodes[p].scope != model.nodes[add].scope || index.uses(v).size() != 1 || index.at(v).pinned) return none;
         if (is_interface_output(model, index, v)) return none;
         return p;
@@ -146,7 +146,7 @@ struct fuser : shape_rewriter {
     };
 
     pad_plan plan_pad(node_id pad, node_id consumer) const {
-        const std::string op(model.nodes[consumer].op_type);
+        const std::string op(model.nodes[consumer].op_type());
         const auto x = index.input(pad, 0);
         if (x == none || !shapes[x].dims) return {"the rank of its input is not known", {}};
         const auto& dims = *shapes[x].dims;
@@ -257,7 +257,7 @@ struct fuser : shape_rewriter {
     bool pad_into(node_id consumer) {
         const auto pad = sole_producer(consumer, 0, "Pad");
         if (pad == none || model.nodes[pad].inputs.empty()) return false;
-        const std::string op(model.nodes[consumer].op_type);
+        const std::string op(model.nodes[consumer].op_type());
         auto plan = plan_pad(pad, consumer);
         if (!plan.why_not.empty()) {
             note(pad, finding_kind::skipped, "not fused into the " + op + ": " + plan.why_not);
@@ -277,12 +277,12 @@ struct fuser : shape_rewriter {
 
     void visit(node_id n) {
         const auto& nd = model.nodes[n];
-        if ((nd.op_type == "Conv" || nd.op_type == "AveragePool" || nd.op_type == "MaxPool") && nd.domain.empty() &&
+        if ((nd.op_type() == "Conv" || nd.op_type() == "AveragePool" || nd.op_type() == "MaxPool") && nd.domain().empty() &&
             !nd.inputs.empty() && !used.contains(n)) {
             (void)pad_into(n);
             return;
         }
-        if (nd.op_type != "Add" || !nd.domain.empty() || nd.inputs.size() != 2 || nd.outputs.size() != 1 || used.contains(n))
+        if (nd.op_type() != "Add" || !nd.domain().empty() || nd.inputs.size() != 2 || nd.outputs.size() != 1 || used.contains(n))
             return;
         if (index.at(index.output(n, 0)).pinned) return;
         for (std::size_t slot = 0; slot < 2; ++slot)

@@ -10,7 +10,7 @@ namespace onnxstream::passes {
 
 bool is_inference_dropout(const graph_model& model, const graph_index& index, const tensor_reader& reader, node_id n) {
     const auto& nd = model.nodes[n];
-    if (nd.op_type != "Dropout" || !nd.domain.empty()) return false;
+    if (nd.op_type() != "Dropout" || !nd.domain().empty()) return false;
     const auto opset = model.opset("");
     if (opset < 7) {
         const auto is_test = model.attribute(n, "is_test");
@@ -38,7 +38,7 @@ std::uint64_t remove_identities(pass_context& context) {
         if (!model.node_live(n)) continue;
         walk.reached(n);
         const auto& nd = model.nodes[n];
-        const bool identity = nd.op_type == "Identity" && nd.domain.empty();
+        const bool identity = nd.op_type() == "Identity" && nd.domain().empty();
         if (!identity && !is_inference_dropout(model, index, context.reader, n)) continue;
         if (nd.inputs.empty() || nd.outputs.empty()) continue;
         if (!identity && nd.outputs.size() > 1 && nd.outputs[1] != empty_name) {

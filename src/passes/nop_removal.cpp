@@ -40,7 +40,7 @@ struct nop_remover : shape_rewriter {
     // Add/Sub an integer 0, or a float -0.0 for Add (x + 0.0 turns -0.0 into 0.0) and 0.0
     // for Sub (x - 0.0 keeps -0.0).
     bool neutral_operand(node_id n, std::size_t slot) const {
-        const auto& op = model.nodes[n].op_type;
+        const auto& op = model.nodes[n].op_type();
         const auto other = index.input(n, slot == 0 ? 1 : 0);
         const auto c_value = index.input(n, slot);
         if (other == none || c_value == none || !shapes[other].dims) return false;
@@ -71,13 +71,13 @@ struct nop_remover : shape_rewriter {
         value_id shape = none;
         for (std::size_t k = 0; k < nd.inputs.size(); ++k) {
             const auto u = index.producer(index.input(n, k));
-            if (u == none || model.nodes[u].op_type != "Unsqueeze" || !model.nodes[u].domain.empty()) return none;
+            if (u == none || model.nodes[u].op_type() != "Unsqueeze" || !model.nodes[u].domain().empty()) return none;
             std::optional<std::vector<std::int64_t>> axes;
             if (model.opset("") >= 13) axes = constant_integers(model, index, context.reader, index.input(u, 1));
             else if (const auto a = model.attribute(u, "axes")) axes = a->ints;
             if (!axes || axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1)) return none;
             const auto g = index.producer(index.input(u, 0));
-            if (g == none || model.nodes[g].op_type != "Gather" || model.nodes[g].inputs.size() != 2) return none;
+            if (g == none || model.nodes[g].op_type() != "Gather" || model.nodes[g].inputs.size() != 2) return none;
             if (const auto a = model.attribute(g, "axis"); a && a->i && *a->i != 0) return none;
             const auto picked = constant_integers(model, index, context.reader, index.input(g, 1));
             const auto c = find_constant(model, index, index.input(g, 1));
@@ -89,7 +89,7 @@ struct nop_remover : shape_rewriter {
             shape = source;
         }
         const auto s = index.producer(shape);
-        if (s == none || model.nodes[s].op_type != "Shape" || model.nodes[s].domain != "" || model.attribute(s, "start") ||
+        if (s == none || model.nodes[s].op_type() != "Shape" || model.nodes[s].domain() != "" || model.attribute(s, "start") ||
             model.attribute(s, "end"))
             return none;
         const auto x = index.input(s, 0);
@@ -100,7 +100,7 @@ struct nop_remover : shape_rewriter {
     // Why node `n` computes nothing; empty when it does.
     std::optional<std::string> why_nop(node_id n) const {
         const auto& nd = model.nodes[n];
-        const std::string op(nd.op_type);
+        const std::string op(nd.op_type());
         const auto in = index.input(n, 0);
         const auto out = index.output(n, 0);
         if (in == none || out == none) return std::nullopt;
@@ -156,7 +156,8 @@ struct nop_remover : shape_rewriter {
     value_id undone_transpose(node_id n) const {
         const auto in = index.input(n, 0);
         const auto before = index.producer(in);
-        if (before == none || model.nodes[before].op_type != "Transpose" || !shapes[in].dims || touched.contains(in)) return none;
+        if (before == none || model.nodes[before].op_type() != "Transpose" || !shapes[in].dims || touched.contains(in))
+            return none;
         const auto rank = shapes[in].dims->size();
         const auto outer = perm_of(n, rank), inner = perm_of(before, rank);
         if (outer.size() != rank || inner.size() != rank) return none;
@@ -190,11 +191,11 @@ struct nop_remover : shape_rewriter {
     // The value node `n` hands on when it is a Squeeze undoing the Unsqueeze before it (or an
     // Unsqueeze undoing the Squeeze): both name the same axes of the value between them.
     value_id undone_squeeze(node_id n) const {
-        const auto& op = model.nodes[n].op_type;
+        const auto& op = model.nodes[n].op_type();
         const auto in = index.input(n, 0);
         const auto before = index.producer(in);
-        if (before == none || !model.nodes[before].domain.empty() || touched.contains(in)) return none;
-        const auto& inner = model.nodes[before].op_type;
+        if (before == none || !model.nodes[before].domain().empty() || touched.contains(in)) return none;
+        const auto& inner = model.nodes[before].op_type();
         if (!((op == "Squeeze" && inner == "Unsqueeze") || (op == "Unsqueeze" && inner == "Squeeze"))) return none;
         // The axes count in the rank of the Unsqueeze's output (Unsqueeze, then Squeeze), or
         // of the Squeeze's input (Squeeze, then Unsqueeze).
@@ -213,7 +214,7 @@ struct nop_remover : shape_rewriter {
     void compose_transposes(node_id n) {
         const auto in = index.input(n, 0);
         const auto before = index.producer(in);
-        if (before == none || model.nodes[before].op_type != "Transpose" || !model.nodes[before].domain.empty()) return;
+        if (before == none || model.nodes[before].op_type() != "Transpose" || !model.nodes[before].domain().empty()) return;
         if (touched.contains(in) || index.uses(in).size() != 1 || index.at(in).pinned || is_interface_output(model, index, in))
             return;
         const auto source = index.input(before, 0);
@@ -243,7 +244,7 @@ struct nop_remover : shape_rewriter {
         finding f;
         f.kind = kind;
         f.scope = model.scope_path(model.nodes[n].scope);
-        f.op_type = model.nodes[n].op_type;
+        f.op_type = model.nodes[n].op_type();
         f.names.push_back(model.node_label(n));
         f.nodes = nodes;
         f.detail = std::move(detail);
@@ -272,36 +273,36 @@ struct nop_remover : shape_rewriter {
 
     void visit(node_id n) {
         const auto& nd = model.nodes[n];
-        if ((!nd.domain.empty() && nd.domain != "ai.onnx") || nd.inputs.empty() || nd.outputs.size() != 1) return;
+        if ((!nd.domain().empty() && nd.domain() != "ai.onnx") || nd.inputs.empty() || nd.outputs.size() != 1) return;
         if (const auto why = why_nop(n)) {
             (void)bypass(n, index.input(n, 0), *why);
             return;
         }
-        if ((nd.op_type == "Mul" || nd.op_type == "Add") && nd.inputs.size() == 2 && neutral_operand(n, 0)) {
-            (void)bypass(n, index.input(n, 1), std::string(nd.op_type) + " by its neutral element");
+        if ((nd.op_type() == "Mul" || nd.op_type() == "Add") && nd.inputs.size() == 2 && neutral_operand(n, 0)) {
+            (void)bypass(n, index.input(n, 1), std::string(nd.op_type()) + " by its neutral element");
             return;
         }
-        if (nd.op_type == "Transpose") {
+        if (nd.op_type() == "Transpose") {
             if (const auto source = undone_transpose(n); source != none)
                 (void)bypass(n, source, "Transpose undoing the Transpose before it");
             else compose_transposes(n);
             return;
         }
-        if (nd.op_type == "Squeeze" || nd.op_type == "Unsqueeze") {
+        if (nd.op_type() == "Squeeze" || nd.op_type() == "Unsqueeze") {
             if (const auto source = undone_squeeze(n); source != none)
                 (void)bypass(n, source,
-                             std::string(nd.op_type) + " undoing the " +
-                                 std::string(model.nodes[index.producer(index.input(n, 0))].op_type) + " before it");
+                             std::string(nd.op_type()) + " undoing the " +
+                                 std::string(model.nodes[index.producer(index.input(n, 0))].op_type()) + " before it");
             return;
         }
-        if (nd.op_type == "Concat" && nd.inputs.size() > 1) {
+        if (nd.op_type() == "Concat" && nd.inputs.size() > 1) {
             if (const auto shape = rebuilt_shape(n); shape != none) (void)bypass(n, shape, "Concat rebuilding a Shape");
             return;
         }
-        if (nd.op_type == "Reshape" && nd.inputs.size() == 2 && !report_only) {
+        if (nd.op_type() == "Reshape" && nd.inputs.size() == 2 && !report_only) {
             const auto in = index.input(n, 0);
             const auto before = index.producer(in);
-            if (before == none || model.nodes[before].op_type != "Reshape" || touched.contains(in)) return;
+            if (before == none || model.nodes[before].op_type() != "Reshape" || touched.contains(in)) return;
             const auto shape = constant_integers(model, index, context.reader, index.input(n, 1), 1024);
             const auto zero = model.attribute(n, "allowzero");
             if (!shape || (std::find(shape->begin(), shape->end(), 0) != shape->end() && !(zero && zero->i && *zero->i != 0)))

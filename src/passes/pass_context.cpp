@@ -36,7 +36,7 @@ finding node_finding(const graph_model& model, node_id n, finding_kind kind, std
     finding f;
     f.kind = kind;
     f.scope = model.scope_path(model.nodes[n].scope);
-    f.op_type = model.nodes[n].op_type;
+    f.op_type = model.nodes[n].op_type();
     f.names.push_back(model.node_label(n));
     f.nodes = 1;
     f.detail = std::move(detail);

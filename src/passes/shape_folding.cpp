@@ -60,12 +60,12 @@ struct shape_folder : shape_rewriter {
 
     void visit(node_id n) {
         const auto& nd = model.nodes[n];
-        if ((!nd.domain.empty() && nd.domain != "ai.onnx") || nd.outputs.size() != 1 || nd.inputs.empty()) return;
-        if (nd.op_type == "Shape" || nd.op_type == "Size") {
+        if ((!nd.domain().empty() && nd.domain() != "ai.onnx") || nd.outputs.size() != 1 || nd.inputs.empty()) return;
+        if (nd.op_type() == "Shape" || nd.op_type() == "Size") {
             const auto in = index.input(n, 0);
             if (in == none || !shapes[in].dims || index.at(in).kind == value_kind::initializer) return;  // fold-constants' work
             if (!replaceable(n)) return;
-            if (nd.op_type == "Size") {
+            if (nd.op_type() == "Size") {
                 if (!shapes[in].fully_known()) return;
                 std::int64_t size = 1;
                 for (const auto d : *shapes[in].dims) size *= d;
@@ -75,10 +75,10 @@ struct shape_folder : shape_rewriter {
             if (!values || std::any_of(values->begin(), values->end(), [](std::int64_t d) { return d < 0; })) return;
             return replace(n, int64s({static_cast<std::int64_t>(values->size())}, *values), "the input's shape is known");
         }
-        if (nd.op_type == "Gather" && nd.inputs.size() == 2) {
+        if (nd.op_type() == "Gather" && nd.inputs.size() == 2) {
             const auto data = index.input(n, 0);
             const auto producer = index.producer(data);
-            if (producer == none || model.nodes[producer].op_type != "Shape" || !model.nodes[producer].domain.empty()) return;
+            if (producer == none || model.nodes[producer].op_type() != "Shape" || !model.nodes[producer].domain().empty()) return;
             const auto values = shape_values(producer);
             const auto picks = constant_integers(model, index, context.reader, index.input(n, 1));
             const auto c = find_constant(model, index, index.input(n, 1));

@@ -218,7 +218,7 @@ TEST_CASE("graph_model: a node's overload is read out of line, and only a node w
     const auto& m = h.model();
     const auto& v2 = m.nodes[h.node_named("calls_v2")];
     CHECK(v2.overload() == "v2");
-    CHECK(v2.op_type == "Relu");
+    CHECK(v2.op_type() == "Relu");
     for (const auto* name : {"empty_field", "none"}) {
         CAPTURE(name);
         const auto& nd = m.nodes[h.node_named(name)];
@@ -486,7 +486,7 @@ TEST_CASE("file_walk: what the graph model reads through the mapping is the same
     const auto seen = [&m] {
         std::vector<std::string> texts;
         for (const auto n : m.nodes.ids())
-            texts.push_back(std::string(m.nodes[n].op_type) + " " + std::string(m.node_name(n)) + " " +
+            texts.push_back(std::string(m.nodes[n].op_type()) + " " + std::string(m.node_name(n)) + " " +
                             std::string(m.text(m.nodes[n].outputs[0])));
         for (const auto t : m.tensors.ids())
             texts.push_back(std::string(m.text(m.tensors[t].name)) + " " + std::to_string(m.tensor_type(t)) + " " +
@@ -504,4 +504,144 @@ TEST_CASE("file_walk: what the graph model reads through the mapping is the same
     m.for_each_live_node([&](node_id n) { visited.push_back(n); });
     CHECK(visited.size() == m.live_node_count());
     CHECK(seen() == before);
+}
+
+namespace {
+
+// Nodes of every shape of slot list, over several blocks of the index's node slots: no
+// inputs, empty input names, 15 and more inputs or outputs, a body reading outer values
+// and naming one as its output.
+std::vector<std::byte> slot_shapes_model() {
+    graph_spec body;
+    body.nodes = {onnx_node("Add", {"r0", "X"}, {"b"}, "body_add")};
+    body.outputs = {"r5"};  // a graph output that is an outer value
+    graph_spec main;
+    std::string last = "X";
+    for (int i = 0; i < 200; ++i) {
+        const auto name = "r" + std::to_string(i);
+        if (i == 3) {  // no inputs
+            main.nodes.push_back(onnx_node("RandomNormal", {}, {name}, "no_inputs"));
+        } else if (i == 40) {  // empty names among the inputs
+            main.nodes.push_back(onnx_node("Clip", {last, "", ""}, {name}, "empty_inputs"));
+        } else if (i == 70 || i == 71) {  // 20 outputs (the first and last used)
+            std::vector<std::string> outs;
+            for (int k = 0; k < 20; ++k) outs.push_back(k == 0 ? name : name + "_" + std::to_string(k));
+            main.nodes.push_back(onnx_node("Split", {last}, outs, "split" + std::to_string(i)));
+        } else if (i == 130) {  // 16 inputs
+            main.nodes.push_back(onnx_node("Concat", std::vector<std::string>(16, last), {name}, "concat"));
+        } else if (i == 150) {
+            main.nodes.push_back(onnx_node("If", {"c"}, {name}, "if", {attr_graph("then_branch", graph(body, "then"))}));
+        } else if (i == 160) {
+            main.nodes.push_back(onnx_node("Relu", {last}, {name}, "removed"));
+        } else {
+            main.nodes.push_back(onnx_node("Relu", {last}, {name}, name));
+        }
+        last = i == 160 ? last : name;
+    }
+    main.nodes.push_back(onnx_node("Neg", {"r71_19"}, {"Y"}, "last"));
+    main.initializers = {bool_tensor("c", true)};
+    main.inputs = {"X"};
+    main.outputs = {"Y", "r0"};
+    return model(graph(main));
+}
+
+}  // namespace
+
+TEST_CASE("graph_index: each node's slots found again, whatever their counts, across blocks of nodes") {
+    harness h(slot_shapes_model());
+    auto& m = h.model();
+    const auto removed = h.node_named("removed");
+    m.remove_node(removed);
+    const graph_index index(m);
+    for (const auto n : m.nodes.ids()) {
+        const auto& nd = m.nodes[n];
+        if (!m.node_live(n)) {
+            CHECK(index.input(n, 0) == none);
+            CHECK(index.output(n, 0) == none);
+            continue;
+        }
+        for (std::size_t k = 0; k < nd.inputs.size(); ++k) {
+            const auto v = index.input(n, k);
+            if (nd.inputs[k] == empty_name) CHECK(v == none);
+            else CHECK(v == index.resolve(nd.scope, nd.inputs[k]));
+        }
+        CHECK(index.input(n, nd.inputs.size()) == none);
+        for (std::size_t k = 0; k < nd.outputs.size(); ++k) {
+            const auto v = index.output(n, k);
+            REQUIRE(v != none);
+            CHECK(index.at(v).name == nd.outputs[k]);
+            CHECK(index.at(v).scope == nd.scope);
+        }
+        CHECK(index.output(n, nd.outputs.size()) == none);
+    }
+    CHECK(index.input(h.node_named("no_inputs"), 0) == none);
+    CHECK(index.output(h.node_named("split71"), 19) == index.input(h.node_named("last"), 0));
+    CHECK(index.input(h.node_named("concat"), 15) == index.output(h.node_named("r129"), 0));
+    CHECK(index.input(h.node_named("r72"), 0) == index.output(h.node_named("split71"), 0));
+    // A node added after the index was built has no slots in it.
+    const auto added = m.add_node(main_scope, none, "Relu", {*m.names.find("X")}, {m.names.intern("late")}, "late");
+    CHECK(index.input(added, 0) == none);
+    CHECK(index.output(added, 0) == none);
+}
+
+TEST_CASE("graph_index: a use's scope is the one at build time; graph outputs read from inner scopes keep theirs") {
+    harness h(slot_shapes_model());
+    auto& m = h.model();
+    const graph_index index(m);
+    const auto body = scope_id{1};
+    REQUIRE(m.scopes[body].kind == scope_kind::subgraph);
+    const auto r0 = index.output(h.node_named("r0"), 0);
+    const auto r5 = index.output(h.node_named("r5"), 0);
+    // r0: read by r1 (main), by the body's Add (inside), and a main graph output.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> seen;  // (scope, node or none)
+    for (const auto& u : index.uses(r0)) seen.emplace_back(u.scope.value, u.node.value);
+    const auto body_add = h.node_named("body_add");
+    CHECK(seen == std::vector<std::pair<std::uint32_t, std::uint32_t>>{
+                      {0, h.node_named("r1").value}, {body.value, body_add.value}, {0, none}});
+    CHECK(index.is_graph_output(r0));
+    // r5 is the body's output: a use with no node, in the body's scope, at its slot.
+    bool found = false;
+    for (const auto& u : index.uses(r5)) {
+        if (u.node != none) continue;
+        found = true;
+        CHECK(u.scope == body);
+        CHECK(u.slot == 0);
+        CHECK(index.graph_output(u.scope, u.slot) == r5);
+    }
+    CHECK(found);
+    CHECK(index.is_graph_output(r5));
+    CHECK(!index.is_graph_output(index.output(h.node_named("r6"), 0)));
+    // A pass moves the body up: the snapshot still places the Add's use where it was.
+    m.move_contents(body, main_scope, h.node_named("if"));
+    CHECK(m.nodes[body_add].scope == main_scope);
+    CHECK(index.uses(r0)[1].node == body_add);
+    CHECK(index.uses(r0)[1].scope == body);
+    // An index built now sees it in the main graph.
+    const graph_index after(m);
+    CHECK(after.uses(after.output(h.node_named("r0"), 0))[1].scope == main_scope);
+}
+
+TEST_CASE("graph_model: a node's operator is kept once for each distinct (domain, op type); ai.onnx is the default domain") {
+    graph_spec main;
+    main.nodes = {onnx_node("Relu", {"X"}, {"a"}, "r1"), onnx_node("Relu", {"a"}, {"b"}, "r2"),
+                  onnx_node("Relu", {"b"}, {"c"}, "r3", {}, "ai.onnx"),
+                  onnx_node("Relu", {"c"}, {"Y"}, "custom", {}, "my.domain")};
+    main.inputs = {"X"};
+    main.outputs = {"Y"};
+    harness h(model(graph(main)));
+    auto& m = h.model();
+    const auto& r1 = m.nodes[h.node_named("r1")];
+    CHECK(r1.op_type() == "Relu");
+    CHECK(r1.domain().empty());
+    CHECK(r1.op == m.nodes[h.node_named("r2")].op);
+    CHECK(r1.op == m.nodes[h.node_named("r3")].op);  // "ai.onnx" is ""
+    const auto& custom = m.nodes[h.node_named("custom")];
+    CHECK(custom.op != r1.op);
+    CHECK(custom.domain() == "my.domain");
+    CHECK(custom.op_type() == "Relu");
+    CHECK(m.operator_of("ai.onnx", "Relu") == r1.op);
+    const auto added = m.add_node(main_scope, none, "Relu", {}, {}, {});
+    CHECK(m.nodes[added].op == r1.op);
+    CHECK(node{}.op_type().empty());
+    CHECK(node{}.domain().empty());
 }

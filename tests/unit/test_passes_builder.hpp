@@ -166,7 +166,7 @@ public:
     std::map<std::string, int> op_counts() const {
         std::map<std::string, int> counts;
         for (const auto n : model_->nodes.ids())
-            if (model_->node_live(n)) ++counts[std::string(model_->nodes[n].op_type)];
+            if (model_->node_live(n)) ++counts[std::string(model_->nodes[n].op_type())];
         return counts;
     }
 

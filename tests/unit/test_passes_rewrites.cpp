@@ -281,7 +281,7 @@ TEST_CASE("const-if: the taken branch inlined, its names made unique, outputs wi
     // then_a's nodes are in the main graph, in order, before the Add; the Mul now makes A.
     std::vector<std::string> order;
     for (const auto n : m.scopes[main_scope].nodes)
-        if (m.node_live(n)) order.emplace_back(m.nodes[n].op_type);
+        if (m.node_live(n)) order.emplace_back(m.nodes[n].op_type());
     CHECK(order == std::vector<std::string>{"Sin", "Mul", "Identity", "Add"});
     CHECK(names(m, m.nodes[h.node_named("then_a_mul")].outputs) == std::vector<std::string>{"A"});
     // 'tmp' is also defined in if_b's branch: renamed where it moved.

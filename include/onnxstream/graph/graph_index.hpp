@@ -12,9 +12,12 @@
 #include <onnxstream/graph/graph_model.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace onnxstream::graph {
@@ -45,11 +48,60 @@ struct value {
 static_assert(sizeof(value) <= 24);
 
 class graph_index {
+    // A use as the index keeps it, in 8 bytes (an index may hold millions): a node's input
+    // slot, its scope the one the node was in when the index was built (scope_at_build);
+    // or, with `node` none, a graph output: `slot` indexes output_uses_, which keeps its
+    // scope and position (graph outputs are few).
+    struct use_row {
+        std::uint32_t node = none;
+        std::uint32_t slot = 0;
+    };
+
 public:
     explicit graph_index(const graph_model& model);
     graph_index(const graph_index&) = delete;
     graph_index& operator=(const graph_index&) = delete;
     graph_index(graph_index&&) noexcept = default;
+
+    /// The uses of one value, each read as a value_use (made when read: the index keeps 8
+    /// bytes a use). Valid as long as the index.
+    class use_list {
+    public:
+        class iterator {
+        public:
+            using iterator_concept = std::forward_iterator_tag;
+            using value_type = value_use;
+            using difference_type = std::ptrdiff_t;
+            iterator() = default;
+            iterator(const graph_index* index, const use_row* row) noexcept : index_(index), row_(row) {}
+            value_use operator*() const { return index_->use_at(*row_); }
+            iterator& operator++() noexcept {
+                ++row_;
+                return *this;
+            }
+            iterator operator++(int) noexcept {
+                auto before = *this;
+                ++row_;
+                return before;
+            }
+            friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.row_ == b.row_; }
+
+        private:
+            const graph_index* index_ = nullptr;
+            const use_row* row_ = nullptr;
+        };
+
+        use_list(const graph_index* index, std::span<const use_row> rows) noexcept : index_(index), rows_(rows) {}
+        [[nodiscard]] iterator begin() const noexcept { return {index_, rows_.data()}; }
+        [[nodiscard]] iterator end() const noexcept { return {index_, rows_.data() + rows_.size()}; }
+        [[nodiscard]] std::size_t size() const noexcept { return rows_.size(); }
+        [[nodiscard]] bool empty() const noexcept { return rows_.empty(); }
+        [[nodiscard]] value_use operator[](std::size_t i) const { return index_->use_at(rows_[i]); }
+
+    private:
+        const graph_index* index_;
+        std::span<const use_row> rows_;
+    };
 
     [[nodiscard]] std::size_t size() const noexcept { return values_.size(); }
     [[nodiscard]] value at(value_id v) const {
@@ -67,13 +119,13 @@ public:
         return out;
     }
     /// The uses of value `v`: node inputs in node order, then the graph outputs.
-    [[nodiscard]] std::span<const value_use> uses(value_id v) const {
-        return std::span(uses_).subspan(use_begin_[v.value], use_begin_[v.value + 1] - use_begin_[v.value]);
+    [[nodiscard]] use_list uses(value_id v) const {
+        return {this, std::span(uses_).subspan(use_begin_[v.value], use_begin_[v.value + 1] - use_begin_[v.value])};
     }
     /// Whether value `v` is an output of the scope it is in (or of one it is seen from).
     [[nodiscard]] bool is_graph_output(value_id v) const {
-        const auto all = uses(v);
-        return std::any_of(all.begin(), all.end(), [](const value_use& u) { return u.node == none; });
+        const auto rows = std::span(uses_).subspan(use_begin_[v.value], use_begin_[v.value + 1] - use_begin_[v.value]);
+        return std::any_of(rows.begin(), rows.end(), [](const use_row& u) { return u.node == none; });
     }
     /// Every value's id, in order.
     [[nodiscard]] auto value_ids() const noexcept { return values_.ids(); }
@@ -107,6 +159,18 @@ private:
         traits_[v.value] = static_cast<std::uint8_t>((traits_[v.value] & ~kind_mask) | static_cast<std::uint8_t>(kind));
     }
 
+    [[nodiscard]] value_use use_at(use_row row) const;
+    /// The scope node `n` was in when the index was built (a pass may move it since).
+    [[nodiscard]] scope_id scope_at_build(node_id n) const;
+
+    // Where node `n`'s slots are in slots_ (its inputs, then its outputs), and how many.
+    struct node_slots {
+        std::uint32_t first = 0;
+        std::uint32_t inputs = 0;
+        std::uint32_t outputs = 0;
+    };
+    [[nodiscard]] node_slots slots_of(node_id n) const;
+
     const graph_model& model_;
     // A value in 16 bytes and a byte (an index may hold millions): `owner` is the producer
     // of a node output or the tensor of an initializer (a value is never both), and the
@@ -130,10 +194,34 @@ private:
     }
     std::vector<value_id> by_name_;
     std::unordered_map<std::uint64_t, value_id> more_by_name_;
-    std::vector<value_use> uses_;                            // every value's uses, value by value
-    std::vector<std::uint32_t> use_begin_;                   // per value and one more: where its uses start
-    std::vector<std::uint32_t> input_start_, output_start_;  // per node, into the flat lists
-    std::vector<value_id> inputs_, outputs_;
+    std::vector<use_row> uses_;             // every value's uses, value by value
+    std::vector<std::uint32_t> use_begin_;  // per value and one more: where its uses start
+    struct output_use {
+        scope_id scope = none;
+        std::uint32_t slot = 0;
+    };
+    std::vector<output_use> output_uses_;              // the graph-output uses (use_row::slot)
+    std::vector<std::pair<node_id, scope_id>> moved_;  // by node: live nodes not in their original scope
+    // Node slots without a start a node (8 bytes a node it was): every live node's input
+    // values then output values, node by node, in slots_; by node a byte of counts
+    // (inputs in the low nibble, outputs in the high; 0 for a node with 15 or more of
+    // either, which wide_ holds); and by block of block_nodes nodes, where its first
+    // node's slots start and its first entry of wide_. A node's start is its block's plus
+    // the counts of the nodes before it in the block: eight bytes summed at a time.
+    static constexpr std::uint32_t block_nodes = 64;
+    struct block {
+        std::uint32_t start = 0;
+        std::uint32_t first_wide = 0;
+    };
+    struct wide_counts {
+        node_id node = none;
+        std::uint32_t inputs = 0;
+        std::uint32_t outputs = 0;
+    };
+    std::vector<value_id> slots_;
+    std::vector<std::uint8_t> counts_;
+    std::vector<block> blocks_;
+    std::vector<wide_counts> wide_;
     indexed_vector<scope_id, std::vector<value_id>> graph_outputs_;
 };
 

@@ -33,6 +33,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -82,6 +83,14 @@ private:
     const std::string_view* view_ = nullptr;
 };
 
+/// An operator: a (domain, op type) pair the graph model keeps once (graph_model::operator_of),
+/// which its nodes point to. "" is ai.onnx.
+struct operator_name {
+    std::string_view domain;
+    std::string_view op_type;
+};
+inline constexpr operator_name no_operator{};
+
 /// The lists few nodes have, out of line (node::extras).
 struct node_extras {
     std::string_view name;                          // a node a pass added: its name (kept text)
@@ -91,8 +100,8 @@ struct node_extras {
     std::vector<integer_attribute> set_attributes;  // attributes a pass set (their names are dropped too)
 };
 
-// One node in 72 bytes (a model may have millions): its op type and domain are kept texts
-// (a few distinct ones), its name lists hold up to three ids in place, and what few nodes
+// One node in 64 bytes (a model may have millions): its op type and domain are one
+// pointer to the model's operator (a few distinct ones), its name lists hold up to three ids in place, and what few nodes
 // have (an overload, subgraphs, a pass's attribute edits) is out of line, one pointer.
 // Its name is read from its NodeProto when asked (graph_model::node_name): only findings
 // and messages name nodes.
@@ -101,13 +110,14 @@ struct node {
     scope_id scope = none;           // the scope it is in now
     scope_id original_scope = none;  // the scope it was read in
     bool removed = false;
-    bool changed = false;  // inputs, outputs or attributes differ from its NodeProto
-    kept_text op_type{};
-    kept_text domain{};  // "" is ai.onnx
+    bool changed = false;                    // inputs, outputs or attributes differ from its NodeProto
+    const operator_name* op = &no_operator;  // graph_model::operator_of
     name_list inputs{};
     name_list outputs{};
     lazy_box<node_extras> lists{};
 
+    [[nodiscard]] std::string_view op_type() const noexcept { return op->op_type; }
+    [[nodiscard]] std::string_view domain() const noexcept { return op->domain; }  // "" is ai.onnx
     /// The overload of the function it calls ("" for none).
     [[nodiscard]] std::string_view overload() const noexcept {
         return lists.get() != nullptr ? lists.get()->overload.view() : std::string_view{};
@@ -168,7 +178,7 @@ struct tensor {
     bool renamed = false;  // its name differs from its TensorProto's
 };
 static_assert(sizeof(tensor) <= 20);
-static_assert(sizeof(node) <= 72);
+static_assert(sizeof(node) == 64);
 
 struct value_info {
     std::uint32_t message = none;  // ValueInfoProto
@@ -264,6 +274,9 @@ public:
     /// A copy of `text` that lives as long as the model (equal texts share one copy), for
     /// the texts of a node a pass makes or changes.
     [[nodiscard]] kept_text keep(std::string_view text);
+    /// The operator (`domain`, `op_type`) as the model keeps it, once for each distinct
+    /// pair ("ai.onnx" is ""): what node::op points to.
+    [[nodiscard]] const operator_name* operator_of(std::string_view domain, std::string_view op_type);
 
     /// The opset version imported for `domain` ("" and "ai.onnx" are the same); 0 if none.
     [[nodiscard]] std::int64_t opset(std::string_view domain) const;
@@ -380,6 +393,9 @@ private:
     // By kept_ id, its view: where a kept_text points (a deque: they stay where they are,
     // and a move of the model keeps them).
     std::deque<std::string_view> kept_views_;
+    // The distinct operators (a deque: they stay where they are), by their kept texts' ids.
+    std::deque<operator_name> operators_;
+    std::unordered_map<std::uint64_t, const operator_name*> operator_ids_;
     std::deque<computed_tensor> computed_;  // add_tensor's, by tensor::computed (a deque: they stay where they are)
 };
 
