@@ -640,8 +640,10 @@ TEST_CASE("graph_model: a node's operator is kept once for each distinct (domain
     CHECK(custom.domain() == "my.domain");
     CHECK(custom.op_type() == "Relu");
     CHECK(m.operator_of("ai.onnx", "Relu") == r1.op);
+    // Kept before add_node: adding a node may move m.nodes, and r1 with it.
+    const auto* const relu = r1.op;
     const auto added = m.add_node(main_scope, none, "Relu", {}, {}, {});
-    CHECK(m.nodes[added].op == r1.op);
+    CHECK(m.nodes[added].op == relu);
     CHECK(node{}.op_type().empty());
     CHECK(node{}.domain().empty());
 }
