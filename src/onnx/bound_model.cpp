@@ -25,10 +25,10 @@ result<bound_model> bound_model::open(const std::filesystem::path& path, const o
     // tokenized once for both.
     external_gathering gathered;
     bool reserved = false;
-    const auto gather = [&gathered, &reserved](const model_file& opened, site_id site, const tensor_info& tensor,
+    const auto gather = [&gathered, &reserved](site_id site, std::uint64_t tensors_seen, const tensor_info& tensor,
                                                std::span<const field_entry> fields) {
         // Room for every tensor: pages a vector does not fill are never touched.
-        if (!reserved) gathered.reserve(opened.sites.size());
+        if (!reserved) gathered.reserve(static_cast<std::size_t>(tensors_seen));
         reserved = true;
         gathered.add(site, tensor, fields);
     };

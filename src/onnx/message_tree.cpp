@@ -246,7 +246,10 @@ struct message_tree::builder {
                             token.header_offset, index);
             const auto* row = schema.at(kind, token.number);
             if (row != nullptr) {
-                if (row->holds == field_holds::child) ++children;
+                if (row->holds == field_holds::child) {
+                    ++children;
+                    if (row->child == message_kind::tensor) ++tree.tensors_seen_;
+                }
                 if (first_repeat == none_yet && singular.repeats(row, token)) first_repeat = tree.fields_.size();
             }
             tree.fields_.push_back(field_entry(token));
@@ -308,7 +311,10 @@ struct message_tree::builder {
             tree.messages_.push_back(child);
             tree.fields_[field_index].child = child_index;
             ONNXSTREAM_TRY(build(child_index));
-            if (sub == message_kind::tensor && options.tensors == tensor_fields::on_demand) drop_fields(child_index);
+            if (sub == message_kind::tensor) {
+                if (options.on_tensor) options.on_tensor(tree, child_index);
+                if (options.tensors == tensor_fields::on_demand) drop_fields(child_index);
+            }
             // A node without attributes: nothing inside it was registered after it.
             if (sub == message_kind::node && options.nodes == node_fields::on_demand && tree.messages_.size() == child_index + 1U)
                 drop_fields(child_index);

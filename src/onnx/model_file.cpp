@@ -7,20 +7,51 @@
 namespace onnxstream::onnx {
 namespace {
 
-// Reads the tensor at message `m`; one whose fields the tree dropped from its body read
-// again into `body` (the result's field indices are then the body's). Its external
-// reference is read into `reference` when given (see read_tensor), else a block of its own.
-result<tensor_info> read_tensor_at(const message_tree& tree, std::uint32_t m, std::optional<message_tree>& body,
-                                   external_reference* reference) {
-    body.reset();
-    const auto read_from = [reference](const message_tree& in, std::uint32_t message) {
-        return reference != nullptr ? read_tensor(in, message, *reference) : read_tensor(in, message);
-    };
-    if (tree.stores_fields(m)) return read_from(tree, m);
-    ONNXSTREAM_ASSIGN(auto read, message_tree::body(tree, m));
-    body.emplace(std::move(read));
-    return read_from(*body, 0);
-}
+// Reads the tensors of a model being opened, one at a time in site order: each is checked,
+// the external ones are passed on, and kept ones stored. On demand they are read during
+// the parse, while the tree still holds the body it drops next (tree_options::on_tensor),
+// so that no body is tokenized twice; otherwise from the finished tree.
+class tensor_reads {
+public:
+    tensor_reads(model_file& model, const model_file::external_visitor& on_external) : model_(model), on_external_(on_external) {}
+
+    // Reads the tensor at message `m` of `tree` (the model's, whole or as far as parsed),
+    // the next site. The first that fails is kept (failed()), and nothing is read after it.
+    void read(const message_tree& tree, std::uint32_t m) {
+        if (failure_) return;
+        const site_id t(next_++);
+        const bool kept = model_.reading == tensor_reading::kept;
+        // A tensor not kept is let go before the next is read: its external reference is
+        // read into this one, not a block of its own (one a tensor of a million external ones).
+        auto tensor = kept ? read_tensor(tree, m) : read_tensor(tree, m, reference_);
+        if (!tensor) {
+            failure_ = std::move(tensor).error();
+            failed_message_ = m;
+            return;
+        }
+        if (tensor->storage == tensor_storage::external) {
+            model_.external_sites.push_back(t);
+            if (on_external_) on_external_(t, tree.tensors_seen(), *tensor, tree.fields(m));
+        }
+        if (kept) model_.tensors.push_back(std::move(tensor).value());
+    }
+
+    // The first tensor that failed, if any, its error's path named in `tree`: the whole
+    // one (during the parse, a message's path may lack the index of an ancestor whose
+    // siblings were not all read yet).
+    [[nodiscard]] std::optional<error> failed(const message_tree& tree) {
+        if (failure_) failure_->field_path = tree.path(failed_message_);
+        return std::move(failure_);
+    }
+
+private:
+    model_file& model_;
+    const model_file::external_visitor& on_external_;
+    external_reference reference_;
+    std::uint32_t next_ = 0;
+    std::optional<error> failure_;
+    std::uint32_t failed_message_ = no_index;
+};
 
 }  // namespace
 
@@ -28,6 +59,7 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
                                     const external_visitor& on_external) {
     model_file model;
     model.path = path;
+    model.reading = reading;
     auto opened = io::source_file::open(path, true);
     if (!opened) {
         auto e = std::move(opened).error();
@@ -47,17 +79,22 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
         file.size(), [&file](std::uint64_t offset, std::span<std::byte> out) { return file.read_at(offset, out).has_value(); });
     if (!bulk.empty()) ONNXSTREAM_TRY(model.file.copy_in_except(bulk));
     auto tree_options = options;
-    tree_options.tensors = reading == tensor_reading::on_demand ? tensor_fields::on_demand : tensor_fields::stored;
+    const bool on_demand = reading == tensor_reading::on_demand;
+    tree_options.tensors = on_demand ? tensor_fields::on_demand : tensor_fields::stored;
     // Unless tensors are kept, the pages the parse has read are released behind it, as
     // they are behind the reads below (views of them stay valid: a released page comes
     // back from the page cache when it is read again).
     io::release_behind behind(model.file.mapping());
     const bool releases = reading != tensor_reading::kept;
     if (releases) tree_options.behind = [&behind](std::uint64_t end) { behind.reached(end); };
+    tensor_reads reads(model, on_external);
+    if (on_demand) tree_options.on_tensor = [&reads](const message_tree& tree, std::uint32_t m) { reads.read(tree, m); };
     auto parsed = message_tree::parse(model.file.bytes(), tree_options);
     // A model cut short while it was read fails to parse for that reason, whatever the
     // parser saw in the zeros that stood in for the missing bytes.
     ONNXSTREAM_TRY(model.file.check_unchanged());
+    // A damaged field anywhere is the problem named first, as when every tensor was read
+    // after the parse.
     if (!parsed) {
         auto e = std::move(parsed).error();
         e.message = path.string() + ": " + e.message;
@@ -65,31 +102,20 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     }
     model.tree = std::move(parsed).value();
     model.sites = find_tensors(model.tree);
-    model.reading = reading;
-    if (reading == tensor_reading::kept) model.tensors.reserve(model.sites.size());
-    std::optional<message_tree> body;  // the tensor's fields, when the tree dropped them
-    // A tensor not kept is let go before the next is read: its external reference is read
-    // into this one, not a block of its own (one a tensor of a million external ones).
-    external_reference reference;
-    auto* const scratch = reading == tensor_reading::kept ? nullptr : &reference;
-    for (const auto t : model.sites.ids()) {
-        const auto m = model.sites[t].message;
-        if (releases) behind.reached(model.tree.payload_range(m).offset);
-        auto tensor = read_tensor_at(model.tree, m, body, scratch);
-        if (!tensor) {
-            ONNXSTREAM_TRY(model.file.check_unchanged());
-            auto e = std::move(tensor).error();
-            e.message = path.string() + ": " + e.message;
-            return failure(std::move(e));
+    if (!on_demand) {
+        if (reading == tensor_reading::kept) model.tensors.reserve(model.sites.size());
+        for (const auto t : model.sites.ids()) {
+            const auto m = model.sites[t].message;
+            if (releases) behind.reached(model.tree.payload_range(m).offset);
+            reads.read(model.tree, m);
         }
-        if (tensor->storage == tensor_storage::external) {
-            model.external_sites.push_back(t);
-            if (on_external) on_external(model, t, *tensor, body ? body->fields(0) : model.tree.fields(m));
-        }
-        if (reading == tensor_reading::kept) model.tensors.push_back(std::move(tensor).value());
     }
     if (releases) behind.finish(model.file.size());
     ONNXSTREAM_TRY(model.file.check_unchanged());
+    if (auto e = reads.failed(model.tree)) {
+        e->message = path.string() + ": " + e->message;
+        return failure(std::move(*e));
+    }
     return model;
 }
 

@@ -201,3 +201,50 @@ TEST_CASE("on demand with the full tree: tensors read when asked, every body sto
     check_same_tensor(*kept, *full, site);
     CHECK(read->raw_field == kept->tensors[site].raw_field);
 }
+
+TEST_CASE("on demand, a tensor read during the parse fails with the whole path and after every damaged field") {
+    // Two sparse initializers (a path names their index only because there are two:
+    // message::repeated, known once the graph's children are all read); the second's
+    // values have a negative dimension.
+    const auto values = [](std::int64_t dim) {
+        test_support::proto_builder t;
+        t.varint_field(1, static_cast<std::uint64_t>(dim)).varint_field(2, 1).string_field(8, "v");
+        return t;
+    };
+    const auto sparse = [&values](std::int64_t dim) {
+        test_support::proto_builder s;
+        s.message_field(1, values(dim));
+        return s;
+    };
+    test_support::proto_builder graph;
+    graph.message_field(15, sparse(0)).message_field(15, sparse(-1));
+    test_support::proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    test_support::temp_folder dir;
+    const auto path = dir.path() / "m.onnx";
+    const auto write = [&path](const std::vector<std::byte>& bytes) {
+        std::ofstream(path, std::ios::binary | std::ios::trunc)
+            .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    };
+    write(model.take());
+    for (const auto reading : {tensor_reading::kept, tensor_reading::on_demand, tensor_reading::on_demand_full_tree}) {
+        CAPTURE(static_cast<int>(reading));
+        const auto opened = model_file::open(path, {}, reading);
+        REQUIRE_FALSE(opened);
+        CHECK(opened.error().code == error_code::invalid_tensor);
+        CHECK(opened.error().field_path == "graph.sparse_initializer[1].values[0]");
+    }
+    // A damaged field after the bad tensor is the problem named, as when the tensors were
+    // read after the parse: a graph name (field 2) whose length runs past the graph's end.
+    const std::vector<std::byte> cut{std::byte{0x12}, std::byte{0x7f}};
+    graph.raw(cut);
+    test_support::proto_builder damaged;
+    damaged.varint_field(1, 8).message_field(7, graph);
+    write(damaged.take());
+    for (const auto reading : {tensor_reading::kept, tensor_reading::on_demand}) {
+        CAPTURE(static_cast<int>(reading));
+        const auto opened = model_file::open(path, {}, reading);
+        REQUIRE_FALSE(opened);
+        CHECK(opened.error().code == error_code::malformed);
+    }
+}

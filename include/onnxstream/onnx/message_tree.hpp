@@ -214,6 +214,8 @@ enum class node_fields : std::uint8_t {
                 // fields, so attribute messages are always in the tree.
 };
 
+class message_tree;
+
 struct tree_options {
     std::uint32_t max_depth = 96;             // message nesting (3 levels per subgraph)
     std::uint64_t max_fields = 1ULL << 30;    // fields in the whole model (dropped ones count)
@@ -228,6 +230,13 @@ struct tree_options {
     /// that moves back). Never called for a message whose bytes end within `step`.
     std::function<void(std::uint64_t offset)> behind;
     static constexpr std::uint64_t behind_step = 4ULL << 20;
+    /// Called with each TensorProto message as soon as the parse has read it and the
+    /// messages inside it, before tensor_fields::on_demand drops its fields: in message
+    /// order (find_tensors' order), with the tree as far as it is read (the tensor's
+    /// fields and their messages in it, its ancestors' field headers: see
+    /// message_tree::tensors_seen). model_file reads each tensor here rather than
+    /// tokenizing its body again after the parse.
+    std::function<void(const message_tree& tree, std::uint32_t message)> on_tensor;
 };
 
 /// The default limits with node_fields::on_demand: how the commands that read a node's
@@ -315,6 +324,12 @@ public:
     /// Where a message is, for people: `graph.node[3].attribute[0].g.initializer[1]`.
     [[nodiscard]] std::string path(std::uint32_t message_index) const;
 
+    /// The fields holding a TensorProto whose headers the parse has read so far: during
+    /// the parse (tree_options::on_tensor), at least the tensors it has read, and all of a
+    /// graph's initializers from its first one on (a message's headers are read before
+    /// its children). What a reader of every tensor reserves room for.
+    [[nodiscard]] std::uint64_t tensors_seen() const noexcept { return tensors_seen_; }
+
 private:
     struct builder;
     [[noreturn]] void fields_not_stored(std::uint32_t message_index) const;
@@ -325,6 +340,7 @@ private:
     detail::growable_array<message> messages_;
     detail::growable_array<field_entry> fields_;
     std::uint32_t field_base_ = 0;
+    std::uint64_t tensors_seen_ = 0;
     // A body(): the tree and message it was read from (for path()).
     const message_tree* origin_ = nullptr;
     std::uint32_t origin_message_ = no_index;

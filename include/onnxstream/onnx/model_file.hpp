@@ -78,12 +78,14 @@ struct model_file {
     std::vector<site_id> external_sites;  // the tensors whose data_location is EXTERNAL, in site order
 
     /// Called with each tensor whose data_location is EXTERNAL as open reads it, in site
-    /// order: `model` is the one being opened (its tree and sites complete), `tensor`'s
-    /// field indices are those of the read and `fields` its message's fields in file order
+    /// order (on demand, during the parse: the model's sites are not found yet).
+    /// `tensors_seen` is at least the number of tensors read so far, usually all of them
+    /// (message_tree::tensors_seen: what to reserve room for). `tensor`'s field indices are
+    /// those of the read and `fields` its message's fields in file order
     /// (tensor_handle::fields); both are valid during the call only (`tensor`'s external
     /// reference is read into the next tensor's).
-    using external_visitor =
-        std::function<void(const model_file& model, site_id site, const tensor_info& tensor, std::span<const field_entry> fields)>;
+    using external_visitor = std::function<void(site_id site, std::uint64_t tensors_seen, const tensor_info& tensor,
+                                                std::span<const field_entry> fields)>;
 
     /// Opens, maps, tokenizes and reads every tensor (on demand: reads each and drops it,
     /// so that a model open in either way has every tensor checked). Errors name the file.
