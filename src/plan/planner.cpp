@@ -43,9 +43,10 @@ struct rewrite_stream::state {
     std::vector<std::uint32_t> first_insertion;  // per message: index into insertions, or no_index
     std::uint64_t total = 0;
 
-    // The body of a message whose fields the tree dropped, read again (message_tree::body).
+    // The fields of a message whose fields the tree dropped, tokenized again
+    // (message_tree::read_fields: its own fields only, into a buffer reused for every body).
     // One at a time: nothing inside a body is a message the walk enters.
-    std::optional<message_tree> body;
+    std::vector<onnx::field_entry> body_fields;
     std::uint32_t body_message = no_index;
     std::span<const tree_edits::body_drop> drops;  // the body's drops, by word
     std::size_t next_drop = 0;
@@ -68,12 +69,11 @@ struct rewrite_stream::state {
     // unchanged refuses the output.
     bool open_body(std::uint32_t m) {
         if (body_message == m) return true;
-        body.reset();
         body_message = no_index;
-        if (behind) behind(tree->payload_range(m).offset);
-        auto read = message_tree::body(*tree, m);
-        if (!read) return false;
-        body.emplace(std::move(read).value());
+        const auto range = tree->payload_range(m);
+        if (behind) behind(range.offset);
+        // Only an empty payload has no fields.
+        if (tree->read_fields(m, body_fields).empty() && range.length != 0) return false;
         body_message = m;
         drops = drops_of(m);
         return true;
@@ -119,7 +119,7 @@ struct rewrite_stream::state {
     // Message m's fields: the tree's, or those of its body (open_body), empty if unreadable.
     [[nodiscard]] std::span<const onnx::field_entry> fields_of(std::uint32_t m) const {
         if (tree->stores_fields(m)) return tree->fields(m);
-        return body_message == m ? body->fields(0) : std::span<const onnx::field_entry>{};
+        return body_message == m ? std::span<const onnx::field_entry>(body_fields) : std::span<const onnx::field_entry>{};
     }
 
     // The message field f of message m holds, when the walk enters it: never one inside a
@@ -200,7 +200,6 @@ struct rewrite_stream::state {
             if (messages[m].parent != no_index) dirty[messages[m].parent] = true;
         }
         total = dirty[0] ? size[0] : tree->bytes().size();
-        body.reset();
         body_message = no_index;
         drops_message = no_index;
     }
