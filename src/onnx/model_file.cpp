@@ -88,7 +88,7 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     const bool releases = reading != tensor_reading::kept;
     if (releases) tree_options.behind = [&behind](std::uint64_t end) { behind.reached(end); };
     tensor_reads reads(model, on_external);
-    if (on_demand) tree_options.on_tensor = [&reads](const message_tree& tree, std::uint32_t m) { reads.read(tree, m); };
+    if (on_demand) tree_options.on_tensor = [&reads](const message_tree& so_far, std::uint32_t m) { reads.read(so_far, m); };
     auto parsed = message_tree::parse(model.file.bytes(), tree_options);
     // A model cut short while it was read fails to parse for that reason, whatever the
     // parser saw in the zeros that stood in for the missing bytes.
