@@ -27,7 +27,7 @@ def _stand_in(folder: Path, name: str, body: str) -> None:
 
 
 def _tools(folder: Path, *, update_fails=False, source_fails=False, writes_dsc=True, unpack_fails=False,
-           has_header=True, installed=True) -> Path:
+           has_header=True, installed=True, copy_fails=False) -> Path:
     """Stand-ins for apt-get (update; source --download-only into the current folder),
     dpkg-source (-x DSC DIR) and dpkg-query (the installed version) behaving as asked."""
     bin_dir = folder / "bin"
@@ -42,6 +42,8 @@ def _tools(folder: Path, *, update_fails=False, source_fails=False, writes_dsc=T
     unpack = "echo 'dpkg-source: error: bad signature' >&2; exit 2" if unpack_fails else (
         f'mkdir -p "$3"; printf "%s" "{HEADER}" > "$3/httplib.h"' if has_header else 'mkdir -p "$3"')
     _stand_in(bin_dir, "dpkg-source", unpack + "\n")
+    if copy_fails:  # the header's copy into DEST (a full disk, say)
+        _stand_in(bin_dir, "cp", "echo 'cp: No space left on device' >&2; exit 1\n")
     return bin_dir
 
 
@@ -64,6 +66,7 @@ def _describe(proc: subprocess.CompletedProcess) -> str:
     ({"unpack_fails": True}, "dpkg-source could not unpack cpp-httplib_0.11.4.dsc"),
     ({"has_header": False}, "source has no httplib.h"),
     ({"installed": False}, "libcpp-httplib-dev is not installed"),
+    ({"copy_fails": True}, "cannot write"),
 ])
 def test_a_failed_fetch_says_why_and_leaves_no_header(tmp_path, behaviour, says):
     dest = tmp_path / "third_party"
