@@ -6,6 +6,8 @@
 // onnx::no_index, so message indices that stay bare compare with it as before).
 #pragma once
 
+#include <onnxstream/large_blocks.hpp>
+
 #include <compare>
 #include <concepts>
 #include <cstddef>
@@ -13,6 +15,7 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -42,13 +45,16 @@ struct index {
     constexpr bool operator==(none_t) const noexcept { return !valid(); }
 };
 
-/// A vector subscripted by one kind of index only.
+/// A vector subscripted by one kind of index only. Its storage is a large block once it
+/// reaches one (a row per node or tensor of a big model); a bool is a bit, and a million
+/// of them fit in 128 KB.
 template <class Id, class T>
 class indexed_vector {
 public:
+    using storage = std::conditional_t<std::is_same_v<T, bool>, std::vector<bool>, large_vector<T>>;
     using value_type = T;
-    using iterator = typename std::vector<T>::iterator;
-    using const_iterator = typename std::vector<T>::const_iterator;
+    using iterator = typename storage::iterator;
+    using const_iterator = typename storage::const_iterator;
 
     indexed_vector() = default;
     explicit indexed_vector(std::size_t count, const T& fill = T{}) : items_(count, fill) {}
@@ -108,11 +114,11 @@ public:
     /// The ids of the items there are now (items pushed while iterating are not visited).
     [[nodiscard]] id_range ids() const noexcept { return id_range(static_cast<std::uint32_t>(items_.size())); }
 
-    [[nodiscard]] const std::vector<T>& items() const noexcept { return items_; }
+    [[nodiscard]] const storage& items() const noexcept { return items_; }
     bool operator==(const indexed_vector&) const = default;
 
 private:
-    std::vector<T> items_;
+    storage items_;
 };
 
 }  // namespace onnxstream

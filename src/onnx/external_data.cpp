@@ -92,7 +92,7 @@ enum class length_written : std::uint8_t {
 // One external tensor's binding, unchecked (its file, offset and written length), and
 // what the file it names needs of it.
 void gather(site_id t, const tensor_info& tensor, std::span<const field_entry> fields, file_table& table, external_data& data,
-            std::vector<length_written>& lengths) {
+            large_vector<length_written>& lengths) {
     // Open read it as external; it reads otherwise only if the file changed since (a
     // released page read back), which every command checks before it reports.
     if (!tensor.external) return;
@@ -214,7 +214,7 @@ void bind_tensor(const model_file& model, external_tensor& binding, length_writt
 struct external_gathering::state {
     external_data data;
     file_table table;
-    std::vector<length_written> lengths;
+    large_vector<length_written> lengths;
 };
 
 external_gathering::external_gathering() : state_(std::make_unique<state>()) {}

@@ -8,84 +8,11 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <utility>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
 namespace onnxstream::onnx {
-
-namespace detail {
-namespace {
-
-#if defined(__linux__)
-// A mapped block's length: whole huge pages (the kernel places a mapping of such a length
-// on a 2 MiB boundary, where a fault can map a huge page).
-constexpr std::size_t huge_page = 2U << 20;
-std::size_t mapped_length(std::size_t bytes) noexcept { return (bytes + huge_page - 1) / huge_page * huge_page; }
-
-void* map_block(std::size_t length) noexcept {
-    void* block = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (block == MAP_FAILED) return nullptr;
-    // A hint: without transparent huge pages (or with them off) the block has small pages.
-    ::madvise(block, length, MADV_HUGEPAGE);
-    return block;
-}
-#endif
-
-}  // namespace
-
-void* resize_block(void* block, std::size_t old_bytes, std::size_t new_bytes) noexcept {
-    // NOLINTBEGIN(cppcoreguidelines-no-malloc): growable_array's storage, see the header
-#if defined(__linux__)
-    const bool was_mapped = block != nullptr && old_bytes >= large_block;
-    if (new_bytes >= large_block) {
-        const auto length = mapped_length(new_bytes);
-        if (was_mapped) {
-            void* moved = ::mremap(block, mapped_length(old_bytes), length, MREMAP_MAYMOVE);
-            if (moved == MAP_FAILED) return nullptr;
-            ::madvise(moved, length, MADV_HUGEPAGE);
-            return moved;
-        }
-        void* mapped = map_block(length);
-        if (mapped == nullptr) return nullptr;
-        if (block != nullptr) std::memcpy(mapped, block, std::min(old_bytes, new_bytes));
-        std::free(block);
-        return mapped;
-    }
-    if (was_mapped) {
-        void* copy = std::malloc(new_bytes);
-        if (copy == nullptr) return nullptr;
-        std::memcpy(copy, block, new_bytes);
-        ::munmap(block, mapped_length(old_bytes));
-        return copy;
-    }
-#else
-    (void)old_bytes;
-#endif
-    return std::realloc(block, new_bytes);
-    // NOLINTEND(cppcoreguidelines-no-malloc)
-}
-
-void free_block(void* block, std::size_t bytes) noexcept {
-    if (block == nullptr) return;
-#if defined(__linux__)
-    if (bytes >= large_block) {
-        ::munmap(block, mapped_length(bytes));
-        return;
-    }
-#else
-    (void)bytes;
-#endif
-    std::free(block);  // NOLINT(cppcoreguidelines-no-malloc)
-}
-
-}  // namespace detail
 
 const char* to_string(message_kind kind) noexcept {
     switch (kind) {

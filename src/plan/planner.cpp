@@ -37,10 +37,10 @@ struct rewrite_stream::state {
     const message_tree* tree = nullptr;
     const tree_edits* edits = nullptr;
     std::uint32_t source = 0;
-    reading_function behind;                     // stream_rewrite's `reading`
-    std::vector<bool> dirty;                     // the message or something inside it is edited
-    std::vector<std::uint64_t> size;             // new payload size of dirty messages
-    std::vector<std::uint32_t> first_insertion;  // per message: index into insertions, or no_index
+    reading_function behind;                      // stream_rewrite's `reading`
+    std::vector<bool> dirty;                      // the message or something inside it is edited
+    large_vector<std::uint64_t> size;             // new payload size of dirty messages
+    large_vector<std::uint32_t> first_insertion;  // per message: index into insertions, or no_index
     std::uint64_t total = 0;
 
     // The fields of a message whose fields the tree dropped, tokenized again

@@ -294,11 +294,11 @@ TEST_CASE("find_bulk_payloads does not descend into a message too short to hold 
 }
 
 TEST_CASE("a growable array keeps its values across small and large blocks, copies and moves") {
-    // Past detail::large_block the storage is a mapping of its own (on Linux), grown by
+    // Past large_block the storage is a mapping of its own (on Linux), grown by
     // remapping: every value must survive each step.
     constexpr std::uint64_t step = 2654435761U;
     detail::growable_array<std::uint64_t> values;
-    constexpr std::size_t count = 3 * detail::large_block / sizeof(std::uint64_t) + 5;
+    constexpr std::size_t count = 3 * large_block / sizeof(std::uint64_t) + 5;
     for (std::uint64_t i = 0; i < count; ++i) values.push_back(i * step);
     REQUIRE(values.size() == count);
     bool same = true;

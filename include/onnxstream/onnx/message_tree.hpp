@@ -9,6 +9,7 @@
 #pragma once
 
 #include <onnxstream/io/mapped_file.hpp>
+#include <onnxstream/large_blocks.hpp>
 #include <onnxstream/proto/field_token.hpp>
 #include <onnxstream/result.hpp>
 
@@ -115,18 +116,6 @@ private:
 static_assert(sizeof(field_entry) == 20);
 
 namespace detail {
-
-/// The storage of growable_array: `block` (null, or what this returned for `old_bytes`)
-/// grown or shrunk to `new_bytes` (> 0), its first min(old_bytes, new_bytes) bytes kept;
-/// null when memory ran out (`block` is then untouched). Blocks of at least large_block
-/// bytes are mapped on their own on Linux, in whole 2 MiB units marked for transparent
-/// huge pages, and moved by remapping their pages: filling a 20 MB array then costs ten
-/// page faults rather than five thousand, and growing never holds two copies. Smaller
-/// ones (and every block elsewhere) come from realloc.
-[[nodiscard]] void* resize_block(void* block, std::size_t old_bytes, std::size_t new_bytes) noexcept;
-/// Frees what resize_block returned for `bytes`.
-void free_block(void* block, std::size_t bytes) noexcept;
-inline constexpr std::size_t large_block = 2U << 20;
 
 // A growable array of trivially copyable values (resize_block: growing never holds the
 // old and the new copy at once, as std::vector's reallocation does, 1.5 x the final size

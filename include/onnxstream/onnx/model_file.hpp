@@ -75,7 +75,7 @@ struct model_file {
     indexed_vector<site_id, tensor_site> sites;
     indexed_vector<site_id, tensor_info> tensors;  // parallel to sites; empty when read on demand
     tensor_reading reading = tensor_reading::kept;
-    std::vector<site_id> external_sites;  // the tensors whose data_location is EXTERNAL, in site order
+    large_vector<site_id> external_sites;  // the tensors whose data_location is EXTERNAL, in site order
 
     /// Called with each tensor whose data_location is EXTERNAL as open reads it, in site
     /// order (on demand, during the parse: the model's sites are not found yet).

@@ -237,9 +237,9 @@ private:
 
     std::vector<bool> dropped_;
     std::vector<std::uint32_t> drop_list_;
-    mutable std::vector<body_drop> body_drops_;
+    mutable large_vector<body_drop> body_drops_;
     mutable bool body_drops_sorted_ = true;
-    mutable std::vector<insertion> insertions_;
+    mutable large_vector<insertion> insertions_;
     mutable bool sorted_ = true;
     std::vector<new_field> fields_;
     std::vector<external_entry> externals_;
