@@ -405,9 +405,13 @@ std::string message_tree::path(std::uint32_t message_index) const {
         const auto& parent = messages_[child.parent];
         const auto n = field(child.parent_field).number();
         std::string part = field_name(parent.kind, n);
-        if (child.repeated || n == number(graph_field::node) || n == number(graph_field::initializer) ||
-            n == number(node_field::attribute))
-            part += "[" + std::to_string(child.ordinal) + "]";
+        // A graph's nodes and initializers and a node's attributes always show their index
+        // (one of many, even when alone); other repeated fields when they repeat. The
+        // numbers alone would also match a sparse tensor's values (1) or an attribute's t (5).
+        const bool always_indexed = (parent.kind == message_kind::graph &&
+                                     (n == number(graph_field::node) || n == number(graph_field::initializer))) ||
+                                    (parent.kind == message_kind::node && n == number(node_field::attribute));
+        if (child.repeated || always_indexed) part += "[" + std::to_string(child.ordinal) + "]";
         parts.push_back(std::move(part));
     }
     // A body's messages lie under its message in the origin.

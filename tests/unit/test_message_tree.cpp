@@ -78,6 +78,8 @@ TEST_CASE("the tree descends into graphs, nodes, attributes, subgraphs and funct
     CHECK(sites[site_id{0}].role == tensor_role::initializer);
     CHECK(sites[site_id{1}].role == tensor_role::attribute);
     CHECK(value_name(*tree, sites[site_id{1}]) == "c");
+    // An attribute's t (field 5, as a graph's initializer) is one tensor: no index.
+    CHECK(tree->path(sites[site_id{1}].message) == "graph.node[1].attribute[0].t");
     CHECK(tree->path(sites[site_id{2}].message) == "graph.initializer[0]");
     const auto nodes = find_nodes(*tree);
     CHECK(nodes.size() == 4);  // If, Identity (inside), Constant, Relu (function)
