@@ -27,8 +27,6 @@
 #include "convert_support.hpp"
 #include "writer_support.hpp"
 
-#include <onnxstream/large_blocks.hpp>
-
 #include <liburing.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -219,12 +217,10 @@ public:
           threads_(std::max(1U, options.threads)),
           kernel_copy_(options.allow_copy_file_range),
           sizes_(detail::current_sizes(job)) {
-        // Page-aligned. A ring of a large block or more (8 MiB by default) is mapped on huge
-        // pages: it faults in a few times rather than once every 4 KiB.
-        const auto bytes = buffer_size * buffer_count;
-        memory_ = std::unique_ptr<std::byte, block_deleter>(
-            static_cast<std::byte*>(bytes >= large_block ? allocate_block(bytes) : std::aligned_alloc(4096, bytes)),
-            block_deleter{bytes});
+        // On small pages, not huge ones (large_blocks.hpp): a run that copies its bytes in
+        // the kernel touches a few pages of the 8 MiB, and each huge page touched would
+        // make 2 MiB of it resident (+2 to +8 MiB on the peak of a small model's run).
+        memory_.reset(static_cast<std::byte*>(std::aligned_alloc(4096, buffer_size * buffer_count)));
         slots_.resize(buffer_count);
         for (std::size_t i = 0; i < buffer_count; ++i) slots_[i].memory = memory_.get() + i * buffer_size;
         lanes_.resize(threads_);
@@ -258,9 +254,8 @@ public:
     }
 
 private:
-    struct block_deleter {
-        std::size_t bytes;
-        void operator()(std::byte* p) const noexcept { free_block(p, bytes); }  // std::free below a large block
+    struct free_deleter {
+        void operator()(std::byte* p) const noexcept { std::free(p); }
     };
 
     bool finished() const { return plan_done_ && requeued_.empty() && current_.length == 0 && staging_ == none; }
@@ -737,7 +732,7 @@ private:
     unsigned threads_;
     bool kernel_copy_;
     std::vector<std::uint64_t> sizes_;
-    std::unique_ptr<std::byte, block_deleter> memory_{nullptr, block_deleter{0}};
+    std::unique_ptr<std::byte, free_deleter> memory_;
     std::vector<slot> slots_;
     std::vector<lane> lanes_;
     std::unordered_map<std::uint32_t, check_stream> streams_;
