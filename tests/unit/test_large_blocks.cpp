@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <new>
 #include <sstream>
 #include <string>
 
@@ -82,6 +84,35 @@ TEST_CASE("allocate_block and resize_block keep what they hold and free what the
     for (std::size_t i = 0; i < 500; ++i) same = same && block[i] == static_cast<std::uint8_t>(i * 7);
     CHECK(same);
     free_block(block, 500);
+}
+
+TEST_CASE("memory that cannot be had is a null block or std::bad_alloc, and the block in hand is kept") {
+    constexpr std::size_t exabyte = std::size_t{1} << 60;  // past any address space here
+    constexpr auto most = std::numeric_limits<std::size_t>::max();
+    CHECK(allocate_block(exabyte) == nullptr);
+    CHECK(allocate_block(most) == nullptr);  // rounded to whole 2 MiB units it wraps to 0, which mmap refuses
+    CHECK(resize_block(nullptr, 0, most) == nullptr);
+
+    auto* small = static_cast<std::uint8_t*>(resize_block(nullptr, 0, 100));
+    REQUIRE(small != nullptr);
+    std::memset(small, 0x11, 100);
+    CHECK(resize_block(small, 100, exabyte) == nullptr);
+    CHECK((small[0] == 0x11 && small[99] == 0x11));
+    free_block(small, 100);
+
+    constexpr std::size_t bytes = large_block + 1;
+    auto* mapped = static_cast<std::uint8_t*>(resize_block(nullptr, 0, bytes));
+    REQUIRE(mapped != nullptr);
+    mapped[bytes - 1] = 0x22;
+    CHECK(resize_block(mapped, bytes, exabyte) == nullptr);  // a remap that fails
+    CHECK(mapped[bytes - 1] == 0x22);
+    free_block(mapped, bytes);
+
+    large_vector<char> values(10, 'x');
+    CHECK_THROWS_AS(values.reserve(exabyte), std::bad_alloc);
+    CHECK(values.size() == 10);
+    CHECK(values[9] == 'x');
+    CHECK_THROWS_AS(static_cast<void>(large_block_allocator<std::uint64_t>{}.allocate(most / 4)), std::bad_array_new_length);
 }
 
 TEST_CASE("a large block's whole 2 MiB units are marked for huge pages, its tail is not") {
