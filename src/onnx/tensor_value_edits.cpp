@@ -5,7 +5,6 @@
 #include <onnxstream/onnx/model_file.hpp>
 
 #include <algorithm>
-#include <bit>
 
 namespace onnxstream::onnx {
 
@@ -56,19 +55,21 @@ void store_external(const message_tree& tree, std::uint32_t message, std::uint32
 
 void inline_external(const bound_model& model, std::span<const external_tensor> bindings, tree_edits& edits,
                      std::vector<error>& warnings) {
-    std::size_t usable = 0;
-    std::size_t in_bodies = 0;  // of those, the tensors whose fields the tree dropped
+    // Most tensors are one inline_body row (8 bytes: their value fields' positions are
+    // known, no checksum); the rest an insertion, and a row of drops for one whose fields
+    // the tree dropped (tree_edits::body_drop). Reserved up front, the tables of a million
+    // tensors do not grow by doubling (holding their old and new copy at once, then up to
+    // twice what they need).
+    const auto by_row = [](const external_tensor& b) { return b.positions_known && !b.has_checksum && b.value_positions != 0; };
+    std::size_t rows = 0;
+    std::size_t read = 0;  // the tensors read again: an insertion each, and their drops
     for (const auto& b : bindings) {
         if (!b.usable) continue;
-        ++usable;
-        if (!model.model.tree.stores_fields(model.model.sites[b.site].message)) ++in_bodies;
+        if (by_row(b)) ++rows;
+        else ++read;
     }
-    // A tensor whose fields the tree dropped has its value fields dropped in its body: its
-    // external_data entries (location, offset, length) and data_location, one row for most
-    // (tree_edits::body_drop). Reserved up front, the table of a million tensors' drops
-    // does not grow by doubling (holding its old and new copy at once, then up to twice
-    // what it needs).
-    edits.reserve(usable, 0, 0, in_bodies);
+    edits.reserve(read, 0, 0, read);
+    edits.reserve_inlined_bodies(rows);
     // A record is the binding's index in model.data.tensors (`bindings` may be a copy of
     // some of them, gone before the edits are planned): the bound model outlives them.
     edits.set_inlined_values([&model](std::uint32_t record) {
@@ -86,14 +87,10 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
     tensor_pass pass(model.model);
     for (const auto& binding : bindings) {
         if (!binding.usable) continue;
-        if (binding.positions_known && !binding.has_checksum) {
+        if (by_row(binding)) {
             // Its value fields as the read that bound it found them: the body is not read
             // again (a million tiny tensors' bodies were a pass of their own).
-            const auto message = model.model.sites[binding.site].message;
-            for (auto bits = binding.value_positions; bits != 0; bits &= bits - 1)
-                edits.drop(model.model.tree, message, static_cast<std::uint32_t>(std::countr_zero(bits)));
-            const auto position = static_cast<std::uint32_t>(std::countr_zero(binding.value_positions));
-            edits.insert_inlined(message, position, model.binding_of(binding.site).value, io::no_check);
+            edits.inline_body(model.model.tree, model.model.sites[binding.site].message, model.binding_of(binding.site).value);
             continue;
         }
         const auto handle = pass.read(binding.site);

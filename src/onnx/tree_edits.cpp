@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <stdexcept>
 #include <tuple>
@@ -149,6 +150,34 @@ void tree_edits::insert_inlined(std::uint32_t message_index, std::uint32_t posit
     if (check == io::no_check) return;
     if (!inlined_checks_.empty() && inlined_checks_.back().first > record) inlined_checks_sorted_ = false;
     inlined_checks_.emplace_back(record, check);
+}
+
+void tree_edits::inline_body(const message_tree& tree, std::uint32_t message_index, std::uint32_t record) {
+    if (!inlined_table_) throw std::logic_error("tree_edits::inline_body: no table of inlined values (set_inlined_values)");
+    if (tree.stores_fields(message_index)) {
+        const auto positions = inlined_table_(record).dropped_positions;
+        if (positions == 0) throw std::logic_error("tree_edits::inline_body: the value names no field to replace");
+        for (auto bits = positions; bits != 0; bits &= bits - 1)
+            drop(tree.at(message_index).first_field + static_cast<std::uint32_t>(std::countr_zero(bits)));
+        insert_inlined(message_index, static_cast<std::uint32_t>(std::countr_zero(positions)), record);
+        return;
+    }
+    if (!inlined_bodies_.empty() && inlined_bodies_.back().message >= message_index) inlined_bodies_sorted_ = false;
+    inlined_bodies_.push_back({message_index, record});
+}
+
+void tree_edits::reserve_inlined_bodies(std::size_t bodies) { inlined_bodies_.reserve(inlined_bodies_.size() + bodies); }
+
+std::span<const tree_edits::inlined_body> tree_edits::inlined_bodies() const {
+    if (!inlined_bodies_sorted_) {
+        // A message named twice keeps its first row (stable: call order decides).
+        const auto by_message = [](const inlined_body& a, const inlined_body& b) { return a.message < b.message; };
+        std::stable_sort(inlined_bodies_.begin(), inlined_bodies_.end(), by_message);
+        const auto same = [](const inlined_body& a, const inlined_body& b) { return a.message == b.message; };
+        inlined_bodies_.erase(std::unique(inlined_bodies_.begin(), inlined_bodies_.end(), same), inlined_bodies_.end());
+        inlined_bodies_sorted_ = true;
+    }
+    return inlined_bodies_;
 }
 
 std::uint32_t tree_edits::inlined_check(const insertion& i) const noexcept {

@@ -4,6 +4,7 @@
 #include <onnxstream/onnx/float_conversion.hpp>
 #include <onnxstream/proto/varint.hpp>
 
+#include <bit>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -50,6 +51,11 @@ struct rewrite_stream::state {
     std::uint32_t body_message = no_index;
     std::span<const tree_edits::body_drop> drops;  // the body's drops, by word
     std::size_t next_drop = 0;
+    // The body's inline_body row, if it has one: the value's record, the fields it drops
+    // (bit i: position i) and the position its raw_data goes before (the first of them).
+    std::optional<std::uint32_t> body_record;
+    std::uint32_t body_value_drops = 0;
+    std::uint32_t body_value_position = 0;
 
     // Where the emitter is: a message being written, the next of its fields, the next
     // of its insertions. The stack replaces recursion so that it can stop anywhere.
@@ -57,6 +63,10 @@ struct rewrite_stream::state {
         std::uint32_t message = 0;
         std::uint32_t field = 0;
         std::uint32_t next_insertion = no_index;
+        // A body's inline_body row not yet written: its record, and the position its
+        // raw_data goes before (at the end for a body that did not read).
+        std::uint32_t inlined_record = no_index;
+        std::uint32_t inlined_position = no_index;
     };
     std::vector<frame> stack;
     bool started = false;
@@ -76,7 +86,22 @@ struct rewrite_stream::state {
         if (tree->read_fields(m, body_fields).empty() && range.length != 0) return false;
         body_message = m;
         drops = drops_of(m);
+        body_record = inlined_body_of(m);
+        body_value_drops = body_record ? edits->inlined_value_of(*body_record).dropped_positions : 0;
+        body_value_position = body_value_drops != 0 ? static_cast<std::uint32_t>(std::countr_zero(body_value_drops))
+                                                    : std::numeric_limits<std::uint32_t>::max();
         return true;
+    }
+
+    // Message m's inline_body row (its record), by a cursor as drops_of: the passes ask
+    // in increasing message order.
+    std::span<const tree_edits::inlined_body> all_bodies;
+    std::size_t body_cursor = 0;
+    std::optional<std::uint32_t> inlined_body_of(std::uint32_t m) {
+        if (body_cursor > 0 && (body_cursor > all_bodies.size() || all_bodies[body_cursor - 1].message > m)) body_cursor = 0;
+        while (body_cursor < all_bodies.size() && all_bodies[body_cursor].message < m) ++body_cursor;
+        if (body_cursor < all_bodies.size() && all_bodies[body_cursor].message == m) return all_bodies[body_cursor].record;
+        return std::nullopt;
     }
 
     // Message m's drops in its body. Each pass reads the bodies in increasing message order:
@@ -104,16 +129,30 @@ struct rewrite_stream::state {
     std::optional<std::uint64_t> sized_by_drops(std::uint32_t m) {
         const auto insertions = edits->insertions();
         const auto i = first_insertion[m];
+        if (const auto record = inlined_body_of(m)) {
+            // An inline_body row: the drops are its value's by construction.
+            if (i != no_index || !drops_of(m).empty()) return std::nullopt;
+            return sized_from(m, edits->inlined_value_of(*record));
+        }
         if (i == no_index || !tree_edits::is_inlined(insertions[i])) return std::nullopt;
         if (i + 1 < insertions.size() && insertions[i + 1].message == m) return std::nullopt;
         const auto rows = drops_of(m);
         if (rows.size() != 1 || rows[0].word != 0) return std::nullopt;
         const auto value = edits->inlined(insertions[i]);
+        if (rows[0].bits != value.dropped_positions) return std::nullopt;
+        return sized_from(m, value);
+    }
+
+    // Body m's new payload size when the only edit is `value` in place of the fields it
+    // names: nothing if it names none, or more bytes than the body has.
+    [[nodiscard]] std::optional<std::uint64_t> sized_from(std::uint32_t m, const onnx::inlined_value& value) const {
         const auto payload = tree->payload_range(m).length;
-        if (value.dropped_positions == 0 || rows[0].bits != value.dropped_positions || value.dropped_bytes > payload)
-            return std::nullopt;
-        return payload - value.dropped_bytes +
-               proto::length_delimited_field_size(onnx::number(onnx::tensor_field::raw_data), value.length);
+        if (value.dropped_positions == 0 || value.dropped_bytes > payload) return std::nullopt;
+        return payload - value.dropped_bytes + raw_data_size(value);
+    }
+
+    [[nodiscard]] static std::uint64_t raw_data_size(const onnx::inlined_value& value) {
+        return proto::length_delimited_field_size(onnx::number(onnx::tensor_field::raw_data), value.length);
     }
 
     // Message m's fields: the tree's, or those of its body (open_body), empty if unreadable.
@@ -132,6 +171,7 @@ struct rewrite_stream::state {
     // Whether the field at `position` of message m (read in increasing positions) is dropped.
     bool dropped(std::uint32_t m, std::uint32_t position) {
         if (tree->stores_fields(m)) return edits->dropped(tree->at(m).first_field + position);
+        if (position < tree_edits::body_drop::positions && ((body_value_drops >> position) & 1U) != 0) return true;
         const auto word = position / tree_edits::body_drop::positions;
         while (next_drop < drops.size() && drops[next_drop].word < word) ++next_drop;
         return next_drop < drops.size() && drops[next_drop].drops(position);
@@ -157,8 +197,11 @@ struct rewrite_stream::state {
         std::uint64_t sum = 0;
         std::span<const onnx::field_entry> fields;
         if (!tree->stores_fields(m) && !open_body(m)) {
+            // Kept as it was; an inline_body row's raw_data still follows it (as written).
             sum = tree->payload_range(m).length;
+            if (const auto record = inlined_body_of(m)) sum += raw_data_size(edits->inlined_value_of(*record));
         } else {
+            if (body_message == m && body_record) sum += raw_data_size(edits->inlined_value_of(*body_record));
             next_drop = 0;
             fields = fields_of(m);
             for (std::uint32_t i = 0; i < fields.size(); ++i) {
@@ -186,6 +229,9 @@ struct rewrite_stream::state {
         for (const auto field_index : edits->dropped_fields()) dirty[tree->owner(field_index)] = true;
         all_drops = edits->body_drops();
         for (const auto& drop : all_drops) dirty[drop.message] = true;
+        all_bodies = edits->inlined_bodies();
+        for (const auto& body : all_bodies)
+            if (body.message < messages.size() && !tree->stores_fields(body.message)) dirty[body.message] = true;
         // The bodies read again first, in file order (a walk forward, whose pages the
         // caller may release behind it); none holds a message.
         for (std::uint32_t m = 0; m < messages.size(); ++m) {
@@ -202,12 +248,22 @@ struct rewrite_stream::state {
         total = dirty[0] ? size[0] : tree->bytes().size();
         body_message = no_index;
         drops_message = no_index;
+        body_cursor = 0;
     }
 
     void push(write_plan& plan, std::uint32_t m) {
         stack.push_back({m, 0, first_insertion[m]});
         next_drop = 0;
-        if (tree->stores_fields(m) || open_body(m)) return;
+        if (tree->stores_fields(m)) return;
+        auto& top = stack.back();
+        if (open_body(m)) {
+            if (body_record) {
+                top.inlined_record = *body_record;
+                top.inlined_position = body_value_position;
+            }
+            return;
+        }
+        if (const auto record = inlined_body_of(m)) top.inlined_record = *record;
         const auto range = tree->payload_range(m);
         plan.copy(source, range.offset, range.length);
     }
@@ -251,7 +307,11 @@ struct rewrite_stream::state {
     // A tensor's raw_data from a slice (tree_edits::insert_inlined), labelled with the
     // tensor's name field (none in a body that did not read).
     void inlined(write_plan& plan, std::span<const onnx::field_entry> fields, const tree_edits::insertion& ins) {
-        const auto value = edits->inlined(ins);
+        inlined(plan, fields, edits->inlined(ins), edits->inlined_check(ins));
+    }
+
+    void inlined(write_plan& plan, std::span<const onnx::field_entry> fields, const onnx::inlined_value& value,
+                 std::uint32_t check) {
         for (auto f = fields.rbegin(); f != fields.rend(); ++f) {
             if (f->number() != onnx::number(onnx::tensor_field::name) || f->type() != proto::wire_type::length_delimited)
                 continue;
@@ -260,7 +320,7 @@ struct rewrite_stream::state {
         }
         put_varint(plan, proto::make_tag(onnx::number(onnx::tensor_field::raw_data), proto::wire_type::length_delimited));
         put_varint(plan, value.length);
-        plan.copy(value.source, value.offset, value.length, edits->inlined_check(ins));
+        plan.copy(value.source, value.offset, value.length, check);
     }
 
     void converted(write_plan& plan, std::span<const onnx::field_entry> fields, const tree_edits::insertion& ins) {
@@ -287,6 +347,10 @@ struct rewrite_stream::state {
         const auto m = top.message;
         const auto fields = fields_of(m);
         const auto insertions = edits->insertions();
+        if (top.inlined_record != no_index && (top.inlined_position <= top.field || top.field == fields.size())) {
+            inlined(plan, fields, edits->inlined_value_of(top.inlined_record), io::no_check);
+            top.inlined_record = no_index;
+        }
         while (top.next_insertion != no_index && top.next_insertion < insertions.size() &&
                insertions[top.next_insertion].message == m && insertions[top.next_insertion].position <= top.field) {
             insertion(plan, fields, insertions[top.next_insertion]);

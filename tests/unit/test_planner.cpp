@@ -4,6 +4,7 @@
 #include <onnxstream/onnx/tree_edits.hpp>
 #include <onnxstream/plan/planner.hpp>
 #include <onnxstream/proto/tokenizer.hpp>
+#include <onnxstream/proto/varint.hpp>
 
 #include "proto_builder.hpp"
 #include "tree_comparison.hpp"
@@ -12,6 +13,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
 
 using namespace onnxstream;
 using test_support::parse_tree;
@@ -369,6 +373,118 @@ TEST_CASE("a body whose only edits are an inlined raw_data and the drops its val
     const auto other_drops = plan_with({1, 0, other.size(), 1U << 3, value_bytes});
     CHECK(other_drops.reads == 1);
     CHECK(other_drops.size == read.size);
+}
+
+TEST_CASE("an inline_body row plans as the drops and insert_inlined it stands for: the same bytes, sizes and labels") {
+    // Two merged tensors whose fields the tree dropped: their external_data entry and
+    // data_location (positions 3 and 4) replaced by raw_data.
+    proto_builder entry;
+    entry.string_field(1, "location").string_field(2, "w.data");
+    proto_builder graph;
+    for (const char* name : {"w0", "w1"}) {
+        proto_builder t;
+        t.varint_field(1, 4).varint_field(2, 1).string_field(8, name).message_field(13, entry).varint_field(14, 1);
+        graph.message_field(5, t);
+    }
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto bytes = model.take();
+    onnx::tree_options options;
+    options.tensors = onnx::tensor_fields::on_demand;
+    const auto tree = onnx::message_tree::parse(bytes, options);
+    REQUIRE_MESSAGE(tree, (tree ? "" : tree.error().describe()));
+    const auto t = tensor_messages(*tree);
+    REQUIRE(t.size() == 2);
+    REQUIRE_FALSE(tree->stores_fields(t[0]));
+    const auto body = onnx::message_tree::body(*tree, t[0]);
+    REQUIRE(body);
+    const auto fields = body->fields(0);
+    REQUIRE(fields.size() == 5);
+    const auto value_bytes = static_cast<std::uint32_t>(fields[3].total_length() + fields[4].total_length());
+    // Record r: the r-th 16 bytes of source 1.
+    const auto other = test_support::float_bytes({1, 2, 3, 4, 5, 6, 7, 8});
+    const auto values = [&](std::uint32_t record) {
+        return onnx::inlined_value{1, 16ULL * record, 16, (1U << 3) | (1U << 4), value_bytes};
+    };
+    struct planned {
+        std::uint64_t size = 0;
+        int reads = 0;  // bodies the size pass read
+        std::uint64_t written = 0;
+        std::string operations;
+        std::vector<std::string> labels;  // at the end of each tensor's raw_data, in order
+        std::vector<std::byte> out;
+    };
+    const auto plan_with = [&](const std::function<void(onnx::tree_edits&)>& edit) {
+        onnx::tree_edits edits;
+        edits.set_inlined_values(values);
+        edit(edits);
+        planned r;
+        r.size = plan::planned_size(*tree, edits, [&](std::uint64_t) { ++r.reads; });
+        const auto p = plan::plan_rewrite(*tree, edits);
+        REQUIRE(p);
+        r.written = p->size();
+        r.operations = p->describe();
+        for (const auto& op : p->operations())
+            if (op.source == 1) r.labels.emplace_back(p->label_at(op.output_offset + op.length - 1));
+        r.out = execute(*p, bytes, other);
+        return r;
+    };
+    const auto same = [](const planned& a, const planned& b) {
+        CHECK(a.size == b.size);
+        CHECK(a.written == b.written);
+        CHECK(a.operations == b.operations);
+        CHECK(a.labels == b.labels);
+        CHECK(a.out == b.out);
+    };
+    const auto explicit_form = [&](onnx::tree_edits& edits, std::uint32_t tensor, std::uint32_t record) {
+        edits.drop(*tree, tensor, 3);
+        edits.drop(*tree, tensor, 4);
+        edits.insert_inlined(tensor, 3, record);
+    };
+
+    const auto dropped_and_inserted = plan_with([&](onnx::tree_edits& edits) {
+        explicit_form(edits, t[0], 0);
+        explicit_form(edits, t[1], 1);
+    });
+    const auto rows = plan_with([&](onnx::tree_edits& edits) {
+        edits.inline_body(*tree, t[1], 1);  // out of order: the rows are sorted
+        edits.inline_body(*tree, t[0], 0);
+    });
+    same(rows, dropped_and_inserted);
+    CHECK(rows.size == rows.written);
+    CHECK(rows.reads == 0);  // sized from the value's bytes, unread
+    CHECK(rows.labels == std::vector<std::string>{"w0", "w1"});
+    // The output holds each tensor's own 16 bytes as raw_data where its entries were.
+    const auto reparsed = onnx::message_tree::parse(rows.out);
+    REQUIRE(reparsed);
+    const auto merged = tensor_messages(*reparsed);
+    REQUIRE(merged.size() == 2);
+    for (std::uint32_t r = 0; r < 2; ++r) {
+        const auto out_fields = reparsed->fields(merged[r]);
+        REQUIRE(out_fields.size() == 4);
+        CHECK(out_fields[3].number() == 9);
+        const auto payload = std::span(rows.out).subspan(out_fields[3].payload_offset(), out_fields[3].payload_length());
+        CHECK(std::equal(payload.begin(), payload.end(), other.begin() + 16 * r, other.begin() + 16 * (r + 1)));
+    }
+
+    // More edits in a body (a drop, a field inserted where raw_data goes): the body is
+    // read, raw_data comes first at its position, as insert_inlined called first would.
+    const auto more_explicit = plan_with([&](onnx::tree_edits& edits) {
+        explicit_form(edits, t[0], 0);
+        edits.drop(*tree, t[0], 1);
+        edits.insert(t[0], 3, edits.varint(1000, 7));
+        explicit_form(edits, t[1], 1);
+    });
+    const auto more_rows = plan_with([&](onnx::tree_edits& edits) {
+        edits.inline_body(*tree, t[0], 0);
+        edits.drop(*tree, t[0], 1);
+        edits.insert(t[0], 3, edits.varint(1000, 7));
+        edits.inline_body(*tree, t[1], 1);
+    });
+    same(more_rows, more_explicit);
+    CHECK(more_rows.size == more_rows.written);
+    CHECK(more_rows.reads == 1);
+    CHECK(more_rows.out != rows.out);
 }
 
 TEST_CASE("a plan streamed a window at a time holds the same operations as the whole plan") {

@@ -268,3 +268,47 @@ TEST_CASE("checks of inlined insertions added out of record order are found by r
     CHECK(edits.inlined_check(insertions[3]) == io::no_check);
     CHECK(edits.inlined_check(insertions[4]) == checks[2]);
 }
+
+TEST_CASE(
+    "inline_body is one row a body, by message and once a message; where the tree stores the fields, drops and an insertion") {
+    const auto bytes = tensors_model(3);
+    const auto lazy = parse_tree(bytes, onnx::tensor_fields::on_demand);
+    const auto t = tensor_messages(lazy);
+    REQUIRE(t.size() == 3);
+    REQUIRE_FALSE(lazy.stores_fields(t[0]));
+    // Record 9's value names no field to replace; the others the 2nd and 3rd (positions 1, 2).
+    const auto values = [](std::uint32_t record) { return onnx::inlined_value{1, 0, 4, record == 9 ? 0U : 0b110U, 6}; };
+    onnx::tree_edits edits;
+    CHECK_THROWS_AS(edits.inline_body(lazy, t[0], 0), std::logic_error);  // no table yet
+    CHECK(edits.empty());
+    edits.set_inlined_values(values);
+    edits.inline_body(lazy, t[2], 2);
+    edits.inline_body(lazy, t[0], 0);
+    edits.inline_body(lazy, t[2], 5);  // a second row for t[2]: the first is kept
+    CHECK_FALSE(edits.empty());
+    CHECK(edits.insertions().empty());
+    CHECK(edits.body_drops().empty());
+    using row = onnx::tree_edits::inlined_body;
+    const auto rows = edits.inlined_bodies();
+    CHECK(std::vector<row>(rows.begin(), rows.end()) == std::vector<row>{{t[0], 0}, {t[2], 2}});
+    CHECK(edits.inlined_value_of(2) == values(2));
+
+    const auto full = parse_tree(bytes, onnx::tensor_fields::stored);
+    REQUIRE(full.stores_fields(t[1]));
+    onnx::tree_edits stored;
+    stored.set_inlined_values(values);
+    stored.inline_body(full, t[1], 1);
+    CHECK(stored.inlined_bodies().empty());
+    CHECK_FALSE(stored.dropped(full.at(t[1]).first_field));
+    CHECK(stored.dropped(full.at(t[1]).first_field + 1));
+    CHECK(stored.dropped(full.at(t[1]).first_field + 2));
+    CHECK(stored.dropped_fields().size() == 2);
+    const auto insertions = stored.insertions();
+    REQUIRE(insertions.size() == 1);
+    CHECK(onnx::tree_edits::is_inlined(insertions[0]));
+    CHECK(insertions[0].message == t[1]);
+    CHECK(insertions[0].position == 1);
+    CHECK(stored.inlined(insertions[0]) == values(1));
+    CHECK(stored.inlined_check(insertions[0]) == io::no_check);
+    CHECK_THROWS_AS(stored.inline_body(full, t[0], 9), std::logic_error);  // it would replace nothing
+}

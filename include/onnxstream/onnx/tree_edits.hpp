@@ -136,8 +136,21 @@ public:
     /// label cost 64: merge of a million tiny tensors.
     void insert_inlined(std::uint32_t message_index, std::uint32_t position, std::uint32_t record,
                         std::uint32_t check = io::no_check);
-    /// Values come from `table` for every insert_inlined (`table` must outlive the planning).
+    /// Values come from `table` for every insert_inlined and inline_body (`table` must
+    /// outlive the planning).
     void set_inlined_values(inlined_values table) { inlined_table_ = std::move(table); }
+    /// Tensor message `message_index` of `tree` gets the raw_data of `record` in place of
+    /// its value fields: the fields at the value's `dropped_positions` (from the table,
+    /// set_inlined_values first; not 0), which it drops, and raw_data goes where the first
+    /// of them was, before any insertion at that position. `dropped_bytes` must be the
+    /// bytes they take (the planner sizes a body with no other edits from it, unread). No
+    /// check; progress names the tensor by its own name field. Once a message.
+    /// For a message whose fields the tree dropped (a body) it is one 8-byte row
+    /// (inlined_bodies), where the drops and insert_inlined cost 28: merge of a million
+    /// tiny tensors. Otherwise it is those drops and that insertion.
+    void inline_body(const message_tree& tree, std::uint32_t message_index, std::uint32_t record);
+    /// Room for `bodies` more inline_body rows.
+    void reserve_inlined_bodies(std::size_t bodies);
 
     [[nodiscard]] new_field varint(std::uint32_t number, std::uint64_t value) const;
     [[nodiscard]] new_field bytes(std::uint32_t number, std::span<const std::byte> payload);
@@ -200,13 +213,22 @@ public:
     [[nodiscard]] std::span<const body_drop> body_drops(std::uint32_t message_index) const;
     /// Insertions sorted by (message, position, call order).
     [[nodiscard]] std::span<const insertion> insertions() const;
+    struct inlined_body {
+        std::uint32_t message = 0;
+        std::uint32_t record = 0;
+        friend bool operator==(const inlined_body&, const inlined_body&) = default;
+    };
+    /// inline_body's rows, sorted by message.
+    [[nodiscard]] std::span<const inlined_body> inlined_bodies() const;
+    /// The value of an inlined record (insert_inlined's or inline_body's), from the table.
+    [[nodiscard]] inlined_value inlined_value_of(std::uint32_t record) const { return inlined_table_(record); }
     /// The field an insertion adds; only for one neither external, converted nor inlined.
     [[nodiscard]] const new_field& field(const insertion& i) const noexcept { return fields_[i.what]; }
     [[nodiscard]] static bool is_external(const insertion& i) noexcept { return (i.what & inlined_bits) == external_bit; }
     /// Whether an insertion is insert_inlined's (a tensor's raw_data, from a slice).
     [[nodiscard]] static bool is_inlined(const insertion& i) noexcept { return (i.what & inlined_bits) == inlined_bits; }
     /// The slice an inlined insertion copies, from the table.
-    [[nodiscard]] inlined_value inlined(const insertion& i) const { return inlined_table_(i.what & ~inlined_bits); }
+    [[nodiscard]] inlined_value inlined(const insertion& i) const { return inlined_value_of(i.what & ~inlined_bits); }
     /// The check of an inlined insertion's bytes (index into checks()), or io::no_check.
     [[nodiscard]] std::uint32_t inlined_check(const insertion& i) const noexcept;
     /// Whether an insertion is insert_converted's (its bytes come from its position's field).
@@ -229,7 +251,9 @@ public:
     [[nodiscard]] std::span<const std::byte> pool() const noexcept { return pool_; }
     [[nodiscard]] std::span<const io::stream_check> checks() const noexcept { return checks_; }
     [[nodiscard]] std::span<const std::string_view> labels() const noexcept { return labels_; }
-    [[nodiscard]] bool empty() const noexcept { return drop_list_.empty() && body_drops_.empty() && insertions_.empty(); }
+    [[nodiscard]] bool empty() const noexcept {
+        return drop_list_.empty() && body_drops_.empty() && insertions_.empty() && inlined_bodies_.empty();
+    }
 
 private:
     void drop_in_body(std::uint32_t message_index, std::uint32_t position);
@@ -241,6 +265,8 @@ private:
     mutable bool body_drops_sorted_ = true;
     mutable large_vector<insertion> insertions_;
     mutable bool sorted_ = true;
+    mutable large_vector<inlined_body> inlined_bodies_;
+    mutable bool inlined_bodies_sorted_ = true;
     std::vector<new_field> fields_;
     std::vector<external_entry> externals_;
     std::vector<converted_field> converted_;  // the kinds insert_converted was asked for, each once
