@@ -1,5 +1,6 @@
 #include <onnxstream/plan/planner.hpp>
 
+#include <onnxstream/large_blocks.hpp>
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/float_conversion.hpp>
 #include <onnxstream/proto/varint.hpp>
@@ -9,6 +10,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 namespace onnxstream::plan {
@@ -35,13 +37,36 @@ std::uint64_t header_size(const onnx::field_entry& f, std::uint64_t new_size) {
 }  // namespace
 
 struct rewrite_stream::state {
+    // The new payload size of each message, 4 bytes a message (a million merged tensors): a
+    // size of 4 GiB or more (a graph merged past protobuf's limit, whose size is still
+    // reported) is kept apart.
+    class message_sizes {
+    public:
+        void assign(std::size_t messages) { small_.assign(messages, 0); }
+        [[nodiscard]] std::uint64_t operator[](std::uint32_t m) const {
+            return small_[m] != large ? small_[m] : large_sizes_.find(m)->second;
+        }
+        void set(std::uint32_t m, std::uint64_t bytes) {
+            if (bytes < large) {
+                small_[m] = static_cast<std::uint32_t>(bytes);
+                return;
+            }
+            small_[m] = large;
+            large_sizes_[m] = bytes;
+        }
+
+    private:
+        static constexpr std::uint32_t large = std::numeric_limits<std::uint32_t>::max();
+        large_vector<std::uint32_t> small_;
+        std::unordered_map<std::uint32_t, std::uint64_t> large_sizes_;
+    };
+
     const message_tree* tree = nullptr;
     const tree_edits* edits = nullptr;
     std::uint32_t source = 0;
-    reading_function behind;                      // stream_rewrite's `reading`
-    std::vector<bool> dirty;                      // the message or something inside it is edited
-    large_vector<std::uint64_t> size;             // new payload size of dirty messages
-    large_vector<std::uint32_t> first_insertion;  // per message: index into insertions, or no_index
+    reading_function behind;  // stream_rewrite's `reading`
+    std::vector<bool> dirty;  // the message or something inside it is edited
+    message_sizes size;       // new payload size of dirty messages
     std::uint64_t total = 0;
 
     // The fields of a message whose fields the tree dropped, tokenized again
@@ -93,6 +118,20 @@ struct rewrite_stream::state {
         return true;
     }
 
+    // The index of message m's first insertion, or no_index: a cursor over the sorted
+    // insertions, where a table of 4 bytes a message was (a million merged tensors). The
+    // passes ask in increasing message order, or decreasing (the sizes of the messages the
+    // tree stores, children first): each moves it over the insertions once.
+    std::size_t insertion_cursor = 0;
+    std::uint32_t first_insertion(std::uint32_t m) {
+        const auto insertions = edits->insertions();
+        while (insertion_cursor > 0 && insertions[insertion_cursor - 1].message >= m) --insertion_cursor;
+        while (insertion_cursor < insertions.size() && insertions[insertion_cursor].message < m) ++insertion_cursor;
+        return insertion_cursor < insertions.size() && insertions[insertion_cursor].message == m
+                   ? static_cast<std::uint32_t>(insertion_cursor)
+                   : no_index;
+    }
+
     // Message m's inline_body row (its record), by a cursor as drops_of: the passes ask
     // in increasing message order.
     std::span<const tree_edits::inlined_body> all_bodies;
@@ -128,7 +167,7 @@ struct rewrite_stream::state {
     // tokenizing its body again. Nothing otherwise (the body is read).
     std::optional<std::uint64_t> sized_by_drops(std::uint32_t m) {
         const auto insertions = edits->insertions();
-        const auto i = first_insertion[m];
+        const auto i = first_insertion(m);
         if (const auto record = inlined_body_of(m)) {
             // An inline_body row: the drops are its value's by construction.
             if (i != no_index || !drops_of(m).empty()) return std::nullopt;
@@ -213,7 +252,7 @@ struct rewrite_stream::state {
             }
         }
         const auto insertions = edits->insertions();
-        for (auto i = first_insertion[m]; i != no_index && i < insertions.size() && insertions[i].message == m; ++i)
+        for (auto i = first_insertion(m); i != no_index && i < insertions.size() && insertions[i].message == m; ++i)
             sum += insertion_size(fields, insertions[i]);
         return sum;
     }
@@ -221,10 +260,8 @@ struct rewrite_stream::state {
     void compute_sizes() {
         const auto messages = tree->messages();
         dirty.assign(messages.size(), false);
-        size.assign(messages.size(), 0);
-        first_insertion.assign(messages.size(), no_index);
+        size.assign(messages.size());
         const auto insertions = edits->insertions();
-        for (std::size_t i = insertions.size(); i-- > 0;) first_insertion[insertions[i].message] = static_cast<std::uint32_t>(i);
         for (const auto& ins : insertions) dirty[ins.message] = true;
         for (const auto field_index : edits->dropped_fields()) dirty[tree->owner(field_index)] = true;
         all_drops = edits->body_drops();
@@ -237,22 +274,24 @@ struct rewrite_stream::state {
         for (std::uint32_t m = 0; m < messages.size(); ++m) {
             if (!dirty[m] || tree->stores_fields(m)) continue;
             const auto known = sized_by_drops(m);
-            size[m] = known ? *known : payload_size(m);
+            size.set(m, known ? *known : payload_size(m));
         }
         // Children come after their parents: one reverse sweep settles dirtiness and sizes.
         for (std::size_t m = messages.size(); m-- > 0;) {
             if (!dirty[m]) continue;
-            if (tree->stores_fields(static_cast<std::uint32_t>(m))) size[m] = payload_size(static_cast<std::uint32_t>(m));
+            if (tree->stores_fields(static_cast<std::uint32_t>(m)))
+                size.set(static_cast<std::uint32_t>(m), payload_size(static_cast<std::uint32_t>(m)));
             if (messages[m].parent != no_index) dirty[messages[m].parent] = true;
         }
         total = dirty[0] ? size[0] : tree->bytes().size();
         body_message = no_index;
         drops_message = no_index;
         body_cursor = 0;
+        insertion_cursor = 0;
     }
 
     void push(write_plan& plan, std::uint32_t m) {
-        stack.push_back({m, 0, first_insertion[m]});
+        stack.push_back({m, 0, first_insertion(m)});
         next_drop = 0;
         if (tree->stores_fields(m)) return;
         auto& top = stack.back();

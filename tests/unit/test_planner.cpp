@@ -487,6 +487,47 @@ TEST_CASE("an inline_body row plans as the drops and insert_inlined it stands fo
     CHECK(more_rows.out != rows.out);
 }
 
+TEST_CASE("sizes of 4 GiB and more are planned exactly, at every level, and refused past the limit") {
+    // raw_data of 5 GiB and of 4 GiB - 1 (the largest kept in 4 bytes) in two tensors: their
+    // messages, the graph and the model each need the size exactly.
+    proto_builder graph;
+    for (const char* name : {"big", "edge"}) {
+        proto_builder t;
+        t.varint_field(1, 1).varint_field(2, 1).string_field(8, name).varint_field(14, 1);
+        graph.message_field(5, t);
+    }
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    const auto bytes = model.take();
+    for (const auto tensors : {onnx::tensor_fields::stored, onnx::tensor_fields::on_demand}) {
+        CAPTURE(static_cast<int>(tensors));
+        onnx::tree_options options;
+        options.tensors = tensors;
+        const auto tree = onnx::message_tree::parse(bytes, options);
+        REQUIRE(tree);
+        const auto t = tensor_messages(*tree);
+        REQUIRE(t.size() == 2);
+        constexpr std::uint64_t big = 5ULL << 30;
+        constexpr std::uint64_t edge = (1ULL << 32) - 1;
+        onnx::tree_edits edits;
+        edits.set_inlined_values([&](std::uint32_t record) { return onnx::inlined_value{1, 0, record == 0 ? big : edge}; });
+        edits.insert_inlined(t[0], 4, 0);
+        edits.insert_inlined(t[1], 4, 1);
+        const auto raw = [](std::uint64_t length) { return proto::length_delimited_field_size(9, length); };
+        const auto tensor_size = [&](std::uint32_t m, std::uint64_t length) {
+            return tree->payload_range(m).length + raw(length);
+        };
+        const auto graph_size = proto::length_delimited_field_size(5, tensor_size(t[0], big)) +
+                                proto::length_delimited_field_size(5, tensor_size(t[1], edge));
+        const auto expected = 2 + proto::length_delimited_field_size(7, graph_size);  // ir_version, graph
+        CHECK(plan::planned_size(*tree, edits) == expected);
+        const auto refused = plan::stream_rewrite(*tree, edits);
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().code == error_code::too_large);
+        CHECK(refused.error().message.find(std::to_string(expected)) != std::string::npos);
+    }
+}
+
 TEST_CASE("a plan streamed a window at a time holds the same operations as the whole plan") {
     labelled_rewrite r;
     const auto& tree = r.tree;
