@@ -103,7 +103,7 @@ private:
     [[nodiscard]] bool tensor_in_place(tensor_id t, scope_id s) const {
         const auto& x = model_.tensors[t];
         if (!model_.tensor_live(t) || x.scope != s || x.site == none || x.renamed) return false;
-        return model_.file().sites[x.site].graph == model_.scopes[s].message;
+        return onnx::graph_of(model_.file().tree, model_.file().sites[x.site]) == model_.scopes[s].message;
     }
 
     [[nodiscard]] bool value_info_renamed(value_info_id v) const {
@@ -222,7 +222,7 @@ private:
         const auto& s = model_.file().sites[site];
         if (s.role == onnx::tensor_role::initializer) {
             const auto t = maps_.tensor_of_site[site];
-            const auto scope = maps_.scope_of_message[s.graph];
+            const auto scope = maps_.scope_of_message[onnx::graph_of(tree_, s)];
             if (t != none && scope != none && !tensor_in_place(t, scope)) return true;
         }
         for (auto m = tree_.at(s.message).parent; m != none; m = tree_.at(m).parent) {
@@ -512,14 +512,15 @@ indexed_vector<site_id, bool> surviving_sites(const graph_model& model) {
     indexed_vector<site_id, bool> out(sites.size(), true);
     for (const auto i : sites.ids()) {
         const auto& s = sites[i];
-        const auto scope = s.graph == none ? none : maps.scope_of_message[s.graph];
+        const auto graph = onnx::graph_of(model.file().tree, s);
+        const auto scope = graph == none ? none : maps.scope_of_message[graph];
         if (s.role == onnx::tensor_role::initializer) {
             const auto t = maps.tensor_of_site[i];
             if (t != none) out[i] = model.tensor_live(t);
         } else if (s.role == onnx::tensor_role::sparse_initializer) {
             if (scope != none) out[i] = !model.scopes[scope].removed;
-        } else if (s.node != none) {
-            const auto n = maps.node_of_message[s.node];
+        } else if (const auto node = onnx::node_of(model.file().tree, s); node != none) {
+            const auto n = maps.node_of_message[node];
             if (n != none) out[i] = model.node_live(n);
         } else if (scope != none) {
             out[i] = !model.scopes[scope].removed;  // FunctionProto.attribute_proto

@@ -29,7 +29,23 @@ std::uint32_t enclosing(const message_tree& tree, std::uint32_t m, message_kind 
     return no_index;
 }
 
+// The message that holds tensor m: its parent, or its SparseTensorProto's parent.
+std::uint32_t holder_of(const message_tree& tree, std::uint32_t m) noexcept {
+    const auto parent = tree.at(m).parent;
+    return tree.at(parent).kind == message_kind::sparse_tensor ? tree.at(parent).parent : parent;
+}
+
 }  // namespace
+
+std::uint32_t graph_of(const message_tree& tree, const tensor_site& site) noexcept {
+    return enclosing(tree, site.message, message_kind::graph, message_kind::function);
+}
+
+std::uint32_t node_of(const message_tree& tree, const tensor_site& site) noexcept {
+    if (site.role != tensor_role::attribute && site.role != tensor_role::sparse_attribute) return no_index;
+    const auto node = tree.at(holder_of(tree, site.message)).parent;
+    return tree.at(node).kind == message_kind::node ? node : no_index;  // not a FunctionProto.attribute_proto
+}
 
 indexed_vector<site_id, tensor_site> find_tensors(const message_tree& tree) {
     indexed_vector<site_id, tensor_site> sites;
@@ -41,22 +57,11 @@ indexed_vector<site_id, tensor_site> find_tensors(const message_tree& tree) {
         if (messages[m].kind != message_kind::tensor) continue;
         tensor_site site;
         site.message = m;
-        const auto parent = messages[m].parent;
-        const auto parent_kind = tree.at(parent).kind;
-        bool sparse = false;
-        auto holder = parent;
-        if (parent_kind == message_kind::sparse_tensor) {
-            sparse = true;
-            holder = tree.at(parent).parent;
-        }
-        if (tree.at(holder).kind == message_kind::attribute) {
+        const auto holder = holder_of(tree, m);
+        const bool sparse = holder != messages[m].parent;
+        if (tree.at(holder).kind == message_kind::attribute)
             site.role = sparse ? tensor_role::sparse_attribute : tensor_role::attribute;
-            site.node = tree.at(holder).parent;
-            if (tree.at(site.node).kind != message_kind::node) site.node = no_index;  // FunctionProto.attribute_proto
-        } else {
-            site.role = sparse ? tensor_role::sparse_initializer : tensor_role::initializer;
-        }
-        site.graph = enclosing(tree, m, message_kind::graph, message_kind::function);
+        else site.role = sparse ? tensor_role::sparse_initializer : tensor_role::initializer;
         sites.push_back(site);
     }
     return sites;
@@ -145,8 +150,8 @@ std::unordered_set<std::string_view> shape_like_values(const message_tree& tree,
 
 std::string_view value_name(const message_tree& tree, const tensor_site& site) {
     const auto own = tree.find_text(site.message, number(tensor_field::name));
-    if (site.role == tensor_role::attribute && site.node != no_index) {
-        const auto output = tree.find_text(site.node, number(node_field::output));
+    if (const auto node = node_of(tree, site); site.role == tensor_role::attribute && node != no_index) {
+        const auto output = tree.find_text(node, number(node_field::output));
         if (!output.empty()) return output;
     }
     return own;

@@ -178,7 +178,7 @@ private:
             const auto& tensor = *handle;
             if (tensor.data_type != float32) continue;
             const auto& site = model_.sites[t];
-            if (model_.tree.at(site.graph).kind == onnx::message_kind::function) continue;
+            if (model_.tree.at(onnx::graph_of(model_.tree, site)).kind == onnx::message_kind::function) continue;
             onnx::float16_overflow found;
             if (const auto stored = bound_.stored_bytes(t, handle)) {
                 if (stored->length % 4 != 0) continue;  // collect_bytes refuses it

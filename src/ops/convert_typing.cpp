@@ -675,16 +675,17 @@ private:
             const auto& site = file.sites[i];
             const auto name = model_.names.find(onnx::value_name(tree_, site));
             bool convert = false;
-            if (site.node != none && tree_.at(site.node).kind == onnx::message_kind::node) {
-                const auto op = tree_.find_text(site.node, number(onnx::node_field::op_type));
-                const bool in_function = tree_.at(site.graph).kind == onnx::message_kind::function;
+            const auto graph = onnx::graph_of(tree_, site);
+            if (const auto node = onnx::node_of(tree_, site); node != none) {
+                const auto op = tree_.find_text(node, number(onnx::node_field::op_type));
+                const bool in_function = tree_.at(graph).kind == onnx::message_kind::function;
                 if (op == "Constant") convert = in_function || (name && half(*name));
                 // A ConstantOfShape computing in float32 (its schema has no bfloat16 below opset
                 // 20) keeps its value; its output is cast.
                 else if (op == "ConstantOfShape")
                     convert = in_function || (name && half(*name) && producer(*name).valid() && !blocked(producer(*name)));
             } else if (site.role == onnx::tensor_role::initializer || site.role == onnx::tensor_role::sparse_initializer) {
-                convert = name && half(*name) && in_graph_scope(site.graph);
+                convert = name && half(*name) && in_graph_scope(graph);
             }
             result_.convert_site[i] = convert;
         }

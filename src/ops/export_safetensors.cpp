@@ -152,11 +152,12 @@ private:
     bool initializer(onnx::site_id t) const { return model_.sites[t].role == onnx::tensor_role::initializer; }
     bool constant_value(onnx::site_id t) const {
         const auto& site = model_.sites[t];
-        if (site.role != onnx::tensor_role::attribute || site.node == onnx::no_index) return false;
         const auto& tree = model_.tree;
-        return tree.at(site.graph).kind != onnx::message_kind::function &&
-               tree.find_text(site.node, onnx::number(onnx::node_field::op_type)) == "Constant" &&
-               tree.find_text(site.node, onnx::number(onnx::node_field::domain)).empty();
+        const auto node = onnx::node_of(tree, site);
+        if (site.role != onnx::tensor_role::attribute || node == onnx::no_index) return false;
+        return tree.at(onnx::graph_of(tree, site)).kind != onnx::message_kind::function &&
+               tree.find_text(node, onnx::number(onnx::node_field::op_type)) == "Constant" &&
+               tree.find_text(node, onnx::number(onnx::node_field::domain)).empty();
     }
     // The name a weight has in the safetensors file: the initializer's, or the Constant's output.
     std::string_view weight_name(onnx::site_id t, const onnx::tensor_info& tensor) const {

@@ -85,6 +85,63 @@ TEST_CASE("the tree descends into graphs, nodes, attributes, subgraphs and funct
     CHECK(nodes.size() == 4);  // If, Identity (inside), Constant, Relu (function)
 }
 
+TEST_CASE("a tensor's graph and node come from the tree: initializers, sparse ones, attributes, subgraphs, functions") {
+    proto_builder sparse;  // SparseTensorProto: values, indices
+    sparse.message_field(1, tensor("s", {2})).message_field(2, tensor("s_idx", {2}));
+    proto_builder sparse_attribute;
+    sparse_attribute.string_field(1, "sparse_value").message_field(22, sparse).varint_field(20, 11);
+    proto_builder sparse_constant = node("Constant", "", "sc");
+    sparse_constant.message_field(5, sparse_attribute);
+    proto_builder graph;
+    graph.message_field(1, if_with_initializer("inner_w")).message_field(1, constant_node()).message_field(1, sparse_constant);
+    graph.message_field(5, tensor("w", {1})).message_field(15, sparse);
+    proto_builder default_attribute;  // a FunctionProto's attribute_proto: a default, in no node
+    default_attribute.string_field(1, "alpha").message_field(5, tensor("d", {1})).varint_field(20, 4);
+    proto_builder function;
+    function.string_field(1, "f").message_field(7, node("Relu", "a", "b")).message_field(11, default_attribute);
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph).message_field(25, function);
+
+    const auto tree = message_tree::parse(model.bytes());
+    REQUIRE(tree);
+    const auto sites = find_tensors(*tree);
+    REQUIRE(sites.size() == 8);
+    struct expected {
+        tensor_role role;
+        std::string graph;  // graph_of's path ("" for the function)
+        std::string node;   // node_of's path, "" for none
+    };
+    const std::array<expected, 8> all{{
+        {tensor_role::initializer, "graph.node[0].attribute[0].g", ""},
+        {tensor_role::attribute, "graph", "graph.node[1]"},
+        {tensor_role::sparse_attribute, "graph", "graph.node[2]"},
+        {tensor_role::sparse_attribute, "graph", "graph.node[2]"},
+        {tensor_role::initializer, "graph", ""},
+        {tensor_role::sparse_initializer, "graph", ""},
+        {tensor_role::sparse_initializer, "graph", ""},
+        {tensor_role::attribute, "", ""},
+    }};
+    for (const auto t : sites.ids()) {
+        CAPTURE(t.value);
+        const auto& site = sites[t];
+        const auto& want = all[t.value];
+        CHECK(site.role == want.role);
+        const auto g = graph_of(*tree, site);
+        REQUIRE(g != no_index);
+        if (want.graph.empty()) CHECK(tree->at(g).kind == message_kind::function);
+        else CHECK(tree->path(g) == want.graph);
+        const auto n = node_of(*tree, site);
+        if (want.node.empty()) {
+            CHECK(n == no_index);
+        } else {
+            REQUIRE(n != no_index);
+            CHECK(tree->path(n) == want.node);
+        }
+    }
+    CHECK(value_name(*tree, sites[site_id{1}]) == "c");  // the Constant's output
+    CHECK(value_name(*tree, sites[site_id{7}]) == "d");  // its own: no node
+}
+
 TEST_CASE("a message's payload range is its holder's payload; repeated and ordinals per field number") {
     proto_builder graph;
     graph.message_field(1, node("Relu", "x", "y"))

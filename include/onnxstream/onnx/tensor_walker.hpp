@@ -32,12 +32,19 @@ enum class tensor_role : std::uint8_t {
 /// and model_file::tensors (parallel arrays).
 using site_id = index<struct site_tag>;
 
+// 8 bytes (a model may have millions of tensors): what encloses it is found from the
+// tree's parents when asked (graph_of, node_of).
 struct tensor_site {
     std::uint32_t message = no_index;  // the TensorProto
     tensor_role role = tensor_role::initializer;
-    std::uint32_t graph = no_index;  // the enclosing GraphProto or FunctionProto
-    std::uint32_t node = no_index;   // for attribute tensors: the NodeProto
 };
+static_assert(sizeof(tensor_site) == 8);
+
+/// The GraphProto or FunctionProto nearest around the tensor, or no_index.
+[[nodiscard]] std::uint32_t graph_of(const message_tree& tree, const tensor_site& site) noexcept;
+/// For an attribute tensor (plain or sparse): the NodeProto whose attribute holds it;
+/// no_index for any other tensor and for a FunctionProto's attribute_proto.
+[[nodiscard]] std::uint32_t node_of(const message_tree& tree, const tensor_site& site) noexcept;
 
 /// Every tensor message of the model, in file order.
 [[nodiscard]] indexed_vector<site_id, tensor_site> find_tensors(const message_tree& tree);
