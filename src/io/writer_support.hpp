@@ -4,6 +4,7 @@
 // sit in writer_os_posix.hpp and writer_os_win.hpp.
 #pragma once
 
+#include <onnxstream/io/chunked_read.hpp>
 #include <onnxstream/io/plan_writer.hpp>
 
 #include <algorithm>
@@ -25,36 +26,9 @@ inline constexpr std::uint64_t kernel_copy_chunk = 16ULL << 20;
 /// After this many bytes written, writeback of the output is started (see start_writeback).
 inline constexpr std::uint64_t writeback_interval = 32ULL << 20;
 
-/// Small copies from a source that is not mapped, served from one window read ahead: a
-/// model of a million 16-byte external tensors made a million 16-byte reads, nearly all of
-/// merge's system time. A window holds what read_at would have read; it is refilled when a
-/// copy falls outside it (another source, or past its end).
-class read_ahead_window {
-public:
-    static constexpr std::size_t window_bytes = 256 * 1024;
-    static_assert(window_bytes >= small_copy);
-
-    /// The `length` bytes at `offset` of `source` (sources[`id`]), `length` <= window_bytes;
-    /// valid until the next call.
-    [[nodiscard]] result<std::span<const std::byte>> read(const source_file& source, std::uint32_t id, std::uint64_t offset,
-                                                          std::size_t length) {
-        if (id != source_ || offset < start_ || offset - start_ > filled_ || length > filled_ - (offset - start_)) {
-            buffer_.resize(window_bytes);
-            source_ = none_source;  // until the read succeeds
-            ONNXSTREAM_ASSIGN(filled_, source.read_ahead(offset, buffer_, length));
-            source_ = id;
-            start_ = offset;
-        }
-        return std::span<const std::byte>(buffer_).subspan(static_cast<std::size_t>(offset - start_), length);
-    }
-
-private:
-    static constexpr std::uint32_t none_source = ~std::uint32_t{0};
-    std::vector<std::byte> buffer_;
-    std::uint32_t source_ = none_source;
-    std::uint64_t start_ = 0;
-    std::size_t filled_ = 0;
-};
+// Small copies from a source that is not mapped are served from one window read ahead.
+using io::read_ahead_window;
+static_assert(read_ahead_window::window_bytes >= small_copy);
 
 [[nodiscard]] inline failure interrupted() { return failure(error_code::interrupted, "interrupted; no output was written"); }
 

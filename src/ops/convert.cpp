@@ -172,6 +172,7 @@ private:
     // values float16 cannot: report_.kept_wide. Each is read once, in pieces.
     result<void> find_wide_tensors() {
         std::vector<std::byte> buffer;
+        io::read_ahead_window small_reads;  // the many small tensors, in file order
         onnx::tensor_pass pass(model_);
         for (const auto t : model_.sites.ids()) {
             const auto handle = pass.read(t);
@@ -182,11 +183,18 @@ private:
             onnx::float16_overflow found;
             if (const auto stored = bound_.stored_bytes(t, handle)) {
                 if (stored->length % 4 != 0) continue;  // collect_bytes refuses it
-                if (buffer.empty()) buffer.resize(io::read_chunk_size);
-                ONNXSTREAM_TRY(io::for_each_chunk(
-                    *session_.sources()[stored->source.value], stored->offset, stored->length,
-                    [&found](std::span<const std::byte> piece) { onnx::count_float16_overflow(piece, found); },
-                    std::span<std::byte>(buffer)));
+                const auto& source = *session_.sources()[stored->source.value];
+                if (stored->length <= io::read_ahead_window::window_bytes) {
+                    ONNXSTREAM_ASSIGN(const auto bytes, small_reads.read(source, stored->source.value, stored->offset,
+                                                                         static_cast<std::size_t>(stored->length)));
+                    onnx::count_float16_overflow(bytes, found);
+                } else {
+                    if (buffer.empty()) buffer.resize(io::read_chunk_size);
+                    ONNXSTREAM_TRY(io::for_each_chunk(
+                        source, stored->offset, stored->length,
+                        [&found](std::span<const std::byte> piece) { onnx::count_float16_overflow(piece, found); },
+                        std::span<std::byte>(buffer)));
+                }
             } else if (tensor.storage == tensor_storage::typed && tensor.expected_bytes) {
                 const auto raw = onnx::typed_to_raw(handle.tree(), tensor);
                 if (!raw) continue;  // collect_bytes reports it

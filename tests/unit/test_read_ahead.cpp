@@ -1,9 +1,9 @@
-// source_file::read_ahead and the writers' read_ahead_window (src/io/writer_support.hpp):
-// the small copies of sources that are not mapped are served from one window, and what a
-// window serves is exactly what read_at reads, at every boundary.
+// source_file::read_ahead and read_ahead_window (io/chunked_read.hpp), which the writers'
+// small copies of sources that are not mapped and convert's scan of small tensors read
+// through: what a window serves is exactly what read_at reads, at every boundary.
+#include <onnxstream/io/chunked_read.hpp>
 #include <onnxstream/io/source_file.hpp>
 
-#include "io/writer_support.hpp"
 #include "temp_folder.hpp"
 
 #include <doctest/doctest.h>
@@ -47,14 +47,14 @@ TEST_CASE("read_ahead reads what fits before the end, and fails as read_at does 
 
 TEST_CASE("the window serves every small read with read_at's bytes, across its end and between sources") {
     temp_folder dir;
-    constexpr auto window = io::detail::read_ahead_window::window_bytes;
+    constexpr auto window = io::read_ahead_window::window_bytes;
     const auto first = pattern(window * 2 + 777);
     const auto second = pattern(5000).substr(100) + "tail";
     auto a = io::source_file::open(dir.write("a.bin", first), false);
     auto b = io::source_file::open(dir.write("b.bin", second), false);
     REQUIRE(a);
     REQUIRE(b);
-    io::detail::read_ahead_window reads;
+    io::read_ahead_window reads;
     // Consecutive 16-byte tensors, a read straddling the window's end, then one at the file's end.
     for (std::size_t offset = 0; offset + 16 <= first.size(); offset += 16 * 997) {
         auto got = reads.read(*a, 0, offset, 16);
@@ -90,7 +90,7 @@ TEST_CASE("a read past the end fails with truncated_data, and the window then re
     const auto content = pattern(300);
     auto source = io::source_file::open(dir.write("d.bin", content), false);
     REQUIRE(source);
-    io::detail::read_ahead_window reads;
+    io::read_ahead_window reads;
     auto past = reads.read(*source, 0, 290, 16);
     REQUIRE_FALSE(past);
     CHECK(past.error().code == error_code::truncated_data);
