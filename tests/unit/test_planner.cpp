@@ -75,6 +75,22 @@ struct labelled_rewrite {
     }
 };
 
+// A model (ir_version 8) holding `graph`, and its tree with the tensors' fields dropped
+// (read on demand), as a big model's is. The tree views `bytes`.
+std::vector<std::byte> model_holding(const proto_builder& graph) {
+    proto_builder model;
+    model.varint_field(1, 8).message_field(7, graph);
+    return model.take();
+}
+
+onnx::message_tree parse_on_demand(std::span<const std::byte> bytes) {
+    onnx::tree_options options;
+    options.tensors = onnx::tensor_fields::on_demand;
+    auto tree = onnx::message_tree::parse(bytes, options);
+    REQUIRE_MESSAGE(tree, (tree ? "" : tree.error().describe()));
+    return std::move(*tree);
+}
+
 }  // namespace
 
 TEST_CASE("no edits: one copy of the whole file") {
@@ -285,23 +301,18 @@ TEST_CASE("an inlined raw_data in a body read again is labelled with its name th
     t.varint_field(1, 4).varint_field(2, 1).string_field(8, "w0").varint_field(14, 1);
     proto_builder graph;
     graph.message_field(5, t);
-    proto_builder model;
-    model.varint_field(1, 8).message_field(7, graph);
-    const auto bytes = model.take();
-    onnx::tree_options options;
-    options.tensors = onnx::tensor_fields::on_demand;
-    const auto tree = onnx::message_tree::parse(bytes, options);
-    REQUIRE_MESSAGE(tree, (tree ? "" : tree.error().describe()));
-    const auto tensor = tensor_messages(*tree).at(0);
-    REQUIRE_FALSE(tree->stores_fields(tensor));
+    const auto bytes = model_holding(graph);
+    const auto tree = parse_on_demand(bytes);
+    const auto tensor = tensor_messages(tree).at(0);
+    REQUIRE_FALSE(tree.stores_fields(tensor));
     const auto other = test_support::float_bytes({1, 2, 3, 4});
     onnx::tree_edits edits;
-    edits.drop(*tree, tensor, 3);  // data_location
+    edits.drop(tree, tensor, 3);  // data_location
     edits.set_inlined_values([&](std::uint32_t) { return onnx::inlined_value{1, 0, other.size()}; });
     edits.insert_inlined(tensor, 3, 0);
-    const auto p = plan::plan_rewrite(*tree, edits);
+    const auto p = plan::plan_rewrite(tree, edits);
     REQUIRE(p);
-    CHECK(p->size() == plan::planned_size(*tree, edits));
+    CHECK(p->size() == plan::planned_size(tree, edits));
     CHECK(p->label_at(p->size() - 1) == "w0");
     const auto out = execute(*p, bytes, other);
     const auto reparsed = onnx::message_tree::parse(out);
@@ -321,16 +332,11 @@ TEST_CASE("a body whose only edits are an inlined raw_data and the drops its val
     t.varint_field(1, 4).varint_field(2, 1).string_field(8, "w0").message_field(13, entry).varint_field(14, 1);
     proto_builder graph;
     graph.message_field(5, t);
-    proto_builder model;
-    model.varint_field(1, 8).message_field(7, graph);
-    const auto bytes = model.take();
-    onnx::tree_options options;
-    options.tensors = onnx::tensor_fields::on_demand;
-    const auto tree = onnx::message_tree::parse(bytes, options);
-    REQUIRE_MESSAGE(tree, (tree ? "" : tree.error().describe()));
-    const auto tensor = tensor_messages(*tree).at(0);
-    REQUIRE_FALSE(tree->stores_fields(tensor));
-    const auto body = onnx::message_tree::body(*tree, tensor);
+    const auto bytes = model_holding(graph);
+    const auto tree = parse_on_demand(bytes);
+    const auto tensor = tensor_messages(tree).at(0);
+    REQUIRE_FALSE(tree.stores_fields(tensor));
+    const auto body = onnx::message_tree::body(tree, tensor);
     REQUIRE(body);
     const auto fields = body->fields(0);
     REQUIRE(fields.size() == 5);
@@ -345,13 +351,13 @@ TEST_CASE("a body whose only edits are an inlined raw_data and the drops its val
     };
     const auto plan_with = [&](onnx::inlined_value value) {
         onnx::tree_edits edits;
-        edits.drop(*tree, tensor, 3);
-        edits.drop(*tree, tensor, 4);
+        edits.drop(tree, tensor, 3);
+        edits.drop(tree, tensor, 4);
         edits.set_inlined_values([&](std::uint32_t) { return value; });
         edits.insert_inlined(tensor, 3, 0);
         planned r;
-        r.size = plan::planned_size(*tree, edits, [&](std::uint64_t) { ++r.reads; });
-        const auto p = plan::plan_rewrite(*tree, edits);
+        r.size = plan::planned_size(tree, edits, [&](std::uint64_t) { ++r.reads; });
+        const auto p = plan::plan_rewrite(tree, edits);
         REQUIRE(p);
         r.written = p->size();
         r.out = execute(*p, bytes, other);
@@ -386,17 +392,12 @@ TEST_CASE("an inline_body row plans as the drops and insert_inlined it stands fo
         t.varint_field(1, 4).varint_field(2, 1).string_field(8, name).message_field(13, entry).varint_field(14, 1);
         graph.message_field(5, t);
     }
-    proto_builder model;
-    model.varint_field(1, 8).message_field(7, graph);
-    const auto bytes = model.take();
-    onnx::tree_options options;
-    options.tensors = onnx::tensor_fields::on_demand;
-    const auto tree = onnx::message_tree::parse(bytes, options);
-    REQUIRE_MESSAGE(tree, (tree ? "" : tree.error().describe()));
-    const auto t = tensor_messages(*tree);
+    const auto bytes = model_holding(graph);
+    const auto tree = parse_on_demand(bytes);
+    const auto t = tensor_messages(tree);
     REQUIRE(t.size() == 2);
-    REQUIRE_FALSE(tree->stores_fields(t[0]));
-    const auto body = onnx::message_tree::body(*tree, t[0]);
+    REQUIRE_FALSE(tree.stores_fields(t[0]));
+    const auto body = onnx::message_tree::body(tree, t[0]);
     REQUIRE(body);
     const auto fields = body->fields(0);
     REQUIRE(fields.size() == 5);
@@ -419,8 +420,8 @@ TEST_CASE("an inline_body row plans as the drops and insert_inlined it stands fo
         edits.set_inlined_values(values);
         edit(edits);
         planned r;
-        r.size = plan::planned_size(*tree, edits, [&](std::uint64_t) { ++r.reads; });
-        const auto p = plan::plan_rewrite(*tree, edits);
+        r.size = plan::planned_size(tree, edits, [&](std::uint64_t) { ++r.reads; });
+        const auto p = plan::plan_rewrite(tree, edits);
         REQUIRE(p);
         r.written = p->size();
         r.operations = p->describe();
@@ -437,8 +438,8 @@ TEST_CASE("an inline_body row plans as the drops and insert_inlined it stands fo
         CHECK(a.out == b.out);
     };
     const auto explicit_form = [&](onnx::tree_edits& edits, std::uint32_t tensor, std::uint32_t record) {
-        edits.drop(*tree, tensor, 3);
-        edits.drop(*tree, tensor, 4);
+        edits.drop(tree, tensor, 3);
+        edits.drop(tree, tensor, 4);
         edits.insert_inlined(tensor, 3, record);
     };
 
@@ -447,8 +448,8 @@ TEST_CASE("an inline_body row plans as the drops and insert_inlined it stands fo
         explicit_form(edits, t[1], 1);
     });
     const auto rows = plan_with([&](onnx::tree_edits& edits) {
-        edits.inline_body(*tree, t[1], 1);  // out of order: the rows are sorted
-        edits.inline_body(*tree, t[0], 0);
+        edits.inline_body(tree, t[1], 1);  // out of order: the rows are sorted
+        edits.inline_body(tree, t[0], 0);
     });
     same(rows, dropped_and_inserted);
     CHECK(rows.size == rows.written);
@@ -471,15 +472,15 @@ TEST_CASE("an inline_body row plans as the drops and insert_inlined it stands fo
     // read, raw_data comes first at its position, as insert_inlined called first would.
     const auto more_explicit = plan_with([&](onnx::tree_edits& edits) {
         explicit_form(edits, t[0], 0);
-        edits.drop(*tree, t[0], 1);
+        edits.drop(tree, t[0], 1);
         edits.insert(t[0], 3, edits.varint(1000, 7));
         explicit_form(edits, t[1], 1);
     });
     const auto more_rows = plan_with([&](onnx::tree_edits& edits) {
-        edits.inline_body(*tree, t[0], 0);
-        edits.drop(*tree, t[0], 1);
+        edits.inline_body(tree, t[0], 0);
+        edits.drop(tree, t[0], 1);
         edits.insert(t[0], 3, edits.varint(1000, 7));
-        edits.inline_body(*tree, t[1], 1);
+        edits.inline_body(tree, t[1], 1);
     });
     same(more_rows, more_explicit);
     CHECK(more_rows.size == more_rows.written);
