@@ -5,6 +5,7 @@
 #include <onnxstream/onnx/model_file.hpp>
 
 #include <algorithm>
+#include <bit>
 
 namespace onnxstream::onnx {
 
@@ -51,6 +52,13 @@ void store_external(const message_tree& tree, std::uint32_t message, const exter
 
 void store_external(const message_tree& tree, std::uint32_t message, std::uint32_t record, tree_edits& edits) {
     edits.insert_external(message, drop_values(tree, message, edits).field_count, record);
+}
+
+void store_external(const message_tree& tree, std::uint32_t message, std::uint32_t value_positions, std::uint32_t record,
+                    tree_edits& edits) {
+    for (auto bits = value_positions; bits != 0; bits &= bits - 1)
+        edits.drop(tree, message, static_cast<std::uint32_t>(std::countr_zero(bits)));
+    edits.insert_external(message, tree_edits::end_position, record);
 }
 
 void inline_external(const bound_model& model, std::span<const external_tensor> bindings, tree_edits& edits,

@@ -422,7 +422,12 @@ private:
         // The external_data entries are made from the placements as they are written.
         edits.set_external_entries([this](std::uint32_t index) {
             const auto& p = placements_[index];
-            return onnx::external_entry{data_file_name(p.shard), p.offset, length_of(p), checksum_of(index)};
+            onnx::external_entry entry{data_file_name(p.shard), p.offset, length_of(p), checksum_of(index)};
+            if (const auto* known = known_values(p.site)) {
+                entry.dropped_positions = known->value_positions;
+                entry.dropped_bytes = known->value_bytes;
+            }
+            return entry;
         });
         edits.reserve(placements_.size(), 0, 0, placements_.size());
         // store_external reads each moved tensor's body again, in file order: a pass over
@@ -432,7 +437,10 @@ private:
         for (std::uint32_t index = 0; index < placements_.size(); ++index) {
             const auto& p = placements_[index];
             pass.reached(p.site);
-            onnx::store_external(model_.tree, model_.sites[p.site].message, index, edits);
+            const auto message = model_.sites[p.site].message;
+            if (const auto* known = known_values(p.site))
+                onnx::store_external(model_.tree, message, known->value_positions, index, edits);
+            else onnx::store_external(model_.tree, message, index, edits);
             ++report_.tensors_external;
             if (!duplicate(p)) report_.bytes_external += length_of(p);
         }
@@ -440,6 +448,15 @@ private:
         report_.output_size = planned.size();
         ONNXSTREAM_TRY(session_.write(report_.output, planned, edits));
         return {};
+    }
+
+    // The binding of a tensor that was external, when it knows the tensor's value fields
+    // (their positions and bytes, as open's read found them); else null: the body is read.
+    [[nodiscard]] const onnx::external_tensor* known_values(onnx::site_id site) const {
+        const auto b = bound_.binding_of(site);
+        if (b == none) return nullptr;
+        const auto& binding = bound_.data.tensors[b];
+        return binding.positions_known && binding.value_positions != 0 ? &binding : nullptr;
     }
 
     // Tensors that were external and stay embedded come back into the model.

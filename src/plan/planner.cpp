@@ -173,13 +173,25 @@ struct rewrite_stream::state {
             if (i != no_index || !drops_of(m).empty()) return std::nullopt;
             return sized_from(m, edits->inlined_value_of(*record));
         }
-        if (i == no_index || !tree_edits::is_inlined(insertions[i])) return std::nullopt;
+        if (i == no_index) return std::nullopt;
+        const auto& ins = insertions[i];
+        const bool inlined = tree_edits::is_inlined(ins);
+        if (!inlined && !tree_edits::is_external(ins)) return std::nullopt;
         if (i + 1 < insertions.size() && insertions[i + 1].message == m) return std::nullopt;
         const auto rows = drops_of(m);
         if (rows.size() != 1 || rows[0].word != 0) return std::nullopt;
-        const auto value = edits->inlined(insertions[i]);
-        if (rows[0].bits != value.dropped_positions) return std::nullopt;
-        return sized_from(m, value);
+        if (inlined) {
+            const auto value = edits->inlined(ins);
+            if (rows[0].bits != value.dropped_positions) return std::nullopt;
+            return sized_from(m, value);
+        }
+        // A tensor moved out (store_external with its value fields known): the entries'
+        // bytes replace those the drops name.
+        const auto entry = edits->external(ins);
+        const auto payload = tree->payload_range(m).length;
+        if (entry.dropped_positions == 0 || rows[0].bits != entry.dropped_positions || entry.dropped_bytes > payload)
+            return std::nullopt;
+        return payload - entry.dropped_bytes + edits->encoded_size(ins);
     }
 
     // Body m's new payload size when the only edit is `value` in place of the fields it

@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <string>
 #include <utility>
@@ -57,6 +58,26 @@ struct first_of_mixed_model {
     [[nodiscard]] const onnx::message_tree& tree() const { return bound.model.tree; }
     [[nodiscard]] auto message() const { return bound.model.tensors[onnx::site_id{0}].message; }
 };
+
+// Two external tensors of 32 bytes in w.data around an embedded one; `checksum` (a key's
+// value) on the second when given.
+std::filesystem::path two_external_tensors(const temp_folder& dir, std::string_view checksum = {}) {
+    write_bytes(dir.path() / "w.data", std::vector<std::byte>(96));
+    return write_bytes(dir.path() / "m.onnx",
+                       small_models::model({external_tensor("a", {8}, "w.data", "0", "32"), raw_tensor("r", {4}, ramp(4)),
+                                            external_tensor("b", {8}, "w.data", "64", "32", checksum)}));
+}
+
+// Every way a model's tensors are read.
+constexpr std::array all_readings{onnx::tensor_reading::kept, onnx::tensor_reading::on_demand,
+                                  onnx::tensor_reading::on_demand_full_tree};
+
+// `model` opened and bound, read as `reading`.
+onnx::bound_model open_as(const std::filesystem::path& model, onnx::tensor_reading reading) {
+    auto opened = onnx::bound_model::open(model, {}, {}, reading);
+    REQUIRE(opened);
+    return std::move(*opened);
+}
 
 }  // namespace
 
@@ -314,16 +335,10 @@ TEST_CASE(
     "a binding keeps its tensor's value fields' positions as a read of its body finds them, and inlining by them "
     "edits as reading the body again does") {
     temp_folder dir;
-    write_bytes(dir.path() / "w.data", std::vector<std::byte>(96));
-    const auto model = write_bytes(
-        dir.path() / "m.onnx", small_models::model({external_tensor("a", {8}, "w.data", "0", "32"), raw_tensor("r", {4}, ramp(4)),
-                                                    external_tensor("b", {8}, "w.data", "64", "32")}));
-    for (const auto reading :
-         {onnx::tensor_reading::kept, onnx::tensor_reading::on_demand, onnx::tensor_reading::on_demand_full_tree}) {
+    const auto model = two_external_tensors(dir);
+    for (const auto reading : all_readings) {
         CAPTURE(static_cast<int>(reading));
-        auto opened = onnx::bound_model::open(model, {}, {}, reading);
-        REQUIRE(opened);
-        const auto& bound = *opened;
+        const auto bound = open_as(model, reading);
         REQUIRE(bound.data.tensors.size() == 2);
         for (const auto& binding : bound.data.tensors) {
             CHECK(binding.positions_known);
@@ -420,4 +435,54 @@ TEST_CASE("a tensor with a value field past position 31 or a checksum is inlined
     auto checked = onnx::bound_model::open(with_checksum.model, {});
     REQUIRE(checked);
     CHECK(static_cast<bool>(checked->data.tensors[onnx::binding_id{0}].has_checksum));
+}
+
+TEST_CASE("storing a bound tensor externally by its kept value positions edits and plans as reading its body does, unread") {
+    temp_folder dir;
+    const auto model = two_external_tensors(dir, io::to_hex(io::sha1_of(std::vector<std::byte>(32))));
+    for (const auto reading : all_readings) {
+        CAPTURE(static_cast<int>(reading));
+        const auto bound = open_as(model, reading);
+        REQUIRE(bound.data.tensors.size() == 2);
+        // Both moved to "x.data" (record = binding index); the table of `known` also gives the
+        // drops each entry replaces and their bytes, as the binding keeps them.
+        const auto entries = [&bound](bool known) {
+            return [&bound, known](std::uint32_t record) {
+                const auto& b = bound.data.tensors[onnx::binding_id{record}];
+                onnx::external_entry entry{"x.data", 32ULL * record, 32, std::nullopt};
+                if (known) {
+                    entry.dropped_positions = b.value_positions;
+                    entry.dropped_bytes = b.value_bytes;
+                }
+                return entry;
+            };
+        };
+        onnx::tree_edits by_positions;
+        onnx::tree_edits by_reading;
+        by_positions.set_external_entries(entries(true));
+        by_reading.set_external_entries(entries(false));
+        for (const auto b : bound.data.tensors.ids()) {
+            const auto& binding = bound.data.tensors[b];
+            REQUIRE(binding.positions_known);
+            const auto message = bound.model.sites[binding.site].message;
+            onnx::store_external(bound.model.tree, message, binding.value_positions, b.value, by_positions);
+            onnx::store_external(bound.model.tree, message, b.value, by_reading);
+        }
+        CHECK(std::ranges::equal(by_positions.body_drops(), by_reading.body_drops()));
+        CHECK(std::ranges::equal(by_positions.dropped_fields(), by_reading.dropped_fields()));
+        REQUIRE(by_positions.insertions().size() == 2);
+        CHECK(by_positions.insertions()[0].position == onnx::tree_edits::end_position);
+        int reads_by_positions = 0;
+        int reads_by_reading = 0;
+        const auto sized = plan::planned_size(bound.model.tree, by_positions, [&](std::uint64_t) { ++reads_by_positions; });
+        CHECK(sized == plan::planned_size(bound.model.tree, by_reading, [&](std::uint64_t) { ++reads_by_reading; }));
+        CHECK(reads_by_positions == 0);  // sized from the entries' dropped bytes
+        CHECK(reads_by_reading == (reading == onnx::tensor_reading::on_demand ? 2 : 0));
+        const auto written = plan::plan_rewrite(bound.model.tree, by_positions);
+        const auto written_by_reading = plan::plan_rewrite(bound.model.tree, by_reading);
+        REQUIRE(written);
+        REQUIRE(written_by_reading);
+        CHECK(written->size() == sized);
+        CHECK(written->describe() == written_by_reading->describe());
+    }
 }

@@ -32,6 +32,13 @@ std::uint32_t drop_value_fields(const message_tree& tree, const tensor_handle& t
 void store_external(const message_tree& tree, std::uint32_t message, const external_entry& where, tree_edits& edits);
 /// The same for entry `record` of the table given to edits.set_external_entries.
 void store_external(const message_tree& tree, std::uint32_t message, std::uint32_t record, tree_edits& edits);
+/// The same for a tensor whose value fields are those at `value_positions` (bit i: the
+/// field at position i, as external_tensor::value_positions holds them): its body is not
+/// read again (a split or repack of a million external tensors read each once more). The
+/// table may give the entry those positions and their bytes (external_entry::dropped_*),
+/// so that the planner sizes the message without reading it either.
+void store_external(const message_tree& tree, std::uint32_t message, std::uint32_t value_positions, std::uint32_t record,
+                    tree_edits& edits);
 
 /// Brings the usable tensors among `bindings` (entries of model.data.tensors) back into
 /// the model: value fields dropped, raw_data inserted where the first of them was, as a

@@ -58,6 +58,12 @@ struct external_entry {
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
     std::optional<std::string> checksum;  // SHA-1 hex, written when present
+    /// As inlined_value's: when not 0, the fields the caller drops from the tensor's
+    /// message for these entries (bit i: the field at position i of a body) and the bytes
+    /// they take, so that a body whose only edits are those drops and this insertion is
+    /// sized without being read again. The planner trusts the bytes.
+    std::uint32_t dropped_positions = 0;
+    std::uint32_t dropped_bytes = 0;
 };
 
 /// The entry of record `record` (see tree_edits::insert_external).
@@ -102,8 +108,12 @@ public:
     /// their size (and a growing table holds its old and new copy at once).
     void reserve(std::size_t insertions, std::size_t new_fields = 0, std::size_t labels = 0, std::size_t body_drops = 0,
                  std::size_t pool_bytes = 0);
+    /// A position past every field: an insertion there appends, after those at real
+    /// positions (field_count included), for a caller that does not know the count.
+    static constexpr std::uint32_t end_position = ~std::uint32_t{0};
     /// Inserts before the field at `position` of `message_index` (0..field_count;
-    /// field_count appends). Several insertions at one position keep their call order.
+    /// field_count or end_position appends). Several insertions at one position keep their
+    /// call order.
     void insert(std::uint32_t message_index, std::uint32_t position, new_field field);
     /// A field to insert in many places (insert_shared), held once: a million tensors
     /// retyped by convert share one data_type field rather than hold one each.
