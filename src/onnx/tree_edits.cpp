@@ -204,7 +204,11 @@ external_entry tree_edits::external(const insertion& i) const {
 std::uint64_t tree_edits::encoded_size(const insertion& i) const {
     if (is_inlined(i)) return proto::length_delimited_field_size(number(tensor_field::raw_data), inlined(i).length);
     if (!is_external(i)) return field(i).encoded_size();
-    const entry_texts texts(external(i));
+    return encoded_size(external(i));
+}
+
+std::uint64_t tree_edits::encoded_size(const external_entry& entry) {
+    const entry_texts texts(entry);
     std::uint64_t total = proto::tag_size(number(tensor_field::data_location)) + proto::varint_size(external_location);
     for (std::size_t e = 0; e < texts.count; ++e)
         total += proto::length_delimited_field_size(number(tensor_field::external_data),

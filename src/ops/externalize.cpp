@@ -430,7 +430,8 @@ private:
             return entry;
         });
         edits.reserve(placements_.size(), 0, 0, placements_.size());
-        // store_external reads each moved tensor's body again, in file order: a pass over
+        // A moved tensor whose binding does not know its value fields (one that was
+        // embedded) has its body read again by store_external, in file order: a pass over
         // them releases the pages behind it (a million tensors would map the whole file),
         // as the session does behind the planner's passes.
         onnx::tensor_pass pass(model_);

@@ -104,7 +104,12 @@ struct rewrite_stream::state {
     // unchanged refuses the output.
     bool open_body(std::uint32_t m) {
         if (body_message == m) return true;
+        // The last body's state goes first: nothing of it holds for a body that fails.
         body_message = no_index;
+        drops = {};
+        body_record.reset();
+        body_value_drops = 0;
+        body_value_position = std::numeric_limits<std::uint32_t>::max();
         const auto range = tree->payload_range(m);
         if (behind) behind(range.offset);
         // Only an empty payload has no fields.
@@ -191,7 +196,7 @@ struct rewrite_stream::state {
         const auto payload = tree->payload_range(m).length;
         if (entry.dropped_positions == 0 || rows[0].bits != entry.dropped_positions || entry.dropped_bytes > payload)
             return std::nullopt;
-        return payload - entry.dropped_bytes + edits->encoded_size(ins);
+        return payload - entry.dropped_bytes + tree_edits::encoded_size(entry);
     }
 
     // Body m's new payload size when the only edit is `value` in place of the fields it

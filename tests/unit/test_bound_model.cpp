@@ -182,6 +182,8 @@ TEST_CASE("storing a value externally writes the entries after every other field
     edits.encode_external(inserted, encoded);
     CHECK(encoded == expected);
     CHECK(edits.encoded_size(inserted) == expected.size());
+    // The same size from the entry in hand, as the planner asks once it has it.
+    CHECK(onnx::tree_edits::encoded_size(edits.external(inserted)) == expected.size());
 }
 
 TEST_CASE("external entries can come from the caller's table, encoded only when asked for") {

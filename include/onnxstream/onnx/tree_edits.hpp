@@ -255,6 +255,9 @@ public:
     /// Bytes an insertion takes in the output; not for a converted one (its size is its
     /// source field's, which the planner reads).
     [[nodiscard]] std::uint64_t encoded_size(const insertion& i) const;
+    /// Bytes an external insertion with entry `entry` takes in the output: for a caller
+    /// that has the entry in hand (external(i) builds it each time it is asked).
+    [[nodiscard]] static std::uint64_t encoded_size(const external_entry& entry);
     /// Appends the fields of an external insertion, encoded, to `out`.
     void encode_external(const insertion& i, std::vector<std::byte>& out) const;
     [[nodiscard]] std::span<const std::uint32_t> dropped_fields() const noexcept { return drop_list_; }
