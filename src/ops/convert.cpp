@@ -115,6 +115,9 @@ public:
         ONNXSTREAM_TRY(write_model(edits));
         report_.writer = session_.writer();
         ONNXSTREAM_TRY(session_.commit());
+        edits = onnx::tree_edits();
+        graph_edits_ = onnx::tree_edits();
+        name_wide_tensors();
         return std::move(report_);
     }
 
@@ -133,7 +136,10 @@ private:
         typing.keep_io_types = options_.keep_io_types;
         typing.opset = graph.opset("");
         typing.block_ops = options_.block_ops ? *options_.block_ops : detail::default_block_ops();
-        for (const auto& w : report_.kept_wide) typing.wide_values.push_back(w.name);
+        typing.wide_values.reserve(wide_.size());
+        for (const auto& w : wide_)
+            if (const auto v = graph.names.find(onnx::value_name(model_.tree, model_.sites[w.site])))
+                typing.wide_values.push_back(*v);
         ONNXSTREAM_ASSIGN(auto typed, detail::plan_types(graph, typing, graph_edits_));
         blocked_op_types_ = std::move(typed.blocked_op_types);
         report_.nodes_type_checked = typed.nodes_type_checked_float32;
@@ -169,7 +175,7 @@ private:
     }
 
     // The float32 tensors of the graphs (not of functions: those convert whole) holding
-    // values float16 cannot: report_.kept_wide. Each is read once, in pieces.
+    // values float16 cannot: wide_. Each is read once, in pieces.
     result<void> find_wide_tensors() {
         std::vector<std::byte> buffer;
         io::read_ahead_window small_reads;  // the many small tensors, in file order
@@ -200,10 +206,21 @@ private:
                 if (!raw) continue;  // collect_bytes reports it
                 onnx::count_float16_overflow(*raw, found);
             }
-            if (found.values > 0)
-                report_.kept_wide.push_back({std::string(onnx::value_name(model_.tree, site)), found.values, found.largest});
+            if (found.values > 0) wide_.push_back({t, found.largest, found.values});
         }
         return {};
+    }
+
+    // report_.kept_wide from wide_, named last: when every table of the write is gone.
+    // A model of random weights has a million such tensors, and a name is a heap block.
+    void name_wide_tensors() {
+        report_.kept_wide.reserve(wide_.size());
+        onnx::tensor_pass pass(model_);  // the names' pages released behind
+        for (const auto& w : wide_) {
+            pass.reached(w.site);
+            report_.kept_wide.push_back({std::string(onnx::value_name(model_.tree, model_.sites[w.site])), w.values, w.largest});
+        }
+        wide_ = decltype(wide_)();
     }
 
     // A conversion that leaves most of the float32 weights as they were did little of
@@ -501,6 +518,14 @@ private:
     std::vector<onnx::site_id> convert_empty_;
     std::uint32_t shard_count_ = 0;
     std::vector<std::pair<std::string, std::uint64_t>> blocked_op_types_;
+    // The tensors float16 would saturate, kept float32, in file order: report_.kept_wide
+    // when the write is done (16 bytes each here, where a named one takes ~100).
+    struct wide_site {
+        onnx::site_id site = none;
+        float largest = 0;
+        std::uint64_t values = 0;
+    };
+    std::vector<wide_site> wide_;
 };
 
 }  // namespace

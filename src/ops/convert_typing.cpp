@@ -433,12 +433,11 @@ private:
         return v != empty_name && i < wide_.size() && wide_[i];
     }
 
-    // wide_ from the options' names and from the Casts of wide integers.
+    // wide_ from the options' values and from the Casts of wide integers.
     void find_wide_values() {
         wide_.assign(types_.size(), false);
-        for (const auto& text : options_.wide_values)
-            if (const auto v = model_.names.find(text); v && static_cast<std::uint32_t>(*v) < wide_.size())
-                wide_[static_cast<std::uint32_t>(*v)] = true;
+        for (const auto v : options_.wide_values)
+            if (v != empty_name && static_cast<std::uint32_t>(v) < wide_.size()) wide_[static_cast<std::uint32_t>(v)] = true;
         for (const auto s : model_.scopes.ids()) {
             if (!graph_scope(s) || model_.scopes[s].removed) continue;
             for (const auto n : model_.scopes[s].nodes) {

@@ -307,6 +307,45 @@ def assert_same_model(expected: onnx.ModelProto, got: onnx.ModelProto, what: str
                          + "\n".join(diff[:60]))
 
 
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def write_tiny_external_model(folder: Path, data: bytes) -> Path:
+    """A model of len(data) / 16 float32 initializers of four values each, external in
+    folder/model.onnx.data (which holds `data`), named as an LLM's are
+    (/model/layers.L/block.B/attention.query.weight): the shape of a million-tensor export,
+    written byte by byte (onnx.save of 200,000 tensors takes minutes). Returns model.onnx."""
+    assert len(data) % 16 == 0
+    folder.mkdir(parents=True)
+    (folder / "model.onnx.data").write_bytes(data)
+    location = _field(13, _field(1, b"location") + _field(2, b"model.onnx.data"))
+    length = _field(13, _field(1, b"length") + _field(2, b"16"))
+    initializers = []
+    for i in range(len(data) // 16):
+        offset = _field(13, _field(1, b"offset") + _field(2, str(16 * i).encode()))
+        name = _field(8, f"/model/layers.{i // 64}/block.{i % 64}/attention.query.weight".encode())
+        # dims [4], data_type FLOAT, name, external_data x 3, data_location EXTERNAL
+        tensor = b"\x08\x04\x10\x01" + name + location + offset + length + b"\x70\x01"
+        initializers.append(_field(5, tensor))
+    graph = _field(2, b"tiny") + b"".join(initializers)
+    model = b"\x08\x08" + _field(8, _field(2, b"\x11")) + _field(7, graph)  # ir_version 8, opset 17
+    (folder / "model.onnx").write_bytes(model)
+    return folder / "model.onnx"
+
+
 # ---------------------------------------------------------------------------------------
 # Inputs and ONNX Runtime
 

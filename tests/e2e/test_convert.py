@@ -705,6 +705,38 @@ def test_saturating_tensors_stay_float32(onnxstream, ort, tmp_path):
                      HALF_RTOL)
 
 
+def test_many_saturating_tensors_cost_little_memory_a_tensor(onnxstream, tmp_path):
+    """A model whose float32 weights float16 would mostly saturate (random bytes are such a
+    model: 80 % of the 1M tiny tensors of the bench): each kept tensor was named twice
+    while the graph was planned, in the report and again in the typing's options, a heap
+    string each, 418 B a tensor over the floor here (92 MiB at 200k, 443 MiB at 1M). The
+    names are made once the write is done: 285 B, the budget is 330."""
+    count = 200_000
+    values = np.tile(np.array([0.25, 0.5, -2.0, 3.0], dtype="<f4"), count).reshape(count, 4)
+    wide = np.arange(count) % 4 != 0
+    values[wide, 0] = 1e6
+    model = refcheck.write_tiny_external_model(tmp_path / "tiny", values.tobytes())
+    out = tmp_path / "tiny.fp16.onnx"
+    code, rss, err = refcheck.peak_rss(["convert", model, "--dtype", "fp16", "-o", out, "--quiet"])
+    assert code == 0, err
+    floor = 12 << 20  # the process with a model of a few tensors, and the writer's buffers
+    budget = floor + 330 * count
+    assert rss < budget, f"peak RSS {rss >> 20} MiB for {count} tiny tensors, over {budget >> 20} MiB"
+    converted = onnx.load(str(out))
+    tensors = converted.graph.initializer
+    assert len(tensors) == count
+    for i in (0, 1, 2, 3, count // 2 + 1, count - 1):
+        expected = values[i] if wide[i] else values[i].astype(np.float16)
+        assert np.array_equal(numpy_helper.to_array(tensors[i]), expected), i
+    # The report names each kept tensor, in file order.
+    proc = run_cli(["convert", model, "--dtype", "fp16", "-o", tmp_path / "again.onnx", "--json"])
+    assert proc.returncode == 0, describe(proc)
+    kept = json.loads(proc.stdout)["kept_wide"]
+    assert len(kept) == int(wide.sum())
+    assert kept[0] == {"name": "/model/layers.0/block.1/attention.query.weight", "values": 1, "largest": 1e6}
+    assert kept[-1]["name"] == f"/model/layers.{(count - 1) // 64}/block.{(count - 1) % 64}/attention.query.weight"
+
+
 def test_model_in_float16_has_nothing_to_convert(onnxstream, tmp_path):
     """Issue 30.5: imgly's "medium" ISNet (fp16 weights, Casts to float32 around a few
     operators) was 'converted' by stacking a Cast on each of its Casts."""

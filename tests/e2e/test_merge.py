@@ -204,22 +204,6 @@ def test_merge_in_out_like_cp_says_use_o(second, workdir, onnxstream):
     assert proc.returncode == 0, describe(proc)
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
 def test_merge_of_many_tiny_external_tensors_costs_little_memory_a_tensor(workdir, onnxstream):
     """200,000 external tensors of 16 bytes (docs/engineering.md, "Many small tensors"): the
     peak grows by the mapped .onnx (121 bytes a tensor here) and the edits, bindings and
@@ -228,24 +212,10 @@ def test_merge_of_many_tiny_external_tensors_costs_little_memory_a_tensor(workdi
     bytes a tensor over the floor, then 227 (167e84d); a merged tensor's edit as one 8-byte
     row, the planner's 4 bytes a message and 8-byte sites make it 192: the budget is 215."""
     count = 200_000
-    folder = workdir / "tiny"
-    folder.mkdir(parents=True)
     data = bytes(range(256)) * (count * 16 // 256)
-    (folder / "model.onnx.data").write_bytes(data)
-    location = _field(13, _field(1, b"location") + _field(2, b"model.onnx.data"))
-    length = _field(13, _field(1, b"length") + _field(2, b"16"))
-    initializers = []
-    for i in range(count):
-        offset = _field(13, _field(1, b"offset") + _field(2, str(16 * i).encode()))
-        name = _field(8, f"/model/layers.{i // 64}/block.{i % 64}/attention.query.weight".encode())
-        # dims [4], data_type FLOAT, name, external_data x 3, data_location EXTERNAL
-        tensor = b"\x08\x04\x10\x01" + name + location + offset + length + b"\x70\x01"
-        initializers.append(_field(5, tensor))
-    graph = _field(2, b"tiny") + b"".join(initializers)
-    model = b"\x08\x08" + _field(8, _field(2, b"\x11")) + _field(7, graph)  # ir_version 8, opset 17
-    (folder / "model.onnx").write_bytes(model)
+    model = refcheck.write_tiny_external_model(workdir / "tiny", data)
     out = workdir / "tiny.merged.onnx"
-    code, rss, err = refcheck.peak_rss(["merge", folder / "model.onnx", "-o", out, "--quiet"])
+    code, rss, err = refcheck.peak_rss(["merge", model, "-o", out, "--quiet"])
     assert code == 0, err
     floor = 12 << 20  # the process with a model of a few tensors, and the writer's buffers
     budget = floor + 215 * count
