@@ -481,6 +481,13 @@ def windows_binary() -> bool:
     return binary_path().suffix.lower() == ".exe"
 
 
+def sanitized() -> bool:
+    """True when the binary under test is built with ASan + UBSan (ONNXSTREAM_SANITIZED=1,
+    set by the build for its suites): a few cases meet the sanitizers' own limits, not
+    onnxstream's (docs/ci.md, "test_security under the sanitizers")."""
+    return os.environ.get("ONNXSTREAM_SANITIZED") == "1"
+
+
 def reported_name(path_text: str) -> str:
     """The file name of a path the binary printed, split by the binary's own rules: the
     Windows build joins a folder and a name with `\\` (`/tmp/out\\m.onnx.data` under wine),

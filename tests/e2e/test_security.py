@@ -212,7 +212,13 @@ def strace_delays() -> list[str]:
     probe = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "true"], capture_output=True)
     if probe.returncode != 0:
         return []
-    return ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=openat", "-e", "inject=openat:delay_enter=5000"]
+    prefix = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=openat", "-e", "inject=openat:delay_enter=5000"]
+    if refcheck.sanitized():
+        # LeakSanitizer stops a traced process ("LeakSanitizer has encountered a fatal
+        # error": it needs ptrace itself); the address and undefined checks stay.
+        options = os.environ.get("ASAN_OPTIONS", "")
+        prefix += ["-E", f"ASAN_OPTIONS={options}{':' if options else ''}detect_leaks=0"]
+    return prefix
 
 
 def test_flipping_link_never_leaks_outside_bytes(tmp_path, onnxstream):
@@ -558,6 +564,8 @@ def test_many_data_files_under_a_low_soft_limit(tmp_path, onnxstream):
         assert proc.returncode == 0, describe(proc)
 
 
+@pytest.mark.skipif(refcheck.sanitized(), reason="UBSan's vptr check needs a free file descriptor (a pipe) to test "
+                    "whether memory is readable; with none left it reports libstdc++'s system_category and halts")
 def test_many_data_files_under_a_low_hard_limit_fail_cleanly(tmp_path, onnxstream):
     folder = tmp_path / "m"
     many_files_model(folder, 600)
@@ -985,6 +993,8 @@ def test_gui_download_never_returns_outside_bytes_while_a_folder_is_swapped(tmp_
 
 
 @needs_gui
+@pytest.mark.skipif(refcheck.sanitized(), reason="a sanitized job under strace's delays is too slow to finish "
+                    "between two swaps: the case needs some to succeed")
 def test_gui_merge_job_never_writes_outside_while_its_folder_is_swapped(tmp_path):
     root, outside = tmp_path / "served", tmp_path / "outside"
     w = weights(11)
