@@ -137,9 +137,14 @@ private:
         typing.opset = graph.opset("");
         typing.block_ops = options_.block_ops ? *options_.block_ops : detail::default_block_ops();
         typing.wide_values.reserve(wide_.size());
-        for (const auto& w : wide_)
-            if (const auto v = graph.names.find(onnx::value_name(model_.tree, model_.sites[w.site])))
-                typing.wide_values.push_back(*v);
+        {
+            onnx::tensor_pass pass(model_);  // the names are read in file order, the pages behind released
+            for (const auto& w : wide_) {
+                pass.reached(w.site);
+                if (const auto v = graph.names.find(onnx::value_name(model_.tree, model_.sites[w.site])))
+                    typing.wide_values.push_back(*v);
+            }
+        }
         ONNXSTREAM_ASSIGN(auto typed, detail::plan_types(graph, typing, graph_edits_));
         blocked_op_types_ = std::move(typed.blocked_op_types);
         report_.nodes_type_checked = typed.nodes_type_checked_float32;
@@ -337,6 +342,19 @@ private:
         return b.convert && b.first_value && !b.external && b.expected == onnx::no_index;
     }
 
+    // An external tensor whose bytes go into the model as they are (kept float32, below the
+    // threshold) and whose binding knows its value fields, with no checksum to check: an
+    // inline_body row, as merge makes (8 bytes, where an insertion of a slice takes 76).
+    [[nodiscard]] bool copied_whole(const tensor_bytes& b) const {
+        if (b.convert || b.retype || b.external || b.buffer != onnx::no_index || b.expected != onnx::no_index) return false;
+        const auto id = bound_.binding_of(b.site);
+        if (id == none) return false;
+        const auto& binding = bound_.data.tensors[id];
+        return binding.usable && binding.positions_known && !binding.has_checksum && binding.value_positions != 0 &&
+               onnx::bound_model::source_of_file(binding.file) == b.input.source && binding.offset == b.input.offset &&
+               binding.length == b.input.length;
+    }
+
     // Typed values: a single packed float_data is float32 little-endian already, so it is
     // converted straight from the model file; anything else is decoded to raw first.
     result<void> typed_bytes(const onnx::tensor_handle& handle, tensor_bytes& b) {
@@ -397,19 +415,31 @@ private:
         onnx::tree_edits edits = graph_edits_;
         std::size_t changing = 0;
         std::size_t with_field = 0;    // of them, those whose insertion holds a new_field
+        std::size_t rows = 0;          // of them, those copied whole: an inline_body row each
         std::uint64_t pool_bytes = 0;  // the new bytes the edits hold
         for (const auto i : index_of_tensor_) {
             if (i == onnx::no_index) continue;
-            ++changing;
-            if (i == converted_in_place || in_place(bytes_[i])) continue;
-            ++with_field;
             const auto& b = bytes_[i];
-            if (b.buffer != onnx::no_index && !b.external) pool_bytes += buffers_[b.buffer].size();
+            if (i != converted_in_place && copied_whole(b)) {
+                ++rows;
+                continue;
+            }
+            ++changing;
+            if (i == converted_in_place || in_place(b) || b.external) continue;
+            ++with_field;
+            if (b.buffer != onnx::no_index) pool_bytes += buffers_[b.buffer].size();
         }
         // A retyped tensor gets a new data_type (one shared field) and new bytes (an
         // external one more fields).
         edits.reserve(2 * (changing + convert_empty_.size()), with_field + 1, 0, 2 * (changing + convert_empty_.size()),
                       static_cast<std::size_t>(pool_bytes));
+        edits.reserve_inlined_bodies(rows);
+        // A row's record is the tensor's binding: the bound model outlives the edits.
+        edits.set_inlined_values([this](std::uint32_t record) {
+            const auto& binding = bound_.data.tensors[onnx::binding_id{record}];
+            return onnx::inlined_value{onnx::bound_model::source_of_file(binding.file).value, binding.offset, binding.length,
+                                       binding.value_positions, binding.value_bytes};
+        });
         const auto data_type = edits.add_shared(
             edits.varint(number(tensor_field::data_type), static_cast<std::uint64_t>(target_)));
         // Bodies are read in file order (convert_empty_ and the sites are in site order), by
@@ -441,6 +471,12 @@ private:
                 continue;
             }
             const auto& b = bytes_[index_of_tensor_[t]];
+            if (copied_whole(b)) {
+                // Its value fields as open's read found them: one 8-byte row, the body not
+                // read again (a model of random weights keeps most of a million float32).
+                edits.inline_body(model_.tree, message, bound_.binding_of(t).value);
+                continue;
+            }
             if (b.retype) retype(t);
             if (b.external) {
                 onnx::store_external(model_.tree, message, {data_file_name(b.shard), b.offset, b.output_length(), {}}, edits);
