@@ -335,6 +335,23 @@ def small_tensor_cases(args, work: Path, out: Path, binary: str) -> list[case]:
         if count <= 100_000:
             c.tool("python-onnx", [PYTHON, "-c", PY_MERGE, str(model), str(merged)], [merged])
         cases.append(c)
+    # convert of the largest: random bytes, so most tensors would saturate in float16 and
+    # stay float32, each named in the report (the worst case of its per-tensor tables).
+    count = counts[-1]
+    folder = work / f"tiny-external-{count}"
+    model, data = folder / "model.onnx", folder / "model.onnx.data"
+    converted = out / "tiny.fp16.onnx"
+    c = case(f"convert {count_label(count)} tiny external", f"convert --dtype fp16 of {count:,} external tensors of 16 bytes",
+             [model, data], model.stat().st_size + data.stat().st_size, runs=2 if count >= 1_000_000 else None,
+             budget_bytes=memory_budget(model.stat().st_size))
+    command = ["convert", str(model), "--dtype", "fp16", "-o", str(converted), "--quiet"]
+    outputs = [converted, out / "tiny.fp16.onnx.data"]
+    c.tool("onnxstream", [binary, *command], outputs)
+    if args.before:
+        c.tool("before", [args.before, *command], outputs)
+    c.tool("cp+sync", ["sh", "-c", 'cp "$0" "$2" && cp "$1" "$3" && sync "$2" "$3"', str(model), str(data),
+                       str(out / "copy.onnx"), str(out / "copy.data")], [out / "copy.onnx", out / "copy.data"])
+    cases.append(c)
     return cases
 
 
