@@ -410,7 +410,7 @@ site_id graph_model::site_of(std::uint32_t tensor_message) const {
 
 std::int32_t graph_model::tensor_type(tensor_id t) const {
     const auto& x = tensors[t];
-    if (x.site != none) return file_->tensor(x.site)->data_type;
+    if (x.site != none) return file_->data_type(x.site);
     const auto* c = computed(t);
     return c != nullptr ? c->data_type : 0;
 }

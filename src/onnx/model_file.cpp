@@ -1,6 +1,8 @@
 #include <onnxstream/onnx/model_file.hpp>
 
+#include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/model_input.hpp>
+#include <onnxstream/proto/tokenizer.hpp>
 
 #include <algorithm>
 
@@ -139,6 +141,29 @@ tensor_handle model_file::tensor(site_id site) const {
     if (!read) return tensor_handle(std::move(unreadable), tree);
     read->message = m;
     return tensor_handle(std::move(read).value(), std::move(body).value());
+}
+
+std::int32_t model_file::data_type(site_id site) const {
+    if (reading == tensor_reading::kept) return tensors[site].data_type;
+    const auto m = sites[site].message;
+    const auto is_type = [](std::uint32_t n, proto::wire_type type) {
+        return n == number(tensor_field::data_type) && type == proto::wire_type::varint;
+    };
+    std::int32_t type = 0;
+    if (tree.stores_fields(m)) {
+        for (const auto& f : tree.fields(m))
+            if (is_type(f.number(), f.type())) type = static_cast<std::int32_t>(tree.value(f));
+        return type;
+    }
+    const auto range = tree.payload_range(m);
+    const auto end = range.offset + range.length;
+    for (auto at = range.offset; at < end;) {
+        const auto field = proto::read_field(tree.bytes(), at, end);
+        if (!field) return 0;
+        if (is_type(field->number, field->type)) type = static_cast<std::int32_t>(field->value);
+        at = field->end_offset();
+    }
+    return type;
 }
 
 }  // namespace onnxstream::onnx

@@ -167,7 +167,8 @@ private:
         tensor_census census;
         onnx::tensor_pass pass(model_);  // in file order, the pages behind released
         for (const auto t : model_.sites.ids()) {
-            const auto type = pass.read(t)->data_type;
+            pass.reached(t);
+            const auto type = model_.data_type(t);
             if (type == float32) {
                 ++census.float32;
                 if (convert_site_[t]) ++census.converting;
@@ -184,32 +185,46 @@ private:
     result<void> find_wide_tensors() {
         std::vector<std::byte> buffer;
         io::read_ahead_window small_reads;  // the many small tensors, in file order
+        // Counts the values of a stored slice beyond float16's range.
+        const auto scan = [&](const onnx::stored_slice& stored, onnx::float16_overflow& found) -> result<void> {
+            const auto& source = *session_.sources()[stored.source.value];
+            if (stored.length <= io::read_ahead_window::window_bytes) {
+                ONNXSTREAM_ASSIGN(const auto bytes, small_reads.read(source, stored.source.value, stored.offset,
+                                                                     static_cast<std::size_t>(stored.length)));
+                onnx::count_float16_overflow(bytes, found);
+                return {};
+            }
+            if (buffer.empty()) buffer.resize(io::read_chunk_size);
+            return io::for_each_chunk(
+                source, stored.offset, stored.length,
+                [&found](std::span<const std::byte> piece) { onnx::count_float16_overflow(piece, found); },
+                std::span<std::byte>(buffer));
+        };
         onnx::tensor_pass pass(model_);
         for (const auto t : model_.sites.ids()) {
-            const auto handle = pass.read(t);
-            const auto& tensor = *handle;
-            if (tensor.data_type != float32) continue;
+            // The type alone first, and an external tensor's bytes from its binding: a body is
+            // read whole only for an embedded float32 tensor (a million tiny external ones
+            // were a full read each).
+            pass.reached(t);
+            if (model_.data_type(t) != float32) continue;
             const auto& site = model_.sites[t];
             if (model_.tree.at(onnx::graph_of(model_.tree, site)).kind == onnx::message_kind::function) continue;
             onnx::float16_overflow found;
-            if (const auto stored = bound_.stored_bytes(t, handle)) {
-                if (stored->length % 4 != 0) continue;  // collect_bytes refuses it
-                const auto& source = *session_.sources()[stored->source.value];
-                if (stored->length <= io::read_ahead_window::window_bytes) {
-                    ONNXSTREAM_ASSIGN(const auto bytes, small_reads.read(source, stored->source.value, stored->offset,
-                                                                         static_cast<std::size_t>(stored->length)));
-                    onnx::count_float16_overflow(bytes, found);
-                } else {
-                    if (buffer.empty()) buffer.resize(io::read_chunk_size);
-                    ONNXSTREAM_TRY(io::for_each_chunk(
-                        source, stored->offset, stored->length,
-                        [&found](std::span<const std::byte> piece) { onnx::count_float16_overflow(piece, found); },
-                        std::span<std::byte>(buffer)));
+            if (const auto b = bound_.binding_of(t); b != none) {
+                const auto& binding = bound_.data.tensors[b];
+                if (binding.length % 4 != 0) continue;  // collect_bytes refuses it
+                ONNXSTREAM_TRY(scan({onnx::bound_model::source_of_file(binding.file), binding.offset, binding.length}, found));
+            } else {
+                const auto handle = model_.tensor(t);
+                const auto& tensor = *handle;
+                if (const auto stored = bound_.stored_bytes(t, handle)) {
+                    if (stored->length % 4 != 0) continue;  // collect_bytes refuses it
+                    ONNXSTREAM_TRY(scan(*stored, found));
+                } else if (tensor.storage == tensor_storage::typed && tensor.expected_bytes) {
+                    const auto raw = onnx::typed_to_raw(handle.tree(), tensor);
+                    if (!raw) continue;  // collect_bytes reports it
+                    onnx::count_float16_overflow(*raw, found);
                 }
-            } else if (tensor.storage == tensor_storage::typed && tensor.expected_bytes) {
-                const auto raw = onnx::typed_to_raw(handle.tree(), tensor);
-                if (!raw) continue;  // collect_bytes reports it
-                onnx::count_float16_overflow(*raw, found);
             }
             if (found.values > 0) wide_.push_back({t, found.largest, found.values});
         }

@@ -670,7 +670,8 @@ private:
         const auto& file = model_.file();
         onnx::tensor_pass pass(file);  // in file order, the pages behind released
         for (const auto i : file.sites.ids()) {
-            if (pass.read(i)->data_type != float32) continue;
+            pass.reached(i);
+            if (file.data_type(i) != float32) continue;
             const auto& site = file.sites[i];
             const auto name = model_.names.find(onnx::value_name(tree_, site));
             bool convert = false;

@@ -15,6 +15,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -54,6 +55,8 @@ void check_same_tensor(const model_file& kept, const model_file& lazy, site_id s
     CHECK(lazy.tree.payload_range(read->message).offset == kept.tree.payload_range(expected.message).offset);
     CHECK(read->name == expected.name);
     CHECK(read->data_type == expected.data_type);
+    CHECK(lazy.data_type(site) == expected.data_type);  // the body walked for it alone
+    CHECK(kept.data_type(site) == expected.data_type);
     CHECK(dims_of(*read) == dims_of(expected));
     CHECK(read->element_count == expected.element_count);
     CHECK(read->expected_bytes == expected.expected_bytes);
@@ -200,6 +203,28 @@ TEST_CASE("on demand with the full tree: tensors read when asked, every body sto
     CHECK(&read.tree() == &full->tree);
     check_same_tensor(*kept, *full, site);
     CHECK(read->raw_field == kept->tensors[site].raw_field);
+}
+
+TEST_CASE("data_type alone, after every other field, in a body or a stored message") {
+    test_support::temp_folder dir;
+    // data_type (FLOAT16) last, after raw_data (one float16: 1.0). (A tensor that writes
+    // it twice is refused by open: protobuf would keep the last.)
+    test_support::proto_builder t;
+    const std::array<std::byte, 2> one{std::byte{0x00}, std::byte{0x3c}};
+    t.varint_field(1, 1).string_field(8, "w").bytes_field(9, one).varint_field(2, 10);
+    const auto bytes = test_support::model_with_initializer(t);
+    const auto path = dir.path() / "twice.onnx";
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    for (const auto reading : {tensor_reading::kept, tensor_reading::on_demand, tensor_reading::on_demand_full_tree}) {
+        CAPTURE(static_cast<int>(reading));
+        const auto model = model_file::open(path, {}, reading);
+        REQUIRE(model);
+        // On demand the tree drops the body: its fields are walked in the mapped bytes.
+        if (reading == tensor_reading::on_demand) CHECK_FALSE(model->tree.stores_fields(model->sites[site_id{0}].message));
+        CHECK(model->tensor(site_id{0})->data_type == 10);
+        CHECK(model->data_type(site_id{0}) == 10);
+    }
 }
 
 TEST_CASE("on demand, a tensor read during the parse fails with the whole path and after every damaged field") {
