@@ -136,15 +136,8 @@ private:
         typing.keep_io_types = options_.keep_io_types;
         typing.opset = graph.opset("");
         typing.block_ops = options_.block_ops ? *options_.block_ops : detail::default_block_ops();
-        typing.wide_values.reserve(wide_.size());
-        {
-            onnx::tensor_pass pass(model_);  // the names are read in file order, the pages behind released
-            for (const auto& w : wide_) {
-                pass.reached(w.site);
-                if (const auto v = graph.names.find(onnx::value_name(model_.tree, model_.sites[w.site])))
-                    typing.wide_values.push_back(*v);
-            }
-        }
+        typing.wide_sites.reserve(wide_.size());
+        for (const auto& w : wide_) typing.wide_sites.push_back(w.site);
         ONNXSTREAM_ASSIGN(auto typed, detail::plan_types(graph, typing, graph_edits_));
         blocked_op_types_ = std::move(typed.blocked_op_types);
         report_.nodes_type_checked = typed.nodes_type_checked_float32;

@@ -433,11 +433,12 @@ private:
         return v != empty_name && i < wide_.size() && wide_[i];
     }
 
-    // wide_ from the options' values and from the Casts of wide integers.
+    // wide_ from the options' tensors and from the Casts of wide integers.
     void find_wide_values() {
         wide_.assign(types_.size(), false);
-        for (const auto v : options_.wide_values)
-            if (v != empty_name && static_cast<std::uint32_t>(v) < wide_.size()) wide_[static_cast<std::uint32_t>(v)] = true;
+        for (const auto site : options_.wide_sites)
+            if (const auto v = name_of_site(site); v && static_cast<std::uint32_t>(*v) < wide_.size())
+                wide_[static_cast<std::uint32_t>(*v)] = true;
         for (const auto s : model_.scopes.ids()) {
             if (!graph_scope(s) || model_.scopes[s].removed) continue;
             for (const auto n : model_.scopes[s].nodes) {
@@ -673,7 +674,7 @@ private:
             pass.reached(i);
             if (file.data_type(i) != float32) continue;
             const auto& site = file.sites[i];
-            const auto name = model_.names.find(onnx::value_name(tree_, site));
+            const auto name = name_of_site(i);
             bool convert = false;
             const auto graph = onnx::graph_of(tree_, site);
             if (const auto node = onnx::node_of(tree_, site); node != none) {
@@ -689,6 +690,21 @@ private:
             }
             result_.convert_site[i] = convert;
         }
+    }
+
+    // The value tensor `site` holds (onnx::value_name), by its id. An initializer's is its
+    // graph tensor's, from a table made once: a million lookups of its text in the names
+    // were a random probe each, and a read of the text in the mapped file.
+    std::optional<name_id> name_of_site(onnx::site_id site) {
+        const auto& file = model_.file();
+        if (initializer_names_.empty()) {
+            initializer_names_.assign(file.sites.size(), empty_name);
+            for (const auto& t : model_.tensors)
+                if (t.site != none && !t.removed && !t.renamed && file.sites[t.site].role == onnx::tensor_role::initializer)
+                    initializer_names_[t.site] = t.name;
+        }
+        if (const auto name = initializer_names_[site]; name != empty_name) return name;
+        return model_.names.find(onnx::value_name(tree_, file.sites[site]));
     }
 
     bool in_graph_scope(std::uint32_t graph_message) const {
@@ -914,9 +930,10 @@ private:
     std::unordered_map<name_id, bool> output_cast_to_half_;  // output_casts_ by value
     // The names nodes with an output Cast write, by (value, whether they hold the target).
     std::map<std::pair<name_id, bool>, std::string> written_as_;
-    std::vector<bool> wide_;                        // by name: kept float32, readers in float32
-    indexed_vector<node_id, bool> forced_float32_;  // by the type check
-    indexed_vector<node_id, bool> no_op_cast_;      // Casts written as Identity
+    std::vector<bool> wide_;                                    // by name: kept float32, readers in float32
+    indexed_vector<onnx::site_id, name_id> initializer_names_;  // by site: name_of_site's table
+    indexed_vector<node_id, bool> forced_float32_;              // by the type check
+    indexed_vector<node_id, bool> no_op_cast_;                  // Casts written as Identity
     typing_result result_;
 };
 

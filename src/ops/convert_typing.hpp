@@ -33,10 +33,10 @@ struct typing_options {
     bool keep_io_types = false;
     std::int64_t opset = 0;              // the model's ai.onnx opset (schemas are looked up at it)
     std::vector<std::string> block_ops;  // operator types computed in float32
-    // Values the target cannot hold, by their ids in the graph model's names: kept
-    // float32, their readers computing in float32. convert fills it with the tensors
-    // float16 would saturate (4 bytes each: a model of random weights has a million).
-    std::vector<graph::name_id> wide_values;
+    // Tensors whose values the target cannot hold, by site: kept float32, the readers of
+    // their values computing in float32. convert fills it with the tensors float16 would
+    // saturate (4 bytes each: a model of random weights has a million).
+    std::vector<onnx::site_id> wide_sites;
 };
 
 struct typing_result {
