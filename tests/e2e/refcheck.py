@@ -471,6 +471,16 @@ def peak_rss(args: Sequence[Union[str, os.PathLike]], timeout: float = 600) -> t
     return code, maxrss * 1024, proc.stderr
 
 
+def assert_peak_per_tensor(args: Sequence[Union[str, os.PathLike]], count: int, bytes_per_tensor: int) -> None:
+    """Runs the binary with `args` (it must succeed) and holds its peak RSS under a floor
+    of 12 MiB (the process with a model of a few tensors, and the writer's buffers) plus
+    `bytes_per_tensor` for each of `count` tensors."""
+    code, rss, err = peak_rss(args)
+    assert code == 0, err
+    budget = (12 << 20) + bytes_per_tensor * count
+    assert rss < budget, f"peak RSS {rss >> 20} MiB for {count} tiny tensors, over {budget >> 20} MiB"
+
+
 def command_prefix() -> list[str]:
     """What runs the binary: ONNXSTREAM_WRAPPER (e.g. `wine`, for the Windows build), else nothing."""
     return os.environ.get("ONNXSTREAM_WRAPPER", "").split()

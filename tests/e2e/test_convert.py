@@ -719,11 +719,7 @@ def test_many_saturating_tensors_cost_little_memory_a_tensor(onnxstream, tmp_pat
     values[wide, 0] = 1e6
     model = refcheck.write_tiny_external_model(tmp_path / "tiny", values.tobytes())
     out = tmp_path / "tiny.fp16.onnx"
-    code, rss, err = refcheck.peak_rss(["convert", model, "--dtype", "fp16", "-o", out, "--quiet"])
-    assert code == 0, err
-    floor = 12 << 20  # the process with a model of a few tensors, and the writer's buffers
-    budget = floor + 260 * count
-    assert rss < budget, f"peak RSS {rss >> 20} MiB for {count} tiny tensors, over {budget >> 20} MiB"
+    refcheck.assert_peak_per_tensor(["convert", model, "--dtype", "fp16", "-o", out, "--quiet"], count, 260)
     converted = onnx.load(str(out))
     tensors = converted.graph.initializer
     assert len(tensors) == count

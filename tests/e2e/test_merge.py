@@ -215,11 +215,7 @@ def test_merge_of_many_tiny_external_tensors_costs_little_memory_a_tensor(workdi
     data = bytes(range(256)) * (count * 16 // 256)
     model = refcheck.write_tiny_external_model(workdir / "tiny", data)
     out = workdir / "tiny.merged.onnx"
-    code, rss, err = refcheck.peak_rss(["merge", model, "-o", out, "--quiet"])
-    assert code == 0, err
-    floor = 12 << 20  # the process with a model of a few tensors, and the writer's buffers
-    budget = floor + 215 * count
-    assert rss < budget, f"peak RSS {rss >> 20} MiB for {count} tiny tensors, over {budget >> 20} MiB"
+    refcheck.assert_peak_per_tensor(["merge", model, "-o", out, "--quiet"], count, 215)
     merged = onnx.load(str(out))
     tensors = merged.graph.initializer
     assert len(tensors) == count
