@@ -427,13 +427,17 @@ private:
         std::uint64_t pool_bytes = 0;  // the new bytes the edits hold
         for (const auto i : index_of_tensor_) {
             if (i == onnx::no_index) continue;
+            if (i == converted_in_place) {  // no tensor_bytes: an insert_converted
+                ++changing;
+                continue;
+            }
             const auto& b = bytes_[i];
-            if (i != converted_in_place && copied_whole(b)) {
+            if (copied_whole(b)) {
                 ++rows;
                 continue;
             }
             ++changing;
-            if (i == converted_in_place || in_place(b) || b.external) continue;
+            if (in_place(b) || b.external) continue;
             ++with_field;
             if (b.buffer != onnx::no_index) pool_bytes += buffers_[b.buffer].size();
         }
