@@ -61,6 +61,23 @@ void store_external(const message_tree& tree, std::uint32_t message, std::uint32
     edits.insert_external(message, tree_edits::end_position, record);
 }
 
+bool inlined_by_row(const external_tensor& binding) {
+    return binding.positions_known && !binding.has_checksum && binding.value_positions != 0;
+}
+
+inlined_values inlined_bindings(const bound_model& model) {
+    return [&model](std::uint32_t record) {
+        const auto& b = model.data.tensors[binding_id{record}];
+        inlined_value value{bound_model::source_of_file(b.file).value, b.offset, b.length};
+        // The drops of a row, or of an insert_inlined by a read that finds the same ones.
+        if (b.positions_known) {
+            value.dropped_positions = b.value_positions;
+            value.dropped_bytes = b.value_bytes;
+        }
+        return value;
+    };
+}
+
 void inline_external(const bound_model& model, std::span<const external_tensor> bindings, tree_edits& edits,
                      std::vector<error>& warnings) {
     // Most tensors are one inline_body row (8 bytes: their value fields' positions are
@@ -68,34 +85,24 @@ void inline_external(const bound_model& model, std::span<const external_tensor> 
     // the tree dropped (tree_edits::body_drop). Reserved up front, the tables of a million
     // tensors do not grow by doubling (holding their old and new copy at once, then up to
     // twice what they need).
-    const auto by_row = [](const external_tensor& b) { return b.positions_known && !b.has_checksum && b.value_positions != 0; };
     std::size_t rows = 0;
     std::size_t read = 0;  // the tensors read again: an insertion each, and their drops
     for (const auto& b : bindings) {
         if (!b.usable) continue;
-        if (by_row(b)) ++rows;
+        if (inlined_by_row(b)) ++rows;
         else ++read;
     }
     edits.reserve(read, 0, 0, read);
     edits.reserve_inlined_bodies(rows);
     // A record is the binding's index in model.data.tensors (`bindings` may be a copy of
     // some of them, gone before the edits are planned): the bound model outlives them.
-    edits.set_inlined_values([&model](std::uint32_t record) {
-        const auto& b = model.data.tensors[binding_id{record}];
-        inlined_value value{bound_model::source_of_file(b.file).value, b.offset, b.length};
-        // The drops below, by the kept positions or by a read that finds the same ones.
-        if (b.positions_known) {
-            value.dropped_positions = b.value_positions;
-            value.dropped_bytes = b.value_bytes;
-        }
-        return value;
-    });
+    edits.set_inlined_values(inlined_bindings(model));
     // Bindings come in site (file) order: read on demand, the pages behind go (a million
     // bodies read again would otherwise map the whole file).
     tensor_pass pass(model.model);
     for (const auto& binding : bindings) {
         if (!binding.usable) continue;
-        if (by_row(binding)) {
+        if (inlined_by_row(binding)) {
             // Its value fields as the read that bound it found them: the body is not read
             // again (a million tiny tensors' bodies were a pass of their own).
             edits.inline_body(model.model.tree, model.model.sites[binding.site].message, model.binding_of(binding.site).value);

@@ -358,7 +358,7 @@ private:
         const auto id = bound_.binding_of(b.site);
         if (id == none) return false;
         const auto& binding = bound_.data.tensors[id];
-        return binding.usable && binding.positions_known && !binding.has_checksum && binding.value_positions != 0 &&
+        return binding.usable && onnx::inlined_by_row(binding) &&
                onnx::bound_model::source_of_file(binding.file) == b.input.source && binding.offset == b.input.offset &&
                binding.length == b.input.length;
     }
@@ -447,11 +447,7 @@ private:
                       static_cast<std::size_t>(pool_bytes));
         edits.reserve_inlined_bodies(rows);
         // A row's record is the tensor's binding: the bound model outlives the edits.
-        edits.set_inlined_values([this](std::uint32_t record) {
-            const auto& binding = bound_.data.tensors[onnx::binding_id{record}];
-            return onnx::inlined_value{onnx::bound_model::source_of_file(binding.file).value, binding.offset, binding.length,
-                                       binding.value_positions, binding.value_bytes};
-        });
+        edits.set_inlined_values(onnx::inlined_bindings(bound_));
         const auto data_type = edits.add_shared(
             edits.varint(number(tensor_field::data_type), static_cast<std::uint64_t>(target_)));
         // Bodies are read in file order (convert_empty_ and the sites are in site order), by

@@ -40,6 +40,16 @@ void store_external(const message_tree& tree, std::uint32_t message, std::uint32
 void store_external(const message_tree& tree, std::uint32_t message, std::uint32_t value_positions, std::uint32_t record,
                     tree_edits& edits);
 
+/// Whether `binding` comes back into the model as one tree_edits::inline_body row (8
+/// bytes, its body not read again): the positions of its value fields are known, it has
+/// some, and no checksum is to be checked. inline_external and convert (a tensor it keeps
+/// as it is) decide by this one rule.
+[[nodiscard]] bool inlined_by_row(const external_tensor& binding);
+/// The table tree_edits::set_inlined_values takes when a record is a binding id of
+/// `model` (its data file as a source, its slice, and the value fields the read that bound
+/// it found). `model` must outlive the planning.
+[[nodiscard]] inlined_values inlined_bindings(const bound_model& model);
+
 /// Brings the usable tensors among `bindings` (entries of model.data.tensors) back into
 /// the model: value fields dropped, raw_data inserted where the first of them was, as a
 /// slice of its data file (bound_model::source_of_file). An expected SHA-1 becomes a
