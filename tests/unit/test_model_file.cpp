@@ -227,6 +227,41 @@ TEST_CASE("data_type alone, after every other field, in a body or a stored messa
     }
 }
 
+#if !defined(_WIN32)
+TEST_CASE("on demand, a body changed in the file after open reads as an empty tensor of no type") {
+    // A page released behind a pass faults back in from the file: if the file changed,
+    // the body may no longer tokenize. tensor() and data_type() must not fail or read
+    // past it; the writer's check that the sources are unchanged refuses the run.
+    // (POSIX: the mapping is shared, so a write through another descriptor shows at once.)
+    test_support::temp_folder dir;
+    test_support::proto_builder t;
+    const std::array<std::byte, 4> one{std::byte{0}, std::byte{0}, std::byte{0x80}, std::byte{0x3f}};
+    t.varint_field(1, 1).varint_field(2, 1).string_field(8, "w").bytes_field(9, one);
+    const auto bytes = test_support::model_with_initializer(t);
+    const auto path = dir.path() / "changed.onnx";
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    const auto model = model_file::open(path, {}, tensor_reading::on_demand);
+    REQUIRE(model);
+    const auto site = site_id{0};
+    const auto message = model->sites[site].message;
+    REQUIRE_FALSE(model->tree.stores_fields(message));
+    REQUIRE(model->data_type(site) == 1);
+    {
+        // The body's first tag becomes field 0 of wire type 7: no field at all.
+        std::fstream file(path, std::ios::binary | std::ios::in | std::ios::out);
+        file.seekp(static_cast<std::streamoff>(model->tree.payload_range(message).offset));
+        file.put(static_cast<char>(0x07));
+    }
+    CHECK(model->data_type(site) == 0);
+    const auto read = model->tensor(site);
+    CHECK(read->message == message);
+    CHECK(read->data_type == 0);
+    CHECK(read->name.empty());
+    CHECK_FALSE(read->expected_bytes);
+}
+#endif
+
 TEST_CASE("on demand, a tensor read during the parse fails with the whole path and after every damaged field") {
     // Two sparse initializers (a path names their index only because there are two:
     // message::repeated, known once the graph's children are all read); the second's
