@@ -1,5 +1,6 @@
 #include <onnxstream/onnx/message_tree.hpp>
 
+#include "header_window.hpp"
 #include "schema_rows.hpp"
 
 #include <onnxstream/onnx/fields.hpp>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 
@@ -146,17 +148,24 @@ struct message_tree::builder {
         // Fields go straight into the tree: a message of a million fields needs no
         // scratch copy of them. The headers of a message of many megabytes (a graph of a
         // million initializers or nodes) are read across all of it before its children
-        // are: the pages behind the scan may go (options.behind), and come back from the
-        // page cache as the children are read, rather than the whole file being mapped.
-        const bool reports = options.behind && end - begin > tree_options::behind_step;
+        // are: through options.read when it is set (the mapping is not touched), else
+        // through the mapping, whose pages behind the scan may go (options.behind) and
+        // come back from the page cache as the children are read, rather than the whole
+        // file being mapped.
+        const bool large = end - begin > tree_options::behind_step;
+        std::unique_ptr<detail::header_window> window;
+        if (large && options.read) window = std::make_unique<detail::header_window>(bytes.size(), options.read);
+        const bool reports = options.behind && large;
         auto reported = begin;
         for (auto position = begin; position < end;) {
-            if (reports && position - reported >= tree_options::behind_step) {
+            if (reports && !window && position - reported >= tree_options::behind_step) {
                 options.behind(position);
                 reported = position;
             }
             proto::field_token token;
-            if (!proto::read_field_fast_in(bytes, position, end, token)) {
+            const bool fast = window ? window->fast_field(position, end, token)
+                                     : proto::read_field_fast_in(bytes, position, end, token);
+            if (!fast) {
                 auto read = proto::read_field(bytes, position, end);
                 if (!read) {
                     auto e = std::move(read).error();

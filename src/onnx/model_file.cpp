@@ -77,8 +77,10 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     // the weights' pages are then mapped only when their bytes are needed (see
     // mapped_file::copy_in_except for why a mere header read would map megabytes).
     const auto& file = model.file;
-    const auto bulk = find_bulk_payloads(
-        file.size(), [&file](std::uint64_t offset, std::span<std::byte> out) { return file.read_at(offset, out).has_value(); });
+    const read_function read = [&file](std::uint64_t offset, std::span<std::byte> out) {
+        return file.read_at(offset, out).has_value();
+    };
+    const auto bulk = find_bulk_payloads(file.size(), read);
     if (!bulk.empty()) ONNXSTREAM_TRY(model.file.copy_in_except(bulk));
     auto tree_options = options;
     const bool on_demand = reading == tensor_reading::on_demand;
@@ -89,6 +91,9 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     io::release_behind behind(model.file.mapping());
     const bool releases = reading != tensor_reading::kept;
     if (releases) tree_options.behind = [&behind](std::uint64_t end) { behind.reached(end); };
+    // A large message's headers are read (pread) rather than faulted in and released
+    // before its children fault them in again, unless they are private memory already.
+    if (releases && bulk.empty()) tree_options.read = read;
     tensor_reads reads(model, on_external);
     if (on_demand) tree_options.on_tensor = [&reads](const message_tree& so_far, std::uint32_t m) { reads.read(so_far, m); };
     auto parsed = message_tree::parse(model.file.bytes(), tree_options);

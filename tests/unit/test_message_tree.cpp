@@ -804,3 +804,77 @@ TEST_CASE("the parse reports its progress through a large message: during the he
         CHECK(calls.empty());
     }
 }
+
+TEST_CASE("a large message's headers are read through tree_options::read, with the same tree and the same errors") {
+    // A graph of more than tree_options::behind_step bytes of nodes and initializers.
+    proto_builder graph;
+    for (std::size_t i = 0; graph.bytes().size() <= tree_options::behind_step + (1U << 20); ++i) {
+        const auto n = std::to_string(i);
+        graph.message_field(1, node("Relu", "x" + n, "y" + n)).message_field(5, tensor("w" + n, {1, 2}));
+    }
+    const auto model_of = [](const proto_builder& g) {
+        proto_builder model;
+        model.varint_field(1, 8).message_field(7, g);
+        const auto b = model.bytes();
+        return std::vector<std::byte>(b.begin(), b.end());
+    };
+    const auto bytes = model_of(graph);
+    std::size_t reads = 0;
+    std::uint64_t read_bytes = 0;
+    bool fails = false;
+    auto options = on_demand();
+    options.read = [&](std::uint64_t offset, std::span<std::byte> out) {
+        if (fails || offset + out.size() > bytes.size()) return false;
+        ++reads;
+        read_bytes += out.size();
+        std::memcpy(out.data(), bytes.data() + offset, out.size());
+        return true;
+    };
+    const auto same_as = [](const message_tree& a, const message_tree& b) {
+        REQUIRE(a.messages().size() == b.messages().size());
+        for (std::uint32_t m = 0; m < a.messages().size(); ++m) {
+            REQUIRE(a.stores_fields(m) == b.stores_fields(m));
+            if (a.stores_fields(m)) test_support::check_same_message(a, m, b, m);
+        }
+    };
+    const auto plain = message_tree::parse(bytes, on_demand());
+    REQUIRE(plain);
+
+    SUBCASE("the window is read once through the graph, and the tree is the mapping's") {
+        const auto tree = message_tree::parse(bytes, options);
+        REQUIRE(tree);
+        same_as(*plain, *tree);
+        // The graph's and the model's headers, a window at a time: about their size once
+        // (the model is one field, the graph, whose first window the model's scan read).
+        CHECK(reads >= 2);
+        CHECK(read_bytes <= 2 * bytes.size());
+    }
+    SUBCASE("a read that fails leaves the headers to the mapping") {
+        fails = true;
+        const auto tree = message_tree::parse(bytes, options);
+        REQUIRE(tree);
+        same_as(*plain, *tree);
+    }
+    SUBCASE("a damaged field at the end of the graph is the same error") {
+        // A last field whose length runs past the graph's end.
+        auto damaged = graph;
+        const std::array<std::byte, 3> cut{std::byte{0x0a}, std::byte{0x7f}, std::byte{0x00}};
+        damaged.raw(cut);
+        const auto damaged_bytes = model_of(damaged);
+        options.read = [&](std::uint64_t offset, std::span<std::byte> out) {
+            if (offset + out.size() > damaged_bytes.size()) return false;
+            ++reads;
+            std::memcpy(out.data(), damaged_bytes.data() + offset, out.size());
+            return true;
+        };
+        const auto expected = message_tree::parse(damaged_bytes, on_demand());
+        const auto got = message_tree::parse(damaged_bytes, options);
+        REQUIRE_FALSE(expected);
+        REQUIRE_FALSE(got);
+        CHECK(reads >= 1);
+        CHECK(got.error().code == expected.error().code);
+        CHECK(got.error().message == expected.error().message);
+        CHECK(got.error().offset == expected.error().offset);
+        CHECK(got.error().field_path == expected.error().field_path);
+    }
+}

@@ -205,6 +205,9 @@ enum class node_fields : std::uint8_t {
 
 class message_tree;
 
+/// Reads `out.size()` bytes at `offset`; false on failure.
+using read_function = std::function<bool(std::uint64_t offset, std::span<std::byte> out)>;
+
 struct tree_options {
     std::uint32_t max_depth = 96;             // message nesting (3 levels per subgraph)
     std::uint64_t max_fields = 1ULL << 30;    // fields in the whole model (dropped ones count)
@@ -212,13 +215,20 @@ struct tree_options {
     tensor_fields tensors = tensor_fields::stored;
     node_fields nodes = node_fields::stored;
     /// Called as the parse moves forward through the bytes: while it reads a message's
-    /// field headers (every few MiB), and after each child message with its end. The
-    /// parse reads the bytes before `offset` again only when it goes back to descend into
-    /// the children of the message whose headers it read: a caller may release the
-    /// mapped pages behind (model_file does, on demand; io::release_behind follows a walk
-    /// that moves back). Never called for a message whose bytes end within `step`.
+    /// field headers through the mapping (every few MiB; not when `read` is set), and
+    /// after each child message with its end. The parse reads the bytes before `offset`
+    /// again only when it goes back to descend into the children of the message whose
+    /// headers it read: a caller may release the mapped pages behind (model_file does, on
+    /// demand; io::release_behind follows a walk that moves back). Never called for a
+    /// message whose bytes end within `step`.
     std::function<void(std::uint64_t offset)> behind;
     static constexpr std::uint64_t behind_step = 4ULL << 20;
+    /// When set, reads the parsed bytes as they are in their file (the parse's input is a
+    /// mapping of it): the field headers of a message longer than `behind_step` are read
+    /// through it, a window at a time, rather than through the mapping, whose pages then
+    /// fault in once, as the children are read, instead of twice (model_file sets it when it
+    /// releases pages behind the parse).
+    read_function read;
     /// Called with each TensorProto message as soon as the parse has read it and the
     /// messages inside it, before tensor_fields::on_demand drops its fields: in message
     /// order (find_tensors' order), with the tree as far as it is read (the tensor's
@@ -349,9 +359,6 @@ struct bulk_scan_options {
     std::uint64_t max_ranges = 8192;       // the largest ones are kept (each costs the mapping two areas)
     std::uint32_t max_depth = 96;
 };
-
-/// Reads `out.size()` bytes at `offset`; false on failure.
-using read_function = std::function<bool(std::uint64_t offset, std::span<std::byte> out)>;
 
 /// The payloads the message tree keeps opaque (raw_data, typed data, unknown fields) of at
 /// least `min_length` bytes, in file order, found by reading only field headers through
