@@ -364,13 +364,9 @@ std::span<const field_entry> message_tree::read_fields(std::uint32_t message_ind
     const auto end = range.offset + range.length;
     for (auto position = range.offset; position < end;) {
         proto::field_token token;
-        if (!proto::read_field_fast_in(bytes_, position, end, token)) {
-            auto read = proto::read_field(bytes_, position, end);
-            if (!read) {
-                scratch.clear();
-                return {};
-            }
-            token = read.value();
+        if (!proto::next_field(bytes_, position, end, token)) {
+            scratch.clear();
+            return {};
         }
         scratch.push_back(field_entry(token));  // parse stored this token's like: it fits
         position = token.end_offset();
@@ -390,14 +386,14 @@ std::string_view message_tree::find_text(std::uint32_t message_index, std::uint3
         const auto range = payload_range(message_index);
         const auto end = range.offset + range.length;
         for (auto position = range.offset; position < end;) {
-            const auto read = proto::read_field(bytes_, position, end);
-            if (!read) return {};
-            if (read->number == n) {
-                if (read->type != proto::wire_type::length_delimited) return {};
-                return {reinterpret_cast<const char*>(bytes_.data() + read->payload_offset),
-                        static_cast<std::size_t>(read->payload_length)};
+            proto::field_token read;
+            if (!proto::next_field(bytes_, position, end, read)) return {};
+            if (read.number == n) {
+                if (read.type != proto::wire_type::length_delimited) return {};
+                return {reinterpret_cast<const char*>(bytes_.data() + read.payload_offset),
+                        static_cast<std::size_t>(read.payload_length)};
             }
-            position = read->end_offset();
+            position = read.end_offset();
         }
         return {};
     }

@@ -163,10 +163,10 @@ std::int32_t model_file::data_type(site_id site) const {
     const auto range = tree.payload_range(m);
     const auto end = range.offset + range.length;
     for (auto at = range.offset; at < end;) {
-        const auto field = proto::read_field(tree.bytes(), at, end);
-        if (!field) return 0;
-        if (is_type(field->number, field->type)) type = static_cast<std::int32_t>(field->value);
-        at = field->end_offset();
+        proto::field_token field;
+        if (!proto::next_field(tree.bytes(), at, end, field)) return 0;
+        if (is_type(field.number, field.type)) type = static_cast<std::int32_t>(field.value);
+        at = field.end_offset();
     }
     return type;
 }

@@ -92,6 +92,19 @@ struct tokenize_options {
     return read_field_fast(buffer.subspan(position, end - position), position, end, token);
 }
 
+/// The field at `position` of a message ending at `end` in `buffer`, as read_field reads
+/// it, by read_field_fast_in when it can (a walk over a message's fields asks this for
+/// each: read_field builds a result). False when the bytes there are no field; a caller
+/// that reports why asks read_field.
+[[nodiscard, gnu::always_inline]] inline bool next_field(std::span<const std::byte> buffer, std::uint64_t position,
+                                                         std::uint64_t end, field_token& token) {
+    if (read_field_fast_in(buffer, position, end, token)) return true;
+    auto read = read_field(buffer, position, end);
+    if (!read) return false;
+    token = read.value();
+    return true;
+}
+
 /// Counts the varints in a packed repeated field's payload; malformed if one does not end.
 [[nodiscard]] result<std::uint64_t> count_packed_varints(std::span<const std::byte> payload);
 
