@@ -31,11 +31,21 @@ public:
             failed_message_ = m;
             return;
         }
+        const auto type = tensor->data_type;
+        types_.push_back(type >= 0 && type < tensor_site::unrecorded_type ? static_cast<std::uint8_t>(type)
+                                                                          : tensor_site::unrecorded_type);
         if (tensor->storage == tensor_storage::external) {
             model_.external_sites.push_back(t);
             if (on_external_) on_external_(t, tree.tensors_seen(), *tensor, tree.fields(m));
         }
         if (kept) model_.tensors.push_back(std::move(tensor).value());
+    }
+
+    // Gives each site the data_type its read found (sites in read order).
+    void record_types(indexed_vector<site_id, tensor_site>& sites) {
+        for (std::size_t i = 0; i < types_.size() && i < sites.size(); ++i)
+            sites[site_id(static_cast<std::uint32_t>(i))].data_type = types_[i];
+        types_ = {};
     }
 
     // The first tensor that failed, if any, its error's path named in `tree`: the whole
@@ -51,6 +61,7 @@ private:
     const model_file::external_visitor& on_external_;
     external_reference reference_;
     std::uint32_t next_ = 0;
+    std::vector<std::uint8_t> types_;  // by site, until record_types
     std::optional<error> failure_;
     std::uint32_t failed_message_ = no_index;
 };
@@ -117,6 +128,7 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
             reads.read(model.tree, m);
         }
     }
+    reads.record_types(model.sites);
     if (releases) behind.finish(model.file.size());
     ONNXSTREAM_TRY(model.file.check_unchanged());
     if (auto e = reads.failed(model.tree)) {
@@ -150,6 +162,7 @@ tensor_handle model_file::tensor(site_id site) const {
 
 std::int32_t model_file::data_type(site_id site) const {
     if (reading == tensor_reading::kept) return tensors[site].data_type;
+    if (sites[site].data_type != tensor_site::unrecorded_type) return sites[site].data_type;
     const auto m = sites[site].message;
     const auto is_type = [](std::uint32_t n, proto::wire_type type) {
         return n == number(tensor_field::data_type) && type == proto::wire_type::varint;

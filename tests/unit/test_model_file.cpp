@@ -55,7 +55,9 @@ void check_same_tensor(const model_file& kept, const model_file& lazy, site_id s
     CHECK(lazy.tree.payload_range(read->message).offset == kept.tree.payload_range(expected.message).offset);
     CHECK(read->name == expected.name);
     CHECK(read->data_type == expected.data_type);
-    CHECK(lazy.data_type(site) == expected.data_type);  // the body walked for it alone
+    CHECK(lazy.data_type(site) == expected.data_type);  // as open read it, or the body walked for it alone
+    if (expected.data_type >= 0 && expected.data_type < tensor_site::unrecorded_type)
+        CHECK(lazy.sites[site].data_type == expected.data_type);
     CHECK(kept.data_type(site) == expected.data_type);
     CHECK(dims_of(*read) == dims_of(expected));
     CHECK(read->element_count == expected.element_count);
@@ -218,11 +220,14 @@ TEST_CASE("data_type alone, after every other field, in a body or a stored messa
         .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     for (const auto reading : {tensor_reading::kept, tensor_reading::on_demand, tensor_reading::on_demand_full_tree}) {
         CAPTURE(static_cast<int>(reading));
-        const auto model = model_file::open(path, {}, reading);
+        auto model = model_file::open(path, {}, reading);
         REQUIRE(model);
         // On demand the tree drops the body: its fields are walked in the mapped bytes.
         if (reading == tensor_reading::on_demand) CHECK_FALSE(model->tree.stores_fields(model->sites[site_id{0}].message));
         CHECK(model->tensor(site_id{0})->data_type == 10);
+        CHECK(model->data_type(site_id{0}) == 10);
+        // Without the type open recorded: the body (or the stored message) is walked.
+        model->sites[site_id{0}].data_type = tensor_site::unrecorded_type;
         CHECK(model->data_type(site_id{0}) == 10);
     }
 }
@@ -241,11 +246,15 @@ TEST_CASE("on demand, a body changed in the file after open reads as an empty te
     const auto path = dir.path() / "changed.onnx";
     std::ofstream(path, std::ios::binary)
         .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    const auto model = model_file::open(path, {}, tensor_reading::on_demand);
+    auto model = model_file::open(path, {}, tensor_reading::on_demand);
     REQUIRE(model);
     const auto site = site_id{0};
     const auto message = model->sites[site].message;
     REQUIRE_FALSE(model->tree.stores_fields(message));
+    // Open recorded the type its read found; a site without it has its body walked.
+    CHECK(model->sites[site].data_type == 1);
+    REQUIRE(model->data_type(site) == 1);
+    model->sites[site].data_type = tensor_site::unrecorded_type;
     REQUIRE(model->data_type(site) == 1);
     {
         // The body's first tag becomes field 0 of wire type 7: no field at all.
@@ -254,6 +263,8 @@ TEST_CASE("on demand, a body changed in the file after open reads as an empty te
         file.put(static_cast<char>(0x07));
     }
     CHECK(model->data_type(site) == 0);
+    model->sites[site].data_type = 1;
+    CHECK(model->data_type(site) == 1);  // as open read it
     const auto read = model->tensor(site);
     CHECK(read->message == message);
     CHECK(read->data_type == 0);

@@ -95,10 +95,11 @@ struct model_file {
 
     /// The tensor at `site`, kept or read again (which cannot fail: open read it once).
     [[nodiscard]] tensor_handle tensor(site_id site) const;
-    /// tensor(site)->data_type, without reading the rest: read on demand, the body's fields
-    /// are walked for data_type alone, where tensor() tokenizes it into a tree and reads
-    /// every field (the external entries' text and numbers too). 0 for a body that no
-    /// longer reads, as tensor()'s empty tensor.
+    /// tensor(site)->data_type, without reading the rest: read on demand, the type open's
+    /// read found (tensor_site::data_type), else the body's fields are walked for
+    /// data_type alone, where tensor() tokenizes it into a tree and reads every field (the
+    /// external entries' text and numbers too). 0 for such a body that no longer reads,
+    /// as tensor()'s empty tensor.
     [[nodiscard]] std::int32_t data_type(site_id site) const;
 };
 

@@ -35,8 +35,14 @@ using site_id = index<struct site_tag>;
 // 8 bytes (a model may have millions of tensors): what encloses it is found from the
 // tree's parents when asked (graph_of, node_of).
 struct tensor_site {
+    /// data_type when open did not record it (model_file::data_type reads the body).
+    static constexpr std::uint8_t unrecorded_type = 0xFF;
     std::uint32_t message = no_index;  // the TensorProto
     tensor_role role = tensor_role::initializer;
+    // Its data_type as model_file::open read it, when below unrecorded_type (every type
+    // onnx.proto names): the commands ask it of each tensor several times, and a body read
+    // again after its page was released faults the page back in (in the padding: free).
+    std::uint8_t data_type = unrecorded_type;
 };
 static_assert(sizeof(tensor_site) == 8);
 
