@@ -38,6 +38,50 @@ public:
                                       token);
     }
 
+    // The field at `position` of a message ending at `end`, as proto::read_field reads it
+    // (tags and length prefixes of any length). False where read_field fails, or where the
+    // file cannot be read: the caller asks read_field for the token or the reason.
+    bool field(std::uint64_t position, std::uint64_t end, proto::field_token& token) {
+        if (fast_field(position, end, token)) return true;
+        const auto tag = varint(position, end);
+        if (!tag) return false;
+        const auto number = tag->value >> 3;
+        if (number == 0 || number > proto::max_field_number) return false;
+        auto at = position + tag->size;
+        const auto type = static_cast<proto::wire_type>(tag->value & 7U);
+        token.value = 0;
+        switch (type) {
+            case proto::wire_type::varint: {
+                const auto value = varint(at, end);
+                if (!value) return false;
+                token.payload_length = value->size;
+                token.value = value->value;
+                break;
+            }
+            case proto::wire_type::fixed64:
+            case proto::wire_type::fixed32: {
+                const std::uint64_t width = type == proto::wire_type::fixed64 ? 8 : 4;
+                if (width > end - at) return false;
+                token.payload_length = width;
+                break;
+            }
+            case proto::wire_type::length_delimited: {
+                const auto length = varint(at, end);
+                if (!length) return false;
+                at += length->size;
+                if (length->value > end - at) return false;
+                token.payload_length = length->value;
+                break;
+            }
+            default: return false;
+        }
+        token.header_offset = position;
+        token.payload_offset = at;
+        token.number = static_cast<std::uint32_t>(number);
+        token.type = type;
+        return true;
+    }
+
     // The varint at `offset`, if it ends within 10 bytes and before `end`.
     std::optional<proto::decoded_varint> varint(std::uint64_t offset, std::uint64_t end) {
         if (offset >= end || end > size_) return std::nullopt;

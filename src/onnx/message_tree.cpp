@@ -163,7 +163,9 @@ struct message_tree::builder {
                 reported = position;
             }
             proto::field_token token;
-            const bool fast = window ? window->fast_field(position, end, token)
+            // Through the window, every well-formed field (read_field is then asked only
+            // for the error, which touches a page of the mapping).
+            const bool fast = window ? window->field(position, end, token)
                                      : proto::read_field_fast_in(bytes, position, end, token);
             if (!fast) {
                 auto read = proto::read_field(bytes, position, end);

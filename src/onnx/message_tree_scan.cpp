@@ -24,38 +24,11 @@ struct scanner {
         if (depth > options.max_depth) return false;
         for (std::uint64_t position = begin; position < end;) {
             proto::field_token token;
-            if (window.fast_field(position, end, token)) {
-                if (token.type == proto::wire_type::length_delimited &&
-                    !payload(kind, token.number, token.payload_offset, token.payload_length, depth))
-                    return false;
-                position = token.end_offset();
-                continue;
-            }
-            const auto tag = window.varint(position, end);
-            if (!tag) return false;
-            position += tag->size;
-            const auto number = tag->value >> 3;
-            switch (static_cast<proto::wire_type>(tag->value & 7U)) {
-                case proto::wire_type::varint: {
-                    const auto value = window.varint(position, end);
-                    if (!value) return false;
-                    position += value->size;
-                    break;
-                }
-                case proto::wire_type::fixed64: position += 8; break;
-                case proto::wire_type::fixed32: position += 4; break;
-                case proto::wire_type::length_delimited: {
-                    const auto length = window.varint(position, end);
-                    if (!length) return false;
-                    position += length->size;
-                    if (length->value > end - position) return false;
-                    if (!payload(kind, number, position, length->value, depth)) return false;
-                    position += length->value;
-                    break;
-                }
-                default: return false;
-            }
-            if (position > end) return false;
+            if (!window.field(position, end, token)) return false;
+            if (token.type == proto::wire_type::length_delimited &&
+                !payload(kind, token.number, token.payload_offset, token.payload_length, depth))
+                return false;
+            position = token.end_offset();
         }
         return true;
     }

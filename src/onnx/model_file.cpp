@@ -102,10 +102,9 @@ result<model_file> model_file::open(const std::filesystem::path& path, const tre
     io::release_behind behind(model.file.mapping());
     const bool releases = reading != tensor_reading::kept;
     if (releases) tree_options.behind = [&behind](std::uint64_t end) { behind.reached(end); };
-    // tree_options::read is not set: with it, a model of 20k tensors of 16 KiB stayed
-    // mapped whole through the open (test_page_release: 328 MiB of 320 MiB of weights,
-    // not 37), though the pages behind the children were released as before. Until that
-    // is understood, the headers are read through the mapping (docs/engineering.md).
+    // A large message's headers are read (pread) rather than faulted in and released
+    // before its children fault them in again, unless they are private memory already.
+    if (releases && bulk.empty()) tree_options.read = read;
     tensor_reads reads(model, on_external);
     if (on_demand) tree_options.on_tensor = [&reads](const message_tree& so_far, std::uint32_t m) { reads.read(so_far, m); };
     auto parsed = message_tree::parse(model.file.bytes(), tree_options);

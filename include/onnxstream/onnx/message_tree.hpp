@@ -226,8 +226,10 @@ struct tree_options {
     /// When set, reads the parsed bytes as they are in their file (the parse's input is a
     /// mapping of it): the field headers of a message longer than `behind_step` are read
     /// through it, a window at a time, rather than through the mapping, whose pages then
-    /// fault in once, as the children are read, instead of twice. (model_file does not set
-    /// it yet: with it, a model of 16 KiB tensors stayed mapped whole; docs/engineering.md.)
+    /// fault in once, as the children are read, instead of twice. Every well-formed header
+    /// is read through it (a damaged one is then read through the mapping for its error):
+    /// no `behind` call is made during such a scan, so a header read through the mapping
+    /// would stay mapped until the children's walk passed it.
     read_function read;
     /// Called with each TensorProto message as soon as the parse has read it and the
     /// messages inside it, before tensor_fields::on_demand drops its fields: in message
