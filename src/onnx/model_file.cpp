@@ -45,7 +45,6 @@ public:
     void record_types(indexed_vector<site_id, tensor_site>& sites) {
         for (std::size_t i = 0; i < types_.size() && i < sites.size(); ++i)
             sites[site_id(static_cast<std::uint32_t>(i))].data_type = types_[i];
-        types_ = {};
     }
 
     // The first tensor that failed, if any, its error's path named in `tree`: the whole

@@ -232,6 +232,34 @@ TEST_CASE("data_type alone, after every other field, in a body or a stored messa
     }
 }
 
+TEST_CASE("a data_type no byte holds is not recorded at open: its body is walked for it") {
+    // 254 is the last type a site records; 255 is tensor_site::unrecorded_type itself.
+    // ONNX defines none of them: open takes them as it takes any unknown type.
+    test_support::temp_folder dir;
+    for (const std::uint64_t type : {std::uint64_t{254}, std::uint64_t{255}, std::uint64_t{300}, ~std::uint64_t{0}}) {
+        CAPTURE(type);
+        test_support::proto_builder t;
+        t.varint_field(1, 4).varint_field(2, type).string_field(8, "w").bytes_field(9, test_support::float_bytes({1}));
+        const auto bytes = test_support::model_with_initializer(t);
+        const auto path = dir.path() / "unknown_type.onnx";
+        std::ofstream(path, std::ios::binary | std::ios::trunc)
+            .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        const auto kept = model_file::open(path, {}, tensor_reading::kept);
+        REQUIRE(kept);
+        const auto expected = kept->tensors[site_id{0}].data_type;
+        CHECK(expected == static_cast<std::int32_t>(type));
+        for (const auto reading : {tensor_reading::on_demand, tensor_reading::on_demand_full_tree}) {
+            CAPTURE(static_cast<int>(reading));
+            const auto model = model_file::open(path, {}, reading);
+            REQUIRE(model);
+            CHECK(model->sites[site_id{0}].data_type ==
+                  (type < tensor_site::unrecorded_type ? static_cast<std::uint8_t>(type) : tensor_site::unrecorded_type));
+            CHECK(model->data_type(site_id{0}) == expected);
+            CHECK(model->tensor(site_id{0})->data_type == expected);
+        }
+    }
+}
+
 #if !defined(_WIN32)
 TEST_CASE("on demand, a body changed in the file after open reads as an empty tensor of no type") {
     // A page released behind a pass faults back in from the file: if the file changed,
