@@ -53,6 +53,7 @@ struct tensor_bytes {
     bool integer = false;                     // int32 or int64 (shape-like ones stay embedded)
     bool external = false;                    // placed in a data file
     bool first_value = false;                 // input is the payload of the tensor's first value field
+    bool whole = false;                       // copied_whole: an inline_body row (set by model_edits)
 
     [[nodiscard]] std::uint64_t output_length() const noexcept { return convert ? input.length / 2 : input.length; }
 };
@@ -431,8 +432,9 @@ private:
                 ++changing;
                 continue;
             }
-            const auto& b = bytes_[i];
-            if (copied_whole(b)) {
+            auto& b = bytes_[i];
+            b.whole = copied_whole(b);
+            if (b.whole) {
                 ++rows;
                 continue;
             }
@@ -479,7 +481,7 @@ private:
                 continue;
             }
             const auto& b = bytes_[index_of_tensor_[t]];
-            if (copied_whole(b)) {
+            if (b.whole) {
                 // Its value fields as open's read found them: one 8-byte row, the body not
                 // read again (a model of random weights keeps most of a million float32).
                 edits.inline_body(model_.tree, message, bound_.binding_of(t).value);
