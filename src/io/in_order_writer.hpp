@@ -1,9 +1,10 @@
 // What the portable and the overlapped writer share (private to src/io): one thread
 // executing a plan's operations in order. The state of a run, the loop over the
 // operations (cancellation checked between them), and what every operation starts with:
-// an emit is staged, a convert runs inline once the writes before it are out, a copy finds
-// its source and claims its check, and a small unhashed copy is staged from the source's
-// mapping (or a read). How bytes are staged and how larger copies travel is each writer's.
+// an emit is staged, a large or hashed convert runs inline once the writes before it are
+// out, a copy finds its source and claims its check, and a small unhashed copy or convert
+// is staged from the source's mapping (or a read). How bytes are staged and how larger
+// copies travel is each writer's.
 #pragma once
 
 #include <onnxstream/io/plan_writer.hpp>
@@ -64,7 +65,7 @@ protected:
     std::vector<bool> checks_seen_;
     slice_converter converter_{1U << 20};
     mapped_release released_{0};
-    read_ahead_window small_reads_;  // small copies from sources that are not mapped
+    read_ahead_window small_reads_;  // small copies and converts from sources that are not mapped
 
 private:
     [[nodiscard]] result<void> execute(const write_operation& op) {
@@ -73,6 +74,11 @@ private:
             return stage(cursor_->pool().subspan(op.input_offset, op.length), op.output_offset);
         }
         if (op.kind == operation_kind::convert) {
+            if (slice_converter::small(op)) {
+                ONNXSTREAM_ASSIGN(const auto converted,
+                                  converter_.convert_small(*job_, sizes_, op, small_reads_, released_, report_, checks_seen_));
+                return stage(converted, op.output_offset);
+            }
             ONNXSTREAM_TRY(finish_pending_writes());
             return converter_.run(
                 *job_, sizes_, op, *options_, [this](std::uint64_t bytes) { progress(bytes); }, report_, checks_seen_);

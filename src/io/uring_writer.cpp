@@ -277,7 +277,7 @@ private:
             }
             const piece& p = current_;
             bool started = false;
-            if (p.source == emit_source) started = stage_emit();
+            if (p.source == emit_source || p.source == converted_source) started = stage_emit();
             else if (p.check != no_check) started = start_read();
             else if (p.length <= small_copy) started = stage_copy();
             else if (kernel_copy_) started = start_kernel_copy();
@@ -287,6 +287,8 @@ private:
     }
 
     static constexpr std::uint32_t emit_source = std::numeric_limits<std::uint32_t>::max();
+    // A small convert's output (converted_), staged as an emit's bytes are.
+    static constexpr std::uint32_t converted_source = emit_source - 1;
 
     // Moves to the next piece: requeued ranges first, then the plan's next operation.
     bool next_piece() {
@@ -313,6 +315,17 @@ private:
                 }
                 if (op.length == 0) continue;
                 current_ = {emit_source, no_check, op.input_offset, op.output_offset, op.length};
+                return true;
+            }
+            if (op.kind == operation_kind::convert && detail::slice_converter::small(op)) {
+                auto converted = converter_.convert_small(job_, sizes_, op, small_reads_, released_, report_, checks_seen_);
+                if (!converted) {
+                    stop(std::move(converted).error());
+                    return false;
+                }
+                converted_ = *converted;
+                if (op.length == 0) continue;
+                current_ = {converted_source, no_check, 0, op.output_offset, op.length};
                 return true;
             }
             if (op.kind == operation_kind::convert) {
@@ -384,7 +397,8 @@ private:
         if (index == none) return false;
         slot& s = slots_[index];
         const auto room = staging_room(s, current_.length);
-        std::memcpy(room.data(), cursor_.pool().data() + current_.input_offset, room.size());
+        const auto* from = current_.source == emit_source ? cursor_.pool().data() : converted_.data();
+        std::memcpy(room.data(), from + current_.input_offset, room.size());
         advance_staged(s, room.size());
         return true;
     }
@@ -723,6 +737,7 @@ private:
     static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
 
     detail::slice_converter converter_{1U << 20};
+    std::span<const std::byte> converted_;  // the small convert being staged: converter_'s
     io_uring& ring_;
     int event_fd_;
     bool& event_armed_;
@@ -743,7 +758,7 @@ private:
     // its window, since the next is asked for only when current_ is done.
     detail::operation_cursor cursor_{job_};
     detail::mapped_release released_{job_.sources.size()};
-    detail::read_ahead_window small_reads_;  // small copies from sources that are not mapped
+    detail::read_ahead_window small_reads_;  // small copies and converts from sources that are not mapped
     bool plan_done_ = false;
     piece current_;
     std::deque<piece> requeued_;
