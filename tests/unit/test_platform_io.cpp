@@ -6,6 +6,7 @@
 #include <onnxstream/io/plan_writer.hpp>
 #include <onnxstream/io/source_file.hpp>
 #include <onnxstream/onnx/data_resolver.hpp>
+#include <onnxstream/onnx/float_conversion.hpp>
 
 #include "temp_folder.hpp"
 
@@ -97,6 +98,86 @@ TEST_CASE("every writer backend writes the same bytes through an output file, ha
         CHECK(*report->checks[0].sha1 == io::sha1_of(bytes_of(content.substr(1000, (2 << 20) + 12345))));
         REQUIRE(output->commit());
         CHECK(test_support::read_file(destination) == expected);
+    }
+}
+
+TEST_CASE("every writer backend converts small slices (staged) and large ones (on their own) alike") {
+    // Float32 bytes, then convert operations between emitted headers: many small ones (some
+    // straddling a 4 KiB staging buffer), a small one with a check, and a large one.
+    const test_support::temp_folder dir;
+    const std::size_t count = 300000;
+    std::string content(count * 4, '\0');
+    for (std::size_t i = 0; i < count; ++i) {
+        const auto bits = static_cast<std::uint32_t>(i * 2654435761U);
+        for (std::size_t k = 0; k < 4; ++k) content[4 * i + k] = static_cast<char>((bits >> (8 * k)) & 0xFF);
+    }
+    const auto input_path = dir.write("floats.bin", content);
+    const auto pool = bytes_of("hdr!");
+    std::vector<io::write_operation> ops;
+    std::string expected;
+    std::uint64_t saturated = 0;
+    std::string checked;
+    std::size_t value = 0;
+    for (std::size_t n = 0; value < count; ++n) {
+        const std::size_t values = std::min(count - value, n == 40 ? std::size_t{200000} : n % 9 == 8 ? 1500 : 1 + n % 4);
+        ops.push_back({io::operation_kind::emit, 0, io::no_check, expected.size(), 4, 0});
+        expected += "hdr!";
+        io::write_operation op{io::operation_kind::convert, 0, io::no_check, expected.size(), values * 2, value * 4};
+        const bool half = n % 2 == 0;
+        op.conversion = half ? onnxstream::onnx::float_conversion::float32_to_float16
+                             : onnxstream::onnx::float_conversion::float32_to_bfloat16;
+        if (n == 17) {
+            op.check = 0;
+            checked = content.substr(value * 4, values * 4);
+        }
+        ops.push_back(op);
+        for (std::size_t i = value; i < value + values; ++i) {
+            std::uint32_t bits = 0;
+            for (std::size_t k = 0; k < 4; ++k)
+                bits |= static_cast<std::uint32_t>(static_cast<unsigned char>(content[4 * i + k])) << (8 * k);
+            bool over = false;
+            const auto h = half ? onnxstream::onnx::float32_to_float16_bits(bits, over)
+                                : onnxstream::onnx::float32_to_bfloat16_bits(bits);
+            saturated += over ? 1 : 0;
+            expected += static_cast<char>(h & 0xFF);
+            expected += static_cast<char>(h >> 8);
+        }
+        value += values;
+    }
+    std::vector<io::stream_check> checks(1);
+    checks[0].tensor = "w";
+    checks[0].compute_sha1 = true;
+    int run = 0;
+    for (const bool mapped : {true, false}) {
+        auto source = io::source_file::open(input_path, mapped);
+        REQUIRE(source);
+        const io::source_file* sources[] = {&*source};
+        for (const auto backend : {io::writer_backend::portable, io::writer_backend::automatic, io::writer_backend::overlapped}) {
+            auto writer = io::make_writer(backend);
+            const std::string name = writer->name();
+            CAPTURE(name);
+            CAPTURE(mapped);
+            const auto destination = dir.path() / ("converted-" + std::to_string(run++) + ".bin");
+            auto output = io::output_file::create(destination, expected.size(), {});
+            REQUIRE(output);
+            io::write_job job;
+            job.operations = ops;
+            job.pool = pool;
+            job.checks = checks;
+            job.sources = sources;
+            job.output_descriptor = output->descriptor();
+            io::writer_options options;
+            options.buffer_size = 4096;
+            options.buffer_count = 3;
+            const auto report = writer->run(job, options);
+            REQUIRE(report);
+            CHECK(report->bytes_written == expected.size());
+            CHECK(report->saturated == saturated);
+            REQUIRE(report->checks[0].sha1);
+            CHECK(*report->checks[0].sha1 == io::sha1_of(bytes_of(checked)));
+            REQUIRE(output->commit());
+            CHECK(test_support::read_file(destination) == expected);
+        }
     }
 }
 
