@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 using namespace onnxstream;
@@ -194,97 +193,6 @@ TEST_CASE("both writers execute convert operations through their buffers") {
             CHECK(got.substr(0, count * 2) == expected_half);
             CHECK(got.substr(count * 2, 8) == std::string(8, '\0'));
             CHECK(got.substr(count * 2 + 8) == expected_bf16);
-        }
-    }
-}
-
-TEST_CASE("small convert operations are staged with their neighbours, from a mapping or a read, in both writers") {
-    // A model of many small tensors: a convert of a few to a few thousand values after each
-    // emitted header, some straddling a staging buffer's end, one with a check (converted
-    // on its own, through the buffers), and one past the end of the source last.
-    test_support::temp_folder dir;
-    const std::size_t count = 1U << 16;
-    std::string bytes(count * 4, '\0');
-    for (std::size_t i = 0; i < count; ++i) {
-        const auto bits = static_cast<std::uint32_t>(i * 2654435761U);
-        for (int k = 0; k < 4; ++k) bytes[4 * i + static_cast<std::size_t>(k)] = static_cast<char>((bits >> (8 * k)) & 0xFF);
-    }
-    const auto path = dir.write("weights", bytes);
-    const std::string header = "hdr!";
-    const auto pool = std::as_bytes(std::span(header.data(), header.size()));
-    std::vector<io::write_operation> ops;
-    std::string expected;
-    std::uint64_t expected_saturated = 0;
-    std::size_t value = 0;
-    std::string checked;  // the input of the operation with a check
-    for (std::size_t n = 0; value < count; ++n) {
-        const auto values = std::min<std::size_t>(count - value, n % 31 == 30 ? 2000 + n : 1 + n % 5);
-        ops.push_back({io::operation_kind::emit, 0, io::no_check, expected.size(), header.size(), 0});
-        expected += header;
-        io::write_operation op{io::operation_kind::convert, 0, io::no_check, expected.size(), values * 2, value * 4};
-        op.conversion = n % 2 == 0 ? onnx::float_conversion::float32_to_float16 : onnx::float_conversion::float32_to_bfloat16;
-        if (n == 30) {
-            op.check = 0;
-            checked = bytes.substr(value * 4, values * 4);
-        }
-        ops.push_back(op);
-        for (std::size_t i = value; i < value + values; ++i) {
-            std::uint32_t bits = 0;
-            std::memcpy(&bits, bytes.data() + 4 * i, 4);
-            bool saturated = false;
-            const auto h = op.conversion == onnx::float_conversion::float32_to_float16 ? float32_to_float16_bits(bits, saturated)
-                                                                                       : float32_to_bfloat16_bits(bits);
-            expected_saturated += saturated ? 1 : 0;
-            expected += static_cast<char>(h & 0xFF);
-            expected += static_cast<char>(h >> 8);
-        }
-        value += values;
-    }
-    REQUIRE(ops.size() > 1000);
-    const io::stream_check checks[] = {{.tensor = "w", .expected_sha1 = std::nullopt, .compute_sha1 = true}};
-    for (const bool mapped : {true, false}) {
-        auto source = io::source_file::open(path, mapped);
-        REQUIRE(source);
-        REQUIRE(source->bytes().empty() == !mapped);
-        const io::source_file* table[] = {&*source};
-        std::vector<std::unique_ptr<io::plan_writer>> writers;
-        writers.push_back(io::make_portable_writer());
-        if (auto uring = io::make_uring_writer()) writers.push_back(std::move(uring));
-        for (auto& writer : writers) {
-            CAPTURE(writer->name());
-            CAPTURE(mapped);
-            const auto out_path = dir.path() / "out";
-            const int fd = ::open(out_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-            REQUIRE(fd >= 0);
-            REQUIRE(::ftruncate(fd, static_cast<off_t>(expected.size())) == 0);
-            io::write_job job;
-            job.operations = ops;
-            job.pool = pool;
-            job.checks = checks;
-            job.sources = table;
-            job.output_descriptor = fd;
-            io::writer_options options;
-            options.buffer_size = 4096;
-            options.buffer_count = 3;
-            std::uint64_t progressed = 0;
-            options.on_progress = [&progressed](std::uint64_t b) { progressed += b; };
-            const auto report = writer->run(job, options);
-            REQUIRE(report);
-            CHECK(report->saturated == expected_saturated);
-            CHECK(report->bytes_written == expected.size());
-            CHECK(progressed == expected.size());
-            REQUIRE(report->checks[0].sha1);
-            CHECK(*report->checks[0].sha1 == io::sha1_of(std::as_bytes(std::span(checked.data(), checked.size()))));
-            CHECK(test_support::read_file(out_path) == expected);
-            // A small convert past the end of its source fails as a large one does.
-            auto past = ops;
-            past.push_back({io::operation_kind::convert, 0, io::no_check, expected.size(), 8, count * 4 - 8});
-            past.back().conversion = onnx::float_conversion::float32_to_float16;
-            job.operations = past;
-            const auto failed = writer->run(job, options);
-            ::close(fd);
-            REQUIRE_FALSE(failed);
-            CHECK(failed.error().code == error_code::truncated_data);
         }
     }
 }

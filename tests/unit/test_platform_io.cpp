@@ -30,6 +30,20 @@ std::vector<std::byte> bytes_of(std::string_view text) {
     return out;
 }
 
+// Runs `job` (its output descriptor set here) through a writer of `backend` into a new file
+// of `size` bytes at `destination`, committed when the run succeeds.
+onnxstream::result<io::write_report> write_to(io::writer_backend backend, io::write_job job, const fs::path& destination,
+                                              std::uint64_t size, io::writer_options options) {
+    auto writer = io::make_writer(backend);
+    auto output = io::output_file::create(destination, size, {});
+    REQUIRE(output);
+    job.output_descriptor = output->descriptor();
+    options.buffer_count = 3;
+    auto report = writer->run(job, options);
+    if (report) REQUIRE(output->commit());
+    return report;
+}
+
 }  // namespace
 
 TEST_CASE("a location with a drive letter, a root, a UNC prefix or ..\\ is refused on every platform") {
@@ -74,29 +88,22 @@ TEST_CASE("every writer backend writes the same bytes through an output file, ha
 
     // automatic is io_uring on Linux, overlapped on Windows; overlapped is portable on Linux.
     int run = 0;
+    io::write_job job;
+    job.operations = ops;
+    job.pool = pool;
+    job.checks = checks;
+    job.sources = sources;
+    io::writer_options options;
+    options.buffer_size = 256 * 1024;  // several buffers per large copy
     for (const auto backend : {io::writer_backend::portable, io::writer_backend::automatic, io::writer_backend::overlapped}) {
-        auto writer = io::make_writer(backend);
-        const std::string name = writer->name();
-        CAPTURE(name);
+        CAPTURE(static_cast<int>(backend));
         const auto destination = dir.path() / ("out-" + std::to_string(run++) + ".bin");
-        auto output = io::output_file::create(destination, size, {});
-        REQUIRE(output);
-        io::write_job job;
-        job.operations = ops;
-        job.pool = pool;
-        job.checks = checks;
-        job.sources = sources;
-        job.output_descriptor = output->descriptor();
-        io::writer_options options;
-        options.buffer_size = 256 * 1024;  // several buffers per large copy
-        options.buffer_count = 3;
-        const auto report = writer->run(job, options);
+        const auto report = write_to(backend, job, destination, size, options);
         REQUIRE(report);
         CHECK(report->bytes_written == size);
         REQUIRE(report->checks.size() == 1);
         REQUIRE(report->checks[0].sha1);
         CHECK(*report->checks[0].sha1 == io::sha1_of(bytes_of(content.substr(1000, (2 << 20) + 12345))));
-        REQUIRE(output->commit());
         CHECK(test_support::read_file(destination) == expected);
     }
 }
@@ -152,31 +159,37 @@ TEST_CASE("every writer backend converts small slices (staged) and large ones (o
         auto source = io::source_file::open(input_path, mapped);
         REQUIRE(source);
         const io::source_file* sources[] = {&*source};
+        io::write_job job;
+        job.operations = ops;
+        job.pool = pool;
+        job.checks = checks;
+        job.sources = sources;
+        std::uint64_t progressed = 0;
+        io::writer_options options;
+        options.buffer_size = 4096;
+        options.on_progress = [&progressed](std::uint64_t bytes) { progressed += bytes; };
         for (const auto backend : {io::writer_backend::portable, io::writer_backend::automatic, io::writer_backend::overlapped}) {
-            auto writer = io::make_writer(backend);
-            const std::string name = writer->name();
-            CAPTURE(name);
+            CAPTURE(static_cast<int>(backend));
             CAPTURE(mapped);
+            progressed = 0;
             const auto destination = dir.path() / ("converted-" + std::to_string(run++) + ".bin");
-            auto output = io::output_file::create(destination, expected.size(), {});
-            REQUIRE(output);
-            io::write_job job;
-            job.operations = ops;
-            job.pool = pool;
-            job.checks = checks;
-            job.sources = sources;
-            job.output_descriptor = output->descriptor();
-            io::writer_options options;
-            options.buffer_size = 4096;
-            options.buffer_count = 3;
-            const auto report = writer->run(job, options);
+            const auto report = write_to(backend, job, destination, expected.size(), options);
             REQUIRE(report);
             CHECK(report->bytes_written == expected.size());
+            CHECK(progressed == expected.size());
             CHECK(report->saturated == saturated);
             REQUIRE(report->checks[0].sha1);
             CHECK(*report->checks[0].sha1 == io::sha1_of(bytes_of(checked)));
-            REQUIRE(output->commit());
             CHECK(test_support::read_file(destination) == expected);
+            // A small convert past the end of its source fails as a large one does.
+            auto past = ops;
+            past.push_back({io::operation_kind::convert, 0, io::no_check, expected.size(), 8, count * 4 - 8});
+            past.back().conversion = onnxstream::onnx::float_conversion::float32_to_float16;
+            auto past_job = job;
+            past_job.operations = past;
+            const auto failed = write_to(backend, past_job, dir.path() / "past.bin", expected.size() + 8, options);
+            REQUIRE_FALSE(failed);
+            CHECK(failed.error().code == error_code::truncated_data);
         }
     }
 }
