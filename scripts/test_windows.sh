@@ -67,7 +67,9 @@ unit=$SECONDS
 # The subset: every command the issue names on the cases that differ for Windows (one data
 # file, one file per tensor, folders, checksums, subgraphs, a real model), the refusals
 # (existing output, output = input, unsafe locations, every bad input through merge, usage
-# errors), non-ASCII names, and byte identity with the Linux build.
+# errors), non-ASCII names, and byte identity with the Linux build. convert's cases put the
+# overlapped writer's convert operations to ONNX Runtime and numpy: the LLM's many small
+# tensors (staged), a large one, checksums checked while converting.
 subset=(
   "test_merge.py::test_merge_good_case[one_file]"
   "test_merge.py::test_merge_good_case[per_tensor]"
@@ -103,6 +105,12 @@ subset=(
   "test_bad_inputs.py::test_model_is_a_directory"
   "test_bad_inputs.py::test_usage_error[unknown_command]"
   "test_bad_inputs.py::test_usage_error[o_without_value]"
+  "test_convert.py::test_llm_fp16_runs_and_halves"
+  "test_convert.py::test_llm_bf16"
+  "test_convert.py::test_resnet18_fixture_external"
+  "test_convert.py::test_float16_bits_match_numpy"
+  "test_convert.py::test_checksums_are_checked_while_reading"
+  "test_convert.py::test_saturating_tensors_stay_float32"
   "test_windows_paths.py"
   "test_windows_identical.py"
 )
