@@ -851,9 +851,9 @@ TEST_CASE("a large message's headers are read through tree_options::read, with t
     }
     SUBCASE("every well-formed header is read through the window, whatever its length") {
         // Tensors of 16 KiB and more (length prefixes of three bytes, which
-        // proto::read_field_fast leaves to read_field) and an unknown field of a three-byte
-        // tag. The mapping's copy of the graph's headers is zeroed (a tag of 0 is no
-        // field): the parse sees them only through the read.
+        // proto::read_field_fast leaves to read_field) and unknown fields of three-byte tags
+        // (length-delimited, varint, fixed32). The mapping's copy of the graph's headers is
+        // zeroed (a tag of 0 is no field): the parse sees them only through the read.
         proto_builder large;
         const std::vector<std::byte> payload(16 * 1024, std::byte{1});
         fill_large_graph(large, [&payload](proto_builder& g, std::size_t i) {
@@ -861,6 +861,7 @@ TEST_CASE("a large message's headers are read through tree_options::read, with t
             t.varint_field(1, payload.size() / 4).varint_field(2, 1).string_field(8, "w" + std::to_string(i));
             t.bytes_field(9, payload);
             g.message_field(5, t).bytes_field(100000, std::span(payload).first(i % 3));
+            g.varint_field(100001, std::uint64_t{1} << 40).fixed32_field(100002, static_cast<std::uint32_t>(i));
         });
         const auto original = model_of(large);
         const auto expected = message_tree::parse(original, on_demand());
