@@ -46,12 +46,23 @@ std::uint32_t drop_value_fields(const message_tree& tree, const tensor_handle& t
     return drop_values(tree, tensor->message, tensor.fields(), edits).first;
 }
 
+std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message, std::span<const field_entry> fields,
+                                tree_edits& edits) {
+    return drop_values(tree, message, fields, edits).first;
+}
+
 void store_external(const message_tree& tree, std::uint32_t message, const external_entry& where, tree_edits& edits) {
     store_external(tree, message, edits.add_external(where), edits);
 }
 
 void store_external(const message_tree& tree, std::uint32_t message, std::uint32_t record, tree_edits& edits) {
     edits.insert_external(message, drop_values(tree, message, edits).field_count, record);
+}
+
+void store_external(const message_tree& tree, std::uint32_t message, std::span<const field_entry> fields,
+                    const external_entry& where, tree_edits& edits) {
+    const auto record = edits.add_external(where);
+    edits.insert_external(message, drop_values(tree, message, fields, edits).field_count, record);
 }
 
 void store_external(const message_tree& tree, std::uint32_t message, std::uint32_t value_positions, std::uint32_t record,

@@ -20,6 +20,7 @@
 #include <onnxstream/plan/planner.hpp>
 
 #include <algorithm>
+#include <span>
 
 namespace onnxstream::ops {
 
@@ -455,44 +456,53 @@ private:
         // Bodies are read in file order (convert_empty_ and the sites are in site order), by
         // a pass that releases the pages behind it, as the session does behind the planner.
         onnx::tensor_pass pass(model_);
-        auto retype = [&](onnx::site_id t) {
-            const auto message = model_.sites[t].message;
+        // Each body that changes is read once, for all of its edits. One that no longer
+        // tokenizes (the file changed under a released page) is read as no fields: it keeps
+        // its type and its fields, and the writer's check that the sources are unchanged
+        // refuses the output.
+        auto read_body = [&](onnx::site_id t) {
             pass.reached(t);
-            // A body that no longer tokenizes (the file changed under a released page) keeps
-            // its type: the writer's check that the sources are unchanged refuses the output.
-            const auto read = onnx::message_fields::read(model_.tree, message);
-            if (!read) return;
-            const auto fields = read->fields();
+            return onnx::message_fields::read(model_.tree, model_.sites[t].message);
+        };
+        auto fields_of = [](const result<onnx::message_fields>& read) {
+            return read ? read->fields() : std::span<const onnx::field_entry>{};
+        };
+        auto retype = [&](std::uint32_t message, std::span<const onnx::field_entry> fields) {
             for (std::uint32_t i = 0; i < fields.size(); ++i) {
                 if (fields[i].number() != number(tensor_field::data_type)) continue;
                 edits.drop(model_.tree, message, i);
                 edits.insert_shared(message, i, data_type);
             }
         };
-        for (const auto t : convert_empty_) retype(t);
+        for (const auto t : convert_empty_) retype(model_.sites[t].message, fields_of(read_body(t)));
         const auto raw = number(tensor_field::raw_data);
         for (const auto t : index_of_tensor_.ids()) {
             if (index_of_tensor_[t] == onnx::no_index) continue;
             const auto message = model_.sites[t].message;
-            pass.reached(t);
             if (index_of_tensor_[t] == converted_in_place) {
-                retype(t);
-                edits.insert_converted(message, onnx::drop_value_fields(model_.tree, message, edits), raw, conversion_);
+                const auto read = read_body(t);
+                retype(message, fields_of(read));
+                edits.insert_converted(message, onnx::drop_value_fields(model_.tree, message, fields_of(read), edits), raw,
+                                       conversion_);
                 continue;
             }
             const auto& b = bytes_[index_of_tensor_[t]];
             if (b.whole) {
                 // Its value fields as open's read found them: one 8-byte row, the body not
                 // read again (a model of random weights keeps most of a million float32).
+                pass.reached(t);
                 edits.inline_body(model_.tree, message, bound_.binding_of(t).value);
                 continue;
             }
-            if (b.retype) retype(t);
+            const auto read = read_body(t);
+            const auto fields = fields_of(read);
+            if (b.retype) retype(message, fields);
             if (b.external) {
-                onnx::store_external(model_.tree, message, {data_file_name(b.shard), b.offset, b.output_length(), {}}, edits);
+                onnx::store_external(model_.tree, message, fields, {data_file_name(b.shard), b.offset, b.output_length(), {}},
+                                     edits);
                 continue;
             }
-            const auto position = onnx::drop_value_fields(model_.tree, message, edits);
+            const auto position = onnx::drop_value_fields(model_.tree, message, fields, edits);
             if (in_place(b)) {
                 edits.insert_converted(message, position, raw, conversion_);
                 continue;

@@ -674,6 +674,23 @@ TEST_CASE("store_external and drop_value_fields address a dropped body by positi
     CHECK(on_lazy.body_drops().size() == 3);  // a's raw_data, b's two float_data (one row), c's raw_data
     const auto expected = rewritten(full, on_full, bytes);
     CHECK(rewritten(lazy, on_lazy, bytes) == expected);
+    // The same edits given the fields of one read of each body (an operation that edits
+    // more of a tensor than its value reads it once).
+    onnx::tree_edits on_read;
+    std::vector<onnx::message_fields> reads;
+    for (const auto t : tensors) {
+        auto read = onnx::message_fields::read(lazy, t);
+        REQUIRE(read);
+        reads.push_back(std::move(read).value());
+    }
+    onnx::store_external(lazy, tensors[0], reads[0].fields(), onnx::external_entry{"w.data", 0, 8, std::nullopt}, on_read);
+    onnx::store_external(lazy, tensors[1], reads[1].fields(), onnx::external_entry{"w.data", 64, 8, std::string("00ff")},
+                         on_read);
+    const auto position = onnx::drop_value_fields(lazy, tensors[2], reads[2].fields(), on_read);
+    CHECK(position == 2);
+    on_read.insert(tensors[2], position, on_read.bytes(9, test_support::float_bytes({6})));
+    CHECK(on_read.body_drops().size() == 3);
+    CHECK(rewritten(lazy, on_read, bytes) == expected);
     const auto reparsed = onnx::message_tree::parse(expected);
     REQUIRE(reparsed);
     const auto b = reparsed->fields(tensor_messages(*reparsed)[1]);

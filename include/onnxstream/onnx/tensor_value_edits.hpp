@@ -26,10 +26,17 @@ std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message,
 /// The same for a tensor of `tree` as model_file::tensor read it: its fields are those of
 /// that read (its body is not read a third time).
 std::uint32_t drop_value_fields(const message_tree& tree, const tensor_handle& tensor, tree_edits& edits);
+/// The same for a message whose fields are `fields`, as one read found them
+/// (message_fields::read): an operation that edits more than the value reads the body once.
+std::uint32_t drop_value_fields(const message_tree& tree, std::uint32_t message, std::span<const field_entry> fields,
+                                tree_edits& edits);
 
 /// Points tensor message `message` at `where`: its value fields dropped, then after every
 /// other field the entries location, offset, length (and checksum) and data_location = EXTERNAL.
 void store_external(const message_tree& tree, std::uint32_t message, const external_entry& where, tree_edits& edits);
+/// The same for a message whose fields are `fields`, as one read found them.
+void store_external(const message_tree& tree, std::uint32_t message, std::span<const field_entry> fields,
+                    const external_entry& where, tree_edits& edits);
 /// The same for entry `record` of the table given to edits.set_external_entries.
 void store_external(const message_tree& tree, std::uint32_t message, std::uint32_t record, tree_edits& edits);
 /// The same for a tensor whose value fields are those at `value_positions` (bit i: the
