@@ -111,6 +111,7 @@ subset=(
   "test_convert.py::test_float16_bits_match_numpy"
   "test_convert.py::test_checksums_are_checked_while_reading"
   "test_convert.py::test_saturating_tensors_stay_float32"
+  "test_convert.py::test_data_name_align_and_shards"
   "test_windows_paths.py"
   "test_windows_identical.py"
 )
