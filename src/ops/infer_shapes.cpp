@@ -54,8 +54,9 @@ public:
         const auto started = std::chrono::steady_clock::now();
         report_.input = model_path_;
         report_.output = options_.output.empty() ? default_output(model_path_, "shapes") : options_.output;
-        // Node fields stay in the tree: value_info goes into subgraphs too, which live in them.
-        ONNXSTREAM_TRY(open_session({}, onnx::tensor_reading::on_demand, true));
+        // A node's fields are read on demand: one with a subgraph (where value_info goes
+        // too) has attributes, and a node with attributes keeps its fields in the tree.
+        ONNXSTREAM_TRY(open_session(onnx::nodes_on_demand(), onnx::tensor_reading::on_demand, true));
         ONNXSTREAM_TRY(check_locations());
         ONNXSTREAM_TRY(session_.claim_output(report_.output));
         onnx::tree_edits edits;
