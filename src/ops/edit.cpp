@@ -96,7 +96,9 @@ public:
         report_.input = model_path_;
         report_.output = options_.output.empty() ? default_output(model_path_, "edited") : options_.output;
         ONNXSTREAM_TRY(check_requests());
-        ONNXSTREAM_TRY(open_session({}, onnx::tensor_reading::on_demand_full_tree));
+        // A node without attributes has its fields read on demand (node_fields::on_demand):
+        // the loops over nodes below read them with read_fields.
+        ONNXSTREAM_TRY(open_session(onnx::nodes_on_demand(), onnx::tensor_reading::on_demand_full_tree));
         ONNXSTREAM_TRY(session_.claim_output(report_.output));
         const auto& tree = model_.tree;
         for (const auto& f : tree.fields(0))
@@ -195,6 +197,7 @@ private:
     // The subgraphs held by node `node`'s attributes (g and graphs).
     std::vector<std::uint32_t> subgraphs_of(std::uint32_t node) const {
         std::vector<std::uint32_t> out;
+        if (!tree().stores_fields(node)) return out;  // no attributes (node_fields::on_demand)
         for (const auto& f : tree().fields(node)) {
             if (f.number() != number(onnx::node_field::attribute) || f.child == no_index) continue;
             for (const auto& a : tree().fields(f.child))
@@ -215,6 +218,7 @@ private:
     // The names graph `g` itself defines: inputs, initializers, sparse initializers, its nodes' outputs.
     std::unordered_set<std::string_view> defined_in(std::uint32_t g) const {
         std::unordered_set<std::string_view> names;
+        std::vector<onnx::field_entry> scratch;
         for (const auto& f : tree().fields(g)) {
             if (f.child == no_index) continue;
             const auto field = static_cast<onnx::graph_field>(f.number());
@@ -226,7 +230,7 @@ private:
                     names.insert(name_of(values->child, number(onnx::tensor_field::name)));
             }
             if (field == onnx::graph_field::node)
-                for (const auto& n : tree().fields(f.child))
+                for (const auto& n : tree().read_fields(f.child, scratch))
                     if (n.number() == number(onnx::node_field::output)) names.insert(text_of(n));
         }
         names.erase(std::string_view{});
@@ -531,6 +535,7 @@ private:
     result<void> check_renames() {
         if (options_.renames.empty()) return {};
         std::unordered_set<std::string_view> in_use;
+        std::vector<onnx::field_entry> scratch;
         for (const auto g : graphs_) {
             for (const auto& name : defined_in(g)) in_use.insert(name);
             for (const auto& f : tree().fields(g)) {
@@ -539,7 +544,7 @@ private:
                 if (field == onnx::graph_field::output || field == onnx::graph_field::value_info)
                     in_use.insert(name_of(f.child, number(onnx::value_info_field::name)));
                 if (field == onnx::graph_field::node)
-                    for (const auto& n : tree().fields(f.child))
+                    for (const auto& n : tree().read_fields(f.child, scratch))
                         if (n.number() == number(onnx::node_field::input)) in_use.insert(text_of(n));
             }
         }
@@ -638,6 +643,7 @@ private:
             if (graph_fields[p].number() == number(onnx::graph_field::quantization_annotation) &&
                 graph_fields[p].type() == proto::wire_type::length_delimited)
                 rename_annotation(g, p, graph_fields[p], names);
+        std::vector<onnx::field_entry> scratch;
         for (const auto& f : tree().fields(g)) {
             if (f.child == no_index || dropped_.contains(f.child)) continue;
             switch (static_cast<onnx::graph_field>(f.number())) {
@@ -651,7 +657,7 @@ private:
                         rename_named(values->child, number(onnx::tensor_field::name), names);
                     break;
                 case onnx::graph_field::node: {
-                    const auto fields = tree().fields(f.child);
+                    const auto fields = tree().read_fields(f.child, scratch);
                     for (std::uint32_t p = 0; p < fields.size(); ++p)
                         if (fields[p].number() == number(onnx::node_field::input) ||
                             fields[p].number() == number(onnx::node_field::output))
@@ -735,6 +741,7 @@ private:
     void strip_doc() {
         std::uint64_t count = 0;
         const auto messages = tree().messages();
+        std::vector<onnx::field_entry> scratch;
         for (std::uint32_t m = 0; m < messages.size(); ++m) {
             std::uint32_t doc = 0;
             switch (messages[m].kind) {
@@ -747,8 +754,8 @@ private:
                 case message_kind::function: doc = number(onnx::function_field::doc_string); break;
                 default: continue;
             }
-            if (!tree().stores_fields(m) || dropped_.contains(m)) continue;
-            const auto fields = tree().fields(m);
+            if (dropped_.contains(m)) continue;
+            const auto fields = tree().read_fields(m, scratch);
             for (std::uint32_t p = 0; p < fields.size(); ++p)
                 if (fields[p].number() == doc && fields[p].type() == proto::wire_type::length_delimited) {
                     edits_.drop(tree(), m, p);
