@@ -18,7 +18,6 @@
 #include <set>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace onnxstream::ops {
 
@@ -117,6 +116,9 @@ public:
         if (options_.strip_doc) strip_doc();
         ONNXSTREAM_TRY(point_at_data());
 
+        // The edits read names and nodes all over the file; the planner reads the edited
+        // messages again in file order (releasing the pages behind it).
+        session_.release_model_pages();
         ONNXSTREAM_ASSIGN(auto planned, session_.plan_model(edits_));
         ONNXSTREAM_TRY(finish_rewrite(planned, edits_));
         return std::move(report_);
@@ -215,25 +217,36 @@ private:
                 for (const auto sub : subgraphs_of(f.child)) collect_graphs(sub);
     }
 
-    // The names graph `g` itself defines: inputs, initializers, sparse initializers, its nodes' outputs.
-    std::unordered_set<std::string_view> defined_in(std::uint32_t g) const {
-        std::unordered_set<std::string_view> names;
+    using name_set = std::set<std::string_view, std::less<>>;
+
+    // Those of the names in `asked` (a set or a map of names) that graph `g` itself defines
+    // (inputs, initializers, sparse initializers, its nodes' outputs) or, when `uses`, also
+    // names (its nodes' inputs, its outputs, its value_info). Only the names asked about
+    // are kept: a graph of a million nodes defines a million (40 MB in a hash set).
+    template <class Asked>
+    name_set named_in(std::uint32_t g, const Asked& asked, bool uses = false) const {
+        name_set names;
+        const auto keep = [&](std::string_view name) {
+            if (!name.empty() && asked.contains(name)) names.insert(name);
+        };
         std::vector<onnx::field_entry> scratch;
         for (const auto& f : tree().fields(g)) {
             if (f.child == no_index) continue;
             const auto field = static_cast<onnx::graph_field>(f.number());
-            if (field == onnx::graph_field::input) names.insert(name_of(f.child, number(onnx::value_info_field::name)));
-            if (field == onnx::graph_field::initializer) names.insert(name_of(f.child, number(onnx::tensor_field::name)));
+            if (field == onnx::graph_field::input) keep(name_of(f.child, number(onnx::value_info_field::name)));
+            if (field == onnx::graph_field::initializer) keep(name_of(f.child, number(onnx::tensor_field::name)));
             if (field == onnx::graph_field::sparse_initializer) {
                 const auto* values = tree().find(f.child, number(onnx::sparse_tensor_field::values));
                 if (values != nullptr && values->child != no_index)
-                    names.insert(name_of(values->child, number(onnx::tensor_field::name)));
+                    keep(name_of(values->child, number(onnx::tensor_field::name)));
             }
+            if (uses && (field == onnx::graph_field::output || field == onnx::graph_field::value_info))
+                keep(name_of(f.child, number(onnx::value_info_field::name)));
             if (field == onnx::graph_field::node)
                 for (const auto& n : tree().read_fields(f.child, scratch))
-                    if (n.number() == number(onnx::node_field::output)) names.insert(text_of(n));
+                    if (n.number() == number(onnx::node_field::output) || (uses && n.number() == number(onnx::node_field::input)))
+                        keep(text_of(n));
         }
-        names.erase(std::string_view{});
         return names;
     }
 
@@ -256,7 +269,11 @@ private:
                 initializers_.emplace(name_of(f.child, number(onnx::tensor_field::name)));
             if (field == onnx::graph_field::output) last_output_position_ = p;
         }
-        main_defined_ = defined_in(main_);
+        // The names --rename and --add-output ask the main graph to define.
+        name_set asked;
+        for (const auto& [from, to] : options_.renames) asked.insert(from);
+        for (const auto& name : options_.add_outputs) asked.insert(name);
+        main_defined_ = named_in(main_, asked);
     }
 
     const graph_value* find_value(const std::vector<std::pair<std::string, graph_value>>& list, std::string_view name) const {
@@ -534,20 +551,11 @@ private:
 
     result<void> check_renames() {
         if (options_.renames.empty()) return {};
-        std::unordered_set<std::string_view> in_use;
-        std::vector<onnx::field_entry> scratch;
-        for (const auto g : graphs_) {
-            for (const auto& name : defined_in(g)) in_use.insert(name);
-            for (const auto& f : tree().fields(g)) {
-                if (f.child == no_index) continue;
-                const auto field = static_cast<onnx::graph_field>(f.number());
-                if (field == onnx::graph_field::output || field == onnx::graph_field::value_info)
-                    in_use.insert(name_of(f.child, number(onnx::value_info_field::name)));
-                if (field == onnx::graph_field::node)
-                    for (const auto& n : tree().read_fields(f.child, scratch))
-                        if (n.number() == number(onnx::node_field::input)) in_use.insert(text_of(n));
-            }
-        }
+        // The new names some graph defines or uses already.
+        name_set news;
+        for (const auto& [from, to] : options_.renames) news.insert(to);
+        name_set in_use;
+        for (const auto g : graphs_) in_use.merge(named_in(g, news, true));
         for (const auto& [from, to] : options_.renames) {
             if (!main_defined_.contains(from))
                 return failure(
@@ -664,7 +672,7 @@ private:
                             rename_text(f.child, p, fields[p], names);
                     // A subgraph reads outer names unless it defines its own of that name.
                     for (const auto sub : subgraphs_of(f.child)) {
-                        const auto own = defined_in(sub);
+                        const auto own = named_in(sub, names);
                         rename_map seen;
                         for (const auto& [from, to] : names)
                             if (!own.contains(from)) seen.emplace(from, to);
@@ -809,7 +817,7 @@ private:
     std::vector<std::pair<std::string, graph_value>> inputs_, outputs_;
     std::map<std::string, std::uint32_t, std::less<>> value_infos_;
     std::set<std::string, std::less<>> initializers_;
-    std::unordered_set<std::string_view> main_defined_;
+    name_set main_defined_;  // of the names options_ asks about
     std::uint32_t last_output_position_ = no_index;
     std::set<std::uint32_t> dropped_;                            // messages whose field is dropped
     std::map<std::string, dimension, std::less<>> symbols_;      // fixed symbolic dims
