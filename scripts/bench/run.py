@@ -356,7 +356,7 @@ def small_tensor_cases(args, work: Path, out: Path, binary: str) -> list[case]:
 
 
 def compact_graph_cases(args, work: Path, out: Path, binary: str) -> list[case]:
-    """optimize --dry-run, analyze, inspect, infer-shapes and convert of a compact 1M-node
+    """optimize --dry-run, analyze, inspect, infer-shapes, convert and edit of a compact 1M-node
     graph (21 bytes per node), against python onnx's load of the same file (what any python
     tool must do first) and the memory issue's budget (2x the .onnx + 32 MiB)."""
     nodes = 10_000 if args.tiny else 1_000_000
@@ -368,7 +368,8 @@ def compact_graph_cases(args, work: Path, out: Path, binary: str) -> list[case]:
     for command, extra in (("optimize", ["-o", str(out / "compact.onnx"), "--dry-run", "--quiet"]),
                            ("analyze", ["--json"]), ("inspect", ["--json"]),
                            ("infer-shapes", ["-o", str(out / "compact.onnx"), "--quiet"]),
-                           ("convert", ["--dtype", "fp16", "-o", str(out / "compact.onnx"), "--quiet"])):
+                           ("convert", ["--dtype", "fp16", "-o", str(out / "compact.onnx"), "--quiet"]),
+                           ("edit", ["--rename", "0=zero", "-o", str(out / "compact.onnx"), "--quiet"])):
         c = case(f"{command} {label}-node compact graph", f"{command} of a {size / 1e6:.0f} MB graph of {nodes:,} nodes",
                  [graph], size, budget_bytes=memory_budget(size))
         c.tool("onnxstream", [binary, command, str(graph), *extra], [out / "compact.onnx"])

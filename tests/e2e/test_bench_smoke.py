@@ -18,7 +18,8 @@ COMMANDS = ["merge", "split", "repack", "optimize", "analyze", "inspect", "verif
             "export 1MiB Gemm to caffe", "export 1MiB Gemm to safetensors", "convert 1MiB Gemm to fp16",
             "convert 1MiB Gemm to bf16", "quantize 1MiB Gemm to int8", "quantize 1MiB Gemm to int4",
             "merge 5k tiny external", "inspect 1GiB 7B-class (sparse)", "verify 1GiB 7B-class (sparse)",
-            "optimize 10k-node compact graph", "analyze 10k-node compact graph"]
+            "optimize 10k-node compact graph", "analyze 10k-node compact graph", "infer-shapes 10k-node compact graph",
+            "edit 10k-node compact graph"]
 
 
 def test_bench_tiny_run(tmp_path):
