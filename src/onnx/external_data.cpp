@@ -196,6 +196,7 @@ void bind_tensor(const model_file& model, external_tensor& binding, length_writt
     file.bytes_needed = std::max(file.bytes_needed, binding.offset + binding.length);
     file.bytes_referenced += binding.length;
     binding.usable = true;
+    binding.length_fits = length == length_written::fits;
     if (length == length_written::mismatch) {
         const auto handle = model.tensor(t);
         const auto& tensor = *handle;

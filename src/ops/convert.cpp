@@ -20,6 +20,7 @@
 #include <onnxstream/plan/planner.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <span>
 
 namespace onnxstream::ops {
@@ -266,39 +267,61 @@ private:
         index_of_tensor_.assign(model_.sites.size(), onnx::no_index);
         onnx::tensor_pass pass(model_);
         for (const auto t : model_.sites.ids()) {
+            if (const auto known = known_external(t)) {
+                ONNXSTREAM_TRY(collect(t, model_.data_type(t), known, nullptr));
+                continue;
+            }
             const auto handle = pass.read(t);
-            const auto& tensor = *handle;
-            const bool convert = convert_site_[t] && tensor.data_type == float32;
-            const bool kept = tensor.data_type == float32 && !convert;
-            if (kept) ++report_.tensors_kept_float32;
-            tensor_bytes b;
-            b.site = t;
-            b.convert = convert;
-            b.retype = convert;
-            const auto type = static_cast<onnx::data_type>(tensor.data_type);
-            b.integer = type == onnx::data_type::int64 || type == onnx::data_type::int32;
-            if (const auto stored = bound_.stored_bytes(t, handle)) {
-                b.input = *stored;
-                if (kept) report_.bytes_kept_float32 += stored->length;
-                if (const auto expected = onnx::expected_sha1(tensor, report_.warnings)) {
+            ONNXSTREAM_TRY(collect(t, handle->data_type, bound_.stored_bytes(t, handle), &handle));
+        }
+        report_.tensors_converted += convert_empty_.size();
+        return {};
+    }
+
+    // The slice of an external tensor whose binding answers all collect asks of it (usable,
+    // a length its dims agree with, no checksum) and whose type open recorded; else empty,
+    // and its body is read (a million tiny external tensors read each once more).
+    [[nodiscard]] std::optional<onnx::stored_slice> known_external(onnx::site_id t) const {
+        if (model_.sites[t].data_type == onnx::tensor_site::unrecorded_type) return std::nullopt;
+        const auto b = bound_.binding_of(t);
+        if (b == none) return std::nullopt;
+        const auto& binding = bound_.data.tensors[b];
+        if (!binding.usable || !binding.length_fits || binding.has_checksum) return std::nullopt;
+        return onnx::stored_slice{onnx::bound_model::source_of_file(binding.file), binding.offset, binding.length};
+    }
+
+    // Tensor t's row: `stored` is where its bytes are, if anywhere; `handle` its read, or
+    // null for a known_external one (then an error reads it for its name).
+    result<void> collect(onnx::site_id t, std::int32_t data_type, std::optional<onnx::stored_slice> stored,
+                         const onnx::tensor_handle* handle) {
+        const bool convert = convert_site_[t] && data_type == float32;
+        const bool kept = data_type == float32 && !convert;
+        if (kept) ++report_.tensors_kept_float32;
+        tensor_bytes b;
+        b.site = t;
+        b.convert = convert;
+        b.retype = convert;
+        const auto type = static_cast<onnx::data_type>(data_type);
+        b.integer = type == onnx::data_type::int64 || type == onnx::data_type::int32;
+        if (stored) {
+            b.input = *stored;
+            if (kept) report_.bytes_kept_float32 += stored->length;
+            if (handle != nullptr)
+                if (const auto expected = onnx::expected_sha1(**handle, report_.warnings)) {
                     b.expected = static_cast<std::uint32_t>(expected_sha1_.size());
                     expected_sha1_.push_back(*expected);
                 }
-            } else if (tensor.storage == tensor_storage::typed && tensor.expected_bytes) {
-                ONNXSTREAM_TRY(typed_bytes(handle, b));
-                if (kept) report_.bytes_kept_float32 += b.input.length;
-            } else {
-                if (convert) convert_empty_.push_back(t);  // no values: only the type changes
-                continue;
-            }
-            if (b.convert && b.input.length % 4 != 0) {
-                error e{error_code::size_mismatch,
-                        "tensor '" + std::string(tensor.name) + "' has " + std::to_string(b.input.length) +
-                            " bytes, not a whole number of float32 values",
-                        "the model is damaged; repair or re-export it"};
-                e.field_path = model_.tree.path(tensor.message);
-                return failure(std::move(e));
-            }
+        } else if ((*handle)->storage == tensor_storage::typed && (*handle)->expected_bytes) {
+            ONNXSTREAM_TRY(typed_bytes(*handle, b));
+            if (kept) report_.bytes_kept_float32 += b.input.length;
+        } else {
+            if (convert) convert_empty_.push_back(t);  // no values: only the type changes
+            return {};
+        }
+        if (b.convert && b.input.length % 4 != 0) return failure(not_whole_floats(t, b.input.length, handle));
+        // A known_external tensor's length fits (external_tensor::length_fits).
+        if (handle != nullptr) {
+            const auto& tensor = **handle;
             if (tensor.expected_bytes && *tensor.expected_bytes != b.input.length && b.buffer == onnx::no_index) {
                 error e{error_code::size_mismatch,
                         "tensor '" + std::string(tensor.name) + "' has " + std::to_string(b.input.length) +
@@ -309,23 +332,37 @@ private:
                 if (!options_.allow_size_mismatch) return failure(std::move(e));
                 report_.warnings.push_back(std::move(e));
             }
-            if (b.convert) {
-                ++report_.tensors_converted;
-                report_.bytes_before += b.input.length;
-                report_.bytes_after += b.output_length();
-            }
-            b.first_value = is_first_value(handle, b);
-            if (in_place(b) && b.output_length() < options_.threshold) {
-                index_of_tensor_[t] = converted_in_place;
-                continue;
-            }
-            // Tensors whose stored form changes; others move only if lay_out says so.
-            if (convert || tensor.storage == tensor_storage::external)
-                index_of_tensor_[t] = static_cast<std::uint32_t>(bytes_.size());
-            bytes_.push_back(b);
         }
-        report_.tensors_converted += convert_empty_.size();
+        if (b.convert) {
+            ++report_.tensors_converted;
+            report_.bytes_before += b.input.length;
+            report_.bytes_after += b.output_length();
+        }
+        // A known_external tensor's bytes are in a data file: never its first value field.
+        b.first_value = handle != nullptr && is_first_value(*handle, b);
+        if (in_place(b) && b.output_length() < options_.threshold) {
+            index_of_tensor_[t] = converted_in_place;
+            return {};
+        }
+        // Tensors whose stored form changes; others move only if lay_out says so.
+        if (convert || handle == nullptr || (*handle)->storage == tensor_storage::external)
+            index_of_tensor_[t] = static_cast<std::uint32_t>(bytes_.size());
+        bytes_.push_back(b);
         return {};
+    }
+
+    // A float32 tensor of `length` bytes, not a multiple of 4 (`handle` as collect's).
+    error not_whole_floats(onnx::site_id t, std::uint64_t length, const onnx::tensor_handle* handle) const {
+        if (handle == nullptr) {
+            const auto read = model_.tensor(t);
+            return not_whole_floats(t, length, &read);
+        }
+        error e{error_code::size_mismatch,
+                "tensor '" + std::string((*handle)->name) + "' has " + std::to_string(length) +
+                    " bytes, not a whole number of float32 values",
+                "the model is damaged; repair or re-export it"};
+        e.field_path = model_.tree.path((*handle)->message);
+        return e;
     }
 
     // Whether b's input is the payload of the first value field of its tensor (raw_data or

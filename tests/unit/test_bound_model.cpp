@@ -297,6 +297,13 @@ TEST_CASE("binding checks each external tensor against its file, with or without
         CHECK(binding(4).length == 8);
         CHECK(binding(5).usable);
         CHECK(binding(5).length == 16);
+        // length_fits: usable and no size_mismatch recorded (what convert trusts without a read).
+        CHECK(binding(0).length_fits);
+        CHECK_FALSE(binding(1).length_fits);
+        CHECK_FALSE(binding(2).length_fits);
+        CHECK_FALSE(binding(3).length_fits);
+        CHECK(binding(4).length_fits);
+        CHECK_FALSE(binding(5).length_fits);
         REQUIRE(data.problems.size() == 4);
         CHECK(data.problems[0].what.code == error_code::size_mismatch);
         CHECK(data.problems[0].what.message.find("tensor 'short' has 16 bytes in w.data") != std::string::npos);

@@ -55,6 +55,10 @@ struct external_tensor {
     bool positions_known : 1 = false;
     /// Whether its external_data entries hold a checksum (read again to check it).
     bool has_checksum : 1 = false;
+    /// Usable, and its length is what its dims and type need (or they do not say): no
+    /// size_mismatch problem was recorded for it. A command that needs nothing else of
+    /// the tensor (its type aside, which open records) need not read its body again.
+    bool length_fits : 1 = false;
 };
 // Held once per external tensor (a million tiny ones): the positions and their bytes live
 // in what was padding.
