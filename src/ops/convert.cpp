@@ -280,18 +280,20 @@ private:
 
     // The slice of an external tensor whose binding answers all collect asks of it (usable,
     // a length its dims agree with, no checksum) and whose type open recorded; else empty,
-    // and its body is read (a million tiny external tensors read each once more).
+    // and its body is read (a million tiny external tensors read each once more). A length
+    // that is no whole number of 4-byte values is left to the read too, whose error names
+    // the tensor (a float32 one whose length fits its dims never has one).
     [[nodiscard]] std::optional<onnx::stored_slice> known_external(onnx::site_id t) const {
         if (model_.sites[t].data_type == onnx::tensor_site::unrecorded_type) return std::nullopt;
         const auto b = bound_.binding_of(t);
         if (b == none) return std::nullopt;
         const auto& binding = bound_.data.tensors[b];
-        if (!binding.usable || !binding.length_fits || binding.has_checksum) return std::nullopt;
+        if (!binding.usable || !binding.length_fits || binding.has_checksum || binding.length % 4 != 0) return std::nullopt;
         return onnx::stored_slice{onnx::bound_model::source_of_file(binding.file), binding.offset, binding.length};
     }
 
     // Tensor t's row: `stored` is where its bytes are, if anywhere; `handle` its read, or
-    // null for a known_external one (then an error reads it for its name).
+    // null for a known_external one.
     result<void> collect(onnx::site_id t, std::int32_t data_type, std::optional<onnx::stored_slice> stored,
                          const onnx::tensor_handle* handle) {
         const bool convert = convert_site_[t] && data_type == float32;
@@ -318,7 +320,16 @@ private:
             if (convert) convert_empty_.push_back(t);  // no values: only the type changes
             return {};
         }
-        if (b.convert && b.input.length % 4 != 0) return failure(not_whole_floats(t, b.input.length, handle));
+        // known_external leaves a tensor whose length is not a multiple of 4 to the read.
+        if (b.convert && b.input.length % 4 != 0) {
+            const auto& tensor = **handle;
+            error e{error_code::size_mismatch,
+                    "tensor '" + std::string(tensor.name) + "' has " + std::to_string(b.input.length) +
+                        " bytes, not a whole number of float32 values",
+                    "the model is damaged; repair or re-export it"};
+            e.field_path = model_.tree.path(tensor.message);
+            return failure(std::move(e));
+        }
         // A known_external tensor's length fits (external_tensor::length_fits).
         if (handle != nullptr) {
             const auto& tensor = **handle;
@@ -349,20 +360,6 @@ private:
             index_of_tensor_[t] = static_cast<std::uint32_t>(bytes_.size());
         bytes_.push_back(b);
         return {};
-    }
-
-    // A float32 tensor of `length` bytes, not a multiple of 4 (`handle` as collect's).
-    error not_whole_floats(onnx::site_id t, std::uint64_t length, const onnx::tensor_handle* handle) const {
-        if (handle == nullptr) {
-            const auto read = model_.tensor(t);
-            return not_whole_floats(t, length, &read);
-        }
-        error e{error_code::size_mismatch,
-                "tensor '" + std::string((*handle)->name) + "' has " + std::to_string(length) +
-                    " bytes, not a whole number of float32 values",
-                "the model is damaged; repair or re-export it"};
-        e.field_path = model_.tree.path((*handle)->message);
-        return e;
     }
 
     // Whether b's input is the payload of the first value field of its tensor (raw_data or

@@ -439,6 +439,32 @@ def test_non_float_model_is_refused(onnxstream, tmp_path):
     assert not (tmp_path / "ints.fp16.onnx").exists()
 
 
+@pytest.mark.parametrize("stored", ["embedded", "external"])
+def test_float32_bytes_not_a_multiple_of_4_are_refused(onnxstream, tmp_path, stored):
+    """W is float32 [2] but holds 6 bytes. Embedded: the raw_data's length. External: the
+    entry's length, a size mismatch that --allow-size-mismatch lets through, after which the
+    bytes still are no whole number of values (the binding's length does not fit its dims,
+    so convert reads the tensor, and the error names it)."""
+    model = identity_add_model(np.zeros(2, np.float32))
+    w = model.graph.initializer[0]
+    if stored == "embedded":
+        w.raw_data = bytes(6)
+    else:
+        (tmp_path / "w.bin").write_bytes(bytes(6))
+        w.ClearField("raw_data")
+        w.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", "w.bin"), ("offset", "0"), ("length", "6")):
+            w.external_data.add(key=key, value=value)
+    src = tmp_path / "odd.onnx"
+    onnx.save(model, str(src))
+    before = src.read_bytes()
+    proc = run_cli(["convert", src, "--dtype", "fp16", "--allow-size-mismatch"])
+    assert proc.returncode == 1, describe(proc)
+    assert "tensor 'W' has 6 bytes, not a whole number of float32 values" in proc.stderr, describe(proc)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["odd.onnx"] + (["w.bin"] if stored == "external" else []))
+    assert src.read_bytes() == before
+
+
 def test_existing_output_is_kept(onnxstream, tmp_path):
     src = tmp_path / "bits.onnx"
     onnx.save(identity_add_model(np.ones(4, np.float32)), str(src))
