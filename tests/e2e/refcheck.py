@@ -323,6 +323,14 @@ def _field(number: int, payload: bytes) -> bytes:
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
+def write_compact_graph(path: Path, nodes: int) -> Path:
+    """A chain of `nodes` Relu nodes with short names (scripts/bench/models.py compact-graph,
+    about 21 bytes of .onnx a node): the bench's compact graph, for the memory tests."""
+    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "bench" / "models.py"), "compact-graph", str(path),
+                    str(nodes)], check=True)
+    return path
+
+
 def write_tiny_external_model(folder: Path, data: bytes) -> Path:
     """A model of len(data) / 16 float32 initializers of four values each, external in
     folder/model.onnx.data (which holds `data`), named as an LLM's are
