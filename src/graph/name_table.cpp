@@ -1,41 +1,45 @@
 #include <onnxstream/graph/name_table.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <functional>
+#include <limits>
+#include <stdexcept>
 
 namespace onnxstream::graph {
 
 name_table::name_table() { (void)intern(""); }
 
 std::size_t name_table::slot_of(std::string_view text, std::size_t hash) const {
-    const auto mask = slots_.size() - 1;
     const auto h = static_cast<std::uint32_t>(hash);
     const auto tag = tag_of(hash) << tag_shift;
     const auto same = [&](std::uint32_t id) {
         return (texts_[id] & ~(unpacked_flag | place_mask)) == tag && this->text(static_cast<name_id>(id)) == text;
     };
-    auto i = h & mask;
-    while (slots_[i].id != unused && (slots_[i].hash != h || !same(slots_[i].id))) i = (i + 1) & mask;
+    auto i = home(h);
+    while (slots_[i].id != unused && (slots_[i].hash != h || !same(slots_[i].id)))
+        if (++i == slots_.size()) i = 0;
     return i;
 }
 
 void name_table::rehash(std::size_t size) {
+    // A slot's place is a 32-bit hash scaled to the size (home): the size must fit 32 bits.
+    if (size > std::numeric_limits<std::uint32_t>::max()) throw std::length_error("name_table: too many names");
     std::vector<slot> old(size);
     old.swap(slots_);
-    const auto mask = slots_.size() - 1;
     for (const auto& s : old) {
         if (s.id == unused) continue;
-        auto i = s.hash & mask;
-        while (slots_[i].id != unused) i = (i + 1) & mask;
+        auto i = home(s.hash);
+        while (slots_[i].id != unused)
+            if (++i == slots_.size()) i = 0;
         slots_[i] = s;
     }
 }
 
+std::size_t name_table::slots_for(std::size_t names) noexcept { return std::max<std::size_t>(min_slots, names + names / 3 + 1); }
+
 void name_table::reserve(std::size_t names) {
     texts_.reserve(names);
-    const auto wanted = std::bit_ceil(std::max<std::size_t>(64, 2 * names));
-    if (wanted > slots_.size()) rehash(wanted);
+    if (const auto wanted = slots_for(names); wanted > slots_.size()) rehash(wanted);
 }
 
 std::optional<std::uint64_t> name_table::packed_lasting(std::string_view text) {
@@ -58,7 +62,7 @@ name_id name_table::add(std::string_view text, bool lasting, std::size_t hash) {
         texts_.push_back(unpacked_flag | tag | unpacked_.size());
         unpacked_.push_back(lasting ? text : std::string_view(copies_.emplace_back(text)));
     }
-    if (2 * texts_.size() > slots_.size()) rehash(std::max<std::size_t>(64, 2 * slots_.size()));
+    if (texts_.size() > max_load(slots_.size())) rehash(std::max(slots_for(texts_.size()), 2 * slots_.size()));
     slots_[slot_of(text, hash)] = {static_cast<std::uint32_t>(hash), id};
     return static_cast<name_id>(id);
 }

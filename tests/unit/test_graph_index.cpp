@@ -57,6 +57,34 @@ TEST_CASE("name_table: reserved room keeps every name and id, before and after n
     CHECK(names.intern("early") == early);
 }
 
+TEST_CASE("name_table: a table three quarters full finds every name it holds, at every size it grows through") {
+    // Sizes that are not powers of two: the slots are reserved for an odd count, then the
+    // table grows past it several times; probes wrap from the last slot to the first.
+    for (const std::size_t reserved : {std::size_t{0}, std::size_t{1}, std::size_t{47}, std::size_t{999}}) {
+        CAPTURE(reserved);
+        name_table names;
+        names.reserve(reserved);
+        std::vector<name_id> ids;
+        constexpr int count = 20000;
+        for (int i = 0; i < count; ++i) {
+            ids.push_back(names.intern("v" + std::to_string(i)));
+            if (i % 997 == 0) {  // everything so far, at this size (some of them just before a regrowth)
+                for (int j = 0; j <= i; j += 61) CHECK(names.find("v" + std::to_string(j)) == ids[static_cast<std::size_t>(j)]);
+            }
+        }
+        CHECK(names.size() == count + 1U);
+        std::size_t found = 0;
+        for (int i = 0; i < count; ++i)
+            found += names.find("v" + std::to_string(i)) == ids[static_cast<std::size_t>(i)] ? 1U : 0U;
+        CHECK(found == std::size_t{count});
+        for (int i = 0; i < 1000; ++i) CHECK_FALSE(names.find("w" + std::to_string(i)));
+        // Ids are dense and in order of first interning.
+        for (int i = 0; i < count; ++i)
+            CHECK(static_cast<std::uint32_t>(ids[static_cast<std::size_t>(i)]) == static_cast<std::uint32_t>(i) + 1U);
+        CHECK(names.intern("v0") == ids.front());
+    }
+}
+
 TEST_CASE("name_table: interning, the empty name and fresh names") {
     name_table names;
     CHECK(names.intern("") == empty_name);
