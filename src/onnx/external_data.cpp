@@ -5,6 +5,7 @@
 #include <onnxstream/proto/varint.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -124,6 +125,10 @@ void gather(site_id t, const tensor_info& tensor, std::span<const field_entry> f
     if (known && binding.value_positions != 0) {
         binding.positions_known = true;
         binding.value_bytes = static_cast<std::uint16_t>(value_bytes);
+        // Last: the positions are one run ending at the body's last field.
+        const auto last = static_cast<unsigned>(std::bit_width(binding.value_positions));
+        const auto run = binding.value_positions >> std::countr_zero(binding.value_positions);
+        binding.values_last = last == fields.size() && (run & (run + 1U)) == 0;
     } else {
         binding.value_positions = 0;
     }

@@ -84,6 +84,7 @@ inlined_values inlined_bindings(const bound_model& model) {
         if (b.positions_known) {
             value.dropped_positions = b.value_positions;
             value.dropped_bytes = b.value_bytes;
+            value.dropped_last = b.values_last;
         }
         return value;
     };

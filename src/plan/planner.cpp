@@ -3,6 +3,7 @@
 #include <onnxstream/large_blocks.hpp>
 #include <onnxstream/onnx/fields.hpp>
 #include <onnxstream/onnx/float_conversion.hpp>
+#include <onnxstream/proto/tokenizer.hpp>
 #include <onnxstream/proto/varint.hpp>
 
 #include <bit>
@@ -10,6 +11,8 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -308,6 +311,7 @@ struct rewrite_stream::state {
     }
 
     void push(write_plan& plan, std::uint32_t m) {
+        if (!tree->stores_fields(m) && copied_before_value(plan, m)) return;
         stack.push_back({m, 0, first_insertion(m)});
         next_drop = 0;
         if (tree->stores_fields(m)) return;
@@ -322,6 +326,35 @@ struct rewrite_stream::state {
         if (const auto record = inlined_body_of(m)) top.inlined_record = *record;
         const auto range = tree->payload_range(m);
         plan.copy(source, range.offset, range.length);
+    }
+
+    // Body m written without reading it when its one edit is an inline_body row whose
+    // value fields are its last (inlined_value::dropped_last): the bytes before them, then
+    // the raw_data, labelled by the last name field among those bytes as `inlined` does.
+    // Sized the same way (sized_by_drops). False, with nothing written, for any other body.
+    bool copied_before_value(write_plan& plan, std::uint32_t m) {
+        const auto record = inlined_body_of(m);
+        if (!record || first_insertion(m) != no_index || !drops_of(m).empty()) return false;
+        const auto value = edits->inlined_value_of(*record);
+        const auto range = tree->payload_range(m);
+        if (!value.dropped_last || value.dropped_positions == 0 || value.dropped_bytes > range.length) return false;
+        if (behind) behind(range.offset);
+        const auto end = range.offset + range.length - value.dropped_bytes;
+        std::optional<std::string_view> name;
+        for (auto position = range.offset; position < end;) {
+            proto::field_token read;
+            if (!proto::next_field(tree->bytes(), position, end, read)) break;
+            if (read.number == onnx::number(onnx::tensor_field::name) && read.type == proto::wire_type::length_delimited)
+                name = {reinterpret_cast<const char*>(tree->bytes().data() + read.payload_offset),
+                        static_cast<std::size_t>(read.payload_length)};
+            position = read.end_offset();
+        }
+        plan.copy(source, range.offset, end - range.offset);
+        if (name) plan.label(std::string(*name));
+        put_varint(plan, proto::make_tag(onnx::number(onnx::tensor_field::raw_data), proto::wire_type::length_delimited));
+        put_varint(plan, value.length);
+        plan.copy(value.source, value.offset, value.length, io::no_check);
+        return true;
     }
 
     void put_varint(write_plan& plan, std::uint64_t value) { plan.emit(proto::encode_varint(value).view()); }

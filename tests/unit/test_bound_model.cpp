@@ -10,6 +10,7 @@
 
 #include "small_models.hpp"
 #include "temp_folder.hpp"
+#include "tree_comparison.hpp"
 
 #include <doctest/doctest.h>
 
@@ -152,7 +153,9 @@ TEST_CASE("inlining drops the value fields and adds raw_data; the size is what m
     const auto& binding = bound.data.tensors[onnx::binding_id{0}];
     // With the drops it replaces and their bytes, as the binding keeps them.
     REQUIRE(binding.positions_known);
-    CHECK(edits.inlined(inserted) == onnx::inlined_value{1, binding.offset, 32, binding.value_positions, binding.value_bytes});
+    REQUIRE(binding.values_last);  // external_data and data_location end the message
+    CHECK(edits.inlined(inserted) ==
+          onnx::inlined_value{1, binding.offset, 32, binding.value_positions, binding.value_bytes, true});
     CHECK(edits.inlined_check(inserted) == 0);
     CHECK(edits.labels().empty());
 }
@@ -444,6 +447,75 @@ TEST_CASE("a tensor with a value field past position 31 or a checksum is inlined
     auto checked = onnx::bound_model::open(with_checksum.model, {});
     REQUIRE(checked);
     CHECK(static_cast<bool>(checked->data.tensors[onnx::binding_id{0}].has_checksum));
+}
+
+TEST_CASE("a binding says whether the value fields are the message's last, which merge then copies up to, unread") {
+    using namespace onnx_fields;
+    constexpr std::uint32_t tensor_doc_string = 12;
+    temp_folder dir;
+    std::vector<std::byte> data(96);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::byte>(i);
+    write_bytes(dir.path() / "w.data", data);
+    // last: as exporters write it. after: a doc_string follows the values. between: a
+    // doc_string between external_data and data_location. alone: nothing but the values.
+    auto after = external_tensor("after", {8}, "w.data", "32", "32");
+    after.string_field(tensor_doc_string, "doc");
+    proto_builder between;
+    between.varint_field(tensor_dims, 8).varint_field(tensor_type, 1).string_field(tensor_name, "between");
+    between.message_field(tensor_external, string_entry("location", "w.data"));
+    between.message_field(tensor_external, string_entry("offset", "64"));
+    between.string_field(tensor_doc_string, "doc").varint_field(tensor_location, 1);
+    proto_builder alone;
+    alone.message_field(tensor_external, string_entry("location", "w.data")).varint_field(tensor_location, 1);
+    const auto model = write_bytes(
+        dir.path() / "m.onnx", small_models::model({external_tensor("last", {8}, "w.data", "0", "32"), after, between, alone}));
+    for (const auto reading : {onnx::tensor_reading::kept, onnx::tensor_reading::on_demand}) {
+        auto opened = onnx::bound_model::open(model, {}, {}, reading);
+        REQUIRE(opened);
+        REQUIRE(opened->data.tensors.size() == 4);
+        const auto binding = [&](std::uint32_t b) { return opened->data.tensors[onnx::binding_id{b}]; };
+        for (std::uint32_t b = 0; b < 4; ++b) CHECK(binding(b).positions_known);
+        CHECK(binding(0).values_last);
+        CHECK_FALSE(binding(1).values_last);
+        CHECK_FALSE(binding(2).values_last);
+        CHECK(binding(3).values_last);
+        // Merged, each reads back with its own bytes as raw_data and every other field kept.
+        onnx::tree_edits edits;
+        std::vector<error> warnings;
+        onnx::inline_external(*opened, opened->data.tensors, edits, warnings);
+        const auto plan = plan::plan_rewrite(opened->model.tree, edits);
+        REQUIRE(plan);
+        std::vector<std::byte> out(plan->size());
+        for (const auto& op : plan->operations()) {
+            const auto bytes = op.kind == plan::operation_kind::emit ? plan->emitted(op)
+                               : op.source == 0 ? opened->model.tree.bytes().subspan(op.input_offset, op.length)
+                                                : std::span<const std::byte>(data).subspan(op.input_offset, op.length);
+            std::copy(bytes.begin(), bytes.end(), out.begin() + static_cast<std::ptrdiff_t>(op.output_offset));
+        }
+        const auto reparsed = onnx::message_tree::parse(out);
+        REQUIRE(reparsed);
+        const auto merged = tensor_messages(*reparsed);
+        REQUIRE(merged.size() == 4);
+        const std::vector<std::vector<std::uint32_t>> numbers{
+            {tensor_dims, tensor_type, tensor_name, tensor_raw},
+            {tensor_dims, tensor_type, tensor_name, tensor_raw, tensor_doc_string},
+            {tensor_dims, tensor_type, tensor_name, tensor_raw, tensor_doc_string},
+            {tensor_raw}};
+        const std::uint64_t offsets[] = {0, 32, 64, 0};
+        const std::uint64_t lengths[] = {32, 32, 32, 96};
+        for (std::size_t i = 0; i < 4; ++i) {
+            CAPTURE(i);
+            std::vector<std::uint32_t> got;
+            for (const auto& f : reparsed->fields(merged[i])) {
+                got.push_back(f.number());
+                if (f.number() != tensor_raw) continue;
+                const auto raw = reparsed->payload(f);
+                CHECK(std::equal(raw.begin(), raw.end(), data.begin() + static_cast<std::ptrdiff_t>(offsets[i]),
+                                 data.begin() + static_cast<std::ptrdiff_t>(offsets[i] + lengths[i])));
+            }
+            CHECK(got == numbers[i]);
+        }
+    }
 }
 
 TEST_CASE("storing a bound tensor externally by its kept value positions edits and plans as reading its body does, unread") {

@@ -404,8 +404,9 @@ TEST_CASE("an inline_body row plans as the drops and insert_inlined it stands fo
     const auto value_bytes = static_cast<std::uint32_t>(fields[3].total_length() + fields[4].total_length());
     // Record r: the r-th 16 bytes of source 1.
     const auto other = test_support::float_bytes({1, 2, 3, 4, 5, 6, 7, 8});
+    bool last = false;  // the rows' values say their fields are the body's last (they are)
     const auto values = [&](std::uint32_t record) {
-        return onnx::inlined_value{1, 16ULL * record, 16, (1U << 3) | (1U << 4), value_bytes};
+        return onnx::inlined_value{1, 16ULL * record, 16, (1U << 3) | (1U << 4), value_bytes, last};
     };
     struct planned {
         std::uint64_t size = 0;
@@ -454,6 +455,14 @@ TEST_CASE("an inline_body row plans as the drops and insert_inlined it stands fo
     same(rows, dropped_and_inserted);
     CHECK(rows.size == rows.written);
     CHECK(rows.reads == 0);  // sized from the value's bytes, unread
+    // Written unread too (the bytes before the value fields, then raw_data): the same.
+    last = true;
+    const auto rows_unread = plan_with([&](onnx::tree_edits& edits) {
+        edits.inline_body(tree, t[0], 0);
+        edits.inline_body(tree, t[1], 1);
+    });
+    same(rows_unread, dropped_and_inserted);
+    last = false;
     CHECK(rows.labels == std::vector<std::string>{"w0", "w1"});
     // The output holds each tensor's own 16 bytes as raw_data where its entries were.
     const auto reparsed = onnx::message_tree::parse(rows.out);
@@ -486,6 +495,15 @@ TEST_CASE("an inline_body row plans as the drops and insert_inlined it stands fo
     CHECK(more_rows.size == more_rows.written);
     CHECK(more_rows.reads == 1);
     CHECK(more_rows.out != rows.out);
+    // Its value fields last or not, a body with more edits is read.
+    last = true;
+    same(plan_with([&](onnx::tree_edits& edits) {
+             edits.inline_body(tree, t[0], 0);
+             edits.drop(tree, t[0], 1);
+             edits.insert(t[0], 3, edits.varint(1000, 7));
+             edits.inline_body(tree, t[1], 1);
+         }),
+         more_explicit);
 }
 
 TEST_CASE("sizes of 4 GiB and more are planned exactly, at every level, and refused past the limit") {

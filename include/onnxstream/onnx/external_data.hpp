@@ -59,6 +59,9 @@ struct external_tensor {
     /// size_mismatch problem was recorded for it. A command that needs nothing else of
     /// the tensor (its type aside, which open records) need not read its body again.
     bool length_fits : 1 = false;
+    /// positions_known, and those fields are the message's last: what comes before them is
+    /// the rest of the body, so merge copies it whole without reading it again.
+    bool values_last : 1 = false;
 };
 // Held once per external tensor (a million tiny ones): the positions and their bytes live
 // in what was padding.
