@@ -84,14 +84,16 @@ private:
     std::uintptr_t base_ = 0;                 // set by the first lasting text, half the offset range below it
     bool based_ = false;
     // text -> id: an open-addressing table at most three quarters full, probed linearly
-    // from the text's home (its 32-bit hash scaled to the table's size, which is sized to
-    // the names, not to a power of two: at most half full in a power of two took 16 to 32
-    // bytes of slots a name, three quarters full in any size takes about 11). A slot keeps the low 32 bits of its text's hash
-    // beside the id, and texts_ 14 bits more (the tag): a probe compares texts only when all 46 agree, and growing rehashes
-    // without reading a text. Why so many: texts are mostly views of a model's mapped pages, which may have been released, and
-    // each text read faults a large folio (up to 2 MiB) back in. 32 bits alone, of which the slot's place already fixes ~20 of a
-    // million names, let a few hundred names of a million-node graph meet a stranger with the same bits, and those reads mapped
-    // 20 MiB of the file again.
+    // from the text's home: its 32-bit hash scaled to the table's size, which is sized to
+    // the names, not to a power of two (at most half full in a power of two took 16 to 32
+    // bytes of slots a name; three quarters full in any size takes about 11). A slot keeps
+    // the low 32 bits of its text's hash beside the id, and texts_ 14 bits more (the tag):
+    // a probe compares texts only when all 46 agree, and growing rehashes without reading a
+    // text. Why so many: texts are mostly views of a model's mapped pages, which may have
+    // been released, and each text read faults a large folio (up to 2 MiB) back in. 32 bits
+    // alone, of which the slot's home already fixes ~20 of a million names, let a few
+    // hundred names of a million-node graph meet a stranger with the same bits, and those
+    // reads mapped 20 MiB of the file again.
     static constexpr std::uint32_t unused = ~std::uint32_t{0};
     struct slot {
         std::uint32_t hash = 0;
