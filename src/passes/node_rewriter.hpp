@@ -38,12 +38,18 @@ struct shape_rewriter {
     graph_model& model;
     const std::shared_ptr<const graph_index> held_index;  // the run's snapshot (pass_context::index)
     const graph_index& index;
-    const shape_table shapes;
+    const std::shared_ptr<const shape_table> held_shapes;  // the run's, of that index (pass_context::shapes)
+    const shape_table& shapes;
     bool report_only = false;
     std::uint64_t changes = 0;
 
     explicit shape_rewriter(pass_context& c)
-        : context(c), model(c.model), held_index(c.index()), index(*held_index), shapes(infer_shapes(c.model, index, c.reader)) {}
+        : context(c),
+          model(c.model),
+          held_index(c.index()),
+          index(*held_index),
+          held_shapes(c.shapes(index)),
+          shapes(*held_shapes) {}
 };
 
 /// `rewriter.visit(n)` for every live node (graph_model::for_each_live_node), for a pass

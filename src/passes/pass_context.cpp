@@ -28,6 +28,11 @@ std::shared_ptr<const graph_index> pass_context::index() const {
     return indexes != nullptr ? indexes->current() : std::make_shared<const graph_index>(model);
 }
 
+std::shared_ptr<const shape_table> pass_context::shapes(const graph_index& index) const {
+    return indexes != nullptr ? indexes->shapes(index, reader)
+                              : std::make_shared<const shape_table>(infer_shapes(model, index, reader));
+}
+
 void pass_context::release_index() const noexcept {
     if (indexes != nullptr) indexes->release();
 }

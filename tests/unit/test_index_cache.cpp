@@ -85,6 +85,46 @@ TEST_CASE("index_cache: one index while the model is unchanged, a new one after 
     CHECK(cache.builds() == 4);
 }
 
+TEST_CASE("index_cache: the shapes of the current index are kept with it, and made again when it is") {
+    harness h(redundant_model());
+    auto& m = h.model();
+    index_cache cache(m);
+    const auto index = cache.current();
+    const auto shapes = cache.shapes(*index, h.reader());
+    CHECK(cache.shapes(*index, h.reader()) == shapes);
+    CHECK(cache.shape_builds() == 1);
+    // Another index of the same model (not the cache's): shapes of its own, not kept.
+    const graph_index other(m);
+    CHECK(cache.shapes(other, h.reader()) != shapes);
+    CHECK(cache.shapes(*index, h.reader()) == shapes);
+    CHECK(cache.shape_builds() == 1);
+    // Another reader: made again.
+    auto file = onnx::model_file::open(h.path());
+    REQUIRE(file);
+    const tensor_reader reader(*file, nullptr);
+    CHECK(cache.shapes(*index, reader) != shapes);
+    CHECK(cache.shape_builds() == 2);
+    CHECK(cache.shapes(*index, h.reader()) != shapes);
+    CHECK(cache.shape_builds() == 3);
+    const auto kept = cache.shapes(*index, h.reader());
+
+    // An edit: the index held is a snapshot, and its shapes are not kept for it any more.
+    m.set_input(h.node_named("add"), 1, *m.names.find("s2"));
+    CHECK(cache.shapes(*index, h.reader()) != kept);
+    CHECK(cache.shape_builds() == 3);
+    const auto after = cache.current();
+    const auto after_shapes = cache.shapes(*after, h.reader());
+    CHECK(after_shapes != kept);
+    CHECK(cache.shape_builds() == 4);
+    // The holder's shapes are as they were.
+    CHECK(kept->size() == index->size());
+
+    cache.release();
+    const auto again = cache.current();
+    CHECK(cache.shapes(*again, h.reader()) != after_shapes);
+    CHECK(cache.shape_builds() == 5);
+}
+
 TEST_CASE("index_cache: every pass of a run that changes nothing reads one index") {
     graph_spec main;
     main.nodes = {onnx_node("Relu", {"X"}, {"a"}, "relu"), onnx_node("Sigmoid", {"a"}, {"Y"}, "sig")};
@@ -102,6 +142,7 @@ TEST_CASE("index_cache: every pass of a run that changes nothing reads one index
     CHECK(ran.rounds == 0);
     CHECK(all.size() > 5);
     CHECK(cache.builds() == 1);
+    CHECK(cache.shape_builds() == 1);  // fusion, nop removal and shape folding read one table
 }
 
 TEST_CASE("index_cache: the passes sharing an index leave the model as passes with an index each do") {

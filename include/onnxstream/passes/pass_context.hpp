@@ -12,6 +12,7 @@
 #include <onnxstream/graph/index_cache.hpp>
 #include <onnxstream/graph/tensor_reader.hpp>
 #include <onnxstream/graph/value_replacement.hpp>
+#include <onnxstream/graph/value_shapes.hpp>
 #include <onnxstream/passes/finding.hpp>
 #include <onnxstream/passes/finding_sink.hpp>
 
@@ -50,6 +51,9 @@ struct pass_context {
     /// The index of the model as it is now, a snapshot that stays as it was while the pass
     /// edits (ask again after an edit for the new one).
     [[nodiscard]] std::shared_ptr<const graph_index> index() const;
+    /// The shapes of the values of `index` (one this context gave), shared with the other
+    /// passes of the run while the model does not change.
+    [[nodiscard]] std::shared_ptr<const shape_table> shapes(const graph_index& index) const;
     /// Frees the shared index when nothing else holds it: a pass about to make many findings
     /// calls this first, so the index and the findings are not held together.
     void release_index() const noexcept;
