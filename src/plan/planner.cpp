@@ -351,9 +351,7 @@ struct rewrite_stream::state {
         }
         plan.copy(source, range.offset, end - range.offset);
         if (name) plan.label(std::string(*name));
-        put_varint(plan, proto::make_tag(onnx::number(onnx::tensor_field::raw_data), proto::wire_type::length_delimited));
-        put_varint(plan, value.length);
-        plan.copy(value.source, value.offset, value.length, io::no_check);
+        raw_data(plan, value, io::no_check);
         return true;
     }
 
@@ -407,6 +405,11 @@ struct rewrite_stream::state {
             plan.label(std::string(tree->text(*f)));
             break;
         }
+        raw_data(plan, value, check);
+    }
+
+    // The raw_data field holding `value`'s bytes, copied by the writer.
+    void raw_data(write_plan& plan, const onnx::inlined_value& value, std::uint32_t check) {
         put_varint(plan, proto::make_tag(onnx::number(onnx::tensor_field::raw_data), proto::wire_type::length_delimited));
         put_varint(plan, value.length);
         plan.copy(value.source, value.offset, value.length, check);

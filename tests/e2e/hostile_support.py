@@ -135,51 +135,14 @@ class Run:
                 f"max RSS {self.max_rss_kb} KiB\n--- stdout\n{self.stdout[-3000:]}\n--- stderr\n{self.stderr[-3000:]}")
 
 
-# Runs the binary for run_measured: forks and execs it, waits with a deadline (killing it
-# past the deadline) and writes "exit-code seconds max-rss-kib" (or "timeout") to the file
-# named first. A small interpreter of its own, since a binary forked from the test's process
-# would count the test's pages (Linux keeps the peak across exec; refcheck.peak_rss).
-_MEASURE_PROBE = """
-import os, sys, time
-result, timeout, argv = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
-started = time.monotonic()
-pid = os.fork()
-if pid == 0:
-    try:
-        os.execv(argv[0], argv)
-    finally:
-        os._exit(127)
-while True:
-    got, status, usage = os.wait4(pid, os.WNOHANG)
-    if got:
-        break
-    if time.monotonic() - started > timeout:
-        os.kill(pid, 9)
-        os.wait4(pid, 0)
-        with open(result, "w") as f:
-            f.write("timeout")
-        sys.exit(0)
-    time.sleep(0.005)
-seconds = time.monotonic() - started
-with open(result, "w") as f:
-    f.write(f"{os.waitstatus_to_exitcode(status)} {seconds} {usage.ru_maxrss}")
-"""
-
-
 def run_measured(args: Sequence[os.PathLike | str], timeout: float = 120, env: dict | None = None) -> Run:
-    """Runs the binary, recording wall time and the child's own peak RSS (wait4, from a
-    small interpreter: _MEASURE_PROBE); kills it and fails the test after `timeout` seconds."""
+    """Runs the binary, recording wall time and its own peak RSS (refcheck.measured_run);
+    fails the test after `timeout` seconds."""
     args = [str(a) for a in args]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as scratch:
-        result = Path(scratch) / "result"
-        subprocess.run([sys.executable, "-c", _MEASURE_PROBE, str(result), str(timeout), str(refcheck.binary_path()), *args],
-                       stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, check=True, timeout=timeout + 60)
-        measured = result.read_text().split()
-        if measured == ["timeout"]:
-            raise AssertionError(f"onnxstream {' '.join(args)} still running after {timeout} s")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        code, seconds, max_rss_kb = refcheck.measured_run(args, timeout, out, err, env)
         out.seek(0)
         err.seek(0)
-        code, seconds, max_rss_kb = int(measured[0]), float(measured[1]), int(measured[2])
         return Run(args, code, out.read().decode(errors="replace"), err.read().decode(errors="replace"), seconds,
                    max_rss_kb)
 

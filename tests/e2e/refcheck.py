@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path, PureWindowsPath
-from typing import Iterator, Mapping, Sequence, Union
+from typing import Iterator, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import onnx
@@ -463,25 +463,64 @@ def binary_path() -> Path:
     return Path(env).resolve() if env else REPO_ROOT / "build" / "onnxstream"
 
 
+# Runs a program for measured_run: forks and execs it, waits with a deadline (killing it
+# past the deadline) and writes "exit-code seconds max-rss-kib" (or "timeout") to the file
+# named first. A small interpreter of its own: a program forked from the test's process would
+# count the test's pages (Linux keeps the peak across exec).
+_MEASURE_PROBE = """
+import os, sys, time
+result, timeout, argv = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+started = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execv(argv[0], argv)
+    finally:
+        os._exit(127)
+while True:
+    got, status, usage = os.wait4(pid, os.WNOHANG)
+    if got:
+        break
+    if time.monotonic() - started > timeout:
+        os.kill(pid, 9)
+        os.wait4(pid, 0)
+        with open(result, "w") as f:
+            f.write("timeout")
+        sys.exit(0)
+    time.sleep(0.005)
+seconds = time.monotonic() - started
+with open(result, "w") as f:
+    f.write(f"{os.waitstatus_to_exitcode(status)} {seconds} {usage.ru_maxrss}")
+"""
+
+
+def measured_run(args: Sequence[Union[str, os.PathLike]], timeout: float, stdout, stderr,
+                 env: Optional[dict] = None) -> tuple[int, float, int]:
+    """(exit status, wall seconds, peak RSS in KiB) of the binary run with `args`, its output
+    into the files `stdout` and `stderr`, measured by _MEASURE_PROBE; an AssertionError after
+    `timeout` seconds (the binary killed)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        result = Path(scratch) / "result"
+        subprocess.run([sys.executable, "-c", _MEASURE_PROBE, str(result), str(timeout), str(binary_path()),
+                        *(str(a) for a in args)], stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env,
+                       check=True, timeout=timeout + 60)
+        measured = result.read_text().split()
+    if measured == ["timeout"]:
+        raise AssertionError(f"onnxstream {' '.join(str(a) for a in args)} still running after {timeout} s")
+    return int(measured[0]), float(measured[1]), int(measured[2])
+
+
 def peak_rss(args: Sequence[Union[str, os.PathLike]], timeout: float = 600) -> tuple[int, int, str]:
-    """(exit status, peak RSS in bytes, stderr) of the binary run with `args`. A small
-    interpreter forks it and reads its peak with wait4: forking the test's own process
-    would count the test's arrays (Linux keeps the peak across exec). The Windows build
-    runs under wine, whose peak is wine's own: such a test is skipped there (the Linux
-    build's run of it holds the budget)."""
+    """(exit status, peak RSS in bytes, stderr) of the binary run with `args` (measured_run).
+    The Windows build runs under wine, whose peak is wine's own: such a test is skipped there
+    (the Linux build's run of it holds the budget)."""
     if windows_binary():
         import pytest  # only the tests call this; refcheck itself serves scripts too
         pytest.skip("peak RSS is measured on the Linux build: under wine it would be wine's")
-    probe = ("import os, sys\n"
-             "pid = os.fork()\n"
-             "if pid == 0:\n"
-             "    os.execv(sys.argv[1], sys.argv[1:])\n"
-             "_, status, usage = os.wait4(pid, 0)\n"
-             "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n")
-    proc = subprocess.run([sys.executable, "-c", probe, str(binary_path()), *(str(a) for a in args)], capture_output=True,
-                          text=True, timeout=timeout)
-    code, maxrss = (int(v) for v in proc.stdout.split())
-    return code, maxrss * 1024, proc.stderr
+    with tempfile.TemporaryFile() as err:
+        code, _, maxrss = measured_run(args, timeout, subprocess.DEVNULL, err)
+        err.seek(0)
+        return code, maxrss * 1024, err.read().decode(errors="replace")
 
 
 def assert_peak_per_tensor(args: Sequence[Union[str, os.PathLike]], count: int, bytes_per_tensor: int) -> None:

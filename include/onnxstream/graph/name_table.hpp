@@ -102,7 +102,8 @@ private:
     static constexpr std::size_t min_slots = 64;
     /// The slots for `names` names, three quarters full.
     [[nodiscard]] static std::size_t slots_for(std::size_t names) noexcept;
-    [[nodiscard]] static std::size_t max_load(std::size_t slots) noexcept { return slots / 4 * 3 + slots % 4 * 3 / 4; }
+    /// rehash refuses more than 2^32 slots: the product does not overflow.
+    [[nodiscard]] static std::size_t max_load(std::size_t slots) noexcept { return slots * 3 / 4; }
     [[nodiscard]] std::size_t home(std::uint32_t hash) const noexcept {
         return static_cast<std::size_t>((std::uint64_t{hash} * slots_.size()) >> 32U);
     }
