@@ -330,8 +330,9 @@ struct rewrite_stream::state {
 
     // Body m written without reading it when its one edit is an inline_body row whose
     // value fields are its last (inlined_value::dropped_last): the bytes before them, then
-    // the raw_data, labelled by the last name field among those bytes as `inlined` does.
-    // Sized the same way (sized_by_drops). False, with nothing written, for any other body.
+    // the raw_data, labelled by its message (last_name reads the name `inlined` labels
+    // with, if progress asks). Sized the same way (sized_by_drops). False, with nothing
+    // written, for any other body.
     bool copied_before_value(write_plan& plan, std::uint32_t m) {
         const auto record = inlined_body_of(m);
         if (!record || first_insertion(m) != no_index || !drops_of(m).empty()) return false;
@@ -339,8 +340,19 @@ struct rewrite_stream::state {
         const auto range = tree->payload_range(m);
         if (!value.dropped_last || value.dropped_positions == 0 || value.dropped_bytes > range.length) return false;
         if (behind) behind(range.offset);
-        const auto end = range.offset + range.length - value.dropped_bytes;
-        std::optional<std::string_view> name;
+        plan.copy(source, range.offset, range.length - value.dropped_bytes);
+        plan.label_message(m);
+        raw_data(plan, value, io::no_check);
+        return true;
+    }
+
+    // The last name field of tensor m whose fields the tree dropped, read from its bytes
+    // (empty when it has none): copied_before_value's label. Its value fields, the body's
+    // last, hold no name field, so the whole body gives the name the bytes before them do.
+    [[nodiscard]] std::string_view last_name(std::uint32_t m) const {
+        const auto range = tree->payload_range(m);
+        const auto end = range.offset + range.length;
+        std::string_view name;
         for (auto position = range.offset; position < end;) {
             proto::field_token read;
             if (!proto::next_field(tree->bytes(), position, end, read)) break;
@@ -349,10 +361,7 @@ struct rewrite_stream::state {
                         static_cast<std::size_t>(read.payload_length)};
             position = read.end_offset();
         }
-        plan.copy(source, range.offset, end - range.offset);
-        if (name) plan.label(std::string(*name));
-        raw_data(plan, value, io::no_check);
-        return true;
+        return name;
     }
 
     void put_varint(write_plan& plan, std::uint64_t value) { plan.emit(proto::encode_varint(value).view()); }
@@ -489,6 +498,7 @@ std::uint64_t rewrite_stream::saturated() const noexcept { return state_->satura
 bool rewrite_stream::next(write_plan& window, std::size_t operations) {
     auto& s = *state_;
     window.next_window();
+    window.set_namer([&s](std::uint32_t m) { return s.last_name(m); });
     if (!s.started) {
         s.started = true;
         if (!s.dirty[0]) {

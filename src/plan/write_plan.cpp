@@ -46,15 +46,28 @@ void write_plan::convert(std::uint32_t source, std::uint64_t offset, std::uint64
     size_ += length;
 }
 
-void write_plan::label(std::string name) {
-    if (!labels_.empty() && labels_.back().first == size_) labels_.back().second = std::move(name);
-    else labels_.emplace_back(size_, std::move(name));
+void write_plan::add_label(std::uint64_t offset, std::string name, std::uint32_t message) {
+    if (!labels_.empty() && labels_.back().offset == offset) {
+        labels_.back().name = std::move(name);
+        labels_.back().message = message;
+    } else {
+        labels_.push_back({offset, std::move(name), message});
+    }
 }
 
-std::string_view write_plan::label_at(std::uint64_t offset) const noexcept {
+void write_plan::label(std::string name) { add_label(size_, std::move(name), no_message); }
+
+void write_plan::label_message(std::uint32_t m) { add_label(size_, {}, m); }
+
+std::string_view write_plan::text(const label_entry& entry) const {
+    if (entry.message == no_message) return entry.name;
+    return namer_ ? namer_(entry.message) : std::string_view();
+}
+
+std::string_view write_plan::label_at(std::uint64_t offset) const {
     const auto after = std::upper_bound(labels_.begin(), labels_.end(), offset,
-                                        [](std::uint64_t o, const auto& entry) { return o < entry.first; });
-    return after == labels_.begin() ? std::string_view() : std::string_view(std::prev(after)->second);
+                                        [](std::uint64_t o, const label_entry& entry) { return o < entry.offset; });
+    return after == labels_.begin() ? std::string_view() : text(*std::prev(after));
 }
 
 void write_plan::align(std::uint64_t alignment) {
@@ -70,11 +83,10 @@ void write_plan::next_window() {
 }
 
 void write_plan::append(const write_plan& window) {
-    for (const auto& [offset, name] : window.labels_) {
+    for (const auto& entry : window.labels_) {
         // The first may be carried over from the window before, or renamed since.
-        if (!labels_.empty() && labels_.back().first > offset) continue;
-        if (!labels_.empty() && labels_.back().first == offset) labels_.back().second = name;
-        else labels_.emplace_back(offset, name);
+        if (!labels_.empty() && labels_.back().offset > entry.offset) continue;
+        add_label(entry.offset, std::string(window.text(entry)), no_message);
     }
     for (const auto& op : window.operations_) {
         if (op.output_offset > size_) skip(op.output_offset - size_);

@@ -462,6 +462,21 @@ TEST_CASE("an inline_body row plans as the drops and insert_inlined it stands fo
         edits.inline_body(tree, t[1], 1);
     });
     same(rows_unread, dropped_and_inserted);
+    // Streamed, each window names its tensors by message: the names read when asked.
+    {
+        onnx::tree_edits edits;
+        edits.set_inlined_values(values);
+        edits.inline_body(tree, t[0], 0);
+        edits.inline_body(tree, t[1], 1);
+        auto stream = plan::stream_rewrite(tree, edits);
+        REQUIRE(stream);
+        plan::write_plan window;
+        std::vector<std::string> labels;
+        while (stream->next(window, 1))
+            for (const auto& op : window.operations())
+                if (op.source == 1) labels.emplace_back(window.label_at(op.output_offset + op.length - 1));
+        CHECK(labels == std::vector<std::string>{"w0", "w1"});
+    }
     last = false;
     CHECK(rows.labels == std::vector<std::string>{"w0", "w1"});
     // The output holds each tensor's own 16 bytes as raw_data where its entries were.
@@ -545,6 +560,47 @@ TEST_CASE("sizes of 4 GiB and more are planned exactly, at every level, and refu
         CHECK(refused.error().code == error_code::too_large);
         CHECK(refused.error().message.find(std::to_string(expected)) != std::string::npos);
     }
+}
+
+TEST_CASE("a label by message reads its name when asked, and a plan appending it keeps the name") {
+    const std::vector<std::string> names{"first", "second"};
+    int reads = 0;
+    plan::write_plan window;
+    const std::vector<std::byte> bytes(4);
+    window.label_message(1);
+    window.emit(bytes);
+    window.label("named");
+    window.emit(bytes);
+    window.label_message(0);
+    window.emit(bytes);
+    CHECK(window.label_at(0).empty());  // no namer yet: no name
+    window.set_namer([&](std::uint32_t m) {
+        ++reads;
+        return std::string_view(names[m]);
+    });
+    CHECK(reads == 0);
+    CHECK(window.label_at(3) == "second");
+    CHECK(window.label_at(4) == "named");
+    CHECK(window.label_at(11) == "first");
+    CHECK(reads == 2);
+    // A label at the offset of the last one replaces it, whatever its kind.
+    window.label("replaced");
+    window.label_message(1);
+    window.emit(bytes);
+    CHECK(window.label_at(12) == "second");
+    window.label_message(0);
+    window.label("replaced");
+    window.emit(bytes);
+    CHECK(window.label_at(16) == "replaced");
+    plan::write_plan whole;
+    whole.append(window);
+    window.set_namer({});  // what the namer read is gone: the appended plan holds the names
+    CHECK(whole.label_at(0) == "second");
+    CHECK(whole.label_at(5) == "named");
+    CHECK(whole.label_at(8) == "first");
+    CHECK(whole.label_at(12) == "second");
+    CHECK(whole.label_at(19) == "replaced");
+    CHECK(window.label_at(8).empty());
 }
 
 TEST_CASE("a plan streamed a window at a time holds the same operations as the whole plan") {

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
@@ -42,15 +43,26 @@ public:
     void skip(std::uint64_t length) { size_ += length; }
     /// Pads with a hole until the size is a multiple of `alignment` (0 or 1: nothing).
     void align(std::uint64_t alignment);
+    /// Reads the name of message `m` of the model a plan is made from, for label_message.
+    using namer = std::function<std::string_view(std::uint32_t m)>;
+
     /// Names what the plan writes from here on (a tensor), for progress reports.
     void label(std::string name);
-    /// The last label at or before `offset` (empty when none).
-    [[nodiscard]] std::string_view label_at(std::uint64_t offset) const noexcept;
+    /// Names what the plan writes from here on by message `m`, whose name `set_namer`'s
+    /// function reads when label_at asks: a plan of a million tensors, which a progress
+    /// report names a few times a second, reads no name for the others.
+    void label_message(std::uint32_t m);
+    /// The function label_message's names are read with (set before label_at asks for one).
+    void set_namer(namer read_name) { namer_ = std::move(read_name); }
+    /// The last label at or before `offset` (empty when none). A view of the plan or of
+    /// the model's bytes: valid until the plan changes.
+    [[nodiscard]] std::string_view label_at(std::uint64_t offset) const;
     /// Starts the next window of a plan written in windows (plan::rewrite_stream): forgets
     /// the operations and their bytes, keeps the size (operations go on at the same output
     /// offset), the checks and the last label.
     void next_window();
-    /// Appends the operations and labels of `window`, a later window of the same plan.
+    /// Appends the operations and labels of `window`, a later window of the same plan (its
+    /// labels by message read as names: the plan may outlive what the window's namer reads).
     void append(const write_plan& window);
     /// Registers a check; attach it to a copy with the returned index.
     [[nodiscard]] std::uint32_t add_check(io::stream_check value);
@@ -72,7 +84,18 @@ private:
     std::vector<operation> operations_;
     std::vector<std::byte> pool_;
     std::vector<io::stream_check> checks_;
-    std::vector<std::pair<std::uint64_t, std::string>> labels_;  // by offset
+    // A label: a name, or a message whose name the namer reads (`message` not no_message).
+    static constexpr std::uint32_t no_message = std::numeric_limits<std::uint32_t>::max();
+    struct label_entry {
+        std::uint64_t offset = 0;
+        std::string name;
+        std::uint32_t message = no_message;
+    };
+    void add_label(std::uint64_t offset, std::string name, std::uint32_t message);
+    [[nodiscard]] std::string_view text(const label_entry& entry) const;
+
+    std::vector<label_entry> labels_;  // by offset
+    namer namer_;
     std::uint64_t size_ = 0;
 };
 
