@@ -11,6 +11,7 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 namespace onnxstream::passes {
@@ -24,46 +25,48 @@ using onnx::data_type;
 
 namespace {
 
-constexpr std::array evaluated_ops{"Abs",
-                                   "Add",
-                                   "And",
-                                   "Cast",
-                                   "Ceil",
-                                   "Concat",
-                                   "ConstantOfShape",
-                                   "Div",
-                                   "Equal",
-                                   "Expand",
-                                   "Flatten",
-                                   "Floor",
-                                   "Gather",
-                                   "Greater",
-                                   "GreaterOrEqual",
-                                   "Identity",
-                                   "Less",
-                                   "LessOrEqual",
-                                   "Max",
-                                   "Min",
-                                   "Mul",
-                                   "Neg",
-                                   "Not",
-                                   "Or",
-                                   "Range",
-                                   "ReduceMax",
-                                   "ReduceMin",
-                                   "ReduceProd",
-                                   "ReduceSum",
-                                   "Reshape",
-                                   "Shape",
-                                   "Size",
-                                   "Slice",
-                                   "Sqrt",
-                                   "Squeeze",
-                                   "Sub",
-                                   "Tile",
-                                   "Transpose",
-                                   "Unsqueeze",
-                                   "Where"};
+// Views, not C strings: can_evaluate, asked for every node, compares lengths first (a
+// `const char*` is measured with strlen at each comparison).
+constexpr auto evaluated_ops = std::to_array<std::string_view>({"Abs",
+                                                                "Add",
+                                                                "And",
+                                                                "Cast",
+                                                                "Ceil",
+                                                                "Concat",
+                                                                "ConstantOfShape",
+                                                                "Div",
+                                                                "Equal",
+                                                                "Expand",
+                                                                "Flatten",
+                                                                "Floor",
+                                                                "Gather",
+                                                                "Greater",
+                                                                "GreaterOrEqual",
+                                                                "Identity",
+                                                                "Less",
+                                                                "LessOrEqual",
+                                                                "Max",
+                                                                "Min",
+                                                                "Mul",
+                                                                "Neg",
+                                                                "Not",
+                                                                "Or",
+                                                                "Range",
+                                                                "ReduceMax",
+                                                                "ReduceMin",
+                                                                "ReduceProd",
+                                                                "ReduceSum",
+                                                                "Reshape",
+                                                                "Shape",
+                                                                "Size",
+                                                                "Slice",
+                                                                "Sqrt",
+                                                                "Squeeze",
+                                                                "Sub",
+                                                                "Tile",
+                                                                "Transpose",
+                                                                "Unsqueeze",
+                                                                "Where"});
 
 result<std::vector<host_tensor>> refuse(std::string why) { return failure(error_code::unsupported, std::move(why)); }
 
