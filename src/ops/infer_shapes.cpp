@@ -156,6 +156,7 @@ private:
         }
         edits.reserve(0, 0, 0, 0, static_cast<std::size_t>(room));
         auto entries = edits.encoded_fields();  // at the end of the graph, in node order: one insertion
+        proto::encoded_message entry;           // each entry's bytes, in memory allocated once
         for (const auto n : model.scopes[s].nodes) {
             if (!model.node_live(n) || model.nodes[n].scope != s) continue;
             const auto& nd = model.nodes[n];
@@ -177,7 +178,7 @@ private:
                     written[static_cast<std::size_t>(name)] = 0;
                     continue;
                 }
-                proto::encoded_message entry;
+                entry.clear();
                 entry.text_field(onnx::number(onnx::value_info_field::name), model.text(name));
                 entry.bytes_field(onnx::number(onnx::value_info_field::type), types.of(shape));
                 edits.append_encoded(entries, onnx::number(onnx::graph_field::value_info), entry.pool());

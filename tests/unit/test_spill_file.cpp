@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -92,6 +93,31 @@ TEST_CASE("an encoded message is spilled with its slices copied from the sources
     // 5 MiB = 5242880 = varint 0x80 0x80 0xc0 0x02.
     CHECK(written.substr(0, 8) == std::string("\x42\x01w\x4a\x80\x80\xc0\x02", 8));
     CHECK(written.substr(8) == payload);
+}
+
+TEST_CASE("an encoded message cleared encodes the next one as a fresh message does") {
+    proto::encoded_message reused;
+    reused.text_field(8, "first");
+    reused.slice_field(9, 0, 4, 16);
+    REQUIRE(reused.has_slices());
+    reused.clear();
+    CHECK(reused.size() == 0);
+    CHECK(reused.pool().empty());
+    CHECK(reused.pieces().empty());
+    CHECK_FALSE(reused.has_slices());
+    proto::encoded_message fresh;
+    for (auto* m : {&reused, &fresh}) {
+        m->text_field(1, "w");
+        m->varint_field(2, 300);
+    }
+    CHECK(reused.size() == fresh.size());
+    CHECK(std::ranges::equal(reused.pool(), fresh.pool()));
+    REQUIRE(reused.pieces().size() == fresh.pieces().size());
+    for (std::size_t i = 0; i < fresh.pieces().size(); ++i) {
+        CHECK(reused.pieces()[i].source == fresh.pieces()[i].source);
+        CHECK(reused.pieces()[i].offset == fresh.pieces()[i].offset);
+        CHECK(reused.pieces()[i].length == fresh.pieces()[i].length);
+    }
 }
 
 TEST_CASE("a folder that does not exist is an error, not a crash") {
