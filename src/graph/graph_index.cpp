@@ -118,7 +118,7 @@ graph_index::graph_index(const graph_model& model) : model_(model) {
             graph_outputs_[s].push_back(name == empty_name ? value_id{none} : resolve_or_undefined(s, name));
         }
     }
-    std::vector<std::uint32_t> use_end(values_.size() + 1, 0);  // counts, then where each value's uses end
+    large_vector<std::uint32_t> use_end(values_.size() + 1, 0);  // counts, then where each value's uses end
     at = 0;
     for (const auto n : model.nodes.ids()) {
         if (!model.node_live(n)) continue;

@@ -24,7 +24,7 @@ std::size_t name_table::slot_of(std::string_view text, std::size_t hash) const {
 void name_table::rehash(std::size_t size) {
     // A slot's place is a 32-bit hash scaled to the size (home): the size must fit 32 bits.
     if (size > std::numeric_limits<std::uint32_t>::max()) throw std::length_error("name_table: too many names");
-    std::vector<slot> old(size);
+    large_vector<slot> old(size);
     old.swap(slots_);
     for (const auto& s : old) {
         if (s.id == unused) continue;

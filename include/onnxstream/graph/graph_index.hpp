@@ -185,17 +185,17 @@ private:
     static constexpr std::uint8_t overridable_bit = 0x8;
     static constexpr std::uint8_t pinned_bit = 0x10;
     indexed_vector<value_id, stored_value> values_;
-    std::vector<std::uint8_t> traits_;  // by value: kind | overridable_bit | pinned_bit
+    large_vector<std::uint8_t> traits_;  // by value: kind | overridable_bit | pinned_bit
     // (scope, name) -> value: by name id, the first value of that name (4 bytes a name of
     // the model, where a hash table of (scope, name) took 8 a value); a name defined again
     // in other scopes (rare: names are meant to be unique) by (scope, name) beside.
     static std::uint64_t scoped_name(scope_id s, name_id name) {
         return std::uint64_t{s.value} << 32U | static_cast<std::uint32_t>(name);
     }
-    std::vector<value_id> by_name_;
+    large_vector<value_id> by_name_;
     std::unordered_map<std::uint64_t, value_id> more_by_name_;
-    std::vector<use_row> uses_;             // every value's uses, value by value
-    std::vector<std::uint32_t> use_begin_;  // per value and one more: where its uses start
+    large_vector<use_row> uses_;             // every value's uses, value by value
+    large_vector<std::uint32_t> use_begin_;  // per value and one more: where its uses start
     struct output_use {
         scope_id scope = none;
         std::uint32_t slot = 0;
@@ -220,9 +220,9 @@ private:
         std::uint32_t inputs = 0;
         std::uint32_t outputs = 0;
     };
-    std::vector<value_id> slots_;
-    std::vector<std::uint8_t> counts_;
-    std::vector<block> blocks_;
+    large_vector<value_id> slots_;
+    large_vector<std::uint8_t> counts_;
+    large_vector<block> blocks_;
     std::vector<wide_counts> wide_;
     indexed_vector<scope_id, std::vector<value_id>> graph_outputs_;
 };

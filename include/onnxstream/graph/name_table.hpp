@@ -7,6 +7,8 @@
 // weights, inlined branches) never collide with an existing name, anywhere.
 #pragma once
 
+#include <onnxstream/large_blocks.hpp>
+
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -78,7 +80,7 @@ private:
         return (static_cast<std::uint64_t>(hash) >> 32U) & ((std::uint64_t{1} << tag_bits) - 1);
     }
     [[nodiscard]] std::optional<std::uint64_t> packed_lasting(std::string_view text);
-    std::vector<std::uint64_t> texts_;
+    large_vector<std::uint64_t> texts_;
     std::vector<std::string_view> unpacked_;  // into `copies_` or into lasting text
     std::deque<std::string> copies_;          // a deque: views into it stay valid as it grows
     std::uintptr_t base_ = 0;                 // set by the first lasting text, half the offset range below it
@@ -108,7 +110,7 @@ private:
         return static_cast<std::size_t>((std::uint64_t{hash} * slots_.size()) >> 32U);
     }
     void rehash(std::size_t size);
-    std::vector<slot> slots_;
+    large_vector<slot> slots_;
 };
 
 }  // namespace onnxstream::graph
