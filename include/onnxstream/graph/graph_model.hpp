@@ -292,7 +292,9 @@ public:
         file_walk walk(*this);
         for (const auto s : scopes.ids()) {
             if (scopes[s].removed) continue;
-            const auto scope_nodes = scopes[s].nodes;
+            // The nodes as they were (a visit may add some): a large block, so that a
+            // million nodes' copy costs two huge pages, not a thousand small ones, a walk.
+            const large_vector<node_id> scope_nodes(scopes[s].nodes.begin(), scopes[s].nodes.end());
             for (const auto n : scope_nodes) {
                 if (!node_live(n) || nodes[n].scope != s) continue;
                 walk.reached(n);
