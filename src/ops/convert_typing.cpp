@@ -418,11 +418,12 @@ private:
             return true;
         for (std::size_t i = 0; i < nd.inputs.size(); ++i)
             if (!takes_any_type(nd.op_type(), i) && wide(nd.inputs[i])) return true;
-        if (facts_of(nd).listed) return true;
+        const auto facts = facts_of(nd);
+        if (facts.listed) return true;
         // The schema at the model's opset must admit the target type for every float
         // output and for the first input; other inputs that cannot be 16-bit are cast
         // to float32 on their own (schema_float32_slot).
-        const auto* schema = facts_of(nd).schema;
+        const auto* schema = facts.schema;
         if (schema == nullptr) return false;
         // (ConstantOfShape's value is converted with the rest.)
         if (nd.op_type() != "ConstantOfShape")
