@@ -112,9 +112,8 @@ result<planned_model> rewrite_session::plan_model(const onnx::tree_edits& edits)
     // The planner reads each edited body again, in file order, in each of its two passes:
     // the pages behind it go, or a million of them would map the whole model.
     auto behind = std::make_unique<io::release_behind>(bound_.model.file.mapping());
-    ONNXSTREAM_ASSIGN(auto stream,
-                      plan::stream_rewrite(bound_.model.tree, edits, {0, plan::protobuf_limit},
-                                           [raw = behind.get()](std::uint64_t offset) { raw->reached(offset); }));
+    ONNXSTREAM_ASSIGN(auto stream, plan::stream_rewrite(bound_.model.tree, edits, {0, plan::protobuf_limit},
+                                                        [raw = behind.get()](std::uint64_t offset) { raw->reached(offset); }));
     return planned_model(std::move(behind), std::move(stream));
 }
 
@@ -123,9 +122,7 @@ std::uint64_t rewrite_session::planned_size(const onnx::tree_edits& edits) const
     return plan::planned_size(bound_.model.tree, edits, [&behind](std::uint64_t at) { behind.reached(at); });
 }
 
-void rewrite_session::release_model_pages() const noexcept {
-    bound_.model.file.mapping().release(0, bound_.model.file.size());
-}
+void rewrite_session::release_model_pages() const noexcept { bound_.model.file.mapping().release(0, bound_.model.file.size()); }
 
 std::uint32_t rewrite_session::checksum_check(plan::write_plan& plan, onnx::site_id site) const {
     const auto tensor = bound_.model.tensor(site);
@@ -232,8 +229,9 @@ result<io::write_report> rewrite_session::write(const fs::path& path, const wind
 result<io::write_report> rewrite_session::write(const fs::path& path, planned_model& planned, const onnx::tree_edits& edits,
                                                 std::string stage) {
     auto& stream = planned.stream_;
-    return write(path, windowed_plan{stream.size(), edits.checks(), [&stream](plan::write_plan& window) { return stream.next(window); }},
-                 std::move(stage));
+    return write(
+        path, windowed_plan{stream.size(), edits.checks(), [&stream](plan::write_plan& window) { return stream.next(window); }},
+        std::move(stage));
 }
 
 result<void> rewrite_session::write_text(const fs::path& path, std::string_view text) {

@@ -36,18 +36,17 @@
 namespace onnxstream::server {
 
 struct gate_limits {
-    std::size_t workers = 24;                          // threads serving admitted requests
-    std::size_t waiting = 256;                         // connections held open; beyond, the oldest are closed
-    std::chrono::milliseconds head_time{5000};         // from accept to the end of the head
-    std::size_t head_bytes = 16 * 1024;                // the request line and headers together
-    std::chrono::milliseconds linger_time{1000};       // reading (and dropping) a refused request's body
+    std::size_t workers = 24;                     // threads serving admitted requests
+    std::size_t waiting = 256;                    // connections held open; beyond, the oldest are closed
+    std::chrono::milliseconds head_time{5000};    // from accept to the end of the head
+    std::size_t head_bytes = 16 * 1024;           // the request line and headers together
+    std::chrono::milliseconds linger_time{1000};  // reading (and dropping) a refused request's body
 };
 
 class connection_gate final : public httplib::TaskQueue {
 public:
     /// `policy` must outlive the gate; `error_body` writes a refusal's JSON body.
-    connection_gate(const admission_policy& policy, std::function<std::string(const error&)> error_body,
-                    gate_limits limits = {});
+    connection_gate(const admission_policy& policy, std::function<std::string(const error&)> error_body, gate_limits limits = {});
     ~connection_gate() override;
     connection_gate(const connection_gate&) = delete;
     connection_gate& operator=(const connection_gate&) = delete;
@@ -62,8 +61,8 @@ private:
         ino_t inode = 0;
         std::function<void()> task;  // httplib's: serves the connection, then closes it
         clock::time_point deadline;
-        std::size_t seen = 0;        // bytes of the head peeked at so far
-        bool lingering = false;      // refused: its body is read and dropped until the deadline
+        std::size_t seen = 0;    // bytes of the head peeked at so far
+        bool lingering = false;  // refused: its body is read and dropped until the deadline
     };
 
     void watch();
@@ -80,8 +79,8 @@ private:
     std::mutex mutex_;
     std::condition_variable admitted_ready_;
     std::deque<std::function<void()>> admitted_;
-    std::vector<connection> incoming_;       // accepted, not yet taken by the watcher
-    std::unordered_set<ino_t> owned_;        // sockets handed to the gate and not closed yet
+    std::vector<connection> incoming_;  // accepted, not yet taken by the watcher
+    std::unordered_set<ino_t> owned_;   // sockets handed to the gate and not closed yet
     bool stopping_ = false;
     int wake_[2] = {-1, -1};
     std::thread watcher_;

@@ -7,12 +7,11 @@
 namespace onnxstream::server {
 namespace {
 
-constexpr gui_module_api api{
-    .version = gui_module_version,
-    .serve = &serve,
-    .random_token = &random_token,
-    .is_loopback = &is_loopback,
-    .run_worker = &run_job_worker};
+constexpr gui_module_api api{.version = gui_module_version,
+                             .serve = &serve,
+                             .random_token = &random_token,
+                             .is_loopback = &is_loopback,
+                             .run_worker = &run_job_worker};
 
 }  // namespace
 }  // namespace onnxstream::server

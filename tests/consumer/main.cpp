@@ -50,8 +50,8 @@ int main(int argc, char** argv) {
     const auto merged = onnxstream::ops::merge(model, options);
     if (!merged) return fail("merge", merged.error());
     std::printf("merge tensors_inlined=%llu output_size=%llu exists=%d\n",
-                static_cast<unsigned long long>(merged->tensors_inlined),
-                static_cast<unsigned long long>(merged->output_size), std::filesystem::exists(output) ? 1 : 0);
+                static_cast<unsigned long long>(merged->tensors_inlined), static_cast<unsigned long long>(merged->output_size),
+                std::filesystem::exists(output) ? 1 : 0);
 
     const auto after = onnxstream::ops::inspect(output, {});
     if (!after) return fail("inspect of the output", after.error());

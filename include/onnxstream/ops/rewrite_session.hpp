@@ -163,7 +163,7 @@ private:
     std::vector<error>* warnings_ = nullptr;
     std::filesystem::path model_path_;
     onnx::bound_model bound_;
-    std::vector<const io::source_file*> added_;           // after the bound model's
+    std::vector<const io::source_file*> added_;            // after the bound model's
     mutable std::vector<const io::source_file*> sources_;  // sources(): made again, as the bound model may have moved
     std::vector<io::file_identity> inputs_;
     std::optional<std::filesystem::path> in_place_model_;
