@@ -37,11 +37,13 @@ if [ "${1-}" = --check ]; then
   else
     mapfile -t files < <(changed_sources "${1:-main}")
   fi
-  unformatted=()
-  for file in "${files[@]}"; do
-    [ -f "$file" ] || continue
-    if ! "$formatter" --style=file "$file" | cmp -s - "$file"; then unformatted+=("$file"); fi
-  done
+  # One formatter process per 40 files, as many at once as there are cores: --dry-run
+  # names each file it would change (one process per file took 44 s over the tree).
+  mapfile -t unformatted < <(
+    for file in "${files[@]}"; do [ -f "$file" ] && printf '%s\0' "$file"; done |
+      xargs -0 -r -P "$(nproc 2>/dev/null || echo 2)" -n 40 "$formatter" --style=file --dry-run 2>&1 |
+      sed -n 's/^\(.*\):[0-9]*:[0-9]*: warning: code should be clang-formatted.*/\1/p' | sort -u
+  )
   if [ ${#unformatted[@]} -gt 0 ]; then
     echo "not formatted (run scripts/format.sh ${unformatted[*]}):" >&2
     printf '  %s\n' "${unformatted[@]}" >&2

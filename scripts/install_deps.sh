@@ -12,6 +12,7 @@ packages=(
   doctest-dev libbenchmark-dev
   clang libclang-rt-dev  # the sanitizer stage's compiler and its ASan/UBSan/libFuzzer runtimes
   strace  # delays system calls in the race tests (test_security.py)
+  clang-format  # scripts/format.sh: test.sh checks every source's layout
   # independent references
   python3-onnx python3-numpy python3-pytest python3-torch python3-torchvision
   # the Python package: its wheel (scripts/build_wheel.sh) and the venvs its tests install it in

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets everything up on a fresh Debian machine and runs every test:
 #   1. Debian packages and the npm package for ONNX Runtime (scripts/install_deps.sh, setup_e2e.sh)
-#   2. a build with warnings as errors, the fixtures (made by python3-onnx and torch),
-#      and ctest: unit tests, fuzz-corpus replays, end-to-end tests against the references
+#   2. every C++ source's layout (clang-format), a build with warnings as errors, the
+#      fixtures (made by python3-onnx and torch), and ctest: unit tests, fuzz-corpus
+#      replays, end-to-end tests against the references
 #   3. the unit tests, fuzz replays and the hostile-input end-to-end suites (corrupt
 #      catalogue, faults, bad inputs) again under AddressSanitizer + UndefinedBehaviorSanitizer,
 #      built with clang (the rest with GCC)
@@ -25,7 +26,7 @@ for arg in "$@"; do
     --no-windows) windows=0 ;;
     --windows-full) windows_args=(--full) ;;
     --large) export ONNXSTREAM_LARGE=1 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "unknown option: $arg" >&2; exit 2 ;;
   esac
 done
@@ -36,6 +37,9 @@ scripts/install_deps.sh
 scripts/setup_e2e.sh
 scripts/setup_models.sh
 scripts/setup_gui_tests.sh
+
+echo "== layout (scripts/format.sh --check --all)"
+scripts/format.sh --check --all
 
 echo "== build (warnings are errors)"
 scripts/configure_build.sh build
