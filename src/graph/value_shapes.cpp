@@ -57,6 +57,8 @@ void shape_table::set(value_id v, value_shape shape) {
     slot = it->second;
 }
 
+void shape_table::set_same(value_id v, value_id from) { slots_[v.value] = from == none ? unknown_slot : slots_[from.value]; }
+
 proto::encoded_message encode_type(const value_shape& shape, const shape_table& table) {
     using onnx::number;
     proto::encoded_message tensor_type;
@@ -708,6 +710,12 @@ void inference::run_scope(scope_id s) {
                 if (c->dims.size() <= max_known_rank) shape.dims = c->dims;
                 shapes.set(first, std::move(shape));
             }
+            continue;
+        }
+        // A unary operator whose output has its input's shape takes the input's slot: a
+        // million Relus were each a copy of the dims, a hash and a lookup (infer's {x}).
+        if (nd.outputs.size() == 1 && is_passthrough(nd.op_type())) {
+            if (nd.outputs[0] != empty_name && first != none) shapes.set_same(first, has_input(n, 0) ? index.input(n, 0) : none);
             continue;
         }
         auto outs = infer(n);

@@ -191,8 +191,47 @@ TEST_CASE("shape_table: a slot per value, each distinct shape once, references s
     CHECK(table[value_id{1}].data_type == 0);
     CHECK_FALSE(table[value_id{1}].dims);
     CHECK(table[value_id{2}].dims == std::vector<std::int64_t>{2, 3});
-    const auto moved = std::move(table);  // references survive a move
-    CHECK(&moved[value_id{2}] == &kept);
+    table.set_same(value_id{0}, value_id{2});  // the same slot, not a copy
+    CHECK(&table[value_id{0}] == &kept);
+    table.set_same(value_id{2}, value_id{1});  // an unknown shape is unknown after it
+    CHECK(table[value_id{2}].data_type == 0);
+    CHECK_FALSE(table[value_id{2}].dims);
+    table.set_same(value_id{3}, value_id{none});
+    CHECK(table[value_id{3}].data_type == 0);
+    CHECK(table.distinct() == 4);
+    auto moved = std::move(table);  // references survive a move
+    CHECK(&moved[value_id{0}] == &kept);
+}
+
+TEST_CASE("unary operators: an output takes its input's shape, unknown without one; an empty name gets none") {
+    proto_builder g;
+    g.message_field(1, onnx_node("Relu", {"x"}, {"a"}, "relu"));
+    g.message_field(1, onnx_node("Sigmoid", {"a"}, {"b"}, "sigmoid"));
+    g.message_field(1, onnx_node("Mystery", {"x"}, {"m"}, "custom", {}, "example.domain"));
+    g.message_field(1, onnx_node("Tanh", {"m"}, {"t"}, "unknown_input"));
+    g.message_field(1, onnx_node("Relu", {""}, {"e"}, "no_input"));
+    g.message_field(1, onnx_node("Relu", {"b"}, {""}, "no_output"));
+    g.message_field(1, onnx_node("Relu", {"b"}, {"r0", "r1"}, "two_outputs"));  // not ONNX: the first gets the shape
+    g.string_field(2, "unary");
+    g.message_field(11, typed_input("x", 1, {-1, 3}));
+    for (const auto* out : {"b", "t", "e", "r0", "r1"}) g.message_field(12, vinfo(out));
+    harness h(model(g));
+    const graph_index index(h.model());
+    const auto shapes = infer_shapes(h.model(), index, h.reader());
+    const auto shape = [&](std::string_view name) -> const value_shape& {
+        return shapes[index.resolve(main_scope, *h.model().names.find(name))];
+    };
+    const value_shape expected{1, std::vector<std::int64_t>{symbol_dim(0), 3}};
+    CHECK(shape("x") == expected);
+    CHECK(&shape("a") == &shape("x"));  // one shape, kept once
+    CHECK(&shape("b") == &shape("x"));
+    CHECK(shape("r0") == expected);
+    CHECK(shapes.distinct() == 1);
+    for (const auto* unknown : {"m", "t", "e", "r1"}) {
+        CAPTURE(unknown);
+        CHECK(shape(unknown).data_type == 0);
+        CHECK_FALSE(shape(unknown).dims);
+    }
 }
 
 namespace {

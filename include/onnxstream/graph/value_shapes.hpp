@@ -64,6 +64,9 @@ public:
     }
     /// Sets the shape of value `v`.
     void set(value_id v, value_shape shape);
+    /// Gives value `v` the shape of value `from` (unknown when `from` is none): set(v,
+    /// (*this)[from]) without copying the shape or looking it up.
+    void set_same(value_id v, value_id from);
     /// How many distinct shapes the table holds.
     [[nodiscard]] std::size_t distinct() const noexcept { return distinct_.size(); }
     /// The dim that stands for dim_param `name` (added on first use); "" is unknown_dim.
