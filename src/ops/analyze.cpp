@@ -26,20 +26,59 @@ analyze_totals analyze_report::totals(finding_kind kind) const { return findings
 
 namespace {
 
+// The graph model as read, for one pass after another: built again only when the last
+// pass changed it (graph_model::revision). Most passes change nothing in most models, and
+// a build was most of analyze's time when each pass had its own (a dozen builds of a
+// million-node graph). The old model goes before a new one is built: never two at once.
+class graph_as_read {
+public:
+    explicit graph_as_read(const onnx::model_file& file) noexcept : file_(file) {}
+
+    [[nodiscard]] result<graph::graph_model*> get() {
+        if (graph_ && graph_->revision() == revision_) return &*graph_;
+        indexes_.reset();
+        graph_.reset();
+        ONNXSTREAM_ASSIGN(auto built, graph::graph_model::build(file_));
+        graph_.emplace(std::move(built));
+        indexes_.emplace(*graph_);
+        revision_ = graph_->revision();
+        return &*graph_;
+    }
+    /// The index of the model `get` gave, shared by the passes while it lasts (it goes
+    /// with that model).
+    [[nodiscard]] graph::index_cache* indexes() noexcept { return indexes_ ? &*indexes_ : nullptr; }
+    /// Lets go of the model and its index (what `get` gave is gone).
+    void drop() noexcept {
+        indexes_.reset();
+        graph_.reset();
+    }
+
+private:
+    const onnx::model_file& file_;
+    std::optional<graph::graph_model> graph_;
+    std::optional<graph::index_cache> indexes_;
+    std::uint64_t revision_ = 0;
+};
+
 // Findings about the model as it is: unused initializers and inputs, isolated components.
 // A model may have a million unused initializers: they go into the list with no `finding`
 // struct each, and their scope path made once per scope. The index is gone before they
-// do (a bit per initializer meanwhile), and so is the graph model (taken by value): the
-// list, the index and the graph model, each about as large as the others, are never held
-// together. What the findings name are views of the model's bytes (the graph model's
-// names are views of them, the empty name aside), which stay mapped until analyze returns.
-void static_findings(graph::graph_model model, finding_list& out) {
+// do (a bit per initializer meanwhile), and so is the graph model (`as_read` drops it):
+// the list, the index and the graph model, each about as large as the others, are never
+// held together. The index is the one the passes shared when none of them changed the
+// model (a second build of a million-node index was a tenth of analyze's time). What the
+// findings name are views of the model's bytes (the graph model's names are views of them,
+// the empty name aside), which stay mapped until analyze returns.
+void static_findings(graph_as_read& as_read, const graph::graph_model& model, finding_list& out) {
     std::vector<graph::name_id> unused_inputs;  // the main graph's, in order
     std::vector<bool> unused_tensor(model.tensors.size(), false);
     std::uint64_t unused_tensors = 0;
     std::vector<finding> isolated;
     {
-        const graph::graph_index index(model);
+        auto* cache = as_read.indexes();
+        const auto shared = cache->current();
+        cache->release();  // the shapes go; the index stays while `shared` holds it
+        const auto& index = *shared;
         for (const auto v : index.value_ids()) {
             const auto& val = index.at(v);
             if (!index.uses(v).empty() || val.pinned) continue;
@@ -108,7 +147,7 @@ void static_findings(graph::graph_model model, finding_list& out) {
     }
     unused_tensor = {};
     const auto& file = model.file();  // outlives the graph model
-    model = graph::graph_model{};
+    as_read.drop();                   // `model` is gone
 
     // The names are read again in file order: the pages behind them go as before.
     const auto bytes = file.tree.bytes();
@@ -131,43 +170,6 @@ void static_findings(graph::graph_model model, finding_list& out) {
     if (behind) behind->finish(file.file.size());
     for (const auto& f : isolated) out.add(f);
 }
-
-// The graph model as read, for one pass after another: built again only when the last
-// pass changed it (graph_model::revision). Most passes change nothing in most models, and
-// a build was most of analyze's time when each pass had its own (a dozen builds of a
-// million-node graph). The old model goes before a new one is built: never two at once.
-class graph_as_read {
-public:
-    explicit graph_as_read(const onnx::model_file& file) noexcept : file_(file) {}
-
-    [[nodiscard]] result<graph::graph_model*> get() {
-        if (graph_ && graph_->revision() == revision_) return &*graph_;
-        indexes_.reset();
-        graph_.reset();
-        ONNXSTREAM_ASSIGN(auto built, graph::graph_model::build(file_));
-        graph_.emplace(std::move(built));
-        indexes_.emplace(*graph_);
-        revision_ = graph_->revision();
-        return &*graph_;
-    }
-    /// The index of the model `get` gave, shared by the passes while it lasts (it goes
-    /// with that model).
-    [[nodiscard]] graph::index_cache* indexes() noexcept { return indexes_ ? &*indexes_ : nullptr; }
-    /// The model as read, given away.
-    [[nodiscard]] result<graph::graph_model> take() {
-        ONNXSTREAM_TRY(get());
-        indexes_.reset();
-        auto out = std::move(*graph_);
-        graph_.reset();
-        return out;
-    }
-
-private:
-    const onnx::model_file& file_;
-    std::optional<graph::graph_model> graph_;
-    std::optional<graph::index_cache> indexes_;
-    std::uint64_t revision_ = 0;
-};
 
 }  // namespace
 
@@ -245,16 +247,18 @@ result<analyze_report> analyze(const std::filesystem::path& path, const analyze_
         report.removable_nodes = before > after ? before - after : 0;
     }
     {
-        ONNXSTREAM_ASSIGN(auto graph, as_read.take());
-        for (const auto s : graph.scopes.ids()) report.scopes.push_back(graph.scope_path(s));
-        report.nodes = graph.live_node_count();
-        graph::file_walk walk(graph);
-        for (const auto t : graph.tensors.ids()) {
-            walk.reached(t);
-            ++report.initializers;
-            report.initializer_bytes += graph.tensor_bytes(t);
+        ONNXSTREAM_ASSIGN(const auto* graph, as_read.get());
+        for (const auto s : graph->scopes.ids()) report.scopes.push_back(graph->scope_path(s));
+        report.nodes = graph->live_node_count();
+        {
+            graph::file_walk walk(*graph);
+            for (const auto t : graph->tensors.ids()) {
+                walk.reached(t);
+                ++report.initializers;
+                report.initializer_bytes += graph->tensor_bytes(t);
+            }
         }
-        static_findings(std::move(graph), report.findings);
+        static_findings(as_read, *graph, report.findings);
     }
     report.findings.append(pass_findings);
     // What was read through the mapping is only right if the file did not change meanwhile.
