@@ -288,6 +288,10 @@ private:
         for (const auto n : nodes) {
             if (n.value < visited_.size()) visited_[n.value] = true;
             if (!model_.node_live(n) || !eligible(n)) continue;
+            // A node with no possible duplicate later has none earlier either: one would read
+            // its first input value too, which then has another consumer or is a receiver.
+            // Neither its key nor a lookup is needed (a million in a chain of Relus).
+            if (!may_have_duplicate(n)) continue;
             const auto attributes = attributes_of(model_, n);
             const auto hash = key_of(n, attributes);
             bool merged = false;
@@ -309,7 +313,7 @@ private:
                 merged = true;
                 return false;
             });
-            if (!merged && may_have_duplicate(n)) {
+            if (!merged) {
                 seen.add(hash, n);
                 if (n.value < kept_.size()) kept_[n.value] = true;
             }
