@@ -17,7 +17,9 @@
 #include "node_rewriter.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <string_view>
 #include <unordered_set>
 
 namespace onnxstream::passes {
@@ -100,6 +102,12 @@ struct nop_remover : shape_rewriter {
     // Why node `n` computes nothing; empty when it does.
     std::optional<std::string> why_nop(node_id n) const {
         const auto& nd = model.nodes[n];
+        // The operators a rule below names: any other is no no-op, known before its values
+        // and shapes are looked up (a million Relus, each two index lookups and a copy).
+        static constexpr std::array<std::string_view, 15> ruled{"Cast",      "Reshape",   "Flatten", "Expand", "Squeeze",
+                                                                "Unsqueeze", "Transpose", "Slice",   "Concat", "Split",
+                                                                "Mul",       "Div",       "Add",     "Sub",    "Pad"};
+        if (std::find(ruled.begin(), ruled.end(), nd.op_type()) == ruled.end()) return std::nullopt;
         const std::string op(nd.op_type());
         const auto in = index.input(n, 0);
         const auto out = index.output(n, 0);
