@@ -445,6 +445,7 @@ void graph_model::remove_node(node_id n) {
     auto& nd = nodes[n];
     if (nd.removed) return;
     nd.removed = true;
+    removals_ = true;
     scopes[nd.scope].changed = true;
     // Every scope below it goes too (scopes are in pre-order, so a sweep settles them).
     std::vector<scope_id> pending(nd.subgraphs().begin(), nd.subgraphs().end());
@@ -461,6 +462,7 @@ void graph_model::remove_tensor(tensor_id t) {
     ++edits_;
     if (tensors[t].removed) return;
     tensors[t].removed = true;
+    removals_ = true;
     scopes[tensors[t].scope].changed = true;
 }
 
@@ -543,6 +545,7 @@ void graph_model::remove_value_info(value_info_id v) {
     ++edits_;
     if (value_infos[v].removed) return;
     value_infos[v].removed = true;
+    removals_ = true;
     scopes[value_infos[v].scope].changed = true;
 }
 
@@ -586,7 +589,10 @@ std::vector<node_id> graph_model::move_contents(scope_id from, scope_id to, node
 }
 
 void graph_model::compact() {
-    // Not an edit: it drops only what earlier edits removed.
+    // Not an edit: it drops only what earlier edits removed. The passes call it after each
+    // run, most of which remove nothing: a sweep of a million nodes' flags each time.
+    if (!removals_) return;
+    removals_ = false;
     for (auto& s : scopes) {
         std::erase_if(s.nodes, [&](node_id n) { return nodes[n].removed; });
         std::erase_if(s.initializers, [&](tensor_id t) { return tensors[t].removed; });

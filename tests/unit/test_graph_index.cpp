@@ -338,6 +338,31 @@ TEST_CASE("graph_model: removing a node removes the scopes it holds") {
     CHECK(m.scopes[main_scope].nodes.size() == 2);
 }
 
+TEST_CASE("graph_model: compact drops what each removal since the last compact removed, and only that") {
+    harness h(branchy_model());
+    auto& m = h.model();
+    auto& main_graph = m.scopes[main_scope];
+    const auto nodes = main_graph.nodes;
+    const auto initializers = main_graph.initializers;
+    m.compact();  // nothing removed: the lists as they were
+    CHECK(main_graph.nodes == nodes);
+    CHECK(main_graph.initializers == initializers);
+    m.remove_node(h.node_named("mul"));
+    m.compact();
+    CHECK(main_graph.nodes == std::vector<node_id>{nodes[0], nodes[1]});
+    m.remove_tensor(initializers[0]);  // a removal after a compact is dropped by the next
+    m.compact();
+    CHECK(main_graph.initializers == std::vector<tensor_id>{initializers[1]});
+    CHECK(main_graph.nodes.size() == 2);
+    const auto relu = h.node_named("relu");
+    m.remove_node(relu);
+    m.remove_node(relu);  // a second removal of the same node changes nothing more
+    m.compact();
+    CHECK(main_graph.nodes == std::vector<node_id>{nodes[1]});
+    m.compact();
+    CHECK(main_graph.nodes == std::vector<node_id>{nodes[1]});
+}
+
 TEST_CASE("graph_model: every edit marks what it dirties") {
     harness h(branchy_model());
     auto& m = h.model();

@@ -358,7 +358,9 @@ public:
     /// The subgraphs they hold then see `to`. `from` is left empty.
     std::vector<node_id> move_contents(scope_id from, scope_id to, node_id before);
 
-    /// Drops removed nodes, tensors and value_info from the scopes' lists.
+    /// Drops removed nodes, tensors and value_info from the scopes' lists (at once when
+    /// nothing was removed since the last time: remove_node, remove_tensor and
+    /// remove_value_info are how a row is removed).
     void compact();
 
     /// Where a scope is, for people: `graph`, `graph/If 'cond_if'/then_branch`.
@@ -390,6 +392,7 @@ private:
     struct builder;
     const onnx::model_file* file_ = nullptr;
     std::uint64_t edits_ = 0;  // edit member functions called (revision)
+    bool removals_ = false;    // rows removed since compact() last ran
     std::vector<std::pair<std::string, std::int64_t>> opsets_;
     name_table kept_;  // text behind the views of nodes passes made (not value names: `names` stays as it was)
     // By kept_ id, its view: where a kept_text points (a deque: they stay where they are,
