@@ -138,6 +138,37 @@ struct graph_model::builder {
         }
     }
 
+    // The name table's slots for the names of the node or initializer `names_ahead` fields
+    // on: a new name's slot is a cache miss (a million names hash all over a 12 MiB table),
+    // which read_node then finds loaded: analyze and infer-shapes of a 1M-node chain 0.88x.
+    // Its bytes are read here first, and then in cache. Writers order fields by number: a
+    // node's inputs and outputs come first, a tensor's name before its data; fields past
+    // those only end the scan (it is a hint: a name it misses is looked up all the same).
+    static constexpr std::size_t names_ahead = 8;
+    void prefetch_names(const onnx::field_entry& f) const {
+        if (f.type() != proto::wire_type::length_delimited) return;
+        std::uint32_t first = 0;  // the numbers of the name fields
+        std::uint32_t last = 0;
+        if (f.number() == number(onnx::graph_field::node)) {
+            first = number(onnx::node_field::input);
+            last = number(onnx::node_field::output);
+        } else if (f.number() == number(onnx::graph_field::initializer)) {
+            first = last = number(onnx::tensor_field::name);
+        } else {
+            return;
+        }
+        const auto bytes = tree.bytes();
+        const auto end = f.end_offset();
+        proto::field_token token;
+        for (auto at = f.payload_offset(); at < end && proto::read_field_fast_in(bytes, at, end, token);
+             at = token.end_offset()) {
+            if (token.number > last) break;
+            if (token.number < first || token.type != proto::wire_type::length_delimited) continue;
+            model.names.prefetch({reinterpret_cast<const char*>(bytes.data() + token.payload_offset),
+                                  static_cast<std::size_t>(token.payload_length)});
+        }
+    }
+
     void read_graph(scope_id s) {
         const auto message = model.scopes[s].message;
         // The scope's lists sized once: a graph may hold a million nodes or initializers.
@@ -149,7 +180,10 @@ struct graph_model::builder {
         }
         model.scopes[s].nodes.reserve(node_count);
         model.scopes[s].initializers.reserve(initializer_count);
-        for (const auto& f : tree.fields(message)) {
+        const auto fields = tree.fields(message);
+        for (std::size_t i = 0; i < fields.size(); ++i) {
+            const auto& f = fields[i];
+            if (i + names_ahead < fields.size()) prefetch_names(fields[i + names_ahead]);
             const auto k = f.number();
             if (f.child == none) continue;
             reached(f.child);

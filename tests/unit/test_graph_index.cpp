@@ -197,6 +197,47 @@ TEST_CASE("graph_model: a node's name comes from its NodeProto, or is kept for a
     }
 }
 
+TEST_CASE("graph_model: names read whatever order a node's or a tensor's fields come in") {
+    // The build looks at the names of nodes and initializers a few fields ahead (to load
+    // the name table's slots), stopping at the first field past the names as writers order
+    // them: fields in another order must name the same values all the same.
+    proto_builder g;
+    std::string previous = "X";
+    for (int i = 0; i < 40; ++i) {
+        const auto out = "v" + std::to_string(i);
+        proto_builder n;
+        if (i % 3 == 0)
+            n.string_field(4, "Relu").string_field(2, out).string_field(1, previous);  // op type first, output before input
+        else if (i % 3 == 1)
+            n.string_field(3, "n" + std::to_string(i)).string_field(1, previous).string_field(2, out).string_field(4, "Relu");
+        else n.string_field(1, previous).string_field(2, out).string_field(4, "Relu");
+        g.message_field(1, n);
+        proto_builder t;  // a tensor whose name comes after its data, and one before
+        if (i % 2 == 0) t.varint_field(2, 1).bytes_field(9, std::vector<std::byte>(4)).string_field(8, "w" + std::to_string(i));
+        else t.string_field(8, "w" + std::to_string(i)).varint_field(2, 1).bytes_field(9, std::vector<std::byte>(4));
+        g.message_field(5, t);
+        previous = out;
+    }
+    g.string_field(2, "orders");
+    g.message_field(11, vinfo("X"));
+    g.message_field(12, vinfo(previous));
+    harness h(model(g));
+    const auto& m = h.model();
+    REQUIRE(m.nodes.size() == 40);
+    REQUIRE(m.tensors.size() == 40);
+    for (std::uint32_t i = 0; i < 40; ++i) {
+        CAPTURE(i);
+        const auto& nd = m.nodes[node_id{i}];
+        CHECK(nd.op_type() == "Relu");
+        REQUIRE(nd.inputs.size() == 1);
+        REQUIRE(nd.outputs.size() == 1);
+        CHECK(m.text(nd.inputs[0]) == (i == 0 ? std::string("X") : "v" + std::to_string(i - 1)));
+        CHECK(m.text(nd.outputs[0]) == "v" + std::to_string(i));
+        CHECK(m.text(m.tensors[tensor_id{i}].name) == "w" + std::to_string(i));
+    }
+    CHECK(m.names.size() == 1 + 40 + 40 + 1);  // the empty name, X, the outputs, the weights
+}
+
 TEST_CASE("graph_model: site_of finds each tensor's site by its message, none for any other message") {
     // Initializers in two scopes and a tensor attribute: sites of every role, in file order.
     graph_spec inner;
