@@ -39,9 +39,22 @@ if [ "${1-}" = --check ]; then
   fi
   # One formatter process per 40 files, as many at once as there are cores: --dry-run
   # names each file it would change (one process per file took 44 s over the tree).
+  # Its status is read before its words: a formatter that fails (a crash, a file it
+  # cannot read, an unknown option) names no file, and a check that only parsed the
+  # warnings would pass.
+  status=0
+  report=$(
+    # (An `if`: a missing last file must not end the loop, so the pipeline, with a status.)
+    for file in "${files[@]}"; do if [ -f "$file" ]; then printf '%s\0' "$file"; fi; done |
+      xargs -0 -r -P "$(nproc 2>/dev/null || echo 2)" -n 40 "$formatter" --style=file --dry-run 2>&1
+  ) || status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "format.sh: $formatter failed (xargs exit $status); nothing was checked:" >&2
+    printf '%s\n' "$report" | head -n 20 >&2
+    exit 2
+  fi
   mapfile -t unformatted < <(
-    for file in "${files[@]}"; do [ -f "$file" ] && printf '%s\0' "$file"; done |
-      xargs -0 -r -P "$(nproc 2>/dev/null || echo 2)" -n 40 "$formatter" --style=file --dry-run 2>&1 |
+    printf '%s\n' "$report" |
       sed -n 's/^\(.*\):[0-9]*:[0-9]*: warning: code should be clang-formatted.*/\1/p' | sort -u
   )
   if [ ${#unformatted[@]} -gt 0 ]; then

@@ -1,5 +1,6 @@
 """The project's own scripts on their failure paths: scripts/fetch_httplib_source.sh, which
-the Windows stage of scripts/test.sh runs to get cpp-httplib's single header.
+the Windows stage of scripts/test.sh runs to get cpp-httplib's single header, and
+scripts/format.sh --check, the layout check scripts/test.sh runs first.
 
 apt-get, dpkg-source and dpkg-query are stand-ins on PATH (shell scripts written here), so
 that every way the fetch can fail is met without a network: each must say what failed,
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fetch_httplib_source.sh"
+FORMAT = Path(__file__).resolve().parents[2] / "scripts" / "format.sh"
 VERSION = "0.11.4+ds-1+deb12u1"
 HEADER = "// cpp-httplib, the stand-in's\n"
 
@@ -104,3 +106,45 @@ def test_a_fetched_header_is_cached_with_its_version_and_reused_without_apt(tmp_
     assert proc.returncode == 0, _describe(proc)
     assert proc.stdout.strip() == str(include), _describe(proc)
     assert (include / "httplib.h").read_text() == HEADER
+
+
+# --- scripts/format.sh --check, with a stand-in formatter (CLANG_FORMAT) -------------------
+
+def _check_layout(tmp_path: Path, formatter_body: str) -> subprocess.CompletedProcess:
+    """`format.sh --check --all` over the repository's sources, formatted by a stand-in."""
+    _stand_in(tmp_path, "formatter", formatter_body)
+    env = dict(os.environ, CLANG_FORMAT=str(tmp_path / "formatter"))
+    return subprocess.run(["bash", str(FORMAT), "--check", "--all"], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_layout_check_passes_when_the_formatter_would_change_nothing(tmp_path):
+    proc = _check_layout(tmp_path, "exit 0\n")
+    assert proc.returncode == 0, _describe(proc)
+    assert "all formatted" in proc.stdout, _describe(proc)
+
+
+def test_the_layout_check_names_each_file_the_formatter_would_change(tmp_path):
+    # clang-format --dry-run's words for a file it would change, for two of the sources
+    # (one named twice: a file is listed once).
+    body = ('for f in "$@"; do case "$f" in\n'
+            '  src/onnx/message_tree.cpp) echo "$f:3:1: warning: code should be clang-formatted '
+            '[-Wclang-format-violations]" >&2; echo "$f:9:2: warning: code should be clang-formatted" >&2 ;;\n'
+            '  include/onnxstream/result.hpp) echo "$f:1:1: warning: code should be clang-formatted" >&2 ;;\n'
+            'esac; done\nexit 0\n')
+    proc = _check_layout(tmp_path, body)
+    assert proc.returncode == 1, _describe(proc)
+    listed = [line.strip() for line in proc.stderr.splitlines() if line.startswith("  ")]
+    assert listed == ["include/onnxstream/result.hpp", "src/onnx/message_tree.cpp"], _describe(proc)
+    assert "all formatted" not in proc.stdout, _describe(proc)
+
+
+@pytest.mark.parametrize("body", [
+    "echo 'clang-format: error: unknown argument' >&2; exit 1\n",  # refuses an option
+    "kill -SEGV $$\n",                                              # crashes, saying nothing
+])
+def test_the_layout_check_fails_when_the_formatter_fails(tmp_path, body):
+    # Nothing was checked: the check must not pass on a formatter that named no file.
+    proc = _check_layout(tmp_path, body)
+    assert proc.returncode == 2, _describe(proc)
+    assert "failed" in proc.stderr and "nothing was checked" in proc.stderr, _describe(proc)
+    assert "all formatted" not in proc.stdout, _describe(proc)
