@@ -199,7 +199,7 @@ TEST_CASE("shape_table: a slot per value, each distinct shape once, references s
     table.set_same(value_id{3}, value_id{none});
     CHECK(table[value_id{3}].data_type == 0);
     CHECK(table.distinct() == 4);
-    auto moved = std::move(table);  // references survive a move
+    const auto moved = std::move(table);  // references survive a move
     CHECK(&moved[value_id{0}] == &kept);
 }
 
