@@ -11,6 +11,8 @@ and, for the targets whose input is not a whole model, inputs in their own forma
                    2 --data-dir, 3 --data), then one TensorProto
     model_ops      models whose external data live in model.onnx.data / weights.data,
                    the two 4 KiB files the target puts beside them
+    graph          the fixtures that hold a graph worth rewriting: the passes' cases, the
+                   Caffe exporter's, subgraphs, constants, small real architectures
 
 Files other than seed-* (crash-*, regression-*, what a fuzzing session added) are left
 alone. Running it twice gives the same files.
@@ -89,6 +91,12 @@ def fixture_models(fixtures: Path) -> dict[str, bytes]:
     return seeds
 
 
+def graph_seeds(models: dict[str, bytes]) -> dict[str, bytes]:
+    graphs = ("fixture-passes-", "fixture-caffe-", "fixture-if_subgraph", "fixture-constant_nodes",
+              "fixture-resnet18", "fixture-everywhere_embedded")
+    return {name: data for name, data in models.items() if name.startswith(graphs)}
+
+
 def write(target: str, seeds: dict[str, bytes]) -> int:
     folder = CORPUS / target
     folder.mkdir(parents=True, exist_ok=True)
@@ -109,6 +117,7 @@ def main() -> int:
         "rewrite": write("rewrite", {**models, **model_ops_seeds()}),
         "model_ops": write("model_ops", {**model_ops_seeds(), **dict(list(models.items())[:12])}),
         "external_data": write("external_data", external_data_seeds()),
+        "graph": write("graph", graph_seeds(models)),
     }
     print("seed_corpus: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
     return 0

@@ -2,7 +2,7 @@
 # Runs a real libFuzzer session on one fuzz target.
 #
 #   scripts/fuzz.sh TARGET [SECONDS] [libFuzzer flags...]
-#   TARGET: tokenizer | rewrite | external_data | model_ops      SECONDS: default 300
+#   TARGET: tokenizer | rewrite | external_data | model_ops | graph      SECONDS: default 300
 #
 # Builds the targets with clang, libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer
 # in build-fuzz-clang/ (ONNXSTREAM_FUZZ_BUILD to change it), then fuzzes for SECONDS.
@@ -18,13 +18,13 @@
 set -euo pipefail
 
 usage() {
-    echo "usage: $0 TARGET [SECONDS] [libFuzzer flags...]  (TARGET: tokenizer rewrite external_data model_ops)" >&2
+    echo "usage: $0 TARGET [SECONDS] [libFuzzer flags...]  (TARGET: tokenizer rewrite external_data model_ops graph)" >&2
     exit 2
 }
 [[ $# -ge 1 ]] || usage
 target=$1
 shift
-case "$target" in tokenizer | rewrite | external_data | model_ops) ;; *) usage ;; esac
+case "$target" in tokenizer | rewrite | external_data | model_ops | graph) ;; *) usage ;; esac
 seconds=300
 if [[ $# -ge 1 && $1 =~ ^[0-9]+$ ]]; then
     seconds=$1
@@ -52,7 +52,7 @@ fi
 
 mkdir -p "$work" "$committed"
 corpora=("$work" "$committed")
-case "$target" in tokenizer | rewrite | model_ops) [[ -d $catalogue ]] && corpora+=("$catalogue") ;; esac
+case "$target" in tokenizer | rewrite | model_ops | graph) [[ -d $catalogue ]] && corpora+=("$catalogue") ;; esac
 flags=(-max_total_time="$seconds" -artifact_prefix="$committed/" -timeout=30 -rss_limit_mb=3072
        -print_final_stats=1 -max_len=8192)
 [[ -f $repo/fuzz/$target.dict ]] && flags+=(-dict="$repo/fuzz/$target.dict")

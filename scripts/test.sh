@@ -76,7 +76,8 @@ if [ "$sanitizers" = 1 ]; then
   # Only what the stage runs: the shared library is a large -O0 instrumented link that
   # nothing below loads.
   cmake --build build-asan -j"$jobs" --target onnxstream_cli onnxstream_unit_tests \
-    onnxstream_capi_test onnxstream_capi_internal_test fuzz_tokenizer fuzz_rewrite fuzz_external_data fuzz_model_ops
+    onnxstream_capi_test onnxstream_capi_internal_test fuzz_tokenizer fuzz_rewrite fuzz_external_data fuzz_model_ops \
+    fuzz_graph
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j"$jobs" \
