@@ -510,6 +510,7 @@ node_id graph_model::add_node(scope_id s, node_id after, std::string_view op_typ
                                      .inputs = std::move(inputs),
                                      .outputs = std::move(outputs)});
     if (!name.empty()) nodes[id].extras().name = keep(name);
+    keep_listed(s);
     auto& list = scopes[s].nodes;
     const auto at = std::find(list.begin(), list.end(), after);
     list.insert(at == list.end() ? list.end() : at + 1, id);
@@ -600,6 +601,8 @@ std::vector<node_id> graph_model::move_contents(scope_id from, scope_id to, node
     std::vector<node_id> moving;
     for (const auto m : moved.nodes)
         if (!nodes[m].removed) moving.push_back(m);
+    keep_listed(to);
+    keep_listed(from);
     target.nodes.insert(std::find(target.nodes.begin(), target.nodes.end(), before), moving.begin(), moving.end());
     for (const auto m : moving) {
         nodes[m].scope = to;
@@ -622,11 +625,22 @@ std::vector<node_id> graph_model::move_contents(scope_id from, scope_id to, node
     return moving;
 }
 
+void graph_model::keep_listed(scope_id s) {
+    for (auto* walk = walks_; walk != nullptr; walk = walk->outer()) {
+        if (walk->scope != s || walk->copied) continue;
+        const auto& list = scopes[s].nodes;
+        walk->before.assign(list.begin(), list.end());
+        walk->copied = true;
+    }
+}
+
 void graph_model::compact() {
     // Not an edit: it drops only what earlier edits removed. The passes call it after each
     // run, most of which remove nothing: a sweep of a million nodes' flags each time.
     if (!removals_) return;
     removals_ = false;
+    if (walks_ != nullptr)
+        for (const auto s : scopes.ids()) keep_listed(s);
     for (auto& s : scopes) {
         std::erase_if(s.nodes, [&](node_id n) { return nodes[n].removed; });
         std::erase_if(s.initializers, [&](tensor_id t) { return tensors[t].removed; });

@@ -283,15 +283,15 @@ private:
     }
 
     void merge_nodes(scope_id s) {
-        const auto nodes = model_.scopes[s].nodes;  // merge() may add Identity nodes to the list
         node_table seen;
-        for (const auto n : nodes) {
+        // The nodes listed now: merge() may add Identity nodes to the list.
+        model_.for_each_listed_node(s, [&](node_id n) {
             if (n.value < visited_.size()) visited_[n.value] = true;
-            if (!model_.node_live(n) || !eligible(n)) continue;
+            if (!model_.node_live(n) || !eligible(n)) return;
             // A node with no possible duplicate later has none earlier either: one would read
             // its first input value too, which then has another consumer or is a receiver.
             // Neither its key nor a lookup is needed (a million in a chain of Relus).
-            if (!may_have_duplicate(n)) continue;
+            if (!may_have_duplicate(n)) return;
             const auto attributes = attributes_of(model_, n);
             const auto hash = key_of(n, attributes);
             bool merged = false;
@@ -317,7 +317,7 @@ private:
                 seen.add(hash, n);
                 if (n.value < kept_.size()) kept_[n.value] = true;
             }
-        }
+        });
     }
 
     // A cheap fingerprint: the first and last few KiB. Tensors that differ almost always

@@ -498,6 +498,83 @@ TEST_CASE("graph_model: moving a branch's contents up places its nodes before th
     CHECK(*(at + 1) == if_node);
 }
 
+TEST_CASE("graph_model: a walk visits the nodes listed when it began, whatever the visits change") {
+    harness h(branchy_model());
+    auto& m = h.model();
+    const auto relu = h.node_named("relu");
+    const auto if_node = h.node_named("if");
+    const auto mul = h.node_named("mul");
+    const auto then_add = h.node_named("then_add");
+    const std::vector<node_id> listed{relu, if_node, mul};
+    REQUIRE(m.scopes[main_scope].nodes == listed);
+    const auto walk = [&m](scope_id s, const std::function<void(node_id)>& visit) {
+        std::vector<node_id> seen;
+        m.for_each_listed_node(s, [&](node_id n) {
+            seen.push_back(n);
+            visit(n);
+        });
+        return seen;
+    };
+
+    SUBCASE("nothing changes: the list itself, nothing copied") {
+        CHECK(walk(main_scope, [](node_id) {}) == listed);
+    }
+    SUBCASE("a node added after the one visited, and one at the end, are not visited") {
+        std::vector<node_id> added;
+        const auto seen = walk(main_scope, [&](node_id n) {
+            if (n == relu) added.push_back(m.add_node(main_scope, relu, "Identity", name_list{}, name_list{}, ""));
+            if (n == mul) added.push_back(m.add_node(main_scope, mul, "Identity", name_list{}, name_list{}, ""));
+        });
+        CHECK(seen == listed);
+        CHECK(m.scopes[main_scope].nodes == std::vector<node_id>{relu, added[0], if_node, mul, added[1]});
+    }
+    SUBCASE("a branch's contents moved in before the node visited") {
+        const auto seen = walk(main_scope, [&](node_id n) {
+            if (n == if_node) m.move_contents(scope_id{1}, main_scope, if_node);
+        });
+        CHECK(seen == listed);
+        CHECK(m.scopes[main_scope].nodes == std::vector<node_id>{relu, then_add, if_node, mul});
+    }
+    SUBCASE("the walked branch's contents moved out, and a compact: every node listed is still visited, removed ones too") {
+        m.remove_node(relu);
+        const auto seen_inside = walk(scope_id{1}, [&](node_id n) {
+            m.move_contents(scope_id{1}, main_scope, if_node);
+            CHECK(n == then_add);
+        });
+        CHECK(seen_inside == std::vector<node_id>{then_add});
+        const auto seen = walk(main_scope, [&](node_id n) {
+            if (n == if_node) m.compact();
+        });
+        CHECK(seen == std::vector<node_id>{relu, then_add, if_node, mul});
+        CHECK(m.scopes[main_scope].nodes == std::vector<node_id>{then_add, if_node, mul});
+    }
+    SUBCASE("walks nest: each keeps its own list, the inner one ends first") {
+        std::vector<node_id> inner_seen;
+        node_id added = none;
+        const auto seen = walk(main_scope, [&](node_id n) {
+            if (n != relu) return;
+            inner_seen = walk(main_scope, [&](node_id inner) {
+                if (inner == if_node) added = m.add_node(main_scope, if_node, "Identity", name_list{}, name_list{}, "");
+            });
+        });
+        CHECK(seen == listed);
+        CHECK(inner_seen == listed);
+        CHECK(m.scopes[main_scope].nodes == std::vector<node_id>{relu, if_node, added, mul});
+        CHECK(walk(main_scope, [](node_id) {}) == m.scopes[main_scope].nodes);  // a walk after them: the list now
+    }
+    SUBCASE("for_each_live_node leaves out removed nodes and those a visit adds") {
+        std::vector<node_id> seen;
+        m.for_each_live_node([&](node_id n) {
+            seen.push_back(n);
+            if (n == relu) {
+                m.remove_node(mul);
+                m.add_node(main_scope, relu, "Identity", name_list{}, name_list{}, "");
+            }
+        });
+        CHECK(seen == std::vector<node_id>{relu, if_node, then_add, h.node_named("else_shadow")});
+    }
+}
+
 TEST_CASE("graph_model: names used by training graphs are pinned") {
     graph_spec main;
     main.nodes = {onnx_node("Relu", {"X"}, {"Y"}, "relu")};
