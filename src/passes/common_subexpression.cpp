@@ -228,7 +228,10 @@ private:
             const auto vb = index_.output(later, k);
             const auto va = index_.output(first, k);
             if (vb == none) continue;
-            if (va == none || touched_.contains(va)) return false;
+            // The same value: both nodes write one name, which a valid graph never does (the
+            // index keeps one value of it). Replacing it by itself would leave a loop in
+            // replaced_ that find() never leaves (found by fuzz_graph).
+            if (va == none || va == vb || touched_.contains(va)) return false;
             const bool b_out = is_interface_output(model_, index_, vb);
             const bool a_out = is_interface_output(model_, index_, va);
             if (!b_out) {
