@@ -91,10 +91,52 @@ def fixture_models(fixtures: Path) -> dict[str, bytes]:
     return seeds
 
 
+def hostile_graphs() -> dict[str, bytes]:
+    """Graphs no exporter writes, which a hostile model may: cycles (through Identity,
+    arithmetic, Shape/Reshape, constants, Conv/BatchNormalization, Transposes), a node
+    reading its own output, names written twice, an If whose branch reads its own output."""
+    import onnx
+    from onnx import TensorProto as T, helper as h
+
+    def model(nodes, outputs=("y",), initializers=()) -> bytes:
+        values = [h.make_tensor_value_info(o, T.FLOAT, [2, 4]) for o in outputs]
+        graph = h.make_graph(nodes, "hostile", [h.make_tensor_value_info("X", T.FLOAT, [2, 4])], values,
+                             initializer=list(initializers))
+        m = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)], producer_name="seed_corpus")
+        m.ir_version = 8
+        return m.SerializeToString()
+
+    k = h.make_tensor("k", T.FLOAT, [1], [2.0])
+    w = h.make_tensor("w", T.FLOAT, [4, 4, 1, 1], [1.0] * 16)
+    bn = [h.make_tensor(n, T.FLOAT, [4], [1.0] * 4) for n in ("s", "bb", "m", "v")]
+    branch = h.make_graph([h.make_node("Identity", ["y"], ["t"])], "branch", [],
+                          [h.make_tensor_value_info("t", T.FLOAT, [2, 4])])
+    node = h.make_node
+    return {
+        "hostile-identity_cycle": model([node("Identity", ["x"], ["y"]), node("Identity", ["y"], ["x"])]),
+        "hostile-identity_output_cycle": model([node("Identity", ["y"], ["z"]), node("Identity", ["z"], ["y"])], ("y", "z")),
+        "hostile-self_loop": model([node("Relu", ["y"], ["y"])]),
+        "hostile-add_cycle": model([node("Add", ["X", "b"], ["a"]), node("Relu", ["a"], ["b"]), node("Neg", ["a"], ["y"])]),
+        "hostile-shape_cycle": model([node("Shape", ["r"], ["s"]), node("Reshape", ["X", "s"], ["r"]),
+                                      node("Identity", ["r"], ["y"])]),
+        "hostile-const_cycle": model([node("Add", ["k", "d"], ["c"]), node("Mul", ["c", "k"], ["d"]),
+                                      node("Add", ["X", "c"], ["y"])], initializers=[k]),
+        "hostile-transpose_cycle": model([node("Transpose", ["b"], ["a"], perm=[1, 0]),
+                                          node("Transpose", ["a"], ["b"], perm=[1, 0]), node("Identity", ["a"], ["y"])]),
+        "hostile-conv_bn_cycle": model([node("Conv", ["o", "w"], ["c"]), node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["o"]),
+                                        node("Identity", ["o"], ["y"])], initializers=[w, *bn]),
+        "hostile-written_twice": model([node("Relu", ["X"], ["r"]), node("Relu", ["X"], ["r"]), node("Neg", ["r"], ["y"])]),
+        "hostile-cast_of_itself": model([node("Cast", ["X"], ["c"], to=1), node("Cast", ["c"], ["c"], to=1),
+                                         node("Relu", ["c"], ["y"])]),
+        "hostile-if_reads_own_output": model([node("If", ["cond"], ["y"], then_branch=branch, else_branch=branch)],
+                                             initializers=[h.make_tensor("cond", T.BOOL, [], [True])]),
+    }
+
+
 def graph_seeds(models: dict[str, bytes]) -> dict[str, bytes]:
     graphs = ("fixture-passes-", "fixture-caffe-", "fixture-if_subgraph", "fixture-constant_nodes",
               "fixture-resnet18", "fixture-everywhere_embedded")
-    return {name: data for name, data in models.items() if name.startswith(graphs)}
+    return {**{name: data for name, data in models.items() if name.startswith(graphs)}, **hostile_graphs()}
 
 
 def write(target: str, seeds: dict[str, bytes]) -> int:
