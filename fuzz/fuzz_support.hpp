@@ -93,6 +93,29 @@ inline void write_file(const std::filesystem::path& path, std::span<const std::b
     if (!out) failed(("cannot write " + path.string()).c_str(), __FILE__, __LINE__);
 }
 
+/// A folder of the scratch folder holding the two data files the model targets' inputs
+/// may name, model.onnx.data and weights.data (4 KiB each, the same pattern), made once.
+inline std::filesystem::path folder_with_data_files(const std::string& name) {
+    const auto p = scratch_folder() / name;
+    std::filesystem::create_directories(p);
+    std::vector<std::byte> data(4096);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::byte>(i * 13 + 1);
+    write_file(p / "model.onnx.data", data);
+    write_file(p / "weights.data", data);
+    return p;
+}
+
+/// A command leaves no temporary file (a dot file) in `dir`, whether it failed or not.
+inline void require_no_leftovers(const std::filesystem::path& dir, const char* after) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        const auto name = entry.path().filename().string();
+        if (!name.empty() && name.front() == '.') {
+            std::fprintf(stderr, "a temporary file is left after %s: %s\n", after, name.c_str());
+            failed("temporary files are removed", __FILE__, __LINE__);
+        }
+    }
+}
+
 /// Executes `plan` into memory, `sources[i]` being the bytes of source i. Checks what a
 /// writer relies on: operations in output order without overlap, inside the plan's size,
 /// emits inside the pool, copies inside their source.

@@ -31,15 +31,7 @@ using namespace onnxstream;
 namespace fs = std::filesystem;
 
 const fs::path& folder() {
-    static const fs::path path = [] {
-        const auto p = fuzz::scratch_folder() / "graph";
-        fs::create_directories(p);
-        std::vector<std::byte> data(4096);
-        for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::byte>(i * 13 + 1);
-        fuzz::write_file(p / "model.onnx.data", data);
-        fuzz::write_file(p / "weights.data", data);
-        return p;
-    }();
+    static const fs::path path = fuzz::folder_with_data_files("graph");
     return path;
 }
 
@@ -49,16 +41,6 @@ constexpr const char* outputs[] = {"optimized.onnx", "optimized.onnx.data", "aga
 void remove_outputs(const fs::path& dir) {
     std::error_code ignored;
     for (const auto* name : outputs) fs::remove(dir / name, ignored);
-}
-
-void require_no_leftovers(const fs::path& dir, const char* after) {
-    for (const auto& entry : fs::directory_iterator(dir)) {
-        const auto name = entry.path().filename().string();
-        if (!name.empty() && name.front() == '.') {
-            std::fprintf(stderr, "a temporary file is left after %s: %s\n", after, name.c_str());
-            ONNXSTREAM_FAIL("temporary files are removed");
-        }
-    }
 }
 
 // A written model opens again, with the size its command reported.
@@ -71,7 +53,7 @@ void require_opens(const fs::path& path, std::uint64_t reported_size, const char
 
 template <class Report>
 void require_written_or_absent(const result<Report>& report, const fs::path& output, const char* after) {
-    require_no_leftovers(output.parent_path(), after);
+    fuzz::require_no_leftovers(output.parent_path(), after);
     if (report) {
         require_opens(output, report->output_size, after);
     } else {

@@ -25,26 +25,8 @@ using namespace onnxstream;
 namespace fs = std::filesystem;
 
 const fs::path& folder() {
-    static const fs::path path = [] {
-        const auto p = fuzz::scratch_folder() / "ops";
-        fs::create_directories(p);
-        std::vector<std::byte> data(4096);
-        for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::byte>(i * 13 + 1);
-        fuzz::write_file(p / "model.onnx.data", data);
-        fuzz::write_file(p / "weights.data", data);
-        return p;
-    }();
+    static const fs::path path = fuzz::folder_with_data_files("ops");
     return path;
-}
-
-void require_no_leftovers(const fs::path& dir, const char* after) {
-    for (const auto& entry : fs::directory_iterator(dir)) {
-        const auto name = entry.path().filename().string();
-        if (!name.empty() && name.front() == '.') {
-            std::fprintf(stderr, "a temporary file is left after %s: %s\n", after, name.c_str());
-            ONNXSTREAM_FAIL("temporary files are removed");
-        }
-    }
 }
 
 void require_self_contained(const fs::path& path, std::uint64_t reported_size) {
@@ -122,7 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     merge_options.output = dir / "merged.onnx";
     merge_options.threads = 1;
     const auto merged = ops::merge(model, merge_options);
-    require_no_leftovers(dir, "merge");
+    fuzz::require_no_leftovers(dir, "merge");
     if (merged) {
         require_self_contained(merge_options.output, merged->output_size);
         if (report->merged_size) ONNXSTREAM_REQUIRE(*report->merged_size == merged->output_size);
@@ -137,7 +119,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     split_options.threshold = 16;
     split_options.alignment = size % 2 == 0 ? 0 : 64;
     const auto split = ops::externalize(model, split_options);
-    require_no_leftovers(dir, "split");
+    fuzz::require_no_leftovers(dir, "split");
     if (!split) {
         ONNXSTREAM_REQUIRE(!fs::exists(split_options.output));
         ONNXSTREAM_REQUIRE(!fs::exists(dir / "split.onnx.data"));
@@ -152,7 +134,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ops::rewrite_options remerge_options = merge_options;
     remerge_options.output = dir / "remerged.onnx";
     const auto remerged = ops::merge(split_options.output, remerge_options);
-    require_no_leftovers(dir, "merge of the split output");
+    fuzz::require_no_leftovers(dir, "merge of the split output");
     if (merged && !remerged) std::fprintf(stderr, "the split output does not merge: %s\n", remerged.error().describe().c_str());
     if (merged) ONNXSTREAM_REQUIRE(remerged.has_value());
     if (remerged) require_self_contained(remerge_options.output, remerged->output_size);
