@@ -172,10 +172,8 @@ TEST_CASE("cse: two duplicates that write the same name (not a valid graph) are 
     // One value in the index for both: merging one into the other replaced the value by
     // itself, and the next lookup of it never ended (fuzz_graph found it with two Dropouts).
     graph_spec main;
-    main.nodes = {onnx_node("Relu", {"X"}, {"r"}, "relu1"),
-                  onnx_node("Relu", {"X"}, {"r"}, "relu2"),
-                  onnx_node("Neg", {"r"}, {"n1"}, "neg1"),
-                  onnx_node("Neg", {"r"}, {"n2"}, "neg2"),
+    main.nodes = {onnx_node("Relu", {"X"}, {"r"}, "relu1"), onnx_node("Relu", {"X"}, {"r"}, "relu2"),
+                  onnx_node("Neg", {"r"}, {"n1"}, "neg1"), onnx_node("Neg", {"r"}, {"n2"}, "neg2"),
                   onnx_node("Sum", {"n1", "n2"}, {"Y"}, "sum")};
     main.inputs = {"X"};
     main.outputs = {"Y"};
