@@ -93,8 +93,9 @@ inline void write_file(const std::filesystem::path& path, std::span<const std::b
     if (!out) failed(("cannot write " + path.string()).c_str(), __FILE__, __LINE__);
 }
 
-/// A folder of the scratch folder holding the two data files the model targets' inputs
-/// may name, model.onnx.data and weights.data (4 KiB each, the same pattern), made once.
+/// Makes a folder of the scratch folder holding the two data files the model targets'
+/// inputs may name, model.onnx.data and weights.data (4 KiB each, the same pattern). It
+/// writes them on every call: a target calls it once and keeps the path.
 inline std::filesystem::path folder_with_data_files(const std::string& name) {
     const auto p = scratch_folder() / name;
     std::filesystem::create_directories(p);
