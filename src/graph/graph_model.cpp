@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <span>
+#include <string>
 
 namespace onnxstream::graph {
 
@@ -274,6 +276,70 @@ struct graph_model::builder {
     }
 };
 
+namespace {
+
+// What defines `name` in scope `s` before node `writer` writes it as its output `slot` (a
+// graph input, an initializer, an earlier node's output), for the error; "" when it is an
+// earlier output of `writer` itself.
+std::string first_definition(const graph_model& model, scope_id s, name_id name, node_id writer, std::size_t slot) {
+    const auto& sc = model.scopes[s];
+    if (std::ranges::find(sc.inputs, name) != sc.inputs.end()) return "a graph input";
+    for (const auto t : sc.initializers)
+        if (model.tensors[t].name == name) return "an initializer";
+    if (std::ranges::find(sc.sparse_initializers, name) != sc.sparse_initializers.end()) return "a sparse initializer";
+    for (const auto n : sc.nodes) {
+        const auto outputs = std::span(model.nodes[n].outputs).first(n == writer ? slot : model.nodes[n].outputs.size());
+        if (std::ranges::find(outputs, name) == outputs.end()) continue;
+        if (n == writer) return {};  // the caller words it
+        return "the output of node '" + model.node_label(n) + "' (" + std::string(model.nodes[n].op_type()) + ")";
+    }
+    return "an earlier definition";  // not reached: the caller saw one
+}
+
+}  // namespace
+
+// ONNX graphs are in single static assignment form: a graph defines each name once. A node
+// that writes a name its own graph already defines (another node's output, a graph input,
+// an initializer) gives that name two meanings; the index would keep one, and every pass
+// would reason about a graph that is not the model's (common-subexpression elimination
+// looped forever on one). onnx.checker and ONNX Runtime refuse such a graph too. Left as
+// read: an initializer given twice (ONNX Runtime takes the last, as the index does), and a
+// name a subgraph defines again over an enclosing graph's (resolved innermost first).
+result<void> graph_model::check_single_assignment(const graph_model& model) {
+    // By name, the scope that last defined it: each scope is checked whole before the next,
+    // so a mark equal to the scope being checked was made by that scope.
+    large_vector<scope_id> defined_in(model.names.size(), scope_id{none});
+    const auto mark = [&](name_id name, scope_id s) { defined_in[static_cast<std::uint32_t>(name)] = s; };
+    for (const auto s : model.scopes.ids()) {
+        const auto& sc = model.scopes[s];
+        if (sc.removed) continue;
+        for (const auto name : sc.inputs) mark(name, s);
+        for (const auto t : sc.initializers) mark(model.tensors[t].name, s);
+        for (const auto name : sc.sparse_initializers) mark(name, s);
+        for (const auto n : sc.nodes) {
+            const auto& outputs = model.nodes[n].outputs;
+            for (std::size_t k = 0; k < outputs.size(); ++k) {
+                const auto name = outputs[k];
+                if (name == empty_name) continue;
+                if (defined_in[static_cast<std::uint32_t>(name)] != s) {
+                    mark(name, s);
+                    continue;
+                }
+                const auto where = sc.kind == scope_kind::main ? std::string("the main graph") : model.scope_path(s);
+                const auto node = "node '" + model.node_label(n) + "' (" + std::string(model.nodes[n].op_type()) + ")";
+                const auto first = first_definition(model, s, name, n, k);
+                return failure(
+                    error_code::not_onnx,
+                    "'" + std::string(model.text(name)) + "' is defined twice in " + where + ": " +
+                        (first.empty() ? "as two outputs of " + node : "as " + first + " and as the output of " + node),
+                    "a graph defines each name once (single static assignment); onnx.checker and ONNX "
+                    "Runtime refuse this model too");
+            }
+        }
+    }
+    return {};
+}
+
 result<graph_model> graph_model::build(const onnx::model_file& file) {
     graph_model model;
     model.file_ = &file;
@@ -316,6 +382,7 @@ result<graph_model> graph_model::build(const onnx::model_file& file) {
         if (f.number() == number(onnx::model_field::training_info) && f.child != none) b.pin_training(f.child);
     }
     b.behind.finish(file.file.size());
+    ONNXSTREAM_TRY(check_single_assignment(model));
     return model;
 }
 

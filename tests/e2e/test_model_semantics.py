@@ -429,3 +429,88 @@ def test_analyze_total_counts_each_removable_node_once(tmp_path, onnxstream):
     assert doc["summary"]["removable_nodes"] == removed
     text = run_cli(["analyze", model]).stdout
     assert f"{removed} nodes removable in all (each counted once)" in text, text
+
+
+# ---------------------------------------------------------------------------------------
+# single static assignment: a graph defines each name once
+
+def ssa_model(case: str) -> onnx.ModelProto:
+    """A graph where a node writes a name its own graph already defines ("two_nodes",
+    "input", "initializer", "two_outputs", "in_branch"), or one read as ONNX Runtime reads
+    it ("initializer_twice": the last one wins)."""
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])
+    w = [numpy_helper.from_array(np.full(2, 3, np.float32), "W")]
+    node = helper.make_node
+    if case == "two_nodes":
+        nodes, inits = [node("Relu", ["X"], ["r"], name="a"), node("Neg", ["X"], ["r"], name="b"),
+                        node("Abs", ["r"], ["Y"], name="c")], []
+    elif case == "input":
+        nodes, inits = [node("Relu", ["X"], ["X"], name="a"), node("Neg", ["X"], ["Y"], name="b")], []
+    elif case == "initializer":
+        nodes, inits = [node("Relu", ["X"], ["W"], name="a"), node("Add", ["X", "W"], ["Y"], name="b")], w
+    elif case == "two_outputs":
+        nodes, inits = [node("TopK", ["X", "K"], ["t", "t"], name="a"), node("Neg", ["t"], ["Y"], name="b")], \
+            [numpy_helper.from_array(np.array([2], np.int64), "K")]
+    elif case == "in_branch":
+        branch = helper.make_graph([node("Neg", ["X"], ["b"], name="n1"), node("Abs", ["X"], ["b"], name="n2")], "br", [],
+                                   [helper.make_tensor_value_info("b", TensorProto.FLOAT, [2])])
+        nodes, inits = [node("ReduceSum", ["X"], ["s"], keepdims=0), node("Cast", ["s"], ["c"], to=TensorProto.BOOL),
+                        node("If", ["c"], ["Y"], name="if", then_branch=branch, else_branch=branch)], []
+    else:
+        assert case == "initializer_twice"
+        nodes, inits = [node("Add", ["X", "W"], ["Y"], name="a")], \
+            w + [numpy_helper.from_array(np.full(2, 5, np.float32), "W")]
+    return helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=OPSET)
+
+
+GRAPH_COMMANDS = [["analyze"], ["optimize"], ["optimize", "--dry-run"], ["infer-shapes"],
+                  ["extract", "--inputs", "X", "--outputs", "Y"], ["convert", "--dtype", "fp16"],
+                  ["quantize", "--weights", "int8"], ["export", "--to", "caffe"]]
+
+
+@pytest.mark.parametrize("case", ["two_nodes", "input", "initializer", "two_outputs", "in_branch"])
+def test_a_name_defined_twice_is_refused_by_every_graph_command(case, tmp_path, onnxstream, ort):
+    """onnx.checker and ONNX Runtime refuse these graphs; every command that reads the
+    graph's values refuses them too, naming the value and both definitions (the passes
+    would otherwise reason about one value where the model has two: cse looped forever on
+    one). Those that edit fields or copy bytes pass the graph through as it is."""
+    m = ssa_model(case)
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(m)
+    model = save(m, tmp_path / "m" / "model.onnx")
+    with pytest.raises(refcheck.OrtError) as refused:
+        refcheck.run_ort(model, {"X": np.array([1, -2], np.float32)})
+    assert refused.value.load_failed, str(refused.value)
+    data = model.read_bytes()
+    before = files_in(model.parent)
+    name = {"two_nodes": "r", "input": "X", "initializer": "W", "two_outputs": "t", "in_branch": "b"}[case]
+    for args in GRAPH_COMMANDS:
+        proc = run_cli([args[0], model, *args[1:]])
+        assert proc.returncode == 1, describe(proc)
+        assert f"'{name}' is defined twice in" in proc.stderr, describe(proc)
+        assert "single static assignment" in proc.stderr, describe(proc)
+        assert files_in(model.parent) == before, f"{args} wrote {files_in(model.parent) - before}"
+    assert model.read_bytes() == data
+    for args in (["inspect", model], ["verify", model], ["merge", model, "-o", tmp_path / "merged.onnx"],
+                 ["edit", model, "--batch", "1", "-o", tmp_path / "edited.onnx"]):
+        proc = run_cli(args)
+        assert proc.returncode == 0, describe(proc)
+    assert onnx.load(str(tmp_path / "edited.onnx")).graph.node == m.graph.node
+
+
+def test_an_initializer_given_twice_is_read_as_onnx_runtime_reads_it(tmp_path, onnxstream, ort):
+    """onnx.checker refuses two initializers of one name, ONNX Runtime takes the last; the
+    graph commands read it as ONNX Runtime does, and optimize's output computes the same."""
+    m = ssa_model("initializer_twice")
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(m)
+    model = save(m, tmp_path / "model.onnx")
+    x = {"X": np.array([1, -2], np.float32)}
+    want = refcheck.run_ort(model, x)
+    np.testing.assert_array_equal(want["Y"], [6, 3])
+    out = tmp_path / "o.onnx"
+    proc = run_cli(["optimize", model, "-o", out])
+    assert proc.returncode == 0, describe(proc)
+    refcheck.assert_same_outputs(refcheck.run_ort(out, x), want)
+    assert run_cli(["analyze", model]).returncode == 0

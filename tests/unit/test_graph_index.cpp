@@ -313,6 +313,74 @@ TEST_CASE("graph_model: scopes in pre-order, subgraphs tied to their node") {
     CHECK(m.live_node_count() == 5);
 }
 
+namespace {
+
+// graph_model::build of `bytes`: the model, or the error's message.
+std::string build_error(const std::vector<std::byte>& bytes) {
+    test_support::temp_folder folder;
+    const auto path = folder.write("model.onnx", std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    auto file = onnxstream::onnx::model_file::open(path);
+    REQUIRE(file);
+    const auto built = graph_model::build(file.value());
+    return built ? std::string() : built.error().describe();
+}
+
+std::vector<std::byte> main_graph_with(std::vector<proto_builder> nodes, std::vector<proto_builder> initializers = {}) {
+    graph_spec main;
+    main.nodes = std::move(nodes);
+    main.initializers = std::move(initializers);
+    main.inputs = {"X"};
+    main.outputs = {"Y"};
+    return model(graph(main));
+}
+
+}  // namespace
+
+TEST_CASE("graph_model: a node writing a name its own graph already defines is refused, saying what defined it") {
+    const auto two_nodes = build_error(
+        main_graph_with({onnx_node("Relu", {"X"}, {"r"}, "relu1"), onnx_node("Neg", {"X"}, {"r"}, "neg1"),
+                         onnx_node("Abs", {"r"}, {"Y"}, "abs")}));
+    CHECK(two_nodes ==
+          "'r' is defined twice in the main graph: as the output of node 'relu1' (Relu) and as the output of node 'neg1' (Neg)");
+    CHECK(build_error(main_graph_with({onnx_node("Relu", {"X"}, {"X"}, "relu1"), onnx_node("Neg", {"X"}, {"Y"}, "neg")})) ==
+          "'X' is defined twice in the main graph: as a graph input and as the output of node 'relu1' (Relu)");
+    CHECK(build_error(main_graph_with({onnx_node("Relu", {"X"}, {"W"}, "relu1"), onnx_node("Add", {"X", "W"}, {"Y"}, "add")},
+                                      {float_tensor("W", {1}, {2.0F})})) ==
+          "'W' is defined twice in the main graph: as an initializer and as the output of node 'relu1' (Relu)");
+    CHECK(build_error(
+              main_graph_with({onnx_node("Split", {"X"}, {"s", "", "s"}, "split"), onnx_node("Neg", {"s"}, {"Y"}, "neg")})) ==
+          "'s' is defined twice in the main graph: as two outputs of node 'split' (Split)");
+    // In a subgraph: its own input written by one of its nodes.
+    graph_spec body;
+    body.nodes = {onnx_node("Neg", {"b"}, {"b"}, "body_neg")};
+    body.inputs = {"b"};
+    body.outputs = {"b"};
+    CHECK(build_error(main_graph_with(
+              {onnx_node("Relu", {"X"}, {"c"}, "relu1"),
+               onnx_node("If", {"c"}, {"Y"}, "if",
+                         {attr_graph("then_branch", graph(body, "then")), attr_graph("else_branch", graph(body, "else"))})})) ==
+          "'b' is defined twice in graph/If 'if'/then_branch: as a graph input and as the output of node 'body_neg' (Neg)");
+}
+
+TEST_CASE("graph_model: an initializer given twice, and a subgraph defining an outer name again, are read") {
+    // ONNX Runtime runs both (the last initializer of a name wins, as in the index); a
+    // subgraph's own definition hides the outer one (branchy_model's else branch).
+    CHECK(build_error(main_graph_with({onnx_node("Add", {"X", "W"}, {"Y"}, "add")},
+                                      {float_tensor("W", {1}, {1.0F}), float_tensor("W", {1}, {2.0F})}))
+              .empty());
+    CHECK(build_error(branchy_model()).empty());
+    // Sibling subgraphs each define 't', and the main graph defines it after them.
+    graph_spec branch;
+    branch.nodes = {onnx_node("Neg", {"X"}, {"t"}, "neg")};
+    branch.outputs = {"t"};
+    CHECK(build_error(main_graph_with({onnx_node("Relu", {"X"}, {"c"}, "relu1"),
+                                       onnx_node("If", {"c"}, {"i"}, "if",
+                                                 {attr_graph("then_branch", graph(branch, "then")),
+                                                  attr_graph("else_branch", graph(branch, "else"))}),
+                                       onnx_node("Abs", {"i"}, {"t"}, "abs"), onnx_node("Neg", {"t"}, {"Y"}, "neg")}))
+              .empty());
+}
+
 TEST_CASE("graph_index: outer-scope references, shadowing, undefined and overridable values") {
     harness h(branchy_model());
     auto& m = h.model();

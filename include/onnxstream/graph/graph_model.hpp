@@ -267,8 +267,13 @@ public:
     ~graph_model() = default;
 
     /// Reads every graph of `model`. The model must outlive the graph model. Errors:
-    /// `not_onnx` when there is no main graph.
+    /// `not_onnx` when there is no main graph, or when a graph defines a name twice
+    /// (check_single_assignment).
     [[nodiscard]] static result<graph_model> build(const onnx::model_file& model);
+    /// Errors (`not_onnx`) when a node writes a name its own graph already defines: another
+    /// node's output, a graph input or an initializer. An initializer given twice, and a
+    /// name a subgraph defines again over an enclosing graph's, pass.
+    [[nodiscard]] static result<void> check_single_assignment(const graph_model& model);
 
     [[nodiscard]] const onnx::model_file& file() const noexcept { return *file_; }
     [[nodiscard]] const onnx::message_tree& tree() const noexcept { return file_->tree; }
