@@ -278,6 +278,16 @@ struct graph_model::builder {
 
 namespace {
 
+// Node `n` of scope `s` for a message: by its name, or by its place in its graph when it
+// has none (#k is graph.node[k] to python-onnx), since unnamed writers of one name would
+// read alike.
+std::string node_in_message(const graph_model& model, scope_id s, node_id n) {
+    const auto op = std::string(model.nodes[n].op_type());
+    if (const auto name = model.node_name(n); !name.empty()) return "node '" + std::string(name) + "' (" + op + ")";
+    const auto& listed = model.scopes[s].nodes;
+    return "unnamed node #" + std::to_string(std::ranges::find(listed, n) - listed.begin()) + " (" + op + ")";
+}
+
 // What defines `name` in scope `s` before node `writer` writes it as its output `slot` (a
 // graph input, an initializer, an earlier node's output), for the error; "" when it is an
 // earlier output of `writer` itself.
@@ -291,7 +301,7 @@ std::string first_definition(const graph_model& model, scope_id s, name_id name,
         const auto outputs = std::span(model.nodes[n].outputs).first(n == writer ? slot : model.nodes[n].outputs.size());
         if (std::ranges::find(outputs, name) == outputs.end()) continue;
         if (n == writer) return {};  // the caller words it
-        return "the output of node '" + model.node_label(n) + "' (" + std::string(model.nodes[n].op_type()) + ")";
+        return "the output of " + node_in_message(model, s, n);
     }
     return "an earlier definition";  // not reached: the caller saw one
 }
@@ -326,7 +336,7 @@ result<void> graph_model::check_single_assignment(const graph_model& model) {
                     continue;
                 }
                 const auto where = sc.kind == scope_kind::main ? std::string("the main graph") : model.scope_path(s);
-                const auto node = "node '" + model.node_label(n) + "' (" + std::string(model.nodes[n].op_type()) + ")";
+                const auto node = node_in_message(model, s, n);
                 const auto first = first_definition(model, s, name, n, k);
                 return failure(
                     error_code::not_onnx,

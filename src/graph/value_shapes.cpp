@@ -844,8 +844,8 @@ result<shape_table> run_inference(const graph_model& model, const graph_index& i
     if (refuse_out_of_order && i.read_too_early != none) {
         const auto& nd = model.nodes[i.read_too_early];
         return failure(error_code::not_onnx,
-                       "node '" + std::string(model.node_name(i.read_too_early)) + "' (" + std::string(nd.op_type()) +
-                           ") reads '" + std::string(model.text(nd.inputs[i.read_too_early_slot])) +
+                       "node '" + model.node_label(i.read_too_early) + "' (" + std::string(nd.op_type()) + ") reads '" +
+                           std::string(model.text(nd.inputs[i.read_too_early_slot])) +
                            "' before any node makes it: the graph has a cycle or is not in topological order",
                        "fix the exporter's output (onnx.checker.check_model names the node too)");
     }

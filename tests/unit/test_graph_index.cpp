@@ -350,6 +350,11 @@ TEST_CASE("graph_model: a node writing a name its own graph already defines is r
     CHECK(build_error(
               main_graph_with({onnx_node("Split", {"X"}, {"s", "", "s"}, "split"), onnx_node("Neg", {"s"}, {"Y"}, "neg")})) ==
           "'s' is defined twice in the main graph: as two outputs of node 'split' (Split)");
+    // Unnamed nodes by their place in their graph (graph.node[k]): their labels would read alike.
+    CHECK(build_error(main_graph_with(
+              {onnx_node("Identity", {"X"}, {"i"}), onnx_node("Identity", {"X"}, {"i"}), onnx_node("Neg", {"i"}, {"Y"})})) ==
+          "'i' is defined twice in the main graph: as the output of unnamed node #0 (Identity) and as the output of unnamed "
+          "node #1 (Identity)");
     // In a subgraph: its own input written by one of its nodes.
     graph_spec body;
     body.nodes = {onnx_node("Neg", {"b"}, {"b"}, "body_neg")};
