@@ -69,16 +69,16 @@ const char* const inspect_hint = "check the names with `onnxstream inspect`; not
 
 // The shapes of main-graph values by name, as far as shape inference knows them; only
 // those asked for. Kept in this one function so that a fuller inference can take its place.
-std::unordered_map<std::string, graph::value_shape> inferred_shapes(const onnx::bound_model& bound,
-                                                                    std::span<const std::string> names) {
+// Errors when the graph cannot be read as values (graph_model::build: a name defined twice).
+result<std::unordered_map<std::string, graph::value_shape>> inferred_shapes(const onnx::bound_model& bound,
+                                                                            std::span<const std::string> names) {
     std::unordered_map<std::string, graph::value_shape> out;
-    auto model = graph::graph_model::build(bound.model);
-    if (!model) return out;
-    const graph::graph_index index(*model);
+    ONNXSTREAM_ASSIGN(auto model, graph::graph_model::build(bound.model));
+    const graph::graph_index index(model);
     const graph::tensor_reader reader(bound.model, &bound.data);
-    const auto table = graph::infer_shapes(*model, index, reader);
+    const auto table = graph::infer_shapes(model, index, reader);
     for (const auto& name : names) {
-        const auto id = model->names.find(name);
+        const auto id = model.names.find(name);
         if (!id) continue;
         const auto v = index.resolve(graph::main_scope, *id);
         if (v == graph::value_id{none} || !table.contains(v)) continue;
@@ -323,7 +323,14 @@ private:
             if (type_of_value(name).empty()) unknown.push_back(name);
         }
         if (!unknown.empty()) {
-            for (auto& [name, shape] : inferred_shapes(bound_, unknown)) inferred_.emplace(name, std::move(shape));
+            auto shapes = inferred_shapes(bound_, unknown);
+            if (!shapes)
+                return failure(
+                    shapes.error().code,
+                    "--add-output " + in_quotes(unknown.front()) +
+                        ": its type is not known (no value_info), and inference cannot read the graph: " + shapes.error().message,
+                    shapes.error().hint);
+            for (auto& [name, shape] : *shapes) inferred_.emplace(name, std::move(shape));
         }
         for (const auto& name : options_.add_outputs) {
             auto type = type_of_value(name);
@@ -510,7 +517,10 @@ private:
             open.emplace_back(name, *type);
         }
         if (wanted.empty()) return;
-        const auto shapes = inferred_shapes(bound_, wanted);
+        // Best effort: a graph inference cannot read keeps the dims it declares.
+        auto inferred = inferred_shapes(bound_, wanted);
+        if (!inferred) return;
+        const auto& shapes = *inferred;
         for (auto& [name, type] : open) {
             const auto it = shapes.find(name);
             if (it == shapes.end() || !it->second.dims) continue;

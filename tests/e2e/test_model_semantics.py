@@ -491,6 +491,11 @@ def test_a_name_defined_twice_is_refused_by_every_graph_command(case, tmp_path, 
         assert f"'{name}' is defined twice in" in proc.stderr, describe(proc)
         assert "single static assignment" in proc.stderr, describe(proc)
         assert files_in(model.parent) == before, f"{args} wrote {files_in(model.parent) - before}"
+    if case == "two_nodes":  # edit needs inference for a type nothing declares: it says why it cannot
+        proc = run_cli(["edit", model, "--add-output", "r", "-o", tmp_path / "added.onnx"])
+        assert proc.returncode == 1, describe(proc)
+        assert "inference cannot read the graph: 'r' is defined twice in" in proc.stderr, describe(proc)
+        assert not (tmp_path / "added.onnx").exists()
     assert model.read_bytes() == data
     for args in (["inspect", model], ["verify", model], ["merge", model, "-o", tmp_path / "merged.onnx"],
                  ["edit", model, "--batch", "1", "-o", tmp_path / "edited.onnx"]):
