@@ -25,6 +25,7 @@
 #include <onnxstream/onnx/model_file.hpp>
 #include <onnxstream/result.hpp>
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -315,7 +316,11 @@ public:
     void for_each_listed_node(scope_id s, Visit&& visit) const {
         listed_walk walk(*this, s);
         const auto count = scopes[s].nodes.size();
-        for (std::size_t i = 0; i < count; ++i) visit(walk.copied ? walk.before[i] : scopes[s].nodes[i]);
+        for (std::size_t i = 0; i < count; ++i) {
+            visit(walk.copied ? walk.before[i] : scopes[s].nodes[i]);
+            // A list a visit changed by hand was not copied first (debug builds check).
+            assert(walk.copied || scopes[s].nodes.size() == count);
+        }
     }
     [[nodiscard]] bool tensor_live(tensor_id t) const { return !tensors[t].removed && !scopes[tensors[t].scope].removed; }
 
