@@ -519,3 +519,22 @@ def test_an_initializer_given_twice_is_read_as_onnx_runtime_reads_it(tmp_path, o
     assert proc.returncode == 0, describe(proc)
     refcheck.assert_same_outputs(refcheck.run_ort(out, x), want)
     assert run_cli(["analyze", model]).returncode == 0
+
+
+def test_edit_batch_leaves_unknown_output_dims_of_a_graph_inference_refuses(tmp_path, onnxstream):
+    """edit --batch fills a graph output's unknown dims from inference where it can; on a
+    graph that defines a name twice inference cannot read the graph, so the edit is made
+    and the output's dims stay unknown (they were guessed from one of the two writers)."""
+    node = helper.make_node
+    graph = helper.make_graph(
+        [node("Relu", ["X"], ["r"], name="a"), node("Neg", ["X"], ["r"], name="b"), node("Abs", ["r"], ["Y"], name="c")],
+        "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, None])])
+    model = save(helper.make_model(graph, opset_imports=OPSET), tmp_path / "m.onnx")
+    out = tmp_path / "edited.onnx"
+    proc = run_cli(["edit", model, "--batch", "1", "-o", out])
+    assert proc.returncode == 0, describe(proc)
+    edited = onnx.load(str(out))
+    dims = lambda v: [(d.dim_value, d.dim_param) for d in v.type.tensor_type.shape.dim]
+    assert dims(edited.graph.input[0]) == [(1, ""), (2, "")]
+    assert dims(edited.graph.output[0]) == [(0, ""), (0, "")]

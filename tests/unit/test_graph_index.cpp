@@ -350,6 +350,17 @@ TEST_CASE("graph_model: a node writing a name its own graph already defines is r
     CHECK(build_error(
               main_graph_with({onnx_node("Split", {"X"}, {"s", "", "s"}, "split"), onnx_node("Neg", {"s"}, {"Y"}, "neg")})) ==
           "'s' is defined twice in the main graph: as two outputs of node 'split' (Split)");
+    // A sparse initializer (GraphProto field 15, named by its values tensor).
+    graph_spec sparse_main;
+    sparse_main.nodes = {onnx_node("Relu", {"X"}, {"S"}, "relu1"), onnx_node("Add", {"X", "S"}, {"Y"}, "add")};
+    sparse_main.inputs = {"X"};
+    sparse_main.outputs = {"Y"};
+    auto sparse_graph = graph(sparse_main);
+    proto_builder sparse;
+    sparse.message_field(1, float_tensor("S", {1}, {2.0F}));
+    sparse_graph.message_field(15, sparse);
+    CHECK(build_error(model(sparse_graph)) ==
+          "'S' is defined twice in the main graph: as a sparse initializer and as the output of node 'relu1' (Relu)");
     // Unnamed nodes by their place in their graph (graph.node[k]): their labels would read alike.
     CHECK(build_error(main_graph_with(
               {onnx_node("Identity", {"X"}, {"i"}), onnx_node("Identity", {"X"}, {"i"}), onnx_node("Neg", {"i"}, {"Y"})})) ==
