@@ -524,7 +524,8 @@ def test_an_initializer_given_twice_is_read_as_onnx_runtime_reads_it(tmp_path, o
 def test_edit_batch_leaves_unknown_output_dims_of_a_graph_inference_refuses(tmp_path, onnxstream):
     """edit --batch fills a graph output's unknown dims from inference where it can; on a
     graph that defines a name twice inference cannot read the graph, so the edit is made
-    and the output's dims stay unknown (they were guessed from one of the two writers)."""
+    and the output's dims stay unknown (builds before e7ff80c guessed them from one of the
+    two writers)."""
     node = helper.make_node
     graph = helper.make_graph(
         [node("Relu", ["X"], ["r"], name="a"), node("Neg", ["X"], ["r"], name="b"), node("Abs", ["r"], ["Y"], name="c")],
